@@ -1,0 +1,96 @@
+/* State shared by the IR -> LLVM emitter's two halves (internal to codegen/):
+ * llvm.c (functions, statements, parallel outlining) and llvm_expr.c (expressions
+ * and intrinsics). */
+#ifndef TESSEL_CODEGEN_LLVM_INTERNAL_H
+#define TESSEL_CODEGEN_LLVM_INTERNAL_H
+
+#include <llvm-c/Core.h>
+
+#include "codegen/llvm.h"
+#include "codegen/target_backend.h"
+
+/* A bound variable: its LLVM value in the current function and the largest power
+ * of two its value is known to be a multiple of (for load/store alignment). */
+typedef struct cg_var {
+  const tsl_expr *var;
+  LLVMValueRef value;
+  int64_t multiple;
+} cg_var;
+
+/* A buffer visible in the current function: pointer to element 0, its alignment. */
+typedef struct cg_buf {
+  const tsl_buffer *buf;
+  LLVMValueRef ptr;
+  int64_t align;
+} cg_buf;
+
+typedef struct cg {
+  const tsl_func *func;
+  const tsl_target *target;
+  const tsl_target_backend *backend;
+  LLVMContextRef ctx;
+  LLVMModuleRef mod;
+  LLVMBuilderRef b;
+  const char *symbol; /* the kernel's LLVM symbol; outlined tasks derive their names */
+  int ntasks;
+
+  /* The function being emitted. Allocas go to the end of `allocas` (the entry
+   * block, which branches to the body once the function is complete). */
+  LLVMValueRef fn;
+  LLVMBasicBlockRef allocas;
+  cg_var *vars;
+  int nvars, capvars;
+  cg_buf *bufs;
+  int nbufs, capbufs;
+  /* Workspaces from tsl_kernel_alloc live at this point: every failure return
+   * frees them (innermost first). */
+  LLVMValueRef *heap;
+  int nheap, capheap;
+
+  LLVMTypeRef t_i1, t_i8, t_i32, t_i64, t_ptr, t_void;
+} cg;
+
+#define CG_TRY(x)                        \
+  do {                                   \
+    tsl_status cg_try_st_ = (x);         \
+    if (cg_try_st_ != TSL_OK) return cg_try_st_; \
+  } while (0)
+
+/* Errors name the kernel: "codegen <name>: <why>". */
+tsl_status cg_fail(const cg *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* LLVM type of an IR type (vectors for lanes > 1; bool is i1 in registers). */
+tsl_status cg_type(const cg *c, tsl_type t, LLVMTypeRef *out);
+/* Memory type of one scalar buffer element (bool is stored as one byte, i8). */
+tsl_status cg_mem_type(const cg *c, tsl_type elem, LLVMTypeRef *out);
+
+tsl_status cg_lookup_var(const cg *c, const tsl_expr *var, const cg_var **out);
+tsl_status cg_lookup_buf(const cg *c, const tsl_buffer *buf, const cg_buf **out);
+void cg_push_var(cg *c, const tsl_expr *var, LLVMValueRef value, int64_t multiple);
+void cg_pop_vars(cg *c, int n);
+void cg_push_buf(cg *c, const tsl_buffer *buf, LLVMValueRef ptr, int64_t align);
+void cg_pop_bufs(cg *c, int n);
+
+/* Call an LLVM intrinsic by name with its overload types. */
+tsl_status cg_intrinsic(cg *c, const char *name, LLVMTypeRef *overloads, int noverloads,
+                        LLVMValueRef *args, int nargs, LLVMValueRef *out);
+
+/* The largest power of two (capped at 2^20) that the integer expression's value is
+ * known to be a multiple of; 1 when nothing is known. */
+int64_t cg_known_multiple(const cg *c, const tsl_expr *e);
+
+/* Emit an expression in the current block. */
+tsl_status cg_expr(cg *c, const tsl_expr *e, LLVMValueRef *out);
+/* Emit a scalar or vector index expression widened to i64 (sign-extended for
+ * signed types, zero-extended for unsigned). */
+tsl_status cg_index_i64(cg *c, const tsl_expr *e, LLVMValueRef *out);
+/* Splat a scalar value to `lanes` lanes. */
+LLVMValueRef cg_splat(cg *c, LLVMValueRef v, int lanes);
+
+/* Loads and stores (llvm_mem.c). */
+tsl_status cg_load(cg *c, const tsl_expr *e, LLVMValueRef *out);
+tsl_status cg_store(cg *c, const tsl_stmt *s);
+/* Address of the first lane of a load (for prefetch). */
+tsl_status cg_load_address(cg *c, const tsl_expr *load, LLVMValueRef *out);
+
+#endif

@@ -1,0 +1,263 @@
+/* Target strings: parsing, host detection, printing. */
+#include "codegen/target.h"
+
+#include <ctype.h>
+#include <llvm-c/Core.h>
+#include <llvm-c/TargetMachine.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "codegen/target_backend.h"
+
+static const tsl_target_backend *const backends[] = {&tsl_target_backend_x86,
+                                                     &tsl_target_backend_arm};
+#define NBACKENDS ((int)(sizeof backends / sizeof backends[0]))
+
+static const char *const known_names[] = {"host", "x86-64-avx2", "x86-64-avx512", "armv8",
+                                          "armv8.2-a+dotprod"};
+
+const char *const *tsl_target_known_names(int *count) {
+  *count = (int)(sizeof known_names / sizeof known_names[0]);
+  return known_names;
+}
+
+const tsl_target_backend *tsl_target_backend_of(tsl_arch arch) {
+  for (int i = 0; i < NBACKENDS; i++)
+    if (backends[i]->arch == arch) return backends[i];
+  return NULL;
+}
+
+const tsl_target_backend *tsl_target_backend_for_triple(const char *triple) {
+  for (int i = 0; i < NBACKENDS; i++)
+    if (backends[i]->matches_triple(triple)) return backends[i];
+  return NULL;
+}
+
+bool tsl_feature_string_has(const char *features, const char *feature) {
+  size_t n = strlen(feature);
+  for (const char *p = features; p && *p;) {
+    const char *end = strchr(p, ',');
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    if (len == n + 1 && p[0] == '+' && strncmp(p + 1, feature, n) == 0) return true;
+    p = end ? end + 1 : NULL;
+  }
+  return false;
+}
+
+bool tsl_target_has_feature(const tsl_target *t, const char *feature) {
+  return tsl_feature_string_has(t->features, feature);
+}
+
+/* ---- host detection ---- */
+
+/* "32K", "1024K", "32M" -> bytes; 0 if unreadable. */
+static int64_t parse_cache_size(const char *s) {
+  char *end;
+  long long v = strtoll(s, &end, 10);
+  if (end == s || v <= 0) return 0;
+  if (*end == 'K') v *= 1024;
+  else if (*end == 'M') v *= 1024 * 1024;
+  return v;
+}
+
+static bool read_line(const char *path, char *buf, size_t n) {
+  FILE *f = fopen(path, "r");
+  if (!f) return false;
+  bool ok = fgets(buf, (int)n, f) != NULL;
+  fclose(f);
+  if (ok) buf[strcspn(buf, "\n")] = '\0';
+  return ok;
+}
+
+/* Cache sizes of cpu0 from sysfs (index0..index9: level, type, size), falling back
+ * to glibc's sysconf, then to the preset-like defaults 32 KiB / 512 KiB. */
+static void host_caches(int64_t *l1d, int64_t *l2) {
+  *l1d = 0;
+  *l2 = 0;
+  for (int i = 0; i < 10; i++) {
+    char path[128], level[16], type[32], size[32];
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/level", i);
+    if (!read_line(path, level, sizeof level)) continue;
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/type", i);
+    if (!read_line(path, type, sizeof type)) continue;
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
+    if (!read_line(path, size, sizeof size)) continue;
+    int64_t bytes = parse_cache_size(size);
+    if (strcmp(level, "1") == 0 && strcmp(type, "Data") == 0) *l1d = bytes;
+    if (strcmp(level, "2") == 0 && strcmp(type, "Instruction") != 0) *l2 = bytes;
+  }
+#ifdef _SC_LEVEL1_DCACHE_SIZE
+  if (*l1d <= 0) *l1d = sysconf(_SC_LEVEL1_DCACHE_SIZE);
+#endif
+#ifdef _SC_LEVEL2_CACHE_SIZE
+  if (*l2 <= 0) *l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+#endif
+  if (*l1d <= 0) *l1d = 32 * 1024;
+  if (*l2 <= 0) *l2 = 512 * 1024;
+}
+
+static tsl_target host_target;
+static tsl_status host_status;
+static char host_error[256];
+
+static void copy_str(char *dst, size_t n, const char *src) {
+  snprintf(dst, n, "%s", src ? src : "");
+}
+
+static void detect_host_once(void) {
+  tsl_target *t = &host_target;
+  memset(t, 0, sizeof *t);
+  copy_str(t->name, sizeof t->name, "host");
+  char *triple = LLVMGetDefaultTargetTriple();
+  char *cpu = LLVMGetHostCPUName();
+  char *features = LLVMGetHostCPUFeatures();
+  copy_str(t->triple, sizeof t->triple, triple);
+  copy_str(t->cpu, sizeof t->cpu, cpu);
+  if (strlen(features) >= sizeof t->features) {
+    host_status = TSL_ERR_UNSUPPORTED;
+    snprintf(host_error, sizeof host_error, "target host: feature string of %zu bytes is too long",
+             strlen(features));
+  }
+  copy_str(t->features, sizeof t->features, features);
+  LLVMDisposeMessage(triple);
+  LLVMDisposeMessage(cpu);
+  LLVMDisposeMessage(features);
+  const tsl_target_backend *be = tsl_target_backend_for_triple(t->triple);
+  if (!be) {
+    host_status = TSL_ERR_UNSUPPORTED;
+    snprintf(host_error, sizeof host_error, "target host: architecture of '%.64s' is not supported",
+             t->triple);
+    return;
+  }
+  t->arch = be->arch;
+  t->vector_bits = be->vector_bits(t);
+  t->is_host = true;
+  host_caches(&t->l1d_bytes, &t->l2_bytes);
+}
+
+static tsl_status get_host(tsl_target *out) {
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  pthread_once(&once, detect_host_once);
+  if (host_status != TSL_OK) return tsl_error(host_status, "%s", host_error);
+  *out = host_target;
+  return TSL_OK;
+}
+
+bool tsl_target_runs_on_host(const tsl_target *t, const char **why) {
+  static _Thread_local char reason[96];
+  tsl_target host;
+  if (get_host(&host) != TSL_OK) {
+    if (why) *why = "the host is not supported";
+    return false;
+  }
+  if (t->is_host) return true;
+  if (t->arch != host.arch) {
+    snprintf(reason, sizeof reason, "architecture %s (host is %s)",
+             tsl_target_backend_of(t->arch)->arch_name, tsl_target_backend_of(host.arch)->arch_name);
+    if (why) *why = reason;
+    return false;
+  }
+  for (const char *p = t->features; *p;) {
+    const char *end = strchr(p, ',');
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    if (len > 1 && len < 64 && p[0] == '+') {
+      char feature[64];
+      memcpy(feature, p + 1, len - 1);
+      feature[len - 1] = '\0';
+      if (!tsl_feature_string_has(host.features, feature)) {
+        snprintf(reason, sizeof reason, "feature %s", feature);
+        if (why) *why = reason;
+        return false;
+      }
+    }
+    p = end ? end + 1 : p + len;
+  }
+  return true;
+}
+
+/* ---- parsing ---- */
+
+static bool valid_cpu_name(const char *s) {
+  if (!*s) return false;
+  for (; *s; s++)
+    if (!isalnum((unsigned char)*s) && *s != '-' && *s != '_' && *s != '.') return false;
+  return true;
+}
+
+static tsl_status unknown_target(const char *s) {
+  char list[256] = "";
+  int n;
+  const char *const *names = tsl_target_known_names(&n);
+  for (int i = 0; i < n; i++) {
+    strncat(list, names[i], sizeof list - strlen(list) - 1);
+    if (i + 1 < n) strncat(list, ", ", sizeof list - strlen(list) - 1);
+  }
+  return tsl_error(TSL_ERR_UNSUPPORTED, "target: unknown target '%s' (known: %s)", s, list);
+}
+
+static tsl_status set_preset(const char *name, tsl_target *t) {
+  for (int b = 0; b < NBACKENDS; b++)
+    for (int i = 0; i < backends[b]->npresets; i++) {
+      const tsl_target_preset *p = &backends[b]->presets[i];
+      if (strcmp(p->name, name) != 0) continue;
+      memset(t, 0, sizeof *t);
+      copy_str(t->name, sizeof t->name, p->name);
+      copy_str(t->triple, sizeof t->triple, p->triple);
+      copy_str(t->cpu, sizeof t->cpu, p->cpu);
+      copy_str(t->features, sizeof t->features, p->features);
+      t->arch = backends[b]->arch;
+      t->vector_bits = backends[b]->vector_bits(t);
+      t->l1d_bytes = p->l1d_bytes;
+      t->l2_bytes = p->l2_bytes;
+      return TSL_OK;
+    }
+  return TSL_ERR_NOT_FOUND;
+}
+
+tsl_status tsl_target_parse(const char *s, tsl_target *out) {
+  if (!s || !out) return tsl_error(TSL_ERR_INVALID, "target: NULL argument");
+  char buf[512];
+  if (strlen(s) >= sizeof buf) return tsl_error(TSL_ERR_INVALID, "target: string too long");
+  copy_str(buf, sizeof buf, s);
+  char *save = NULL;
+  char *name = strtok_r(buf, " \t\n", &save);
+  if (!name) return tsl_error(TSL_ERR_INVALID, "target: empty target string");
+  tsl_target t;
+  if (strcmp(name, "host") == 0) {
+    tsl_status st = get_host(&t);
+    if (st != TSL_OK) return st;
+  } else if (set_preset(name, &t) != TSL_OK) {
+    return unknown_target(s);
+  }
+  for (char *opt = strtok_r(NULL, " \t\n", &save); opt; opt = strtok_r(NULL, " \t\n", &save)) {
+    if (strncmp(opt, "-mcpu=", 6) == 0) {
+      const char *cpu = opt + 6;
+      if (!valid_cpu_name(cpu) || strlen(cpu) >= sizeof t.cpu)
+        return tsl_error(TSL_ERR_INVALID, "target '%s': bad -mcpu value '%s'", s, cpu);
+      copy_str(t.cpu, sizeof t.cpu, cpu);
+      t.cpu_overridden = true;
+    } else if (strncmp(opt, "-device=", 8) == 0) {
+      const char *dev = opt + 8;
+      if (!*dev || strlen(dev) >= sizeof t.device)
+        return tsl_error(TSL_ERR_INVALID, "target '%s': bad -device value '%s'", s, dev);
+      copy_str(t.device, sizeof t.device, dev);
+    } else {
+      return tsl_error(TSL_ERR_INVALID, "target '%s': unknown option '%s' (known: -mcpu=, -device=)",
+                       s, opt);
+    }
+  }
+  *out = t;
+  return TSL_OK;
+}
+
+const char *tsl_target_str(const tsl_target *t, char *buf, size_t n) {
+  int len = snprintf(buf, n, "%s", t->name);
+  if ((t->cpu_overridden || t->is_host) && len >= 0 && (size_t)len < n)
+    len += snprintf(buf + len, n - (size_t)len, " -mcpu=%s", t->cpu);
+  if (t->device[0] && len >= 0 && (size_t)len < n)
+    snprintf(buf + len, n - (size_t)len, " -device=%s", t->device);
+  return buf;
+}

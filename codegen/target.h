@@ -1,0 +1,78 @@
+/* Code-generation targets: what machine a kernel is compiled for.
+ *
+ * A target string names one of the known targets, optionally followed by
+ * " -mcpu=NAME" (and, for the tuner, " -device=tcp://HOST:PORT", which is recorded
+ * but does not change code generation):
+ *
+ *   host                the machine tessel runs on: LLVM's host CPU and features,
+ *                       cache sizes read from /sys (or sysconf)
+ *   x86-64-avx2         x86-64-v3 (AVX2, FMA, F16C, BMI2), 256-bit vectors
+ *   x86-64-avx512       x86-64-v4 (AVX-512 F/BW/CD/DQ/VL), 512-bit vectors
+ *   armv8               AArch64 + NEON, Cortex-A53 class, 128-bit vectors
+ *   armv8.2-a+dotprod   AArch64 v8.2 + NEON + dot product (Cortex-A76 class)
+ *
+ * A tsl_target is a plain value (fixed-size strings, no heap): copy it freely.
+ */
+#ifndef TESSEL_CODEGEN_TARGET_H
+#define TESSEL_CODEGEN_TARGET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tessel/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum tsl_arch {
+  TSL_ARCH_X86_64 = 0,
+  TSL_ARCH_AARCH64 = 1
+} tsl_arch;
+
+typedef struct tsl_target {
+  char name[32];       /* the known target this came from: "host", "armv8", ... */
+  char triple[64];     /* LLVM target triple, e.g. "x86_64-pc-linux-gnu" */
+  char cpu[64];        /* LLVM CPU name, e.g. "znver3", "x86-64-v4", "cortex-a53" */
+  char features[2048]; /* LLVM feature string, "+avx2,+fma,..." (may be empty) */
+  char device[128];    /* "-device=" value (remote measurement), "" when local */
+  tsl_arch arch;
+  int vector_bits;     /* native SIMD register width: 512 AVX-512, 256 AVX2, 128 NEON/SSE */
+  int64_t l1d_bytes;   /* L1 data cache per core, bytes */
+  int64_t l2_bytes;    /* L2 cache per core (or per cluster on small ARM cores), bytes */
+  bool is_host;        /* detected from the running machine */
+  bool cpu_overridden; /* "-mcpu=" was given */
+} tsl_target;
+
+/* Parse a target string (see the top of this file) into *out.
+ * Errors: TSL_ERR_UNSUPPORTED for an unknown target name (the message names the
+ * string and lists the known ones); TSL_ERR_INVALID for a malformed option
+ * (unknown "-flag", empty or over-long -mcpu value). */
+tsl_status tsl_target_parse(const char *s, tsl_target *out);
+
+/* The canonical string of a target, written into buf (n bytes, truncated if
+ * shorter) and returned: the name, then " -mcpu=CPU" when the CPU was overridden
+ * or the target is the host (so records say which machine measured them), then
+ * " -device=..." if set. Parsing the result on the same machine gives the same
+ * target. */
+const char *tsl_target_str(const tsl_target *t, char *buf, size_t n);
+
+/* Does the target's feature string enable `feature` (given without the '+', e.g.
+ * "avx512f")? */
+bool tsl_target_has_feature(const tsl_target *t, const char *feature);
+
+/* Can code compiled for t run on this machine? True when t has the host's
+ * architecture and every feature t enables ("+x") is enabled on the host.
+ * On false, *why (if non-NULL) is set to a static description of the first
+ * missing piece ("architecture aarch64", "feature avx512f"). */
+bool tsl_target_runs_on_host(const tsl_target *t, const char **why);
+
+/* Names of the known targets, for messages and help text: a static array of
+ * *count strings. */
+const char *const *tsl_target_known_names(int *count);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,96 @@
+/* tessel — runtime controls: the thread pool and timing.
+ *
+ * The thread pool runs the parallel loops of generated kernels (runtime/parallel.h
+ * holds the launch ABI the kernels call). Its settings are process-wide and take
+ * effect at the next launch.
+ *
+ * The time evaluator follows TVM's `time_evaluator` (WrapTimeEvaluator in apache/tvm's
+ * runtime): one discarded warm-up call, then `repeat` samples;
+ * each sample times `number` back-to-back calls and reports seconds per call, and
+ * `number` grows until one sample lasts at least `min_repeat_ms`.
+ */
+#ifndef TESSEL_RUNTIME_H
+#define TESSEL_RUNTIME_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "tessel/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Most threads the pool runs (the caller included). */
+#define TSL_MAX_THREADS 256
+
+/* Sets the number of threads later tsl_parallel_for calls use, the calling thread
+ * included: n = 1 runs every loop on the caller and uses no workers.
+ * Errors: TSL_ERR_INVALID (n outside 1..TSL_MAX_THREADS). */
+tsl_status tsl_set_num_threads(int n);
+
+/* The number of threads parallel loops use. Until tsl_set_num_threads is called: the
+ * TSL_NUM_THREADS environment variable when it holds an integer in
+ * 1..TSL_MAX_THREADS (otherwise a warning on stderr, once), else the number of online
+ * CPUs this process's affinity mask allows, at most TSL_MAX_THREADS. */
+int tsl_get_num_threads(void);
+
+typedef enum {
+  TSL_SCHED_STATIC,  /* one contiguous chunk per thread, sizes differing by <= 1 */
+  TSL_SCHED_DYNAMIC  /* chunks of a fixed size, handed out to whichever thread is free */
+} tsl_sched;
+
+/* Chooses how tsl_parallel_for splits its range. `chunk` is the dynamic chunk size in
+ * iterations (>= 1) and is ignored for TSL_SCHED_STATIC.
+ * Errors: TSL_ERR_INVALID (unknown kind, dynamic chunk < 1). */
+tsl_status tsl_set_parallel_schedule(tsl_sched kind, int64_t chunk);
+
+/* The current schedule and dynamic chunk size (either pointer may be NULL). */
+void tsl_get_parallel_schedule(tsl_sched *kind, int64_t *chunk);
+
+/* Stops and joins the pool's worker threads (they are recreated by the next launch).
+ * For leak checkers and orderly shutdown; must not run concurrently with a launch
+ * from another thread, and is a no-op when called from inside a parallel task. */
+void tsl_thread_pool_shutdown(void);
+
+/* Seconds from CLOCK_MONOTONIC (an arbitrary origin: use differences). */
+double tsl_time_now(void);
+
+/* Options of the time evaluator. */
+typedef struct tsl_time_opts {
+  int number;           /* calls per sample to start with, >= 1 (grows, see above) */
+  int repeat;           /* samples, >= 1: the length of the costs array */
+  double min_repeat_ms; /* least duration of one sample in milliseconds, >= 0 */
+  bool cache_flush;     /* write a 64 MiB buffer (larger than the last-level cache) from
+                           every pool thread before each sample: cold-cache timing */
+  double cooldown_s;    /* seconds to sleep between samples, >= 0 */
+} tsl_time_opts;
+
+/* Defaults: number 1, repeat 3, min_repeat_ms 10, no cache flush, no cool-down. */
+tsl_time_opts tsl_time_opts_default(void);
+
+typedef struct tsl_kernel tsl_kernel;
+
+/* Times kernel `k` called with `args` (as tsl_kernel_call, runtime/module.h) and writes
+ * opts->repeat costs, in seconds per call, to `costs`. `opts` NULL means the defaults.
+ * When min_repeat_ms is not reached, `number` grows to the estimate that would reach
+ * it (at least x1.618) and the sample is taken again; the grown number carries over
+ * to later samples.
+ * Errors: TSL_ERR_INVALID (NULL kernel or costs, invalid options, arguments that do
+ * not match the signature), TSL_ERR_RUNTIME (a call returned nonzero: costs are then
+ * unspecified), TSL_ERR_NOMEM (the flush buffer). */
+tsl_status tsl_time_kernel(const tsl_kernel *k, void *const *args, int nargs, const tsl_time_opts *opts,
+                           double *costs);
+
+/* A timed callable: returns 0 on success or a nonzero error code. */
+typedef int32_t (*tsl_timed_fn)(void *ctx);
+
+/* As tsl_time_kernel for any callable (e.g. a whole graph run); `what` names it in
+ * error messages ("what returned CODE"). */
+tsl_status tsl_time_callback(tsl_timed_fn fn, void *ctx, const char *what, const tsl_time_opts *opts,
+                             double *costs);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

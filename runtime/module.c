@@ -1,0 +1,253 @@
+/* Kernel tables, libffi calls and the AOT shared-object loader behind runtime/module.h. */
+#include "runtime/module.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <ffi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+struct tsl_kernel {
+  char *name;
+  void *fn;
+  tsl_kernel_sig sig;
+  ffi_cif cif; /* prepared once in tsl_module_add_kernel; read-only afterwards */
+  ffi_type *types[TSL_MAX_KERNEL_ARGS];
+};
+
+struct tsl_module {
+  tsl_kernel **kernels; /* pointers, so kernels do not move when the table grows */
+  int n, cap;
+  void *owner;
+  void (*release)(void *owner);
+};
+
+/* An AOT table longer than this is taken for garbage, not a module. */
+#define MAX_AOT_KERNELS (1 << 20)
+
+const char *tsl_arg_type_str(tsl_arg_type t) {
+  switch (t) {
+  case TSL_ARG_PTR: return "ptr";
+  case TSL_ARG_I32: return "i32";
+  case TSL_ARG_I64: return "i64";
+  case TSL_ARG_F32: return "f32";
+  case TSL_ARG_F64: return "f64";
+  }
+  return "invalid";
+}
+
+static ffi_type *ffi_type_of(tsl_arg_type t) {
+  switch (t) {
+  case TSL_ARG_PTR: return &ffi_type_pointer;
+  case TSL_ARG_I32: return &ffi_type_sint32;
+  case TSL_ARG_I64: return &ffi_type_sint64;
+  case TSL_ARG_F32: return &ffi_type_float;
+  case TSL_ARG_F64: return &ffi_type_double;
+  }
+  return NULL;
+}
+
+tsl_status tsl_module_new(tsl_module **out) {
+  if (!out) return tsl_error(TSL_ERR_INVALID, "tsl_module_new: NULL out");
+  tsl_module *m = calloc(1, sizeof *m);
+  if (!m) return tsl_error(TSL_ERR_NOMEM, "tsl_module_new: out of memory");
+  *out = m;
+  return TSL_OK;
+}
+
+void tsl_module_free(tsl_module *m) {
+  if (!m) return;
+  for (int i = 0; i < m->n; i++) {
+    free(m->kernels[i]->name);
+    free(m->kernels[i]);
+  }
+  free(m->kernels);
+  void *owner = m->owner;
+  void (*release)(void *) = m->release;
+  free(m);
+  if (release) release(owner);
+}
+
+void tsl_module_set_owner(tsl_module *m, void *owner, void (*release)(void *owner)) {
+  if (!m) return;
+  m->owner = owner;
+  m->release = release;
+}
+
+static const tsl_kernel *find_kernel(const tsl_module *m, const char *name) {
+  for (int i = 0; i < m->n; i++)
+    if (strcmp(m->kernels[i]->name, name) == 0) return m->kernels[i];
+  return NULL;
+}
+
+/* Checks a signature; `what` names the kernel in the message. */
+static tsl_status check_sig(const char *where, const char *what, const tsl_kernel_sig *sig) {
+  if (sig->nargs < 0 || sig->nargs > TSL_MAX_KERNEL_ARGS)
+    return tsl_error(TSL_ERR_INVALID, "%s: kernel %s has %d arguments (allowed 0..%d)", where, what,
+                     sig->nargs, TSL_MAX_KERNEL_ARGS);
+  for (int i = 0; i < sig->nargs; i++)
+    if (!ffi_type_of(sig->args[i]))
+      return tsl_error(TSL_ERR_INVALID, "%s: kernel %s argument %d has unknown type %d", where, what, i,
+                       (int)sig->args[i]);
+  return TSL_OK;
+}
+
+tsl_status tsl_module_add_kernel(tsl_module *m, const char *name, void *fn, const tsl_kernel_sig *sig) {
+  const char *where = "tsl_module_add_kernel";
+  if (!m || !name || !fn || !sig) return tsl_error(TSL_ERR_INVALID, "%s: NULL argument", where);
+  if (!name[0]) return tsl_error(TSL_ERR_INVALID, "%s: empty kernel name", where);
+  tsl_status st = check_sig(where, name, sig);
+  if (st != TSL_OK) return st;
+  if (find_kernel(m, name))
+    return tsl_error(TSL_ERR_INVALID, "%s: the module already has a kernel named %s", where, name);
+  if (m->n == m->cap) {
+    int cap = m->cap ? m->cap * 2 : 8;
+    tsl_kernel **k = realloc(m->kernels, (size_t)cap * sizeof *k);
+    if (!k) return tsl_error(TSL_ERR_NOMEM, "%s: out of memory", where);
+    m->kernels = k;
+    m->cap = cap;
+  }
+  tsl_kernel *k = calloc(1, sizeof *k);
+  char *copy = strdup(name);
+  if (!k || !copy) {
+    free(k);
+    free(copy);
+    return tsl_error(TSL_ERR_NOMEM, "%s: out of memory", where);
+  }
+  k->name = copy;
+  k->fn = fn;
+  k->sig = *sig;
+  for (int i = 0; i < sig->nargs; i++) k->types[i] = ffi_type_of(sig->args[i]);
+  ffi_status fs = ffi_prep_cif(&k->cif, FFI_DEFAULT_ABI, (unsigned)sig->nargs, &ffi_type_sint32, k->types);
+  if (fs != FFI_OK) {
+    free(k->name);
+    free(k);
+    return tsl_error(TSL_ERR_RUNTIME, "%s: libffi cannot prepare a call to %s (status %d)", where, name, (int)fs);
+  }
+  m->kernels[m->n++] = k;
+  return TSL_OK;
+}
+
+tsl_status tsl_module_get_kernel(const tsl_module *m, const char *name, const tsl_kernel **out) {
+  if (!m || !name || !out) return tsl_error(TSL_ERR_INVALID, "tsl_module_get_kernel: NULL argument");
+  const tsl_kernel *k = find_kernel(m, name);
+  if (!k) return tsl_error(TSL_ERR_NOT_FOUND, "tsl_module_get_kernel: no kernel named %s in the module", name);
+  *out = k;
+  return TSL_OK;
+}
+
+int tsl_module_num_kernels(const tsl_module *m) { return m ? m->n : 0; }
+
+const tsl_kernel *tsl_module_kernel_at(const tsl_module *m, int i) {
+  return m && i >= 0 && i < m->n ? m->kernels[i] : NULL;
+}
+
+const tsl_kernel_sig *tsl_kernel_signature(const tsl_kernel *k) { return k ? &k->sig : NULL; }
+void *tsl_kernel_fn(const tsl_kernel *k) { return k ? k->fn : NULL; }
+const char *tsl_kernel_name(const tsl_kernel *k) { return k ? k->name : NULL; }
+
+tsl_status tsl_kernel_call(const tsl_kernel *k, void *const *arg_values, int nargs) {
+  const char *where = "tsl_kernel_call";
+  if (!k) return tsl_error(TSL_ERR_INVALID, "%s: NULL kernel", where);
+  if (nargs != k->sig.nargs)
+    return tsl_error(TSL_ERR_INVALID, "%s: kernel %s takes %d arguments, got %d", where, k->name, k->sig.nargs,
+                     nargs);
+  if (nargs > 0 && !arg_values) return tsl_error(TSL_ERR_INVALID, "%s: kernel %s: NULL arg_values", where, k->name);
+  for (int i = 0; i < nargs; i++)
+    if (!arg_values[i])
+      return tsl_error(TSL_ERR_INVALID, "%s: kernel %s: argument %d has no value", where, k->name, i);
+  /* ffi_arg: libffi widens integer returns to a full register. */
+  ffi_arg rc = 0;
+  ffi_cif *cif = (ffi_cif *)(uintptr_t)&k->cif; /* ffi_call only reads the cif */
+  ffi_call(cif, FFI_FN(k->fn), &rc, (void **)(uintptr_t)arg_values);
+  int32_t code = (int32_t)rc;
+  if (code != 0) return tsl_error(TSL_ERR_RUNTIME, "kernel %s returned %d", k->name, (int)code);
+  return TSL_OK;
+}
+
+tsl_status tsl_kernel_call_tensors(const tsl_kernel *k, tsl_tensor *const *tensors, int n) {
+  const char *where = "tsl_kernel_call_tensors";
+  if (!k) return tsl_error(TSL_ERR_INVALID, "%s: NULL kernel", where);
+  if (n != k->sig.nargs)
+    return tsl_error(TSL_ERR_INVALID, "%s: kernel %s takes %d arguments, got %d tensors", where, k->name,
+                     k->sig.nargs, n);
+  if (n > 0 && !tensors) return tsl_error(TSL_ERR_INVALID, "%s: kernel %s: NULL tensors", where, k->name);
+  void *values[TSL_MAX_KERNEL_ARGS];
+  for (int i = 0; i < n; i++) {
+    if (k->sig.args[i] != TSL_ARG_PTR)
+      return tsl_error(TSL_ERR_INVALID, "%s: kernel %s argument %d is %s, not a tensor pointer", where, k->name, i,
+                       tsl_arg_type_str(k->sig.args[i]));
+    if (!tensors[i]) return tsl_error(TSL_ERR_INVALID, "%s: kernel %s: tensor %d is NULL", where, k->name, i);
+    values[i] = &tensors[i]->data;
+  }
+  return tsl_kernel_call(k, values, n);
+}
+
+static void close_handle(void *handle) { dlclose(handle); }
+
+tsl_status tsl_module_load_so(const char *path, tsl_module **out) {
+  const char *where = "tsl_module_load_so";
+  if (!path || !out) return tsl_error(TSL_ERR_INVALID, "%s: NULL argument", where);
+  struct stat sb;
+  if (stat(path, &sb) != 0) return tsl_error(TSL_ERR_IO, "%s: %s: %s", where, path, strerror(errno));
+  if (!S_ISREG(sb.st_mode)) return tsl_error(TSL_ERR_IO, "%s: %s is not a regular file", where, path);
+  /* dlopen searches the library path for a name without '/'; a path never is. */
+  char *local = NULL;
+  if (!strchr(path, '/')) {
+    local = malloc(strlen(path) + 3);
+    if (!local) return tsl_error(TSL_ERR_NOMEM, "%s: out of memory", where);
+    strcpy(local, "./");
+    strcat(local, path);
+  }
+  void *handle = dlopen(local ? local : path, RTLD_NOW | RTLD_LOCAL);
+  free(local);
+  if (!handle) {
+    const char *why = dlerror();
+    return tsl_error(TSL_ERR_IO, "%s: cannot load %s: %s", where, path, why ? why : "unknown dlopen error");
+  }
+  const tsl_aot_entry *table = dlsym(handle, TSL_AOT_KERNELS_SYMBOL);
+  const int *count = dlsym(handle, TSL_AOT_NKERNELS_SYMBOL);
+  tsl_status st = TSL_OK;
+  tsl_module *m = NULL;
+  if (!table || !count) {
+    st = tsl_error(TSL_ERR_INVALID, "%s: %s exports no %s table (a tessel AOT object exports %s and %s)", where, path,
+                   !table ? TSL_AOT_KERNELS_SYMBOL : TSL_AOT_NKERNELS_SYMBOL, TSL_AOT_KERNELS_SYMBOL,
+                   TSL_AOT_NKERNELS_SYMBOL);
+    goto fail;
+  }
+  if (*count < 0 || *count > MAX_AOT_KERNELS) {
+    st = tsl_error(TSL_ERR_INVALID, "%s: %s: %s is %d (allowed 0..%d)", where, path, TSL_AOT_NKERNELS_SYMBOL, *count,
+                   MAX_AOT_KERNELS);
+    goto fail;
+  }
+  st = tsl_module_new(&m);
+  if (st != TSL_OK) goto fail;
+  for (int i = 0; i < *count; i++) {
+    const tsl_aot_entry *e = &table[i];
+    if (!e->name || !e->name[0] || !e->fn) {
+      st = tsl_error(TSL_ERR_INVALID, "%s: %s: kernel table row %d has %s", where, path, i,
+                     !e->name || !e->name[0] ? "no name" : "no function");
+      goto fail;
+    }
+    char what[160];
+    snprintf(what, sizeof what, "%.100s (row %d of %s)", e->name, i, TSL_AOT_KERNELS_SYMBOL);
+    st = check_sig(where, what, &e->sig);
+    if (st != TSL_OK) goto fail;
+    st = tsl_module_add_kernel(m, e->name, e->fn, &e->sig);
+    if (st != TSL_OK) {
+      char why[512]; /* tsl_error writes the buffer tsl_last_error points at */
+      snprintf(why, sizeof why, "%s", tsl_last_error());
+      st = tsl_error(st, "%s: %s: row %d: %s", where, path, i, why);
+      goto fail;
+    }
+  }
+  tsl_module_set_owner(m, handle, close_handle);
+  *out = m;
+  return TSL_OK;
+fail:
+  tsl_module_free(m);
+  dlclose(handle);
+  return st;
+}

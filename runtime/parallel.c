@@ -1,0 +1,321 @@
+/* The thread pool behind runtime/parallel.h and the pool controls of
+ * include/tessel/runtime.h.
+ *
+ * One job runs at a time (launch_mu). A launch writes the job's fields, then publishes
+ * a ticket: the job's generation in the high bits and its number of participants in
+ * the low 16 bits. Worker i takes part when i < participants. Workers never read the
+ * job's fields unless they take part, and the launcher does not return (so the next
+ * launch cannot overwrite the fields) before every participant has counted itself
+ * out of `pending`; so the fields need no further synchronisation.
+ */
+#include "runtime/parallel.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tessel/runtime.h"
+
+/* Spin iterations (each one CPU pause, tens of cycles) before a thread blocks: a few
+ * microseconds, enough to catch the next launch of a graph without burning a core. */
+#define SPIN_ITERS 2000
+#define TICKET_PARTS_BITS 16
+#define TICKET_PARTS_MASK ((1u << TICKET_PARTS_BITS) - 1)
+
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  __asm__ __volatile__("yield");
+#endif
+}
+
+typedef struct pool {
+  pthread_mutex_t launch_mu; /* held for a whole launch */
+  pthread_mutex_t mu;        /* guards the condition variables and `shutdown` waits */
+  pthread_cond_t work_cv;
+  pthread_cond_t done_cv;
+  pthread_t workers[TSL_MAX_THREADS]; /* index 0 unused: the launcher is participant 0 */
+  uint64_t start_gen[TSL_MAX_THREADS];
+  int nworkers;
+  atomic_uint_fast64_t ticket;
+  atomic_bool shutdown;
+  atomic_int pending;
+
+  /* The current job. */
+  tsl_parallel_task task;
+  void *closure;
+  int64_t extent;
+  int nparts;
+  bool dynamic;
+  int64_t chunk;
+  atomic_int_fast64_t next;
+  atomic_bool failed;
+  pthread_mutex_t err_mu;
+  int64_t err_begin;
+  int32_t err;
+} pool;
+
+static pool g_pool = {
+    .launch_mu = PTHREAD_MUTEX_INITIALIZER,
+    .mu = PTHREAD_MUTEX_INITIALIZER,
+    .work_cv = PTHREAD_COND_INITIALIZER,
+    .done_cv = PTHREAD_COND_INITIALIZER,
+    .err_mu = PTHREAD_MUTEX_INITIALIZER,
+};
+
+static _Thread_local bool tl_in_parallel;
+
+static atomic_int g_num_threads;
+static atomic_int g_sched_kind = TSL_SCHED_STATIC;
+static atomic_int_fast64_t g_sched_chunk = 1;
+static pthread_once_t g_init_once = PTHREAD_ONCE_INIT;
+
+/* The child of a fork has only the forking thread: forget the parent's workers and
+ * reset the locks, which another parent thread may have held at the fork. */
+static void pool_after_fork_child(void) {
+  pthread_mutex_init(&g_pool.launch_mu, NULL);
+  pthread_mutex_init(&g_pool.mu, NULL);
+  pthread_mutex_init(&g_pool.err_mu, NULL);
+  pthread_cond_init(&g_pool.work_cv, NULL);
+  pthread_cond_init(&g_pool.done_cv, NULL);
+  g_pool.nworkers = 0;
+  atomic_store(&g_pool.shutdown, false);
+  atomic_store(&g_pool.pending, 0);
+}
+
+static int default_num_threads(void) {
+  const char *env = getenv("TSL_NUM_THREADS");
+  if (env && env[0]) {
+    char *end = NULL;
+    long v = strtol(env, &end, 10);
+    if (*end == '\0' && v >= 1 && v <= TSL_MAX_THREADS) return (int)v;
+    fprintf(stderr, "tessel: TSL_NUM_THREADS='%s' ignored (want an integer in 1..%d)\n", env, TSL_MAX_THREADS);
+  }
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) {
+    int allowed = CPU_COUNT(&set);
+    if (allowed > 0 && (n < 1 || allowed < n)) n = allowed;
+  }
+  if (n < 1) n = 1;
+  if (n > TSL_MAX_THREADS) n = TSL_MAX_THREADS;
+  return (int)n;
+}
+
+static void init_once(void) {
+  atomic_store(&g_num_threads, default_num_threads());
+  pthread_atfork(NULL, NULL, pool_after_fork_child);
+}
+
+tsl_status tsl_set_num_threads(int n) {
+  if (n < 1 || n > TSL_MAX_THREADS)
+    return tsl_error(TSL_ERR_INVALID, "tsl_set_num_threads: %d threads (allowed 1..%d)", n, TSL_MAX_THREADS);
+  pthread_once(&g_init_once, init_once);
+  atomic_store(&g_num_threads, n);
+  return TSL_OK;
+}
+
+int tsl_get_num_threads(void) {
+  pthread_once(&g_init_once, init_once);
+  return atomic_load(&g_num_threads);
+}
+
+tsl_status tsl_set_parallel_schedule(tsl_sched kind, int64_t chunk) {
+  if (kind != TSL_SCHED_STATIC && kind != TSL_SCHED_DYNAMIC)
+    return tsl_error(TSL_ERR_INVALID, "tsl_set_parallel_schedule: unknown schedule %d", (int)kind);
+  if (kind == TSL_SCHED_DYNAMIC && chunk < 1)
+    return tsl_error(TSL_ERR_INVALID, "tsl_set_parallel_schedule: dynamic chunk %lld (must be >= 1)", (long long)chunk);
+  if (kind == TSL_SCHED_DYNAMIC) atomic_store(&g_sched_chunk, chunk);
+  atomic_store(&g_sched_kind, (int)kind);
+  return TSL_OK;
+}
+
+void tsl_get_parallel_schedule(tsl_sched *kind, int64_t *chunk) {
+  if (kind) *kind = (tsl_sched)atomic_load(&g_sched_kind);
+  if (chunk) *chunk = atomic_load(&g_sched_chunk);
+}
+
+static void record_error(int64_t begin, int32_t code) {
+  pthread_mutex_lock(&g_pool.err_mu);
+  if (begin < g_pool.err_begin) {
+    g_pool.err_begin = begin;
+    g_pool.err = code;
+  }
+  pthread_mutex_unlock(&g_pool.err_mu);
+}
+
+/* Participant `id`'s part of the current job. */
+static void run_share(int id) {
+  pool *p = &g_pool;
+  if (!p->dynamic) {
+    int64_t q = p->extent / p->nparts, r = p->extent % p->nparts;
+    int64_t begin = id * q + (id < r ? id : r);
+    int64_t end = begin + q + (id < r ? 1 : 0);
+    int32_t rc = p->task(begin, end, p->closure);
+    if (rc != 0) record_error(begin, rc);
+    return;
+  }
+  for (;;) {
+    if (atomic_load(&p->failed)) return;
+    int_fast64_t begin = atomic_load(&p->next), end;
+    do {
+      if (begin >= p->extent) return;
+      end = p->extent - begin > p->chunk ? begin + p->chunk : p->extent;
+    } while (!atomic_compare_exchange_weak(&p->next, &begin, end));
+    int32_t rc = p->task(begin, end, p->closure);
+    if (rc != 0) {
+      record_error(begin, rc);
+      atomic_store(&p->failed, true);
+    }
+  }
+}
+
+/* Waits for a ticket of a generation other than `seen`; false on shutdown. */
+static bool wait_ticket(uint64_t seen, uint64_t *ticket) {
+  for (int i = 0; i < SPIN_ITERS; i++) {
+    if (atomic_load(&g_pool.shutdown)) return false;
+    uint64_t t = atomic_load(&g_pool.ticket);
+    if (t >> TICKET_PARTS_BITS != seen) {
+      *ticket = t;
+      return true;
+    }
+    cpu_relax();
+  }
+  pthread_mutex_lock(&g_pool.mu);
+  while (!atomic_load(&g_pool.shutdown) && atomic_load(&g_pool.ticket) >> TICKET_PARTS_BITS == seen)
+    pthread_cond_wait(&g_pool.work_cv, &g_pool.mu);
+  bool alive = !atomic_load(&g_pool.shutdown);
+  *ticket = atomic_load(&g_pool.ticket);
+  pthread_mutex_unlock(&g_pool.mu);
+  return alive;
+}
+
+static void *worker_main(void *arg) {
+  int id = (int)(intptr_t)arg;
+  tl_in_parallel = true; /* loops launched from a task run inline */
+  uint64_t seen = g_pool.start_gen[id];
+  uint64_t ticket;
+  while (wait_ticket(seen, &ticket)) {
+    seen = ticket >> TICKET_PARTS_BITS;
+    if ((uint64_t)id >= (ticket & TICKET_PARTS_MASK)) continue;
+    run_share(id);
+    if (atomic_fetch_sub(&g_pool.pending, 1) == 1) {
+      pthread_mutex_lock(&g_pool.mu);
+      pthread_cond_signal(&g_pool.done_cv);
+      pthread_mutex_unlock(&g_pool.mu);
+    }
+  }
+  return NULL;
+}
+
+/* Grows the pool to `want` workers (launch_mu held); returns how many exist. Workers
+ * start with every signal blocked so that signals go to application threads. */
+static int ensure_workers(int want) {
+  if (want > TSL_MAX_THREADS - 1) want = TSL_MAX_THREADS - 1;
+  if (g_pool.nworkers >= want) return g_pool.nworkers;
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  while (g_pool.nworkers < want) {
+    int id = g_pool.nworkers + 1;
+    g_pool.start_gen[id] = atomic_load(&g_pool.ticket) >> TICKET_PARTS_BITS;
+    if (pthread_create(&g_pool.workers[id], NULL, worker_main, (void *)(intptr_t)id) != 0) break;
+    char name[16]; /* the kernel's limit; the mask only proves the bound to the compiler */
+    snprintf(name, sizeof name, "tessel-w%d", id & 0xfff);
+    pthread_setname_np(g_pool.workers[id], name);
+    g_pool.nworkers = id;
+  }
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  return g_pool.nworkers;
+}
+
+static int32_t run_inline(tsl_parallel_task task, void *closure, int64_t extent) {
+  bool was = tl_in_parallel;
+  tl_in_parallel = true;
+  int32_t rc = task(0, extent, closure);
+  tl_in_parallel = was;
+  return rc;
+}
+
+int32_t tsl_parallel_for(tsl_parallel_task task, void *closure, int64_t extent) {
+  if (!task) return -1;
+  if (extent <= 0) return 0;
+  if (tl_in_parallel) return task(0, extent, closure);
+  int nthreads = tsl_get_num_threads();
+  bool dynamic = atomic_load(&g_sched_kind) == TSL_SCHED_DYNAMIC;
+  int64_t chunk = atomic_load(&g_sched_chunk);
+  if (chunk > extent) chunk = extent;
+  int64_t pieces = dynamic ? (extent - 1) / chunk + 1 : extent;
+  int nparts = pieces < nthreads ? (int)pieces : nthreads;
+  if (nparts <= 1) return run_inline(task, closure, extent);
+  if (pthread_mutex_trylock(&g_pool.launch_mu) != 0) return run_inline(task, closure, extent);
+  int have = ensure_workers(nparts - 1);
+  if (have + 1 < nparts) nparts = have + 1;
+  if (nparts <= 1) {
+    pthread_mutex_unlock(&g_pool.launch_mu);
+    return run_inline(task, closure, extent);
+  }
+  pool *p = &g_pool;
+  p->task = task;
+  p->closure = closure;
+  p->extent = extent;
+  p->nparts = nparts;
+  p->dynamic = dynamic;
+  p->chunk = chunk;
+  atomic_store(&p->next, 0);
+  atomic_store(&p->failed, false);
+  p->err_begin = INT64_MAX;
+  p->err = 0;
+  atomic_store(&p->pending, nparts - 1);
+
+  pthread_mutex_lock(&p->mu);
+  uint64_t gen = (atomic_load(&p->ticket) >> TICKET_PARTS_BITS) + 1;
+  atomic_store(&p->ticket, gen << TICKET_PARTS_BITS | (uint64_t)nparts);
+  pthread_cond_broadcast(&p->work_cv);
+  pthread_mutex_unlock(&p->mu);
+
+  tl_in_parallel = true;
+  run_share(0);
+  tl_in_parallel = false;
+
+  for (int i = 0; i < SPIN_ITERS && atomic_load(&p->pending) > 0; i++) cpu_relax();
+  if (atomic_load(&p->pending) > 0) {
+    pthread_mutex_lock(&p->mu);
+    while (atomic_load(&p->pending) > 0) pthread_cond_wait(&p->done_cv, &p->mu);
+    pthread_mutex_unlock(&p->mu);
+  }
+  int32_t rc = p->err;
+  pthread_mutex_unlock(&p->launch_mu);
+  return rc;
+}
+
+void tsl_thread_pool_shutdown(void) {
+  if (tl_in_parallel) return;
+  pthread_mutex_lock(&g_pool.launch_mu);
+  pthread_mutex_lock(&g_pool.mu);
+  atomic_store(&g_pool.shutdown, true);
+  pthread_cond_broadcast(&g_pool.work_cv);
+  pthread_mutex_unlock(&g_pool.mu);
+  for (int id = 1; id <= g_pool.nworkers; id++) pthread_join(g_pool.workers[id], NULL);
+  g_pool.nworkers = 0;
+  atomic_store(&g_pool.shutdown, false);
+  pthread_mutex_unlock(&g_pool.launch_mu);
+}
+
+void *tsl_kernel_alloc(int64_t bytes) {
+  if (bytes < 0 || (uint64_t)bytes > SIZE_MAX - 64) return NULL;
+  size_t size = ((size_t)bytes + 63) / 64 * 64;
+  if (size == 0) size = 64;
+  void *p = NULL;
+  if (posix_memalign(&p, 64, size) != 0) return NULL;
+  return p;
+}
+
+void tsl_kernel_free(void *p) { free(p); }

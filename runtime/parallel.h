@@ -1,0 +1,59 @@
+/* tessel runtime — the parallel-launch ABI that generated kernels call.
+ *
+ * Codegen turns a loop marked `parallel` into a task function over a range of the
+ * loop's iterations plus a closure struct holding the values the body needs, and emits
+ * a call to tsl_parallel_for. These symbols and signatures are fixed: generated code,
+ * JIT-compiled or AOT-compiled for a device, calls them by name.
+ *
+ * The pool: persistent worker threads, created on first need, sized by
+ * tsl_set_num_threads (include/tessel/runtime.h; default TSL_NUM_THREADS from the
+ * environment, else the CPUs this process may run on). The calling thread runs chunk 0
+ * itself. Idle workers spin for a few microseconds after a job (back-to-back launches
+ * from one graph are common), then block on a condition variable.
+ *
+ * Concurrency: one launch uses the pool at a time. When another application thread
+ * calls tsl_parallel_for while the pool is busy, that second call runs its whole range
+ * inline on its own thread (one task call) rather than waiting: it never blocks, never
+ * deadlocks and never oversubscribes the cores. Calls from inside a task (nested
+ * parallel loops) also run inline and serially, as one task call over the whole range.
+ *
+ * fork(): a child process starts with no workers and recreates them on its first
+ * launch, so a tuner may fork measurement workers after using the pool.
+ */
+#ifndef TESSEL_RUNTIME_PARALLEL_H
+#define TESSEL_RUNTIME_PARALLEL_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Runs iterations [begin, end) of a parallel loop; returns 0, or a nonzero error code
+ * that tsl_parallel_for hands back. `closure` is the pointer given to tsl_parallel_for. */
+typedef int32_t (*tsl_parallel_task)(int64_t begin, int64_t end, void *closure);
+
+/* Runs `task` over [0, extent), split into contiguous chunks, and returns when all are
+ * done. Static schedule (the default): at most one chunk per thread, min(threads,
+ * extent) chunks whose sizes differ by at most 1, chunk i going to thread i (the
+ * caller is thread 0). Dynamic schedule (tsl_set_parallel_schedule): chunks of the
+ * configured size handed out in order to whichever thread is free; after a failure no
+ * new chunk starts. With one thread, nested, or concurrent with another launch: one
+ * call task(0, extent, closure) on the calling thread.
+ * Returns 0 when every call returned 0; otherwise the code of the failing call with the
+ * lowest `begin` (so a static launch reports the same error however threads interleave).
+ * extent <= 0: returns 0 without calling the task. A NULL task returns -1. */
+int32_t tsl_parallel_for(tsl_parallel_task task, void *closure, int64_t extent);
+
+/* Workspace for a kernel: `bytes` bytes aligned to 64, uninitialised; bytes == 0 gives
+ * a valid minimal block. Returns NULL for bytes < 0 or when memory is exhausted (the
+ * kernel then returns an error code). Free with tsl_kernel_free. Thread-safe. */
+void *tsl_kernel_alloc(int64_t bytes);
+
+/* Frees a block from tsl_kernel_alloc; NULL is a no-op. */
+void tsl_kernel_free(void *p);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

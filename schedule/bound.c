@@ -1,0 +1,266 @@
+/* Bound inference over the attach tree (TVM src/te/schedule/bound.cc, InferBound).
+ *
+ * Stages are visited consumers first. An output is realized whole. Any other
+ * non-inlined stage P is realized over the union of the regions its consumers read,
+ * seen from where P is computed: the loops enclosing P's attach point stay fixed
+ * (symbolic), every other loop variable of the consumers is relaxed over its range. A
+ * compute_root stage has no enclosing loops, so its region is constant; it is clipped
+ * to the tensor's shape because reads outside it sit behind guards (select or reduce
+ * conditions) and are never performed.
+ *
+ * Each index is brought to the form base + [lo, hi] with base free of relaxed variables:
+ * relaxed variables v in [min, min+extent) become min + t with t in [0, extent), base is
+ * the index at t = 0 and [lo, hi] the interval of the difference. Regions whose width the
+ * interval analysis cannot bound fall back to the whole tensor dimension.
+ */
+#include "ir/analysis.h"
+#include "schedule/lower_ctx.h"
+
+typedef struct load_list {
+  int n, cap;
+  const tsl_expr **loads;
+} load_list;
+
+static void push_load(load_list *l, const tsl_expr *e) {
+  if (l->n == l->cap) {
+    int cap = l->cap ? l->cap * 2 : 8;
+    const tsl_expr **q = tsl_alloc(sizeof *q * (size_t)cap);
+    for (int i = 0; i < l->n; i++) q[i] = l->loads[i];
+    l->loads = q;
+    l->cap = cap;
+  }
+  l->loads[l->n++] = e;
+}
+
+static void collect_loads(const tsl_expr *e, const tsl_buffer *buf, load_list *out) {
+  if (!e) return;
+  switch (e->kind) {
+  case TSL_E_INT: case TSL_E_FLOAT: case TSL_E_VAR: return;
+  case TSL_E_ADD: case TSL_E_SUB: case TSL_E_MUL: case TSL_E_DIV: case TSL_E_MOD: case TSL_E_MIN:
+  case TSL_E_MAX: case TSL_E_EQ: case TSL_E_NE: case TSL_E_LT: case TSL_E_LE: case TSL_E_GT: case TSL_E_GE:
+  case TSL_E_AND: case TSL_E_OR:
+    collect_loads(e->bin.a, buf, out);
+    collect_loads(e->bin.b, buf, out);
+    return;
+  case TSL_E_NOT: case TSL_E_CAST: collect_loads(e->un.a, buf, out); return;
+  case TSL_E_SELECT:
+    collect_loads(e->select.cond, buf, out);
+    collect_loads(e->select.t, buf, out);
+    collect_loads(e->select.f, buf, out);
+    return;
+  case TSL_E_BROADCAST: collect_loads(e->broadcast.value, buf, out); return;
+  case TSL_E_RAMP:
+    collect_loads(e->ramp.base, buf, out);
+    collect_loads(e->ramp.stride, buf, out);
+    return;
+  case TSL_E_LOAD:
+    if (e->load.buf == buf) push_load(out, e);
+    for (int i = 0; i < e->load.nindex; i++) collect_loads(e->load.index[i], buf, out);
+    collect_loads(e->load.predicate, buf, out);
+    return;
+  case TSL_E_CALL:
+    for (int i = 0; i < e->call.nargs; i++) collect_loads(e->call.args[i], buf, out);
+    return;
+  case TSL_E_LET:
+    collect_loads(e->let.value, buf, out);
+    collect_loads(e->let.body, buf, out);
+    return;
+  case TSL_E_REDUCE:
+    collect_loads(e->reduce.source, buf, out);
+    collect_loads(e->reduce.condition, buf, out);
+    return;
+  }
+}
+
+/* Loop variables that may be relaxed, with their ranges, and the offset variable each
+ * one becomes. */
+typedef struct relax_set {
+  int n;
+  tsl_expr **vars;    /* loop variables */
+  tsl_expr **shifted; /* min + t */
+  tsl_expr **ts;      /* t */
+  tsl_var_ranges *ranges; /* t in [0, extent) */
+} relax_set;
+
+static bool is_fixed(tsl_expr *const *fixed, int nfixed, const tsl_expr *v) {
+  for (int i = 0; i < nfixed; i++)
+    if (fixed[i] == v) return true;
+  return false;
+}
+
+/* Every leaf loop variable of the stages whose ranges are known (index > pi), minus the
+ * loops enclosing stage pi's attach point. */
+static relax_set make_relax_set(const tsl_lower_ctx *ctx, int pi) {
+  const tsl_schedule *s = ctx->sched;
+  int nfixed = 0, cap = 0;
+  for (int i = 0; i < s->nstages; i++) cap += s->stages[i]->nleaf;
+  tsl_expr **fixed = tsl_alloc(sizeof(tsl_expr *) * (size_t)(cap + 1));
+  for (int cur = pi; s->stages[cur]->attach == TSL_ATTACH_AT;) {
+    const tsl_stage *a = s->stages[s->stages[cur]->attach_stage];
+    for (int k = 0; k < a->nleaf; k++) {
+      fixed[nfixed++] = a->iters[a->leaf[k]].var;
+      if (a->leaf[k] == s->stages[cur]->attach_iter) break;
+    }
+    cur = s->stages[cur]->attach_stage;
+  }
+  relax_set r = {0, NULL, NULL, NULL, tsl_var_ranges_new()};
+  r.vars = tsl_alloc(sizeof(tsl_expr *) * (size_t)(cap + 1));
+  r.shifted = tsl_alloc(sizeof(tsl_expr *) * (size_t)(cap + 1));
+  r.ts = tsl_alloc(sizeof(tsl_expr *) * (size_t)(cap + 1));
+  for (int si = pi + 1; si < s->nstages; si++) {
+    const tsl_stage *st = s->stages[si];
+    const tsl_stage_lower *sl = &ctx->stages[si];
+    if (st->attach == TSL_ATTACH_INLINE) continue;
+    for (int k = 0; k < st->nleaf; k++) {
+      int it = st->leaf[k];
+      if (is_fixed(fixed, nfixed, st->iters[it].var)) continue;
+      tsl_expr *t = tsl_var(st->iters[it].name, TSL_I64);
+      int64_t ext = sl->iter_extent[it];
+      tsl_var_ranges_set(r.ranges, t, ext > 0 ? tsl_interval_range(0, ext - 1) : tsl_interval_point(0));
+      r.vars[r.n] = st->iters[it].var;
+      r.ts[r.n] = t;
+      r.shifted[r.n] = tsl_add(sl->iter_min[it], t);
+      r.n++;
+    }
+  }
+  return r;
+}
+
+static bool uses_any(const tsl_expr *e, const relax_set *r) {
+  for (int i = 0; i < r->n; i++)
+    if (tsl_expr_uses_var(e, r->vars[i])) return true;
+  return false;
+}
+
+/* One index as base + [lo, hi]. false when the width cannot be bounded. */
+static bool index_range(tsl_expr *e, const relax_set *r, int rounds, tsl_expr **base, int64_t *lo, int64_t *hi) {
+  /* A relaxed variable's min may name loops of an enclosing stage: substitute until
+   * none is left (at most one round per attach level). */
+  for (int k = 0; k < rounds && uses_any(e, r); k++) e = tsl_substitute(e, r->n, r->vars, r->shifted);
+  if (uses_any(e, r)) return false;
+  tsl_expr **zeros = tsl_alloc(sizeof(tsl_expr *) * (size_t)(r->n + 1));
+  for (int i = 0; i < r->n; i++) zeros[i] = tsl_i64(0);
+  tsl_expr *b = tsl_simplify(tsl_substitute(e, r->n, r->ts, zeros), NULL);
+  int64_t bc;
+  tsl_interval iv;
+  if (tsl_expr_is_const_int(b, &bc)) {
+    iv = tsl_interval_of(tsl_simplify(e, r->ranges), r->ranges);
+    if (!iv.has_lo || !iv.has_hi) return false;
+    *base = tsl_i64(0);
+  } else {
+    iv = tsl_interval_of(tsl_simplify(tsl_sub(e, b), r->ranges), r->ranges);
+    if (!iv.has_lo || !iv.has_hi) return false;
+    *base = b;
+  }
+  if (iv.empty) iv.lo = iv.hi = 0;
+  *lo = iv.lo;
+  *hi = iv.hi;
+  return true;
+}
+
+static tsl_expr *as_i64(tsl_expr *e) { return tsl_type_eq(e->type, TSL_I64) ? e : tsl_cast(TSL_I64, e); }
+
+/* Region of non-output stage pi read by its consumers. */
+static void region_from_consumers(tsl_lower_ctx *ctx, int pi) {
+  const tsl_schedule *s = ctx->sched;
+  const tsl_stage *p = s->stages[pi];
+  tsl_stage_lower *pl = &ctx->stages[pi];
+  const tsl_buffer *tbuf = p->op->output->buf;
+  int ndim = p->op->naxis;
+  tsl_expr **base = tsl_alloc(sizeof(tsl_expr *) * (size_t)(ndim + 1));
+  int64_t *lo = tsl_alloc(sizeof(int64_t) * (size_t)(ndim + 1));
+  int64_t *hi = tsl_alloc(sizeof(int64_t) * (size_t)(ndim + 1));
+  bool *seen = tsl_alloc(sizeof(bool) * (size_t)(ndim + 1));
+  bool *whole = tsl_alloc(sizeof(bool) * (size_t)(ndim + 1));
+  relax_set r = make_relax_set(ctx, pi);
+  for (int ci = pi + 1; ci < s->nstages; ci++) {
+    const tsl_stage *c = s->stages[ci];
+    const tsl_stage_lower *cl = &ctx->stages[ci];
+    if (c->attach == TSL_ATTACH_INLINE) continue;
+    load_list loads = {0, 0, NULL};
+    collect_loads(cl->body, tbuf, &loads);
+    if (!loads.n) continue;
+    tsl_expr **values = tsl_iter_pass_up(c, cl, NULL);
+    int nb = 2 * (c->op->naxis + c->op->nreduce) + 1;
+    tsl_expr **vars = tsl_alloc(sizeof(tsl_expr *) * (size_t)nb);
+    tsl_expr **vals = tsl_alloc(sizeof(tsl_expr *) * (size_t)nb);
+    int n = tsl_iter_te_bindings(c, values, vars, vals);
+    for (int li = 0; li < loads.n; li++) {
+      const tsl_expr *ld = loads.loads[li];
+      for (int d = 0; d < ndim && d < ld->load.nindex; d++) {
+        if (whole[d]) continue;
+        tsl_expr *e = as_i64(tsl_substitute(ld->load.index[d], n, vars, vals));
+        tsl_expr *b;
+        int64_t l, h;
+        if (!index_range(e, &r, s->nstages + 1, &b, &l, &h)) {
+          whole[d] = true;
+          continue;
+        }
+        if (!seen[d]) {
+          base[d] = b;
+          lo[d] = l;
+          hi[d] = h;
+          seen[d] = true;
+          continue;
+        }
+        int64_t off;
+        if (!tsl_expr_is_const_int(tsl_simplify(tsl_sub(b, base[d]), NULL), &off)) {
+          whole[d] = true;
+          continue;
+        }
+        if (off + l < lo[d]) lo[d] = off + l;
+        if (off + h > hi[d]) hi[d] = off + h;
+      }
+    }
+  }
+  for (int d = 0; d < ndim; d++) {
+    int64_t shape = tbuf->shape[d], bc;
+    if (whole[d] || !seen[d]) {
+      /* unreadable width: the whole dimension; no reader at all: nothing to compute */
+      pl->region_min[d] = tsl_i64(0);
+      pl->region_extent[d] = whole[d] ? shape : 0;
+    } else if (tsl_expr_is_const_int(base[d], &bc)) {
+      int64_t a = bc + lo[d], z = bc + hi[d];
+      if (a < 0) a = 0;
+      if (z > shape - 1) z = shape - 1;
+      pl->region_min[d] = tsl_i64(z >= a ? a : 0);
+      pl->region_extent[d] = z >= a ? z - a + 1 : 0;
+    } else {
+      pl->region_min[d] = tsl_simplify(tsl_add(base[d], tsl_i64(lo[d])), NULL);
+      pl->region_extent[d] = hi[d] - lo[d] + 1;
+    }
+  }
+}
+
+tsl_status tsl_infer_bound(tsl_lower_ctx *ctx) {
+  const tsl_schedule *s = ctx->sched;
+  for (int si = s->nstages - 1; si >= 0; si--) {
+    const tsl_stage *st = s->stages[si];
+    tsl_stage_lower *sl = &ctx->stages[si];
+    if (st->attach == TSL_ATTACH_INLINE) continue;
+    int ndim = st->op->naxis;
+    sl->region_min = tsl_alloc(sizeof(tsl_expr *) * (size_t)(ndim + 1));
+    sl->region_extent = tsl_alloc(sizeof(int64_t) * (size_t)(ndim + 1));
+    sl->iter_min = tsl_alloc(sizeof(tsl_expr *) * (size_t)(st->niters + 1));
+    sl->iter_extent = tsl_alloc(sizeof(int64_t) * (size_t)(st->niters + 1));
+    if (st->is_output) {
+      for (int d = 0; d < ndim; d++) {
+        sl->region_min[d] = tsl_i64(0);
+        sl->region_extent[d] = st->op->output->buf->shape[d];
+      }
+    } else {
+      region_from_consumers(ctx, si);
+    }
+    for (int i = 0; i < st->nroot; i++) {
+      if (i < ndim) {
+        sl->iter_min[i] = sl->region_min[i];
+        sl->iter_extent[i] = sl->region_extent[i];
+      } else {
+        sl->iter_min[i] = tsl_i64(st->iters[i].min);
+        sl->iter_extent[i] = st->iters[i].extent;
+      }
+    }
+    tsl_iter_pass_down(st, sl);
+  }
+  return TSL_OK;
+}

@@ -1,0 +1,227 @@
+/* The text form of a schedule's step list: print and parse (see schedule.h).
+ *
+ * Grammar (one step a line):
+ *   line  := ws [ step ws ] [ '#' any* ]
+ *   step  := ident ws '(' ws arg ws ( ',' ws arg ws )* ')'
+ *   arg   := ['-'] digit+ | ident | '"' (any but '"' and newline)* '"'
+ *   ident := [A-Za-z_] [A-Za-z0-9_.]*
+ * Names that are not plain identifiers print quoted, so every name round-trips.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "schedule/schedule.h"
+
+static bool is_ident(const char *s) {
+  if (!(isalpha((unsigned char)*s) || *s == '_')) return false;
+  for (s++; *s; s++)
+    if (!(isalnum((unsigned char)*s) || *s == '_' || *s == '.')) return false;
+  return true;
+}
+
+static void print_step(FILE *f, const tsl_step *step) {
+  const char *name = tsl_step_kind_name(step->kind);
+  fprintf(f, "%s(", name ? name : "?");
+  for (int i = 0; i < step->nargs; i++) {
+    const tsl_step_arg *a = &step->args[i];
+    if (i) fputs(", ", f);
+    if (a->is_int) fprintf(f, "%lld", (long long)a->value);
+    else if (is_ident(a->name)) fputs(a->name, f);
+    else fprintf(f, "\"%s\"", a->name);
+  }
+  fputc(')', f);
+}
+
+void tsl_schedule_print(FILE *f, const tsl_schedule *s) {
+  for (int i = 0; i < s->nsteps; i++) {
+    print_step(f, &s->steps[i]);
+    fputc('\n', f);
+  }
+}
+
+static char *to_string(const tsl_schedule *s, const tsl_step *one) {
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  if (!f) return NULL;
+  if (one) print_step(f, one);
+  else tsl_schedule_print(f, s);
+  if (fclose(f) != 0) {
+    free(buf);
+    return NULL;
+  }
+  return buf;
+}
+
+char *tsl_schedule_to_string(const tsl_schedule *s) { return to_string(s, NULL); }
+
+char *tsl_step_to_string(const tsl_step *step) { return to_string(NULL, step); }
+
+/* ---- parsing ---- */
+
+typedef struct parser {
+  const char *p;
+  int line;
+  const char *line_start;
+} parser;
+
+static int column(const parser *ps) { return (int)(ps->p - ps->line_start) + 1; }
+
+static void skip_blanks(parser *ps) {
+  while (*ps->p == ' ' || *ps->p == '\t' || *ps->p == '\r') ps->p++;
+}
+
+static tsl_status parse_error(const parser *ps, const char *why) {
+  return tsl_error(TSL_ERR_PARSE, "schedule:%d:%d: %s", ps->line, column(ps), why);
+}
+
+static char *copy_range(const char *a, const char *b) {
+  char *s = malloc((size_t)(b - a) + 1);
+  if (!s) return NULL;
+  memcpy(s, a, (size_t)(b - a));
+  s[b - a] = '\0';
+  return s;
+}
+
+static tsl_status parse_arg(parser *ps, tsl_step_arg *arg) {
+  const char *start = ps->p;
+  if (*ps->p == '-' || isdigit((unsigned char)*ps->p)) {
+    const char *q = ps->p + (*ps->p == '-');
+    if (!isdigit((unsigned char)*q)) return parse_error(ps, "expected a number after '-'");
+    errno = 0;
+    char *end;
+    long long v = strtoll(ps->p, &end, 10);
+    if (errno == ERANGE) return parse_error(ps, "integer out of range");
+    ps->p = end;
+    if (isalpha((unsigned char)*ps->p) || *ps->p == '_' || *ps->p == '.')
+      return parse_error(ps, "a name cannot start with a digit");
+    *arg = (tsl_step_arg){true, NULL, v};
+    return TSL_OK;
+  }
+  if (*ps->p == '"') {
+    ps->p++;
+    const char *b = ps->p;
+    while (*ps->p && *ps->p != '"' && *ps->p != '\n') ps->p++;
+    if (*ps->p != '"') return parse_error(ps, "unterminated quoted name");
+    if (ps->p == b) return parse_error(ps, "empty name");
+    char *name = copy_range(b, ps->p);
+    if (!name) return tsl_error(TSL_ERR_NOMEM, "schedule: out of memory");
+    ps->p++;
+    *arg = (tsl_step_arg){false, name, 0};
+    return TSL_OK;
+  }
+  if (!(isalpha((unsigned char)*ps->p) || *ps->p == '_')) return parse_error(ps, "expected a name or an integer");
+  while (isalnum((unsigned char)*ps->p) || *ps->p == '_' || *ps->p == '.') ps->p++;
+  char *name = copy_range(start, ps->p);
+  if (!name) return tsl_error(TSL_ERR_NOMEM, "schedule: out of memory");
+  *arg = (tsl_step_arg){false, name, 0};
+  return TSL_OK;
+}
+
+static void free_args(tsl_step_arg *args, int n) {
+  for (int i = 0; i < n; i++) free((char *)args[i].name);
+  free(args);
+}
+
+/* Parses one step at ps->p (after blanks); fills *step (args malloc'd). */
+static tsl_status parse_step(parser *ps, tsl_step *step) {
+  const char *b = ps->p;
+  while (isalnum((unsigned char)*ps->p) || *ps->p == '_') ps->p++;
+  if (ps->p == b) return parse_error(ps, "expected a primitive name");
+  size_t n = (size_t)(ps->p - b);
+  int kind = -1;
+  for (int k = 0; k < TSL_STEP_COUNT_; k++) {
+    const char *name = tsl_step_kind_name((tsl_step_kind)k);
+    if (strlen(name) == n && strncmp(name, b, n) == 0) kind = k;
+  }
+  if (kind < 0) {
+    ps->p = b;
+    char msg[128];
+    snprintf(msg, sizeof msg, "unknown primitive '%.*s'", (int)(n > 64 ? 64 : n), b);
+    return parse_error(ps, msg);
+  }
+  skip_blanks(ps);
+  if (*ps->p != '(') return parse_error(ps, "expected '('");
+  ps->p++;
+  int cap = 4, nargs = 0;
+  tsl_step_arg *args = calloc((size_t)cap, sizeof *args);
+  if (!args) return tsl_error(TSL_ERR_NOMEM, "schedule: out of memory");
+  for (;;) {
+    skip_blanks(ps);
+    if (nargs == cap) {
+      tsl_step_arg *q = realloc(args, sizeof *args * (size_t)cap * 2);
+      if (!q) {
+        free_args(args, nargs);
+        return tsl_error(TSL_ERR_NOMEM, "schedule: out of memory");
+      }
+      args = q;
+      cap *= 2;
+    }
+    tsl_status rc = parse_arg(ps, &args[nargs]);
+    if (rc != TSL_OK) {
+      free_args(args, nargs);
+      return rc;
+    }
+    nargs++;
+    skip_blanks(ps);
+    if (*ps->p == ',') {
+      ps->p++;
+      continue;
+    }
+    if (*ps->p == ')') {
+      ps->p++;
+      break;
+    }
+    free_args(args, nargs);
+    return parse_error(ps, "expected ',' or ')'");
+  }
+  step->kind = (tsl_step_kind)kind;
+  step->nargs = nargs;
+  step->args = args;
+  return TSL_OK;
+}
+
+tsl_status tsl_schedule_from_text(const tsl_te_program *p, const char *text, tsl_schedule **out) {
+  *out = NULL;
+  if (!text) return tsl_error(TSL_ERR_INVALID, "schedule: no text");
+  tsl_schedule *s;
+  tsl_status rc = tsl_schedule_new(p, &s);
+  if (rc != TSL_OK) return rc;
+  parser ps = {text, 1, text};
+  while (*ps.p) {
+    skip_blanks(&ps);
+    if (*ps.p && *ps.p != '\n' && *ps.p != '#') {
+      tsl_step step;
+      const char *step_start = ps.p;
+      rc = parse_step(&ps, &step);
+      if (rc == TSL_OK) {
+        skip_blanks(&ps);
+        if (*ps.p && *ps.p != '\n' && *ps.p != '#') rc = parse_error(&ps, "unexpected text after the step");
+        if (rc == TSL_OK) {
+          rc = tsl_schedule_apply(s, &step);
+          if (rc != TSL_OK) {
+            /* keep the step's own message, prefixed with where it was written */
+            char msg[4096];
+            snprintf(msg, sizeof msg, "%s", tsl_last_error());
+            rc = tsl_error(rc, "schedule:%d:%d: %s", ps.line, (int)(step_start - ps.line_start) + 1, msg);
+          }
+        }
+        free_args(step.args, step.nargs);
+      }
+      if (rc != TSL_OK) {
+        tsl_schedule_free(s);
+        return rc;
+      }
+    }
+    while (*ps.p && *ps.p != '\n') ps.p++;
+    if (*ps.p == '\n') {
+      ps.p++;
+      ps.line++;
+      ps.line_start = ps.p;
+    }
+  }
+  *out = s;
+  return TSL_OK;
+}

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs what tessel needs on Debian 12 (idempotent: installs only what is missing)
+# and configures + builds it in ./build. Run as root or with sudo available.
+#   scripts/setup.sh                 # release-ish build in build/
+#   scripts/setup.sh --sanitize      # ASan+UBSan build in build-asan/
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(llvm-19-dev lld-19 libffi-dev libcunit1-dev meson ninja-build pkg-config gcc)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  sudo_cmd=()
+  [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get -o DPkg::Lock::Timeout=900 install -y -qq "${missing[@]}"
+fi
+
+builddir=build
+opts=()
+if [ "${1:-}" = "--sanitize" ]; then
+  builddir=build-asan
+  opts=(-Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug)
+fi
+if [ ! -f "$builddir/build.ninja" ]; then
+  meson setup "$builddir" "${opts[@]}" >/dev/null
+fi
+ninja -C "$builddir" >/dev/null
+echo "setup: built in $builddir/"
