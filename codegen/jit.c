@@ -28,6 +28,7 @@ struct tsl_jit {
   tsl_target target;
   LLVMOrcLLJITRef lljit;
   LLVMTargetMachineRef tm; /* the optimizer's (the session owns its own copy) */
+  char *data_layout;
   pthread_mutex_t lock;
   atomic_int refs;
   char **symbols; /* used kernel symbols */
@@ -124,6 +125,7 @@ static void destroy(tsl_jit *j) {
     if (err) LLVMConsumeError(err);
   }
   if (j->tm) LLVMDisposeTargetMachine(j->tm);
+  free(j->data_layout);
   for (int i = 0; i < j->nsymbols; i++) free(j->symbols[i]);
   free(j->symbols);
   free(j->owners);
@@ -158,7 +160,9 @@ tsl_status tsl_jit_new(const tsl_target *t, tsl_jit **out) {
   tsl_status st = tsl_codegen_target_machine(t, extra, true, &j->tm);
   if (st == TSL_OK) st = tsl_codegen_target_machine(t, extra, true, &session_tm);
   free(extra);
+  if (st == TSL_OK && !(j->data_layout = tsl_codegen_data_layout(j->tm))) st = tsl_error(TSL_ERR_NOMEM, "jit: out of memory");
   if (st != TSL_OK) {
+    if (session_tm) LLVMDisposeTargetMachine(session_tm);
     destroy(j);
     return st;
   }
@@ -265,11 +269,11 @@ static tsl_status compile_locked(tsl_jit *j, const tsl_func *f, tsl_module *m, v
   if (!symbol) return tsl_error(TSL_ERR_NOMEM, "jit: out of memory");
   LLVMOrcThreadSafeContextRef tsc = LLVMOrcCreateNewThreadSafeContext();
   LLVMModuleRef mod;
-  tsl_status st = tsl_codegen_emit(f, &j->target, LLVMOrcThreadSafeContextGetContext(tsc), symbol, &mod);
+  tsl_status st =
+      tsl_codegen_emit(f, &j->target, LLVMOrcThreadSafeContextGetContext(tsc), symbol, j->data_layout, &mod);
   if (st == TSL_OK) {
     char what[300];
     snprintf(what, sizeof what, "codegen %s", f->name);
-    tsl_codegen_configure_module(mod, j->tm);
     st = tsl_codegen_optimize(mod, j->tm, what);
     if (st != TSL_OK) LLVMDisposeModule(mod);
   }

@@ -83,15 +83,22 @@ static LLVMAttributeRef enum_attr(cg *c, const char *name, uint64_t value) {
 }
 
 /* Bytes spanned by a buffer: (largest element offset + 1) * element size; 0 for an
- * empty buffer. */
+ * empty buffer, -1 when that overflows int64. */
 static int64_t buffer_bytes(const tsl_buffer *b) {
-  int64_t span = 1;
+  int64_t span = 1, term;
   for (int i = 0; i < b->ndim; i++) {
     if (b->shape[i] <= 0) return 0;
-    if (b->strides) span += (b->shape[i] - 1) * (b->strides[i] < 0 ? 0 : b->strides[i]);
+    int64_t stride = b->strides ? (b->strides[i] < 0 ? 0 : b->strides[i]) : 1;
+    if (b->strides) {
+      if (__builtin_mul_overflow(b->shape[i] - 1, stride, &term) || __builtin_add_overflow(span, term, &span))
+        return -1;
+    } else if (__builtin_mul_overflow(span, b->shape[i], &span)) {
+      return -1;
+    }
   }
-  if (!b->strides) span = tsl_buffer_numel(b);
-  return span * (int64_t)tsl_type_bytes(tsl_type_element(b->dtype));
+  int64_t bytes;
+  if (__builtin_mul_overflow(span, (int64_t)tsl_type_bytes(tsl_type_element(b->dtype)), &bytes)) return -1;
+  return bytes;
 }
 
 /* noalias nonnull align(n) dereferenceable(bytes) on pointer parameter i: buffers
@@ -437,6 +444,19 @@ static tsl_status parallel_for(cg *c, const tsl_stmt *s) {
   snprintf(name, sizeof name, "%s_par%d", c->symbol, k);
   LLVMValueRef task = LLVMAddFunction(c->mod, name, LLVMFunctionType(c->t_i32, task_params, 3, 0));
 
+  static const char *const fixed[3] = {"begin", "end", "min"};
+  for (unsigned i = 0; i < 3; i++) {
+    LLVMSetValueName2(LLVMGetParam(body, i), fixed[i], strlen(fixed[i]));
+    if (i < 2) LLVMSetValueName2(LLVMGetParam(task, i), fixed[i], strlen(fixed[i]));
+  }
+  LLVMSetValueName2(LLVMGetParam(task, 2), "closure", 7);
+  for (int i = 0; i < cs.nbufs; i++)
+    LLVMSetValueName2(LLVMGetParam(body, 3 + (unsigned)i), cs.bufs[i]->buf->name, strlen(cs.bufs[i]->buf->name));
+  for (int i = 0; i < cs.nvars; i++) {
+    const char *vn = cs.vars[i]->var->var.name;
+    LLVMSetValueName2(LLVMGetParam(body, 3 + (unsigned)(cs.nbufs + i)), vn, strlen(vn));
+  }
+
   LLVMTypeRef closure_t = LLVMStructTypeInContext(c->ctx, fields, (unsigned)nfields, 0);
   LLVMValueRef closure = entry_alloca(c, closure_t, 16, "closure");
   for (int i = 0; i < nfields; i++)
@@ -461,7 +481,7 @@ static tsl_status parallel_for(cg *c, const tsl_stmt *s) {
 static tsl_status allocate(cg *c, const tsl_stmt *s) {
   const tsl_buffer *buf = s->allocate.buf;
   int64_t bytes = buffer_bytes(buf);
-  if (bytes < 0) return cg_fail(c, "allocate %s: negative size", buf->name);
+  if (bytes < 0) return cg_fail(c, "allocate %s: size does not fit in 64 bits", buf->name);
   tsl_status st;
   if (bytes <= TSL_CODEGEN_STACK_LIMIT) {
     LLVMTypeRef t = LLVMArrayType2(c->t_i8, (uint64_t)(bytes > 0 ? bytes : 1));
@@ -647,7 +667,7 @@ tsl_status tsl_codegen_verify(LLVMModuleRef m, const char *what) {
 }
 
 tsl_status tsl_codegen_emit(const tsl_func *f, const tsl_target *t, LLVMContextRef ctx, const char *symbol,
-                            LLVMModuleRef *out) {
+                            const char *data_layout, LLVMModuleRef *out) {
   if (!f || !t || !ctx || !out) return tsl_error(TSL_ERR_INVALID, "codegen: NULL argument");
   const tsl_target_backend *be = tsl_target_backend_of(t->arch);
   if (!be) return tsl_error(TSL_ERR_UNSUPPORTED, "codegen %s: target %s has no backend", f->name, t->name);
@@ -662,6 +682,7 @@ tsl_status tsl_codegen_emit(const tsl_func *f, const tsl_target *t, LLVMContextR
   c.t_void = LLVMVoidTypeInContext(ctx);
   c.mod = LLVMModuleCreateWithNameInContext(symbol, ctx);
   LLVMSetTarget(c.mod, t->triple);
+  if (data_layout) LLVMSetDataLayout(c.mod, data_layout);
   c.b = LLVMCreateBuilderInContext(ctx);
   tsl_status st = emit_kernel(&c);
   LLVMDisposeBuilder(c.b);

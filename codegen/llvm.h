@@ -70,15 +70,17 @@ tsl_status tsl_codegen_kernel_sig(const tsl_func *f, tsl_kernel_sig *sig);
 
 /* Builds the LLVM module of f in `ctx`: the kernel function (external, named
  * `symbol`, or the sanitized f->name when symbol is NULL) and its outlined parallel
- * tasks (internal). Sets the module's triple to t->triple; the caller sets the data
- * layout from its target machine. The module is verified.
- * On success *out is a new module the caller owns (LLVMDisposeModule, or hand it to
- * the JIT). Errors: TSL_ERR_CODEGEN naming the kernel and the cause (an unbound
- * variable, a multi-index access after storage flattening, an intrinsic with wrong
- * operands, a TE-only node, verifier failure), TSL_ERR_UNSUPPORTED for argument
+ * tasks (internal). Sets the module's triple to t->triple and its data layout to
+ * `data_layout` (the target machine's, e.g. from LLVMCopyStringRepOfTargetData; may
+ * be NULL, but then memory operations get the default layout's alignments). The
+ * module is verified. On success *out is a new module the caller owns
+ * (LLVMDisposeModule, or hand it to the JIT). Errors: TSL_ERR_CODEGEN naming the
+ * kernel and the cause (an unbound variable or buffer, a multi-index access after
+ * storage flattening, an intrinsic with wrong operands, a TE-only node, a local
+ * buffer whose size overflows, verifier failure), TSL_ERR_UNSUPPORTED for argument
  * types the ABI lacks. */
 tsl_status tsl_codegen_emit(const tsl_func *f, const tsl_target *t, LLVMContextRef ctx,
-                            const char *symbol, LLVMModuleRef *out);
+                            const char *symbol, const char *data_layout, LLVMModuleRef *out);
 
 /* Runs LLVM's verifier on m. Errors: TSL_ERR_CODEGEN with "<what>: invalid LLVM
  * module: <verifier message>"; never aborts. */

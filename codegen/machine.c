@@ -36,13 +36,13 @@ tsl_status tsl_codegen_target_machine(const tsl_target *t, const char *extra_fea
   return TSL_OK;
 }
 
-void tsl_codegen_configure_module(LLVMModuleRef m, LLVMTargetMachineRef tm) {
-  char *triple = LLVMGetTargetMachineTriple(tm);
-  LLVMSetTarget(m, triple);
-  LLVMDisposeMessage(triple);
+char *tsl_codegen_data_layout(LLVMTargetMachineRef tm) {
   LLVMTargetDataRef dl = LLVMCreateTargetDataLayout(tm);
-  LLVMSetModuleDataLayout(m, dl);
+  char *s = LLVMCopyStringRepOfTargetData(dl);
+  char *copy = strdup(s);
+  LLVMDisposeMessage(s);
   LLVMDisposeTargetData(dl);
+  return copy;
 }
 
 tsl_status tsl_codegen_optimize(LLVMModuleRef m, LLVMTargetMachineRef tm, const char *what) {
@@ -78,9 +78,11 @@ static tsl_status build(const tsl_func *f, const tsl_target *t, bool optimized, 
   *m = NULL;
   tsl_status st = tsl_codegen_target_machine(t, NULL, false, tm);
   if (st != TSL_OK) return st;
-  st = tsl_codegen_emit(f, t, ctx, NULL, m);
+  char *dl = tsl_codegen_data_layout(*tm);
+  if (!dl) return tsl_error(TSL_ERR_NOMEM, "codegen %s: out of memory", f->name);
+  st = tsl_codegen_emit(f, t, ctx, NULL, dl, m);
+  free(dl);
   if (st != TSL_OK) return st;
-  tsl_codegen_configure_module(*m, *tm);
   if (optimized) {
     char what[300];
     snprintf(what, sizeof what, "codegen %s", f->name);

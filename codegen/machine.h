@@ -21,8 +21,9 @@ extern "C" {
 tsl_status tsl_codegen_target_machine(const tsl_target *t, const char *extra_features, bool for_jit,
                                       LLVMTargetMachineRef *out);
 
-/* Sets m's triple and data layout from tm. */
-void tsl_codegen_configure_module(LLVMModuleRef m, LLVMTargetMachineRef tm);
+/* The data layout string of tm (malloc'd; the caller frees it), or NULL when out of
+ * memory. */
+char *tsl_codegen_data_layout(LLVMTargetMachineRef tm);
 
 /* Optimizes m in place with LLVM's new pass manager, pipeline "default<O3>" (a
  * fixed string: user text never reaches LLVMRunPasses, whose parser aborts on

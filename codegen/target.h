@@ -35,7 +35,7 @@ typedef struct tsl_target {
   char name[32];       /* the known target this came from: "host", "armv8", ... */
   char triple[64];     /* LLVM target triple, e.g. "x86_64-pc-linux-gnu" */
   char cpu[64];        /* LLVM CPU name, e.g. "znver3", "x86-64-v4", "cortex-a53" */
-  char features[2048]; /* LLVM feature string, "+avx2,+fma,..." (may be empty) */
+  char features[4096]; /* LLVM feature string, "+avx2,+fma,..." (may be empty) */
   char device[128];    /* "-device=" value (remote measurement), "" when local */
   tsl_arch arch;
   int vector_bits;     /* native SIMD register width: 512 AVX-512, 256 AVX2, 128 NEON/SSE */

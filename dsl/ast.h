@@ -161,7 +161,13 @@ struct dsl_node {
   dsl_class cls;
   tsl_type type;       /* DC_TYPED: the type; constants: the type they adapt to, if settled */
   bool settled;
+  bool dynamic;        /* a constant class whose value depends on typed values (c ? 1 : 2):
+                          not foldable, built in its settled type */
 };
+
+/* Position of the first token of an expression (a binary node's own position is its
+ * operator's). */
+dsl_pos dsl_node_start(const dsl_node *e);
 
 typedef struct dsl_bound {
   const char *name;

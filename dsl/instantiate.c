@@ -37,13 +37,13 @@ static tsl_status materialize(inst *I, const dsl_node *e, dsl_cval v, tsl_type t
   } else if (tsl_type_is_float(t)) {
     double x = v.cls == DC_CFLOAT ? v.f : (double)v.i;
     if (t.bits == 32 && isfinite(x) && !isfinite((float)x))
-      return FAIL(e->pos, "constant %g does not fit in f32", x);
+      return FAIL(dsl_node_start(e), "constant %g does not fit in f32", x);
     *out = tsl_float(t, x);
   } else {
     bool fits;
     if (tsl_type_is_uint(t)) fits = v.i >= 0 && (t.bits == 64 || v.i < ((int64_t)1 << t.bits));
     else fits = t.bits == 64 || (v.i >= -((int64_t)1 << (t.bits - 1)) && v.i < ((int64_t)1 << (t.bits - 1)));
-    if (!fits) return FAIL(e->pos, "constant %lld does not fit in %s", (long long)v.i, tstr(t, b));
+    if (!fits) return FAIL(dsl_node_start(e), "constant %lld does not fit in %s", (long long)v.i, tstr(t, b));
     *out = tsl_int(t, v.i);
   }
   return TSL_OK;
@@ -54,7 +54,7 @@ static tsl_status build(inst *I, const dsl_node *e, tsl_expr **out);
 /* Any node that yields an IR value: typed nodes are built, constants folded and
  * materialized in the type sema settled for them. */
 static tsl_status value(inst *I, const dsl_node *e, tsl_expr **out) {
-  if (e->cls == DC_TYPED) return build(I, e, out);
+  if (e->cls == DC_TYPED || (e->dynamic && e->settled)) return build(I, e, out);
   if (!e->settled) {
     fprintf(stderr, "tessel dsl: internal: unsettled constant at %d:%d\n", e->pos.line, e->pos.col);
     abort();
@@ -69,9 +69,9 @@ static tsl_status build_cast(inst *I, const dsl_node *e, tsl_expr **out) {
   tsl_type t = e->cast_type;
   const dsl_node *a = e->args[0];
   tsl_status st;
-  if (a->cls == DC_TYPED) {
+  if (a->cls == DC_TYPED || a->dynamic) {
     tsl_expr *x;
-    if ((st = build(I, a, &x)) != TSL_OK) return st;
+    if ((st = value(I, a, &x)) != TSL_OK) return st;
     if (tsl_type_is_bool(t) && !tsl_type_is_bool(x->type))
       *out = tsl_ne(x, tsl_type_is_float(x->type) ? tsl_float(x->type, 0.0) : tsl_int(x->type, 0));
     else
@@ -197,14 +197,14 @@ static tsl_status build(inst *I, const dsl_node *e, tsl_expr **out) {
     tsl_expr **idx = tsl_alloc(sizeof(tsl_expr *) * (size_t)e->nargs);
     for (int k = 0; k < e->nargs; k++) {
       const dsl_node *x = e->args[k];
-      if (x->cls != DC_TYPED) {
+      if (x->cls != DC_TYPED && !x->dynamic) {
         dsl_cval v;
         if ((st = dsl_fold(&I->env, x, &v)) != TSL_OK) return st;
         if (v.i < 0 || v.i >= buf->shape[k])
-          return FAIL(x->pos, "index %lld is out of range for dimension %d of %s (extent %lld)", (long long)v.i, k,
+          return FAIL(dsl_node_start(x), "index %lld is out of range for dimension %d of %s (extent %lld)", (long long)v.i, k,
                       tensor_name(I, e->ref, e->ref_index), (long long)buf->shape[k]);
         idx[k] = tsl_i64(v.i);
-      } else if ((st = build(I, x, &idx[k])) != TSL_OK) {
+      } else if ((st = value(I, x, &idx[k])) != TSL_OK) {
         return st;
       }
     }
@@ -308,7 +308,7 @@ static tsl_status bind_shapes(inst *I, int ninputs, const int64_t *const *shapes
       tsl_status st = dsl_fold(&I->env, e, &v);
       if (st != TSL_OK) return st;
       if (v.i != got)
-        return FAIL(e->pos, "dimension %d of input %s must be %lld (%s), got %lld", d, p->name, (long long)v.i,
+        return FAIL(dsl_node_start(e), "dimension %d of input %s must be %lld (%s), got %lld", d, p->name, (long long)v.i,
                     p->type_text, (long long)got);
     }
   }

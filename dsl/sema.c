@@ -28,6 +28,11 @@ dsl_fn dsl_fn_lookup(const char *name) {
   return FN_COUNT_;
 }
 
+dsl_pos dsl_node_start(const dsl_node *e) {
+  while ((e->kind == DN_BINARY || e->kind == DN_COND) && e->nargs > 0 && e->args[0]) e = e->args[0];
+  return e->pos;
+}
+
 bool dsl_is_reserved(const char *name) {
   static const char *words[] = {"op", "where", "if", "assert", "true", "false", "inf", "nan",
                                 "int", "float", "sum", "f16"};
@@ -115,19 +120,44 @@ static tsl_status declare(sema *S, const char *name, dsl_pos pos, const char *wh
 
 static bool is_arith_type(tsl_type t) { return tsl_type_is_intlike(t) || tsl_type_is_float(t); }
 
+static tsl_type natural_type(dsl_class cls) {
+  return cls == DC_CFLOAT ? TSL_F64 : cls == DC_CBOOL ? TSL_BOOL : TSL_I64;
+}
+
+static tsl_status settle(sema *S, dsl_node *e, tsl_type t);
+
+/* A dynamic constant is built, not folded: its constant operands need types too. */
+static tsl_status settle_children(sema *S, dsl_node *e, tsl_type t) {
+  tsl_status st = TSL_OK;
+  bool is_select = e->kind == DN_COND || (e->kind == DN_CALL && e->fn == FN_SELECT);
+  bool is_cmp = e->kind == DN_BINARY && (e->op == TK_LT || e->op == TK_LE || e->op == TK_GT || e->op == TK_GE ||
+                                         e->op == TK_EQ || e->op == TK_NE);
+  if (is_cmp || (e->kind == DN_CALL && e->fn == FN_ISNAN)) {
+    dsl_class c = e->args[0]->cls;
+    for (int i = 1; i < e->nargs; i++)
+      if (e->args[i]->cls == DC_CFLOAT) c = DC_CFLOAT;
+    if (e->kind == DN_CALL) c = DC_CFLOAT;
+    for (int i = 0; i < e->nargs && st == TSL_OK; i++) st = settle(S, e->args[i], natural_type(c));
+    return st;
+  }
+  for (int i = 0; i < e->nargs && st == TSL_OK; i++)
+    st = settle(S, e->args[i], is_select && i == 0 ? TSL_BOOL : t);
+  return st;
+}
+
 /* A constant meets a typed operand: it adapts to T (docs/dsl.md section 6). */
 static tsl_status settle(sema *S, dsl_node *e, tsl_type t) {
   char b[16];
   if (e->cls == DC_TYPED) return TSL_OK;
   if (e->cls == DC_CINT && tsl_type_is_bool(t))
-    return FAIL(e->pos, "an integer constant cannot be used as bool (compare it, e.g. x != 0)");
+    return FAIL(dsl_node_start(e), "an integer constant cannot be used as bool (compare it, e.g. x != 0)");
   if (e->cls == DC_CFLOAT && !tsl_type_is_float(t))
-    return FAIL(e->pos, "a float constant cannot adapt to %s (write an explicit cast, e.g. %s(...))", tstr(t, b), b);
+    return FAIL(dsl_node_start(e), "a float constant cannot adapt to %s (write an explicit cast, e.g. %s(...))", tstr(t, b), b);
   if (e->cls == DC_CBOOL && !tsl_type_is_bool(t))
-    return FAIL(e->pos, "a bool constant cannot adapt to %s (write an explicit cast, e.g. %s(...))", tstr(t, b), b);
+    return FAIL(dsl_node_start(e), "a bool constant cannot adapt to %s (write an explicit cast, e.g. %s(...))", tstr(t, b), b);
   e->type = t;
   e->settled = true;
-  return TSL_OK;
+  return e->dynamic ? settle_children(S, e, t) : TSL_OK;
 }
 
 /* Gives the common class/type of operands (all typed ones equal, constants adapt).
@@ -260,7 +290,7 @@ static tsl_status check_read(sema *S, dsl_node *e) {
     if (st != TSL_OK) return st;
     if (!class_in(x->cls, x->type, K_INT | K_UINT)) {
       char b[16];
-      return FAIL(x->pos, "index %d of '%s' must be an integer (found %s)", k, e->name, class_name(x, b));
+      return FAIL(dsl_node_start(x), "index %d of '%s' must be an integer (found %s)", k, e->name, class_name(x, b));
     }
     if ((st = settle(S, x, TSL_I64)) != TSL_OK) return st;
     if (x->kind == DN_NAME && x->ref == DR_VAR) add_use(S, x->var, r.ref, r.index, k, x->pos);
@@ -303,7 +333,7 @@ static tsl_status check_binary(sema *S, dsl_node *e) {
 static tsl_status need_bool(sema *S, dsl_node *c, const char *what) {
   if (!class_in(c->cls, c->type, K_BOOL)) {
     char b[16];
-    return FAIL(c->pos, "the condition of %s must be bool (found %s)", what, class_name(c, b));
+    return FAIL(dsl_node_start(c), "the condition of %s must be bool (found %s)", what, class_name(c, b));
   }
   return settle(S, c, TSL_BOOL);
 }
@@ -359,7 +389,7 @@ static tsl_status check_call(sema *S, dsl_node *e) {
   return TSL_OK;
 }
 
-static tsl_status check(sema *S, dsl_node *e) {
+static tsl_status check_node(sema *S, dsl_node *e) {
   tsl_status st;
   switch (e->kind) {
   case DN_INT: e->cls = DC_CINT; return TSL_OK;
@@ -389,6 +419,7 @@ static tsl_status check(sema *S, dsl_node *e) {
   case DN_CAST:
     if (S->in_dims) return FAIL(e->pos, "a shape must be an integer constant expression (no casts)");
     if ((st = check(S, e->args[0])) != TSL_OK) return st;
+    if (e->args[0]->dynamic && (st = settle(S, e->args[0], natural_type(e->args[0]->cls))) != TSL_OK) return st;
     e->cls = DC_TYPED;
     e->type = e->cast_type;
     return TSL_OK;
@@ -398,13 +429,22 @@ static tsl_status check(sema *S, dsl_node *e) {
   return FAIL(e->pos, "malformed expression");
 }
 
+static tsl_status check(sema *S, dsl_node *e) {
+  tsl_status st = check_node(S, e);
+  if (st != TSL_OK || e->cls == DC_TYPED) return st;
+  for (int i = 0; i < e->nargs; i++)
+    if (e->args[i] && (e->args[i]->cls == DC_TYPED || e->args[i]->dynamic)) e->dynamic = true;
+  return TSL_OK;
+}
+
 /* A constant integer expression of sizes and parameters (a shape or an extent). */
 static tsl_status check_const_int(sema *S, dsl_node *e, const char *what) {
   tsl_status st = check(S, e);
   if (st != TSL_OK) return st;
-  if (e->cls != DC_CINT) {
+  if (e->cls != DC_CINT || e->dynamic) {
     char b[16];
-    return FAIL(e->pos, "%s must be an integer constant expression of sizes and parameters (found %s)", what, class_name(e, b));
+    return FAIL(dsl_node_start(e), "%s must be an integer constant expression of sizes and parameters (found %s%s)", what,
+                class_name(e, b), e->dynamic ? " depending on an axis" : "");
   }
   return TSL_OK;
 }
@@ -468,8 +508,8 @@ static tsl_status sema_signature(sema *S) {
     dsl_node *c = op->asserts[i].cond;
     tsl_status st = check(S, c);
     if (st != TSL_OK) return st;
-    if (c->cls != DC_CBOOL)
-      return FAIL(c->pos, "an assert needs a constant bool condition of sizes and parameters");
+    if (c->cls != DC_CBOOL || c->dynamic)
+      return FAIL(dsl_node_start(c), "an assert needs a constant bool condition of sizes and parameters");
   }
   return TSL_OK;
 }
@@ -553,7 +593,7 @@ static tsl_status sema_stage(sema *S, int index) {
   if (value->cls == DC_TYPED) {
     t = value->type;
     if (s->has_dtype && !tsl_type_eq(t, s->dtype))
-      return FAIL(value->pos, "stage %s is declared %s but its body has type %s (cast it, e.g. %s(...))", s->name,
+      return FAIL(dsl_node_start(value), "stage %s is declared %s but its body has type %s (cast it, e.g. %s(...))", s->name,
                   tstr(s->dtype, b1), tstr(t, b2), b1);
   } else {
     t = s->has_dtype ? s->dtype : value->cls == DC_CFLOAT ? TSL_F32 : value->cls == DC_CINT ? TSL_I32 : TSL_BOOL;

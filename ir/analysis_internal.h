@@ -37,4 +37,11 @@ tsl_interval tsl_interval_of_type(tsl_type t);
 int64_t tsl_floordiv64(int64_t a, int64_t b);
 int64_t tsl_floormod64(int64_t a, int64_t b);
 
+/* What `cond == truth` says about single variables: the parts of cond of the form
+ * `v op c` or `c op v` (v an integer variable, c a constant, op a comparison), joined
+ * by && when truth is true (|| when false; ! flips), narrow v's range. Returns a new
+ * map (a copy of in, which may be NULL) holding the narrowed ranges, or NULL when cond
+ * narrows nothing. A narrowed range may be empty: cond can then never equal truth. */
+tsl_var_ranges *tsl_ranges_refine(const tsl_expr *cond, bool truth, const tsl_var_ranges *in);
+
 #endif

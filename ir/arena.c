@@ -38,6 +38,8 @@ void tsl_arena_free(tsl_arena *a) {
     b = n;
   }
   if (current == a) current = NULL;
+  /* freeing the default arena by hand must not leave a dangling default behind */
+  if (default_arena == a) default_arena = NULL;
   free(a);
 }
 

@@ -307,6 +307,10 @@ static xi xi_div(xi a, xi b) {
 }
 
 static xi xi_mod(xi a, xi b) {
+  /* a zero divisor is undefined: it neither bounds nor folds anything */
+  if (b.lo == 0) b.lo = 1;
+  if (b.hi == 0) b.hi = -1;
+  if (b.lo > b.hi) return xi_all();
   if (b.lo == b.hi && b.lo != 0 && !is_inf(b.lo)) {
     xint c = b.lo;
     if (!is_inf(a.lo) && !is_inf(a.hi) && xfloordiv(a.lo, c) == xfloordiv(a.hi, c)) {
@@ -553,4 +557,83 @@ tsl_interval tsl_interval_of_cached(const tsl_expr *e, const tsl_var_ranges *ran
 
 tsl_interval tsl_interval_of(const tsl_expr *e, const tsl_var_ranges *ranges) {
   return tsl_interval_of_cached(e, ranges, NULL);
+}
+
+/* ---- ranges implied by a condition ---------------------------------------- */
+
+static tsl_expr_kind mirror_cmp(tsl_expr_kind k) {
+  switch (k) {
+  case TSL_E_LT: return TSL_E_GT;
+  case TSL_E_LE: return TSL_E_GE;
+  case TSL_E_GT: return TSL_E_LT;
+  case TSL_E_GE: return TSL_E_LE;
+  default: return k;
+  }
+}
+
+static tsl_expr_kind negate_cmp(tsl_expr_kind k) {
+  switch (k) {
+  case TSL_E_LT: return TSL_E_GE;
+  case TSL_E_LE: return TSL_E_GT;
+  case TSL_E_GT: return TSL_E_LE;
+  case TSL_E_GE: return TSL_E_LT;
+  case TSL_E_EQ: return TSL_E_NE;
+  default: return TSL_E_EQ;
+  }
+}
+
+static bool refine_rec(const tsl_expr *c, bool truth, const tsl_var_ranges *in, tsl_var_ranges **out) {
+  switch (c->kind) {
+  case TSL_E_NOT: return refine_rec(c->un.a, !truth, in, out);
+  case TSL_E_AND:
+  case TSL_E_OR: {
+    if (truth != (c->kind == TSL_E_AND)) return false; /* a || b true says nothing alone */
+    bool a = refine_rec(c->bin.a, truth, in, out);
+    bool b = refine_rec(c->bin.b, truth, in, out);
+    return a || b;
+  }
+  case TSL_E_EQ: case TSL_E_NE: case TSL_E_LT: case TSL_E_LE: case TSL_E_GT: case TSL_E_GE: break;
+  default: return false;
+  }
+  const tsl_expr *a = c->bin.a, *b = c->bin.b;
+  tsl_expr_kind op = c->kind;
+  int64_t k;
+  if (a->type.lanes != 1 || !tsl_type_is_intlike(a->type)) return false;
+  if (a->kind == TSL_E_VAR && tsl_expr_is_const_int(b, &k)) {
+  } else if (b->kind == TSL_E_VAR && tsl_expr_is_const_int(a, &k)) {
+    const tsl_expr *t = a;
+    a = b;
+    b = t;
+    op = mirror_cmp(op);
+  } else {
+    return false;
+  }
+  if (tsl_type_is_uint(a->type) && k < 0) return false; /* u64 constant >= 2^63 */
+  if (!truth) op = negate_cmp(op);
+  xi allowed = xi_all();
+  switch (op) {
+  case TSL_E_LT: allowed.hi = (xint)k - 1; break;
+  case TSL_E_LE: allowed.hi = k; break;
+  case TSL_E_GT: allowed.lo = (xint)k + 1; break;
+  case TSL_E_GE: allowed.lo = k; break;
+  case TSL_E_EQ: allowed = xi_make(k, k); break;
+  default: return false;
+  }
+  const tsl_var_ranges *cur_map = *out ? *out : in;
+  tsl_interval cur;
+  if (!tsl_var_ranges_get(cur_map, a, &cur)) cur = tsl_interval_of_type(a->type);
+  xi x = from_tsl(cur);
+  if (x.empty) return false;
+  xi n = xi_make(xmax(x.lo, allowed.lo), xmin(x.hi, allowed.hi));
+  if (n.lo == x.lo && n.hi == x.hi) return false;
+  if (n.lo > n.hi) n = xi_empty();
+  if (!*out) *out = tsl_var_ranges_copy(in);
+  tsl_var_ranges_set(*out, a, to_tsl(n));
+  return true;
+}
+
+tsl_var_ranges *tsl_ranges_refine(const tsl_expr *cond, bool truth, const tsl_var_ranges *in) {
+  tsl_var_ranges *out = NULL;
+  refine_rec(cond, truth, in, &out);
+  return out;
 }

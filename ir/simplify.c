@@ -17,6 +17,10 @@
 
 #include "ir/simplify_internal.h"
 
+/* Child contexts one call may open (each re-simplifies a subtree): bounds the work on
+ * deeply nested conditions. */
+enum { REFINE_BUDGET = 64, REFINE_DEPTH = 6 };
+
 static bool is_const(const tsl_expr *e, int64_t *v) { return tsl_expr_is_const_int(e, v); }
 
 static bool is_true(const tsl_expr *e) {
@@ -251,6 +255,52 @@ static tsl_expr *negate_compare(tsl_expr *a) {
   }
 }
 
+/* Can e be evaluated at any point without undefined behaviour or a memory access?
+ * Only such a subtree may be simplified with facts from a condition that does not
+ * guard its evaluation (select evaluates both branches, && and || do not short
+ * circuit): narrowing would otherwise turn a clamped index into an out-of-bounds load
+ * or a guarded divisor into a division by zero. */
+static bool is_total(const tsl_expr *e) {
+  int64_t k;
+  switch (e->kind) {
+  case TSL_E_INT: case TSL_E_FLOAT: case TSL_E_VAR: return true;
+  case TSL_E_ADD: case TSL_E_SUB: case TSL_E_MUL: case TSL_E_MIN: case TSL_E_MAX:
+  case TSL_E_EQ: case TSL_E_NE: case TSL_E_LT: case TSL_E_LE: case TSL_E_GT: case TSL_E_GE:
+  case TSL_E_AND: case TSL_E_OR:
+    return is_total(e->bin.a) && is_total(e->bin.b);
+  case TSL_E_DIV:
+  case TSL_E_MOD: {
+    const tsl_expr *d = e->bin.b->kind == TSL_E_BROADCAST ? e->bin.b->broadcast.value : e->bin.b;
+    if (tsl_type_is_float(e->type)) return is_total(e->bin.a) && is_total(e->bin.b);
+    return tsl_expr_is_const_int(d, &k) && k != 0 && is_total(e->bin.a);
+  }
+  case TSL_E_NOT: return is_total(e->un.a);
+  case TSL_E_CAST: return !tsl_type_is_float(e->un.a->type) && is_total(e->un.a);
+  case TSL_E_SELECT: return is_total(e->select.cond) && is_total(e->select.t) && is_total(e->select.f);
+  case TSL_E_BROADCAST: return is_total(e->broadcast.value);
+  case TSL_E_RAMP: return is_total(e->ramp.base) && is_total(e->ramp.stride);
+  case TSL_E_LET: return is_total(e->let.value) && is_total(e->let.body);
+  default: return false;
+  }
+}
+
+/* e simplified knowing cond == truth (a simplified scalar bool), in a child context
+ * with narrowed ranges; e must only matter where cond == truth. */
+static tsl_expr *simp_refined(tsl_simp *c, tsl_expr *e, const tsl_expr *cond, bool truth) {
+  if (c->depth < REFINE_DEPTH && *c->budget > 0 && cond->type.lanes == 1 && is_total(e)) {
+    tsl_var_ranges *r = tsl_ranges_refine(cond, truth, c->ranges);
+    if (r) {
+      (*c->budget)--;
+      tsl_simp sub = {r, {0}, c->subst, c->depth + 1, c->budget};
+      tsl_memo_init(&sub.memo);
+      tsl_expr *out = tsl_simp_expr(&sub, e);
+      tsl_memo_free(&sub.memo);
+      return out;
+    }
+  }
+  return tsl_simp_expr(c, e);
+}
+
 static tsl_expr *simp_logic(tsl_simp *c, tsl_expr *e) {
   int n = e->type.lanes;
   if (e->kind == TSL_E_NOT) {
@@ -264,7 +314,8 @@ static tsl_expr *simp_logic(tsl_simp *c, tsl_expr *e) {
     return a == e->un.a ? e : tsl_not(a);
   }
   bool is_and = e->kind == TSL_E_AND;
-  tsl_expr *a = tsl_simp_expr(c, e->bin.a), *b = tsl_simp_expr(c, e->bin.b);
+  /* b matters only where a is true (&&) or false (||) */
+  tsl_expr *a = tsl_simp_expr(c, e->bin.a), *b = simp_refined(c, e->bin.b, a, is_and);
   if (is_and) {
     if (is_false(a) || is_false(b)) return const_bool(false, n);
     if (is_true(a)) return b;
@@ -287,8 +338,13 @@ static tsl_expr *simp_select(tsl_simp *c, tsl_expr *e) {
   tsl_expr *k = tsl_simp_expr(c, e->select.cond);
   if (is_true(k)) return tsl_simp_expr(c, e->select.t);
   if (is_false(k)) return tsl_simp_expr(c, e->select.f);
-  tsl_expr *t = tsl_simp_expr(c, e->select.t), *f = tsl_simp_expr(c, e->select.f);
+  tsl_expr *t = simp_refined(c, e->select.t, k, true), *f = simp_refined(c, e->select.f, k, false);
   if (tsl_expr_equal(t, f)) return t;
+  /* select(a < b, a, b) -> min(a, b) and the like (integers: no NaN) */
+  if (t->type.lanes == 1 && tsl_type_is_intlike(t->type) && (k->kind == TSL_E_LT || k->kind == TSL_E_LE)) {
+    if (tsl_expr_equal(k->bin.a, t) && tsl_expr_equal(k->bin.b, f)) return simp_new(c, tsl_min(t, f));
+    if (tsl_expr_equal(k->bin.a, f) && tsl_expr_equal(k->bin.b, t)) return simp_new(c, tsl_max(t, f));
+  }
   if (k->kind == TSL_E_NOT) {
     k = k->un.a;
     tsl_expr *tmp = t;
@@ -368,7 +424,7 @@ static tsl_expr *simp_let(tsl_simp *c, tsl_expr *e) {
   tsl_expr *v = tsl_simp_expr(c, e->let.value);
   tsl_expr *var = e->let.var;
   if (v->kind == TSL_E_INT || v->kind == TSL_E_FLOAT || v->kind == TSL_E_VAR || !tsl_expr_uses_var(e->let.body, var)) {
-    tsl_memo_get(&c->memo, var, true)->simplified = v;
+    tsl_memo_get(c->subst, var, true)->simplified = v;
     return tsl_simp_expr(c, e->let.body);
   }
   tsl_var_ranges *r = tsl_var_ranges_copy(c->ranges);
@@ -478,8 +534,11 @@ static tsl_expr *simp_call(tsl_simp *c, tsl_expr *e) {
 static tsl_expr *simp_compute(tsl_simp *c, tsl_expr *e) {
   switch (e->kind) {
   case TSL_E_INT:
-  case TSL_E_FLOAT:
-  case TSL_E_VAR: return e;
+  case TSL_E_FLOAT: return e;
+  case TSL_E_VAR: {
+    tsl_memo_entry *m = tsl_memo_get(c->subst, e, false);
+    return m && m->simplified ? m->simplified : e;
+  }
   case TSL_E_ADD: case TSL_E_SUB: case TSL_E_MUL: case TSL_E_DIV: case TSL_E_MOD:
   case TSL_E_MIN: case TSL_E_MAX:
     return simp_arith(c, e);
@@ -528,11 +587,14 @@ tsl_expr *tsl_simp_expr(tsl_simp *c, tsl_expr *e) {
 
 tsl_expr *tsl_simplify(tsl_expr *e, const tsl_var_ranges *ranges) {
   if (!e) return NULL;
-  tsl_simp c;
-  c.ranges = ranges;
+  tsl_memo subst;
+  int budget = REFINE_BUDGET;
+  tsl_memo_init(&subst);
+  tsl_simp c = {ranges, {0}, &subst, 0, &budget};
   tsl_memo_init(&c.memo);
   tsl_expr *r = tsl_simp_expr(&c, e);
   tsl_memo_free(&c.memo);
+  tsl_memo_free(&subst);
   return r;
 }
 

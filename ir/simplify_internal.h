@@ -8,11 +8,17 @@
 #include "ir/analysis_internal.h"
 
 /* One tsl_simplify call: the known ranges (replaced by an extended copy inside Let
- * bodies and reductions) and a cache of simplified nodes and intervals. A cache
- * entry whose key is a Let variable being inlined maps it to its value. */
+ * bodies and reductions) and a cache of simplified nodes and intervals, valid for
+ * those ranges. Where a condition narrows ranges (the branches of a select, the right
+ * operand of && and ||) a child context with its own cache simplifies the subtree;
+ * children share the parent's Let substitutions (inlined Let variable -> value) and
+ * a budget bounding how many child contexts one call may open. */
 typedef struct tsl_simp {
   const tsl_var_ranges *ranges;
   tsl_memo memo;
+  tsl_memo *subst;
+  int depth;
+  int *budget;
 } tsl_simp;
 
 /* The simplified form of e (cached by address). */

@@ -235,7 +235,9 @@ static tsl_expr *divmod_i64(tsl_simp *c, tsl_expr_kind kind, tsl_expr *a, int64_
   lin_init(&q, t);
   lin_init(&r, t);
   lin_add_simplified(&l, a, 1);
-  r.c0 = l.c0;
+  /* the constant's whole multiples of k (rounded toward 0, so small constants stay) */
+  q.c0 = (uint64_t)((int64_t)l.c0 / k);
+  r.c0 = (uint64_t)((int64_t)l.c0 % k);
   for (int i = 0; i < l.n; i++) {
     int64_t v = (int64_t)l.terms[i].coef;
     if (v == 0) continue;

@@ -102,9 +102,14 @@ static tsl_expr **output_index(const tsl_stage *st, const tsl_stage_lower *sl, t
   return idx;
 }
 
-static tsl_expr *and_maybe(tsl_expr *a, tsl_expr *b) { return !a ? b : !b ? a : tsl_and(a, b); }
-
-static tsl_stmt *guarded(tsl_expr *cond, tsl_stmt *s) { return cond ? tsl_if(cond, s, NULL) : s; }
+/* s under cond, one if per conjunct (outermost first): a check that does not vary with
+ * the vector lanes then stays a plain if around the vector code instead of joining the
+ * lane mask, and the vectorizer can use it to bound the variables it tests. */
+static tsl_stmt *guarded(tsl_expr *cond, tsl_stmt *s) {
+  if (!cond) return s;
+  if (cond->kind == TSL_E_AND) return guarded(cond->bin.a, guarded(cond->bin.b, s));
+  return tsl_if(cond, s, NULL);
+}
 
 static tsl_stmt *leaf_loop(const tsl_stage *st, const tsl_stage_lower *sl, int it, tsl_expr *var, tsl_stmt *body) {
   return tsl_for(var, sl->iter_min[it], tsl_i64(sl->iter_extent[it]), st->iters[it].annotation, body);
@@ -165,7 +170,7 @@ tsl_stmt *tsl_make_stage_nest(const tsl_lower_ctx *ctx, int si) {
     tsl_expr *v = body->reduce.combiner == TSL_REDUCE_SUM   ? tsl_add(cur, src)
                   : body->reduce.combiner == TSL_REDUCE_MAX ? tsl_max(cur, src)
                                                             : tsl_min(cur, src);
-    update = guarded(and_maybe(cond, checks), tsl_store(buf, st->op->naxis, idx, v, NULL));
+    update = guarded(checks, guarded(cond, tsl_store(buf, st->op->naxis, idx, v, NULL)));
     for (int k = 0; k < st->nleaf; k++)
       if (st->iters[st->leaf[k]].is_reduce) {
         r0 = k;
@@ -178,6 +183,8 @@ tsl_stmt *tsl_make_stage_nest(const tsl_lower_ctx *ctx, int si) {
   }
   /* Built from the innermost loop outwards: what sits inside leaf k-1 before leaf k's
    * loop is the stages attached at k-1 and, at the first reduction leaf, the init. */
+  /* a reduction over no loop at all (zero reduce axes) still starts from the identity */
+  if (init && r0 == st->nleaf) update = tsl_seq2(init, update);
   tsl_stmt *s = wrap_attached(ctx, si, st->nleaf - 1, update);
   for (int k = st->nleaf - 1; k >= 0; k--) {
     int it = st->leaf[k];

@@ -1,7 +1,7 @@
 /* Pass: statement-level simplification (see simplify.h). */
 #include "ir/passes/simplify.h"
 
-#include "ir/analysis.h"
+#include "ir/analysis_internal.h"
 
 static bool is_scalar_const(const tsl_expr *e) { return e->kind == TSL_E_INT || e->kind == TSL_E_FLOAT; }
 static bool is_const_bool(const tsl_expr *e, bool v) {
@@ -85,7 +85,9 @@ static tsl_stmt *walk_if(tsl_stmt *s, const tsl_var_ranges *r) {
   tsl_expr *cond = tsl_simplify(s->if_.cond, r);
   if (is_const_bool(cond, true)) return walk(s->if_.then_case, r);
   if (is_const_bool(cond, false)) return walk(s->if_.else_case, r);
-  tsl_stmt *t = walk(s->if_.then_case, r), *e = walk(s->if_.else_case, r);
+  /* each branch runs only where cond is true / false: narrow the ranges it implies */
+  tsl_var_ranges *rt = tsl_ranges_refine(cond, true, r), *rf = tsl_ranges_refine(cond, false, r);
+  tsl_stmt *t = walk(s->if_.then_case, rt ? rt : r), *e = walk(s->if_.else_case, rf ? rf : r);
   if (!t && !e) return NULL;
   if (!t) return tsl_if(tsl_simplify(tsl_not(cond), r), e, NULL);
   if (cond == s->if_.cond && t == s->if_.then_case && e == s->if_.else_case) return s;

@@ -27,6 +27,61 @@ static void set_range(vec_state *st, tsl_expr *var, tsl_expr *min, tsl_expr *ext
   tsl_var_ranges_set(st->ranges, var, r);
 }
 
+/* ---- ranges known under an if ---- */
+
+typedef struct range_undo {
+  int n;
+  const tsl_expr *var[8];
+  tsl_interval old[8];
+} range_undo;
+
+/* Tightens the range of v to [lo, hi] (either side optional), remembering the old one. */
+static void tighten(vec_state *st, range_undo *u, const tsl_expr *v, bool has_lo, int64_t lo, bool has_hi, int64_t hi) {
+  tsl_interval r;
+  if (!tsl_var_ranges_get(st->ranges, v, &r) || u->n == 8) return;
+  u->var[u->n] = v;
+  u->old[u->n] = r;
+  u->n++;
+  if (has_lo && (!r.has_lo || lo > r.lo)) r.lo = lo, r.has_lo = true;
+  if (has_hi && (!r.has_hi || hi < r.hi)) r.hi = hi, r.has_hi = true;
+  if (r.has_lo && r.has_hi && r.hi < r.lo) r.empty = true;
+  tsl_var_ranges_set(st->ranges, v, r);
+}
+
+/* What `cond` (scalar, true inside the then-branch) says about single variables: the
+ * conjuncts of the form var < e, var <= e, var > e, var >= e (either side). */
+static void refine(vec_state *st, range_undo *u, const tsl_expr *cond) {
+  if (cond->type.lanes != 1) return;
+  /* the simplifier brings linear tests to var-versus-bound form ((v*4 + 1) < 13 -> v < 3) */
+  cond = tsl_simplify((tsl_expr *)cond, st->ranges);
+  if (cond->kind == TSL_E_AND) {
+    refine(st, u, cond->bin.a);
+    refine(st, u, cond->bin.b);
+    return;
+  }
+  tsl_expr_kind k = cond->kind;
+  if (k != TSL_E_LT && k != TSL_E_LE && k != TSL_E_GT && k != TSL_E_GE) return;
+  const tsl_expr *a = cond->bin.a, *b = cond->bin.b;
+  if (a->kind != TSL_E_VAR) {
+    const tsl_expr *t = a; /* e < v is v > e */
+    a = b;
+    b = t;
+    k = k == TSL_E_LT ? TSL_E_GT : k == TSL_E_LE ? TSL_E_GE : k == TSL_E_GT ? TSL_E_LT : TSL_E_LE;
+  }
+  if (a->kind != TSL_E_VAR || !tsl_type_is_intlike(a->type)) return;
+  tsl_interval e = tsl_interval_of(b, st->ranges);
+  if (e.empty) return;
+  if (k == TSL_E_LT && e.has_hi) tighten(st, u, a, false, 0, true, e.hi - 1);
+  if (k == TSL_E_LE && e.has_hi) tighten(st, u, a, false, 0, true, e.hi);
+  if (k == TSL_E_GT && e.has_lo) tighten(st, u, a, true, e.lo + 1, false, 0);
+  if (k == TSL_E_GE && e.has_lo) tighten(st, u, a, true, e.lo, false, 0);
+}
+
+static void undo_ranges(vec_state *st, range_undo *u) {
+  for (int i = u->n - 1; i >= 0; i--) tsl_var_ranges_set(st->ranges, u->var[i], u->old[i]);
+  u->n = 0;
+}
+
 static void map_var(vec_state *st, tsl_expr *from, tsl_expr *to) {
   if (st->nmap == st->capmap) {
     int cap = st->capmap ? st->capmap * 2 : 8;
@@ -229,7 +284,11 @@ static tsl_stmt *vec_stmt(tsl_mutator *m, tsl_stmt *s) {
     tsl_expr *c = tsl_mutate_expr(m, s->if_.cond);
     if (st->failed) return s;
     if (c->type.lanes == 1) {
-      tsl_stmt *t = tsl_mutate_stmt(m, s->if_.then_case), *f = tsl_mutate_stmt(m, s->if_.else_case);
+      range_undo u = {0};
+      refine(st, &u, c);
+      tsl_stmt *t = tsl_mutate_stmt(m, s->if_.then_case);
+      undo_ranges(st, &u);
+      tsl_stmt *f = tsl_mutate_stmt(m, s->if_.else_case);
       if (st->failed) return s;
       return tsl_if(c, t, f);
     }
@@ -285,6 +344,15 @@ static tsl_stmt *outer_stmt(tsl_mutator *m, tsl_stmt *s) {
   if (st->rc != TSL_OK) return s;
   if (s->kind == TSL_S_LET && s->let.value->type.lanes == 1 && tsl_type_is_intlike(s->let.value->type))
     tsl_var_ranges_set(st->ranges, s->let.var, tsl_interval_of(s->let.value, st->ranges));
+  if (s->kind == TSL_S_IF) {
+    range_undo u = {0};
+    refine(st, &u, s->if_.cond);
+    tsl_stmt *t = tsl_mutate_stmt(m, s->if_.then_case);
+    undo_ranges(st, &u);
+    tsl_stmt *f = tsl_mutate_stmt(m, s->if_.else_case);
+    if (st->rc != TSL_OK) return s;
+    return t == s->if_.then_case && f == s->if_.else_case ? s : tsl_if(s->if_.cond, t, f);
+  }
   if (s->kind != TSL_S_FOR) return tsl_mutate_stmt_children(m, s);
   set_range(st, s->loop.var, s->loop.min, s->loop.extent);
   /* inner loops first: a vectorized loop inside another is vectorized, the outer one

@@ -74,26 +74,33 @@ tsl_func *cg_func(const char *name, int nbufs, tsl_buffer *const *bufs, tsl_stmt
   return tsl_func_new(name, nbufs, args, body);
 }
 
-tsl_func *cg_lanes_kernel(const char *name, int nin, const tsl_type *in_types, tsl_type out_type, int64_t n,
-                          cg_expr_fn fn) {
+tsl_func *cg_lanes_kernel_multi(const char *name, int nin, const tsl_type *in_types, tsl_type out_type, int64_t n,
+                                int nfn, const cg_expr_fn *fns) {
   tsl_buffer *bufs[9];
   for (int i = 0; i < nin; i++) {
     char nm[16];
     snprintf(nm, sizeof nm, "in%d", i);
     bufs[i] = cg_buf(nm, in_types[i], n);
   }
-  tsl_buffer *out = bufs[nin] = cg_buf("out", out_type, CG_NREGIONS * n);
-  tsl_stmt *regions[CG_NREGIONS];
-  for (int r = 0; r < CG_NREGIONS; r++) {
-    int lanes = cg_region_lanes[r];
-    tsl_expr *io = tsl_var("io", TSL_I64);
-    tsl_expr *base = tsl_mul(io, tsl_i64(lanes));
-    tsl_expr *in[8];
-    for (int i = 0; i < nin; i++) in[i] = cg_ldv(bufs[i], base, lanes);
-    tsl_stmt *store = cg_stv(out, tsl_add(tsl_i64(r * n), base), lanes, fn(in, lanes));
-    regions[r] = tsl_for(io, tsl_i64(0), tsl_i64(n / lanes), TSL_FOR_SERIAL, store);
-  }
-  return cg_func(name, nin + 1, bufs, tsl_seq(CG_NREGIONS, regions));
+  tsl_buffer *out = bufs[nin] = cg_buf("out", out_type, (int64_t)nfn * CG_NREGIONS * n);
+  tsl_stmt *regions[64];
+  for (int k = 0; k < nfn; k++)
+    for (int r = 0; r < CG_NREGIONS; r++) {
+      int lanes = cg_region_lanes[r];
+      tsl_expr *io = tsl_var("io", TSL_I64);
+      tsl_expr *base = tsl_mul(io, tsl_i64(lanes));
+      tsl_expr *in[8];
+      for (int i = 0; i < nin; i++) in[i] = cg_ldv(bufs[i], base, lanes);
+      tsl_expr *at = tsl_add(tsl_i64((k * CG_NREGIONS + r) * n), base);
+      regions[k * CG_NREGIONS + r] =
+          tsl_for(io, tsl_i64(0), tsl_i64(n / lanes), TSL_FOR_SERIAL, cg_stv(out, at, lanes, fns[k](in, lanes)));
+    }
+  return cg_func(name, nin + 1, bufs, tsl_seq(nfn * CG_NREGIONS, regions));
+}
+
+tsl_func *cg_lanes_kernel(const char *name, int nin, const tsl_type *in_types, tsl_type out_type, int64_t n,
+                          cg_expr_fn fn) {
+  return cg_lanes_kernel_multi(name, nin, in_types, out_type, n, 1, &fn);
 }
 
 tsl_status cg_run_lanes(const tsl_func *f, int nin, void *const *inputs, void *out) {

@@ -51,6 +51,9 @@ typedef tsl_expr *(*cg_expr_fn)(tsl_expr *const *in, int lanes);
  * at a time (n must be a multiple of 16). in_types are scalar element types. */
 tsl_func *cg_lanes_kernel(const char *name, int nin, const tsl_type *in_types, tsl_type out_type, int64_t n,
                           cg_expr_fn fn);
+/* The same with nfn expressions: out[(k*CG_NREGIONS + r)*n + i] = fns[k](...). */
+tsl_func *cg_lanes_kernel_multi(const char *name, int nin, const tsl_type *in_types, tsl_type out_type, int64_t n,
+                                int nfn, const cg_expr_fn *fns);
 /* Runs a lanes kernel on inputs (nin pointers to n elements, 64-byte aligned) into
  * out (CG_NREGIONS * n elements). */
 tsl_status cg_run_lanes(const tsl_func *f, int nin, void *const *inputs, void *out);

@@ -18,6 +18,10 @@ typedef struct ir_test {
 } ir_test;
 void ir_add_suite(const char *name, const ir_test *tests);
 
+/* Multiplier for the number of random cases (environment variable TSL_IR_TEST_SCALE,
+ * default 1), for long soak runs of the property tests. */
+int ir_test_scale(void);
+
 /* Asserts that the text of e is `want` (and prints both when not). */
 void ir_check_expr_text(const tsl_expr *e, const char *want, const char *file, int line);
 void ir_check_stmt_text(const tsl_stmt *s, const char *want, const char *file, int line);
@@ -30,5 +34,6 @@ void tsl_tests_ir_interval(void);
 void tsl_tests_ir_simplify(void);
 void tsl_tests_ir_simplify_random(void);
 void tsl_tests_ir_pass_simplify(void);
+void tsl_tests_ir_pass_random(void);
 
 #endif

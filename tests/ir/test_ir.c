@@ -22,6 +22,12 @@ int ir_suite_cleanup(void) {
   return 0;
 }
 
+int ir_test_scale(void) {
+  const char *s = getenv("TSL_IR_TEST_SCALE");
+  int v = s ? atoi(s) : 1;
+  return v < 1 ? 1 : v;
+}
+
 void ir_add_suite(const char *name, const ir_test *tests) {
   CU_pSuite s = CU_add_suite(name, ir_suite_init, ir_suite_cleanup);
   if (!s) {
@@ -53,4 +59,5 @@ void tsl_tests_ir(void) {
   tsl_tests_ir_simplify();
   tsl_tests_ir_simplify_random();
   tsl_tests_ir_pass_simplify();
+  tsl_tests_ir_pass_random();
 }

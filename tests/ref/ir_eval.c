@@ -39,6 +39,28 @@ static __int128 as_wide(tsl_type t, int64_t v) {
 
 static ref_eval_status ev(const tsl_expr *e, const ref_env *env, const binding *b, int lane, int64_t *out);
 
+/* Element offset of buf[index...] (row-major, or the flat offset for one index). */
+static ref_eval_status address(const tsl_buffer *buf, int n, tsl_expr *const *index, const ref_env *env,
+                               const binding *bd, int lane, int64_t **mem, int64_t *off) {
+  if (!env->data || buf->dtype.code != TSL_TYPE_INT || buf->dtype.bits != 64) return REF_EVAL_UNSUPPORTED;
+  *mem = env->data(env->ud, buf);
+  if (!*mem) return REF_EVAL_UNSUPPORTED;
+  int64_t o = 0;
+  for (int d = 0; d < n; d++) {
+    int64_t v;
+    ref_eval_status st = ev(index[d], env, bd, lane, &v);
+    if (st != REF_EVAL_OK) return st;
+    if (n > 1) {
+      if (v < 0 || v >= buf->shape[d]) return REF_EVAL_OUT_OF_BOUNDS;
+      o = o * buf->shape[d] + v;
+    } else {
+      o = v;
+    }
+  }
+  *off = o;
+  return REF_EVAL_OK;
+}
+
 static ref_eval_status ev2(const tsl_expr *e, const ref_env *env, const binding *bd, int lane, int64_t *x, int64_t *y) {
   ref_eval_status s1 = ev(e->bin.a, env, bd, lane, x);
   ref_eval_status s2 = ev(e->bin.b, env, bd, lane, y);
@@ -142,6 +164,24 @@ static ref_eval_status ev(const tsl_expr *e, const ref_env *env, const binding *
     if (st != REF_EVAL_OK) return st;
     *out = wrap(t, as_wide(t, x) + as_wide(t, y) * lane);
     return REF_EVAL_OK;
+  case TSL_E_LOAD: {
+    int64_t off;
+    int64_t *mem;
+    st = address(e->load.buf, e->load.nindex, e->load.index, env, bd, lane, &mem, &off);
+    if (st != REF_EVAL_OK) return st;
+    if (e->load.predicate) {
+      int64_t p;
+      st = ev(e->load.predicate, env, bd, lane, &p);
+      if (st != REF_EVAL_OK) return st;
+      if (!p) {
+        *out = 0;
+        return REF_EVAL_OK;
+      }
+    }
+    if (off < 0 || off >= tsl_buffer_numel(e->load.buf)) return REF_EVAL_OUT_OF_BOUNDS;
+    *out = mem[off];
+    return REF_EVAL_OK;
+  }
   case TSL_E_LET: {
     st = ev(e->let.value, env, bd, lane, &x);
     if (st != REF_EVAL_OK) return st;
@@ -155,3 +195,56 @@ static ref_eval_status ev(const tsl_expr *e, const ref_env *env, const binding *
 ref_eval_status ref_eval_int(const tsl_expr *e, const ref_env *env, int lane, int64_t *out) {
   return ev(e, env, NULL, lane, out);
 }
+
+static ref_eval_status exec(const tsl_stmt *s, const ref_env *env, const binding *bd) {
+  ref_eval_status st;
+  int64_t x;
+  switch (s->kind) {
+  case TSL_S_FOR: {
+    int64_t mn, ext;
+    if ((st = ev(s->loop.min, env, bd, 0, &mn)) != REF_EVAL_OK) return st;
+    if ((st = ev(s->loop.extent, env, bd, 0, &ext)) != REF_EVAL_OK) return st;
+    for (int64_t i = mn; i < mn + ext; i++) {
+      binding nb = {s->loop.var, i, bd};
+      if ((st = exec(s->loop.body, env, &nb)) != REF_EVAL_OK) return st;
+    }
+    return REF_EVAL_OK;
+  }
+  case TSL_S_STORE: {
+    int lanes = s->store.value->type.lanes;
+    for (int lane = 0; lane < lanes; lane++) {
+      int64_t *mem, off;
+      st = address(s->store.buf, s->store.nindex, s->store.index, env, bd, lane, &mem, &off);
+      if (st != REF_EVAL_OK) return st;
+      if (s->store.predicate) {
+        if ((st = ev(s->store.predicate, env, bd, lane, &x)) != REF_EVAL_OK) return st;
+        if (!x) continue;
+      }
+      if ((st = ev(s->store.value, env, bd, lane, &x)) != REF_EVAL_OK) return st;
+      if (off < 0 || off >= tsl_buffer_numel(s->store.buf)) return REF_EVAL_OUT_OF_BOUNDS;
+      mem[off] = x;
+    }
+    return REF_EVAL_OK;
+  }
+  case TSL_S_ALLOCATE: return exec(s->allocate.body, env, bd);
+  case TSL_S_SEQ:
+    for (int i = 0; i < s->seq.n; i++)
+      if ((st = exec(s->seq.stmts[i], env, bd)) != REF_EVAL_OK) return st;
+    return REF_EVAL_OK;
+  case TSL_S_IF:
+    if ((st = ev(s->if_.cond, env, bd, 0, &x)) != REF_EVAL_OK) return st;
+    if (x) return exec(s->if_.then_case, env, bd);
+    return s->if_.else_case ? exec(s->if_.else_case, env, bd) : REF_EVAL_OK;
+  case TSL_S_LET: {
+    if ((st = ev(s->let.value, env, bd, 0, &x)) != REF_EVAL_OK) return st;
+    binding nb = {s->let.var, x, bd};
+    return exec(s->let.body, env, &nb);
+  }
+  case TSL_S_EVALUATE:
+    st = ev(s->evaluate.value, env, bd, 0, &x);
+    return st == REF_EVAL_UNSUPPORTED ? REF_EVAL_OK : st;
+  }
+  return REF_EVAL_UNSUPPORTED;
+}
+
+ref_eval_status ref_exec_stmt(const tsl_stmt *s, const ref_env *env) { return exec(s, env, NULL); }

@@ -16,20 +16,30 @@
 
 typedef enum ref_eval_status {
   REF_EVAL_OK = 0,
-  REF_EVAL_DIV_ZERO = 1,   /* a division or modulo by zero happened: undefined */
-  REF_EVAL_UNSUPPORTED = 2 /* a node this interpreter does not model (float, load...) */
+  REF_EVAL_DIV_ZERO = 1,    /* a division or modulo by zero happened: undefined */
+  REF_EVAL_UNSUPPORTED = 2, /* a node this interpreter does not model (float ...) */
+  REF_EVAL_OUT_OF_BOUNDS = 3 /* a load or store outside its buffer */
 } ref_eval_status;
 
-/* Values of free variables: vars[i] (by node identity) has value values[i]. */
+/* Values of free variables: vars[i] (by node identity) has value values[i]. Loads and
+ * stores reach memory through `data` (may be NULL: then they are unsupported): it
+ * returns the int64 elements of a buffer (row-major, tsl_buffer_numel of them) or
+ * NULL for an unknown buffer. */
 typedef struct ref_env {
   int n;
   const tsl_expr *const *vars;
   const int64_t *values;
+  int64_t *(*data)(void *ud, const tsl_buffer *b);
+  void *ud;
 } ref_env;
 
 /* Value of lane `lane` of e (0 for scalars) as the type holds it: signed types
  * sign-extended, unsigned ones zero-extended (u64 bitwise), bool 0/1. */
 ref_eval_status ref_eval_int(const tsl_expr *e, const ref_env *env, int lane, int64_t *out);
+
+/* Runs a statement (scalar stores only): loops, ifs, lets, sequences, allocations
+ * (their buffers must be known to env->data) and evaluates. */
+ref_eval_status ref_exec_stmt(const tsl_stmt *s, const ref_env *env);
 
 /* Reference floor division / modulo (b != 0). */
 int64_t ref_floordiv(int64_t a, int64_t b);

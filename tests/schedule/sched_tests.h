@@ -71,5 +71,10 @@ bool st_run(const tsl_func *f, void *const *data);
 void st_jit_release(void);
 /* n floats, 64-byte aligned (free with free()). */
 float *st_alloc_f32(int64_t n);
+/* n floats (n * 4 a multiple of 64) ending right before an inaccessible page, so an
+ * access past the end faults; NULL when n does not fit that rule. Free with
+ * st_free_guarded(p, n). */
+float *st_alloc_guarded(int64_t n);
+void st_free_guarded(float *p, int64_t n);
 
 #endif

@@ -1,0 +1,20 @@
+/* Internal to dsl/ops: the operator families that registry.c collects. Each family file
+ * holds the DSL text of its operators and an example shape set for each. */
+#ifndef TESSEL_DSL_OPS_FAMILIES_H
+#define TESSEL_DSL_OPS_FAMILIES_H
+
+#include "dsl/ops/registry.h"
+
+typedef struct tsl_op_source {
+  const char *name;
+  const char *description;
+  const char *text; /* defines exactly the op `name` */
+  tsl_op_example example;
+} tsl_op_source;
+
+/* Each returns its family's operators (static storage) and their count in *n. */
+const tsl_op_source *tsl_ops_matmul_family(int *n);
+const tsl_op_source *tsl_ops_conv2d_family(int *n);
+const tsl_op_source *tsl_ops_elemwise_family(int *n);
+
+#endif
