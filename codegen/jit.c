@@ -31,8 +31,9 @@ struct tsl_jit {
   char *data_layout;
   pthread_mutex_t lock;
   atomic_int refs;
-  char **symbols; /* used kernel symbols */
+  char **symbols; /* used kernel symbols: open addressing, capsymbols a power of two */
   int nsymbols, capsymbols;
+  unsigned serial; /* suffix for the next repeated name */
   jit_owner **owners;
   int nowners, capowners;
 };
@@ -126,7 +127,7 @@ static void destroy(tsl_jit *j) {
   }
   if (j->tm) LLVMDisposeTargetMachine(j->tm);
   free(j->data_layout);
-  for (int i = 0; i < j->nsymbols; i++) free(j->symbols[i]);
+  for (int i = 0; i < j->capsymbols; i++) free(j->symbols[i]);
   free(j->symbols);
   free(j->owners);
   pthread_mutex_destroy(&j->lock);
@@ -160,7 +161,8 @@ tsl_status tsl_jit_new(const tsl_target *t, tsl_jit **out) {
   tsl_status st = tsl_codegen_target_machine(t, extra, true, &j->tm);
   if (st == TSL_OK) st = tsl_codegen_target_machine(t, extra, true, &session_tm);
   free(extra);
-  if (st == TSL_OK && !(j->data_layout = tsl_codegen_data_layout(j->tm))) st = tsl_error(TSL_ERR_NOMEM, "jit: out of memory");
+  if (st == TSL_OK && !(j->data_layout = tsl_codegen_data_layout(j->tm)))
+    st = tsl_error(TSL_ERR_NOMEM, "jit: out of memory");
   if (st != TSL_OK) {
     if (session_tm) LLVMDisposeTargetMachine(session_tm);
     destroy(j);
@@ -199,9 +201,41 @@ static void *grow(void *p, int *cap, int need, size_t elem) {
   return q;
 }
 
+static uint64_t hash_str(const char *s) {
+  uint64_t h = 1469598103934665603ull; /* FNV-1a */
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+  return h;
+}
+
+/* The slot of s in the symbol set: where it is, or the empty slot it would take. */
+static char **symbol_slot(const tsl_jit *j, const char *s) {
+  unsigned mask = (unsigned)j->capsymbols - 1;
+  for (unsigned i = (unsigned)hash_str(s) & mask;; i = (i + 1) & mask)
+    if (!j->symbols[i] || strcmp(j->symbols[i], s) == 0) return &j->symbols[i];
+}
+
+static bool symbol_add(tsl_jit *j, const char *s) {
+  if (2 * (j->nsymbols + 1) > j->capsymbols) {
+    int cap = j->capsymbols ? 2 * j->capsymbols : 64;
+    char **old = j->symbols;
+    int oldcap = j->capsymbols;
+    char **fresh = calloc((size_t)cap, sizeof *fresh);
+    if (!fresh) return false;
+    j->symbols = fresh;
+    j->capsymbols = cap;
+    for (int i = 0; i < oldcap; i++)
+      if (old[i]) *symbol_slot(j, old[i]) = old[i];
+    free(old);
+  }
+  char *copy = strdup(s);
+  if (!copy) return false;
+  *symbol_slot(j, s) = copy;
+  j->nsymbols++;
+  return true;
+}
+
 static bool symbol_taken(const tsl_jit *j, const char *s) {
-  for (int i = 0; i < j->nsymbols; i++)
-    if (strcmp(j->symbols[i], s) == 0) return true;
+  if (j->capsymbols && *symbol_slot(j, s)) return true;
   for (int i = 0; i < NRUNTIME_SYMBOLS; i++)
     if (strcmp(runtime_symbols[i].name, s) == 0) return true;
   /* A kernel named like a process symbol (memcpy, expf...) would capture the
@@ -209,19 +243,15 @@ static bool symbol_taken(const tsl_jit *j, const char *s) {
   return dlsym(RTLD_DEFAULT, s) != NULL;
 }
 
-/* A fresh symbol for `name` (under j->lock); the JIT keeps the string. */
+/* A fresh symbol for `name` (under j->lock): the sanitized name, or name_N for the
+ * next free N. The JIT keeps the string. */
 static const char *unique_symbol(tsl_jit *j, const char *name) {
   char base[200], sym[240];
   tsl_codegen_symbol_name(name, base, sizeof base);
   snprintf(sym, sizeof sym, "%s", base);
-  for (int k = 1; symbol_taken(j, sym); k++) snprintf(sym, sizeof sym, "%s_%d", base, k);
-  char **symbols = grow(j->symbols, &j->capsymbols, j->nsymbols + 1, sizeof *j->symbols);
-  if (!symbols) return NULL;
-  j->symbols = symbols;
-  char *copy = strdup(sym);
-  if (!copy) return NULL;
-  j->symbols[j->nsymbols++] = copy;
-  return copy;
+  while (symbol_taken(j, sym)) snprintf(sym, sizeof sym, "%s_%u", base, ++j->serial);
+  if (!symbol_add(j, sym)) return NULL;
+  return *symbol_slot(j, sym);
 }
 
 static void release_owner(void *p) {

@@ -148,7 +148,7 @@ static LLVMValueRef entry_alloca(cg *c, LLVMTypeRef t, unsigned align, const cha
   LLVMBasicBlockRef here = LLVMGetInsertBlock(c->b);
   LLVMPositionBuilderAtEnd(c->b, c->allocas);
   LLVMValueRef a = LLVMBuildAlloca(c->b, t, name);
-  LLVMSetAlignment(a, align);
+  if (align) LLVMSetAlignment(a, align); /* else the type's preferred alignment */
   LLVMPositionBuilderAtEnd(c->b, here);
   return a;
 }
@@ -458,7 +458,8 @@ static tsl_status parallel_for(cg *c, const tsl_stmt *s) {
   }
 
   LLVMTypeRef closure_t = LLVMStructTypeInContext(c->ctx, fields, (unsigned)nfields, 0);
-  LLVMValueRef closure = entry_alloca(c, closure_t, 16, "closure");
+  /* The layout's own alignment: a captured vector may need 64 bytes. */
+  LLVMValueRef closure = entry_alloca(c, closure_t, 0, "closure");
   for (int i = 0; i < nfields; i++)
     LLVMBuildStore(c->b, values[i], LLVMBuildStructGEP2(c->b, closure_t, closure, (unsigned)i, ""));
 

@@ -64,8 +64,9 @@ bool tsl_target_has_feature(const tsl_target *t, const char *feature);
 
 /* Can code compiled for t run on this machine? True when t has the host's
  * architecture and every feature t enables ("+x") is enabled on the host.
- * On false, *why (if non-NULL) is set to a static description of the first
- * missing piece ("architecture aarch64", "feature avx512f"). */
+ * On false, *why (if non-NULL) points at a description of the first missing piece
+ * ("architecture aarch64 (host is x86_64)", "feature avx512f"), valid until the next
+ * call on the same thread. */
 bool tsl_target_runs_on_host(const tsl_target *t, const char **why);
 
 /* Names of the known targets, for messages and help text: a static array of

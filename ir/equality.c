@@ -13,11 +13,72 @@
 
 #include "ir/ir.h"
 
+/* Pairs of nodes (or node -> hash) already done, so that a DAG with shared subtrees
+ * costs its distinct nodes rather than its unfolded tree. Only used with no binder in
+ * scope (then a subtree's answer does not depend on where it sits), and only once a
+ * call has visited many nodes, so small compares allocate nothing. */
+typedef struct pair_slot {
+  const void *a, *b;
+  uint64_t value;
+} pair_slot;
+
+typedef struct pair_memo {
+  pair_slot *slots;
+  size_t cap, n;
+} pair_memo;
+
+enum { MEMO_AFTER_VISITS = 256 };
+
+static size_t pair_index(const void *a, const void *b, size_t cap) {
+  uint64_t x = (uint64_t)(uintptr_t)a * 0x9E3779B97F4A7C15ull ^ (uint64_t)(uintptr_t)b * 0xc2b2ae3d27d4eb4full;
+  x ^= x >> 29;
+  return (size_t)x & (cap - 1);
+}
+
+static pair_slot *pair_find(pair_memo *m, const void *a, const void *b) {
+  if (!m->cap) return NULL;
+  for (size_t i = pair_index(a, b, m->cap);; i = (i + 1) & (m->cap - 1)) {
+    if (m->slots[i].a == a && m->slots[i].b == b) return &m->slots[i];
+    if (!m->slots[i].a) return NULL;
+  }
+}
+
+static void pair_put(pair_memo *m, const void *a, const void *b, uint64_t value) {
+  if ((m->n + 1) * 2 > m->cap) {
+    size_t cap = m->cap ? m->cap * 2 : 256;
+    pair_slot *ns = calloc(cap, sizeof *ns);
+    if (!ns) abort();
+    for (size_t i = 0; i < m->cap; i++)
+      if (m->slots[i].a) {
+        size_t j = pair_index(m->slots[i].a, m->slots[i].b, cap);
+        while (ns[j].a) j = (j + 1) & (cap - 1);
+        ns[j] = m->slots[i];
+      }
+    free(m->slots);
+    m->slots = ns;
+    m->cap = cap;
+  }
+  size_t j = pair_index(a, b, m->cap);
+  while (m->slots[j].a && !(m->slots[j].a == a && m->slots[j].b == b)) j = (j + 1) & (m->cap - 1);
+  if (!m->slots[j].a) m->n++;
+  m->slots[j].a = a;
+  m->slots[j].b = b;
+  m->slots[j].value = value;
+}
+
 typedef struct binders {
   const tsl_expr **a, **b;
   int n, cap;
   bool renamed; /* some pair has a != b: pointer-equal subtrees must still be walked */
+  size_t visits;
+  pair_memo memo;
 } binders;
+
+static void binders_free(binders *s) {
+  free(s->a);
+  free(s->b);
+  free(s->memo.slots);
+}
 
 static void push(binders *s, const tsl_expr *a, const tsl_expr *b) {
   if (s->n == s->cap) {
@@ -70,10 +131,21 @@ static bool eq_opt(const tsl_expr *a, const tsl_expr *b, binders *s) {
   return eq_expr(a, b, s);
 }
 
+static bool eq_node(const tsl_expr *a, const tsl_expr *b, binders *s);
+
 static bool eq_expr(const tsl_expr *a, const tsl_expr *b, binders *s) {
   if (a == b && !s->renamed) return true;
   if (!a || !b) return a == b;
   if (a->kind != b->kind || !tsl_type_eq(a->type, b->type)) return false;
+  bool memo = s->n == 0 && ++s->visits > MEMO_AFTER_VISITS;
+  if (memo && pair_find(&s->memo, a, b)) return true;
+  bool r = eq_node(a, b, s);
+  /* a false answer ends the whole compare, so only true ones are worth keeping */
+  if (memo && r) pair_put(&s->memo, a, b, 1);
+  return r;
+}
+
+static bool eq_node(const tsl_expr *a, const tsl_expr *b, binders *s) {
   switch (a->kind) {
   case TSL_E_INT: return a->int_value == b->int_value;
   case TSL_E_FLOAT: return same_bits(a->float_value, b->float_value);
@@ -168,8 +240,7 @@ bool tsl_expr_equal(const tsl_expr *a, const tsl_expr *b) {
   if (a == b) return true;
   binders s = {0};
   bool r = eq_expr(a, b, &s);
-  free(s.a);
-  free(s.b);
+  binders_free(&s);
   return r;
 }
 
@@ -177,8 +248,7 @@ bool tsl_stmt_equal(const tsl_stmt *a, const tsl_stmt *b) {
   if (a == b) return true;
   binders s = {0};
   bool r = eq_stmt(a, b, &s);
-  free(s.a);
-  free(s.b);
+  binders_free(&s);
   return r;
 }
 
@@ -201,7 +271,20 @@ static uint64_t hash_expr(const tsl_expr *e, binders *s);
 
 static uint64_t hash_opt(const tsl_expr *e, binders *s) { return e ? hash_expr(e, s) : 0x51ed27ull; }
 
+static uint64_t hash_node(const tsl_expr *e, binders *s);
+
 static uint64_t hash_expr(const tsl_expr *e, binders *s) {
+  bool memo = s->n == 0 && ++s->visits > MEMO_AFTER_VISITS;
+  if (memo) {
+    pair_slot *p = pair_find(&s->memo, e, e);
+    if (p) return p->value;
+  }
+  uint64_t h = hash_node(e, s);
+  if (memo) pair_put(&s->memo, e, e, h);
+  return h;
+}
+
+static uint64_t hash_node(const tsl_expr *e, binders *s) {
   uint64_t h = mix((uint64_t)e->kind + 1, type_bits(e->type));
   switch (e->kind) {
   case TSL_E_INT: return mix(h, (uint64_t)e->int_value);
@@ -300,15 +383,13 @@ uint64_t tsl_expr_hash(const tsl_expr *e) {
   if (!e) return 0;
   binders s = {0};
   uint64_t h = hash_expr(e, &s);
-  free(s.a);
-  free(s.b);
+  binders_free(&s);
   return h;
 }
 
 uint64_t tsl_stmt_hash(const tsl_stmt *st) {
   binders s = {0};
   uint64_t h = hash_stmt(st, &s);
-  free(s.a);
-  free(s.b);
+  binders_free(&s);
   return h;
 }

@@ -355,7 +355,9 @@ static xi bool_xi(int v) { return v < 0 ? xi_make(0, 1) : xi_make(v, v); }
 
 typedef struct ictx {
   const tsl_var_ranges *ranges;
-  tsl_memo *memo;
+  tsl_memo *memo;  /* NULL until worth it (see ival) */
+  tsl_memo *own;   /* a memo this call made itself, freed by its caller */
+  size_t visits;
 } ictx;
 
 static xi ival(const tsl_expr *e, ictx *c);
@@ -363,8 +365,11 @@ static xi ival(const tsl_expr *e, ictx *c);
 static xi ival_with_axis(const tsl_expr *body, ictx *c, int n, const tsl_expr *const *vars, const xi *rs) {
   tsl_var_ranges *r2 = tsl_var_ranges_copy(c->ranges);
   for (int i = 0; i < n; i++) tsl_var_ranges_set(r2, vars[i], to_tsl(rs[i]));
-  ictx c2 = {r2, c->memo};
-  return ival(body, &c2);
+  ictx c2 = {r2, c->memo, c->own, c->visits};
+  xi r = ival(body, &c2);
+  c->memo = c2.memo; /* the body may have switched the cache on */
+  c->visits = c2.visits;
+  return r;
 }
 
 static xi ival_call(const tsl_expr *e, ictx *c) {
@@ -535,7 +540,15 @@ static xi ival_compute(const tsl_expr *e, ictx *c) {
   return xi_all();
 }
 
+/* Past this many nodes a call caches intervals by node, so a DAG with shared
+ * subtrees costs its distinct nodes; small expressions allocate nothing. */
+enum { MEMO_AFTER_VISITS = 256 };
+
 static xi ival(const tsl_expr *e, ictx *c) {
+  if (!c->memo && c->own && ++c->visits > MEMO_AFTER_VISITS) {
+    c->memo = c->own;
+    tsl_memo_init(c->memo);
+  }
   if (c->memo) {
     tsl_memo_entry *m = tsl_memo_get(c->memo, e, false);
     if (m && m->has_ival) return from_tsl(m->ival);
@@ -551,12 +564,16 @@ static xi ival(const tsl_expr *e, ictx *c) {
 }
 
 tsl_interval tsl_interval_of_cached(const tsl_expr *e, const tsl_var_ranges *ranges, tsl_memo *memo) {
-  ictx c = {ranges, memo};
+  ictx c = {ranges, memo, NULL, 0};
   return to_tsl(ival(e, &c));
 }
 
 tsl_interval tsl_interval_of(const tsl_expr *e, const tsl_var_ranges *ranges) {
-  return tsl_interval_of_cached(e, ranges, NULL);
+  tsl_memo own = {0};
+  ictx c = {ranges, NULL, &own, 0};
+  tsl_interval r = to_tsl(ival(e, &c));
+  if (c.memo) tsl_memo_free(&own);
+  return r;
 }
 
 /* ---- ranges implied by a condition ---------------------------------------- */

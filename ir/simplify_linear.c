@@ -21,6 +21,7 @@
 typedef struct term {
   tsl_expr *atom;
   uint64_t coef;
+  uint64_t hash; /* shallow_hash(atom): equal atoms hash alike, so most compares are skipped */
 } term;
 
 typedef struct lin {
@@ -52,9 +53,9 @@ static int64_t sview(tsl_type t, uint64_t v) {
   return (int64_t)v;
 }
 
-static void lin_add_term(lin *l, tsl_expr *atom, uint64_t coef) {
+static void lin_add_term_hashed(lin *l, tsl_expr *atom, uint64_t coef, uint64_t h) {
   for (int i = 0; i < l->n; i++)
-    if (l->terms[i].atom == atom || tsl_expr_equal(l->terms[i].atom, atom)) {
+    if (l->terms[i].atom == atom || (l->terms[i].hash == h && tsl_expr_equal(l->terms[i].atom, atom))) {
       l->terms[i].coef += coef;
       return;
     }
@@ -70,8 +71,30 @@ static void lin_add_term(lin *l, tsl_expr *atom, uint64_t coef) {
   }
   l->terms[l->n].atom = atom;
   l->terms[l->n].coef = coef;
+  l->terms[l->n].hash = h;
   l->n++;
 }
+
+/* A hash of the top of e (kind, type, constants, variables, down to a small depth):
+ * consistent with structural equality, and cheap however large or shared e is. */
+static uint64_t shallow_hash(const tsl_expr *e, int depth) {
+  uint64_t h = (uint64_t)e->kind * 0x9E3779B97F4A7C15ull ^ ((uint64_t)e->type.code << 8 | e->type.bits | (uint64_t)e->type.lanes << 16);
+  switch (e->kind) {
+  case TSL_E_INT: return h ^ ((uint64_t)e->int_value * 0xff51afd7ed558ccdull);
+  case TSL_E_VAR: return h ^ ((uint64_t)(uintptr_t)e * 0xc4ceb9fe1a85ec53ull);
+  case TSL_E_ADD: case TSL_E_SUB: case TSL_E_MUL: case TSL_E_DIV: case TSL_E_MOD: case TSL_E_MIN: case TSL_E_MAX:
+    if (depth <= 0) return h;
+    h = h * 31 + shallow_hash(e->bin.a, depth - 1);
+    return h * 31 + shallow_hash(e->bin.b, depth - 1);
+  case TSL_E_LOAD:
+    h ^= (uint64_t)(uintptr_t)e->load.buf;
+    if (depth > 0 && e->load.nindex > 0) h = h * 31 + shallow_hash(e->load.index[0], depth - 1);
+    return h;
+  default: return h;
+  }
+}
+
+static void lin_add_term(lin *l, tsl_expr *atom, uint64_t coef) { lin_add_term_hashed(l, atom, coef, shallow_hash(atom, 3)); }
 
 /* e is already simplified. */
 static void lin_add_simplified(lin *l, tsl_expr *e, uint64_t coef) {
@@ -101,19 +124,34 @@ static void lin_add_simplified(lin *l, tsl_expr *e, uint64_t coef) {
   lin_add_term(l, e, coef);
 }
 
-/* e is a not yet simplified ADD, SUB or MUL. Its children go through the cache (so
- * a DAG of shared sums costs its distinct nodes, not its unfolded tree size) and
- * their canonical forms are merged here. */
-static void lin_add_raw(tsl_simp *c, lin *l, tsl_expr *e, uint64_t coef) {
+static bool is_sum(const tsl_expr *e) {
+  return (e->kind == TSL_E_ADD || e->kind == TSL_E_SUB || e->kind == TSL_E_MUL) && e->type.lanes == 1;
+}
+
+static void lin_add_raw(tsl_simp *c, lin *l, tsl_expr *e, uint64_t coef, int *budget);
+
+/* A child of a sum: its cached form if it has one, else flattened into this sum
+ * (a long chain costs its length, not its length squared), up to a budget of nodes
+ * after which children go through the cache (a DAG of shared sums then costs its
+ * distinct nodes, not its unfolded tree size). */
+static void lin_add_child(tsl_simp *c, lin *l, tsl_expr *e, uint64_t coef, int *budget) {
+  tsl_memo_entry *m = tsl_memo_get(&c->memo, e, false);
+  if (m && m->simplified) lin_add_simplified(l, m->simplified, coef);
+  else if (is_sum(e) && (*budget)-- > 0) lin_add_raw(c, l, e, coef, budget);
+  else lin_add_simplified(l, tsl_simp_expr(c, e), coef);
+}
+
+/* e is a not yet simplified scalar integer ADD, SUB or MUL. */
+static void lin_add_raw(tsl_simp *c, lin *l, tsl_expr *e, uint64_t coef, int *budget) {
   int64_t v;
   switch (e->kind) {
   case TSL_E_ADD:
-    lin_add_simplified(l, tsl_simp_expr(c, e->bin.a), coef);
-    lin_add_simplified(l, tsl_simp_expr(c, e->bin.b), coef);
+    lin_add_child(c, l, e->bin.a, coef, budget);
+    lin_add_child(c, l, e->bin.b, coef, budget);
     return;
   case TSL_E_SUB:
-    lin_add_simplified(l, tsl_simp_expr(c, e->bin.a), coef);
-    lin_add_simplified(l, tsl_simp_expr(c, e->bin.b), 0 - coef);
+    lin_add_child(c, l, e->bin.a, coef, budget);
+    lin_add_child(c, l, e->bin.b, 0 - coef, budget);
     return;
   case TSL_E_MUL: {
     tsl_expr *a = tsl_simp_expr(c, e->bin.a), *b = tsl_simp_expr(c, e->bin.b);
@@ -195,7 +233,8 @@ static tsl_expr *lin_build(const lin *l) {
 tsl_expr *tsl_simp_linear(tsl_simp *c, tsl_expr *e) {
   lin l;
   lin_init(&l, e->type);
-  lin_add_raw(c, &l, e, 1);
+  int budget = 4096;
+  lin_add_raw(c, &l, e, 1, &budget);
   lin_fuse_divmod(&l);
   tsl_expr *r = lin_build(&l);
   lin_free(&l);
@@ -241,8 +280,8 @@ static tsl_expr *divmod_i64(tsl_simp *c, tsl_expr_kind kind, tsl_expr *a, int64_
   for (int i = 0; i < l.n; i++) {
     int64_t v = (int64_t)l.terms[i].coef;
     if (v == 0) continue;
-    if (v % k == 0) lin_add_term(&q, l.terms[i].atom, (uint64_t)(v / k));
-    else lin_add_term(&r, l.terms[i].atom, (uint64_t)v);
+    if (v % k == 0) lin_add_term_hashed(&q, l.terms[i].atom, (uint64_t)(v / k), l.terms[i].hash);
+    else lin_add_term_hashed(&r, l.terms[i].atom, (uint64_t)v, l.terms[i].hash);
   }
   tsl_expr *rexpr = lin_build(&r);
   tsl_interval iv = tsl_simp_interval(c, rexpr);
@@ -311,8 +350,8 @@ static tsl_expr *divmod_ramp(tsl_simp *c, tsl_expr_kind kind, tsl_expr *ramp, in
   for (int i = 0; i < l.n; i++) {
     int64_t v = (int64_t)l.terms[i].coef;
     if (v == 0) continue;
-    if (v % k == 0) lin_add_term(&q, l.terms[i].atom, (uint64_t)(v / k));
-    else lin_add_term(&r, l.terms[i].atom, (uint64_t)v);
+    if (v % k == 0) lin_add_term_hashed(&q, l.terms[i].atom, (uint64_t)(v / k), l.terms[i].hash);
+    else lin_add_term_hashed(&r, l.terms[i].atom, (uint64_t)v, l.terms[i].hash);
   }
   tsl_expr *res = NULL;
   tsl_interval iv = tsl_simp_interval(c, lin_build(&r));
@@ -423,8 +462,8 @@ tsl_expr *tsl_simp_compare_i64(tsl_simp *c, tsl_expr_kind k, tsl_expr *a, tsl_ex
     lin_init(&rhs, t);
     for (int i = 0; i < d.n; i++) {
       int64_t v = (int64_t)d.terms[i].coef;
-      if (v > 0) lin_add_term(&lhs, d.terms[i].atom, (uint64_t)v);
-      else if (v < 0) lin_add_term(&rhs, d.terms[i].atom, 0 - (uint64_t)v);
+      if (v > 0) lin_add_term_hashed(&lhs, d.terms[i].atom, (uint64_t)v, d.terms[i].hash);
+      else if (v < 0) lin_add_term_hashed(&rhs, d.terms[i].atom, 0 - (uint64_t)v, d.terms[i].hash);
     }
     /* D = L - R + c0 (op) 0  <=>  L (op) R - c0;  with no L terms: c0 (op) R */
     if (lin_has_terms(&lhs)) rhs.c0 = 0 - d.c0;

@@ -161,6 +161,17 @@ static void test_allocate_small_on_stack_and_large_on_heap(void) {
   free(ir), free(a), free(o);
 }
 
+/* A copy of the second basic block labelled "fail..." in LLVM IR text (blocks end at
+ * a blank line), or NULL. */
+static char *second_fail_block(const char *ir) {
+  const char *p = strstr(ir, "\nfail");
+  if (p) p = strstr(p + 1, "\nfail");
+  if (!p) return NULL;
+  size_t len = 0;
+  while (p[len] && !(p[len] == '\n' && p[len + 1] == '\n')) len++;
+  return strndup(p, len);
+}
+
 static void test_allocate_failure_returns_nonzero(void) {
   int64_t n_mid = 100000, n_huge = (int64_t)1 << 50;
   tsl_buffer *out = cg_buf("out", TSL_F32, 1);
@@ -177,14 +188,8 @@ static void test_allocate_failure_returns_nonzero(void) {
   char *ir = NULL;
   CU_ASSERT_EQUAL_FATAL(tsl_target_parse("host", &host), TSL_OK);
   CU_ASSERT_EQUAL_FATAL(tsl_codegen_llvm_ir(f, &host, false, &ir), TSL_OK);
-  const char *fail = strstr(ir, "\nfail");
-  CU_ASSERT_PTR_NOT_NULL(fail);
-  fail = fail ? strstr(fail + 1, "\nfail") : NULL; /* the inner allocation's */
-  CU_ASSERT_PTR_NOT_NULL_FATAL(fail);
-  /* that block (LLVM separates blocks by a blank line) frees, then returns 1 */
-  const char *end = strstr(fail + 1, "\n\n");
-  size_t len = end ? (size_t)(end - fail) : strlen(fail);
-  char *block = strndup(fail, len);
+  char *block = second_fail_block(ir); /* the inner allocation's failure path */
+  CU_ASSERT_PTR_NOT_NULL_FATAL(block);
   const char *freed = strstr(block, "call void @tsl_kernel_free("), *ret = strstr(block, "ret i32 1");
   CU_ASSERT(freed && ret && freed < ret);
   free(block);
@@ -245,6 +250,36 @@ static void test_parallel_loop_with_captures_equals_serial(void) {
   free(in), free(op), free(os);
 }
 
+/* Captured values of every shape: a 16-lane vector let (64-byte aligned in the
+ * closure), a bool and an f64 argument; the parallel variable is i32. */
+static void test_parallel_captures_vectors_bools_and_narrow_loop_variables(void) {
+  enum { L = 16, ROWS = 9 };
+  tsl_buffer *in = cg_buf("in", TSL_F32, L), *out = cg_buf("out", TSL_F32, ROWS * L);
+  tsl_type vt = tsl_type_with_lanes(TSL_F32, L);
+  tsl_expr *v = tsl_var("v", vt), *flag = tsl_var("flag", TSL_BOOL), *scale = tsl_var("scale", TSL_F64);
+  tsl_expr *i = tsl_var("i", TSL_I32);
+  tsl_expr *row = cg_bc(tsl_cast(TSL_F32, tsl_mul(tsl_cast(TSL_F64, i), scale)), L);
+  tsl_expr *val = tsl_select(flag, tsl_add(v, row), tsl_sub(v, row));
+  tsl_stmt *par = tsl_for(i, tsl_i32(1), tsl_i32(ROWS), TSL_FOR_PARALLEL,
+                          cg_stv(out, tsl_mul(tsl_cast(TSL_I64, tsl_sub(i, tsl_i32(1))), tsl_i64(L)), L, val));
+  tsl_stmt *body = tsl_let_stmt(v, tsl_mul(cg_ldv(in, tsl_i64(0), L), cg_bc(tsl_f32(2.0f), L)), par);
+  tsl_arg args[4] = {buf_arg(in), buf_arg(out), var_arg(flag), var_arg(scale)};
+  tsl_func *f = tsl_func_new("par_captures", 4, args, body);
+  float *a = cg_alloc(L * 4), *o = cg_alloc(ROWS * L * 4);
+  for (int k = 0; k < L; k++) a[k] = (float)k + 0.25f;
+  void *p[2] = {a, o};
+  for (int32_t fl = 0; fl < 2; fl++) {
+    double sc = 1.5;
+    CU_ASSERT_EQUAL_FATAL(cg_run(f, (void *[]){&p[0], &p[1], &fl, &sc}), TSL_OK);
+    for (int r = 0; r < ROWS - 1; r++)
+      for (int k = 0; k < L; k++) {
+        float rowv = (float)((r + 1) * 1.5);
+        CU_ASSERT_EQUAL(o[r * L + k], fl ? 2.0f * a[k] + rowv : 2.0f * a[k] - rowv);
+      }
+  }
+  free(a), free(o);
+}
+
 static void test_nested_parallel_and_per_task_scratch(void) {
   enum { A = 6, B = 5, M = 64 };
   tsl_buffer *in = cg_buf("in", TSL_F32, A * B * M), *out = cg_buf("out", TSL_F32, A * B * M);
@@ -300,6 +335,8 @@ void cg_add_stmt_tests(void) {
   CU_add_test(s, "test_allocate_small_on_stack_and_large_on_heap", test_allocate_small_on_stack_and_large_on_heap);
   CU_add_test(s, "test_allocate_failure_returns_nonzero", test_allocate_failure_returns_nonzero);
   CU_add_test(s, "test_parallel_loop_with_captures_equals_serial", test_parallel_loop_with_captures_equals_serial);
+  CU_add_test(s, "test_parallel_captures_vectors_bools_and_narrow_loop_variables",
+              test_parallel_captures_vectors_bools_and_narrow_loop_variables);
   CU_add_test(s, "test_nested_parallel_and_per_task_scratch", test_nested_parallel_and_per_task_scratch);
   CU_add_test(s, "test_parallel_empty_extent_and_failure_propagates", test_parallel_empty_extent_and_failure_propagates);
 }

@@ -173,8 +173,92 @@ static void test_random_bytes_are_refused_cleanly(void) {
   CU_ASSERT(o.refused >= 490);
 }
 
+/* Random well-formed expressions over operands of every class (typed f32/f64/i32/u8/bool
+ * reads, axes, sizes, int/float parameters, literals): each is either refused by the
+ * type rules with a positioned parse error or builds IR; the IR constructors (which abort
+ * on operand types that do not match) must never be reached with a mismatch. */
+static void gen_expr(buf *b, uint64_t *seed, int depth) {
+  static const char *leaves[] = {"a[i]", "b[i]", "c[i]", "d[i]", "q[i]", "1", "2.5", "k", "s", "N", "i",
+                                 "true", "inf", "-3", "0", "c[0]", "a[N - 1 - i]"};
+  static const char *binops[] = {" + ", " - ", " * ", " / ", " % ", " < ", " <= ", " > ", " >= ", " == ", " != ",
+                                 " && ", " || ", " & ", " | ", " ^ ", " << ", " >> "};
+  static const char *unops[] = {"-", "!", "~", "+"};
+  static const char *fn1[] = {"abs(", "exp(", "sqrt(", "isnan(", "popcount(", "bit_not(", "floor(", "round(",
+                              "f32(", "i32(", "u8(", "f64(", "bool(", "i64("};
+  static const char *fn2[] = {"max(", "min(", "pow(", "shl(", "shr(", "bit_and(", "bit_xor("};
+  uint64_t r = dsl_rand(seed);
+  if (depth == 0 || r % 4 == 0) {
+    const char *l = leaves[(r >> 8) % (sizeof leaves / sizeof leaves[0])];
+    insert(b, b->n, l, strlen(l));
+    return;
+  }
+  const char *t;
+  switch ((r >> 8) % 6) {
+  case 0:
+  case 1:
+    insert(b, b->n, "(", 1);
+    gen_expr(b, seed, depth - 1);
+    t = binops[(r >> 16) % (sizeof binops / sizeof binops[0])];
+    insert(b, b->n, t, strlen(t));
+    gen_expr(b, seed, depth - 1);
+    insert(b, b->n, ")", 1);
+    return;
+  case 2:
+    t = unops[(r >> 16) % 4];
+    insert(b, b->n, t, strlen(t));
+    insert(b, b->n, "(", 1);
+    gen_expr(b, seed, depth - 1);
+    insert(b, b->n, ")", 1);
+    return;
+  case 3:
+    t = fn1[(r >> 16) % (sizeof fn1 / sizeof fn1[0])];
+    insert(b, b->n, t, strlen(t));
+    gen_expr(b, seed, depth - 1);
+    insert(b, b->n, ")", 1);
+    return;
+  case 4:
+    t = fn2[(r >> 16) % (sizeof fn2 / sizeof fn2[0])];
+    insert(b, b->n, t, strlen(t));
+    gen_expr(b, seed, depth - 1);
+    insert(b, b->n, ", ", 2);
+    gen_expr(b, seed, depth - 1);
+    insert(b, b->n, ")", 1);
+    return;
+  default:
+    insert(b, b->n, (r >> 16) % 2 ? "select(" : "(", (r >> 16) % 2 ? 7 : 1);
+    gen_expr(b, seed, depth - 1);
+    insert(b, b->n, (r >> 16) % 2 ? ", " : " ? ", 2 + !((r >> 16) % 2));
+    gen_expr(b, seed, depth - 1);
+    insert(b, b->n, (r >> 16) % 2 ? ", " : " : ", 2 + !((r >> 16) % 2));
+    gen_expr(b, seed, depth - 1);
+    insert(b, b->n, ")", 1);
+    return;
+  }
+}
+
+static void test_random_expressions_typecheck_or_refuse(void) {
+  uint64_t seed = 4242;
+  if (getenv("TSL_DSL_FUZZ_SEED")) seed = strtoull(getenv("TSL_DSL_FUZZ_SEED"), NULL, 0);
+  int iterations = getenv("TSL_DSL_FUZZ_ITERATIONS") ? atoi(getenv("TSL_DSL_FUZZ_ITERATIONS")) : 3000;
+  const char *head = "op g(a: f32[N], b: i32[N], c: u8[N], d: f64[N], q: bool[N], k: int = 2, s: float = 0.5)\n"
+                     "  out[i] = ";
+  outcome o = {0};
+  buf b = {0};
+  for (int it = 0; it < iterations; it++) {
+    b.n = 0;
+    insert(&b, 0, head, strlen(head));
+    gen_expr(&b, &seed, 1 + (int)(dsl_rand(&seed) % 5));
+    insert(&b, b.n, "\n    where i < N\n", strlen("\n    where i < N\n"));
+    exercise(b.s, &seed, &o);
+  }
+  free(b.s);
+  CU_ASSERT(o.parsed > iterations / 10);
+  CU_ASSERT(o.refused > iterations / 10);
+}
+
 void tsl_tests_dsl_fuzz(void) {
   CU_pSuite s = dsl_suite("dsl_fuzz");
   CU_add_test(s, "parser_mutation_fuzz_never_crashes", test_parser_mutation_fuzz_never_crashes);
   CU_add_test(s, "random_bytes_are_refused_cleanly", test_random_bytes_are_refused_cleanly);
+  CU_add_test(s, "random_expressions_typecheck_or_refuse", test_random_expressions_typecheck_or_refuse);
 }

@@ -136,6 +136,23 @@ static void test_statement_kinds_equality(void) {
   CU_ASSERT_FALSE(tsl_stmt_equal(tsl_evaluate(c64(0)), s1));
 }
 
+
+/* d_{k+1} = d_k*d_k + k: a DAG whose tree has 2^40 leaves */
+static tsl_expr *big_dag(tsl_expr *x, int levels) {
+  tsl_expr *d = x;
+  for (int i = 0; i < levels; i++) d = tsl_add(tsl_mul(d, d), c64(i));
+  return d;
+}
+
+static void test_equality_and_hash_of_shared_dags_are_fast(void) {
+  tsl_expr *x = v64("x");
+  tsl_expr *a = big_dag(x, 40), *b = big_dag(x, 40);
+  CU_ASSERT_TRUE(tsl_expr_equal(a, b));
+  CU_ASSERT_EQUAL(tsl_expr_hash(a), tsl_expr_hash(b));
+  tsl_expr *c = tsl_add(tsl_mul(big_dag(x, 39), big_dag(x, 39)), c64(40));
+  CU_ASSERT_FALSE(tsl_expr_equal(a, c));
+}
+
 void tsl_tests_ir_equality(void) {
   static const ir_test tests[] = {
       {"test_alpha_equivalent_loops_are_equal_and_hash_equal", test_alpha_equivalent_loops_are_equal_and_hash_equal},
@@ -147,6 +164,7 @@ void tsl_tests_ir_equality(void) {
       {"test_constants_types_and_float_bits", test_constants_types_and_float_bits},
       {"test_buffers_compare_by_identity", test_buffers_compare_by_identity},
       {"test_statement_kinds_equality", test_statement_kinds_equality},
+      {"test_equality_and_hash_of_shared_dags_are_fast", test_equality_and_hash_of_shared_dags_are_fast},
       {NULL, NULL}};
   ir_add_suite("ir_equality", tests);
 }

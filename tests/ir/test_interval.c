@@ -194,6 +194,20 @@ static void test_var_ranges_set_get_replace_copy(void) {
   CU_ASSERT_FALSE(tsl_var_ranges_get(fresh, vs[0], &out));
 }
 
+
+static void test_interval_of_shared_dag_is_fast(void) {
+  tsl_var_ranges *r = tsl_var_ranges_new();
+  tsl_expr *x = tsl_var("x", TSL_I64);
+  tsl_var_ranges_set(r, x, tsl_interval_range(0, 3));
+  tsl_expr *d = x;
+  for (int i = 0; i < 50; i++) d = tsl_min(tsl_add(d, c64(1)), tsl_max(d, c64(2))); /* 2^50-leaf tree */
+  tsl_interval iv = tsl_interval_of(d, r);
+  CU_ASSERT_TRUE(iv.has_lo && iv.has_hi && iv.lo >= 0 && iv.hi <= 53);
+  tsl_expr *t = tsl_var("t", TSL_I64);
+  iv = tsl_interval_of(tsl_let(t, c64(1), tsl_add(d, t)), r);
+  CU_ASSERT_TRUE(iv.has_lo && iv.has_hi);
+}
+
 void tsl_tests_ir_interval(void) {
   static const ir_test tests[] = {
       {"test_interval_sound_on_random_i64_exprs", test_interval_sound_on_random_i64_exprs},
@@ -205,6 +219,7 @@ void tsl_tests_ir_interval(void) {
       {"test_interval_empty_range_propagates", test_interval_empty_range_propagates},
       {"test_interval_helpers_and_union", test_interval_helpers_and_union},
       {"test_var_ranges_set_get_replace_copy", test_var_ranges_set_get_replace_copy},
+      {"test_interval_of_shared_dag_is_fast", test_interval_of_shared_dag_is_fast},
       {NULL, NULL}};
   ir_add_suite("ir_interval", tests);
 }

@@ -234,11 +234,6 @@ static void test_float_folds_constants_only(void) {
   CHECK_EXPR(tsl_simplify(tsl_add(x, tsl_f32(0.0f)), NULL), "x + 0.0f");
   CHECK_EXPR(tsl_simplify(tsl_mul(x, tsl_f32(0.0f)), NULL), "x*0.0f");
   CHECK_EXPR(tsl_simplify(tsl_sub(x, x), NULL), "x - x");
-  /* NaN propagating min/max (C08), -0 below +0 */
-  e = tsl_simplify(tsl_max(tsl_f32(NAN), tsl_f32(1.0f)), NULL);
-  CU_ASSERT_TRUE(e->kind == TSL_E_FLOAT && isnan(e->float_value));
-  e = tsl_simplify(tsl_min(tsl_f32(0.0f), tsl_f32(-0.0f)), NULL);
-  CU_ASSERT_TRUE(e->kind == TSL_E_FLOAT && e->float_value == 0.0 && signbit(e->float_value));
   CU_ASSERT_TRUE(is_int(tsl_simplify(tsl_lt(tsl_f32(NAN), tsl_f32(1.0f)), NULL), 0));
   CU_ASSERT_TRUE(is_int(tsl_simplify(tsl_ne(tsl_f32(NAN), tsl_f32(NAN)), NULL), 1));
   /* x < x is not false for a float NaN */
@@ -246,6 +241,56 @@ static void test_float_folds_constants_only(void) {
   tsl_expr *args[3] = {tsl_f32(2.0f), tsl_f32(3.0f), tsl_f32(1.0f)};
   e = tsl_simplify(tsl_call(TSL_CALL_FMA, TSL_F32, 3, args), NULL);
   CU_ASSERT_TRUE(e->kind == TSL_E_FLOAT && e->float_value == 7.0);
+}
+
+
+/* shared/cases C08: max pooling must see NaN; folding constants must keep it. */
+static void test_C08_min_max_folding_propagates_nan(void) {
+  tsl_expr *e = tsl_simplify(tsl_max(tsl_f32(NAN), tsl_f32(1.0f)), NULL);
+  CU_ASSERT_TRUE(e->kind == TSL_E_FLOAT && isnan(e->float_value));
+  e = tsl_simplify(tsl_max(tsl_f32(-INFINITY), tsl_f32(NAN)), NULL);
+  CU_ASSERT_TRUE(e->kind == TSL_E_FLOAT && isnan(e->float_value));
+  e = tsl_simplify(tsl_min(tsl_float(TSL_F64, 2.0), tsl_float(TSL_F64, NAN)), NULL);
+  CU_ASSERT_TRUE(e->kind == TSL_E_FLOAT && isnan(e->float_value));
+  e = tsl_simplify(tsl_max(tsl_broadcast(tsl_f32(NAN), 8), tsl_broadcast(tsl_f32(0.0f), 8)), NULL);
+  CU_ASSERT_TRUE(e->kind == TSL_E_BROADCAST && isnan(e->broadcast.value->float_value));
+  /* -0 orders below +0 (llvm.minimum/maximum) */
+  e = tsl_simplify(tsl_min(tsl_f32(0.0f), tsl_f32(-0.0f)), NULL);
+  CU_ASSERT_TRUE(e->kind == TSL_E_FLOAT && e->float_value == 0.0 && signbit(e->float_value));
+  e = tsl_simplify(tsl_max(tsl_f32(-0.0f), tsl_f32(0.0f)), NULL);
+  CU_ASSERT_TRUE(e->kind == TSL_E_FLOAT && e->float_value == 0.0 && !signbit(e->float_value));
+  /* a max with an unknown operand is never decided by "intervals" of floats */
+  tsl_expr *x = tsl_var("x", TSL_F32);
+  CU_ASSERT_EQUAL(tsl_simplify(tsl_max(x, tsl_f32(-INFINITY)), NULL)->kind, TSL_E_MAX);
+  CU_ASSERT_EQUAL(tsl_simplify(tsl_max(x, x), NULL)->kind, TSL_E_MAX);
+}
+
+/* shared/cases C01: width 13 vectorized by 8: the tail predicate of the second vector
+ * must survive simplification, and the first vector's must fold to all-true. */
+static void test_C01_tail_predicate_of_width13_by8(void) {
+  tsl_expr *xo = v64("xo");
+  tsl_var_ranges *r = ranges2(xo, 0, 1, NULL, 0, 0);
+  tsl_expr *lanes = tsl_ramp(tsl_mul(xo, c64(8)), c64(1), 8);
+  tsl_expr *pred = tsl_lt(lanes, tsl_broadcast(c64(13), 8));
+  tsl_expr *p = tsl_simplify(pred, r);
+  CU_ASSERT_EQUAL(p->kind, TSL_E_LT);
+  /* lane by lane the simplified predicate still says 13 valid columns */
+  for (int64_t v = 0; v <= 1; v++) {
+    int valid = 0;
+    const tsl_expr *vars[1] = {xo};
+    ref_env env = {1, vars, &v, NULL, NULL};
+    for (int lane = 0; lane < 8; lane++) {
+      int64_t b;
+      CU_ASSERT_EQUAL(ref_eval_int(p, &env, lane, &b), REF_EVAL_OK);
+      valid += (int)b;
+    }
+    CU_ASSERT_EQUAL(valid, v == 0 ? 8 : 5);
+  }
+  tsl_var_ranges *first = ranges2(xo, 0, 0, NULL, 0, 0);
+  CHECK_EXPR(tsl_simplify(pred, first), "x8(true)");
+  /* by 16: one vector, 13 of 16 lanes */
+  tsl_expr *p16 = tsl_simplify(tsl_lt(tsl_ramp(c64(0), c64(1), 16), tsl_broadcast(c64(13), 16)), NULL);
+  CU_ASSERT_EQUAL(p16->kind, TSL_E_LT);
 }
 
 static void test_casts_fold_exactly(void) {
@@ -332,6 +377,15 @@ static void test_simplifier_is_fast_on_big_index_exprs(void) {
   tsl_expr *m = x;
   for (int i = 0; i < 40; i++) m = tsl_min(tsl_add(m, c64(1)), tsl_max(m, c64(-1)));
   CU_ASSERT_PTR_NOT_NULL(tsl_simplify(m, NULL));
+  /* huge shared atoms merge like small ones */
+  tsl_expr *m2 = x;
+  for (int i = 0; i < 40; i++) m2 = tsl_min(tsl_add(m2, c64(1)), tsl_max(m2, c64(-1)));
+  tsl_expr *sum = tsl_simplify(tsl_sub(tsl_add(tsl_add(m, c64(1)), m2), tsl_mul(m, c64(2))), NULL);
+  CU_ASSERT_TRUE(is_int(sum, 1));
+  /* a long chain of additions is linear work */
+  tsl_expr *chain = c64(0);
+  for (int i = 0; i < 3000; i++) chain = tsl_add(chain, tsl_mul(vars[i % 8], c64(i % 5)));
+  CU_ASSERT_EQUAL(tsl_simplify(chain, NULL)->kind, TSL_E_ADD);
   double secs = (double)(clock() - t0) / CLOCKS_PER_SEC;
   CU_ASSERT_TRUE(secs < 2.0);
 }
@@ -350,6 +404,8 @@ void tsl_tests_ir_simplify(void) {
       {"test_let_of_constant_or_variable_is_inlined", test_let_of_constant_or_variable_is_inlined},
       {"test_ramp_and_broadcast_arithmetic", test_ramp_and_broadcast_arithmetic},
       {"test_float_folds_constants_only", test_float_folds_constants_only},
+      {"test_C08_min_max_folding_propagates_nan", test_C08_min_max_folding_propagates_nan},
+      {"test_C01_tail_predicate_of_width13_by8", test_C01_tail_predicate_of_width13_by8},
       {"test_casts_fold_exactly", test_casts_fold_exactly},
       {"test_narrow_types_wrap_correctly", test_narrow_types_wrap_correctly},
       {"test_conditions_narrow_ranges_only_where_safe", test_conditions_narrow_ranges_only_where_safe},

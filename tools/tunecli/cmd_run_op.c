@@ -1,0 +1,192 @@
+/* tunecli run-op OP: JIT-compiles the operator with its schedule, runs it on seeded
+ * random inputs, checks every output element against the direct interpretation of the
+ * tensor expression (dsl/te_interp.h, float64), and reports the time per call. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codegen/build.h"
+#include "codegen/target.h"
+#include "dsl/te_interp.h"
+#include "ir/arena.h"
+#include "op_args.h"
+#include "runtime/module.h"
+#include "tessel/runtime.h"
+#include "tessel/tensor.h"
+#include "tunecli.h"
+
+enum { MAX_ARGS = 16 };
+
+static tsl_dtype dtype_of(tsl_type t) {
+  tsl_dtype d = {TSL_DT_FLOAT, (uint8_t)t.bits};
+  if (t.code == TSL_TYPE_BOOL) d = (tsl_dtype){TSL_DT_BOOL, 8};
+  else if (t.code == TSL_TYPE_INT) d.code = TSL_DT_INT;
+  else if (t.code == TSL_TYPE_UINT) d.code = TSL_DT_UINT;
+  return d;
+}
+
+/* Element i of compact tensor t as a double (integers exact up to 2^53). */
+static double element(const tsl_tensor *t, int64_t i) {
+  const void *p = t->data;
+  switch (t->dtype.code) {
+  case TSL_DT_FLOAT: return t->dtype.bits == 64 ? ((const double *)p)[i] : (double)((const float *)p)[i];
+  case TSL_DT_BOOL: return ((const uint8_t *)p)[i] != 0;
+  case TSL_DT_INT:
+    switch (t->dtype.bits) {
+    case 8: return ((const int8_t *)p)[i];
+    case 16: return ((const int16_t *)p)[i];
+    case 32: return ((const int32_t *)p)[i];
+    default: return (double)((const int64_t *)p)[i];
+    }
+  default:
+    switch (t->dtype.bits) {
+    case 8: return ((const uint8_t *)p)[i];
+    case 16: return ((const uint16_t *)p)[i];
+    case 32: return ((const uint32_t *)p)[i];
+    default: return (double)((const uint64_t *)p)[i];
+    }
+  }
+}
+
+int tunecli_run_op(int argc, char **argv) {
+  const char *cmd = "run-op";
+  char *rest[64];
+  int nrest = 0;
+  if (argc > 60) {
+    fprintf(stderr, "tunecli run-op: error: too many arguments\n");
+    return 2;
+  }
+  op_args a;
+  if (!op_args_parse(cmd, argc, argv, &a, rest, &nrest)) return 2;
+  uint64_t seed = 1;
+  double tolerance = 1e-5;
+  for (int i = 0; i < nrest; i++) {
+    if (strcmp(rest[i], "--seed") == 0 && i + 1 < nrest) seed = strtoull(rest[++i], NULL, 10);
+    else if (strcmp(rest[i], "--tolerance") == 0 && i + 1 < nrest) tolerance = strtod(rest[++i], NULL);
+    else {
+      fprintf(stderr, "tunecli run-op: error: unknown option '%s' (see tunecli help)\n", rest[i]);
+      return 2;
+    }
+  }
+  tsl_arena *arena = tsl_arena_new();
+  tsl_arena *prev = tsl_arena_set_current(arena);
+  int rc = 1;
+  tsl_module *m = NULL;
+  tsl_jit *jit = NULL;
+  tsl_tensor *tensors[MAX_ARGS] = {0};
+  double *host[MAX_ARGS] = {0};
+  int nargs = 0;
+  tsl_status st;
+  if (!op_args_build(cmd, &a)) goto done;
+  const tsl_te_program *p = a.program;
+  nargs = p->ninputs + p->noutputs;
+  if (nargs > MAX_ARGS) {
+    fprintf(stderr, "tunecli run-op: error: %d arguments (at most %d)\n", nargs, MAX_ARGS);
+    goto done;
+  }
+  tsl_target target;
+  tsl_build_stats stats;
+  if ((st = tsl_target_parse(a.target, &target)) != TSL_OK || (st = tsl_jit_new(&target, &jit)) != TSL_OK ||
+      (st = tsl_module_new(&m)) != TSL_OK ||
+      (st = tsl_build(a.schedule, a.info->name, jit, m, NULL, &stats)) != TSL_OK) {
+    rc = tunecli_fail(cmd, st);
+    goto done;
+  }
+  for (int i = 0; i < nargs; i++) {
+    const tsl_buffer *b = i < p->ninputs ? p->inputs[i]->buf : p->outputs[i - p->ninputs]->buf;
+    if ((st = tsl_tensor_new(dtype_of(b->dtype), b->ndim, b->shape, &tensors[i])) != TSL_OK) {
+      rc = tunecli_fail(cmd, st);
+      goto done;
+    }
+    int64_t n = tsl_buffer_numel(b);
+    host[i] = malloc(sizeof(double) * (size_t)(n ? n : 1));
+    if (!host[i]) {
+      fprintf(stderr, "tunecli run-op: error: out of memory\n");
+      goto done;
+    }
+    if (i < p->ninputs) {
+      if ((st = tsl_tensor_fill_random(tensors[i], seed + (uint64_t)i, -1.0, 1.0)) != TSL_OK) {
+        rc = tunecli_fail(cmd, st);
+        goto done;
+      }
+      for (int64_t e = 0; e < n; e++) host[i][e] = element(tensors[i], e);
+    }
+  }
+  const tsl_kernel *k;
+  if ((st = tsl_module_get_kernel(m, a.info->name, &k)) != TSL_OK ||
+      (st = tsl_kernel_call_tensors(k, tensors, nargs)) != TSL_OK) {
+    rc = tunecli_fail(cmd, st);
+    goto done;
+  }
+  if ((st = tsl_te_interpret(p, (const double *const *)host, host + p->ninputs)) != TSL_OK) {
+    rc = tunecli_fail(cmd, st);
+    goto done;
+  }
+  /* error relative to the output's magnitude (at least 1) */
+  double worst = 0.0;
+  int64_t worst_at = -1;
+  int worst_out = 0;
+  for (int o = 0; o < p->noutputs; o++) {
+    const tsl_tensor *t = tensors[p->ninputs + o];
+    const double *ref = host[p->ninputs + o];
+    int64_t n = tsl_tensor_numel(t);
+    double scale = 1.0;
+    for (int64_t e = 0; e < n; e++) scale = fmax(scale, fabs(ref[e]));
+    for (int64_t e = 0; e < n; e++) {
+      double got = element(t, e), d = fabs(got - ref[e]) / scale;
+      if (isnan(got) != isnan(ref[e])) d = INFINITY;
+      else if (isnan(got)) d = 0.0;
+      if (d > worst || (isinf(d) && worst_at < 0)) {
+        worst = d;
+        worst_at = e;
+        worst_out = o;
+      }
+    }
+  }
+  tsl_time_opts opts = tsl_time_opts_default();
+  opts.repeat = 5;
+  double costs[5];
+  void *ptrs[MAX_ARGS];
+  void *argv_values[MAX_ARGS];
+  for (int i = 0; i < nargs; i++) {
+    ptrs[i] = tensors[i]->data;
+    argv_values[i] = &ptrs[i];
+  }
+  if ((st = tsl_time_kernel(k, argv_values, nargs, &opts, costs)) != TSL_OK) {
+    rc = tunecli_fail(cmd, st);
+    goto done;
+  }
+  for (int i = 1; i < 5; i++)
+    for (int j = i; j > 0 && costs[j] < costs[j - 1]; j--) {
+      double t = costs[j];
+      costs[j] = costs[j - 1];
+      costs[j - 1] = t;
+    }
+  printf("%s on %s (cpu %s): ", a.info->name, target.name, target.cpu);
+  for (int i = 0; i < p->ninputs; i++) {
+    printf("%s%s=", i ? ", " : "", p->inputs[i]->buf->name);
+    for (int d = 0; d < p->inputs[i]->buf->ndim; d++) printf("%s%lld", d ? "x" : "", (long long)p->inputs[i]->buf->shape[d]);
+  }
+  printf("\n  compile: lower %.2f ms, LLVM %.2f ms\n", stats.lower_seconds * 1e3, stats.compile_seconds * 1e3);
+  printf("  time per call: median %.4f ms, min %.4f ms (5 samples)\n", costs[2] * 1e3, costs[0] * 1e3);
+  printf("  max error vs the TE interpreter (float64), relative to the output's magnitude: %.3g (tolerance %.1g)\n",
+         worst, tolerance);
+  if (worst <= tolerance) {
+    printf("  check: PASS\n");
+    rc = 0;
+  } else {
+    printf("  check: FAIL at output %d element %lld\n", worst_out, (long long)worst_at);
+  }
+done:
+  for (int i = 0; i < MAX_ARGS; i++) {
+    tsl_tensor_free(tensors[i]);
+    free(host[i]);
+  }
+  tsl_module_free(m);
+  tsl_jit_free(jit);
+  op_args_free(&a);
+  tsl_arena_set_current(prev);
+  tsl_arena_free(arena);
+  return rc;
+}

@@ -1,0 +1,99 @@
+/* tunecli show OP: the TE, the schedule, the lowered loop IR and optionally the LLVM IR,
+ * the assembly and the compile time. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codegen/build.h"
+#include "codegen/machine.h"
+#include "codegen/target.h"
+#include "schedule/lower.h"
+#include "ir/arena.h"
+#include "op_args.h"
+#include "runtime/module.h"
+#include "tunecli.h"
+
+int tunecli_show(int argc, char **argv) {
+  const char *cmd = "show";
+  char *rest[64];
+  int nrest = 0;
+  if (argc > 60) {
+    fprintf(stderr, "tunecli show: error: too many arguments\n");
+    return 2;
+  }
+  op_args a;
+  if (!op_args_parse(cmd, argc, argv, &a, rest, &nrest)) return 2;
+  bool want_llvm = false, want_asm = false, want_time = false, want_dsl = false;
+  for (int i = 0; i < nrest; i++) {
+    if (strcmp(rest[i], "--llvm") == 0) want_llvm = true;
+    else if (strcmp(rest[i], "--asm") == 0) want_asm = true;
+    else if (strcmp(rest[i], "--time") == 0) want_time = true;
+    else if (strcmp(rest[i], "--dsl") == 0) want_dsl = true;
+    else {
+      fprintf(stderr, "tunecli show: error: unknown option '%s' (see tunecli help)\n", rest[i]);
+      return 2;
+    }
+  }
+  tsl_arena *arena = tsl_arena_new();
+  tsl_arena *prev = tsl_arena_set_current(arena);
+  int rc = 1;
+  tsl_module *m = NULL;
+  tsl_jit *jit = NULL;
+  if (!op_args_build(cmd, &a)) goto done;
+
+  if (want_dsl) printf("# operator %s (DSL source)\n%s\n", a.info->name, a.info->text);
+  printf("# tensor expression\n");
+  tsl_te_print(stdout, a.program);
+  printf("\n# schedule\n");
+  tsl_schedule_print(stdout, a.schedule);
+  tsl_func *f = NULL;
+  tsl_status st = tsl_lower(a.schedule, a.info->name, &f);
+  if (st != TSL_OK) {
+    rc = tunecli_fail(cmd, st);
+    goto done;
+  }
+  printf("\n# loop IR\n");
+  tsl_print_func(stdout, f);
+
+  tsl_target target;
+  if ((st = tsl_target_parse(a.target, &target)) != TSL_OK) {
+    rc = tunecli_fail(cmd, st);
+    goto done;
+  }
+  if (want_llvm) {
+    char *text = NULL;
+    if ((st = tsl_codegen_llvm_ir(f, &target, true, &text)) != TSL_OK) {
+      rc = tunecli_fail(cmd, st);
+      goto done;
+    }
+    printf("\n# LLVM IR (optimized, %s)\n%s", target.name, text);
+    free(text);
+  }
+  if (want_asm) {
+    char *text = NULL;
+    if ((st = tsl_codegen_asm(f, &target, &text)) != TSL_OK) {
+      rc = tunecli_fail(cmd, st);
+      goto done;
+    }
+    printf("\n# assembly (%s, cpu %s)\n%s", target.name, target.cpu, text);
+    free(text);
+  }
+  if (want_time) {
+    tsl_build_stats stats;
+    if ((st = tsl_jit_new(&target, &jit)) != TSL_OK || (st = tsl_module_new(&m)) != TSL_OK ||
+        (st = tsl_build(a.schedule, a.info->name, jit, m, NULL, &stats)) != TSL_OK) {
+      rc = tunecli_fail(cmd, st);
+      goto done;
+    }
+    printf("\n# compile time (%s, cpu %s): lower %.2f ms, LLVM (emit + O3 + machine code) %.2f ms\n",
+           target.name, target.cpu, stats.lower_seconds * 1e3, stats.compile_seconds * 1e3);
+  }
+  rc = 0;
+done:
+  tsl_module_free(m);
+  tsl_jit_free(jit);
+  op_args_free(&a);
+  tsl_arena_set_current(prev);
+  tsl_arena_free(arena);
+  return rc;
+}

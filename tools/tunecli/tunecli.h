@@ -1,0 +1,10 @@
+/* tunecli commands: each takes the arguments after its name and returns an exit code
+ * (0 success, 1 failure, 2 usage error). */
+#ifndef TESSEL_TOOLS_TUNECLI_H
+#define TESSEL_TOOLS_TUNECLI_H
+
+int tunecli_show(int argc, char **argv);
+int tunecli_run_op(int argc, char **argv);
+int tunecli_list(int argc, char **argv);
+
+#endif
