@@ -198,7 +198,7 @@ static void test_conv_errors_name_node_and_cause(void) {
   CU_ASSERT_EQUAL(tsl_graph_infer_node(g, c), TSL_ERR_INVALID);
   CU_ASSERT_PTR_NOT_NULL(strstr(tsl_last_error(), "Conv 'bad_conv'"));
   CU_ASSERT_PTR_NOT_NULL(strstr(tsl_last_error(), "channels"));
-  /* groups: 4 channels = 2 per group x 2 groups, but 6 outputs with 3 groups... */
+  /* group must be >= 1 */
   tsl_graph_set_attr_int(g, c, "group", 0);
   CU_ASSERT_EQUAL(tsl_graph_infer_node(g, c), TSL_ERR_INVALID);
   int64_t zero_stride[2] = {0, 1};
