@@ -376,3 +376,39 @@ tsl_status tsl_tensor_fill_random(tsl_tensor *t, uint64_t seed, double lo, doubl
   for_each_element(t, fill_element, &c);
   return TSL_OK;
 }
+
+static double half_to_double(uint16_t h) {
+  int e = (h >> 10) & 0x1f, m = h & 0x3ff;
+  double v = e == 0 ? ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexp(1024 + m, e - 25);
+  return (h & 0x8000) ? -v : v;
+}
+
+double tsl_tensor_get_f64(const tsl_tensor *t, int64_t i) {
+  int64_t off = 0;
+  for (int d = t->ndim - 1; d >= 0; d--) {
+    off += (i % t->shape[d]) * t->strides[d];
+    i /= t->shape[d];
+  }
+  const char *p = (const char *)t->data + off * (int64_t)tsl_dtype_bytes(t->dtype);
+  switch (t->dtype.code) {
+  case TSL_DT_FLOAT:
+    if (t->dtype.bits == 64) return *(const double *)p;
+    if (t->dtype.bits == 32) return *(const float *)p;
+    return half_to_double(*(const uint16_t *)p);
+  case TSL_DT_BOOL: return *(const uint8_t *)p != 0;
+  case TSL_DT_INT:
+    switch (t->dtype.bits) {
+    case 8: return *(const int8_t *)p;
+    case 16: return *(const int16_t *)p;
+    case 32: return *(const int32_t *)p;
+    default: return (double)*(const int64_t *)p;
+    }
+  default:
+    switch (t->dtype.bits) {
+    case 8: return *(const uint8_t *)p;
+    case 16: return *(const uint16_t *)p;
+    case 32: return *(const uint32_t *)p;
+    default: return (double)*(const uint64_t *)p;
+    }
+  }
+}

@@ -140,6 +140,11 @@ tsl_status tsl_tensor_copy_to(const tsl_tensor *t, void *dst, size_t bytes);
  * is empty after the intersection). */
 tsl_status tsl_tensor_fill_random(tsl_tensor *t, uint64_t seed, double lo, double hi);
 
+/* Element `i` (row-major position, honouring strides) as a double: floats converted
+ * (f16 decoded), integers exact up to 2^53, bool 0/1. `i` must be in [0, numel): no
+ * check, this is an element accessor for tools and tests, not a kernel. */
+double tsl_tensor_get_f64(const tsl_tensor *t, int64_t i);
+
 #ifdef __cplusplus
 }
 #endif

@@ -374,6 +374,36 @@ static void test_fill_random_f16_rounds_to_nearest_half(void) {
   tsl_tensor_free(h);
 }
 
+/* tsl_tensor_get_f64: values written by hand in each dtype, a transposed strided view,
+ * and f16 bit patterns decoded (1.0 = 0x3c00, -2.5 = 0xc100, smallest subnormal 0x0001,
+ * +inf 0x7c00). */
+static void test_get_f64_reads_every_dtype_and_strides(void) {
+  int16_t i16[3] = {-32768, 7, 32767};
+  uint32_t u32[2] = {4000000000u, 1u};
+  float f32[6] = {0, 1, 2, 3, 4, 5}; /* 2x3 row-major */
+  uint16_t f16[4] = {0x3c00, 0xc100, 0x0001, 0x7c00};
+  int64_t n3[1] = {3}, n2[1] = {2}, n4[1] = {4};
+  tsl_tensor *t = NULL;
+  CU_ASSERT_EQUAL_FATAL(tsl_tensor_wrap(TSL_DTYPE_I16, 1, n3, NULL, i16, &t), TSL_OK);
+  CU_ASSERT_EQUAL(tsl_tensor_get_f64(t, 0), -32768.0);
+  CU_ASSERT_EQUAL(tsl_tensor_get_f64(t, 2), 32767.0);
+  tsl_tensor_free(t);
+  CU_ASSERT_EQUAL_FATAL(tsl_tensor_wrap(TSL_DTYPE_U32, 1, n2, NULL, u32, &t), TSL_OK);
+  CU_ASSERT_EQUAL(tsl_tensor_get_f64(t, 0), 4000000000.0);
+  tsl_tensor_free(t);
+  int64_t shape_t[2] = {3, 2}, strides_t[2] = {1, 3}; /* the transpose of the 2x3 */
+  CU_ASSERT_EQUAL_FATAL(tsl_tensor_wrap(TSL_DTYPE_F32, 2, shape_t, strides_t, f32, &t), TSL_OK);
+  CU_ASSERT_EQUAL(tsl_tensor_get_f64(t, 1), 3.0); /* [0][1] of the transpose = [1][0] */
+  CU_ASSERT_EQUAL(tsl_tensor_get_f64(t, 4), 2.0); /* [2][0] = [0][2] */
+  tsl_tensor_free(t);
+  CU_ASSERT_EQUAL_FATAL(tsl_tensor_wrap(TSL_DTYPE_F16, 1, n4, NULL, f16, &t), TSL_OK);
+  CU_ASSERT_EQUAL(tsl_tensor_get_f64(t, 0), 1.0);
+  CU_ASSERT_EQUAL(tsl_tensor_get_f64(t, 1), -2.5);
+  CU_ASSERT_EQUAL(tsl_tensor_get_f64(t, 2), 0x1p-24);
+  CU_ASSERT(isinf(tsl_tensor_get_f64(t, 3)));
+  tsl_tensor_free(t);
+}
+
 void tsl_tests_runtime_tensor(void) {
   CU_pSuite s = CU_add_suite("runtime_tensor", NULL, NULL);
   CU_add_test(s, "test_tensor_new_compact_strides_aligned_zeroed", test_tensor_new_compact_strides_aligned_zeroed);
@@ -400,4 +430,5 @@ void tsl_tests_runtime_tensor(void) {
   CU_add_test(s, "test_fill_random_strided_view_gets_logical_values",
               test_fill_random_strided_view_gets_logical_values);
   CU_add_test(s, "test_fill_random_f16_rounds_to_nearest_half", test_fill_random_f16_rounds_to_nearest_half);
+  CU_add_test(s, "test_get_f64_reads_every_dtype_and_strides", test_get_f64_reads_every_dtype_and_strides);
 }

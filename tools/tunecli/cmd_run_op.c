@@ -26,29 +26,6 @@ static tsl_dtype dtype_of(tsl_type t) {
   return d;
 }
 
-/* Element i of compact tensor t as a double (integers exact up to 2^53). */
-static double element(const tsl_tensor *t, int64_t i) {
-  const void *p = t->data;
-  switch (t->dtype.code) {
-  case TSL_DT_FLOAT: return t->dtype.bits == 64 ? ((const double *)p)[i] : (double)((const float *)p)[i];
-  case TSL_DT_BOOL: return ((const uint8_t *)p)[i] != 0;
-  case TSL_DT_INT:
-    switch (t->dtype.bits) {
-    case 8: return ((const int8_t *)p)[i];
-    case 16: return ((const int16_t *)p)[i];
-    case 32: return ((const int32_t *)p)[i];
-    default: return (double)((const int64_t *)p)[i];
-    }
-  default:
-    switch (t->dtype.bits) {
-    case 8: return ((const uint8_t *)p)[i];
-    case 16: return ((const uint16_t *)p)[i];
-    case 32: return ((const uint32_t *)p)[i];
-    default: return (double)((const uint64_t *)p)[i];
-    }
-  }
-}
-
 int tunecli_run_op(int argc, char **argv) {
   const char *cmd = "run-op";
   char *rest[64];
@@ -110,7 +87,7 @@ int tunecli_run_op(int argc, char **argv) {
         rc = tunecli_fail(cmd, st);
         goto done;
       }
-      for (int64_t e = 0; e < n; e++) host[i][e] = element(tensors[i], e);
+      for (int64_t e = 0; e < n; e++) host[i][e] = tsl_tensor_get_f64(tensors[i], e);
     }
   }
   const tsl_kernel *k;
@@ -134,7 +111,7 @@ int tunecli_run_op(int argc, char **argv) {
     double scale = 1.0;
     for (int64_t e = 0; e < n; e++) scale = fmax(scale, fabs(ref[e]));
     for (int64_t e = 0; e < n; e++) {
-      double got = element(t, e), d = fabs(got - ref[e]) / scale;
+      double got = tsl_tensor_get_f64(t, e), d = fabs(got - ref[e]) / scale;
       if (isnan(got) != isnan(ref[e])) d = INFINITY;
       else if (isnan(got)) d = 0.0;
       if (d > worst || (isinf(d) && worst_at < 0)) {

@@ -1,0 +1,290 @@
+/* ONNX input that must be refused with a clear error and never crash: unknown
+ * operators, attributes and domains, wrong opsets, malformed tensors, symbolic shapes,
+ * training mode, and files truncated or corrupted at seeded random places (run under
+ * ASan in CI). */
+#include <CUnit/Basic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "models/onnx.h"
+#include "models_tests.h"
+#include "models_util.h"
+#include "onnx_build.h"
+
+static tsl_status load(const ob_model *m) {
+  size_t n;
+  uint8_t *buf = ob_pack(m, &n);
+  tsl_graph *g = NULL;
+  tsl_status st = tsl_graph_load_onnx_memory(buf, n, NULL, &g);
+  free(buf);
+  tsl_graph_free(g);
+  return st;
+}
+
+static bool msg_has(const char *a, const char *b) {
+  const char *m = tsl_last_error();
+  bool ok = strstr(m, a) != NULL && (!b || strstr(m, b) != NULL);
+  if (!ok) printf("\n  unexpected message: %s\n", m);
+  return ok;
+}
+
+/* x[1,2,4,4] -> Conv(w) -> Relu -> y, at `opset`. */
+static ob_model *small_model(int64_t opset) {
+  ob_model *m = ob_new(opset);
+  int64_t xs[4] = {1, 2, 4, 4}, ws[4] = {3, 2, 3, 3};
+  float w[54];
+  for (int i = 0; i < 54; i++) w[i] = (float)(i % 5) - 2.0f;
+  ob_input(m, "x", OB_FLOAT, 4, xs);
+  ob_init_f32(m, "w", 4, ws, w, OB_RAW, NULL, 0);
+  ob_node(m, "Conv", "conv", 2, (const char *[]){"x", "w"}, 1, (const char *[]){"c"});
+  ob_attr_ints(m, "pads", 4, (int64_t[]){1, 1, 1, 1});
+  ob_node(m, "Relu", "relu", 1, (const char *[]){"c"}, 1, (const char *[]){"y"});
+  ob_output(m, "y");
+  return m;
+}
+
+static void test_onnx_unknown_operator_names_node_op_and_opset(void) {
+  ob_model *m = small_model(13);
+  ob_node(m, "FancyNewOp", "mystery", 1, (const char *[]){"y"}, 1, (const char *[]){"z"});
+  ob_output(m, "z");
+  CU_ASSERT_EQUAL(load(m), TSL_ERR_UNSUPPORTED);
+  CU_ASSERT(msg_has("node 'mystery' (FancyNewOp, opset 13)", "not supported"));
+  ob_free(m);
+  /* A known ONNX operator outside tessel's set, unnamed: named by its index. */
+  m = small_model(13);
+  ob_node(m, "LeakyRelu", NULL, 1, (const char *[]){"y"}, 1, (const char *[]){"z"});
+  CU_ASSERT_EQUAL(load(m), TSL_ERR_UNSUPPORTED);
+  CU_ASSERT(msg_has("node '#2' (LeakyRelu, opset 13)", NULL));
+  ob_free(m);
+  /* Shape-chain operators are accepted only where they fold to constants. */
+  m = small_model(13);
+  ob_init_i64(m, "idx", 0, NULL, (int64_t[]){0}, OB_RAW);
+  ob_node(m, "Gather", "g", 2, (const char *[]){"y", "idx"}, 1, (const char *[]){"z"});
+  CU_ASSERT_EQUAL(load(m), TSL_ERR_UNSUPPORTED);
+  CU_ASSERT(msg_has("(Gather, opset 13)", "non-constant"));
+  ob_free(m);
+}
+
+static void test_onnx_wrong_opsets_and_domains_are_refused(void) {
+  int64_t bad[3] = {6, 19, 100};
+  for (int k = 0; k < 3; k++) {
+    ob_model *m = small_model(bad[k]);
+    char want[32];
+    snprintf(want, sizeof want, "opset %lld", (long long)bad[k]);
+    CU_ASSERT_EQUAL(load(m), TSL_ERR_UNSUPPORTED);
+    CU_ASSERT(msg_has(want, "7..18"));
+    ob_free(m);
+  }
+  ob_model *m = small_model(0); /* no opset_import */
+  CU_ASSERT_EQUAL(load(m), TSL_ERR_INVALID);
+  CU_ASSERT(msg_has("no opset", NULL));
+  ob_free(m);
+  m = small_model(7);
+  CU_ASSERT_EQUAL(load(m), TSL_OK);
+  ob_free(m);
+  m = small_model(18);
+  ob_node_domain(m, "com.microsoft");
+  CU_ASSERT_EQUAL(load(m), TSL_ERR_UNSUPPORTED);
+  CU_ASSERT(msg_has("domain 'com.microsoft'", NULL));
+  ob_free(m);
+}
+
+static void test_onnx_malformed_graphs_are_invalid(void) {
+  ob_model *m = small_model(13);
+  ob_node(m, "Relu", "r", 1, (const char *[]){"nowhere"}, 1, (const char *[]){"z"});
+  CU_ASSERT_EQUAL(load(m), TSL_ERR_INVALID);
+  CU_ASSERT(msg_has("'nowhere' is not defined", NULL));
+  ob_free(m);
+  m = small_model(13);
+  ob_node(m, "Relu", "again", 1, (const char *[]){"x"}, 1, (const char *[]){"c"});
+  CU_ASSERT_EQUAL(load(m), TSL_ERR_INVALID);
+  CU_ASSERT(msg_has("defined twice", NULL));
+  ob_free(m);
+  m = small_model(13);
+  ob_output(m, "never");
+  CU_ASSERT_EQUAL(load(m), TSL_ERR_INVALID);
+  CU_ASSERT(msg_has("'never'", NULL));
+  ob_free(m);
+  /* raw_data of the wrong size for its shape. */
+  m = small_model(13);
+  int64_t bs[1] = {3};
+  float b[2] = {1, 2};
+  ob_init_raw(m, "bias", OB_FLOAT, 1, bs, b, sizeof b);
+  CU_ASSERT_EQUAL(load(m), TSL_ERR_INVALID);
+  CU_ASSERT(msg_has("'bias'", "raw_data of 8 bytes"));
+  ob_free(m);
+  /* Wrong channel count: the shape error names the node. */
+  m = ob_new(13);
+  int64_t xs[4] = {1, 3, 4, 4}, ws[4] = {2, 2, 1, 1};
+  float w[4] = {1, 1, 1, 1};
+  ob_input(m, "x", OB_FLOAT, 4, xs);
+  ob_init_f32(m, "w", 4, ws, w, OB_RAW, NULL, 0);
+  ob_node(m, "Conv", "mismatch", 2, (const char *[]){"x", "w"}, 1, (const char *[]){"y"});
+  ob_output(m, "y");
+  CU_ASSERT_EQUAL(load(m), TSL_ERR_INVALID);
+  CU_ASSERT(msg_has("opset 13", "'mismatch'"));
+  ob_free(m);
+  /* An attribute of the wrong type. */
+  m = small_model(13);
+  ob_node(m, "Flatten", "f", 1, (const char *[]){"y"}, 1, (const char *[]){"z"});
+  ob_attr_float(m, "axis", 1.0f);
+  CU_ASSERT_EQUAL(load(m), TSL_ERR_INVALID);
+  CU_ASSERT(msg_has("'axis' must be an int", NULL));
+  ob_free(m);
+}
+
+static void test_onnx_valid_but_unsupported_inputs_are_refused(void) {
+  ob_model *m = small_model(13);
+  ob_node(m, "Flatten", "f", 1, (const char *[]){"y"}, 1, (const char *[]){"z"});
+  ob_attr_int(m, "axis", 1);
+  ob_attr_int(m, "future_attr", 1);
+  CU_ASSERT_EQUAL(load(m), TSL_ERR_UNSUPPORTED);
+  CU_ASSERT(msg_has("'future_attr'", NULL));
+  ob_free(m);
+  m = ob_new(13); /* symbolic batch dimension */
+  int64_t xs[2] = {-1, 4};
+  ob_input(m, "x", OB_FLOAT, 2, xs);
+  ob_node(m, "Relu", "r", 1, (const char *[]){"x"}, 1, (const char *[]){"y"});
+  ob_output(m, "y");
+  CU_ASSERT_EQUAL(load(m), TSL_ERR_UNSUPPORTED);
+  CU_ASSERT(msg_has("symbolic ('N')", NULL));
+  ob_free(m);
+  m = ob_new(13); /* string initializer */
+  int64_t one[1] = {1};
+  ob_input(m, "x", OB_FLOAT, 1, one);
+  ob_init_raw(m, "s", OB_STRING, 1, one, "a", 1);
+  ob_node(m, "Relu", "r", 1, (const char *[]){"x"}, 1, (const char *[]){"y"});
+  ob_output(m, "y");
+  CU_ASSERT_EQUAL(load(m), TSL_ERR_UNSUPPORTED);
+  CU_ASSERT(msg_has("'s'", "unsupported"));
+  ob_free(m);
+  m = ob_new(15); /* batch norm in training mode */
+  int64_t xs4[4] = {1, 2, 1, 1}, c2[1] = {2};
+  float p[2] = {1, 1};
+  ob_input(m, "x", OB_FLOAT, 4, xs4);
+  const char *names[4] = {"s", "b", "mean", "var"};
+  for (int k = 0; k < 4; k++) ob_init_f32(m, names[k], 1, c2, p, OB_RAW, NULL, 0);
+  ob_node(m, "BatchNormalization", "bn", 5, (const char *[]){"x", "s", "b", "mean", "var"}, 1,
+          (const char *[]){"y"});
+  ob_attr_int(m, "training_mode", 1);
+  ob_output(m, "y");
+  CU_ASSERT_EQUAL(load(m), TSL_ERR_UNSUPPORTED);
+  CU_ASSERT(msg_has("(BatchNormalization, opset 15)", "training"));
+  ob_free(m);
+  m = small_model(13); /* uint8 data: valid ONNX, not what tessel runs */
+  ob_input(m, "q", OB_UINT8, 1, one);
+  ob_node(m, "Relu", "rq", 1, (const char *[]){"q"}, 1, (const char *[]){"z"});
+  CU_ASSERT_EQUAL(load(m), TSL_ERR_UNSUPPORTED);
+  CU_ASSERT(msg_has("'rq'", "u8"));
+  ob_free(m);
+}
+
+static void test_onnx_unreadable_and_empty_files(void) {
+  tsl_graph *g = NULL;
+  CU_ASSERT_EQUAL(tsl_graph_load_onnx("/nonexistent/model.onnx", &g), TSL_ERR_IO);
+  CU_ASSERT(msg_has("/nonexistent/model.onnx", NULL));
+  CU_ASSERT_EQUAL(tsl_graph_load_onnx("/tmp", &g), TSL_ERR_IO);
+  uint8_t nothing = 0;
+  CU_ASSERT_EQUAL(tsl_graph_load_onnx_memory(&nothing, 0, NULL, &g), TSL_ERR_INVALID);
+  uint8_t garbage[5] = {0xff, 0xff, 0xff, 0xff, 0xff};
+  CU_ASSERT_EQUAL(tsl_graph_load_onnx_memory(garbage, sizeof garbage, NULL, &g), TSL_ERR_INVALID);
+  CU_ASSERT(msg_has("not a valid ONNX model", NULL));
+  CU_ASSERT_PTR_NULL(g);
+}
+
+static uint64_t rng_next(uint64_t *s) {
+  uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+/* Loads a mutated buffer: either a graph that passes its own checks or an error with
+ * an importer message. Returns 1 if it loaded. */
+static int load_mutant(const uint8_t *buf, size_t n, int *bad_messages) {
+  tsl_graph *g = NULL;
+  tsl_status st = tsl_graph_load_onnx_memory(buf, n, NULL, &g);
+  if (st == TSL_OK) {
+    CU_ASSERT_EQUAL(tsl_graph_check(g), TSL_OK);
+    FILE *devnull = fopen("/dev/null", "w");
+    tsl_graph_print(g, devnull); /* the printer copes with whatever loaded */
+    fclose(devnull);
+    tsl_graph_free(g);
+    return 1;
+  }
+  CU_ASSERT_PTR_NULL(g);
+  if (st == TSL_ERR_NOMEM || strncmp(tsl_last_error(), "onnx", 4) != 0) {
+    if (*bad_messages < 3) printf("\n  unclear error %d: %s\n", st, tsl_last_error());
+    ++*bad_messages;
+  }
+  return 0;
+}
+
+/* Truncations at `n_cuts` offsets (all offsets when n_cuts >= size) and `n_flips`
+ * mutants with 1-4 random bytes changed (positions drawn from [lo, hi)). */
+static void fuzz(const uint8_t *orig, size_t size, int n_cuts, int n_flips, size_t lo, size_t hi, uint64_t seed,
+                 const char *what) {
+  uint8_t *buf = malloc(size);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(buf);
+  int loaded = 0, bad = 0, runs = 0;
+  uint64_t s = seed;
+  for (int i = 0; i < n_cuts; i++) {
+    size_t cut = (size_t)n_cuts >= size ? (size_t)i : (size_t)(rng_next(&s) % size);
+    if (cut >= size) break;
+    loaded += load_mutant(orig, cut, &bad);
+    runs++;
+  }
+  for (int i = 0; i < n_flips; i++) {
+    memcpy(buf, orig, size);
+    int k = 1 + (int)(rng_next(&s) % 4);
+    for (int j = 0; j < k; j++) {
+      size_t at = lo + (size_t)(rng_next(&s) % (hi - lo));
+      uint64_t r = rng_next(&s);
+      /* Half the time a single flipped bit, else a random byte: both kinds of damage. */
+      buf[at] = r & 1 ? (uint8_t)(buf[at] ^ (1u << ((r >> 1) % 8))) : (uint8_t)(r >> 8);
+    }
+    loaded += load_mutant(buf, size, &bad);
+    runs++;
+  }
+  printf("\n  fuzz %s: %d mutants, %d still loaded, %d refused", what, runs, loaded, runs - loaded);
+  CU_ASSERT_EQUAL(bad, 0);
+  free(buf);
+}
+
+static void test_onnx_fuzz_small_model_every_truncation_and_byte_flips(void) {
+  ob_model *m = small_model(13);
+  size_t n;
+  uint8_t *buf = ob_pack(m, &n);
+  fuzz(buf, n, (int)n, 3000, 0, n, 42, "small conv model");
+  free(buf);
+  ob_free(m);
+}
+
+static void test_onnx_fuzz_shared_model_truncations_and_flips(void) {
+  const char *dir = mt_shared_models_dir("onnx_fuzz_shared_model");
+  if (!dir) return;
+  char path[4200];
+  snprintf(path, sizeof path, "%s/squeezenet1_1.onnx", dir);
+  size_t n;
+  uint8_t *buf = mt_read_file(path, &n);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(buf);
+  /* Nodes come first in the file and inputs/outputs last: flip bytes there, where
+   * the structure is, as well as anywhere. */
+  fuzz(buf, n, 24, 0, 0, n, 7, "squeezenet1_1 truncations");
+  fuzz(buf, n, 0, 40, 0, 16384, 8, "squeezenet1_1 node bytes");
+  fuzz(buf, n, 0, 12, n - 2048, n, 9, "squeezenet1_1 trailing bytes");
+  free(buf);
+}
+
+void tsl_tests_models_onnx_errors(void) {
+  CU_pSuite s = CU_add_suite("models_onnx_errors", NULL, NULL);
+  CU_add_test(s, "onnx_unknown_operator_names_node_op_and_opset", test_onnx_unknown_operator_names_node_op_and_opset);
+  CU_add_test(s, "onnx_wrong_opsets_and_domains_are_refused", test_onnx_wrong_opsets_and_domains_are_refused);
+  CU_add_test(s, "onnx_malformed_graphs_are_invalid", test_onnx_malformed_graphs_are_invalid);
+  CU_add_test(s, "onnx_valid_but_unsupported_inputs_are_refused", test_onnx_valid_but_unsupported_inputs_are_refused);
+  CU_add_test(s, "onnx_unreadable_and_empty_files", test_onnx_unreadable_and_empty_files);
+  CU_add_test(s, "onnx_fuzz_small_model_every_truncation_and_byte_flips",
+              test_onnx_fuzz_small_model_every_truncation_and_byte_flips);
+  CU_add_test(s, "onnx_fuzz_shared_model_truncations_and_flips", test_onnx_fuzz_shared_model_truncations_and_flips);
+}
