@@ -142,10 +142,12 @@ static tsl_status floor_divmod(cg *c, const tsl_expr *e, LLVMValueRef a, LLVMVal
     return TSL_OK;
   }
   LLVMValueRef zero = const_int(t, 0);
-  LLVMValueRef minus_one = NULL, safe_b = b;
+  LLVMValueRef minus_one = NULL, is_zero = NULL, safe_b = b;
   if (!is_const) {
+    /* b == -1 avoids the INT_MIN / -1 trap; b == 0 gives 0 (ir.h contract) */
     minus_one = LLVMBuildICmp(c->b, LLVMIntEQ, b, const_int(t, -1), "");
-    safe_b = LLVMBuildSelect(c->b, minus_one, const_int(t, 1), b, "");
+    is_zero = LLVMBuildICmp(c->b, LLVMIntEQ, b, zero, "");
+    safe_b = LLVMBuildSelect(c->b, LLVMBuildOr(c->b, minus_one, is_zero, ""), const_int(t, 1), b, "");
   }
   LLVMValueRef q = LLVMBuildSDiv(c->b, a, safe_b, "");
   LLVMValueRef r = LLVMBuildSRem(c->b, a, safe_b, "");
@@ -163,6 +165,7 @@ static tsl_status floor_divmod(cg *c, const tsl_expr *e, LLVMValueRef a, LLVMVal
     LLVMValueRef fq = LLVMBuildAdd(c->b, q, LLVMBuildSExt(c->b, adj, t, ""), "");
     *out = minus_one ? LLVMBuildSelect(c->b, minus_one, LLVMBuildSub(c->b, zero, a, ""), fq, "fdiv") : fq;
   }
+  if (is_zero) *out = LLVMBuildSelect(c->b, is_zero, zero, *out, "");
   return TSL_OK;
 }
 
@@ -186,7 +189,16 @@ static tsl_status emit_arith(cg *c, const tsl_expr *e, LLVMValueRef a, LLVMValue
     if (const_int_operand(e->bin.b, &d) && d == 0)
       return cg_fail(c, "%s by the constant 0", is_mod ? "modulo" : "division");
     if (is_signed) return floor_divmod(c, e, a, b, is_mod, out);
-    *out = is_mod ? LLVMBuildURem(c->b, a, b, "") : LLVMBuildUDiv(c->b, a, b, "");
+    if (const_int_operand(e->bin.b, &d)) {
+      *out = is_mod ? LLVMBuildURem(c->b, a, b, "") : LLVMBuildUDiv(c->b, a, b, "");
+      return TSL_OK;
+    }
+    /* a variable divisor may be 0 at run time: the result is then 0 (ir.h contract) */
+    LLVMValueRef zero = LLVMConstNull(LLVMTypeOf(b));
+    LLVMValueRef is_zero = LLVMBuildICmp(c->b, LLVMIntEQ, b, zero, "");
+    LLVMValueRef safe_b = LLVMBuildSelect(c->b, is_zero, const_int(LLVMTypeOf(b), 1), b, "");
+    LLVMValueRef r = is_mod ? LLVMBuildURem(c->b, a, safe_b, "") : LLVMBuildUDiv(c->b, a, safe_b, "");
+    *out = LLVMBuildSelect(c->b, is_zero, zero, r, "");
     return TSL_OK;
   }
   case TSL_E_MIN:

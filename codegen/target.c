@@ -187,6 +187,44 @@ static bool valid_cpu_name(const char *s) {
   return true;
 }
 
+/* CPU names LLVM 19 knows for each architecture that tessel accepts for -mcpu=. LLVM's
+ * C API cannot list or validate them, and a CPU of the wrong architecture makes LLVM
+ * abort the process ("64-bit code requested on a subtarget that doesn't support it"),
+ * so only these pass. */
+static const char *const x86_cpus[] = {
+    "x86-64", "x86-64-v2", "x86-64-v3", "x86-64-v4", "haswell", "broadwell", "skylake",
+    "skylake-avx512", "cascadelake", "cooperlake", "cannonlake", "icelake-client", "icelake-server",
+    "tigerlake", "sapphirerapids", "alderlake", "raptorlake", "meteorlake", "graniterapids",
+    "znver1", "znver2", "znver3", "znver4", "znver5", "btver2", "bdver4", NULL};
+static const char *const aarch64_cpus[] = {
+    "generic", "cortex-a53", "cortex-a55", "cortex-a57", "cortex-a72", "cortex-a73", "cortex-a75",
+    "cortex-a76", "cortex-a77", "cortex-a78", "cortex-a510", "cortex-a710", "cortex-x1", "cortex-x2",
+    "neoverse-n1", "neoverse-n2", "neoverse-v1", "neoverse-v2", "apple-m1", "apple-m2", "carmel",
+    "thunderx2t99", "ampere1", NULL};
+
+static bool known_cpu(tsl_arch arch, const char *cpu, char *list, size_t n) {
+  const char *const *names = arch == TSL_ARCH_X86_64 ? x86_cpus : aarch64_cpus;
+  size_t len = 0;
+  list[0] = '\0';
+  for (int i = 0; names[i]; i++) {
+    if (strcmp(names[i], cpu) == 0) return true;
+    int w = snprintf(list + len, n - len, "%s%s", i ? ", " : "", names[i]);
+    if (w < 0 || (size_t)w >= n - len) break;
+    len += (size_t)w;
+  }
+  return false;
+}
+
+/* "tcp://HOST:PORT" with a non-empty host and a port in 1..65535. */
+static bool valid_device(const char *d) {
+  if (strncmp(d, "tcp://", 6) != 0) return false;
+  const char *host = d + 6, *colon = strrchr(host, ':');
+  if (!colon || colon == host) return false;
+  char *end;
+  long port = strtol(colon + 1, &end, 10);
+  return *end == '\0' && end != colon + 1 && port >= 1 && port <= 65535;
+}
+
 static tsl_status unknown_target(const char *s) {
   char list[256] = "";
   int n;
@@ -237,12 +275,16 @@ tsl_status tsl_target_parse(const char *s, tsl_target *out) {
       const char *cpu = opt + 6;
       if (!valid_cpu_name(cpu) || strlen(cpu) >= sizeof t.cpu)
         return tsl_error(TSL_ERR_INVALID, "target '%s': bad -mcpu value '%s'", s, cpu);
+      char list[1024];
+      if (!known_cpu(t.arch, cpu, list, sizeof list))
+        return tsl_error(TSL_ERR_UNSUPPORTED, "target '%s': -mcpu=%s is not a known %s CPU (known: %s)", s, cpu,
+                         t.arch == TSL_ARCH_X86_64 ? "x86-64" : "AArch64", list);
       copy_str(t.cpu, sizeof t.cpu, cpu);
       t.cpu_overridden = true;
     } else if (strncmp(opt, "-device=", 8) == 0) {
       const char *dev = opt + 8;
-      if (!*dev || strlen(dev) >= sizeof t.device)
-        return tsl_error(TSL_ERR_INVALID, "target '%s': bad -device value '%s'", s, dev);
+      if (!valid_device(dev) || strlen(dev) >= sizeof t.device)
+        return tsl_error(TSL_ERR_INVALID, "target '%s': bad -device value '%s' (want tcp://HOST:PORT)", s, dev);
       copy_str(t.device, sizeof t.device, dev);
     } else {
       return tsl_error(TSL_ERR_INVALID, "target '%s': unknown option '%s' (known: -mcpu=, -device=)",

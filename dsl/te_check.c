@@ -451,12 +451,33 @@ static tsl_status walk(const char *stage, ctx *c, const tsl_expr *e) {
   }
 }
 
+/* Index arithmetic is i64 and may not overflow (ir/ir.h): a tensor's byte size must
+ * stay below 2^62, which bounds every row-major offset and stride product. */
+static tsl_status check_size(const tsl_te_program *p, const tsl_buffer *b) {
+  const int64_t limit = (int64_t)1 << 62;
+  int64_t bytes = (int64_t)tsl_type_bytes(b->dtype);
+  for (int d = 0; d < b->ndim; d++) {
+    if (b->shape[d] > 0 && bytes > limit / b->shape[d])
+      return tsl_error(TSL_ERR_INVALID,
+                       "%s: tensor %s is too large: its size reaches 2^62 bytes, beyond i64 index arithmetic",
+                       p->name, b->name);
+    bytes *= b->shape[d];
+  }
+  return TSL_OK;
+}
+
 tsl_status tsl_te_check(const tsl_te_program *p) {
   if (!p) return tsl_error(TSL_ERR_INVALID, "tsl_te_check: NULL program");
   int n;
   tsl_te_op **stages = tsl_te_program_stages(p, &n);
+  for (int i = 0; i < p->ninputs; i++) {
+    tsl_status st = check_size(p, p->inputs[i]->buf);
+    if (st != TSL_OK) return st;
+  }
   for (int s = 0; s < n; s++) {
     const tsl_te_op *op = stages[s];
+    tsl_status size_st = check_size(p, op->output->buf);
+    if (size_st != TSL_OK) return size_st;
     for (int i = 0; i < op->ninputs; i++) {
       const tsl_te_tensor *t = op->inputs[i];
       if (t->op->kind != TSL_TE_PLACEHOLDER) continue;

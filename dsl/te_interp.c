@@ -22,8 +22,8 @@ typedef struct interp {
   const tsl_te_program *p;
   int nstages;
   tsl_te_op **stages;
-  double **data;       /* per stage: its computed elements */
-  const double *const *inputs;
+  value **data;        /* per stage: its computed elements */
+  value **inputs;      /* per input: its elements, row-major */
   binding env[MAX_BINDINGS];
   int nenv;
   tsl_status st;       /* first error */
@@ -36,6 +36,22 @@ static int64_t wrap_int(tsl_type t, int64_t v) {
   uint64_t mask = (1ull << t.bits) - 1, u = (uint64_t)v & mask;
   if (t.code == TSL_TYPE_INT && (u >> (t.bits - 1))) u |= ~mask;
   return (int64_t)u;
+}
+
+/* float -> integer: truncate toward zero, saturate to the type's range, NaN -> 0 (ir.h). */
+static int64_t saturate_to_int(tsl_type t, double v) {
+  if (isnan(v)) return 0;
+  v = trunc(v);
+  if (tsl_type_is_uint(t)) {
+    double hi = ldexp(1.0, t.bits); /* exclusive */
+    if (v <= 0.0) return 0;
+    if (v >= hi) return t.bits == 64 ? (int64_t)UINT64_MAX : (int64_t)((1ull << t.bits) - 1);
+    return (int64_t)(uint64_t)v;
+  }
+  double lo = -ldexp(1.0, t.bits - 1), hi = ldexp(1.0, t.bits - 1); /* [lo, hi) */
+  if (v < lo) return t.bits == 64 ? INT64_MIN : -((int64_t)1 << (t.bits - 1));
+  if (v >= hi) return t.bits == 64 ? INT64_MAX : ((int64_t)1 << (t.bits - 1)) - 1;
+  return (int64_t)v;
 }
 
 static int64_t floor_div(int64_t a, int64_t b) {
@@ -51,7 +67,7 @@ static bool fail(interp *in, tsl_status st, const char *fmt, const char *what) {
   return false;
 }
 
-static const double *tensor_data(interp *in, const tsl_buffer *b) {
+static const value *tensor_data(interp *in, const tsl_buffer *b) {
   const tsl_te_tensor *t = tsl_te_tensor_of(b);
   for (int i = 0; i < in->p->ninputs; i++)
     if (in->p->inputs[i] == t) return in->inputs[i];
@@ -80,10 +96,9 @@ static bool eval_load(interp *in, const tsl_expr *e, value *out) {
     if (iv.i < 0 || iv.i >= b->shape[d]) return fail(in, TSL_ERR_INVALID, "te_interp: stage %s reads %s out of bounds", b->name);
     off = off * b->shape[d] + iv.i;
   }
-  const double *data = tensor_data(in, b);
+  const value *data = tensor_data(in, b);
   if (!data) return fail(in, TSL_ERR_INVALID, "te_interp: stage %s reads %s, which is not in the program", b->name);
-  if (tsl_type_is_float(b->dtype)) out->f = data[off];
-  else out->i = (int64_t)data[off];
+  *out = data[off];
   return true;
 }
 
@@ -198,8 +213,8 @@ static bool eval_binary(interp *in, const tsl_expr *e, value *out) {
       out->f = a.f / b.f;
       break;
     }
-    if (b.i == 0) return fail(in, TSL_ERR_INVALID, "te_interp: stage %s divides by zero%s", "");
-    if (un) out->i = (int64_t)(e->kind == TSL_E_DIV ? ua / ub : ua % ub);
+    if (b.i == 0) out->i = 0; /* ir.h: integer division or modulo by zero gives 0 */
+    else if (un) out->i = (int64_t)(e->kind == TSL_E_DIV ? ua / ub : ua % ub);
     else out->i = e->kind == TSL_E_DIV ? floor_div(a.i, b.i) : floor_mod(a.i, b.i);
     break;
   case TSL_E_MIN:
@@ -235,8 +250,7 @@ static bool eval_cast(interp *in, const tsl_expr *e, value *out) {
   } else if (tsl_type_is_bool(to)) {
     out->i = tsl_type_is_float(from) ? a.f != 0.0 : a.i != 0;
   } else if (tsl_type_is_float(from)) {
-    if (isnan(a.f) || fabs(a.f) >= 9.2e18) return fail(in, TSL_ERR_INVALID, "te_interp: stage %s casts %s to an integer", "a non-finite or huge float");
-    out->i = wrap_int(to, (int64_t)a.f);
+    out->i = saturate_to_int(to, a.f);
   } else {
     out->i = wrap_int(to, a.i);
   }
@@ -318,39 +332,113 @@ static bool eval_stage(interp *in, int s) {
     bool ok = eval(in, op->body, &v);
     in->nenv = base;
     if (!ok) return false;
-    double stored;
-    if (tsl_type_is_float(b->dtype)) stored = b->dtype.bits == 32 ? (double)(float)v.f : v.f;
-    else stored = (double)wrap_int(b->dtype, v.i);
-    in->data[s][flat] = stored;
+    if (tsl_type_is_float(b->dtype)) v.f = b->dtype.bits == 32 ? (double)(float)v.f : v.f;
+    else v.i = wrap_int(b->dtype, v.i);
+    in->data[s][flat] = v;
   }
   return true;
 }
 
-tsl_status tsl_te_interpret(const tsl_te_program *p, const double *const *inputs, double **outputs) {
+static bool same_type(const tsl_tensor *t, const tsl_buffer *b) {
+  tsl_dtype_code c = b->dtype.code == TSL_TYPE_BOOL ? TSL_DT_BOOL
+                     : b->dtype.code == TSL_TYPE_INT ? TSL_DT_INT
+                     : b->dtype.code == TSL_TYPE_UINT ? TSL_DT_UINT : TSL_DT_FLOAT;
+  int bits = b->dtype.code == TSL_TYPE_BOOL ? 8 : b->dtype.bits;
+  if (!t || t->dtype.code != c || t->dtype.bits != bits || t->ndim != b->ndim) return false;
+  for (int d = 0; d < b->ndim; d++)
+    if (t->shape[d] != b->shape[d]) return false;
+  return true;
+}
+
+/* Element i (row-major) of t as a value: integers exactly. */
+static value read_element(const tsl_tensor *t, int64_t i) {
+  value v = {0.0, 0};
+  int64_t off = 0, rem = i;
+  for (int d = t->ndim - 1; d >= 0; d--) {
+    off += (rem % t->shape[d]) * t->strides[d];
+    rem /= t->shape[d];
+  }
+  const char *p = (const char *)t->data + off * (int64_t)tsl_dtype_bytes(t->dtype);
+  if (t->dtype.code == TSL_DT_FLOAT) {
+    v.f = tsl_tensor_get_f64(t, i);
+    return v;
+  }
+  switch (t->dtype.bits) {
+  case 8: v.i = t->dtype.code == TSL_DT_INT ? *(const int8_t *)p : *(const uint8_t *)p; break;
+  case 16: v.i = t->dtype.code == TSL_DT_INT ? *(const int16_t *)p : *(const uint16_t *)p; break;
+  case 32: v.i = t->dtype.code == TSL_DT_INT ? (int64_t)*(const int32_t *)p : (int64_t)*(const uint32_t *)p; break;
+  default: memcpy(&v.i, p, 8); break;
+  }
+  if (t->dtype.code == TSL_DT_BOOL) v.i = v.i != 0;
+  return v;
+}
+
+/* Stores v as element i (row-major, compact or strided) of t. */
+static void write_element(tsl_tensor *t, int64_t i, value v) {
+  int64_t off = 0, rem = i;
+  for (int d = t->ndim - 1; d >= 0; d--) {
+    off += (rem % t->shape[d]) * t->strides[d];
+    rem /= t->shape[d];
+  }
+  char *p = (char *)t->data + off * (int64_t)tsl_dtype_bytes(t->dtype);
+  if (t->dtype.code == TSL_DT_FLOAT) {
+    if (t->dtype.bits == 64) memcpy(p, &v.f, 8);
+    else {
+      float f = (float)v.f;
+      memcpy(p, &f, 4);
+    }
+    return;
+  }
+  uint64_t u = (uint64_t)v.i;
+  switch (t->dtype.bits) {
+  case 8: { uint8_t x = (uint8_t)u; memcpy(p, &x, 1); break; }
+  case 16: { uint16_t x = (uint16_t)u; memcpy(p, &x, 2); break; }
+  case 32: { uint32_t x = (uint32_t)u; memcpy(p, &x, 4); break; }
+  default: memcpy(p, &u, 8); break;
+  }
+}
+
+tsl_status tsl_te_interpret(const tsl_te_program *p, const tsl_tensor *const *inputs, tsl_tensor *const *outputs) {
   if (!p || (p->ninputs && !inputs) || !outputs) return tsl_error(TSL_ERR_INVALID, "te_interp: NULL argument");
+  for (int i = 0; i < p->ninputs + p->noutputs; i++) {
+    const tsl_buffer *b = i < p->ninputs ? p->inputs[i]->buf : p->outputs[i - p->ninputs]->buf;
+    const tsl_tensor *t = i < p->ninputs ? inputs[i] : outputs[i - p->ninputs];
+    if (!same_type(t, b)) return tsl_error(TSL_ERR_INVALID, "te_interp: tensor for %s has another dtype or shape", b->name);
+    if (tsl_type_is_float(b->dtype) && b->dtype.bits == 16)
+      return tsl_error(TSL_ERR_UNSUPPORTED, "te_interp: %s is f16 (a storage type)", b->name);
+  }
   interp in;
   memset(&in, 0, sizeof in);
   in.p = p;
-  in.inputs = inputs;
   in.stages = tsl_te_program_stages(p, &in.nstages);
-  in.data = calloc((size_t)in.nstages + 1, sizeof(double *));
-  if (!in.data) return tsl_error(TSL_ERR_NOMEM, "te_interp: out of memory");
+  in.data = calloc((size_t)in.nstages + 1, sizeof(value *));
+  in.inputs = calloc((size_t)p->ninputs + 1, sizeof(value *));
+  if (!in.data || !in.inputs) in.st = tsl_error(TSL_ERR_NOMEM, "te_interp: out of memory");
+  for (int i = 0; i < p->ninputs && in.st == TSL_OK; i++) {
+    int64_t n = tsl_tensor_numel(inputs[i]);
+    in.inputs[i] = malloc(sizeof(value) * (size_t)(n ? n : 1));
+    if (!in.inputs[i]) in.st = tsl_error(TSL_ERR_NOMEM, "te_interp: out of memory for input %s", p->inputs[i]->buf->name);
+    else
+      for (int64_t e = 0; e < n; e++) in.inputs[i][e] = read_element(inputs[i], e);
+  }
   for (int s = 0; s < in.nstages && in.st == TSL_OK; s++) {
     int64_t n = tsl_buffer_numel(in.stages[s]->output->buf);
-    in.data[s] = malloc(sizeof(double) * (size_t)(n ? n : 1));
+    in.data[s] = malloc(sizeof(value) * (size_t)(n ? n : 1));
     if (!in.data[s]) in.st = tsl_error(TSL_ERR_NOMEM, "te_interp: out of memory for stage %s", in.stages[s]->name);
     else eval_stage(&in, s);
   }
-  if (in.st == TSL_OK)
-    for (int k = 0; k < p->noutputs; k++) {
-      const double *src = tensor_data(&in, p->outputs[k]->buf);
-      if (!src) {
-        in.st = tsl_error(TSL_ERR_INVALID, "te_interp: output %s is not computed", p->outputs[k]->buf->name);
-        break;
-      }
-      memcpy(outputs[k], src, sizeof(double) * (size_t)tsl_buffer_numel(p->outputs[k]->buf));
+  for (int k = 0; k < p->noutputs && in.st == TSL_OK; k++) {
+    const value *src = tensor_data(&in, p->outputs[k]->buf);
+    if (!src) {
+      in.st = tsl_error(TSL_ERR_INVALID, "te_interp: output %s is not computed", p->outputs[k]->buf->name);
+      break;
     }
-  for (int s = 0; s < in.nstages; s++) free(in.data[s]);
+    int64_t n = tsl_buffer_numel(p->outputs[k]->buf);
+    for (int64_t e = 0; e < n; e++) write_element(outputs[k], e, src[e]);
+  }
+  for (int s = 0; s < in.nstages && in.data; s++) free(in.data[s]);
+  for (int i = 0; i < p->ninputs && in.inputs; i++) free(in.inputs[i]);
   free(in.data);
+  free(in.inputs);
   return in.st;
 }

@@ -16,8 +16,10 @@
  * Division and modulo. Integer TSL_E_DIV is FLOOR division (rounds toward -inf) and
  *   TSL_E_MOD is FLOOR modulo (result has the sign of the divisor, 0 <= a mod b < b
  *   for b > 0), as in TVM's floordiv/floormod and Python. So (-7)/2 == -4 and
- *   (-7) mod 2 == 1; a == (a/b)*b + a mod b always holds. Division or modulo by zero is
- *   undefined behaviour: no pass may fold it, and lowering never creates it.
+ *   (-7) mod 2 == 1; a == (a/b)*b + a mod b always holds. Integer division or modulo by
+ *   zero gives 0 (as in Halide), so data-dependent divisors can never trap; no pass
+ *   folds it (a constant zero divisor is refused by the DSL and the codegen), and the
+ *   codegen pays for the check only when the divisor is not a constant.
  *   Unsigned division is ordinary unsigned division. Float division is IEEE; TSL_E_MOD
  *   on floats is refused.
  *
@@ -164,7 +166,9 @@ typedef enum tsl_expr_kind {
   TSL_E_AND, TSL_E_OR, /* bool x bool -> bool, no short circuit */
   TSL_E_NOT,           /* bool -> bool: un.a */
   TSL_E_SELECT,        /* select.cond ? select.t : select.f; cond is bool, scalar or same lanes */
-  TSL_E_CAST,          /* convert un.a to `type` (same lanes); float->int truncates toward 0 */
+  TSL_E_CAST,          /* convert un.a to `type` (same lanes); float->int truncates toward 0
+                          and SATURATES to the type's range (NaN gives 0), identically on
+                          every target; int->int wraps; int->float rounds to nearest */
   TSL_E_BROADCAST,     /* scalar broadcast.value repeated broadcast.lanes times */
   TSL_E_RAMP,          /* base, base+stride, ..., lanes values (base/stride scalar ints) */
   TSL_E_LOAD,          /* load.buf[load.index...] (lanes from the index), optional predicate */

@@ -242,6 +242,7 @@ static tsl_expr *simp_compare(tsl_simp *c, tsl_expr *e) {
 }
 
 static tsl_expr *negate_compare(tsl_expr *a) {
+  if (a->kind < TSL_E_EQ || a->kind > TSL_E_GE) return NULL; /* only comparisons have bin.a */
   tsl_type ot = a->bin.a->type;
   if (!tsl_type_is_intlike(ot)) return NULL;
   switch (a->kind) {

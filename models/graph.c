@@ -555,6 +555,57 @@ tsl_status tsl_graph_replace_uses(tsl_graph *g, int from, int to) {
   return TSL_OK;
 }
 
+tsl_status tsl_graph_toposort(tsl_graph *g) {
+  if (!g) return tsl_error(TSL_ERR_INVALID, "tsl_graph_toposort: NULL graph");
+  size_t nv = (size_t)(g->n_values ? g->n_values : 1), nn = (size_t)(g->n_nodes ? g->n_nodes : 1);
+  char *ready = calloc(nv, 1), *placed = calloc(nn, 1);
+  int *order = malloc(nn * sizeof *order);
+  tsl_node *sorted = malloc(nn * sizeof *sorted);
+  if (!ready || !placed || !order || !sorted) {
+    free(ready);
+    free(placed);
+    free(order);
+    free(sorted);
+    return tsl_error(TSL_ERR_NOMEM, "tsl_graph_toposort");
+  }
+  for (int v = 0; v < g->n_values; v++) ready[v] = g->values[v].is_input || g->values[v].constant;
+  tsl_status st = TSL_OK;
+  for (int k = 0; k < g->n_nodes && st == TSL_OK; k++) {
+    int pick = -1;
+    for (int i = 0; i < g->n_nodes && pick < 0; i++) {
+      if (placed[i]) continue;
+      bool ok = true;
+      for (int j = 0; ok && j < g->nodes[i].n_inputs; j++) {
+        int v = g->nodes[i].inputs[j];
+        ok = v < 0 || (v < g->n_values && ready[v]);
+      }
+      if (ok) pick = i;
+    }
+    if (pick < 0) {
+      int stuck = 0;
+      while (placed[stuck]) stuck++;
+      st = tsl_error(TSL_ERR_INVALID, "graph: no topological order: node '%s' (%s) waits on a cycle or on a value nothing produces",
+                     g->nodes[stuck].name, tsl_op_name(g->nodes[stuck].op));
+      break;
+    }
+    placed[pick] = 1;
+    order[k] = pick;
+    for (int j = 0; j < g->nodes[pick].n_outputs; j++)
+      if (g->nodes[pick].outputs[j] >= 0 && g->nodes[pick].outputs[j] < g->n_values) ready[g->nodes[pick].outputs[j]] = 1;
+  }
+  if (st == TSL_OK) {
+    for (int k = 0; k < g->n_nodes; k++) sorted[k] = g->nodes[order[k]];
+    memcpy(g->nodes, sorted, (size_t)g->n_nodes * sizeof *sorted);
+    for (int k = 0; k < g->n_nodes; k++)
+      for (int j = 0; j < g->nodes[k].n_outputs; j++) g->values[g->nodes[k].outputs[j]].producer = k;
+  }
+  free(ready);
+  free(placed);
+  free(order);
+  free(sorted);
+  return st;
+}
+
 tsl_status tsl_graph_prune(tsl_graph *g) {
   if (!g) return tsl_error(TSL_ERR_INVALID, "tsl_graph_prune: NULL graph");
   size_t nv = (size_t)(g->n_values ? g->n_values : 1), nn = (size_t)(g->n_nodes ? g->n_nodes : 1);

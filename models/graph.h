@@ -287,6 +287,13 @@ int64_t tsl_graph_param_count(const tsl_graph *g);
 /* Number of nodes with operator `op`. */
 int tsl_graph_count_op(const tsl_graph *g, tsl_op op);
 
+/* Reorders the nodes topologically, keeping the current order wherever it already is
+ * one (each step takes the earliest node whose inputs are all available), so a pass
+ * may append nodes anywhere in the dataflow and then sort. Node ids change.
+ * Errors: TSL_ERR_INVALID (a cycle, or a node reading a value nothing produces; the
+ * message names one such node), TSL_ERR_NOMEM. */
+tsl_status tsl_graph_toposort(tsl_graph *g);
+
 /* Replaces every use of value `from` (node inputs and graph outputs) by `to`.
  * Errors: TSL_ERR_INVALID (bad ids). */
 tsl_status tsl_graph_replace_uses(tsl_graph *g, int from, int to);

@@ -194,7 +194,9 @@ static tsl_status import_inputs(onnx_ctx *c, const Onnx__GraphProto *gp, const t
       if (c->g->values[existing].constant) continue; /* an initializer listed as input (IR < 4) */
       return onnx_err(c, TSL_ERR_INVALID, "graph input '%s' is listed twice", vi->name);
     }
-    const Onnx__TypeProto__Tensor *tt = vi->type ? vi->type->tensor_type : NULL;
+    /* value is a oneof: tensor_type is meaningful only when it is the case set. */
+    const Onnx__TypeProto__Tensor *tt =
+        vi->type && vi->type->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ? vi->type->tensor_type : NULL;
     if (!tt || !tt->has_elem_type) return onnx_err(c, TSL_ERR_UNSUPPORTED, "graph input '%s' is not a typed tensor", vi->name);
     tsl_dtype dt;
     tsl_status st = onnx_dtype(tt->elem_type, &dt);
@@ -243,12 +245,30 @@ static tsl_status import_inputs(onnx_ctx *c, const Onnx__GraphProto *gp, const t
   return TSL_OK;
 }
 
+/* For models declaring an opset below 7: the first opset from which each operator has
+ * the definition the handlers implement (its opset-7 form, or a legacy form they map
+ * exactly: is_test, the legacy broadcast attributes). Absent: unchanged since opset 1.
+ * Source: onnx/docs/Changelog.md. */
+static const struct {
+  const char *op;
+  int since;
+} legacy_since[] = {
+    {"BatchNormalization", 6}, {"Relu", 6}, {"Clip", 6},   {"Add", 6},     {"Sub", 6},  {"Mul", 6},
+    {"Div", 6},                {"Gemm", 6}, {"Dropout", 6}, {"Cast", 6},   {"Reshape", 5}, {"Concat", 4},
+    {"Split", 2},              {"Pad", 2},
+};
+
 static tsl_status import_node(onnx_ctx *c) {
   const Onnx__NodeProto *n = c->node;
   if (!n->op_type || !n->op_type[0]) return onnx_err(c, TSL_ERR_INVALID, "node without an op type");
   if (n->domain && n->domain[0] && strcmp(n->domain, "ai.onnx") != 0)
     return onnx_err(c, TSL_ERR_UNSUPPORTED, "operator domain '%s' is not supported (only the default ONNX domain)",
                     n->domain);
+  for (size_t i = 0; c->opset < TSL_ONNX_OPSET_MIN && i < sizeof legacy_since / sizeof legacy_since[0]; i++)
+    if (strcmp(legacy_since[i].op, n->op_type) == 0 && c->opset < legacy_since[i].since)
+      return onnx_err(c, TSL_ERR_UNSUPPORTED,
+                      "the opset-%lld definition of %s is not supported (accepted from opset %d; tessel targets %d..%d)",
+                      (long long)c->opset, n->op_type, legacy_since[i].since, TSL_ONNX_OPSET_MIN, TSL_ONNX_OPSET_MAX);
   if (n->n_output == 0) return onnx_err(c, TSL_ERR_INVALID, "node without outputs");
   bool all_const = true;
   for (size_t k = 0; k < n->n_input; k++) {
@@ -280,8 +300,11 @@ static tsl_status import_model(const Onnx__ModelProto *m, const tsl_onnx_options
       c.opset = os->version;
     }
   }
+  if (!have_default && m->n_opset_import > 0 && m->opset_import[0] && m->opset_import[0]->domain)
+    return tsl_error(TSL_ERR_UNSUPPORTED, "onnx: the model imports only domain '%s' (tessel supports the default ONNX domain)",
+                     m->opset_import[0]->domain);
   if (!have_default) return tsl_error(TSL_ERR_INVALID, "onnx: the model imports no opset of the default ONNX domain");
-  if (c.opset < TSL_ONNX_OPSET_MIN || c.opset > TSL_ONNX_OPSET_MAX)
+  if (c.opset < 1 || c.opset > TSL_ONNX_OPSET_MAX)
     return tsl_error(TSL_ERR_UNSUPPORTED, "onnx: opset %lld of the default domain is not supported (tessel accepts %d..%d)",
                      (long long)c.opset, TSL_ONNX_OPSET_MIN, TSL_ONNX_OPSET_MAX);
   const Onnx__GraphProto *gp = m->graph;

@@ -1,9 +1,10 @@
 /* tessel — ONNX import: a model file (protobuf ModelProto) to a tsl_graph.
  *
- * Accepted: the default ONNX domain at opsets 7 to 18 (the opset_import of the model),
- * and these operators (semantics of the model's opset, mapped to the canonical form of
- * graph.h): Conv, BatchNormalization (inference form), Relu, Clip (min/max as
- * attributes before opset 11, constant inputs after), MaxPool, AveragePool,
+ * Accepted: the default ONNX domain at opsets 7 to 18 (the opset_import of the model;
+ * older opsets operator by operator, see TSL_ONNX_OPSET_MIN), and these operators
+ * (semantics of the model's opset, mapped to the canonical form of graph.h): Conv,
+ * BatchNormalization (inference form), Relu, Clip (min/max as attributes before
+ * opset 11, constant inputs after), MaxPool, AveragePool,
  * GlobalAveragePool, ReduceMean (over H and W), Add, Mul, Div, Concat, Gemm, MatMul,
  * Flatten, Reshape, Transpose, Slice, Split, Softmax (opset < 13 "coerce to 2-D" form
  * rewritten as Reshape-Softmax-Reshape), Dropout (inference: identity; a mask output
@@ -50,7 +51,12 @@
 extern "C" {
 #endif
 
-/* Lowest and highest default-domain opset accepted. */
+/* The default-domain opsets tessel targets. A model declaring an older opset (1..6)
+ * is accepted node by node: where the operator's definition at that opset is its
+ * opset-7 one (most CNN operators are unchanged since opset 1), or a legacy form with
+ * an exact mapping (BatchNormalization/Dropout with is_test = 1, Add/Mul/Div legacy
+ * broadcast of a trailing B, Gemm's broadcast attribute); any other node is refused
+ * with TSL_ERR_UNSUPPORTED naming its opset. */
 #define TSL_ONNX_OPSET_MIN 7
 #define TSL_ONNX_OPSET_MAX 18
 

@@ -154,11 +154,15 @@ static tsl_status h_pool(onnx_ctx *c, tsl_op op) {
 static tsl_status h_maxpool(onnx_ctx *c) { return h_pool(c, TSL_OP_MAX_POOL); }
 static tsl_status h_avgpool(onnx_ctx *c) { return h_pool(c, TSL_OP_AVERAGE_POOL); }
 
+/* Opset 6 says test mode with is_test = 1 (default 0: training); opset 14 says
+ * training with training_mode = 1. */
 static tsl_status h_batchnorm(onnx_ctx *c) {
   static const char *const ok[] = {"epsilon", "momentum", "spatial", "training_mode", NULL};
-  tsl_status st = onnx_check_attrs(c, ok);
-  int64_t training = 0, spatial = 1;
-  if (st == TSL_OK) st = onnx_attr_int(c, "training_mode", 0, &training);
+  static const char *const v6[] = {"epsilon", "momentum", "spatial", "is_test", NULL};
+  tsl_status st = onnx_check_attrs(c, c->opset < 7 ? v6 : ok);
+  int64_t training = 0, spatial = 1, is_test = 1;
+  if (st == TSL_OK && c->opset < 7) st = onnx_attr_int(c, "is_test", 0, &is_test);
+  if (st == TSL_OK) st = onnx_attr_int(c, "training_mode", !is_test, &training);
   if (st == TSL_OK) st = onnx_attr_int(c, "spatial", 1, &spatial);
   if (st == TSL_OK && training) st = onnx_err(c, TSL_ERR_UNSUPPORTED, "training mode is not supported");
   if (st == TSL_OK && spatial != 1) st = onnx_err(c, TSL_ERR_UNSUPPORTED, "spatial=0 (per-element statistics) is not supported");
@@ -184,9 +188,33 @@ static tsl_status h_relu(onnx_ctx *c) { return plain(c, TSL_OP_RELU, 1); }
 static tsl_status h_gap(onnx_ctx *c) { return plain(c, TSL_OP_GLOBAL_AVERAGE_POOL, 1); }
 static tsl_status h_identity(onnx_ctx *c) { return plain(c, TSL_OP_IDENTITY, 1); }
 static tsl_status h_matmul(onnx_ctx *c) { return plain(c, TSL_OP_MATMUL, 2); }
-static tsl_status h_add(onnx_ctx *c) { return plain(c, TSL_OP_ADD, 2); }
-static tsl_status h_mul(onnx_ctx *c) { return plain(c, TSL_OP_MUL, 2); }
-static tsl_status h_div(onnx_ctx *c) { return plain(c, TSL_OP_DIV, 2); }
+/* Add, Mul, Div. Before opset 7 they broadcast only when `broadcast` is set, aligning
+ * B with A at `axis` (default: B's dimensions trailing A's); that is numpy's rule when
+ * B trails, which is all tessel accepts of the legacy form. */
+static tsl_status binary(onnx_ctx *c, tsl_op op) {
+  if (c->opset >= 7) return plain(c, op, 2);
+  static const char *const ok[] = {"broadcast", "axis", NULL};
+  tsl_status st = onnx_check_attrs(c, ok);
+  if (st == TSL_OK) st = need_inputs(c, 2, 2);
+  int64_t bcast = 0, axis;
+  int a, b;
+  if (st == TSL_OK) st = onnx_attr_int(c, "broadcast", 0, &bcast);
+  if (st == TSL_OK) st = onnx_input(c, 0, &a);
+  if (st == TSL_OK) st = onnx_input(c, 1, &b);
+  if (st != TSL_OK) return st;
+  int ra = c->g->values[a].ndim, rb = c->g->values[b].ndim;
+  if ((st = onnx_attr_int(c, "axis", ra - rb, &axis)) != TSL_OK) return st;
+  if (bcast && axis != ra - rb)
+    return onnx_err(c, TSL_ERR_UNSUPPORTED, "legacy broadcast of B (rank %d) at axis %lld of A (rank %d) is not supported",
+                    rb, (long long)axis, ra);
+  int node;
+  st = emit_simple(c, op, 2, &node);
+  return st == TSL_OK ? finish(c, node) : st;
+}
+
+static tsl_status h_add(onnx_ctx *c) { return binary(c, TSL_OP_ADD); }
+static tsl_status h_mul(onnx_ctx *c) { return binary(c, TSL_OP_MUL); }
+static tsl_status h_div(onnx_ctx *c) { return binary(c, TSL_OP_DIV); }
 
 /* A constant f32 scalar input (Clip bounds, Pad value); *present false if omitted. */
 static tsl_status const_scalar(onnx_ctx *c, int k, const char *what, double *v, bool *present) {
@@ -272,8 +300,10 @@ static tsl_status h_concat(onnx_ctx *c) {
 }
 
 static tsl_status h_gemm(onnx_ctx *c) {
+  /* Opset 6's `broadcast` allowed C to broadcast, which opset 7 made the rule. */
   static const char *const ok[] = {"alpha", "beta", "transA", "transB", NULL};
-  tsl_status st = onnx_check_attrs(c, ok);
+  static const char *const v6[] = {"alpha", "beta", "transA", "transB", "broadcast", NULL};
+  tsl_status st = onnx_check_attrs(c, c->opset < 7 ? v6 : ok);
   if (st == TSL_OK) st = need_inputs(c, 2, 3);
   int node;
   if (st == TSL_OK) st = emit_simple(c, TSL_OP_GEMM, onnx_n_inputs(c), &node);
@@ -441,9 +471,13 @@ static tsl_status h_softmax(onnx_ctx *c) {
 }
 
 static tsl_status h_dropout(onnx_ctx *c) {
+  static const char *const v6[] = {"ratio", "is_test", NULL};
   static const char *const old_ok[] = {"ratio", "seed", NULL};
   static const char *const new_ok[] = {"seed", NULL};
-  tsl_status st = onnx_check_attrs(c, c->opset < 12 ? old_ok : new_ok);
+  tsl_status st = onnx_check_attrs(c, c->opset < 7 ? v6 : c->opset < 12 ? old_ok : new_ok);
+  int64_t is_test = 1;
+  if (st == TSL_OK && c->opset < 7) st = onnx_attr_int(c, "is_test", 0, &is_test);
+  if (st == TSL_OK && !is_test) st = onnx_err(c, TSL_ERR_UNSUPPORTED, "training mode (is_test = 0) is not supported");
   if (st == TSL_OK) st = need_inputs(c, 1, c->opset < 12 ? 1 : 3);
   if (st == TSL_OK && c->opset >= 12 && onnx_n_inputs(c) == 3) {
     const tsl_tensor *t = onnx_const_input(c, 2);

@@ -64,11 +64,10 @@ static void shape_str(const shape *s, char *buf, size_t n) {
   if (len < n) snprintf(buf + len, n - len, "]");
 }
 
-/* Normalizes axis `a` of a rank-r tensor into [0, r + extra); -1 if out of range. */
-static int norm_axis(int64_t a, int r, int extra) {
-  int64_t hi = r + extra;
-  if (a < -hi || a >= hi) return -1;
-  return (int)(a < 0 ? a + hi : a);
+/* Normalizes axis `a` of a rank-r tensor into [0, r); -1 if out of range. */
+static int norm_axis(int64_t a, int r) {
+  if (a < -r || a >= r) return -1;
+  return (int)(a < 0 ? a + r : a);
 }
 
 /* Checks that every attribute named in `names` has the kind in `kinds`. */
@@ -304,7 +303,7 @@ static tsl_status infer_concat(tsl_graph *g, int node) {
   const tsl_attr *a = tsl_node_attr(n, "axis");
   if (!a || a->kind != TSL_ATTR_INT) return node_err(g, node, TSL_ERR_INVALID, "int attribute 'axis' is required");
   shape y = in_shape(g, n, 0);
-  int axis = norm_axis(a->i, y.ndim, 0);
+  int axis = norm_axis(a->i, y.ndim);
   if (axis < 0) return node_err(g, node, TSL_ERR_INVALID, "axis %lld out of range for rank %d", (long long)a->i, y.ndim);
   for (int k = 1; k < n->n_inputs; k++) {
     shape s = in_shape(g, n, k);
@@ -373,7 +372,7 @@ static tsl_status infer_slice(tsl_graph *g, int node) {
     return node_err(g, node, TSL_ERR_INVALID, "'axes' and 'steps' must have as many entries as 'starts'");
   bool seen[TSL_MAX_NDIM] = {0};
   for (int i = 0; i < ns; i++) {
-    int ax = axes ? norm_axis(axes[i], x.ndim, 0) : (i < x.ndim ? i : -1);
+    int ax = axes ? norm_axis(axes[i], x.ndim) : (i < x.ndim ? i : -1);
     if (ax < 0 || seen[ax]) return node_err(g, node, TSL_ERR_INVALID, "axis entry %d invalid or repeated", i);
     seen[ax] = true;
     int64_t step = steps ? steps[i] : 1, dim = x.d[ax], st = starts[i], en = ends[i];
@@ -402,7 +401,7 @@ static tsl_status infer_slice(tsl_graph *g, int node) {
 static tsl_status infer_split(tsl_graph *g, int node) {
   const tsl_node *n = &g->nodes[node];
   shape x = in_shape(g, n, 0);
-  int axis = norm_axis(tsl_node_attr_int(n, "axis", 0), x.ndim, 0);
+  int axis = norm_axis(tsl_node_attr_int(n, "axis", 0), x.ndim);
   if (axis < 0) return node_err(g, node, TSL_ERR_INVALID, "axis out of range for rank %d", x.ndim);
   int ns;
   const int64_t *split = tsl_node_attr_ints(n, "split", &ns);
@@ -473,10 +472,10 @@ static tsl_status infer_misc(tsl_graph *g, int node) {
     const int64_t *axes = tsl_node_attr_ints(n, "axes", &na);
     bool hw = x.ndim == 4 && axes && na == 2;
     for (int i = 0; hw && i < 2; i++) {
-      int a = norm_axis(axes[i], 4, 0);
+      int a = norm_axis(axes[i], 4);
       hw = a == 2 + i || a == 3 - i;
     }
-    if (hw) hw = norm_axis(axes[0], 4, 0) != norm_axis(axes[1], 4, 0);
+    if (hw) hw = norm_axis(axes[0], 4) != norm_axis(axes[1], 4);
     if (!hw) return node_err(g, node, TSL_ERR_UNSUPPORTED, "only the mean over H and W of 4-D NCHW data is supported");
     if (tsl_node_attr_int(n, "keepdims", 1)) {
       y.d[2] = y.d[3] = 1;
@@ -486,8 +485,11 @@ static tsl_status infer_misc(tsl_graph *g, int node) {
     break;
   }
   case TSL_OP_FLATTEN: {
-    int axis = norm_axis(tsl_node_attr_int(n, "axis", 1), x.ndim, 1);
-    if (axis < 0) return node_err(g, node, TSL_ERR_INVALID, "axis out of range for rank %d", x.ndim);
+    /* axis in [-r, r]: a negative one counts from the end like any other axis. */
+    int64_t ax = tsl_node_attr_int(n, "axis", 1);
+    if (ax < -x.ndim || ax > x.ndim)
+      return node_err(g, node, TSL_ERR_INVALID, "axis %lld out of range for rank %d", (long long)ax, x.ndim);
+    int axis = (int)(ax < 0 ? ax + x.ndim : ax);
     int64_t a = 1, b = 1;
     for (int d = 0; d < x.ndim; d++) *(d < axis ? &a : &b) *= x.d[d];
     y = (shape){2, {a, b}};
@@ -507,7 +509,7 @@ static tsl_status infer_misc(tsl_graph *g, int node) {
     break;
   }
   case TSL_OP_SOFTMAX:
-    if (x.ndim < 1 || norm_axis(tsl_node_attr_int(n, "axis", -1), x.ndim, 0) < 0)
+    if (x.ndim < 1 || norm_axis(tsl_node_attr_int(n, "axis", -1), x.ndim) < 0)
       return node_err(g, node, TSL_ERR_INVALID, "axis out of range for rank %d", x.ndim);
     break;
   case TSL_OP_CLIP: {

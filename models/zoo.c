@@ -79,12 +79,14 @@ static int64_t channels(const zb *b, int x) { return x >= 0 ? b->g->values[x].sh
 
 /* ---- layers ---- */
 
+/* A convolution; `relu_next` says a ReLU follows (after a batch norm, maybe), which
+ * halves the second moment, so the weights get He's gain 2 instead of 1. */
 static int conv(zb *b, const char *name, int x, int64_t out_c, int64_t k, int64_t stride, int64_t pad,
-                int64_t group, bool bias) {
+                int64_t group, bool bias, bool relu_next) {
   if (b->st != TSL_OK) return -1;
   int64_t in_c = channels(b, x), fan_in = in_c / group * k * k;
   int64_t wshape[4] = {out_c, in_c / group, k, k}, bshape[1] = {out_c};
-  double a = sqrt(6.0 / (double)fan_in);
+  double a = sqrt((relu_next ? 6.0 : 3.0) / (double)fan_in); /* uniform: variance a^2 / 3 */
   int in[3] = {x, param(b, name, "weight", 4, wshape, -a, a), -1};
   if (bias) in[2] = param(b, name, "bias", 1, bshape, -0.1, 0.1);
   int node, out = begin(b, TSL_OP_CONV, name, bias ? 3 : 2, in, &node);
@@ -173,13 +175,13 @@ static int fire(zb *b, const char *name, int x, int64_t squeeze, int64_t e1, int
   char n[128], m[128];
   snprintf(n, sizeof n, "%s.squeeze", name);
   snprintf(m, sizeof m, "%s.squeeze_activation", name);
-  int s = unary(b, TSL_OP_RELU, m, conv(b, n, x, squeeze, 1, 1, 0, 1, true));
+  int s = unary(b, TSL_OP_RELU, m, conv(b, n, x, squeeze, 1, 1, 0, 1, true, true));
   snprintf(n, sizeof n, "%s.expand1x1", name);
   snprintf(m, sizeof m, "%s.expand1x1_activation", name);
-  int a = unary(b, TSL_OP_RELU, m, conv(b, n, s, e1, 1, 1, 0, 1, true));
+  int a = unary(b, TSL_OP_RELU, m, conv(b, n, s, e1, 1, 1, 0, 1, true, true));
   snprintf(n, sizeof n, "%s.expand3x3", name);
   snprintf(m, sizeof m, "%s.expand3x3_activation", name);
-  int c = unary(b, TSL_OP_RELU, m, conv(b, n, s, e3, 3, 1, 1, 1, true));
+  int c = unary(b, TSL_OP_RELU, m, conv(b, n, s, e3, 3, 1, 1, 1, true, true));
   return concat2(b, name, a, c);
 }
 
@@ -189,7 +191,7 @@ static int squeezenet(zb *b, int x, bool v1_1) {
                                    {9, 48, 192}, {10, 64, 256}, {11, 0, 0}, {12, 64, 256}};
   static const int64_t v11[][3] = {{3, 16, 64}, {4, 16, 64}, {5, 0, 0}, {6, 32, 128}, {7, 32, 128}, {8, 0, 0},
                                    {9, 48, 192}, {10, 48, 192}, {11, 64, 256}, {12, 64, 256}};
-  x = conv(b, "features.0", x, v1_1 ? 64 : 96, v1_1 ? 3 : 7, 2, 0, 1, true);
+  x = conv(b, "features.0", x, v1_1 ? 64 : 96, v1_1 ? 3 : 7, 2, 0, 1, true, true);
   x = unary(b, TSL_OP_RELU, "features.1", x);
   x = maxpool(b, "features.2", x, 3, 2, 0, true);
   for (int i = 0; i < 10; i++) {
@@ -199,7 +201,7 @@ static int squeezenet(zb *b, int x, bool v1_1) {
     x = f[1] ? fire(b, name, x, f[1], f[2], f[2]) : maxpool(b, name, x, 3, 2, 0, true);
   }
   x = unary(b, TSL_OP_DROPOUT, "classifier.0", x);
-  x = conv(b, "classifier.1", x, 1000, 1, 1, 0, 1, true);
+  x = conv(b, "classifier.1", x, 1000, 1, 1, 0, 1, true, true);
   x = unary(b, TSL_OP_RELU, "classifier.2", x);
   x = unary(b, TSL_OP_GLOBAL_AVERAGE_POOL, "classifier.3", x);
   b->out_name = "output";
@@ -218,7 +220,7 @@ static int resnet_block(zb *b, const char *name, int x, int64_t planes, int64_t 
     int64_t k = bottleneck && i != 2 ? 1 : 3, s = (bottleneck ? i == 2 : i == 1) ? stride : 1;
     int64_t oc = i == n_convs ? planes * expansion : planes;
     snprintf(n, sizeof n, "%s.conv%d", name, i);
-    out = conv(b, n, out, oc, k, s, k / 2, 1, false);
+    out = conv(b, n, out, oc, k, s, k / 2, 1, false, i < n_convs);
     snprintf(n, sizeof n, "%s.bn%d", name, i);
     out = bn(b, n, out);
     if (i < n_convs) {
@@ -230,7 +232,7 @@ static int resnet_block(zb *b, const char *name, int x, int64_t planes, int64_t 
   int identity = x;
   if (stride != 1 || in_c != planes * expansion) {
     snprintf(n, sizeof n, "%s.downsample.0", name);
-    identity = conv(b, n, x, planes * expansion, 1, stride, 0, 1, false);
+    identity = conv(b, n, x, planes * expansion, 1, stride, 0, 1, false, false);
     snprintf(n, sizeof n, "%s.downsample.1", name);
     identity = bn(b, n, identity);
   }
@@ -241,7 +243,7 @@ static int resnet_block(zb *b, const char *name, int x, int64_t planes, int64_t 
 }
 
 static int resnet(zb *b, int x, const int *blocks, bool bottleneck) {
-  x = conv(b, "conv1", x, 64, 7, 2, 3, 1, false);
+  x = conv(b, "conv1", x, 64, 7, 2, 3, 1, false, true);
   x = bn(b, "bn1", x);
   x = unary(b, TSL_OP_RELU, "relu", x);
   x = maxpool(b, "maxpool", x, 3, 2, 1, false);
@@ -263,7 +265,7 @@ static int resnet(zb *b, int x, const int *blocks, bool bottleneck) {
 static int conv_bn_relu6(zb *b, const char *name, int x, int64_t out_c, int64_t k, int64_t stride, int64_t group) {
   char n[128];
   snprintf(n, sizeof n, "%s.0", name);
-  x = conv(b, n, x, out_c, k, stride, (k - 1) / 2, group, false);
+  x = conv(b, n, x, out_c, k, stride, (k - 1) / 2, group, false, true);
   snprintf(n, sizeof n, "%s.1", name);
   x = bn(b, n, x);
   snprintf(n, sizeof n, "%s.2", name);
@@ -281,7 +283,7 @@ static int inverted_residual(zb *b, const char *name, int x, int64_t oup, int64_
   snprintf(n, sizeof n, "%s.conv.%d", name, layer++);
   y = conv_bn_relu6(b, n, y, hidden, 3, stride, hidden);
   snprintf(n, sizeof n, "%s.conv.%d", name, layer++);
-  y = conv(b, n, y, oup, 1, 1, 0, 1, false);
+  y = conv(b, n, y, oup, 1, 1, 0, 1, false, false);
   snprintf(n, sizeof n, "%s.conv.%d", name, layer);
   y = bn(b, n, y);
   if (stride == 1 && inp == oup) {
@@ -342,7 +344,9 @@ static int shuffle_branch(zb *b, const char *name, int x, const char *kinds, con
     snprintf(n, sizeof n, "%s.%d", name, i);
     if (kinds[i] == 'c') {
       const int64_t *a = conv_args[ci++];
-      x = conv(b, n, x, a[0] ? a[0] : channels(b, x), a[1], a[2], a[1] / 2, a[0] ? 1 : channels(b, x), false);
+      bool relu_next = kinds[i + 1] == 'b' && kinds[i + 2] == 'r';
+      x = conv(b, n, x, a[0] ? a[0] : channels(b, x), a[1], a[2], a[1] / 2, a[0] ? 1 : channels(b, x), false,
+               relu_next);
     } else if (kinds[i] == 'b') {
       x = bn(b, n, x);
     } else {
@@ -378,7 +382,7 @@ static int shuffle_unit(zb *b, const char *name, int x, int64_t oup, int64_t str
 static int shufflenet_v2(zb *b, int x) {
   static const int64_t out_c[3] = {116, 232, 464};
   static const int repeats[3] = {4, 8, 4};
-  x = conv(b, "conv1.0", x, 24, 3, 2, 1, 1, false);
+  x = conv(b, "conv1.0", x, 24, 3, 2, 1, 1, false, true);
   x = bn(b, "conv1.1", x);
   x = unary(b, TSL_OP_RELU, "conv1.2", x);
   x = maxpool(b, "maxpool", x, 3, 2, 1, false);
@@ -388,7 +392,7 @@ static int shufflenet_v2(zb *b, int x) {
       snprintf(name, sizeof name, "stage%d.%d", s + 2, i);
       x = shuffle_unit(b, name, x, out_c[s], i == 0 ? 2 : 1);
     }
-  x = conv(b, "conv5.0", x, 1024, 1, 1, 0, 1, false);
+  x = conv(b, "conv5.0", x, 1024, 1, 1, 0, 1, false, true);
   x = bn(b, "conv5.1", x);
   x = unary(b, TSL_OP_RELU, "conv5.2", x);
   int node, out = begin(b, TSL_OP_REDUCE_MEAN, "mean", 1, &x, &node);

@@ -18,7 +18,8 @@
  * Weights: the same (name, seed) always gives the same values on every platform
  * (each tensor drawn with tsl_tensor_fill_random from a seed mixed from `seed` and the
  * tensor's name). Scaled so activations stay of order 1: convolutions uniform with
- * variance 2/fan_in (He et al., "Delving Deep into Rectifiers", ICCV 2015), linear
+ * variance 2/fan_in where a ReLU follows, 1/fan_in where none does (He et al.,
+ * "Delving Deep into Rectifiers", ICCV 2015), linear
  * layers uniform in +-1/sqrt(fan_in) (PyTorch's default), conv biases small, batch
  * norms with non-trivial statistics (scale in [0.5, 1.5), shift and mean in
  * [-0.25, 0.25), variance in [0.5, 1.5)) so that folding them really changes weights.

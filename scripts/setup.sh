@@ -6,7 +6,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(llvm-19-dev lld-19 libffi-dev libcunit1-dev meson ninja-build pkg-config gcc)
+# build: compiler, LLVM 19, libffi, CUnit; models: protobuf-c + ONNX proto + ONNX test data;
+# benchmarks (optional at build time): oneDNN, OpenBLAS
+packages=(llvm-19-dev lld-19 libffi-dev libcunit1-dev meson ninja-build pkg-config gcc
+          protobuf-c-compiler libprotobuf-c-dev libonnx-dev libonnx-testdata
+          libdnnl-dev libopenblas-dev)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -14,7 +14,7 @@
 
 #include "ir/arena.h"
 
-#define MODULES(X) X(ir) X(dsl) X(schedule) X(codegen) X(runtime) X(e2e)
+#define MODULES(X) X(ir) X(dsl) X(schedule) X(codegen) X(runtime) X(e2e) X(models)
 #define DECLARE(m) void tsl_tests_##m(void) __attribute__((weak));
 MODULES(DECLARE)
 

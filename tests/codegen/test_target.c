@@ -119,6 +119,24 @@ static char *asm_for(tsl_func *f, const char *target) {
   return text;
 }
 
+/* shared/cases class 18: a CPU of another architecture (or an unknown one) is refused
+ * with a message naming it, instead of LLVM aborting the process; a malformed device
+ * address is refused too. */
+static void test_target_mcpu_of_wrong_arch_refused(void) {
+  tsl_target t;
+  CU_ASSERT_EQUAL(tsl_target_parse("x86-64-avx2 -mcpu=cortex-a53", &t), TSL_ERR_UNSUPPORTED);
+  CU_ASSERT_PTR_NOT_NULL(strstr(tsl_last_error(), "cortex-a53 is not a known x86-64 CPU"));
+  CU_ASSERT_EQUAL(tsl_target_parse("armv8 -mcpu=znver3", &t), TSL_ERR_UNSUPPORTED);
+  CU_ASSERT_PTR_NOT_NULL(strstr(tsl_last_error(), "not a known AArch64 CPU"));
+  CU_ASSERT_EQUAL(tsl_target_parse("host -mcpu=nosuchcpu", &t), TSL_ERR_UNSUPPORTED);
+  CU_ASSERT_EQUAL(tsl_target_parse("armv8 -mcpu=cortex-a72", &t), TSL_OK);
+  CU_ASSERT_STRING_EQUAL(t.cpu, "cortex-a72");
+  CU_ASSERT_EQUAL(tsl_target_parse("host -device=foo", &t), TSL_ERR_INVALID);
+  CU_ASSERT_EQUAL(tsl_target_parse("armv8 -device=tcp://127.0.0.1:0", &t), TSL_ERR_INVALID);
+  CU_ASSERT_EQUAL(tsl_target_parse("armv8 -device=tcp://127.0.0.1:9190", &t), TSL_OK);
+  CU_ASSERT_STRING_EQUAL(t.device, "tcp://127.0.0.1:9190");
+}
+
 static void test_asm_fma_v16f32_and_popcount_per_target(void) {
   tsl_func *f = fma16_kernel("fma16", 64);
   char *host = asm_for(f, "host");
@@ -350,6 +368,7 @@ void cg_add_target_tests(void) {
   CU_pSuite s = CU_add_suite("codegen_target", cg_suite_init, cg_suite_clean);
   CU_add_test(s, "test_target_parse_known_targets", test_target_parse_known_targets);
   CU_add_test(s, "test_target_host_detection", test_target_host_detection);
+  CU_add_test(s, "test_target_mcpu_of_wrong_arch_refused", test_target_mcpu_of_wrong_arch_refused);
   CU_add_test(s, "test_target_mcpu_override_and_string_round_trip", test_target_mcpu_override_and_string_round_trip);
   CU_add_test(s, "test_target_unknown_string_is_unsupported_and_lists_known",
               test_target_unknown_string_is_unsupported_and_lists_known);

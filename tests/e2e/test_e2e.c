@@ -297,7 +297,12 @@ static void test_user_op_from_text(void) {
   tsl_arena_free(arena);
 }
 
+void tsl_tests_e2e_dsl_compile(void);
+void tsl_tests_e2e_tunecli(void);
+
 void tsl_tests_e2e(void) {
+  tsl_tests_e2e_dsl_compile();
+  tsl_tests_e2e_tunecli();
   CU_pSuite s = CU_add_suite("e2e_dsl_to_jit", suite_init, suite_clean);
   CU_add_test(s, "test_conv2d_nchw_shapes", test_conv2d_nchw_shapes);
   CU_add_test(s, "test_C06_asymmetric_padding", test_C06_asymmetric_padding);

@@ -75,8 +75,9 @@ bool mt_manifest_read(const char *dir, const char *model, mt_manifest_model *out
   char key[128];
   snprintf(key, sizeof key, "\"%s\": {", model);
   const char *entry = strstr(text, key);
-  /* The entry ends where the next model's '"onnx":' key begins (or the text ends). */
-  const char *next = entry ? strstr(entry + strlen(key), "\"onnx\":") : NULL;
+  /* Each entry opens with its '"onnx":' key; it ends where the next model's begins. */
+  const char *own = entry ? strstr(entry + strlen(key), "\"onnx\":") : NULL;
+  const char *next = own ? strstr(own + 7, "\"onnx\":") : NULL;
   bool ok = entry != NULL;
   const char *p;
   if (ok && (p = strstr(entry, "\"node_count\":")) && (!next || p < next)) out->node_count = atoi(p + 13);

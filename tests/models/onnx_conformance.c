@@ -101,7 +101,16 @@ static onnx_conf_outcome run_set(const char *model, const char *set, onnx_conf_e
                                  size_t why_n) {
   case_data d = {0};
   if (!load_set(set, &d, why, why_n)) {
+    /* Data we cannot read (strings, sequences, optionals) belongs to operators we do
+     * not accept: then the model itself must be refused clearly. */
     case_data_free(&d);
+    tsl_graph *g = NULL;
+    tsl_status st = tsl_graph_load_onnx(model, &g);
+    tsl_graph_free(g);
+    if (st == TSL_ERR_UNSUPPORTED && strncmp(tsl_last_error(), "onnx", 4) == 0) {
+      snprintf(why, why_n, "%s", tsl_last_error());
+      return ONNX_CONF_UNSUPPORTED;
+    }
     return ONNX_CONF_FAIL;
   }
   tsl_graph *g = NULL;
@@ -147,7 +156,7 @@ static onnx_conf_outcome run_set(const char *model, const char *set, onnx_conf_e
 }
 
 onnx_conf_outcome onnx_conf_run_case(const char *case_dir, onnx_conf_exec exec, void *ctx, char *why, size_t why_n) {
-  char model[4200], set[4300];
+  char model[4300], set[4300];
   snprintf(model, sizeof model, "%s/model.onnx", case_dir);
   why[0] = 0;
   int sets = 0;
@@ -167,7 +176,7 @@ onnx_conf_outcome onnx_conf_run_case(const char *case_dir, onnx_conf_exec exec, 
 
 /* The operator a case tests: its single op type besides Constant, or "composite". */
 static void case_op(const char *case_dir, char *op, size_t n) {
-  char model[4200];
+  char model[4300];
   snprintf(model, sizeof model, "%s/model.onnx", case_dir);
   tsl_onnx_info info;
   snprintf(op, n, "?");
@@ -224,7 +233,7 @@ int onnx_conf_run_dir(const char *dir, onnx_conf_exec exec, void *ctx, onnx_conf
       o->failed++;
       rep->failed++;
       if (rep->n_notes < ONNX_CONF_MAX_NOTES)
-        snprintf(rep->notes[rep->n_notes++], sizeof rep->notes[0], "%s: %s", names[i], why);
+        snprintf(rep->notes[rep->n_notes++], sizeof rep->notes[0], "%.80s: %.220s", names[i], why);
     }
     if (log)
       fprintf(log, "%-60s %-12s %s\n", names[i], r == ONNX_CONF_PASS ? "pass" : r == ONNX_CONF_UNSUPPORTED ? "unsupported" : "FAIL",

@@ -122,6 +122,41 @@ static void test_graph_check_rejects_non_topological_order(void) {
   tsl_graph_free(g);
 }
 
+static void test_graph_toposort_repairs_appended_nodes_and_finds_cycles(void) {
+  tsl_graph *g = new_graph();
+  int64_t s[1] = {4};
+  int x = input(g, "x", 1, s), a, b, c, id;
+  tsl_graph_add_value(g, "a", &a);
+  tsl_graph_add_value(g, "b", &b);
+  tsl_graph_add_value(g, "c", &c);
+  /* Appended out of order: b = relu(a) before a = relu(x); c = a + x stays after. */
+  CU_ASSERT_EQUAL(tsl_graph_add_node(g, TSL_OP_RELU, "second", 1, &a, 1, &b, &id), TSL_OK);
+  CU_ASSERT_EQUAL(tsl_graph_add_node(g, TSL_OP_RELU, "first", 1, &x, 1, &a, &id), TSL_OK);
+  int add_in[2] = {a, x};
+  CU_ASSERT_EQUAL(tsl_graph_add_node(g, TSL_OP_ADD, "third", 2, add_in, 1, &c, &id), TSL_OK);
+  tsl_graph_add_output(g, b);
+  tsl_graph_add_output(g, c);
+  CU_ASSERT_EQUAL(tsl_graph_check(g), TSL_ERR_INVALID);
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_toposort(g), TSL_OK);
+  CU_ASSERT_STRING_EQUAL(g->nodes[0].name, "first");
+  CU_ASSERT_STRING_EQUAL(g->nodes[1].name, "second");
+  CU_ASSERT_STRING_EQUAL(g->nodes[2].name, "third");
+  CU_ASSERT_EQUAL(g->values[b].producer, 1);
+  CU_ASSERT_EQUAL(tsl_graph_check(g), TSL_OK);
+  CU_ASSERT_EQUAL(tsl_graph_infer_shapes(g), TSL_OK);
+  tsl_graph_free(g);
+  /* A cycle: p = relu(q), q = relu(p). */
+  g = new_graph();
+  int p, q;
+  tsl_graph_add_value(g, "p", &p);
+  tsl_graph_add_value(g, "q", &q);
+  tsl_graph_add_node(g, TSL_OP_RELU, "loop_a", 1, &q, 1, &p, &id);
+  tsl_graph_add_node(g, TSL_OP_RELU, "loop_b", 1, &p, 1, &q, &id);
+  CU_ASSERT_EQUAL(tsl_graph_toposort(g), TSL_ERR_INVALID);
+  CU_ASSERT_PTR_NOT_NULL(strstr(tsl_last_error(), "'loop_a'"));
+  tsl_graph_free(g);
+}
+
 static void test_graph_output_never_produced_is_an_error(void) {
   tsl_graph *g = new_graph();
   int v;
@@ -434,6 +469,8 @@ void tsl_tests_models_graph(void) {
   CU_add_test(s, "graph_conv_relu_infer_and_print", test_graph_conv_relu_infer_and_print);
   CU_add_test(s, "graph_duplicate_names_and_bad_outputs_refused", test_graph_duplicate_names_and_bad_outputs_refused);
   CU_add_test(s, "graph_check_rejects_non_topological_order", test_graph_check_rejects_non_topological_order);
+  CU_add_test(s, "graph_toposort_repairs_appended_nodes_and_finds_cycles",
+              test_graph_toposort_repairs_appended_nodes_and_finds_cycles);
   CU_add_test(s, "graph_output_never_produced_is_an_error", test_graph_output_never_produced_is_an_error);
   CU_add_test(s, "C06_asymmetric_padding_conv_shape", test_C06_asymmetric_padding_conv_shape);
   CU_add_test(s, "C07_avgpool_ceil_mode_shape_9x9", test_C07_avgpool_ceil_mode_shape_9x9);

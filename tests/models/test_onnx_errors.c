@@ -67,8 +67,8 @@ static void test_onnx_unknown_operator_names_node_op_and_opset(void) {
 }
 
 static void test_onnx_wrong_opsets_and_domains_are_refused(void) {
-  int64_t bad[3] = {6, 19, 100};
-  for (int k = 0; k < 3; k++) {
+  int64_t bad[2] = {19, 100};
+  for (int k = 0; k < 2; k++) {
     ob_model *m = small_model(bad[k]);
     char want[32];
     snprintf(want, sizeof want, "opset %lld", (long long)bad[k]);
@@ -83,6 +83,29 @@ static void test_onnx_wrong_opsets_and_domains_are_refused(void) {
   m = small_model(7);
   CU_ASSERT_EQUAL(load(m), TSL_OK);
   ob_free(m);
+  /* Older opsets node by node: Conv and Relu have their opset-7 definitions at opset 6,
+   * Relu at opset 5 still had consumed_inputs. */
+  m = small_model(6);
+  CU_ASSERT_EQUAL(load(m), TSL_OK);
+  ob_free(m);
+  m = small_model(5);
+  CU_ASSERT_EQUAL(load(m), TSL_ERR_UNSUPPORTED);
+  CU_ASSERT(msg_has("(Relu, opset 5)", "opset-5 definition of Relu"));
+  ob_free(m);
+  /* Opset 6 legacy broadcast: a trailing B is numpy broadcasting, another axis is not. */
+  for (int axis = 1; axis <= 2; axis++) {
+    m = small_model(6);
+    int64_t bs[2] = {axis == 1 ? 3 : 4, 4}; /* A is [1, 3, 4, 4] */
+    float b[16] = {0};
+    ob_init_f32(m, "b", 2, bs, b, OB_RAW, NULL, 0);
+    ob_node(m, "Add", "legacy_add", 2, (const char *[]){"y", "b"}, 1, (const char *[]){"z"});
+    ob_attr_int(m, "broadcast", 1);
+    ob_attr_int(m, "axis", axis);
+    ob_output(m, "z");
+    CU_ASSERT_EQUAL(load(m), axis == 2 ? TSL_OK : TSL_ERR_UNSUPPORTED);
+    if (axis == 1) CU_ASSERT(msg_has("'legacy_add'", "legacy broadcast"));
+    ob_free(m);
+  }
   m = small_model(18);
   ob_node_domain(m, "com.microsoft");
   CU_ASSERT_EQUAL(load(m), TSL_ERR_UNSUPPORTED);
@@ -252,11 +275,66 @@ static void fuzz(const uint8_t *orig, size_t size, int n_cuts, int n_flips, size
   free(buf);
 }
 
-static void test_onnx_fuzz_small_model_every_truncation_and_byte_flips(void) {
-  ob_model *m = small_model(13);
+/* A model touching most import paths: typed and raw initializers, constant parameter
+ * inputs (Clip, Slice, Split), a Constant node, and a Shape-Gather-Unsqueeze-Concat
+ * chain folded into Reshape's shape. */
+static ob_model *rich_model(void) {
+  ob_model *m = ob_new(13);
+  int64_t xs[4] = {1, 4, 6, 6}, ws[4] = {4, 4, 3, 3}, c4[1] = {4}, one[1] = {1}, two[1] = {2};
+  float w[144], p[4] = {1, 0.5f, 2, 1};
+  for (int i = 0; i < 144; i++) w[i] = (float)(i % 7) * 0.1f;
+  ob_input(m, "x", OB_FLOAT, 4, xs);
+  ob_init_f32(m, "w", 4, ws, w, OB_RAW, NULL, 0);
+  ob_init_f32(m, "s", 1, c4, p, OB_TYPED, NULL, 0);
+  ob_init_f32(m, "b", 1, c4, p, OB_RAW, NULL, 0);
+  ob_init_i64(m, "zero", 0, NULL, (int64_t[]){0}, OB_TYPED);
+  ob_init_i64(m, "minus1", 1, one, (int64_t[]){-1}, OB_RAW);
+  ob_init_i64(m, "axes0", 1, one, (int64_t[]){0}, OB_TYPED);
+  ob_init_i64(m, "st", 1, one, (int64_t[]){1}, OB_TYPED);
+  ob_init_i64(m, "en", 1, one, (int64_t[]){3}, OB_TYPED);
+  ob_init_i64(m, "ax", 1, one, (int64_t[]){1}, OB_TYPED);
+  ob_init_i64(m, "parts", 1, two, (int64_t[]){1, 1}, OB_TYPED);
+  ob_node(m, "Conv", "conv", 2, (const char *[]){"x", "w"}, 1, (const char *[]){"c"});
+  ob_attr_ints(m, "pads", 4, (int64_t[]){1, 1, 1, 1});
+  ob_node(m, "BatchNormalization", "bn", 5, (const char *[]){"c", "s", "b", "s", "s"}, 1, (const char *[]){"bn"});
+  ob_node(m, "Constant", "lo", 0, NULL, 1, (const char *[]){"lo"});
+  ob_attr_tensor_f32(m, "value", 0, NULL, (float[]){0.0f});
+  ob_node(m, "Clip", "clip", 2, (const char *[]){"bn", "lo"}, 1, (const char *[]){"r"});
+  ob_node(m, "Slice", "slice", 4, (const char *[]){"r", "st", "en", "ax"}, 1, (const char *[]){"sl"});
+  ob_node(m, "Split", "split", 2, (const char *[]){"sl", "parts"}, 2, (const char *[]){"p0", "p1"});
+  ob_attr_int(m, "axis", 1);
+  ob_node(m, "Concat", "cat", 2, (const char *[]){"p1", "p0"}, 1, (const char *[]){"cc"});
+  ob_attr_int(m, "axis", 1);
+  ob_node(m, "MaxPool", "mp", 1, (const char *[]){"cc"}, 1, (const char *[]){"mp"});
+  ob_attr_ints(m, "kernel_shape", 2, (int64_t[]){2, 2});
+  ob_attr_ints(m, "strides", 2, (int64_t[]){2, 2});
+  ob_attr_int(m, "ceil_mode", 1);
+  ob_node(m, "Shape", "shape", 1, (const char *[]){"mp"}, 1, (const char *[]){"sh"});
+  ob_node(m, "Gather", "gather", 2, (const char *[]){"sh", "zero"}, 1, (const char *[]){"n"});
+  ob_node(m, "Unsqueeze", "unsq", 2, (const char *[]){"n", "axes0"}, 1, (const char *[]){"n1"});
+  ob_node(m, "Concat", "cat2", 2, (const char *[]){"n1", "minus1"}, 1, (const char *[]){"shp"});
+  ob_attr_int(m, "axis", 0);
+  ob_node(m, "Reshape", "reshape", 2, (const char *[]){"mp", "shp"}, 1, (const char *[]){"flat"});
+  ob_node(m, "Softmax", "sm", 1, (const char *[]){"flat"}, 1, (const char *[]){"y"});
+  ob_attr_int(m, "axis", 1);
+  ob_output(m, "y");
+  return m;
+}
+
+static void test_onnx_fuzz_small_models_every_truncation_and_byte_flips(void) {
+  ob_model *m = rich_model();
   size_t n;
   uint8_t *buf = ob_pack(m, &n);
-  fuzz(buf, n, (int)n, 3000, 0, n, 42, "small conv model");
+  tsl_graph *g = NULL;
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_load_onnx_memory(buf, n, NULL, &g), TSL_OK); /* the original loads */
+  CU_ASSERT_EQUAL(g->n_nodes, 9);
+  tsl_graph_free(g);
+  fuzz(buf, n, (int)n, 4000, 0, n, 42, "rich model");
+  free(buf);
+  ob_free(m);
+  m = small_model(13);
+  buf = ob_pack(m, &n);
+  fuzz(buf, n, (int)n, 1000, 0, n, 43, "conv model");
   free(buf);
   ob_free(m);
 }
@@ -273,7 +351,7 @@ static void test_onnx_fuzz_shared_model_truncations_and_flips(void) {
    * the structure is, as well as anywhere. */
   fuzz(buf, n, 24, 0, 0, n, 7, "squeezenet1_1 truncations");
   fuzz(buf, n, 0, 40, 0, 16384, 8, "squeezenet1_1 node bytes");
-  fuzz(buf, n, 0, 12, n - 2048, n, 9, "squeezenet1_1 trailing bytes");
+  fuzz(buf, n, 0, 24, n - 96, n, 9, "squeezenet1_1 trailing bytes");
   free(buf);
 }
 
@@ -284,7 +362,7 @@ void tsl_tests_models_onnx_errors(void) {
   CU_add_test(s, "onnx_malformed_graphs_are_invalid", test_onnx_malformed_graphs_are_invalid);
   CU_add_test(s, "onnx_valid_but_unsupported_inputs_are_refused", test_onnx_valid_but_unsupported_inputs_are_refused);
   CU_add_test(s, "onnx_unreadable_and_empty_files", test_onnx_unreadable_and_empty_files);
-  CU_add_test(s, "onnx_fuzz_small_model_every_truncation_and_byte_flips",
-              test_onnx_fuzz_small_model_every_truncation_and_byte_flips);
+  CU_add_test(s, "onnx_fuzz_small_models_every_truncation_and_byte_flips",
+              test_onnx_fuzz_small_models_every_truncation_and_byte_flips);
   CU_add_test(s, "onnx_fuzz_shared_model_truncations_and_flips", test_onnx_fuzz_shared_model_truncations_and_flips);
 }

@@ -1,6 +1,7 @@
 /* tunecli run-op OP: JIT-compiles the operator with its schedule, runs it on seeded
  * random inputs, checks every output element against the direct interpretation of the
  * tensor expression (dsl/te_interp.h, float64), and reports the time per call. */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,14 +36,29 @@ int tunecli_run_op(int argc, char **argv) {
     return 2;
   }
   op_args a;
-  if (!op_args_parse(cmd, argc, argv, &a, rest, &nrest)) return 2;
+  if (!op_args_parse(cmd, argc, argv, &a, rest, &nrest)) {
+    op_args_free(&a);
+    return 2;
+  }
   uint64_t seed = 1;
   double tolerance = 1e-5;
   for (int i = 0; i < nrest; i++) {
-    if (strcmp(rest[i], "--seed") == 0 && i + 1 < nrest) seed = strtoull(rest[++i], NULL, 10);
-    else if (strcmp(rest[i], "--tolerance") == 0 && i + 1 < nrest) tolerance = strtod(rest[++i], NULL);
-    else {
+    bool is_seed = strcmp(rest[i], "--seed") == 0, is_tol = strcmp(rest[i], "--tolerance") == 0;
+    if (is_seed || is_tol) {
+      char *end = NULL;
+      const char *v = i + 1 < nrest ? rest[++i] : "";
+      errno = 0;
+      if (is_seed) seed = strtoull(v, &end, 10);
+      else tolerance = strtod(v, &end);
+      if (!*v || *end || errno || *v == '-' || (is_tol && !(tolerance >= 0.0 && tolerance < INFINITY))) {
+        fprintf(stderr, "tunecli run-op: error: %s wants a %s, got '%s'\n", is_seed ? "--seed" : "--tolerance",
+                is_seed ? "non-negative integer" : "finite non-negative number", v);
+        op_args_free(&a);
+        return 2;
+      }
+    } else {
       fprintf(stderr, "tunecli run-op: error: unknown option '%s' (see tunecli help)\n", rest[i]);
+      op_args_free(&a);
       return 2;
     }
   }
@@ -52,7 +68,7 @@ int tunecli_run_op(int argc, char **argv) {
   tsl_module *m = NULL;
   tsl_jit *jit = NULL;
   tsl_tensor *tensors[MAX_ARGS] = {0};
-  double *host[MAX_ARGS] = {0};
+  tsl_tensor *ref[MAX_ARGS] = {0}; /* the interpreter's outputs */
   int nargs = 0;
   tsl_status st;
   if (!op_args_build(cmd, &a)) goto done;
@@ -66,7 +82,7 @@ int tunecli_run_op(int argc, char **argv) {
   tsl_build_stats stats;
   if ((st = tsl_target_parse(a.target, &target)) != TSL_OK || (st = tsl_jit_new(&target, &jit)) != TSL_OK ||
       (st = tsl_module_new(&m)) != TSL_OK ||
-      (st = tsl_build(a.schedule, a.info->name, jit, m, NULL, &stats)) != TSL_OK) {
+      (st = tsl_build(a.schedule, a.name, jit, m, NULL, &stats)) != TSL_OK) {
     rc = tunecli_fail(cmd, st);
     goto done;
   }
@@ -76,27 +92,20 @@ int tunecli_run_op(int argc, char **argv) {
       rc = tunecli_fail(cmd, st);
       goto done;
     }
-    int64_t n = tsl_buffer_numel(b);
-    host[i] = malloc(sizeof(double) * (size_t)(n ? n : 1));
-    if (!host[i]) {
-      fprintf(stderr, "tunecli run-op: error: out of memory\n");
+    st = i < p->ninputs ? tsl_tensor_fill_random(tensors[i], seed + (uint64_t)i, -1.0, 1.0)
+                        : tsl_tensor_new(dtype_of(b->dtype), b->ndim, b->shape, &ref[i]);
+    if (st != TSL_OK) {
+      rc = tunecli_fail(cmd, st);
       goto done;
-    }
-    if (i < p->ninputs) {
-      if ((st = tsl_tensor_fill_random(tensors[i], seed + (uint64_t)i, -1.0, 1.0)) != TSL_OK) {
-        rc = tunecli_fail(cmd, st);
-        goto done;
-      }
-      for (int64_t e = 0; e < n; e++) host[i][e] = tsl_tensor_get_f64(tensors[i], e);
     }
   }
   const tsl_kernel *k;
-  if ((st = tsl_module_get_kernel(m, a.info->name, &k)) != TSL_OK ||
+  if ((st = tsl_module_get_kernel(m, a.name, &k)) != TSL_OK ||
       (st = tsl_kernel_call_tensors(k, tensors, nargs)) != TSL_OK) {
     rc = tunecli_fail(cmd, st);
     goto done;
   }
-  if ((st = tsl_te_interpret(p, (const double *const *)host, host + p->ninputs)) != TSL_OK) {
+  if ((st = tsl_te_interpret(p, (const tsl_tensor *const *)tensors, ref + p->ninputs)) != TSL_OK) {
     rc = tunecli_fail(cmd, st);
     goto done;
   }
@@ -106,13 +115,13 @@ int tunecli_run_op(int argc, char **argv) {
   int worst_out = 0;
   for (int o = 0; o < p->noutputs; o++) {
     const tsl_tensor *t = tensors[p->ninputs + o];
-    const double *ref = host[p->ninputs + o];
+    const tsl_tensor *r = ref[p->ninputs + o];
     int64_t n = tsl_tensor_numel(t);
     double scale = 1.0;
-    for (int64_t e = 0; e < n; e++) scale = fmax(scale, fabs(ref[e]));
+    for (int64_t e = 0; e < n; e++) scale = fmax(scale, fabs(tsl_tensor_get_f64(r, e)));
     for (int64_t e = 0; e < n; e++) {
-      double got = tsl_tensor_get_f64(t, e), d = fabs(got - ref[e]) / scale;
-      if (isnan(got) != isnan(ref[e])) d = INFINITY;
+      double want = tsl_tensor_get_f64(r, e), got = tsl_tensor_get_f64(t, e), d = fabs(got - want) / scale;
+      if (isnan(got) != isnan(want)) d = INFINITY;
       else if (isnan(got)) d = 0.0;
       if (d > worst || (isinf(d) && worst_at < 0)) {
         worst = d;
@@ -140,14 +149,11 @@ int tunecli_run_op(int argc, char **argv) {
       costs[j] = costs[j - 1];
       costs[j - 1] = t;
     }
-  printf("%s on %s (cpu %s): ", a.info->name, target.name, target.cpu);
-  for (int i = 0; i < p->ninputs; i++) {
-    printf("%s%s=", i ? ", " : "", p->inputs[i]->buf->name);
-    for (int d = 0; d < p->inputs[i]->buf->ndim; d++) printf("%s%lld", d ? "x" : "", (long long)p->inputs[i]->buf->shape[d]);
-  }
+  printf("%s on %s (cpu %s): ", a.name, target.name, target.cpu);
+  op_args_print_config(stdout, &a);
   printf("\n  compile: lower %.2f ms, LLVM %.2f ms\n", stats.lower_seconds * 1e3, stats.compile_seconds * 1e3);
   printf("  time per call: median %.4f ms, min %.4f ms (5 samples)\n", costs[2] * 1e3, costs[0] * 1e3);
-  printf("  max error vs the TE interpreter (float64), relative to the output's magnitude: %.3g (tolerance %.1g)\n",
+  printf("  max error vs the direct interpretation of the TE (float64), relative to the output's magnitude: %.3g (tolerance %.1g)\n",
          worst, tolerance);
   if (worst <= tolerance) {
     printf("  check: PASS\n");
@@ -158,7 +164,7 @@ int tunecli_run_op(int argc, char **argv) {
 done:
   for (int i = 0; i < MAX_ARGS; i++) {
     tsl_tensor_free(tensors[i]);
-    free(host[i]);
+    tsl_tensor_free(ref[i]);
   }
   tsl_module_free(m);
   tsl_jit_free(jit);

@@ -22,7 +22,10 @@ int tunecli_show(int argc, char **argv) {
     return 2;
   }
   op_args a;
-  if (!op_args_parse(cmd, argc, argv, &a, rest, &nrest)) return 2;
+  if (!op_args_parse(cmd, argc, argv, &a, rest, &nrest)) {
+    op_args_free(&a);
+    return 2;
+  }
   bool want_llvm = false, want_asm = false, want_time = false, want_dsl = false;
   for (int i = 0; i < nrest; i++) {
     if (strcmp(rest[i], "--llvm") == 0) want_llvm = true;
@@ -31,6 +34,7 @@ int tunecli_show(int argc, char **argv) {
     else if (strcmp(rest[i], "--dsl") == 0) want_dsl = true;
     else {
       fprintf(stderr, "tunecli show: error: unknown option '%s' (see tunecli help)\n", rest[i]);
+      op_args_free(&a);
       return 2;
     }
   }
@@ -41,13 +45,15 @@ int tunecli_show(int argc, char **argv) {
   tsl_jit *jit = NULL;
   if (!op_args_build(cmd, &a)) goto done;
 
-  if (want_dsl) printf("# operator %s (DSL source)\n%s\n", a.info->name, a.info->text);
-  printf("# tensor expression\n");
+  if (want_dsl && a.text) printf("# operator %s (DSL source)\n%s\n", a.name, a.text);
+  printf("# %s: ", a.name);
+  op_args_print_config(stdout, &a);
+  printf("\n# tensor expression\n");
   tsl_te_print(stdout, a.program);
   printf("\n# schedule\n");
   tsl_schedule_print(stdout, a.schedule);
   tsl_func *f = NULL;
-  tsl_status st = tsl_lower(a.schedule, a.info->name, &f);
+  tsl_status st = tsl_lower(a.schedule, a.name, &f);
   if (st != TSL_OK) {
     rc = tunecli_fail(cmd, st);
     goto done;
@@ -81,7 +87,7 @@ int tunecli_show(int argc, char **argv) {
   if (want_time) {
     tsl_build_stats stats;
     if ((st = tsl_jit_new(&target, &jit)) != TSL_OK || (st = tsl_module_new(&m)) != TSL_OK ||
-        (st = tsl_build(a.schedule, a.info->name, jit, m, NULL, &stats)) != TSL_OK) {
+        (st = tsl_build(a.schedule, a.name, jit, m, NULL, &stats)) != TSL_OK) {
       rc = tunecli_fail(cmd, st);
       goto done;
     }

@@ -24,22 +24,38 @@ int tunecli_list(int argc, char **argv) {
 static const command commands[] = {
     {"list", tunecli_list, "list                      the built-in operators"},
     {"show", tunecli_show,
-     "show OP [--shape IN=AxB..]... [--param P=V]... [--schedule FILE] [--target T]\n"
-     "         [--dsl] [--llvm] [--asm] [--time]\n"
+     "show OP [OPTIONS] [--dsl] [--llvm] [--asm] [--time]\n"
      "                          print the tensor expression, schedule and lowered loop IR;\n"
-     "                          --llvm/--asm add the optimized LLVM IR / assembly, --time the\n"
-     "                          compile time (TSL_DEBUG=lower prints the IR after every pass)"},
+     "                          --dsl the operator's DSL source, --llvm/--asm the optimized\n"
+     "                          LLVM IR / assembly, --time the compile time\n"
+     "                          (TSL_DEBUG=lower prints the IR after every lowering pass)"},
     {"run-op", tunecli_run_op,
-     "run-op OP [--shape ...] [--param ...] [--schedule FILE] [--seed S] [--tolerance E]\n"
-     "                          JIT-compile OP, run it on seeded random inputs, check it against\n"
-     "                          the TE interpreter (float64) and time it"},
+     "run-op OP [OPTIONS] [--seed S] [--tolerance E]\n"
+     "                          JIT-compile OP, run it on seeded random inputs in [-1, 1), check\n"
+     "                          every output against the direct interpretation of its tensor\n"
+     "                          expression (float64; default tolerance 1e-5 of the output's\n"
+     "                          magnitude) and time it"},
 };
+
+static const char *op_options =
+    "OPTIONS of show and run-op:\n"
+    "  --file FILE             OP is defined in this DSL file (docs/dsl.md), not built in\n"
+    "  --shape IN=AxBx..       shape of input IN (built-in ops start from their example shapes,\n"
+    "                          shown by `tunecli show OP`; ops from --file need every shape)\n"
+    "  --param NAME=VALUE      a scalar parameter (built-in ops: example values, else defaults)\n"
+    "  --schedule FILE         schedule steps, one a line (`split(out, y, 8)`), applied to the\n"
+    "                          initial schedule instead of the default one\n"
+    "  --target T              host (default), x86-64-avx2, x86-64-avx512, armv8,\n"
+    "                          armv8.2-a+dotprod; options: \"T -mcpu=NAME\", \"T -device=tcp://H:P\".\n"
+    "                          show --asm/--llvm work for every target; running needs one the\n"
+    "                          host can execute\n";
+
 
 static void usage(FILE *f) {
   fprintf(f, "tunecli %s (LLVM %s): tessel's command-line tool\n\nusage: tunecli COMMAND [ARGS]\n\n", TSL_VERSION,
           TSL_LLVM_VERSION);
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) fprintf(f, "  tunecli %s\n\n", commands[i].usage);
-  fprintf(f, "  tunecli help | --version\n");
+  fprintf(f, "  tunecli help | --version\n\n%s", op_options);
 }
 
 int main(int argc, char **argv) {

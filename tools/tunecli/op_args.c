@@ -5,16 +5,65 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 int tunecli_fail(const char *cmd, tsl_status st) {
   fprintf(stderr, "tunecli %s: error (%s): %s\n", cmd, tsl_status_name(st), tsl_last_error());
   return 1;
 }
 
+char *tunecli_read_text_file(const char *cmd, const char *path) {
+  struct stat sb;
+  if (stat(path, &sb) != 0) {
+    fprintf(stderr, "tunecli %s: error: cannot read '%s': %s\n", cmd, path, strerror(errno));
+    return NULL;
+  }
+  if (!S_ISREG(sb.st_mode)) {
+    fprintf(stderr, "tunecli %s: error: '%s' is not a regular file\n", cmd, path);
+    return NULL;
+  }
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    fprintf(stderr, "tunecli %s: error: cannot read '%s': %s\n", cmd, path, strerror(errno));
+    return NULL;
+  }
+  size_t cap = 4096, n = 0;
+  char *buf = malloc(cap);
+  while (buf) {
+    size_t r = fread(buf + n, 1, cap - n - 1, f);
+    n += r;
+    if (r == 0) break;
+    if (n + 1 == cap) {
+      char *nb = realloc(buf, cap * 2);
+      if (!nb) {
+        free(buf);
+        buf = NULL;
+      }
+      buf = nb;
+      cap *= 2;
+    }
+  }
+  bool read_error = ferror(f);
+  fclose(f);
+  if (!buf || read_error) {
+    fprintf(stderr, "tunecli %s: error: cannot read '%s'\n", cmd, path);
+    free(buf);
+    return NULL;
+  }
+  buf[n] = '\0';
+  if (strlen(buf) != n) {
+    fprintf(stderr, "tunecli %s: error: '%s' holds a NUL byte (not a text file)\n", cmd, path);
+    free(buf);
+    return NULL;
+  }
+  return buf;
+}
+
+/* "1x64x56x56" (also with ','): 1..8 positive extents, nothing else. */
 static bool parse_dims(const char *s, int64_t *dims, int *ndim) {
   *ndim = 0;
   const char *p = s;
-  while (*p) {
+  for (;;) {
     if (*ndim == 8) return false;
     char *end;
     errno = 0;
@@ -22,64 +71,135 @@ static bool parse_dims(const char *s, int64_t *dims, int *ndim) {
     if (end == p || errno || v <= 0) return false;
     dims[(*ndim)++] = v;
     p = end;
-    if (*p == 'x' || *p == 'X' || *p == ',') p++;
-    else if (*p) return false;
+    if (*p == '\0') return true;
+    if (*p != 'x' && *p != 'X' && *p != ',') return false;
+    p++;
   }
-  return *ndim > 0;
 }
 
-static int input_index(const tsl_op_info *info, const char *name, size_t len) {
-  for (int i = 0; i < info->ninputs; i++)
-    if (strlen(info->input_names[i]) == len && strncmp(info->input_names[i], name, len) == 0) return i;
+static bool parse_param(const char *cmd, const char *v, op_args *a) {
+  const char *eq = strchr(v, '=');
+  if (!eq || eq == v || a->nparams == OP_ARGS_MAX_PARAMS || (size_t)(eq - v) >= sizeof a->param_names[0]) {
+    fprintf(stderr, "tunecli %s: error: --param wants NAME=VALUE, got '%s'\n", cmd, v);
+    return false;
+  }
+  char *name = a->param_names[a->nparams];
+  memcpy(name, v, (size_t)(eq - v));
+  name[eq - v] = '\0';
+  const char *val = eq + 1;
+  char *end;
+  errno = 0;
+  long long iv = strtoll(val, &end, 0);
+  if (*val && *end == '\0' && errno == 0) {
+    a->params[a->nparams++] = tsl_dsl_int_param(name, iv);
+    return true;
+  }
+  if (errno == ERANGE && *end == '\0') {
+    fprintf(stderr, "tunecli %s: error: --param %s: %s does not fit in 64 bits\n", cmd, name, val);
+    return false;
+  }
+  errno = 0;
+  double fv = strtod(val, &end);
+  if (!*val || *end != '\0' || errno) {
+    fprintf(stderr, "tunecli %s: error: --param %s: '%s' is not a number\n", cmd, name, val);
+    return false;
+  }
+  a->params[a->nparams++] = tsl_dsl_float_param(name, fv);
+  return true;
+}
+
+static int input_index(const op_args *a, const char *name, size_t len) {
+  for (int i = 0; i < a->ninputs; i++)
+    if (strlen(a->input_names[i]) == len && strncmp(a->input_names[i], name, len) == 0) return i;
   return -1;
+}
+
+/* Finds the op: a built-in one, or one in --file. */
+static bool resolve_op(const char *cmd, op_args *a) {
+  if (a->file) {
+    char *text = tunecli_read_text_file(cmd, a->file);
+    if (!text) return false;
+    tsl_status st = tsl_dsl_parse(text, a->file, &a->module);
+    free(text);
+    if (st != TSL_OK) {
+      tunecli_fail(cmd, st);
+      return false;
+    }
+    if (!a->op_name && tsl_dsl_module_count(a->module) == 1) a->op_name = tsl_dsl_op_name(tsl_dsl_module_op(a->module, 0));
+    if (!a->op_name) {
+      fprintf(stderr, "tunecli %s: error: %s defines several ops: name one\n", cmd, a->file);
+      return false;
+    }
+    a->def = tsl_dsl_module_find(a->module, a->op_name);
+    if (!a->def) {
+      fprintf(stderr, "tunecli %s: error: %s defines no op '%s'\n", cmd, a->file, a->op_name);
+      return false;
+    }
+    a->name = tsl_dsl_op_name(a->def);
+    a->text = NULL;
+  } else {
+    if (!a->op_name) {
+      fprintf(stderr, "tunecli %s: error: which operator? (`tunecli list`, or --file FILE for your own)\n", cmd);
+      return false;
+    }
+    const tsl_op_info *info;
+    tsl_status st = tsl_op_lookup(a->op_name, &info);
+    if (st != TSL_OK) {
+      tunecli_fail(cmd, st);
+      return false;
+    }
+    a->def = info->def;
+    a->name = info->name;
+    a->text = info->text;
+    /* the example's shapes and params first, so that --shape/--param override them */
+    for (int i = 0; i < info->ninputs && i < OP_ARGS_MAX_INPUTS; i++) {
+      a->ndims[i] = info->example.ndims[i];
+      memcpy(a->shapes[i], info->example.shapes[i], sizeof(int64_t) * (size_t)a->ndims[i]);
+      a->shape_given[i] = true;
+    }
+    tsl_dsl_param_value user[OP_ARGS_MAX_PARAMS];
+    int nuser = a->nparams;
+    memcpy(user, a->params, sizeof(user[0]) * (size_t)nuser);
+    a->nparams = 0;
+    for (int i = 0; i < info->example.nparams && a->nparams < OP_ARGS_MAX_PARAMS; i++) {
+      bool overridden = false;
+      for (int u = 0; u < nuser; u++) overridden |= strcmp(user[u].name, info->example.params[i].name) == 0;
+      if (!overridden) a->params[a->nparams++] = info->example.params[i];
+    }
+    for (int u = 0; u < nuser && a->nparams < OP_ARGS_MAX_PARAMS; u++) a->params[a->nparams++] = user[u];
+  }
+  a->ninputs = tsl_dsl_op_ninputs(a->def);
+  if (a->ninputs > OP_ARGS_MAX_INPUTS) {
+    fprintf(stderr, "tunecli %s: error: %s has more than %d inputs\n", cmd, a->name, OP_ARGS_MAX_INPUTS);
+    return false;
+  }
+  for (int i = 0; i < a->ninputs; i++) a->input_names[i] = tsl_dsl_op_input(a->def, i)->name;
+  return true;
 }
 
 bool op_args_parse(const char *cmd, int argc, char **argv, op_args *a, char **rest, int *nrest) {
   memset(a, 0, sizeof *a);
   a->target = "host";
   *nrest = 0;
+  const char *shape_args[64];
+  int nshape = 0;
   for (int i = 0; i < argc; i++) {
     const char *arg = argv[i];
-    bool has_value = i + 1 < argc;
-    if (strcmp(arg, "--shape") == 0 || strcmp(arg, "--param") == 0 || strcmp(arg, "--schedule") == 0 ||
-        strcmp(arg, "--target") == 0) {
-      if (!has_value) {
+    bool takes_value = strcmp(arg, "--shape") == 0 || strcmp(arg, "--param") == 0 ||
+                       strcmp(arg, "--schedule") == 0 || strcmp(arg, "--target") == 0 || strcmp(arg, "--file") == 0;
+    if (takes_value) {
+      if (i + 1 >= argc) {
         fprintf(stderr, "tunecli %s: error: %s needs a value\n", cmd, arg);
         return false;
       }
       const char *v = argv[++i];
-      if (strcmp(arg, "--schedule") == 0) {
-        a->schedule_file = v;
-      } else if (strcmp(arg, "--target") == 0) {
-        a->target = v;
-      } else if (strcmp(arg, "--param") == 0) {
-        const char *eq = strchr(v, '=');
-        if (!eq || eq == v || a->nparams == OP_ARGS_MAX_PARAMS) {
-          fprintf(stderr, "tunecli %s: error: --param wants NAME=VALUE, got '%s'\n", cmd, v);
-          return false;
-        }
-        size_t len = (size_t)(eq - v);
-        if (len >= sizeof a->param_names[0]) len = sizeof a->param_names[0] - 1;
-        char *name = a->param_names[a->nparams];
-        memcpy(name, v, len);
-        name[len] = '\0';
-        char *end;
-        errno = 0;
-        long long iv = strtoll(eq + 1, &end, 10);
-        if (*end == '\0' && !errno && end != eq + 1) {
-          a->params[a->nparams++] = tsl_dsl_int_param(name, iv);
-        } else {
-          double fv = strtod(eq + 1, &end);
-          if (*end != '\0' || end == eq + 1) {
-            fprintf(stderr, "tunecli %s: error: --param %s: '%s' is not a number\n", cmd, name, eq + 1);
-            return false;
-          }
-          a->params[a->nparams++] = tsl_dsl_float_param(name, fv);
-        }
-      } else {
-        /* --shape: resolved once the op is known (it may come after the shapes) */
-        rest[(*nrest)++] = (char *)"--shape";
-        rest[(*nrest)++] = (char *)v;
+      if (strcmp(arg, "--schedule") == 0) a->schedule_file = v;
+      else if (strcmp(arg, "--target") == 0) a->target = v;
+      else if (strcmp(arg, "--file") == 0) a->file = v;
+      else if (strcmp(arg, "--param") == 0) {
+        if (!parse_param(cmd, v, a)) return false;
+      } else if (nshape < 64) {
+        shape_args[nshape++] = v; /* resolved once the op is known */
       }
     } else if (arg[0] != '-' && !a->op_name) {
       a->op_name = arg;
@@ -87,105 +207,54 @@ bool op_args_parse(const char *cmd, int argc, char **argv, op_args *a, char **re
       rest[(*nrest)++] = argv[i];
     }
   }
-  if (!a->op_name) {
-    fprintf(stderr, "tunecli %s: error: which operator? (try `tunecli list`)\n", cmd);
-    return false;
-  }
-  tsl_status st = tsl_op_lookup(a->op_name, &a->info);
-  if (st != TSL_OK) {
-    tunecli_fail(cmd, st);
-    return false;
-  }
-  const tsl_op_info *info = a->info;
-  if (info->ninputs > OP_ARGS_MAX_INPUTS) {
-    fprintf(stderr, "tunecli %s: error: %s has too many inputs\n", cmd, info->name);
-    return false;
-  }
-  for (int i = 0; i < info->ninputs; i++) {
-    a->ndims[i] = info->example.ndims[i];
-    memcpy(a->shapes[i], info->example.shapes[i], sizeof(int64_t) * (size_t)a->ndims[i]);
-  }
-  /* the example's params come first so that --param overrides them */
-  tsl_dsl_param_value user[OP_ARGS_MAX_PARAMS];
-  int nuser = a->nparams;
-  memcpy(user, a->params, sizeof(user[0]) * (size_t)nuser);
-  a->nparams = 0;
-  for (int i = 0; i < info->example.nparams && a->nparams < OP_ARGS_MAX_PARAMS; i++) {
-    bool overridden = false;
-    for (int u = 0; u < nuser; u++) overridden |= strcmp(user[u].name, info->example.params[i].name) == 0;
-    if (!overridden) a->params[a->nparams++] = info->example.params[i];
-  }
-  for (int u = 0; u < nuser && a->nparams < OP_ARGS_MAX_PARAMS; u++) a->params[a->nparams++] = user[u];
-  /* resolve --shape now; keep the other leftovers */
-  int kept = 0;
-  for (int i = 0; i < *nrest; i++) {
-    if (strcmp(rest[i], "--shape") == 0 && i + 1 < *nrest) {
-      const char *v = rest[++i];
-      const char *eq = strchr(v, '=');
-      int idx = eq ? input_index(info, v, (size_t)(eq - v)) : (info->ninputs == 1 ? 0 : -1);
-      const char *dims = eq ? eq + 1 : v;
-      if (idx < 0) {
-        fprintf(stderr, "tunecli %s: error: --shape '%s': name one input of %s (", cmd, v, info->name);
-        for (int k = 0; k < info->ninputs; k++) fprintf(stderr, "%s%s", k ? ", " : "", info->input_names[k]);
-        fprintf(stderr, "), e.g. --shape %s=1x3x32x32\n", info->input_names[0]);
-        return false;
-      }
-      if (!parse_dims(dims, a->shapes[idx], &a->ndims[idx])) {
-        fprintf(stderr, "tunecli %s: error: --shape '%s': dimensions must be positive integers like 1x64x56x56\n", cmd, v);
-        return false;
-      }
-    } else {
-      rest[kept++] = rest[i];
+  if (!resolve_op(cmd, a)) return false;
+  for (int s = 0; s < nshape; s++) {
+    const char *v = shape_args[s];
+    const char *eq = strchr(v, '=');
+    int idx = eq ? input_index(a, v, (size_t)(eq - v)) : (a->ninputs == 1 ? 0 : -1);
+    if (idx < 0) {
+      fprintf(stderr, "tunecli %s: error: --shape '%s': name one input of %s (", cmd, v, a->name);
+      for (int k = 0; k < a->ninputs; k++) fprintf(stderr, "%s%s", k ? ", " : "", a->input_names[k]);
+      fprintf(stderr, "), e.g. --shape %s=1x3x32x32\n", a->input_names[0]);
+      return false;
     }
+    if (!parse_dims(eq ? eq + 1 : v, a->shapes[idx], &a->ndims[idx])) {
+      fprintf(stderr, "tunecli %s: error: --shape '%s': want 1 to 8 positive extents like 1x64x56x56\n", cmd, v);
+      return false;
+    }
+    a->shape_given[idx] = true;
   }
-  *nrest = kept;
+  for (int i = 0; i < a->ninputs; i++)
+    if (!a->shape_given[i]) {
+      fprintf(stderr, "tunecli %s: error: give the shape of input %s (--shape %s=...)\n", cmd, a->input_names[i],
+              a->input_names[i]);
+      return false;
+    }
   return true;
-}
-
-static char *read_file(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  size_t cap = 4096, n = 0;
-  char *buf = malloc(cap);
-  size_t r;
-  while (buf && (r = fread(buf + n, 1, cap - n - 1, f)) > 0) {
-    n += r;
-    if (cap - n - 1 == 0) {
-      char *nb = realloc(buf, cap * 2);
-      if (!nb) {
-        free(buf);
-        buf = NULL;
-        break;
-      }
-      buf = nb;
-      cap *= 2;
-    }
-  }
-  fclose(f);
-  if (buf) buf[n] = '\0';
-  return buf;
 }
 
 bool op_args_build(const char *cmd, op_args *a) {
   const int64_t *shapes[OP_ARGS_MAX_INPUTS];
-  for (int i = 0; i < a->info->ninputs; i++) shapes[i] = a->shapes[i];
-  tsl_status st = tsl_op_instantiate(a->info->name, a->info->ninputs, shapes, a->ndims, a->nparams, a->params,
-                                     &a->program);
+  for (int i = 0; i < a->ninputs; i++) shapes[i] = a->shapes[i];
+  tsl_status st = tsl_dsl_instantiate(a->def, a->ninputs, shapes, a->ndims, a->nparams, a->params, &a->program);
+  if (st == TSL_OK) st = tsl_te_check(a->program);
   if (st != TSL_OK) {
     tunecli_fail(cmd, st);
     return false;
   }
   if (a->schedule_file) {
-    char *text = read_file(a->schedule_file);
-    if (!text) {
-      fprintf(stderr, "tunecli %s: error: cannot read schedule file '%s'\n", cmd, a->schedule_file);
-      return false;
-    }
+    char *text = tunecli_read_text_file(cmd, a->schedule_file);
+    if (!text) return false;
     st = tsl_schedule_from_text(a->program, text, &a->schedule);
     free(text);
-  } else {
-    st = tsl_schedule_create(a->program, &a->schedule);
+    if (st != TSL_OK) {
+      fprintf(stderr, "tunecli %s: error (%s) in %s: %s\n", cmd, tsl_status_name(st), a->schedule_file,
+              tsl_last_error());
+      return false;
+    }
+    return true;
   }
+  st = tsl_schedule_create(a->program, &a->schedule);
   if (st != TSL_OK) {
     tunecli_fail(cmd, st);
     return false;
@@ -193,7 +262,21 @@ bool op_args_build(const char *cmd, op_args *a) {
   return true;
 }
 
+void op_args_print_config(FILE *f, const op_args *a) {
+  for (int i = 0; i < a->ninputs; i++) {
+    fprintf(f, "%s%s=", i ? ", " : "", a->input_names[i]);
+    for (int d = 0; d < a->ndims[i]; d++) fprintf(f, "%s%lld", d ? "x" : "", (long long)a->shapes[i][d]);
+  }
+  for (int i = 0; i < a->nparams; i++) {
+    fprintf(f, "%s%s=", i ? ", " : "; ", a->params[i].name);
+    if (a->params[i].kind == TSL_DSL_PARAM_INT) fprintf(f, "%lld", (long long)a->params[i].i);
+    else fprintf(f, "%g", a->params[i].f);
+  }
+}
+
 void op_args_free(op_args *a) {
   tsl_schedule_free(a->schedule);
   a->schedule = NULL;
+  tsl_dsl_module_free(a->module);
+  a->module = NULL;
 }

@@ -1,6 +1,15 @@
 /* Shared by the tunecli commands that take an operator: parses
- *   OP [--shape INPUT=AxBxC]... [--param NAME=VALUE]... [--schedule FILE] [--target T]
- * and turns it into a TE program and a schedule. */
+ *   OP [--file DSL_FILE] [--shape INPUT=AxBxC]... [--param NAME=VALUE]...
+ *      [--schedule FILE] [--target T]
+ * and turns it into a TE program and a schedule.
+ *
+ * OP is a built-in operator (`tunecli list`) or, with --file, an op defined in that DSL
+ * file (docs/dsl.md). A built-in operator starts from its example shapes and parameters
+ * (`tunecli list` shows them); --shape/--param override them one by one. An op from a
+ * file needs --shape for every input; its parameters take their DSL defaults.
+ * --schedule FILE replaces the default schedule by the steps in FILE, applied to the
+ * initial schedule (every stage at the root: repeat compute_inline(padded) there if you
+ * want the default inlining). */
 #ifndef TESSEL_TOOLS_OP_ARGS_H
 #define TESSEL_TOOLS_OP_ARGS_H
 
@@ -13,7 +22,14 @@ enum { OP_ARGS_MAX_INPUTS = 8, OP_ARGS_MAX_PARAMS = 32 };
 
 typedef struct op_args {
   const char *op_name;
-  const tsl_op_info *info;
+  const char *file;          /* --file, or NULL for a built-in operator */
+  tsl_dsl_module *module;    /* parsed --file */
+  const tsl_dsl_op *def;     /* the op's definition (built-in or from the file) */
+  const char *name;          /* canonical name (kernel name) */
+  const char *text;          /* the op's DSL text */
+  int ninputs;
+  const char *input_names[OP_ARGS_MAX_INPUTS];
+  bool shape_given[OP_ARGS_MAX_INPUTS];
   int64_t shapes[OP_ARGS_MAX_INPUTS][8];
   int ndims[OP_ARGS_MAX_INPUTS];
   int nparams;
@@ -25,17 +41,25 @@ typedef struct op_args {
   tsl_schedule *schedule;
 } op_args;
 
-/* Consumes the options above from argv (others are left for the caller: *rest gets
- * the unconsumed ones in order, *nrest their count). Errors are printed to stderr with
- * the command name; returns false on error. */
+/* Consumes the options above from argv (others are left for the caller: rest gets the
+ * unconsumed ones in order, *nrest their count; rest has room for argc entries). Errors
+ * are printed to stderr with the command name; returns false on error. */
 bool op_args_parse(const char *cmd, int argc, char **argv, op_args *a, char **rest, int *nrest);
 
-/* Instantiates the program and builds the schedule (default or from --schedule). */
+/* Instantiates the program (in the current IR arena) and builds the schedule. */
 bool op_args_build(const char *cmd, op_args *a);
+
+/* Prints the input shapes and parameter values in effect ("A=100x70, B=70x30; alpha=0.5"). */
+void op_args_print_config(FILE *f, const op_args *a);
 
 void op_args_free(op_args *a);
 
-/* Prints "tunecli CMD: error: MSG" using tsl_last_error(). Returns 1 (an exit code). */
+/* Prints "tunecli CMD: error (KIND): MSG" using tsl_last_error(). Returns 1 (an exit code). */
 int tunecli_fail(const char *cmd, tsl_status st);
+
+/* Reads a whole text file into a malloc'd NUL-terminated string. NULL (with a message on
+ * stderr naming the command and the file) when it cannot be read, is a directory, or
+ * holds a NUL byte. */
+char *tunecli_read_text_file(const char *cmd, const char *path);
 
 #endif

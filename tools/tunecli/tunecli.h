@@ -6,5 +6,6 @@
 int tunecli_show(int argc, char **argv);
 int tunecli_run_op(int argc, char **argv);
 int tunecli_list(int argc, char **argv);
+int tunecli_peak(int argc, char **argv);
 
 #endif

@@ -1,0 +1,115 @@
+/* The command-line tool and the example program, run as a user runs them: exit codes,
+ * the key lines of their output, and clear errors (never a signal) on bad input. */
+#include <CUnit/CUnit.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* Runs `cmd` through the shell with stderr folded into stdout; returns the exit status
+ * (or 128 + signal) and the first `n` bytes of output in out. */
+static int run(const char *cmd, char *out, size_t n) {
+  char full[2048];
+  snprintf(full, sizeof full, "%s 2>&1", cmd);
+  FILE *p = popen(full, "r");
+  if (!p) return -1;
+  size_t len = 0, r;
+  char sink[4096];
+  while ((r = fread(len < n - 1 ? out + len : sink, 1, len < n - 1 ? n - 1 - len : sizeof sink, p)) > 0)
+    if (len < n - 1) len += r;
+  out[len] = '\0';
+  int status = pclose(p);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static char out[1 << 16];
+
+#define TUNECLI TSL_TUNECLI_PATH
+
+static void expect(const char *args, int code, const char *needle) {
+  char cmd[1024];
+  snprintf(cmd, sizeof cmd, "%s %s", TUNECLI, args);
+  int rc = run(cmd, out, sizeof out);
+  if (rc != code || !strstr(out, needle))
+    printf("\n  `tunecli %s`: exit %d (want %d), output lacks '%s':\n%.2000s\n", args, rc, code, needle, out);
+  CU_ASSERT_EQUAL(rc, code);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, needle));
+}
+
+static void test_tunecli_show_and_run_op(void) {
+  expect("show conv2d --time", 0, "# loop IR");
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "# compile time"));
+  expect("show matmul --shape A=10x7 --shape B=7x3 --llvm", 0, "define");
+  expect("show relu --target armv8 --asm", 0, "# assembly (armv8");
+  expect("run-op matmul --shape A=100x70 --shape B=70x30", 0, "check: PASS");
+  expect("run-op conv2d --shape data=2x5x13x11 --shape weight=7x5x3x3 --param stride_h=2 --param dilation_w=2", 0,
+         "check: PASS");
+  expect("list", 0, "conv2d_nchw");
+  expect("help", 0, "--schedule FILE");
+}
+
+static void test_tunecli_user_dsl_file_and_schedule_file(void) {
+  char dir[] = "/tmp/tessel-tunecli-XXXXXX";
+  CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+  char op[512], sched[512], bad[512], args[2048];
+  snprintf(op, sizeof op, "%s/op.tsl", dir);
+  snprintf(sched, sizeof sched, "%s/s.txt", dir);
+  snprintf(bad, sizeof bad, "%s/bad.tsl", dir);
+  FILE *f = fopen(op, "w");
+  fputs("op softplus(X: f32[M, N], beta: float = 1.0)\n  y[i, j] = log(1.0 + exp(beta * X[i, j])) / beta\n", f);
+  fclose(f);
+  f = fopen(sched, "w");
+  fputs("split(y, j, 4)\nvectorize(y, j.inner)\n", f);
+  fclose(f);
+  f = fopen(bad, "w");
+  fputs("op broken(X: f32[M, N])\n  y[i, j] = X[i, j] +\n", f);
+  fclose(f);
+  snprintf(args, sizeof args, "run-op --file %s --shape X=7x9 --param beta=0.5", op);
+  expect(args, 0, "check: PASS");
+  snprintf(args, sizeof args, "run-op --file %s --shape X=7x9 --schedule %s", op, sched);
+  expect(args, 0, "check: PASS");
+  snprintf(args, sizeof args, "run-op --file %s", op);
+  expect(args, 2, "give the shape of input X");
+  snprintf(args, sizeof args, "show --file %s", bad);
+  expect(args, 2, "bad.tsl:3:1: error");
+  snprintf(args, sizeof args, "show matmul --schedule %s", dir);
+  expect(args, 1, "is not a regular file");
+  remove(op);
+  remove(sched);
+  remove(bad);
+  rmdir(dir);
+}
+
+/* Malformed input: a clear message and exit 1 or 2, never a crash. */
+static void test_tunecli_bad_input_is_refused_clearly(void) {
+  expect("run-op nosuchop", 2, "unknown operator 'nosuchop'");
+  expect("show matmul --shape A=1x", 2, "want 1 to 8 positive extents");
+  expect("show matmul --shape A=0x3", 2, "positive extents");
+  expect("show matmul --shape Q=3x3", 2, "name one input of matmul");
+  expect("show matmul --param foo=0x2", 1, "no parameter named 'foo'");
+  expect("show conv2d --param stride_h=0", 1, "stride");
+  expect("show conv2d --shape data=1x4x8x8", 1, "size C is");
+  expect("show matmul --shape A=4294967296x4294967296 --shape B=4294967296x4294967296", 1, "too large");
+  expect("run-op conv2d --seed abc", 2, "--seed wants");
+  expect("run-op matmul --target nosuchtarget", 1, "nosuchtarget");
+  expect("run-op matmul --target \"x86-64-avx2 -mcpu=cortex-a53\"", 1, "not a known x86-64 CPU");
+  expect("run-op matmul --target armv8", 1, "armv8");
+  expect("frobnicate", 2, "unknown command");
+}
+
+static void test_custom_op_example_prints_scaled_add(void) {
+  int rc = run(TSL_CUSTOM_OP_PATH, out, sizeof out);
+  CU_ASSERT_EQUAL(rc, 0);
+  /* C = A + 0.5 * B with A = 0..14, B = 10 */
+  CU_ASSERT_STRING_EQUAL(out, "5 6 7 8 9\n10 11 12 13 14\n15 16 17 18 19\n");
+}
+
+void tsl_tests_e2e_tunecli(void) {
+  CU_pSuite s = CU_add_suite("e2e_tunecli", NULL, NULL);
+  CU_add_test(s, "test_tunecli_show_and_run_op", test_tunecli_show_and_run_op);
+  CU_add_test(s, "test_tunecli_user_dsl_file_and_schedule_file", test_tunecli_user_dsl_file_and_schedule_file);
+  CU_add_test(s, "test_tunecli_bad_input_is_refused_clearly", test_tunecli_bad_input_is_refused_clearly);
+  CU_add_test(s, "test_custom_op_example_prints_scaled_add", test_custom_op_example_prints_scaled_add);
+}
