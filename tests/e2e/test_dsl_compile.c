@@ -113,10 +113,11 @@ static int compile_module(const char *text, const char *what, int64_t dim) {
   for (int i = 0; i < tsl_dsl_module_count(m); i++) {
     const tsl_dsl_op *def = tsl_dsl_module_op(m, i);
     int n = tsl_dsl_op_ninputs(def);
-    int64_t dims[8][8];
-    const int64_t *shapes[8];
-    int ndims[8];
-    for (int k = 0; k < n && k < 8; k++) {
+    int64_t dims[16][8];
+    const int64_t *shapes[16];
+    int ndims[16];
+    CU_ASSERT_FATAL(n <= 16);
+    for (int k = 0; k < n; k++) {
       ndims[k] = tsl_dsl_op_input(def, k)->ndim;
       for (int d = 0; d < 8; d++) dims[k][d] = dim;
       shapes[k] = dims[k];
