@@ -9,7 +9,9 @@ tsl_status tsl_build(const tsl_schedule *s, const char *name, tsl_jit *jit, tsl_
   if (func) *func = NULL;
   double t0 = tsl_time_now();
   tsl_func *f = NULL;
-  tsl_status st = tsl_lower(s, name, &f);
+  tsl_lower_options opts = tsl_lower_options_default();
+  opts.vector_bits = tsl_jit_target(jit)->vector_bits; /* vectorized loops become native-width vectors */
+  tsl_status st = tsl_lower_with(s, name, &opts, &f);
   if (st != TSL_OK) return st;
   double t1 = tsl_time_now();
   double compile = 0.0;

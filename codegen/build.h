@@ -18,7 +18,8 @@ typedef struct tsl_build_stats {
   double compile_seconds; /* LLVM IR emission + optimization + machine code */
 } tsl_build_stats;
 
-/* Lowers s as kernel `name` (schedule/lower.h) and JIT-compiles it into m
+/* Lowers s as kernel `name` (schedule/lower.h, default options with the JIT target's
+ * vector width, so a vectorized loop becomes register-wide vectors) and JIT-compiles it into m
  * (codegen/jit.h). The kernel's arguments are the program's inputs then outputs, all
  * pointers. If func is non-NULL it receives the lowered IR (in the current arena).
  * stats may be NULL. Errors: those of tsl_lower and tsl_jit_compile. */

@@ -9,9 +9,13 @@
  * conditions) and are never performed.
  *
  * Each index is brought to the form base + [lo, hi] with base free of relaxed variables:
- * relaxed variables v in [min, min+extent) become min + t with t in [0, extent), base is
- * the index at t = 0 and [lo, hi] the interval of the difference. Regions whose width the
- * interval analysis cannot bound fall back to the whole tensor dimension.
+ * every loop runs from 0 (a root leaf's min is part of its value, see iter_graph.c), so
+ * a relaxed loop variable v becomes an offset t in [0, extent); base is the index at
+ * t = 0 and [lo, hi] the interval of the difference. Regions whose width the interval
+ * analysis cannot bound fall back to the whole tensor dimension.
+ *
+ * The prefetch pragma uses the same machinery for the region one iteration of a loop
+ * reads (tsl_prefetch_stmts).
  */
 #include "ir/analysis.h"
 #include "schedule/lower_ctx.h"
@@ -77,10 +81,24 @@ static void collect_loads(const tsl_expr *e, const tsl_buffer *buf, load_list *o
 typedef struct relax_set {
   int n;
   tsl_expr **vars;    /* loop variables */
-  tsl_expr **shifted; /* min + t */
   tsl_expr **ts;      /* t */
   tsl_var_ranges *ranges; /* t in [0, extent) */
 } relax_set;
+
+static relax_set relax_set_new(int cap) {
+  relax_set r = {0, NULL, NULL, tsl_var_ranges_new()};
+  r.vars = tsl_alloc(sizeof(tsl_expr *) * (size_t)(cap + 1));
+  r.ts = tsl_alloc(sizeof(tsl_expr *) * (size_t)(cap + 1));
+  return r;
+}
+
+static void relax_add(relax_set *r, tsl_expr *var, const char *name, int64_t extent) {
+  tsl_expr *t = tsl_var(name, TSL_I64);
+  tsl_var_ranges_set(r->ranges, t, extent > 0 ? tsl_interval_range(0, extent - 1) : tsl_interval_point(0));
+  r->vars[r->n] = var;
+  r->ts[r->n] = t;
+  r->n++;
+}
 
 static bool is_fixed(tsl_expr *const *fixed, int nfixed, const tsl_expr *v) {
   for (int i = 0; i < nfixed; i++)
@@ -103,41 +121,22 @@ static relax_set make_relax_set(const tsl_lower_ctx *ctx, int pi) {
     }
     cur = s->stages[cur]->attach_stage;
   }
-  relax_set r = {0, NULL, NULL, NULL, tsl_var_ranges_new()};
-  r.vars = tsl_alloc(sizeof(tsl_expr *) * (size_t)(cap + 1));
-  r.shifted = tsl_alloc(sizeof(tsl_expr *) * (size_t)(cap + 1));
-  r.ts = tsl_alloc(sizeof(tsl_expr *) * (size_t)(cap + 1));
+  relax_set r = relax_set_new(cap);
   for (int si = pi + 1; si < s->nstages; si++) {
     const tsl_stage *st = s->stages[si];
     const tsl_stage_lower *sl = &ctx->stages[si];
     if (st->attach == TSL_ATTACH_INLINE) continue;
     for (int k = 0; k < st->nleaf; k++) {
       int it = st->leaf[k];
-      if (is_fixed(fixed, nfixed, st->iters[it].var)) continue;
-      tsl_expr *t = tsl_var(st->iters[it].name, TSL_I64);
-      int64_t ext = sl->iter_extent[it];
-      tsl_var_ranges_set(r.ranges, t, ext > 0 ? tsl_interval_range(0, ext - 1) : tsl_interval_point(0));
-      r.vars[r.n] = st->iters[it].var;
-      r.ts[r.n] = t;
-      r.shifted[r.n] = tsl_add(sl->iter_min[it], t);
-      r.n++;
+      if (!is_fixed(fixed, nfixed, st->iters[it].var)) relax_add(&r, st->iters[it].var, st->iters[it].name, sl->iter_extent[it]);
     }
   }
   return r;
 }
 
-static bool uses_any(const tsl_expr *e, const relax_set *r) {
-  for (int i = 0; i < r->n; i++)
-    if (tsl_expr_uses_var(e, r->vars[i])) return true;
-  return false;
-}
-
 /* One index as base + [lo, hi]. false when the width cannot be bounded. */
-static bool index_range(tsl_expr *e, const relax_set *r, int rounds, tsl_expr **base, int64_t *lo, int64_t *hi) {
-  /* A relaxed variable's min may name loops of an enclosing stage: substitute until
-   * none is left (at most one round per attach level). */
-  for (int k = 0; k < rounds && uses_any(e, r); k++) e = tsl_substitute(e, r->n, r->vars, r->shifted);
-  if (uses_any(e, r)) return false;
+static bool index_range(tsl_expr *e, const relax_set *r, tsl_expr **base, int64_t *lo, int64_t *hi) {
+  e = tsl_substitute(e, r->n, r->vars, r->ts);
   tsl_expr **zeros = tsl_alloc(sizeof(tsl_expr *) * (size_t)(r->n + 1));
   for (int i = 0; i < r->n; i++) zeros[i] = tsl_i64(0);
   tsl_expr *b = tsl_simplify(tsl_substitute(e, r->n, r->ts, zeros), NULL);
@@ -160,6 +159,65 @@ static bool index_range(tsl_expr *e, const relax_set *r, int rounds, tsl_expr **
 
 static tsl_expr *as_i64(tsl_expr *e) { return tsl_type_eq(e->type, TSL_I64) ? e : tsl_cast(TSL_I64, e); }
 
+/* The union of the boxes some loads read, per dimension base + [lo, hi]; `whole` when a
+ * dimension's width cannot be bounded or two loads' bases differ by a non-constant. */
+typedef struct region_acc {
+  int ndim;
+  tsl_expr **base;
+  int64_t *lo, *hi;
+  bool *seen, *whole;
+} region_acc;
+
+static region_acc region_acc_new(int ndim) {
+  region_acc a;
+  a.ndim = ndim;
+  a.base = tsl_alloc(sizeof(tsl_expr *) * (size_t)(ndim + 1));
+  a.lo = tsl_alloc(sizeof(int64_t) * (size_t)(ndim + 1));
+  a.hi = tsl_alloc(sizeof(int64_t) * (size_t)(ndim + 1));
+  a.seen = tsl_alloc(sizeof(bool) * (size_t)(ndim + 1));
+  a.whole = tsl_alloc(sizeof(bool) * (size_t)(ndim + 1));
+  return a;
+}
+
+/* Adds the loads of `stage`'s body (loads of one buffer) with the stage's TE variables
+ * bound to their root values. */
+static void region_add_loads(region_acc *acc, const load_list *loads, const tsl_stage *st, const tsl_stage_lower *sl,
+                             const relax_set *r) {
+  if (!loads->n) return;
+  tsl_expr **values = tsl_iter_pass_up(st, sl, NULL);
+  int nb = 2 * (st->op->naxis + st->op->nreduce) + 1;
+  tsl_expr **vars = tsl_alloc(sizeof(tsl_expr *) * (size_t)nb);
+  tsl_expr **vals = tsl_alloc(sizeof(tsl_expr *) * (size_t)nb);
+  int n = tsl_iter_te_bindings(st, values, vars, vals);
+  for (int li = 0; li < loads->n; li++) {
+    const tsl_expr *ld = loads->loads[li];
+    for (int d = 0; d < acc->ndim && d < ld->load.nindex; d++) {
+      if (acc->whole[d]) continue;
+      tsl_expr *e = as_i64(tsl_substitute(ld->load.index[d], n, vars, vals));
+      tsl_expr *b;
+      int64_t l, h;
+      if (!index_range(e, r, &b, &l, &h)) {
+        acc->whole[d] = true;
+        continue;
+      }
+      if (!acc->seen[d]) {
+        acc->base[d] = b;
+        acc->lo[d] = l;
+        acc->hi[d] = h;
+        acc->seen[d] = true;
+        continue;
+      }
+      int64_t off;
+      if (!tsl_expr_is_const_int(tsl_simplify(tsl_sub(b, acc->base[d]), NULL), &off)) {
+        acc->whole[d] = true;
+        continue;
+      }
+      if (off + l < acc->lo[d]) acc->lo[d] = off + l;
+      if (off + h > acc->hi[d]) acc->hi[d] = off + h;
+    }
+  }
+}
+
 /* Region of non-output stage pi read by its consumers. */
 static void region_from_consumers(tsl_lower_ctx *ctx, int pi) {
   const tsl_schedule *s = ctx->sched;
@@ -167,69 +225,101 @@ static void region_from_consumers(tsl_lower_ctx *ctx, int pi) {
   tsl_stage_lower *pl = &ctx->stages[pi];
   const tsl_buffer *tbuf = p->op->output->buf;
   int ndim = p->op->naxis;
-  tsl_expr **base = tsl_alloc(sizeof(tsl_expr *) * (size_t)(ndim + 1));
-  int64_t *lo = tsl_alloc(sizeof(int64_t) * (size_t)(ndim + 1));
-  int64_t *hi = tsl_alloc(sizeof(int64_t) * (size_t)(ndim + 1));
-  bool *seen = tsl_alloc(sizeof(bool) * (size_t)(ndim + 1));
-  bool *whole = tsl_alloc(sizeof(bool) * (size_t)(ndim + 1));
+  region_acc acc = region_acc_new(ndim);
   relax_set r = make_relax_set(ctx, pi);
   for (int ci = pi + 1; ci < s->nstages; ci++) {
     const tsl_stage *c = s->stages[ci];
-    const tsl_stage_lower *cl = &ctx->stages[ci];
     if (c->attach == TSL_ATTACH_INLINE) continue;
     load_list loads = {0, 0, NULL};
-    collect_loads(cl->body, tbuf, &loads);
-    if (!loads.n) continue;
-    tsl_expr **values = tsl_iter_pass_up(c, cl, NULL);
-    int nb = 2 * (c->op->naxis + c->op->nreduce) + 1;
-    tsl_expr **vars = tsl_alloc(sizeof(tsl_expr *) * (size_t)nb);
-    tsl_expr **vals = tsl_alloc(sizeof(tsl_expr *) * (size_t)nb);
-    int n = tsl_iter_te_bindings(c, values, vars, vals);
-    for (int li = 0; li < loads.n; li++) {
-      const tsl_expr *ld = loads.loads[li];
-      for (int d = 0; d < ndim && d < ld->load.nindex; d++) {
-        if (whole[d]) continue;
-        tsl_expr *e = as_i64(tsl_substitute(ld->load.index[d], n, vars, vals));
-        tsl_expr *b;
-        int64_t l, h;
-        if (!index_range(e, &r, s->nstages + 1, &b, &l, &h)) {
-          whole[d] = true;
-          continue;
-        }
-        if (!seen[d]) {
-          base[d] = b;
-          lo[d] = l;
-          hi[d] = h;
-          seen[d] = true;
-          continue;
-        }
-        int64_t off;
-        if (!tsl_expr_is_const_int(tsl_simplify(tsl_sub(b, base[d]), NULL), &off)) {
-          whole[d] = true;
-          continue;
-        }
-        if (off + l < lo[d]) lo[d] = off + l;
-        if (off + h > hi[d]) hi[d] = off + h;
-      }
-    }
+    collect_loads(ctx->stages[ci].body, tbuf, &loads);
+    region_add_loads(&acc, &loads, c, &ctx->stages[ci], &r);
   }
   for (int d = 0; d < ndim; d++) {
     int64_t shape = tbuf->shape[d], bc;
-    if (whole[d] || !seen[d]) {
+    if (acc.whole[d] || !acc.seen[d]) {
       /* unreadable width: the whole dimension; no reader at all: nothing to compute */
       pl->region_min[d] = tsl_i64(0);
-      pl->region_extent[d] = whole[d] ? shape : 0;
-    } else if (tsl_expr_is_const_int(base[d], &bc)) {
-      int64_t a = bc + lo[d], z = bc + hi[d];
+      pl->region_extent[d] = acc.whole[d] ? shape : 0;
+    } else if (tsl_expr_is_const_int(acc.base[d], &bc)) {
+      int64_t a = bc + acc.lo[d], z = bc + acc.hi[d];
       if (a < 0) a = 0;
       if (z > shape - 1) z = shape - 1;
       pl->region_min[d] = tsl_i64(z >= a ? a : 0);
       pl->region_extent[d] = z >= a ? z - a + 1 : 0;
     } else {
-      pl->region_min[d] = tsl_simplify(tsl_add(base[d], tsl_i64(lo[d])), NULL);
-      pl->region_extent[d] = hi[d] - lo[d] + 1;
+      pl->region_min[d] = tsl_simplify(tsl_add(acc.base[d], tsl_i64(acc.lo[d])), NULL);
+      pl->region_extent[d] = acc.hi[d] - acc.lo[d] + 1;
     }
   }
+}
+
+/* ---- prefetch ---- */
+
+static tsl_expr *clamp(tsl_expr *e, int64_t hi) { return tsl_max(tsl_min(e, tsl_i64(hi)), tsl_i64(0)); }
+
+/* Prefetches of the box base + [lo, hi] of te buffer tb (one per cache line of the
+ * innermost dimension), as loops over the outer dimensions. */
+static tsl_stmt *prefetch_box(const tsl_lower_ctx *ctx, const tsl_buffer *tb, const region_acc *acc) {
+  int nd = acc->ndim;
+  tsl_expr **idx = tsl_alloc(sizeof(tsl_expr *) * (size_t)(nd + 1));
+  tsl_expr **pv = tsl_alloc(sizeof(tsl_expr *) * (size_t)(nd + 1));
+  int64_t per_line = 64 / (int64_t)tsl_type_bytes(tb->dtype);
+  if (per_line < 1) per_line = 1;
+  for (int d = 0; d < nd; d++) {
+    pv[d] = tsl_var(d == nd - 1 ? "pf.line" : "pf.row", TSL_I64);
+    tsl_expr *start = tsl_add(acc->base[d], tsl_i64(acc->lo[d]));
+    int64_t width = acc->hi[d] - acc->lo[d] + 1;
+    if (d < nd - 1) {
+      idx[d] = tsl_add(start, pv[d]);
+    } else {
+      /* every line the span touches: one prefetch per line from its start, and its last
+       * element (the span need not start on a line boundary) */
+      tsl_expr *at = tsl_add(start, tsl_mul(pv[d], tsl_i64(per_line)));
+      idx[d] = tsl_min(at, tsl_add(start, tsl_i64(width - 1)));
+    }
+  }
+  tsl_expr *ld = tsl_lower_retarget(ctx, tsl_load((tsl_buffer *)tb, nd, idx, NULL));
+  const tsl_buffer *kb = ld->load.buf;
+  tsl_expr **cidx = tsl_alloc(sizeof(tsl_expr *) * (size_t)(nd + 1));
+  for (int d = 0; d < nd; d++) cidx[d] = clamp(ld->load.index[d], kb->shape[d] - 1);
+  tsl_expr *addr = tsl_load(ld->load.buf, nd, cidx, NULL);
+  tsl_stmt *s = tsl_evaluate(tsl_call(TSL_CALL_PREFETCH, TSL_I32, 1, &addr));
+  for (int d = nd - 1; d >= 0; d--) {
+    int64_t width = acc->hi[d] - acc->lo[d] + 1;
+    int64_t n = d < nd - 1 ? width : (width + per_line - 1) / per_line + 1;
+    s = tsl_for(pv[d], tsl_i64(0), tsl_i64(n), TSL_FOR_SERIAL, s);
+  }
+  return s;
+}
+
+tsl_status tsl_prefetch_stmts(const tsl_lower_ctx *ctx, int si, int k, tsl_stmt **out) {
+  *out = NULL;
+  const tsl_stage *st = ctx->sched->stages[si];
+  const tsl_stage_lower *sl = &ctx->stages[si];
+  int iter = st->leaf[k];
+  for (int p = 0; p < st->nprefetch; p++) {
+    if (st->prefetch[p].iter != iter) continue;
+    const tsl_buffer *tb = st->prefetch[p].tensor;
+    relax_set r = relax_set_new(st->nleaf);
+    for (int j = k + 1; j < st->nleaf; j++)
+      relax_add(&r, st->iters[st->leaf[j]].var, st->iters[st->leaf[j]].name, sl->iter_extent[st->leaf[j]]);
+    load_list loads = {0, 0, NULL};
+    collect_loads(sl->body, tb, &loads);
+    region_acc acc = region_acc_new(tb->ndim);
+    region_add_loads(&acc, &loads, st, sl, &r);
+    for (int d = 0; d < tb->ndim; d++)
+      if (acc.whole[d] || !acc.seen[d])
+        return tsl_error(TSL_ERR_SCHEDULE,
+                         "prefetch: stage %s: the part of %s read in one iteration of axis %s cannot be bounded "
+                         "(dimension %d)",
+                         st->name, tb->name, st->iters[iter].name, d);
+    /* the iteration `offset` ahead */
+    tsl_expr *v = st->iters[iter].var, *ahead = tsl_add(v, tsl_i64(st->prefetch[p].offset));
+    for (int d = 0; d < tb->ndim; d++) acc.base[d] = tsl_substitute(acc.base[d], 1, &v, &ahead);
+    tsl_stmt *pf = prefetch_box(ctx, tb, &acc);
+    *out = *out ? tsl_seq2(*out, pf) : pf;
+  }
+  return TSL_OK;
 }
 
 tsl_status tsl_infer_bound(tsl_lower_ctx *ctx) {

@@ -102,29 +102,58 @@ static tsl_expr **output_index(const tsl_stage *st, const tsl_stage_lower *sl, t
   return idx;
 }
 
-/* s under cond, one if per conjunct (outermost first): a check that does not vary with
- * the vector lanes then stays a plain if around the vector code instead of joining the
- * lane mask, and the vectorizer can use it to bound the variables it tests. */
+static tsl_expr *and_opt(tsl_expr *a, tsl_expr *b) { return a ? (b ? tsl_and(a, b) : a) : b; }
+
+/* The points of a stage computed at another's loop may cross its tensor's edge (the
+ * region is that of a whole iteration, as at a tail of the consumer): only points
+ * inside [0, shape) are computed, so no input is read out of bounds. A region whose min
+ * is a constant was clipped to the tensor by bound inference and needs no check. */
+static tsl_expr *domain_checks(const tsl_stage *st, const tsl_stage_lower *sl, tsl_expr *const *values) {
+  if (st->is_output) return NULL;
+  tsl_expr *cond = NULL;
+  for (int d = 0; d < st->op->naxis; d++) {
+    int64_t z;
+    if (tsl_expr_is_const_int(sl->region_min[d], &z)) continue;
+    cond = and_opt(cond, tsl_ge(values[d], tsl_i64(0)));
+    cond = and_opt(cond, tsl_lt(values[d], tsl_i64(st->op->output->buf->shape[d])));
+  }
+  return cond;
+}
+
+/* s under cond, one `if (likely(c))` per conjunct (outermost first): a check that does
+ * not vary with the vector lanes then stays a plain if around the vector code instead of
+ * joining the lane mask, and loop partitioning finds each one by its hint. */
 static tsl_stmt *guarded(tsl_expr *cond, tsl_stmt *s) {
   if (!cond) return s;
   if (cond->kind == TSL_E_AND) return guarded(cond->bin.a, guarded(cond->bin.b, s));
-  return tsl_if(cond, s, NULL);
+  return tsl_if(tsl_call(TSL_CALL_LIKELY, TSL_BOOL, 1, &cond), s, NULL);
 }
+
+/* A reduction's own condition is part of the operator, not a tail: no likely hint. */
+static tsl_stmt *when(tsl_expr *cond, tsl_stmt *s) { return cond ? tsl_if(cond, s, NULL) : s; }
 
 static tsl_stmt *leaf_loop(const tsl_stage *st, const tsl_stage_lower *sl, int it, tsl_expr *var, tsl_stmt *body) {
-  return tsl_for(var, sl->iter_min[it], tsl_i64(sl->iter_extent[it]), st->iters[it].annotation, body);
+  return tsl_for(var, tsl_i64(0), tsl_i64(sl->iter_extent[it]), st->iters[it].annotation, body);
 }
 
-/* Stages attached inside leaf k of stage si, each in its allocation, before s. */
-static tsl_stmt *wrap_attached(const tsl_lower_ctx *ctx, int si, int k, tsl_stmt *s) {
+/* Stages attached inside leaf k of stage si, each in its allocation, then the prefetches
+ * of leaf k, before s. */
+static tsl_status wrap_leaf_body(const tsl_lower_ctx *ctx, int si, int k, tsl_stmt **s) {
   const tsl_schedule *sc = ctx->sched;
   int iter = sc->stages[si]->leaf[k];
   for (int ai = sc->nstages - 1; ai >= 0; ai--) {
     const tsl_stage *a = sc->stages[ai];
     if (a->attach != TSL_ATTACH_AT || a->attach_stage != si || a->attach_iter != iter) continue;
-    s = tsl_allocate(ctx->stages[ai].buf, tsl_seq2(tsl_make_stage_nest(ctx, ai), s));
+    tsl_stmt *nest;
+    tsl_status rc = tsl_make_stage_nest(ctx, ai, &nest);
+    if (rc != TSL_OK) return rc;
+    *s = tsl_allocate(ctx->stages[ai].buf, tsl_seq2(nest, *s));
   }
-  return s;
+  tsl_stmt *pf = NULL;
+  tsl_status rc = tsl_prefetch_stmts(ctx, si, k, &pf);
+  if (rc != TSL_OK) return rc;
+  if (pf) *s = tsl_seq2(pf, *s);
+  return TSL_OK;
 }
 
 /* The combiner identity stored over the spatial leaves at or inside position r0 (fresh
@@ -139,7 +168,7 @@ static tsl_stmt *make_init(const tsl_stage *st, const tsl_stage_lower *sl, int r
   tsl_buffer *buf = sl->buf;
   tsl_stmt *init = tsl_store(buf, st->op->naxis, output_index(st, sl, values), tsl_reduce_identity(comb, buf->dtype),
                              NULL);
-  init = guarded(tsl_iter_bound_checks(st, sl, values, true), init);
+  init = guarded(and_opt(domain_checks(st, sl, values), tsl_iter_bound_checks(st, sl, values, true)), init);
   for (int k = st->nleaf - 1; k >= r0; k--) {
     int it = st->leaf[k];
     if (!st->iters[it].is_reduce) init = leaf_loop(st, sl, it, leafval[it], init);
@@ -147,7 +176,24 @@ static tsl_stmt *make_init(const tsl_stage *st, const tsl_stage_lower *sl, int r
   return init;
 }
 
-tsl_stmt *tsl_make_stage_nest(const tsl_lower_ctx *ctx, int si) {
+static tsl_expr *strip_noop_cast(tsl_expr *e) {
+  while (e->kind == TSL_E_CAST && tsl_type_eq(e->type, e->un.a->type)) e = e->un.a;
+  return e;
+}
+
+/* cur + src for a sum, as one fused multiply-add when src is a float product. */
+static tsl_expr *combine(tsl_combiner comb, tsl_expr *cur, tsl_expr *src) {
+  if (comb == TSL_REDUCE_MAX) return tsl_max(cur, src);
+  if (comb == TSL_REDUCE_MIN) return tsl_min(cur, src);
+  tsl_expr *p = strip_noop_cast(src);
+  if (tsl_type_is_float(cur->type) && p->kind == TSL_E_MUL && tsl_type_eq(p->type, cur->type)) {
+    tsl_expr *args[3] = {p->bin.a, p->bin.b, cur};
+    return tsl_call(TSL_CALL_FMA, cur->type, 3, args);
+  }
+  return tsl_add(cur, src);
+}
+
+tsl_status tsl_make_stage_nest(const tsl_lower_ctx *ctx, int si, tsl_stmt **out) {
   const tsl_stage *st = ctx->sched->stages[si];
   const tsl_stage_lower *sl = &ctx->stages[si];
   tsl_buffer *buf = sl->buf;
@@ -156,7 +202,7 @@ tsl_stmt *tsl_make_stage_nest(const tsl_lower_ctx *ctx, int si) {
   tsl_expr **vars = tsl_alloc(sizeof(tsl_expr *) * (size_t)nb), **vals = tsl_alloc(sizeof(tsl_expr *) * (size_t)nb);
   int nbind = tsl_iter_te_bindings(st, values, vars, vals);
   tsl_expr **idx = output_index(st, sl, values);
-  tsl_expr *checks = tsl_iter_bound_checks(st, sl, values, false);
+  tsl_expr *checks = and_opt(domain_checks(st, sl, values), tsl_iter_bound_checks(st, sl, values, false));
   tsl_expr *body = sl->body;
   int r0 = st->nleaf;
   tsl_stmt *update, *init = NULL;
@@ -167,10 +213,7 @@ tsl_stmt *tsl_make_stage_nest(const tsl_lower_ctx *ctx, int si) {
                          ? tsl_lower_retarget(ctx, tsl_substitute(body->reduce.condition, nbind, vars, vals))
                          : NULL;
     tsl_expr *cur = tsl_load(buf, st->op->naxis, idx, NULL);
-    tsl_expr *v = body->reduce.combiner == TSL_REDUCE_SUM   ? tsl_add(cur, src)
-                  : body->reduce.combiner == TSL_REDUCE_MAX ? tsl_max(cur, src)
-                                                            : tsl_min(cur, src);
-    update = guarded(checks, guarded(cond, tsl_store(buf, st->op->naxis, idx, v, NULL)));
+    update = guarded(checks, when(cond, tsl_store(buf, st->op->naxis, idx, combine(body->reduce.combiner, cur, src), NULL)));
     for (int k = 0; k < st->nleaf; k++)
       if (st->iters[st->leaf[k]].is_reduce) {
         r0 = k;
@@ -182,15 +225,18 @@ tsl_stmt *tsl_make_stage_nest(const tsl_lower_ctx *ctx, int si) {
     update = guarded(checks, tsl_store(buf, st->op->naxis, idx, tsl_cast(buf->dtype, v), NULL));
   }
   /* Built from the innermost loop outwards: what sits inside leaf k-1 before leaf k's
-   * loop is the stages attached at k-1 and, at the first reduction leaf, the init. */
-  /* a reduction over no loop at all (zero reduce axes) still starts from the identity */
+   * loop is the stages attached at k-1, its prefetches and, at the first reduction leaf,
+   * the init. A reduction over no loop at all (zero reduce axes) still starts from the
+   * identity. */
   if (init && r0 == st->nleaf) update = tsl_seq2(init, update);
-  tsl_stmt *s = wrap_attached(ctx, si, st->nleaf - 1, update);
-  for (int k = st->nleaf - 1; k >= 0; k--) {
+  tsl_stmt *s = update;
+  tsl_status rc = st->nleaf > 0 ? wrap_leaf_body(ctx, si, st->nleaf - 1, &s) : TSL_OK;
+  for (int k = st->nleaf - 1; rc == TSL_OK && k >= 0; k--) {
     int it = st->leaf[k];
     s = leaf_loop(st, sl, it, st->iters[it].var, s);
     if (init && r0 == k) s = tsl_seq2(init, s);
-    if (k > 0) s = wrap_attached(ctx, si, k - 1, s);
+    if (k > 0) rc = wrap_leaf_body(ctx, si, k - 1, &s);
   }
-  return s;
+  *out = rc == TSL_OK ? s : NULL;
+  return rc;
 }

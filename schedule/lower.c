@@ -7,6 +7,8 @@
 
 #include "ir/analysis.h"
 #include "ir/passes/guard_loads.h"
+#include "ir/passes/loop_partition.h"
+#include "ir/passes/native_vectors.h"
 #include "ir/passes/simplify.h"
 #include "ir/passes/storage_flatten.h"
 #include "ir/passes/unroll.h"
@@ -57,6 +59,27 @@ static tsl_buffer *kernel_buffer(const tsl_buffer *te, const char *name, const i
   return b;
 }
 
+/* storage_align: row-major strides with the stride of each aligned dimension padded up
+ * to factor*k + offset (TVM's StorageAlign). NULL strides when nothing is aligned. */
+static void align_strides(const tsl_stage *st, tsl_buffer *b) {
+  bool any = false;
+  for (int d = 0; d < b->ndim; d++) any = any || st->align_factor[d] > 0;
+  if (!any) return;
+  int64_t *strides = tsl_alloc(sizeof(int64_t) * (size_t)(b->ndim + 1));
+  int64_t next = 1;
+  for (int d = b->ndim - 1; d >= 0; d--) {
+    int64_t f = st->align_factor[d], o = st->align_offset[d], stride = next;
+    if (f > 0) {
+      int64_t k = stride - o <= 0 ? 0 : (stride - o + f - 1) / f;
+      stride = k * f + o;
+      if (stride < next) stride += f;
+    }
+    strides[d] = stride;
+    next = stride * (b->shape[d] > 0 ? b->shape[d] : 1);
+  }
+  b->strides = strides;
+}
+
 static void map_add(tsl_lower_ctx *ctx, const tsl_buffer *te, tsl_buffer *kb, int stage) {
   ctx->map_te[ctx->nmap] = te;
   ctx->map_kernel[ctx->nmap] = kb;
@@ -84,7 +107,7 @@ static tsl_status make_args(tsl_lower_ctx *ctx, tsl_arg *args) {
                          te->name);
       int si = -1;
       for (int k = 0; k < ctx->sched->nstages; k++)
-        if (ctx->sched->stages[k]->op == ts[i]->op) si = k;
+        if (ctx->sched->stages[k]->op->output == ts[i]) si = k;
       tsl_buffer *kb = kernel_buffer(te, te->name, te->shape, TSL_BUF_ARG, ts[i]);
       map_add(ctx, te, kb, si);
       if (si >= 0) ctx->stages[si].buf = kb;
@@ -97,9 +120,43 @@ static tsl_status make_args(tsl_lower_ctx *ctx, tsl_arg *args) {
   return TSL_OK;
 }
 
+/* ---- limits, named by stage and axis ---- */
+
+/* Unrolled copies and vector lanes per stage, checked on the extents bound inference
+ * gave (compute_at makes them smaller than the nominal ones), so the messages can name
+ * the stage and axis rather than a loop variable deep in the IR. */
+static tsl_status check_limits(const tsl_lower_ctx *ctx) {
+  const tsl_schedule *s = ctx->sched;
+  for (int si = 0; si < s->nstages; si++) {
+    const tsl_stage *st = s->stages[si];
+    const tsl_stage_lower *sl = &ctx->stages[si];
+    if (st->attach == TSL_ATTACH_INLINE) continue;
+    int64_t copies = 1;
+    for (int k = 0; k < st->nleaf; k++) {
+      const tsl_stage_iter *it = &st->iters[st->leaf[k]];
+      int64_t ext = sl->iter_extent[st->leaf[k]];
+      if (it->annotation == TSL_FOR_VECTORIZED && ext > TSL_VECTORIZE_MAX_LANES)
+        return tsl_error(TSL_ERR_SCHEDULE,
+                         "vectorize: axis %s of stage %s has %lld iterations, more than %d lanes; split it and "
+                         "vectorize the inner axis",
+                         it->name, st->name, (long long)ext, TSL_VECTORIZE_MAX_LANES);
+      if (it->annotation != TSL_FOR_UNROLLED || ext <= 1) continue;
+      if (ext > ctx->opts.max_unroll / copies)
+        return tsl_error(TSL_ERR_SCHEDULE,
+                         "unroll: axis %s of stage %s (extent %lld) with the unrolled axes around it would make "
+                         "%lld copies of the body (limit %lld); unroll a smaller axis",
+                         it->name, st->name, (long long)ext,
+                         ext > INT64_MAX / copies ? (long long)INT64_MAX : (long long)(ext * copies),
+                         (long long)ctx->opts.max_unroll);
+      copies *= ext;
+    }
+  }
+  return TSL_OK;
+}
+
 /* ---- the pipeline ---- */
 
-static tsl_stmt *schedule_ops(const tsl_lower_ctx *ctx) {
+static tsl_status schedule_ops(const tsl_lower_ctx *ctx, tsl_stmt **out) {
   const tsl_schedule *s = ctx->sched;
   tsl_stmt *acc = NULL;
   /* Built backwards so each intermediate's allocation encloses its producer and
@@ -107,14 +164,27 @@ static tsl_stmt *schedule_ops(const tsl_lower_ctx *ctx) {
   for (int si = s->nstages - 1; si >= 0; si--) {
     const tsl_stage *st = s->stages[si];
     if (st->attach != TSL_ATTACH_ROOT) continue;
-    tsl_stmt *nest = tsl_make_stage_nest(ctx, si);
+    tsl_stmt *nest;
+    tsl_status rc = tsl_make_stage_nest(ctx, si, &nest);
+    if (rc != TSL_OK) return rc;
     acc = acc ? tsl_seq2(nest, acc) : nest;
     if (!st->is_output) acc = tsl_allocate(ctx->stages[si].buf, acc);
   }
-  return acc;
+  *out = acc;
+  return TSL_OK;
+}
+
+tsl_lower_options tsl_lower_options_default(void) {
+  tsl_lower_options o = {TSL_TAIL_PARTITION, 0, TSL_UNROLL_MAX_ITERATIONS};
+  return o;
 }
 
 tsl_status tsl_lower(const tsl_schedule *s, const char *kernel_name, tsl_func **out) {
+  return tsl_lower_with(s, kernel_name, NULL, out);
+}
+
+tsl_status tsl_lower_with(const tsl_schedule *s, const char *kernel_name, const tsl_lower_options *opts,
+                          tsl_func **out) {
   *out = NULL;
   if (!s) return tsl_error(TSL_ERR_INVALID, "lower: no schedule");
   if (!kernel_name || !*kernel_name) return tsl_error(TSL_ERR_INVALID, "lower: empty kernel name");
@@ -124,6 +194,9 @@ tsl_status tsl_lower(const tsl_schedule *s, const char *kernel_name, tsl_func **
 
   tsl_lower_ctx ctx = {0};
   ctx.sched = s;
+  ctx.opts = opts ? *opts : tsl_lower_options_default();
+  if (ctx.opts.max_unroll <= 0) ctx.opts.max_unroll = TSL_UNROLL_MAX_ITERATIONS;
+  if (ctx.opts.vector_bits < 0) ctx.opts.vector_bits = 0;
   ctx.stages = tsl_alloc(sizeof(tsl_stage_lower) * (size_t)(s->nstages + 1));
   int cap = p->ninputs + p->noutputs + s->nstages + 1;
   ctx.map_te = tsl_alloc(sizeof(tsl_buffer *) * (size_t)cap);
@@ -143,11 +216,16 @@ tsl_status tsl_lower(const tsl_schedule *s, const char *kernel_name, tsl_func **
     if (st->attach == TSL_ATTACH_INLINE || st->is_output) continue;
     const tsl_buffer *te = st->op->output->buf;
     tsl_buffer *kb = kernel_buffer(te, st->name, ctx.stages[si].region_extent, TSL_BUF_LOCAL, st->op->output);
+    align_strides(st, kb);
     ctx.stages[si].buf = kb;
     map_add(&ctx, te, kb, si);
   }
 
-  tsl_stmt *body = schedule_ops(&ctx);
+  rc = check_limits(&ctx);
+  if (rc != TSL_OK) return rc;
+  tsl_stmt *body = NULL;
+  rc = schedule_ops(&ctx, &body);
+  if (rc != TSL_OK) return rc;
   debug_print(kernel_name, "schedule_ops", body);
   body = tsl_pass_guard_loads(body);
   debug_print(kernel_name, "guard_loads", body);
@@ -155,9 +233,17 @@ tsl_status tsl_lower(const tsl_schedule *s, const char *kernel_name, tsl_func **
   debug_print(kernel_name, "storage_flatten", body);
   body = tsl_pass_simplify(body);
   debug_print(kernel_name, "simplify", body);
-  rc = tsl_pass_unroll(body, TSL_UNROLL_MAX_ITERATIONS, &body);
+  body = tsl_pass_native_vectors(body, ctx.opts.vector_bits);
+  debug_print(kernel_name, "native_vectors", body);
+  body = tsl_pass_loop_partition(body, ctx.opts.tail == TSL_TAIL_PARTITION);
+  debug_print(kernel_name, "loop_partition", body);
+  body = tsl_pass_simplify(body);
+  debug_print(kernel_name, "simplify", body);
+  rc = tsl_pass_unroll(body, ctx.opts.max_unroll, &body);
   if (rc != TSL_OK) return rc;
   debug_print(kernel_name, "unroll", body);
+  body = tsl_pass_simplify(body);
+  debug_print(kernel_name, "simplify", body);
   rc = tsl_pass_vectorize(body, &body);
   if (rc != TSL_OK) return rc;
   debug_print(kernel_name, "vectorize", body);

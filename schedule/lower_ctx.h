@@ -5,6 +5,7 @@
 #ifndef TESSEL_SCHEDULE_LOWER_CTX_H
 #define TESSEL_SCHEDULE_LOWER_CTX_H
 
+#include "schedule/lower.h"
 #include "schedule/schedule.h"
 
 typedef struct tsl_stage_lower {
@@ -26,6 +27,7 @@ typedef struct tsl_stage_lower {
 
 typedef struct tsl_lower_ctx {
   const tsl_schedule *sched;
+  tsl_lower_options opts;
   tsl_stage_lower *stages; /* parallel to sched->stages */
   /* TE tensor buffer -> kernel buffer (placeholders and computed stages alike) and the
    * stage computing it (-1 for placeholders) */
@@ -63,6 +65,13 @@ int tsl_iter_te_bindings(const tsl_stage *st, tsl_expr *const *values, tsl_expr 
  * the attach tree), consumers before producers. Fills region_* and iter_* of ctx. */
 tsl_status tsl_infer_bound(tsl_lower_ctx *ctx);
 
+/* Prefetches for the prefetch pragmas of stage si at leaf position k: evaluations of
+ * TSL_CALL_PREFETCH over the region of each tensor that stage si reads in iteration
+ * (leaf var + offset), one per cache line (64 bytes) of its innermost dimension, indices
+ * clamped into the buffer; NULL when there are none. Errors: TSL_ERR_SCHEDULE when the
+ * region cannot be bounded. */
+tsl_status tsl_prefetch_stmts(const tsl_lower_ctx *ctx, int si, int k, tsl_stmt **out);
+
 /* ---- loop_nest.c ---- */
 
 /* e rebuilt bottom-up with every load replaced by fn(ud, load) (the load's indices and
@@ -75,7 +84,7 @@ tsl_expr *tsl_lower_map_loads(tsl_expr *e, tsl_load_rewrite_fn fn, void *ud);
 tsl_expr *tsl_lower_retarget(const tsl_lower_ctx *ctx, tsl_expr *e);
 
 /* The loop nest computing stage si, with the stages attached inside its loops (each
- * wrapped in its allocation). */
-tsl_stmt *tsl_make_stage_nest(const tsl_lower_ctx *ctx, int si);
+ * wrapped in its allocation) and its prefetches. Errors: those of tsl_prefetch_stmts. */
+tsl_status tsl_make_stage_nest(const tsl_lower_ctx *ctx, int si, tsl_stmt **out);
 
 #endif

@@ -233,10 +233,21 @@ tsl_status tsl_sched_validate(const tsl_schedule *s, const char *prim) {
     if (rc == TSL_OK) rc = check_vectorized(s, i, prim);
     if (rc != TSL_OK) return rc;
     const tsl_stage *st = s->stages[i];
-    for (int k = 0; k < st->nprefetch; k++)
-      if (tsl_sched_leaf_position(st, st->prefetch[k].iter) < 0)
+    for (int k = 0; k < st->nprefetch; k++) {
+      const tsl_stage_prefetch *pf = &st->prefetch[k];
+      if (tsl_sched_leaf_position(st, pf->iter) < 0)
         return tsl_error(TSL_ERR_SCHEDULE, "%s: prefetch at axis %s of stage %s, which is not a leaf", prim,
-                         st->iters[st->prefetch[k].iter].name, st->name);
+                         st->iters[pf->iter].name, st->name);
+      /* the prefetched tensor must stay a buffer the stage loads (not inlined away, not
+       * replaced by a cache) */
+      int ti = stage_of_buffer(s, pf->tensor);
+      if (ti >= 0 && s->stages[ti]->attach == TSL_ATTACH_INLINE)
+        return tsl_error(TSL_ERR_SCHEDULE, "%s: stage %s prefetches tensor %s, which is inlined (no buffer to prefetch)",
+                         prim, st->name, pf->tensor->name);
+      if (!tsl_sched_stage_reads(s, i, pf->tensor))
+        return tsl_error(TSL_ERR_SCHEDULE, "%s: stage %s prefetches tensor %s, which it no longer reads", prim, st->name,
+                         pf->tensor->name);
+    }
   }
   return TSL_OK;
 }

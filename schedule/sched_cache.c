@@ -68,7 +68,8 @@ static tsl_status stage_op_failed(const char *prim, const char *name) {
   return tsl_error(TSL_ERR_INVALID, "%s: building stage %s: %s", prim, name, msg);
 }
 
-/* Replaces stage index si by a new stage computing op (same name, fresh iters). */
+/* Replaces stage index si by a new stage computing op (same name, fresh iters: the stage
+ * had no schedule yet). */
 static tsl_status replace_stage(tsl_schedule *s, int si, tsl_te_op *op) {
   tsl_stage *n;
   tsl_status rc = tsl_sched_stage_new(s, op, s->stages[si]->name, &n);
@@ -76,8 +77,7 @@ static tsl_status replace_stage(tsl_schedule *s, int si, tsl_te_op *op) {
   n->attach = s->stages[si]->attach;
   n->attach_stage = s->stages[si]->attach_stage;
   n->attach_iter = s->stages[si]->attach_iter;
-  tsl_sched_stage_free(s->stages[si]);
-  s->stages[si] = n;
+  tsl_sched_stage_move(s->stages[si], n);
   return TSL_OK;
 }
 
@@ -134,8 +134,9 @@ tsl_status tsl_sched_cache_read(tsl_schedule *s, const tsl_step *step) {
     cache = copy_of(name, t, t->buf->ndim <= 8 ? axn : NULL, "cache");
     if (!cache) rc = stage_op_failed(prim, name);
   }
+  /* a reader keeps its schedule: the new op has the same axes, so its iters still match */
   for (int k = 0; rc == TSL_OK && k < nreaders; k++)
-    rc = replace_stage(s, readers[k], op_reading(s->stages[readers[k]]->op, t, cache));
+    s->stages[readers[k]]->op = op_reading(s->stages[readers[k]]->op, t, cache);
   tsl_stage *st = NULL;
   if (rc == TSL_OK) rc = tsl_sched_stage_new(s, cache->op, name, &st);
   if (rc == TSL_OK) rc = tsl_sched_insert_stage(s, first, st);

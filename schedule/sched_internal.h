@@ -26,6 +26,9 @@ int tsl_sched_add_iter(tsl_stage *st, char *name, int64_t min, int64_t extent, b
 /* A new stage computing op, named `name` (copied) or op's name made unique when NULL. */
 tsl_status tsl_sched_stage_new(const tsl_schedule *s, tsl_te_op *op, const char *name, tsl_stage **out);
 void tsl_sched_stage_free(tsl_stage *st);
+/* Gives dst the contents of src (dst's old contents freed, src's shell freed): a stage
+ * object keeps its address across every step. */
+void tsl_sched_stage_move(tsl_stage *dst, tsl_stage *src);
 /* Inserts st at index pos of s->stages, shifting later stages and renumbering every
  * attach_stage that pointed at a shifted stage. */
 tsl_status tsl_sched_insert_stage(tsl_schedule *s, int pos, tsl_stage *st);
@@ -46,7 +49,8 @@ bool tsl_sched_iter_is_anchor(const tsl_schedule *s, int si, int iter, const cha
 /* ---- primitives ---- */
 
 /* sched_loops.c */
-tsl_status tsl_sched_split(tsl_schedule *s, tsl_stage *st, int parent, int64_t factor, int64_t nparts,
+/* Split by a factor, or by nparts when by_nparts. */
+tsl_status tsl_sched_split(tsl_schedule *s, tsl_stage *st, int parent, int64_t value, bool by_nparts,
                            const char *prim);
 tsl_status tsl_sched_fuse(tsl_schedule *s, tsl_stage *st, int outer, int inner);
 /* Permutes the n leaves `iters` into the loop positions they occupy, in the given order. */

@@ -14,14 +14,12 @@ static tsl_status check_not_anchor(tsl_schedule *s, const tsl_stage *st, int ite
   return TSL_OK;
 }
 
-tsl_status tsl_sched_split(tsl_schedule *s, tsl_stage *st, int parent, int64_t factor, int64_t nparts,
+tsl_status tsl_sched_split(tsl_schedule *s, tsl_stage *st, int parent, int64_t value, bool by_nparts,
                            const char *prim) {
-  if (nparts == 0 && factor < 1)
-    return tsl_error(TSL_ERR_SCHEDULE, "%s: factor %lld on axis %s of stage %s (must be >= 1)", prim,
-                     (long long)factor, st->iters[parent].name, st->name);
-  if (factor == 0 && nparts < 1)
-    return tsl_error(TSL_ERR_SCHEDULE, "%s: nparts %lld on axis %s of stage %s (must be >= 1)", prim,
-                     (long long)nparts, st->iters[parent].name, st->name);
+  if (value < 1)
+    return tsl_error(TSL_ERR_SCHEDULE, "%s: %s %lld on axis %s of stage %s (must be >= 1)", prim,
+                     by_nparts ? "nparts" : "factor", (long long)value, st->iters[parent].name, st->name);
+  int64_t factor = by_nparts ? 0 : value, nparts = by_nparts ? value : 0;
   tsl_status rc = check_not_anchor(s, st, parent, prim);
   if (rc != TSL_OK) return rc;
   if (!tsl_sched_grow((void **)&st->rels, &st->rels_cap, st->nrels + 1, sizeof *st->rels) ||
@@ -134,10 +132,10 @@ tsl_status tsl_sched_tile(tsl_schedule *s, tsl_stage *st, const tsl_step *step) 
   if (rc == TSL_OK) rc = tsl_sched_leaf_arg(st, step, 2, "tile", &y);
   if (rc != TSL_OK) return rc;
   if (x == y) return tsl_error(TSL_ERR_SCHEDULE, "tile: axis %s of stage %s named twice", st->iters[x].name, st->name);
-  rc = tsl_sched_split(s, st, x, step->args[3].value, 0, "tile");
+  rc = tsl_sched_split(s, st, x, step->args[3].value, false, "tile");
   if (rc != TSL_OK) return rc;
   int xo = st->niters - 2, xi = st->niters - 1;
-  rc = tsl_sched_split(s, st, y, step->args[4].value, 0, "tile");
+  rc = tsl_sched_split(s, st, y, step->args[4].value, false, "tile");
   if (rc != TSL_OK) return rc;
   int order[4] = {xo, st->niters - 2, xi, st->niters - 1};
   return tsl_sched_reorder(st, 4, order, "tile");

@@ -12,28 +12,44 @@
  *
  * A schedule is data: the ordered list of steps applied to the initial schedule (every
  * stage compute_root, loops in axis order). Each step is `primitive(stage, args...)`,
- * printed one a line, e.g.
+ * printed one a line, e.g. a register-blocked matmul:
  *
- *     compute_inline(padded)
- *     split(out, y, 8)
- *     reorder(out, y.outer, x, y.inner)
- *     vectorize(out, y.inner)
+ *     cache_write(C, local)                 # C.local accumulates, C copies it out
+ *     cache_read(B, local, C.local)         # B.local: a packed panel of B
+ *     split(C, i, 6)
+ *     split(C, j, 16)
+ *     reorder(C, j.outer, i.outer, i.inner, j.inner)
+ *     compute_at(C.local, C, i.outer)       # one 6 x 16 block per iteration
+ *     split(C.local, j, 8)
+ *     reorder(C.local, k, i, j.outer, j.inner)
+ *     unroll(C.local, i)
+ *     unroll(C.local, j.outer)
+ *     vectorize(C.local, j.inner)           # 12 vector accumulators in registers
+ *     compute_at(B.local, C, j.outer)       # a K x 16 panel per column block
+ *     split(C, j.inner, nparts=2)           # TVM's split by nparts
+ *     prefetch(C.local, A, k, 8)            # A eight k iterations ahead
  *
- * and parsed back by tsl_schedule_from_text(); replaying the same text on the same
+ * (tile, fuse, parallel, storage_align and compute_inline/compute_root complete the set;
+ * see tsl_step_kind) and parsed back by tsl_schedule_from_text(); replaying the same text on the same
  * program gives the same schedule and the same loop IR.
  *
  * Naming. Stage names are the op names (made unique with a "_N" suffix when two ops
  * share a name). Root iter names are the TE axis variable names (made unique within the
  * stage the same way); split(x) derives "x.outer" and "x.inner", fuse(a, b) derives
- * "a.b.fused" (TVM's names).
+ * "a.b.fused", cache_read(A)/cache_write(C) make stages "A.local"/"C.local" (TVM's
+ * names).
  *
  * Ownership. A schedule is malloc'd and owns its stages, iters, relations and steps
  * (free with tsl_schedule_free). It points at the program's TE nodes, which live in an
- * IR arena: free the schedule before that arena. Iter loop variables are IR nodes made
- * in the arena current at tsl_schedule_create()/from_text().
+ * IR arena: free the schedule before that arena. Iter loop variables and the TE ops
+ * that cache steps make are IR nodes made in the arena current when the step is
+ * applied (tsl_schedule_create()/from_text() for replayed text); the program itself is
+ * never modified, so several schedules of one program can coexist.
  *
  * The structs below are readable by any module (templates, the tuner, tests); change
- * them only through the step functions so the step list stays the whole truth.
+ * them only through the step functions so the step list stays the whole truth. A
+ * tsl_stage pointer stays valid until tsl_schedule_free: steps (refused ones too) change
+ * stages in place; cache steps insert new stages (s->stages itself may move).
  */
 #ifndef TESSEL_SCHEDULE_SCHEDULE_H
 #define TESSEL_SCHEDULE_SCHEDULE_H
@@ -76,7 +92,10 @@ typedef struct tsl_iter_relation {
   int outer;      /* split: new outer iter; fuse: outer input */
   int inner;      /* split: new inner iter; fuse: inner input */
   int fused;      /* fuse: the new iter */
-  int64_t factor; /* split: inner extent (>= 1) */
+  int64_t factor; /* split by factor: inner extent (>= 1); 0 for a split by nparts */
+  int64_t nparts; /* split by nparts: outer extent (>= 1), the inner extent being
+                     ceil(parent extent / nparts) of the parent's extent as lowered; 0
+                     for a split by factor */
 } tsl_iter_relation;
 
 typedef enum tsl_attach_kind {
@@ -85,9 +104,19 @@ typedef enum tsl_attach_kind {
   TSL_ATTACH_AT = 2      /* loop nest inside a leaf loop of another stage */
 } tsl_attach_kind;
 
+/* A prefetch pragma: at the top of every iteration of leaf `iter`, prefetch the part of
+ * `tensor` the stage reads in iteration iter + offset. */
+typedef struct tsl_stage_prefetch {
+  const tsl_buffer *tensor; /* TE buffer of the tensor (placeholder or stage output) */
+  int iter;                 /* leaf iter of this stage */
+  int64_t offset;           /* iterations ahead (may be negative) */
+} tsl_stage_prefetch;
+
 typedef struct tsl_stage {
   const char *name;
-  tsl_te_op *op;  /* the compute op (TSL_TE_COMPUTE) */
+  /* The compute op. cache_read and cache_write give a stage a new op (with a body
+   * reading the cache), whose output tensor stays the stage's tensor. */
+  tsl_te_op *op;
   bool is_output; /* one of the program's outputs: always compute_root, never inlined */
   int niters;
   tsl_stage_iter *iters; /* [0, nroot): root iters (op axes, then reduce axes) */
@@ -99,12 +128,19 @@ typedef struct tsl_stage {
   tsl_attach_kind attach;
   int attach_stage; /* TSL_ATTACH_AT: index of the stage whose loop holds this one */
   int attach_iter;  /* TSL_ATTACH_AT: index of that stage's leaf iter */
+  /* storage_align per output dimension (op->naxis entries): the stride of dimension d
+   * is padded to factor*k + offset; factor 0 when not set. */
+  int64_t *align_factor, *align_offset;
+  int nprefetch;
+  tsl_stage_prefetch *prefetch;
   /* capacities (private) */
-  int iters_cap, leaf_cap, rels_cap;
+  int iters_cap, leaf_cap, rels_cap, prefetch_cap;
 } tsl_stage;
 
 /* ---- steps ---------------------------------------------------------------- */
 
+/* Text form of each step in parentheses. Axis arguments name leaf iters of the stage;
+ * `tensor` names a placeholder or a stage's output. */
 typedef enum tsl_step_kind {
   TSL_STEP_COMPUTE_INLINE = 0, /* compute_inline(stage) */
   TSL_STEP_COMPUTE_ROOT,       /* compute_root(stage) */
@@ -114,24 +150,32 @@ typedef enum tsl_step_kind {
   TSL_STEP_VECTORIZE,          /* vectorize(stage, axis): spatial leaf */
   TSL_STEP_UNROLL,             /* unroll(stage, axis) */
   TSL_STEP_PARALLEL,           /* parallel(stage, axis): spatial leaf */
+  TSL_STEP_SPLIT_NPARTS,       /* split(stage, axis, nparts=N) */
+  TSL_STEP_TILE,               /* tile(stage, x, y, x_factor, y_factor) */
+  TSL_STEP_COMPUTE_AT,         /* compute_at(stage, target_stage, target_axis) */
+  TSL_STEP_CACHE_READ,         /* cache_read(tensor, local, reader, reader...) */
+  TSL_STEP_CACHE_WRITE,        /* cache_write(stage, local) */
+  TSL_STEP_STORAGE_ALIGN,      /* storage_align(stage, axis, factor, offset) */
+  TSL_STEP_PREFETCH,           /* prefetch(stage, tensor, axis, offset) */
   TSL_STEP_COUNT_
 } tsl_step_kind;
 
-/* One argument of a step: a name (stage or axis) or an integer. */
+/* One argument of a step: a name (stage, axis, tensor or scope) or an integer. */
 typedef struct tsl_step_arg {
   bool is_int;
   const char *name; /* !is_int */
   int64_t value;    /* is_int */
 } tsl_step_arg;
 
-/* primitive(args...): args[0] is always the stage name. */
+/* primitive(args...): args[0] is the stage name (the tensor name for cache_read). */
 typedef struct tsl_step {
   tsl_step_kind kind;
   int nargs;
   tsl_step_arg *args;
 } tsl_step;
 
-/* The primitive's name as printed ("split"); NULL for an unknown kind. */
+/* The primitive's name as printed ("split"; split by nparts prints as "split" too);
+ * NULL for an unknown kind. */
 const char *tsl_step_kind_name(tsl_step_kind k);
 
 /* ---- schedules ------------------------------------------------------------ */
@@ -163,32 +207,80 @@ void tsl_schedule_free(tsl_schedule *s);
 /* The stage / its index by name; NULL / -1 when absent. */
 tsl_stage *tsl_schedule_stage(const tsl_schedule *s, const char *name);
 int tsl_schedule_stage_index(const tsl_schedule *s, const char *name);
-/* The stage that computes op; NULL when op has no stage (a placeholder). */
+/* The stage that computes op (or op's output tensor, after a cache step gave the stage a
+ * new op); NULL when op has no stage (a placeholder). */
 tsl_stage *tsl_schedule_stage_of_op(const tsl_schedule *s, const tsl_te_op *op);
 /* Index of the iter called name in st; -1 when absent. */
 int tsl_stage_iter_index(const tsl_stage *st, const char *name);
 
-/* Applies one step (validated first) and appends it to s->steps. On error s is
- * unchanged and the status says why, naming the step:
- *   TSL_ERR_INVALID   unknown stage or axis name, wrong argument count or kind
- *   TSL_ERR_SCHEDULE  an illegal step: inlining an output or a reduction, splitting a
- *                     non-leaf or by a factor < 1, fusing non-adjacent leaves or a spatial
- *                     with a reduction axis, reorder naming an axis twice, parallel or
- *                     vectorize on a reduction axis (shared/cases C10), an annotation on a
- *                     stage that has no loops (inlined)
- * Copies what it keeps from step. */
+/* Applies one step and appends it to s->steps. The step is validated first, and the
+ * whole schedule is checked after it (attach tree, loop kinds); on any error s is
+ * unchanged and the message names the primitive, the stage, the axis and the reason:
+ *   TSL_ERR_INVALID   unknown stage, axis or tensor name, wrong argument count or kind,
+ *                     a scope other than "local"
+ *   TSL_ERR_SCHEDULE  an illegal step:
+ *     - split/tile by a factor or nparts < 1; split, fuse or reorder of an axis that is
+ *       no longer a leaf (the message says which split or fuse consumed it); split or
+ *       fuse of an axis that other stages are computed at;
+ *     - fuse of non-adjacent leaves or of a spatial with a reduction axis; reorder
+ *       naming an axis twice;
+ *     - parallel or vectorize of a reduction axis (shared/cases C10; rfactor is not
+ *       supported); a second vectorized axis in a stage, a parallel axis, prefetch or
+ *       attached stage inside a vectorized one; any annotation of an inlined stage;
+ *     - compute_inline of an output or a reduction, or of a stage others are attached
+ *       to; compute_at of an output, into itself, into a stage that does not consume it
+ *       (directly or through other stages), into a loop that does not enclose all of its
+ *       consumers, or under a vectorized loop;
+ *     - cache_read of a tensor a reader does not read; cache_write of an output-less,
+ *       inlined or already scheduled stage; storage_align of an output, an inlined
+ *       stage, a reduction axis, or with factor < 1 or offset outside [0, factor);
+ *       prefetch of a tensor the stage does not read.
+ * New stages (cache_read/cache_write) are named "<tensor>.local" (made unique with
+ * "_N"); their TE ops are built in the current arena. Copies what it keeps from step. */
 tsl_status tsl_schedule_apply(tsl_schedule *s, const tsl_step *step);
 
 /* The primitives as calls (each builds the step and calls tsl_schedule_apply). */
 tsl_status tsl_schedule_compute_inline(tsl_schedule *s, const char *stage);
 tsl_status tsl_schedule_compute_root(tsl_schedule *s, const char *stage);
 tsl_status tsl_schedule_split(tsl_schedule *s, const char *stage, const char *axis, int64_t factor);
+/* Split into `nparts` outer iterations (TVM's split(..., nparts=)): axis.outer has extent
+ * nparts, axis.inner ceil(extent / nparts). */
+tsl_status tsl_schedule_split_nparts(tsl_schedule *s, const char *stage, const char *axis, int64_t nparts);
+/* TVM's tile: split x by x_factor and y by y_factor, then reorder the four new leaves
+ * to x.outer, y.outer, x.inner, y.inner (in the loop positions x and y's leaves held). */
+tsl_status tsl_schedule_tile(tsl_schedule *s, const char *stage, const char *x, const char *y, int64_t x_factor,
+                             int64_t y_factor);
 tsl_status tsl_schedule_fuse(tsl_schedule *s, const char *stage, const char *outer, const char *inner);
 /* n axis names, a permutation of some of the stage's leaves. */
 tsl_status tsl_schedule_reorder(tsl_schedule *s, const char *stage, int n, const char *const *axes);
 tsl_status tsl_schedule_vectorize(tsl_schedule *s, const char *stage, const char *axis);
 tsl_status tsl_schedule_unroll(tsl_schedule *s, const char *stage, const char *axis);
 tsl_status tsl_schedule_parallel(tsl_schedule *s, const char *stage, const char *axis);
+/* Computes `stage` inside leaf loop `axis` of `target` (TVM's compute_at): bound
+ * inference then realizes, per iteration of that loop, exactly the region of stage that
+ * the iteration's consumers read. */
+tsl_status tsl_schedule_compute_at(tsl_schedule *s, const char *stage, const char *target, const char *axis);
+/* TVM's cache_read(tensor, "local", readers): a new stage copying `tensor` (a
+ * placeholder or a stage's output), read by the n readers instead of tensor. Attach it
+ * with compute_at to copy ("pack") one tile per iteration into a compact local buffer.
+ * *new_stage (may be NULL) receives the new stage's name, owned by s. */
+tsl_status tsl_schedule_cache_read(tsl_schedule *s, const char *tensor, const char *scope, int nreaders,
+                                   const char *const *readers, const char **new_stage);
+/* TVM's cache_write(tensor, "local"): the stage's computation moves to a new stage
+ * "<stage>.local" writing a local buffer (with the stage's reduction axes); the stage
+ * itself becomes a copy of that buffer into its output. The stage must not be scheduled
+ * yet. Attach the new stage with compute_at to accumulate one tile in registers.
+ * *new_stage (may be NULL) receives the new stage's name, owned by s. */
+tsl_status tsl_schedule_cache_write(tsl_schedule *s, const char *stage, const char *scope, const char **new_stage);
+/* TVM's storage_align: the stride of the stage's buffer dimension `axis` (a root
+ * spatial axis) becomes factor*k + offset for the smallest such value >= the compact
+ * stride (e.g. to keep rows of a packed tile off the same cache set). */
+tsl_status tsl_schedule_storage_align(tsl_schedule *s, const char *stage, const char *axis, int64_t factor,
+                                      int64_t offset);
+/* Prefetch pragma: at the top of each iteration of leaf `axis`, prefetch (cache line by
+ * cache line) the region of `tensor` that the stage reads `offset` iterations later. */
+tsl_status tsl_schedule_prefetch(tsl_schedule *s, const char *stage, const char *tensor, const char *axis,
+                                 int64_t offset);
 
 /* ---- text form (schedule/step_text.c) ------------------------------------- */
 

@@ -3,7 +3,10 @@
  * Grammar (one step a line):
  *   line  := ws [ step ws ] [ '#' any* ]
  *   step  := ident ws '(' ws arg ws ( ',' ws arg ws )* ')'
- *   arg   := ['-'] digit+ | ident | '"' (any but '"' and newline)* '"'
+ *   arg   := int | ident | '"' (any but '"' and newline)* '"' | kw ws '=' ws int
+ *   int   := ['-'] digit+
+ *   kw    := "factor" | "nparts"      (split only: split(s, x, nparts=4) is TVM's
+ *                                      split by nparts; factor= is the plain split)
  *   ident := [A-Za-z_] [A-Za-z0-9_.]*
  * Names that are not plain identifiers print quoted, so every name round-trips.
  */
@@ -27,7 +30,8 @@ static void print_step(FILE *f, const tsl_step *step) {
   for (int i = 0; i < step->nargs; i++) {
     const tsl_step_arg *a = &step->args[i];
     if (i) fputs(", ", f);
-    if (a->is_int) fprintf(f, "%lld", (long long)a->value);
+    if (a->is_int && step->kind == TSL_STEP_SPLIT_NPARTS) fprintf(f, "nparts=%lld", (long long)a->value);
+    else if (a->is_int) fprintf(f, "%lld", (long long)a->value);
     else if (is_ident(a->name)) fputs(a->name, f);
     else fprintf(f, "\"%s\"", a->name);
   }
@@ -125,6 +129,23 @@ static void free_args(tsl_step_arg *args, int n) {
   free(args);
 }
 
+/* A keyword prefix "name =" at ps->p: 0 when there is none (ps->p unchanged), 1 for
+ * factor=, 2 for nparts= (ps->p after the '=' and blanks), -1 for another name. */
+static int keyword(parser *ps) {
+  const char *q = ps->p;
+  if (!(isalpha((unsigned char)*q) || *q == '_')) return 0;
+  while (isalnum((unsigned char)*q) || *q == '_') q++;
+  size_t n = (size_t)(q - ps->p);
+  const char *e = q;
+  while (*e == ' ' || *e == '\t') e++;
+  if (*e != '=') return 0;
+  int kw = n == 6 && strncmp(ps->p, "factor", 6) == 0 ? 1 : n == 6 && strncmp(ps->p, "nparts", 6) == 0 ? 2 : -1;
+  if (kw < 0) return -1;
+  ps->p = e + 1;
+  skip_blanks(ps);
+  return kw;
+}
+
 /* Parses one step at ps->p (after blanks); fills *step (args malloc'd). */
 static tsl_status parse_step(parser *ps, tsl_step *step) {
   const char *b = ps->p;
@@ -134,7 +155,7 @@ static tsl_status parse_step(parser *ps, tsl_step *step) {
   int kind = -1;
   for (int k = 0; k < TSL_STEP_COUNT_; k++) {
     const char *name = tsl_step_kind_name((tsl_step_kind)k);
-    if (strlen(name) == n && strncmp(name, b, n) == 0) kind = k;
+    if (kind < 0 && strlen(name) == n && strncmp(name, b, n) == 0) kind = k;
   }
   if (kind < 0) {
     ps->p = b;
@@ -159,11 +180,24 @@ static tsl_status parse_step(parser *ps, tsl_step *step) {
       args = q;
       cap *= 2;
     }
+    const char *kw_start = ps->p;
+    int kw = keyword(ps);
+    if (kw < 0 || (kw > 0 && kind != TSL_STEP_SPLIT)) {
+      ps->p = kw_start;
+      free_args(args, nargs);
+      return parse_error(ps, kw < 0 ? "unknown keyword (split takes factor= or nparts=)"
+                                    : "keyword arguments are for split only");
+    }
     tsl_status rc = parse_arg(ps, &args[nargs]);
+    if (rc == TSL_OK && kw > 0 && !args[nargs].is_int) {
+      free((char *)args[nargs].name);
+      rc = parse_error(ps, "expected an integer after the keyword");
+    }
     if (rc != TSL_OK) {
       free_args(args, nargs);
       return rc;
     }
+    if (kw == 2) kind = TSL_STEP_SPLIT_NPARTS;
     nargs++;
     skip_blanks(ps);
     if (*ps->p == ',') {

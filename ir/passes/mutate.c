@@ -1,6 +1,8 @@
 /* The rebuilding visitor shared by the lowering passes (see mutate.h). */
 #include "ir/passes/mutate.h"
 
+#include "ir/analysis.h"
+
 tsl_expr *tsl_mutate_expr(tsl_mutator *m, tsl_expr *e) {
   if (!e) return NULL;
   return m->expr ? m->expr(m, e) : tsl_mutate_expr_children(m, e);
@@ -127,6 +129,35 @@ tsl_stmt *tsl_mutate_stmt_children(tsl_mutator *m, tsl_stmt *s) {
   }
   }
   return s;
+}
+
+/* ---- fresh binders for a copy ---- */
+
+static tsl_expr *fresh_expr(tsl_mutator *m, tsl_expr *e) {
+  if (e->kind != TSL_E_LET) return tsl_mutate_expr_children(m, e);
+  tsl_expr *v = tsl_var(e->let.var->var.name, e->let.var->type);
+  tsl_expr *body = tsl_substitute(e->let.body, 1, &e->let.var, &v);
+  return tsl_let(v, tsl_mutate_expr(m, e->let.value), tsl_mutate_expr(m, body));
+}
+
+static tsl_stmt *fresh_stmt(tsl_mutator *m, tsl_stmt *s) {
+  if (s->kind == TSL_S_FOR) {
+    tsl_expr *v = tsl_var(s->loop.var->var.name, s->loop.var->type);
+    tsl_stmt *body = tsl_substitute_stmt(s->loop.body, 1, &s->loop.var, &v);
+    return tsl_for(v, tsl_mutate_expr(m, s->loop.min), tsl_mutate_expr(m, s->loop.extent), s->loop.for_kind,
+                   tsl_mutate_stmt(m, body));
+  }
+  if (s->kind == TSL_S_LET) {
+    tsl_expr *v = tsl_var(s->let.var->var.name, s->let.var->type);
+    tsl_stmt *body = tsl_substitute_stmt(s->let.body, 1, &s->let.var, &v);
+    return tsl_let_stmt(v, tsl_mutate_expr(m, s->let.value), tsl_mutate_stmt(m, body));
+  }
+  return tsl_mutate_stmt_children(m, s);
+}
+
+tsl_stmt *tsl_stmt_fresh_binders(tsl_stmt *s) {
+  tsl_mutator m = {fresh_expr, fresh_stmt, NULL};
+  return tsl_mutate_stmt(&m, s);
 }
 
 tsl_stmt *tsl_stmt_nop(void) { return tsl_evaluate(tsl_i32(0)); }

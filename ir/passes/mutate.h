@@ -33,6 +33,11 @@ tsl_stmt *tsl_mutate_stmt(tsl_mutator *m, tsl_stmt *s);
 tsl_expr *tsl_mutate_expr_children(tsl_mutator *m, tsl_expr *e);
 tsl_stmt *tsl_mutate_stmt_children(tsl_mutator *m, tsl_stmt *s);
 
+/* s with every For, Let (statement and expression) bound inside it given a fresh
+ * variable: what a pass uses when it duplicates a statement, so each binder still binds
+ * once (ir/ir.h). */
+tsl_stmt *tsl_stmt_fresh_binders(tsl_stmt *s);
+
 /* A no-op statement (evaluate 0): what a pass leaves where a loop had no iterations. */
 tsl_stmt *tsl_stmt_nop(void);
 /* Is s that no-op? */

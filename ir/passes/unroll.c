@@ -10,35 +10,6 @@ typedef struct unroll_state {
   tsl_status rc;
 } unroll_state;
 
-/* ---- fresh binders for a copy ---- */
-
-static tsl_expr *fresh_expr(tsl_mutator *m, tsl_expr *e) {
-  if (e->kind != TSL_E_LET) return tsl_mutate_expr_children(m, e);
-  tsl_expr *v = tsl_var(e->let.var->var.name, e->let.var->type);
-  tsl_expr *body = tsl_substitute(e->let.body, 1, &e->let.var, &v);
-  return tsl_let(v, tsl_mutate_expr(m, e->let.value), tsl_mutate_expr(m, body));
-}
-
-static tsl_stmt *fresh_stmt(tsl_mutator *m, tsl_stmt *s) {
-  if (s->kind == TSL_S_FOR) {
-    tsl_expr *v = tsl_var(s->loop.var->var.name, s->loop.var->type);
-    tsl_stmt *body = tsl_substitute_stmt(s->loop.body, 1, &s->loop.var, &v);
-    return tsl_for(v, tsl_mutate_expr(m, s->loop.min), tsl_mutate_expr(m, s->loop.extent), s->loop.for_kind,
-                   tsl_mutate_stmt(m, body));
-  }
-  if (s->kind == TSL_S_LET) {
-    tsl_expr *v = tsl_var(s->let.var->var.name, s->let.var->type);
-    tsl_stmt *body = tsl_substitute_stmt(s->let.body, 1, &s->let.var, &v);
-    return tsl_let_stmt(v, tsl_mutate_expr(m, s->let.value), tsl_mutate_stmt(m, body));
-  }
-  return tsl_mutate_stmt_children(m, s);
-}
-
-static tsl_stmt *with_fresh_binders(tsl_stmt *s) {
-  tsl_mutator m = {fresh_expr, fresh_stmt, NULL};
-  return tsl_mutate_stmt(&m, s);
-}
-
 /* ---- unrolling ---- */
 
 static tsl_stmt *unroll_stmt(tsl_mutator *m, tsl_stmt *s) {
@@ -68,7 +39,7 @@ static tsl_stmt *unroll_stmt(tsl_mutator *m, tsl_stmt *s) {
   for (int64_t i = 0; i < n; i++) {
     tsl_expr *v = tsl_add(s->loop.min, tsl_int(s->loop.var->type, i));
     tsl_stmt *c = tsl_substitute_stmt(body, 1, &s->loop.var, &v);
-    copies[i] = i == 0 ? c : with_fresh_binders(c);
+    copies[i] = i == 0 ? c : tsl_stmt_fresh_binders(c);
   }
   return tsl_seq((int)n, copies);
 }

@@ -9,11 +9,18 @@ typedef struct vec_state {
   tsl_status rc;
   /* while vectorizing one loop: */
   int lanes;
+  tsl_expr *lane_var;    /* the vectorized loop's (scalar) variable */
   int nmap, capmap;
   tsl_expr **from, **to; /* scalar variable -> its vector value */
   tsl_expr *mask;        /* lanes that run the current statement (bool x lanes) or NULL */
-  bool failed;           /* the loop cannot run on lanes: scalarize it */
+  bool failed;           /* the loop cannot run on lanes */
+  const char *why;       /* ... because of this */
 } vec_state;
+
+static void fail(vec_state *st, const char *why) {
+  if (!st->failed) st->why = why;
+  st->failed = true;
+}
 
 static void set_range(vec_state *st, tsl_expr *var, tsl_expr *min, tsl_expr *extent) {
   tsl_interval lo = tsl_interval_of(min, st->ranges);
@@ -181,7 +188,7 @@ static tsl_expr *vec_expr(tsl_mutator *m, tsl_expr *e) {
   case TSL_E_REDUCE: {
     /* already-vector nodes (or TE leftovers) that the lanes would reach: give up */
     tsl_expr *r = tsl_mutate_expr_children(m, e);
-    if (r != e) st->failed = true;
+    if (r != e) fail(st, "a vector or reduction expression inside depends on the lanes");
     return e;
   }
   case TSL_E_LOAD: {
@@ -215,7 +222,7 @@ static tsl_expr *vec_expr(tsl_mutator *m, tsl_expr *e) {
     tsl_intrinsic op = e->call.op;
     if (op == TSL_CALL_PREFETCH || op == TSL_CALL_REDUCE_ADD || op == TSL_CALL_REDUCE_MAX ||
         op == TSL_CALL_REDUCE_MIN || e->type.lanes > 1) {
-      st->failed = true;
+      fail(st, "an impure or horizontal call uses the lanes");
       return e;
     }
     tsl_expr **args = tsl_alloc(sizeof(tsl_expr *) * (size_t)(r->call.nargs + 1));
@@ -259,7 +266,7 @@ static tsl_stmt *vec_stmt(tsl_mutator *m, tsl_stmt *s) {
       /* one address for every lane: fine only when every lane stores the same value
        * unconditionally (then the last lane's store is the same as any other's) */
       if (v->type.lanes > 1 || (p && p->type.lanes > 1) || st->mask) {
-        st->failed = true;
+        fail(st, "a store writes one address from every lane");
         return s;
       }
       return tsl_store(s->store.buf, n, idx, v, p);
@@ -271,8 +278,13 @@ static tsl_stmt *vec_stmt(tsl_mutator *m, tsl_stmt *s) {
   }
   case TSL_S_FOR: {
     tsl_expr *mn = tsl_mutate_expr(m, s->loop.min), *ex = tsl_mutate_expr(m, s->loop.extent);
-    if (st->failed || mn->type.lanes > 1 || ex->type.lanes > 1 || s->loop.for_kind == TSL_FOR_PARALLEL) {
-      st->failed = true;
+    if (st->failed) return s;
+    if (mn->type.lanes > 1 || ex->type.lanes > 1) {
+      fail(st, "an inner loop's bounds differ between lanes");
+      return s;
+    }
+    if (s->loop.for_kind == TSL_FOR_PARALLEL) {
+      fail(st, "a parallel loop is inside");
       return s;
     }
     set_range(st, s->loop.var, mn, ex);
@@ -294,6 +306,35 @@ static tsl_stmt *vec_stmt(tsl_mutator *m, tsl_stmt *s) {
     }
     tsl_expr *saved = st->mask;
     st->mask = saved ? tsl_and(saved, c) : c;
+    /* The lanes that take the branch, in terms of the scalar loop variable. When that is
+     * one lane (the simplifier may have pinned the variable to one value inside, leaving
+     * addresses the same for every lane), the branch runs as scalar code for that lane,
+     * once, if any lane takes it. */
+    tsl_var_ranges *lane_ranges = tsl_var_ranges_copy(st->ranges), *saved_ranges = st->ranges;
+    st->ranges = lane_ranges;
+    range_undo u = {0};
+    refine(st, &u, s->if_.cond);
+    st->ranges = saved_ranges;
+    tsl_interval lr;
+    if (st->nmap == 1 && tsl_var_ranges_get(lane_ranges, st->lane_var, &lr) && lr.has_lo && lr.has_hi &&
+        lr.lo >= lr.hi) {
+      tsl_stmt *t = NULL;
+      if (!lr.empty && lr.lo == lr.hi) {
+        tsl_expr *point = tsl_int(st->lane_var->type, lr.lo);
+        tsl_expr *bits = tsl_cast(TSL_U8, st->mask);
+        tsl_expr *any = tsl_call(TSL_CALL_REDUCE_MAX, TSL_U8, 1, &bits);
+        t = tsl_if(tsl_ne(any, tsl_int(TSL_U8, 0)), tsl_substitute_stmt(s->if_.then_case, 1, &st->lane_var, &point),
+                   NULL);
+      }
+      tsl_stmt *f = NULL;
+      if (s->if_.else_case) {
+        st->mask = saved ? tsl_and(saved, tsl_not(c)) : tsl_not(c);
+        f = tsl_mutate_stmt(m, s->if_.else_case);
+      }
+      st->mask = saved;
+      if (st->failed) return s;
+      return t || f ? tsl_seq2(t, f) : tsl_stmt_nop();
+    }
     tsl_stmt *t = tsl_mutate_stmt(m, s->if_.then_case);
     tsl_stmt *f = NULL;
     if (s->if_.else_case) {
@@ -318,10 +359,10 @@ static tsl_stmt *vec_stmt(tsl_mutator *m, tsl_stmt *s) {
     if (st->failed) return s;
     return tsl_let_stmt(var, v, b);
   }
-  case TSL_S_ALLOCATE: st->failed = true; return s;
+  case TSL_S_ALLOCATE: fail(st, "a buffer is allocated inside"); return s;
   case TSL_S_EVALUATE: {
     tsl_expr *v = tsl_mutate_expr(m, s->evaluate.value);
-    if (v != s->evaluate.value || st->mask) st->failed = true;
+    if (v != s->evaluate.value || st->mask) fail(st, "an evaluate statement (prefetch) depends on the lanes");
     return s;
   }
   case TSL_S_SEQ: return tsl_mutate_stmt_children(m, s);
@@ -329,13 +370,15 @@ static tsl_stmt *vec_stmt(tsl_mutator *m, tsl_stmt *s) {
   return s;
 }
 
-/* The body of a vectorized loop on `lanes` lanes, or NULL when it cannot run on lanes. */
-static tsl_stmt *vectorize_body(vec_state *outer, const tsl_stmt *loop, int lanes) {
-  vec_state st = {outer->ranges, TSL_OK, lanes, 0, 0, NULL, NULL, NULL, false};
+/* The body of a vectorized loop on `lanes` lanes, or NULL (with *why) when it cannot run
+ * on lanes. */
+static tsl_stmt *vectorize_body(vec_state *outer, const tsl_stmt *loop, int lanes, const char **why) {
+  vec_state st = {outer->ranges, TSL_OK, lanes, loop->loop.var, 0, 0, NULL, NULL, NULL, false, NULL};
   set_range(&st, loop->loop.var, loop->loop.min, loop->loop.extent);
   map_var(&st, loop->loop.var, tsl_ramp(loop->loop.min, tsl_int(loop->loop.var->type, 1), lanes));
   tsl_mutator m = {vec_expr, vec_stmt, &st};
   tsl_stmt *r = tsl_mutate_stmt(&m, loop->loop.body);
+  *why = st.why;
   return st.failed ? NULL : r;
 }
 
@@ -376,13 +419,17 @@ static tsl_stmt *outer_stmt(tsl_mutator *m, tsl_stmt *s) {
     return s;
   }
   tsl_stmt *scalar_loop = tsl_for(s->loop.var, s->loop.min, s->loop.extent, TSL_FOR_SERIAL, body);
-  tsl_stmt *v = vectorize_body(st, scalar_loop, (int)n);
-  return v ? v : scalar_loop;
+  const char *why = NULL;
+  tsl_stmt *v = vectorize_body(st, scalar_loop, (int)n, &why);
+  if (!v)
+    st->rc = tsl_error(TSL_ERR_SCHEDULE, "vectorize: loop %s cannot run on vector lanes: %s", s->loop.var->var.name,
+                       why ? why : "unsupported statement");
+  return v ? v : s;
 }
 
 tsl_status tsl_pass_vectorize(tsl_stmt *s, tsl_stmt **out) {
   *out = NULL;
-  vec_state st = {tsl_var_ranges_new(), TSL_OK, 0, 0, 0, NULL, NULL, NULL, false};
+  vec_state st = {tsl_var_ranges_new(), TSL_OK, 0, NULL, 0, 0, NULL, NULL, NULL, false, NULL};
   tsl_mutator m = {NULL, outer_stmt, &st};
   tsl_stmt *r = tsl_mutate_stmt(&m, s);
   if (st.rc != TSL_OK) return st.rc;

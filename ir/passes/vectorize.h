@@ -11,11 +11,12 @@
  * analysis proves every lane in bounds — so a guarded tail (a split whose factor does not
  * divide the extent, shared/cases C01) never touches memory past a buffer's end.
  *
- * What cannot run on lanes is scalarized: the loop stays, as a serial loop. That is a
- * store whose address is the same for every lane but whose value or predicate is not,
- * an allocation, a parallel loop or a loop whose bounds vary by lane inside the body, a
- * nested vectorized loop (the inner one is vectorized first), an impure call or
- * horizontal reduction fed by the lanes.
+ * What cannot run on lanes is an error (never a silent serial loop, so a schedule that
+ * asks for vectors gets them or hears why): a store whose address is the same for every
+ * lane but whose value or predicate is not, an allocation, a parallel loop or a loop
+ * whose bounds vary by lane inside the body, a nested vectorized loop (the inner one is
+ * vectorized first), an impure call or horizontal reduction fed by the lanes. The
+ * schedule refuses the steps that would lead there (schedule.h).
  * Extent 1 loops become their body with the variable replaced by min; extent 0 loops a
  * no-op. Vectorized loops inside a loop that stays scalar are still vectorized.
  */
@@ -33,8 +34,8 @@ extern "C" {
 #define TSL_VECTORIZE_MAX_LANES 64
 
 /* *out = s with no vectorized loop left. Errors: TSL_ERR_SCHEDULE naming the loop when a
- * vectorized loop has no constant extent or more than TSL_VECTORIZE_MAX_LANES
- * iterations; *out is then NULL. */
+ * vectorized loop has no constant extent, more than TSL_VECTORIZE_MAX_LANES iterations,
+ * or a body that cannot run on lanes (the message says what); *out is then NULL. */
 tsl_status tsl_pass_vectorize(tsl_stmt *s, tsl_stmt **out);
 
 #ifdef __cplusplus

@@ -22,14 +22,15 @@ static void test_lookup_names_alias_and_unknown(void) {
   }
   CU_ASSERT_EQUAL(tsl_op_lookup("conv3d", &a), TSL_ERR_NOT_FOUND);
   CU_ASSERT_PTR_NULL(a);
-  CU_ASSERT_PTR_NOT_NULL(strstr(tsl_last_error(), "unknown operator 'conv3d' (known: matmul, dense, conv2d_nchw, relu, add)"));
+  /* the message lists the known operators, starting with the first families' */
+  CU_ASSERT_PTR_NOT_NULL(strstr(tsl_last_error(), "unknown operator 'conv3d' (known: matmul, dense, conv2d_nchw, relu, add"));
   CU_ASSERT_EQUAL(tsl_op_lookup(NULL, &a), TSL_ERR_INVALID);
 }
 
 static void test_list_metadata_matches_the_dsl_text(void) {
   int n;
   const tsl_op_info *const *ops = tsl_op_list(&n);
-  CU_ASSERT_EQUAL_FATAL(n, 5);
+  CU_ASSERT_FATAL(n >= 5); /* the first families: matmul, dense, conv2d_nchw, relu, add; more follow */
   for (int i = 0; i < n; i++) {
     const tsl_op_info *op = ops[i];
     CU_ASSERT(strlen(op->description) > 10);

@@ -62,6 +62,31 @@ tsl_te_program *st_conv_padded(int64_t N, int64_t C, int64_t H, int64_t W, int64
   return tsl_te_program_new("conv", 2, (tsl_te_tensor *[]){data, weight}, 1, &out);
 }
 
+tsl_te_program *st_depthwise_padded(int64_t N, int64_t C, int64_t H, int64_t W, int64_t R, int64_t S, int64_t pad,
+                                    int64_t stride) {
+  tsl_te_tensor *data = tsl_te_placeholder("data", TSL_F32, 4, (int64_t[]){N, C, H, W});
+  tsl_te_tensor *weight = tsl_te_placeholder("weight", TSL_F32, 4, (int64_t[]){C, 1, R, S});
+  int64_t PH = H + 2 * pad, PW = W + 2 * pad;
+  tsl_iter_var *pa = tsl_te_axes(4, (int64_t[]){N, C, PH, PW}, (const char *[]){"n", "c", "y", "x"});
+  tsl_expr *y = pa[2].var, *x = pa[3].var, *P = tsl_i64(pad);
+  tsl_expr *inside = tsl_and(tsl_and(tsl_ge(y, P), tsl_lt(y, tsl_i64(H + pad))),
+                             tsl_and(tsl_ge(x, P), tsl_lt(x, tsl_i64(W + pad))));
+  tsl_expr *rd = tsl_te_read(data, 4, (tsl_expr *[]){pa[0].var, pa[1].var, tsl_sub(y, P), tsl_sub(x, P)});
+  tsl_te_tensor *padded = tsl_te_compute("padded", 4, pa, tsl_select(inside, rd, tsl_f32(0.0f)), "injective");
+  if (!padded) return NULL;
+  int64_t OH = (PH - R) / stride + 1, OW = (PW - S) / stride + 1;
+  tsl_iter_var *oa = tsl_te_axes(4, (int64_t[]){N, C, OH, OW}, (const char *[]){"n", "c", "y", "x"});
+  tsl_iter_var red[2] = {tsl_te_reduce_axis("ry", 0, R), tsl_te_reduce_axis("rx", 0, S)};
+  tsl_expr *st = tsl_i64(stride);
+  tsl_expr *pv = tsl_te_read(padded, 4,
+                             (tsl_expr *[]){oa[0].var, oa[1].var, tsl_add(tsl_mul(oa[2].var, st), red[0].var),
+                                            tsl_add(tsl_mul(oa[3].var, st), red[1].var)});
+  tsl_expr *wv = tsl_te_read(weight, 4, (tsl_expr *[]){oa[1].var, tsl_i64(0), red[0].var, red[1].var});
+  tsl_te_tensor *out = tsl_te_compute("out", 4, oa, tsl_te_sum(tsl_mul(pv, wv), 2, red, NULL), "depthwise");
+  if (!out) return NULL;
+  return tsl_te_program_new("depthwise", 2, (tsl_te_tensor *[]){data, weight}, 1, &out);
+}
+
 tsl_te_program *st_row_max(int64_t M, int64_t N) {
   tsl_te_tensor *A = tsl_te_placeholder("A", TSL_F32, 2, (int64_t[]){M, N});
   tsl_iter_var *ax = tsl_te_axes(1, (int64_t[]){M}, (const char *[]){"i"});
@@ -350,6 +375,20 @@ bool st_binders_unique(const tsl_stmt *s) {
 /* ---- running kernels ---- */
 
 static tsl_jit *suite_jit;
+
+int st_host_vector_bits(void) {
+  tsl_target t;
+  return tsl_target_parse("host", &t) == TSL_OK ? t.vector_bits : 0;
+}
+
+tsl_func *st_lower_host(const tsl_schedule *s, const char *name, tsl_tail_strategy tail) {
+  tsl_lower_options o = tsl_lower_options_default();
+  o.tail = tail;
+  o.vector_bits = st_host_vector_bits();
+  tsl_func *f = NULL;
+  if (tsl_lower_with(s, name, &o, &f) != TSL_OK) fprintf(stderr, "\n%s: %s\n", name, tsl_last_error());
+  return f;
+}
 
 void st_jit_release(void) {
   tsl_jit_free(suite_jit);

@@ -16,6 +16,9 @@ void tsl_tests_schedule_steps(void);
 void tsl_tests_schedule_lower(void);
 void tsl_tests_schedule_passes(void);
 void tsl_tests_schedule_numeric(void);
+void tsl_tests_schedule_primitives(void);
+void tsl_tests_schedule_illegal(void);
+void tsl_tests_schedule_fuzz(void);
 
 /* Each test runs in its own arena. */
 typedef struct st_arena {
@@ -33,6 +36,11 @@ tsl_te_program *st_matmul(int64_t M, int64_t N, int64_t K);
  * Inputs data[N,C,H,W], weight[K,C,R,S]; output out[N,K,OH,OW]. */
 tsl_te_program *st_conv_padded(int64_t N, int64_t C, int64_t H, int64_t W, int64_t K, int64_t R, int64_t S,
                                int64_t pad, int64_t stride);
+/* Depthwise conv: padded as above (tag "injective"), out[n,c,y,x] = sum(ry, rx:
+ * padded[n,c,y*stride+ry,x*stride+rx] * weight[c,0,ry,rx]). Inputs data[N,C,H,W],
+ * weight[C,1,R,S]; output out[N,C,OH,OW]. */
+tsl_te_program *st_depthwise_padded(int64_t N, int64_t C, int64_t H, int64_t W, int64_t R, int64_t S, int64_t pad,
+                                    int64_t stride);
 /* out[i] = max(j: A[i, j]); input A[M,N]. */
 tsl_te_program *st_row_max(int64_t M, int64_t N);
 /* B = A * 2 (tag "elemwise"), out = B + 1; input A[M,N]. */
@@ -67,6 +75,11 @@ bool st_binders_unique(const tsl_stmt *s);
  * argument buffers in order. false (with a CUnit-visible message on stderr) when the
  * JIT or the call fails. */
 bool st_run(const tsl_func *f, void *const *data);
+/* Lowers s as `name` with the given tail strategy and the host's vector width. NULL
+ * (message on stderr) when lowering fails. */
+tsl_func *st_lower_host(const tsl_schedule *s, const char *name, tsl_tail_strategy tail);
+/* The host target's native vector width in bits (0 when the host cannot be parsed). */
+int st_host_vector_bits(void);
 /* Frees the suite's JIT (suite cleanup). */
 void st_jit_release(void);
 /* n floats, 64-byte aligned (free with free()). */

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir/passes/loop_partition.h"
+#include "ir/passes/native_vectors.h"
 #include "ir/passes/simplify.h"
 #include "ir/passes/unroll.h"
 #include "ir/passes/vectorize.h"
@@ -208,21 +210,36 @@ static void test_vectorize_keeps_inner_serial_reduction(void) {
   st_arena_end(a);
 }
 
-static void test_vectorize_scalarizes_same_address_store(void) {
+static void test_vectorize_refuses_same_address_store(void) {
   st_arena a = st_arena_begin();
   tsl_buffer *in = buf1("in", 8), *out = buf1("out", 1);
   tsl_expr *x = v64("x");
   tsl_stmt *s = loop(x, 8, TSL_FOR_VECTORIZED, st(out, c64(0), ld(in, x)));
   tsl_stmt *r = NULL;
-  CU_ASSERT_EQUAL_FATAL(tsl_pass_vectorize(s, &r), TSL_OK);
-  st_counts c = st_count(r);
-  CU_ASSERT_EQUAL(c.loops, 1);
-  CU_ASSERT_EQUAL(c.serial, 1);
-  CU_ASSERT_EQUAL(c.vector_stores, 0);
-  float *xi = st_alloc_f32(8), *yo = st_alloc_f32(1);
+  /* never a silent serial loop: the schedule asked for lanes */
+  CU_ASSERT_EQUAL(tsl_pass_vectorize(s, &r), TSL_ERR_SCHEDULE);
+  CU_ASSERT_PTR_NULL(r);
+  CU_ASSERT_PTR_NOT_NULL(strstr(tsl_last_error(), "vectorize: loop x cannot run on vector lanes: a store writes one "
+                                                  "address from every lane"));
+  st_arena_end(a);
+}
+
+/* The simplifier pins x to 0 under `if (x < 1)`, leaving a store with one address under a
+ * lane mask: at most one lane is active, so it becomes one scalar store run when any
+ * lane is. */
+static void test_vectorize_single_lane_mask_store(void) {
+  st_arena a = st_arena_begin();
+  tsl_buffer *in = buf1("in", 8), *out = buf1("out", 4);
+  tsl_expr *x = v64("x");
+  tsl_stmt *body = tsl_if(tsl_lt(x, c64(1)), st(out, c64(2), tsl_add(ld(in, c64(0)), tsl_f32(1.0f))), NULL);
+  tsl_stmt *r = NULL;
+  CU_ASSERT_EQUAL_FATAL(tsl_pass_vectorize(loop(x, 8, TSL_FOR_VECTORIZED, body), &r), TSL_OK);
+  CU_ASSERT_EQUAL(st_count(r).loops, 0);
+  float *xi = st_alloc_f32(8), *yo = st_alloc_f32(4);
   fill(xi, 8, 1.0f);
-  CU_ASSERT_TRUE_FATAL(st_run(func_in_out("scalarized", in, out, r), (void *[]){xi, yo}));
-  CU_ASSERT_EQUAL(yo[0], xi[7]); /* the last iteration's store wins, as in the loop */
+  CU_ASSERT_TRUE_FATAL(st_run(func_in_out("one_lane", in, out, r), (void *[]){xi, yo}));
+  CU_ASSERT_EQUAL(yo[2], xi[0] + 1.0f);
+  CU_ASSERT_EQUAL(yo[0], 0.0f);
   free(xi);
   free(yo);
   st_arena_end(a);
@@ -282,6 +299,116 @@ static int cleanup(void) {
   return 0;
 }
 
+/* ---- loop partitioning ---- */
+
+static tsl_expr *likely(tsl_expr *c) { return tsl_call(TSL_CALL_LIKELY, TSL_BOOL, 1, &c); }
+
+static bool has_likely_or_if(const tsl_stmt *s) {
+  char *t = tsl_stmt_to_string(s);
+  bool r = strstr(t, "likely") || strstr(t, "if (");
+  free(t);
+  return r;
+}
+
+/* out[v*4 + w] = in[v*4 + w] + 1 for v < 10, w < 4, guarded by v*4 + w < 37: the
+ * guard holds for every w exactly when v <= 8. */
+static tsl_stmt *tail_nest(tsl_buffer *in, tsl_buffer *out, tsl_expr *v, tsl_expr *w, tsl_expr *cond) {
+  tsl_expr *i = tsl_add(tsl_mul(v, c64(4)), w);
+  tsl_stmt *body = tsl_if(likely(cond), st(out, i, tsl_add(ld(in, i), tsl_f32(1.0f))), NULL);
+  return loop(v, 10, TSL_FOR_SERIAL, loop(w, 4, TSL_FOR_SERIAL, body));
+}
+
+static void test_loop_partition_splits_off_the_tail(void) {
+  st_arena a = st_arena_begin();
+  tsl_buffer *in = buf1("in", 40), *out = buf1("out", 40);
+  tsl_expr *v = v64("v"), *w = v64("w");
+  tsl_stmt *s = tail_nest(in, out, v, w, tsl_lt(tsl_add(tsl_mul(v, c64(4)), w), c64(37)));
+  tsl_stmt *p = tsl_pass_loop_partition(s, true);
+  /* main loop v in [0, 9) with no guard, then v = 9 keeping it */
+  CU_ASSERT_EQUAL_FATAL(p->kind, TSL_S_SEQ);
+  CU_ASSERT_EQUAL_FATAL(p->seq.n, 2);
+  const tsl_stmt *main = p->seq.stmts[0], *tail = p->seq.stmts[1];
+  int64_t mn, ext;
+  CU_ASSERT_TRUE(tsl_expr_is_const_int(main->loop.min, &mn) && mn == 0);
+  CU_ASSERT_TRUE(tsl_expr_is_const_int(main->loop.extent, &ext) && ext == 9);
+  CU_ASSERT_FALSE(has_likely_or_if(main));
+  CU_ASSERT_TRUE(tsl_expr_is_const_int(tail->loop.min, &mn) && mn == 9);
+  CU_ASSERT_TRUE(tsl_expr_is_const_int(tail->loop.extent, &ext) && ext == 1);
+  CU_ASSERT_TRUE(st_binders_unique(p));
+  /* guarded (hints removed only) and partitioned give the same memory */
+  tsl_stmt *g = tsl_pass_loop_partition(s, false);
+  CU_ASSERT_EQUAL(g->kind, TSL_S_FOR);
+  char *gt = tsl_stmt_to_string(g);
+  CU_ASSERT_PTR_NULL(strstr(gt, "likely"));
+  free(gt);
+  float *x = st_alloc_f32(40), *y1 = st_alloc_f32(40), *y2 = st_alloc_f32(40);
+  fill(x, 40, 1.0f);
+  CU_ASSERT_TRUE(st_run(func_in_out("part_p", in, out, tsl_pass_simplify(p)), (void *[]){x, y1}));
+  CU_ASSERT_TRUE(st_run(func_in_out("part_g", in, out, g), (void *[]){x, y2}));
+  int bad = 0;
+  for (int k = 0; k < 40; k++) bad += y1[k] != y2[k] || y1[k] != (k < 37 ? x[k] + 1.0f : 0.0f);
+  CU_ASSERT_EQUAL(bad, 0);
+  free(x);
+  free(y1);
+  free(y2);
+  st_arena_end(a);
+}
+
+static void test_loop_partition_prologue_and_undecidable_guards(void) {
+  st_arena a = st_arena_begin();
+  tsl_buffer *in = buf1("in", 40), *out = buf1("out", 40);
+  tsl_expr *v = v64("v"), *w = v64("w");
+  /* a lower bound: v*4 + w >= 6 for every w when v >= 2: prologue [0, 2), main [2, 10) */
+  tsl_stmt *p = tsl_pass_loop_partition(tail_nest(in, out, v, w, tsl_ge(tsl_add(tsl_mul(v, c64(4)), w), c64(6))), true);
+  CU_ASSERT_EQUAL_FATAL(p->kind, TSL_S_SEQ);
+  CU_ASSERT_EQUAL_FATAL(p->seq.n, 2);
+  int64_t mn;
+  CU_ASSERT_TRUE(has_likely_or_if(p->seq.stmts[0]));
+  CU_ASSERT_TRUE(tsl_expr_is_const_int(p->seq.stmts[1]->loop.min, &mn) && mn == 2);
+  CU_ASSERT_FALSE(has_likely_or_if(p->seq.stmts[1]));
+  /* not linear in v (v*v): left whole, only the hint goes */
+  v = v64("v");
+  w = v64("w");
+  p = tsl_pass_loop_partition(tail_nest(in, out, v, w, tsl_lt(tsl_mul(v, v), c64(30))), true);
+  CU_ASSERT_EQUAL(p->kind, TSL_S_FOR);
+  char *t = tsl_stmt_to_string(p);
+  CU_ASSERT_PTR_NULL(strstr(t, "likely"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(t, "if ("));
+  free(t);
+  /* a guard that holds everywhere just disappears */
+  v = v64("v");
+  w = v64("w");
+  p = tsl_pass_loop_partition(tail_nest(in, out, v, w, tsl_lt(tsl_add(tsl_mul(v, c64(4)), w), c64(40))), true);
+  CU_ASSERT_EQUAL(p->kind, TSL_S_FOR);
+  CU_ASSERT_FALSE(has_likely_or_if(p));
+  st_arena_end(a);
+}
+
+static void test_native_vectors_split_wide_loops(void) {
+  st_arena a = st_arena_begin();
+  tsl_buffer *in = buf1("in", 40), *out = buf1("out", 40);
+  tsl_expr *x = v64("x");
+  tsl_stmt *s = loop(x, 20, TSL_FOR_VECTORIZED, st(out, x, tsl_mul(ld(in, x), tsl_f32(3.0f))));
+  /* 20 f32 lanes, 256-bit registers: two unrolled vectors of 8 and a remainder of 4 */
+  tsl_stmt *n = tsl_pass_native_vectors(s, 256), *u = NULL, *v = NULL;
+  CU_ASSERT_EQUAL_FATAL(tsl_pass_unroll(n, 64, &u), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(tsl_pass_vectorize(u, &v), TSL_OK);
+  st_counts c = st_count(v);
+  CU_ASSERT_EQUAL(c.vector_stores, 3);
+  CU_ASSERT_EQUAL(c.predicated_stores, 0);
+  CU_ASSERT_PTR_EQUAL(tsl_pass_native_vectors(s, 0), s);   /* no target width: unchanged */
+  CU_ASSERT_PTR_EQUAL(tsl_pass_native_vectors(s, 1024), s); /* fits one register */
+  float *xi = st_alloc_f32(40), *yo = st_alloc_f32(40);
+  fill(xi, 40, 1.0f);
+  CU_ASSERT_TRUE(st_run(func_in_out("native20", in, out, v), (void *[]){xi, yo}));
+  int bad = 0;
+  for (int k = 0; k < 40; k++) bad += yo[k] != (k < 20 ? xi[k] * 3.0f : 0.0f);
+  CU_ASSERT_EQUAL(bad, 0);
+  free(xi);
+  free(yo);
+  st_arena_end(a);
+}
+
 void tsl_tests_schedule_passes(void) {
   CU_pSuite s = CU_add_suite("schedule/passes", NULL, cleanup);
   CU_add_test(s, "test_unroll_replicates_body_with_the_index", test_unroll_replicates_body_with_the_index);
@@ -292,7 +419,12 @@ void tsl_tests_schedule_passes(void) {
   CU_add_test(s, "test_C01_vectorize_width13_by16_guarded_tail", test_C01_vectorize_width13_by16_guarded_tail);
   CU_add_test(s, "test_vectorize_whole_extent_13_lanes", test_vectorize_whole_extent_13_lanes);
   CU_add_test(s, "test_vectorize_keeps_inner_serial_reduction", test_vectorize_keeps_inner_serial_reduction);
-  CU_add_test(s, "test_vectorize_scalarizes_same_address_store", test_vectorize_scalarizes_same_address_store);
+  CU_add_test(s, "test_vectorize_refuses_same_address_store", test_vectorize_refuses_same_address_store);
+  CU_add_test(s, "test_vectorize_single_lane_mask_store", test_vectorize_single_lane_mask_store);
   CU_add_test(s, "test_vectorize_extent_limits", test_vectorize_extent_limits);
   CU_add_test(s, "test_vectorize_select_with_nan_max", test_vectorize_select_with_nan_max);
+  CU_add_test(s, "test_loop_partition_splits_off_the_tail", test_loop_partition_splits_off_the_tail);
+  CU_add_test(s, "test_loop_partition_prologue_and_undecidable_guards",
+              test_loop_partition_prologue_and_undecidable_guards);
+  CU_add_test(s, "test_native_vectors_split_wide_loops", test_native_vectors_split_wide_loops);
 }

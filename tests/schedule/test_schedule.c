@@ -6,4 +6,7 @@ void tsl_tests_schedule(void) {
   tsl_tests_schedule_lower();
   tsl_tests_schedule_passes();
   tsl_tests_schedule_numeric();
+  tsl_tests_schedule_primitives();
+  tsl_tests_schedule_illegal();
+  tsl_tests_schedule_fuzz();
 }

@@ -246,8 +246,8 @@ static void test_text_errors_name_line_and_column(void) {
   CU_ASSERT_EQUAL(tsl_schedule_from_text(p, "split(C, j 3)\n", &s), TSL_ERR_PARSE);
   CU_ASSERT_PTR_NULL(s);
   CU_ASSERT_STRING_EQUAL(tsl_last_error(), "schedule:1:12: expected ',' or ')'");
-  CU_ASSERT_EQUAL(tsl_schedule_from_text(p, "\n  tile(C, i, j, 2, 2)\n", &s), TSL_ERR_PARSE);
-  CU_ASSERT_PTR_NOT_NULL(strstr(tsl_last_error(), "schedule:2:3: unknown primitive 'tile'"));
+  CU_ASSERT_EQUAL(tsl_schedule_from_text(p, "\n  tiles(C, i, j, 2, 2)\n", &s), TSL_ERR_PARSE);
+  CU_ASSERT_PTR_NOT_NULL(strstr(tsl_last_error(), "schedule:2:3: unknown primitive 'tiles'"));
   CU_ASSERT_EQUAL(tsl_schedule_from_text(p, "split(C, j, 3) extra\n", &s), TSL_ERR_PARSE);
   CU_ASSERT_EQUAL(tsl_schedule_from_text(p, "split(C, j, 3\n", &s), TSL_ERR_PARSE);
   CU_ASSERT_EQUAL(tsl_schedule_from_text(p, "split(C, j, 99999999999999999999)\n", &s), TSL_ERR_PARSE);

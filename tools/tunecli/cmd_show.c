@@ -52,20 +52,22 @@ int tunecli_show(int argc, char **argv) {
   tsl_te_print(stdout, a.program);
   printf("\n# schedule\n");
   tsl_schedule_print(stdout, a.schedule);
-  tsl_func *f = NULL;
-  tsl_status st = tsl_lower(a.schedule, a.name, &f);
+  tsl_target target;
+  tsl_status st = tsl_target_parse(a.target, &target);
   if (st != TSL_OK) {
     rc = tunecli_fail(cmd, st);
     goto done;
   }
-  printf("\n# loop IR\n");
-  tsl_print_func(stdout, f);
-
-  tsl_target target;
-  if ((st = tsl_target_parse(a.target, &target)) != TSL_OK) {
+  tsl_func *f = NULL;
+  tsl_lower_options lopts = tsl_lower_options_default();
+  lopts.vector_bits = target.vector_bits; /* as tsl_build lowers for this target */
+  if ((st = tsl_lower_with(a.schedule, a.name, &lopts, &f)) != TSL_OK) {
     rc = tunecli_fail(cmd, st);
     goto done;
   }
+  printf("\n# loop IR (%s)\n", target.name);
+  tsl_print_func(stdout, f);
+
   if (want_llvm) {
     char *text = NULL;
     if ((st = tsl_codegen_llvm_ir(f, &target, true, &text)) != TSL_OK) {
