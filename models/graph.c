@@ -29,6 +29,7 @@ static const char *const op_names[TSL_OP_COUNT] = {
     [TSL_OP_DROPOUT] = "Dropout",
     [TSL_OP_IDENTITY] = "Identity",
     [TSL_OP_PAD] = "Pad",
+    [TSL_OP_CHANNEL_SHUFFLE] = "tsl.ChannelShuffle",
 };
 
 const char *tsl_op_name(tsl_op op) {

@@ -59,6 +59,9 @@
  *   Pad                X                               pads [x1_begin.., x1_end..] (required,
  *                                                      may be negative), value (0);
  *                                                      mode "constant" only
+ *   tsl.ChannelShuffle X[N,C,H,W] (made by a pass)     group G (C % G == 0): output channel
+ *                                                      j*G + g is input channel g*(C/G) + j
+ *                                                      (ShuffleNet's shuffle, Zhang et al. 2018)
  *
  * Ownership: the graph owns every string, attribute array and constant tensor in it;
  * tsl_graph_free releases all. Pointers into the value and node arrays are invalidated
@@ -106,6 +109,8 @@ typedef enum tsl_op {
   TSL_OP_DROPOUT,
   TSL_OP_IDENTITY,
   TSL_OP_PAD,
+  /* operators of the graph passes (not ONNX's; printed with a "tsl." prefix) */
+  TSL_OP_CHANNEL_SHUFFLE,
   TSL_OP_COUNT
 } tsl_op;
 
@@ -303,6 +308,16 @@ tsl_status tsl_graph_replace_uses(tsl_graph *g, int from, int to);
  * Value and node ids change: ids held before the call are invalid after it. Order is
  * kept. Errors: TSL_ERR_NOMEM. */
 tsl_status tsl_graph_prune(tsl_graph *g);
+
+/* A deep copy of g (values, constants, nodes, attributes, inputs and outputs, with
+ * the same ids). Free with tsl_graph_free. Errors: TSL_ERR_INVALID (NULL arguments),
+ * TSL_ERR_NOMEM. */
+tsl_status tsl_graph_clone(const tsl_graph *g, tsl_graph **out);
+
+/* Replaces the inputs of node `node` by inputs[0..n) (value ids or -1), for passes that
+ * rewrite a node (a fused conv gains its residual input). Errors: TSL_ERR_INVALID (bad
+ * node or value id), TSL_ERR_NOMEM. */
+tsl_status tsl_graph_set_node_inputs(tsl_graph *g, int node, int n, const int *inputs);
 
 /* Writes the graph: a header line, one line per input and output, then one line per
  * node: `outputs = Op(inputs) {attrs} : in shapes -> out shapes`. Constants print as

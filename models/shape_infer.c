@@ -518,6 +518,12 @@ static tsl_status infer_misc(tsl_graph *g, int node) {
       return node_err(g, node, TSL_ERR_INVALID, "'min' and 'max' must be floats");
     break;
   }
+  case TSL_OP_CHANNEL_SHUFFLE: {
+    int64_t grp = tsl_node_attr_int(n, "group", 0);
+    if (x.ndim != 4 || grp < 1 || x.d[1] % grp != 0)
+      return node_err(g, node, TSL_ERR_INVALID, "needs a 4-D input whose channels divide into 'group' groups");
+    break;
+  }
   default:
     break; /* Relu, Dropout, Identity: same shape */
   }
@@ -540,7 +546,7 @@ static const arity arities[TSL_OP_COUNT] = {
     [TSL_OP_TRANSPOSE] = {1, 1, 1, 1}, [TSL_OP_SLICE] = {1, 1, 1, 1},
     [TSL_OP_SPLIT] = {1, 1, 1, -1},  [TSL_OP_SOFTMAX] = {1, 1, 1, 1},
     [TSL_OP_DROPOUT] = {1, 1, 1, 1}, [TSL_OP_IDENTITY] = {1, 1, 1, 1},
-    [TSL_OP_PAD] = {1, 1, 1, 1},
+    [TSL_OP_PAD] = {1, 1, 1, 1},     [TSL_OP_CHANNEL_SHUFFLE] = {1, 1, 1, 1},
 };
 
 tsl_status tsl_graph_infer_node(tsl_graph *g, int node) {

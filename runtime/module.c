@@ -1,20 +1,35 @@
-/* Kernel tables, libffi calls and the AOT shared-object loader behind runtime/module.h. */
+/* Kernel tables, libffi calls and the AOT shared-object loader behind runtime/module.h.
+ *
+ * Built with -DTSL_NO_FFI (a device runtime where no libffi for the target exists, e.g.
+ * Debian's cross toolchain without an arm64 multiarch libffi), kernels are called through
+ * one cast to a function of TSL_NOFFI_MAX_ARGS integer-register arguments: on the SysV
+ * x86-64 and AAPCS64 ABIs pointers, int32 and int64 arguments all travel in integer
+ * registers then 8-byte stack slots, and surplus arguments are ignored by the callee,
+ * so this is exact for signatures without float arguments (the only ones accepted). */
 #include "runtime/module.h"
 
 #include <dlfcn.h>
+#include <stdbool.h>
 #include <errno.h>
+#ifndef TSL_NO_FFI
 #include <ffi.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#if defined(__aarch64__)
+#include <sys/auxv.h>
+#endif
 
 struct tsl_kernel {
   char *name;
   void *fn;
   tsl_kernel_sig sig;
+#ifndef TSL_NO_FFI
   ffi_cif cif; /* prepared once in tsl_module_add_kernel; read-only afterwards */
   ffi_type *types[TSL_MAX_KERNEL_ARGS];
+#endif
 };
 
 struct tsl_module {
@@ -38,6 +53,18 @@ const char *tsl_arg_type_str(tsl_arg_type t) {
   return "invalid";
 }
 
+static bool known_arg_type(tsl_arg_type t) {
+  switch (t) {
+  case TSL_ARG_PTR:
+  case TSL_ARG_I32:
+  case TSL_ARG_I64:
+  case TSL_ARG_F32:
+  case TSL_ARG_F64: return true;
+  }
+  return false;
+}
+
+#ifndef TSL_NO_FFI
 static ffi_type *ffi_type_of(tsl_arg_type t) {
   switch (t) {
   case TSL_ARG_PTR: return &ffi_type_pointer;
@@ -48,6 +75,7 @@ static ffi_type *ffi_type_of(tsl_arg_type t) {
   }
   return NULL;
 }
+#endif
 
 tsl_status tsl_module_new(tsl_module **out) {
   if (!out) return tsl_error(TSL_ERR_INVALID, "tsl_module_new: NULL out");
@@ -88,7 +116,7 @@ static tsl_status check_sig(const char *where, const char *what, const tsl_kerne
     return tsl_error(TSL_ERR_INVALID, "%s: kernel %s has %d arguments (allowed 0..%d)", where, what,
                      sig->nargs, TSL_MAX_KERNEL_ARGS);
   for (int i = 0; i < sig->nargs; i++)
-    if (!ffi_type_of(sig->args[i]))
+    if (!known_arg_type(sig->args[i]))
       return tsl_error(TSL_ERR_INVALID, "%s: kernel %s argument %d has unknown type %d", where, what, i,
                        (int)sig->args[i]);
   return TSL_OK;
@@ -119,6 +147,19 @@ tsl_status tsl_module_add_kernel(tsl_module *m, const char *name, void *fn, cons
   k->name = copy;
   k->fn = fn;
   k->sig = *sig;
+#ifdef TSL_NO_FFI
+  const char *why = sig->nargs > TSL_NOFFI_MAX_ARGS ? "more arguments than it can pass" : NULL;
+  for (int i = 0; i < sig->nargs && !why; i++)
+    if (sig->args[i] == TSL_ARG_F32 || sig->args[i] == TSL_ARG_F64) why = "a floating-point argument";
+  if (why) {
+    free(k->name);
+    free(k);
+    return tsl_error(TSL_ERR_UNSUPPORTED,
+                     "%s: kernel %s has %s; this runtime is built without libffi and calls kernels of at "
+                     "most %d pointer/i32/i64 arguments",
+                     where, name, why, TSL_NOFFI_MAX_ARGS);
+  }
+#else
   for (int i = 0; i < sig->nargs; i++) k->types[i] = ffi_type_of(sig->args[i]);
   ffi_status fs = ffi_prep_cif(&k->cif, FFI_DEFAULT_ABI, (unsigned)sig->nargs, &ffi_type_sint32, k->types);
   if (fs != FFI_OK) {
@@ -126,6 +167,7 @@ tsl_status tsl_module_add_kernel(tsl_module *m, const char *name, void *fn, cons
     free(k);
     return tsl_error(TSL_ERR_RUNTIME, "%s: libffi cannot prepare a call to %s (status %d)", where, name, (int)fs);
   }
+#endif
   m->kernels[m->n++] = k;
   return TSL_OK;
 }
@@ -158,11 +200,30 @@ tsl_status tsl_kernel_call(const tsl_kernel *k, void *const *arg_values, int nar
   for (int i = 0; i < nargs; i++)
     if (!arg_values[i])
       return tsl_error(TSL_ERR_INVALID, "%s: kernel %s: argument %d has no value", where, k->name, i);
+#ifdef TSL_NO_FFI
+  _Static_assert(TSL_NOFFI_MAX_ARGS == 16, "the cast below passes 16 arguments");
+  uintptr_t a[TSL_NOFFI_MAX_ARGS] = {0};
+  for (int i = 0; i < nargs; i++) {
+    switch (k->sig.args[i]) {
+    case TSL_ARG_PTR: a[i] = (uintptr_t) * (void *const *)arg_values[i]; break;
+    case TSL_ARG_I32: a[i] = (uintptr_t)(int64_t) * (const int32_t *)arg_values[i]; break;
+    case TSL_ARG_I64: a[i] = (uintptr_t) * (const int64_t *)arg_values[i]; break;
+    default: abort(); /* tsl_module_add_kernel admitted only these */
+    }
+  }
+  typedef int32_t (*int_fn)(uintptr_t, uintptr_t, uintptr_t, uintptr_t, uintptr_t, uintptr_t, uintptr_t,
+                            uintptr_t, uintptr_t, uintptr_t, uintptr_t, uintptr_t, uintptr_t, uintptr_t,
+                            uintptr_t, uintptr_t);
+  int_fn fn = (int_fn)k->fn;
+  int32_t code = fn(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11], a[12], a[13],
+                    a[14], a[15]);
+#else
   /* ffi_arg: libffi widens integer returns to a full register. */
   ffi_arg rc = 0;
   ffi_cif *cif = (ffi_cif *)(uintptr_t)&k->cif; /* ffi_call only reads the cif */
   ffi_call(cif, FFI_FN(k->fn), &rc, (void **)(uintptr_t)arg_values);
   int32_t code = (int32_t)rc;
+#endif
   if (code != 0) return tsl_error(TSL_ERR_RUNTIME, "kernel %s returned %d", k->name, (int)code);
   return TSL_OK;
 }
@@ -187,6 +248,148 @@ tsl_status tsl_kernel_call_tensors(const tsl_kernel *k, tsl_tensor *const *tenso
 
 static void close_handle(void *handle) { dlclose(handle); }
 
+#if defined(__x86_64__)
+#define TSL_RUNTIME_ARCH "x86_64"
+/* __builtin_cpu_supports takes only string literals, hence one row per feature. */
+#define CPU_ROW(n) {n, __builtin_cpu_supports(n) != 0}
+typedef struct cpu_row {
+  const char *name;
+  int has;
+} cpu_row;
+static int x86_has(const char *f, int *known) {
+  __builtin_cpu_init();
+  const cpu_row rows[] = {
+      CPU_ROW("cmov"),        CPU_ROW("mmx"),          CPU_ROW("popcnt"),       CPU_ROW("sse"),
+      CPU_ROW("sse2"),        CPU_ROW("sse3"),         CPU_ROW("ssse3"),        CPU_ROW("sse4.1"),
+      CPU_ROW("sse4.2"),      CPU_ROW("avx"),          CPU_ROW("avx2"),         CPU_ROW("sse4a"),
+      CPU_ROW("fma4"),        CPU_ROW("xop"),          CPU_ROW("fma"),          CPU_ROW("avx512f"),
+      CPU_ROW("bmi"),         CPU_ROW("bmi2"),         CPU_ROW("aes"),          CPU_ROW("pclmul"),
+      CPU_ROW("avx512vl"),    CPU_ROW("avx512bw"),     CPU_ROW("avx512dq"),     CPU_ROW("avx512cd"),
+      CPU_ROW("avx512vbmi"),  CPU_ROW("avx512ifma"),   CPU_ROW("avx512vpopcntdq"), CPU_ROW("avx512vbmi2"),
+      CPU_ROW("gfni"),        CPU_ROW("vpclmulqdq"),   CPU_ROW("avx512vnni"),   CPU_ROW("avx512bitalg"),
+      CPU_ROW("avx512bf16"),
+  };
+  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+    if (strcmp(rows[i].name, f) == 0) return rows[i].has;
+  if (known) *known = 0;
+  return 1;
+}
+#elif defined(__aarch64__)
+#define TSL_RUNTIME_ARCH "aarch64"
+#ifndef HWCAP_FP
+#define HWCAP_FP (1UL << 0)
+#endif
+#ifndef HWCAP_ASIMD
+#define HWCAP_ASIMD (1UL << 1)
+#endif
+#ifndef HWCAP_AES
+#define HWCAP_AES (1UL << 3)
+#endif
+#ifndef HWCAP_SHA2
+#define HWCAP_SHA2 (1UL << 6)
+#endif
+#ifndef HWCAP_CRC32
+#define HWCAP_CRC32 (1UL << 7)
+#endif
+#ifndef HWCAP_ATOMICS
+#define HWCAP_ATOMICS (1UL << 8)
+#endif
+#ifndef HWCAP_FPHP
+#define HWCAP_FPHP (1UL << 9)
+#endif
+#ifndef HWCAP_ASIMDHP
+#define HWCAP_ASIMDHP (1UL << 10)
+#endif
+#ifndef HWCAP_ASIMDRDM
+#define HWCAP_ASIMDRDM (1UL << 12)
+#endif
+#ifndef HWCAP_ASIMDDP
+#define HWCAP_ASIMDDP (1UL << 20)
+#endif
+#ifndef HWCAP_SVE
+#define HWCAP_SVE (1UL << 22)
+#endif
+#ifndef HWCAP2_SVE2
+#define HWCAP2_SVE2 (1UL << 1)
+#endif
+static int arm_has(const char *f, int *known) {
+  static const struct {
+    const char *name;
+    unsigned long bits;
+  } rows[] = {
+      {"fp-armv8", HWCAP_FP},
+      {"neon", HWCAP_ASIMD},
+      {"aes", HWCAP_AES},
+      {"sha2", HWCAP_SHA2},
+      {"crc", HWCAP_CRC32},
+      {"lse", HWCAP_ATOMICS},
+      {"rdm", HWCAP_ASIMDRDM},
+      {"fullfp16", HWCAP_FPHP | HWCAP_ASIMDHP},
+      {"dotprod", HWCAP_ASIMDDP},
+      {"v8.1a", HWCAP_ATOMICS | HWCAP_ASIMDRDM | HWCAP_CRC32},
+      {"v8.2a", HWCAP_ATOMICS | HWCAP_ASIMDRDM | HWCAP_CRC32},
+  };
+  unsigned long hw = getauxval(AT_HWCAP);
+  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+    if (strcmp(rows[i].name, f) == 0) return (hw & rows[i].bits) == rows[i].bits;
+  if (strcmp(f, "sve") == 0) return (hw & HWCAP_SVE) != 0;
+  if (strcmp(f, "sve2") == 0) return (getauxval(AT_HWCAP2) & HWCAP2_SVE2) != 0;
+  if (known) *known = 0;
+  return 1;
+}
+#else
+#define TSL_RUNTIME_ARCH "unknown"
+#endif
+
+int tsl_cpu_has_feature(const char *feature, int *known) {
+  if (known) *known = 1;
+  if (!feature) return 0;
+#if defined(__x86_64__)
+  return x86_has(feature, known);
+#elif defined(__aarch64__)
+  return arm_has(feature, known);
+#else
+  if (known) *known = 0;
+  return 1;
+#endif
+}
+
+/* Checks the object's TSL_AOT_TARGET_SYMBOL record (if any) against this machine. */
+static tsl_status check_aot_target(const char *where, const char *path, const char *rec) {
+  char buf[4200];
+  snprintf(buf, sizeof buf, "%s", rec);
+  char *sp = strchr(buf, ' ');
+  const char *features = "";
+  if (sp) {
+    *sp = '\0';
+    features = sp + 1;
+  }
+  if (strcmp(buf, TSL_RUNTIME_ARCH) != 0)
+    return tsl_error(TSL_ERR_UNSUPPORTED, "%s: %s was compiled for %.40s, this machine is %s", where, path, buf,
+                     TSL_RUNTIME_ARCH);
+  char missing[512] = "";
+  size_t used = 0;
+  const char *p = features;
+  while (*p) {
+    const char *end = strchr(p, ',');
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    if (len > 1 && p[0] == '+' && len < 64) {
+      char name[64];
+      memcpy(name, p + 1, len - 1);
+      name[len - 1] = '\0';
+      if (!tsl_cpu_has_feature(name, NULL) && used + len + 2 < sizeof missing)
+        used += (size_t)snprintf(missing + used, sizeof missing - used, "%s%s", used ? ", " : "", name);
+    }
+    p += len;
+    if (*p == ',') p++;
+  }
+  if (used)
+    return tsl_error(TSL_ERR_UNSUPPORTED,
+                     "%s: %s was compiled for CPU features this %s CPU lacks (%s): refusing to run it", where, path,
+                     TSL_RUNTIME_ARCH, missing);
+  return TSL_OK;
+}
+
 tsl_status tsl_module_load_so(const char *path, tsl_module **out) {
   const char *where = "tsl_module_load_so";
   if (!path || !out) return tsl_error(TSL_ERR_INVALID, "%s: NULL argument", where);
@@ -209,8 +412,13 @@ tsl_status tsl_module_load_so(const char *path, tsl_module **out) {
   }
   const tsl_aot_entry *table = dlsym(handle, TSL_AOT_KERNELS_SYMBOL);
   const int *count = dlsym(handle, TSL_AOT_NKERNELS_SYMBOL);
+  const char *target_rec = dlsym(handle, TSL_AOT_TARGET_SYMBOL);
   tsl_status st = TSL_OK;
   tsl_module *m = NULL;
+  if (target_rec) {
+    st = check_aot_target(where, path, target_rec);
+    if (st != TSL_OK) goto fail;
+  }
   if (!table || !count) {
     st = tsl_error(TSL_ERR_INVALID, "%s: %s exports no %s table (a tessel AOT object exports %s and %s)", where, path,
                    !table ? TSL_AOT_KERNELS_SYMBOL : TSL_AOT_NKERNELS_SYMBOL, TSL_AOT_KERNELS_SYMBOL,

@@ -34,6 +34,8 @@ extern "C" {
 typedef enum { TSL_ARG_PTR, TSL_ARG_I32, TSL_ARG_I64, TSL_ARG_F32, TSL_ARG_F64 } tsl_arg_type;
 
 #define TSL_MAX_KERNEL_ARGS 32
+/* Most arguments a runtime built without libffi (TSL_NO_FFI) can pass. */
+#define TSL_NOFFI_MAX_ARGS 16
 
 /* The argument types of a kernel, in order; the return type is always int32_t. */
 typedef struct tsl_kernel_sig {
@@ -53,6 +55,13 @@ typedef struct tsl_aot_entry {
  *   const int tsl_aot_nkernels;              its number of rows */
 #define TSL_AOT_KERNELS_SYMBOL "tsl_aot_kernels"
 #define TSL_AOT_NKERNELS_SYMBOL "tsl_aot_nkernels"
+/* Optional: the machine the kernels were compiled for, exported as
+ *   const char tsl_aot_target[];             e.g. "aarch64 +neon,+fp-armv8,+dotprod"
+ * the architecture ("x86_64" or "aarch64"), one space, then the LLVM feature string
+ * ("+x" enabled, "-x" disabled, comma separated; may be empty). The loader refuses
+ * an object whose architecture is not the running one or that enables a feature the
+ * running CPU lacks (see tsl_cpu_has_feature). */
+#define TSL_AOT_TARGET_SYMBOL "tsl_aot_target"
 
 typedef struct tsl_module tsl_module;
 typedef struct tsl_kernel tsl_kernel;
@@ -73,7 +82,10 @@ void tsl_module_free(tsl_module *m);
  * valid until tsl_module_free.
  * Errors: TSL_ERR_INVALID (NULL or empty name, NULL fn or sig, nargs outside
  * 0..TSL_MAX_KERNEL_ARGS, an unknown argument type, a name already in the module),
- * TSL_ERR_RUNTIME (libffi refused the signature), TSL_ERR_NOMEM. */
+ * TSL_ERR_RUNTIME (libffi refused the signature), TSL_ERR_UNSUPPORTED (a runtime built
+ * without libffi, -DTSL_NO_FFI as for a device without an arm64 libffi, calls kernels
+ * through a direct cast and so takes only pointer/i32/i64 arguments, at most
+ * TSL_NOFFI_MAX_ARGS of them), TSL_ERR_NOMEM. */
 tsl_status tsl_module_add_kernel(tsl_module *m, const char *name, void *fn, const tsl_kernel_sig *sig);
 
 /* Gives the module an owner of the kernels' code: tsl_module_free calls
@@ -104,6 +116,14 @@ tsl_status tsl_kernel_call(const tsl_kernel *k, void *const *arg_values, int nar
  * signature's nargs, a NULL tensor), then as tsl_kernel_call. */
 tsl_status tsl_kernel_call_tensors(const tsl_kernel *k, tsl_tensor *const *tensors, int n);
 
+/* Does the running CPU have the LLVM feature `feature` (without '+', e.g. "avx2",
+ * "dotprod")? Detected at run time: cpuid (through __builtin_cpu_supports) on x86-64,
+ * getauxval(AT_HWCAP/AT_HWCAP2) on AArch64 (neon, fp-armv8, crc, lse, rdm, aes, sha2,
+ * fullfp16, dotprod, sve, sve2; "v8.1a"/"v8.2a" check the LSE atomics, RDM and CRC
+ * features they imply). *known (may be NULL) is set to false for a feature this runtime
+ * cannot detect; the result is then true (not checked). */
+int tsl_cpu_has_feature(const char *feature, int *known);
+
 /* Loads an AOT shared object with dlopen and makes a module of its kernel table (see
  * TSL_AOT_KERNELS_SYMBOL). `path` is a file path (a bare name is taken relative to the
  * current directory, never searched in the library path). The module owns the handle
@@ -112,7 +132,9 @@ tsl_status tsl_kernel_call_tensors(const tsl_kernel *k, tsl_tensor *const *tenso
  * -rdynamic / export_dynamic, or link the object against the runtime.
  * Errors: TSL_ERR_INVALID (NULL arguments; the table missing, its count negative or
  * absurd, a row with a NULL name or function, a bad signature or duplicate name: the
- * message names the row), TSL_ERR_IO (no such file, or dlopen failed: the message
+ * message names the row), TSL_ERR_UNSUPPORTED (the object's TSL_AOT_TARGET_SYMBOL names
+ * another architecture or a CPU feature this machine lacks: the message names it; also
+ * a signature this build cannot call, see tsl_module_add_kernel), TSL_ERR_IO (no such file, or dlopen failed: the message
  * carries dlerror()), TSL_ERR_NOMEM. */
 tsl_status tsl_module_load_so(const char *path, tsl_module **out);
 

@@ -7,10 +7,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # build: compiler, LLVM 19, libffi, CUnit; models: protobuf-c + ONNX proto + ONNX test data;
-# benchmarks (optional at build time): oneDNN, OpenBLAS
+# benchmarks (optional at build time): oneDNN, OpenBLAS; tuner: json-c (records), XGBoost (cost model)
 packages=(llvm-19-dev lld-19 libffi-dev libcunit1-dev meson ninja-build pkg-config gcc
           protobuf-c-compiler libprotobuf-c-dev libonnx-dev libonnx-testdata
-          libdnnl-dev libopenblas-dev)
+          libdnnl-dev libopenblas-dev
+          libjson-c-dev libxgboost-dev libstb-dev
+          qemu-user gcc-aarch64-linux-gnu libc6-dev-arm64-cross)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -138,9 +138,9 @@ static double median_of(double *v, int n) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-/* Compiles f into m and returns its median seconds per call over the options. */
+/* Compiles f into m and returns its median and least seconds per call. */
 static tsl_status time_func(tsl_jit *jit, tsl_module *m, const tsl_func *f, void *const *args, int nargs,
-                            const tsl_peak_opts *o, double *seconds) {
+                            const tsl_peak_opts *o, double *seconds, double *best) {
   tsl_status st = tsl_jit_compile(jit, f, m, NULL);
   const tsl_kernel *k = NULL;
   if (st == TSL_OK) st = tsl_module_get_kernel(m, f->name, &k);
@@ -151,7 +151,10 @@ static tsl_status time_func(tsl_jit *jit, tsl_module *m, const tsl_func *f, void
   to.repeat = o->repeat;
   to.min_repeat_ms = o->min_repeat_ms;
   st = tsl_time_kernel(k, args, nargs, &to, costs);
-  if (st == TSL_OK) *seconds = median_of(costs, o->repeat);
+  if (st == TSL_OK) {
+    *seconds = median_of(costs, o->repeat);
+    *best = costs[0]; /* sorted by median_of */
+  }
   free(costs);
   return st;
 }
@@ -177,12 +180,12 @@ static tsl_status measure_fma(tsl_jit *jit, tsl_module *m, const tsl_target *t, 
     double flops_per_call = 2.0 * (double)lanes * chains * (double)iters;
     for (int par = 0; par < 2 && st == TSL_OK; par++) {
       tsl_func *f = tsl_peak_fma_func(par ? "tsl_peak_fma_all" : "tsl_peak_fma_1", lanes, chains, par, threads);
-      double sec = 0.0;
-      st = time_func(jit, m, f, args, 3, o, &sec);
+      double sec = 0.0, best = 0.0;
+      st = time_func(jit, m, f, args, 3, o, &sec, &best);
       if (st != TSL_OK) break;
-      double gflops = flops_per_call * (par ? threads : 1) / sec * 1e-9;
-      if (par) out->fma_gflops_all = gflops;
-      else out->fma_gflops_1 = gflops;
+      double flops = flops_per_call * (par ? threads : 1) * 1e-9;
+      *(par ? &out->fma_gflops_all : &out->fma_gflops_1) = flops / sec;
+      *(par ? &out->fma_gflops_all_best : &out->fma_gflops_1_best) = flops / best;
     }
   }
   free(params);
@@ -211,11 +214,11 @@ static tsl_status measure_triad(tsl_jit *jit, tsl_module *m, const tsl_target *t
     double bytes_per_call = 3.0 * (double)n * sizeof(float);
     for (int par = 0; par < 2 && st == TSL_OK; par++) {
       tsl_func *f = tsl_peak_triad_func(par ? "tsl_peak_triad_all" : "tsl_peak_triad_1", n, lanes, par);
-      double sec = 0.0;
-      st = time_func(jit, m, f, args, 4, o, &sec);
+      double sec = 0.0, best = 0.0;
+      st = time_func(jit, m, f, args, 4, o, &sec, &best);
       if (st != TSL_OK) break;
-      if (par) out->triad_gbs_all = bytes_per_call / sec * 1e-9;
-      else out->triad_gbs_1 = bytes_per_call / sec * 1e-9;
+      *(par ? &out->triad_gbs_all : &out->triad_gbs_1) = bytes_per_call / sec * 1e-9;
+      *(par ? &out->triad_gbs_all_best : &out->triad_gbs_1_best) = bytes_per_call / best * 1e-9;
     }
     out->triad_bytes = n * (int64_t)sizeof(float);
   }

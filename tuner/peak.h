@@ -23,7 +23,8 @@
  *
  * Units: GFLOP/s = 1e9 floating-point operations per second; GB/s = 1e9 bytes per
  * second. Each figure is the median of `repeat` samples of tsl_time_kernel
- * (include/tessel/runtime.h), each at least `min_repeat_ms` long.
+ * (include/tessel/runtime.h), each at least `min_repeat_ms` long, and comes with the
+ * best sample too.
  */
 #ifndef TESSEL_TUNER_PEAK_H
 #define TESSEL_TUNER_PEAK_H
@@ -60,6 +61,10 @@ typedef struct tsl_peak {
   double triad_gbs_1;    /* STREAM triad bandwidth, one thread, GB/s (0 when skipped) */
   double triad_gbs_all;  /* the same with `threads` threads, GB/s (0 when skipped) */
   int64_t triad_bytes;   /* bytes per triad array actually used (0 when skipped) */
+  /* The fastest sample of each figure. On a shared machine other work only ever
+   * slows a sample down, so these are the better estimate of what the hardware can
+   * do; the medians above say what a run typically gets. */
+  double fma_gflops_1_best, fma_gflops_all_best, triad_gbs_1_best, triad_gbs_all_best;
 } tsl_peak;
 
 /* Measures the four figures on this machine with kernels JIT-compiled for target t

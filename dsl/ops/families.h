@@ -16,5 +16,10 @@ typedef struct tsl_op_source {
 const tsl_op_source *tsl_ops_matmul_family(int *n);
 const tsl_op_source *tsl_ops_conv2d_family(int *n);
 const tsl_op_source *tsl_ops_elemwise_family(int *n);
+const tsl_op_source *tsl_ops_winograd_family(int *n);
+const tsl_op_source *tsl_ops_conv2d_nchwc_family(int *n);
+const tsl_op_source *tsl_ops_layout_family(int *n);
+const tsl_op_source *tsl_ops_depthwise_family(int *n);
+const tsl_op_source *tsl_ops_binary_family(int *n);
 
 #endif

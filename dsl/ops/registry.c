@@ -66,6 +66,11 @@ static const tsl_op_source *(*const families[])(int *n) = {
     tsl_ops_matmul_family,
     tsl_ops_conv2d_family,
     tsl_ops_elemwise_family,
+    tsl_ops_winograd_family,
+    tsl_ops_conv2d_nchwc_family,
+    tsl_ops_layout_family,
+    tsl_ops_depthwise_family,
+    tsl_ops_binary_family,
 };
 enum { NFAMILIES = sizeof families / sizeof families[0] };
 

@@ -58,16 +58,19 @@ int tunecli_peak(int argc, char **argv) {
   char tbuf[256];
   printf("target %s (%d-bit vectors, %d fp32 lanes)\n", tsl_target_str(&t, tbuf, sizeof tbuf), t.vector_bits,
          p.lanes);
-  printf("median of %d samples, each >= %.0f ms\n", o.repeat, o.min_repeat_ms);
+  printf("median of %d samples, each >= %.0f ms (this machine is shared: the best sample is the\n"
+         "better estimate of the hardware's limit)\n",
+         o.repeat, o.min_repeat_ms);
   printf("fp32 FMA peak  (%d chains x %d lanes, 2 FLOP per lane-FMA)\n", p.chains, p.lanes);
-  printf("  1 thread     %8.1f GFLOP/s\n", p.fma_gflops_1);
-  printf("  %d threads %s %8.1f GFLOP/s  (%.1f per thread)\n", p.threads, p.threads < 10 ? " " : "",
-         p.fma_gflops_all, p.fma_gflops_all / p.threads);
+  printf("  1 thread     %8.1f GFLOP/s  (best sample %.1f)\n", p.fma_gflops_1, p.fma_gflops_1_best);
+  printf("  %d threads %s %8.1f GFLOP/s  (best sample %.1f; median %.1f per thread)\n", p.threads,
+         p.threads < 10 ? " " : "", p.fma_gflops_all, p.fma_gflops_all_best, p.fma_gflops_all / p.threads);
   if (p.triad_bytes > 0) {
     printf("STREAM triad a = b + s*c  (3 arrays x %.0f MiB, 12 bytes per element)\n",
            (double)p.triad_bytes / (1 << 20));
-    printf("  1 thread     %8.1f GB/s\n", p.triad_gbs_1);
-    printf("  %d threads %s %8.1f GB/s\n", p.threads, p.threads < 10 ? " " : "", p.triad_gbs_all);
+    printf("  1 thread     %8.1f GB/s     (best sample %.1f)\n", p.triad_gbs_1, p.triad_gbs_1_best);
+    printf("  %d threads %s %8.1f GB/s     (best sample %.1f)\n", p.threads, p.threads < 10 ? " " : "",
+           p.triad_gbs_all, p.triad_gbs_all_best);
   }
   return 0;
 }

@@ -35,6 +35,39 @@ static const command commands[] = {
      "                          every output against the direct interpretation of its tensor\n"
      "                          expression (float64; default tolerance 1e-5 of the output's\n"
      "                          magnitude) and time it"},
+    {"run", tunecli_run,
+     "run MODEL [--records FILE] [--threads N] [--input FILE] [--repeat N] [--target T]\n"
+     "                          compile a whole model (a built-in name: squeezenet1_0/1_1, resnet18/50,\n"
+     "                          mobilenet_v2, shufflenet_v2_x1_0; or an .onnx file) and run it: median\n"
+     "                          and min latency over N runs (default 10), planned peak memory, top-5\n"
+     "                          of output 0; --input is raw f32 (default: seeded random in [-1, 1))"},
+    {"peak", tunecli_peak,
+     "peak [--target T] [--threads N] [--repeat R] [--min-ms MS] [--triad-mib MIB] [--no-bandwidth]\n"
+     "                          measure fp32 FMA peak (GFLOP/s) and STREAM triad bandwidth (GB/s),\n"
+     "                          one thread and N threads, with kernels from tessel's codegen"},
+    {"tune", tunecli_tune,
+     "tune MODEL [TUNE OPTIONS]\n"
+     "                          tune every distinct convolution of a model (a built-in name, e.g.\n"
+     "                          squeezenet = squeezenet1_1, or an .onnx file) across its algorithms;\n"
+     "                          defaults --trials 32 --early-stopping 16; prints a table per layer"},
+    {"tune-op", tunecli_tune_op,
+     "tune-op OP [--shape IN=AxBx..] [--param NAME=VALUE] [TUNE OPTIONS]\n"
+     "                          tune one operator instantiation across its algorithms/templates\n"
+     "  TUNE OPTIONS: --target T  --records FILE (default tessel_records.jsonl, appended, resumed)\n"
+     "                --trials N (per workload, default 64)  --early-stopping N  --timeout S (total)\n"
+     "                --search xgb|random|grid  --batch N  --seed S  --template NAME\n"
+     "                --number N  --repeat N  --min-repeat-ms MS  --cache-flush  --cooldown S\n"
+     "                --threads N  --build-timeout S  --run-timeout S  --no-peak"},
+    {"compile", tunecli_compile,
+     "compile OP [OPTIONS] [--target T] -o FILE.so [--name KERNEL]\n"
+     "                          compile OP ahead of time into a shared object for T (any target,\n"
+     "                          e.g. armv8: no need to run here); load it with the runtime\n"
+     "                          (tsl_module_load_so) or run it with tessel-device-run (cross/)"},
+    {"records", tunecli_records,
+     "records show FILE [--workload TEXT] | best FILE [--target T] | merge OUT IN... |\n"
+     "        pick-best IN OUT\n"
+     "                          inspect tuning records (docs/records.md); merge keeps the fastest\n"
+     "                          record per configuration, pick-best the fastest per workload"},
 };
 
 static const char *op_options =

@@ -7,5 +7,10 @@ int tunecli_show(int argc, char **argv);
 int tunecli_run_op(int argc, char **argv);
 int tunecli_list(int argc, char **argv);
 int tunecli_peak(int argc, char **argv);
+int tunecli_run(int argc, char **argv);
+int tunecli_tune(int argc, char **argv);
+int tunecli_tune_op(int argc, char **argv);
+int tunecli_records(int argc, char **argv);
+int tunecli_compile(int argc, char **argv);
 
 #endif

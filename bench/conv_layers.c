@@ -1,0 +1,668 @@
+/* bench/conv_layers: every convolution layer of SqueezeNet 1.1, ResNet-18 and
+ * MobileNetV2 (shapes from the ONNX files in ../shared/models), each tessel algorithm
+ * with its default config against oneDNN's direct convolution, one thread, in one
+ * process. A benchmark, not a test: nothing here runs in the test suite.
+ *
+ *   conv_layers [--models squeezenet1_1,resnet18,mobilenet_v2] [--models-dir DIR]
+ *               [--rounds R] [--repeat N] [--min-ms MS] [--filter SUBSTRING] [--no-peak]
+ *               [--algos direct,gemm1x1,...] [--knobs k=v,...] [--schedule] [--quiet]
+ *
+ * Each layer is taken as the graph states it: N x C x H x W input, K x C/g x R x S
+ * weights, strides, paddings, dilations, groups, bias, and the activation that follows
+ * it when the conv's only consumer is a Relu (relu) or a Clip (clip min..max); residual
+ * adds are not fused here. Layers of identical shape within a model are run once and
+ * counted ("x3").
+ *
+ * tessel: NCHW[x]c activations with x = the target's f32 lanes (8 with AVX2), weights
+ * transformed once (not timed), every algorithm of schedule/templates/conv2d_select.h
+ * that applies, each with its template's default config. oneDNN 2.x (Debian's
+ * libdnnl-dev): convolution_direct, forward inference, memory formats `any` (it picks
+ * its blocked layout, nChw8c on AVX2), bias and the same activation as eltwise post-op,
+ * reorders done once and not timed, OpenMP set to one thread.
+ *
+ * Timing: R interleaved rounds of N samples per implementation (tsl_time_callback: each
+ * sample at least MS milliseconds of back-to-back calls), so a busy period of this
+ * shared machine hits every implementation alike; the figure is the best sample, in
+ * GFLOP/s (2*N*K*OH*OW*C/g*R*S FLOPs per call, 1e9 FLOP/s). "%pk" is the default
+ * algorithm's figure over the single-thread fp32 FMA peak of tuner/peak.h. Every
+ * tessel output is checked against oneDNN's (max error relative to the output's
+ * magnitude; "BAD" past 1e-3).
+ */
+#include <dnnl.h>
+#include <errno.h>
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codegen/build.h"
+#include "codegen/target.h"
+#include "ir/arena.h"
+#include "models/graph.h"
+#include "models/onnx.h"
+#include "runtime/module.h"
+#include "schedule/templates/conv2d_nchwc.h"
+#include "schedule/templates/conv2d_select.h"
+#include "tessel/runtime.h"
+#include "tuner/peak.h"
+
+enum { MAX_LAYERS = 256, MAX_SAMPLES = 256, NALGO = TSL_CONV2D_ALGO_COUNT };
+
+typedef struct opts {
+  char models[256];
+  char models_dir[512];
+  int rounds, repeat;
+  double min_ms;
+  const char *filter;
+  bool peak, quiet, print_schedule;
+  bool algo_on[NALGO];
+  const char *knobs;
+} opts;
+
+typedef struct layer {
+  char model[32];
+  char name[96];
+  tsl_conv2d_desc d;
+  int count;
+} layer;
+
+/* ---- layers from the models ---- */
+
+static bool same_desc(const tsl_conv2d_desc *a, const tsl_conv2d_desc *b) {
+  return memcmp(a, b, sizeof *a) == 0;
+}
+
+/* The activation after conv node ni: act and clip bounds when its output has exactly
+ * one consumer and that is a Relu or a Clip. */
+static void activation_after(const tsl_graph *g, int ni, tsl_conv2d_desc *d) {
+  int out = g->nodes[ni].outputs[0], consumer = -1, uses = 0;
+  for (int j = 0; j < g->n_nodes; j++)
+    for (int k = 0; k < g->nodes[j].n_inputs; k++)
+      if (g->nodes[j].inputs[k] == out) {
+        uses++;
+        consumer = j;
+      }
+  for (int k = 0; k < g->n_outputs; k++) uses += g->outputs[k] == out;
+  d->act = 0;
+  d->clip_min = 0.0;
+  d->clip_max = 6.0;
+  if (uses != 1 || consumer < 0) return;
+  const tsl_node *c = &g->nodes[consumer];
+  if (c->op == TSL_OP_RELU) d->act = 1;
+  if (c->op == TSL_OP_CLIP) {
+    d->act = 2;
+    d->clip_min = tsl_node_attr_float(c, "min", -INFINITY);
+    d->clip_max = tsl_node_attr_float(c, "max", INFINITY);
+  }
+}
+
+static int load_layers(const opts *o, int64_t block, layer *layers) {
+  int n = 0;
+  char list[256];
+  snprintf(list, sizeof list, "%s", o->models);
+  for (char *m = strtok(list, ","); m; m = strtok(NULL, ",")) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s.onnx", o->models_dir, m);
+    tsl_graph *g = NULL;
+    if (tsl_graph_load_onnx(path, &g) != TSL_OK) {
+      fprintf(stderr, "conv_layers: %s: %s\n", path, tsl_last_error());
+      continue;
+    }
+    for (int ni = 0; ni < g->n_nodes; ni++) {
+      const tsl_node *node = &g->nodes[ni];
+      if (node->op != TSL_OP_CONV) continue;
+      tsl_conv2d_params cp;
+      if (tsl_node_conv2d_params(g, node, &cp) != TSL_OK) continue;
+      const tsl_value *x = &g->values[node->inputs[0]], *w = &g->values[node->inputs[1]];
+      tsl_conv2d_desc d;
+      memset(&d, 0, sizeof d);
+      d.N = x->shape[0];
+      d.C = x->shape[1];
+      d.H = x->shape[2];
+      d.W = x->shape[3];
+      d.K = w->shape[0];
+      d.R = w->shape[2];
+      d.S = w->shape[3];
+      d.stride_h = cp.strides[0];
+      d.stride_w = cp.strides[1];
+      d.pad_top = cp.pads[0];
+      d.pad_left = cp.pads[1];
+      d.pad_bottom = cp.pads[2];
+      d.pad_right = cp.pads[3];
+      d.dilation_h = cp.dilations[0];
+      d.dilation_w = cp.dilations[1];
+      d.groups = cp.group;
+      d.block = block;
+      activation_after(g, ni, &d);
+      if (o->filter) {
+        char tag[256];
+        snprintf(tag, sizeof tag, "%s/%s C%lld %lldx%lld K%lld %lldx%lld s%lld g%lld", m, node->name, (long long)d.C,
+                 (long long)d.H, (long long)d.W, (long long)d.K, (long long)d.R, (long long)d.S,
+                 (long long)d.stride_h, (long long)d.groups);
+        if (!strstr(tag, o->filter)) continue;
+      }
+      int found = -1;
+      for (int i = 0; i < n; i++)
+        if (strcmp(layers[i].model, m) == 0 && same_desc(&layers[i].d, &d)) found = i;
+      if (found >= 0) {
+        layers[found].count++;
+        continue;
+      }
+      if (n == MAX_LAYERS) break;
+      layer *l = &layers[n++];
+      snprintf(l->model, sizeof l->model, "%s", m);
+      snprintf(l->name, sizeof l->name, "%s", node->name);
+      l->d = d;
+      l->count = 1;
+    }
+    tsl_graph_free(g);
+  }
+  return n;
+}
+
+/* ---- data ---- */
+
+static float *alloc_floats(int64_t n) {
+  size_t bytes = ((size_t)(n > 0 ? n : 1) * sizeof(float) + 63) & ~(size_t)63;
+  float *p = aligned_alloc(64, bytes);
+  if (p) memset(p, 0, bytes);
+  return p;
+}
+
+static void fill(float *x, int64_t count, uint64_t seed, double scale) {
+  for (int64_t i = 0; i < count; i++) {
+    uint64_t z = (seed += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    x[i] = (float)(((double)(z >> 11) * 0x1p-53 * 2.0 - 1.0) * scale);
+  }
+}
+
+static int64_t numel(const tsl_buffer *b) {
+  int64_t n = 1;
+  for (int i = 0; i < b->ndim; i++) n *= b->shape[i];
+  return n;
+}
+
+/* ---- oneDNN ---- */
+
+typedef struct dnnl_conv {
+  dnnl_engine_t engine;
+  dnnl_stream_t stream;
+  dnnl_primitive_t prim;
+  dnnl_memory_t src, wei, bia, dst;
+  bool ok;
+} dnnl_conv;
+
+#define DNNL_TRY(call)                                                                  \
+  do {                                                                                  \
+    dnnl_status_t s_ = (call);                                                          \
+    if (s_ != dnnl_success) {                                                           \
+      fprintf(stderr, "conv_layers: oneDNN %s failed (%d)\n", #call, (int)s_);          \
+      return false;                                                                     \
+    }                                                                                   \
+  } while (0)
+
+/* Reorders user memory (plain format, data at ptr) into a new memory of desc md. */
+static bool reorder_in(dnnl_engine_t eng, dnnl_stream_t stream, const dnnl_memory_desc_t *user_md, void *ptr,
+                       const dnnl_memory_desc_t *md, dnnl_memory_t *out) {
+  dnnl_memory_t user;
+  DNNL_TRY(dnnl_memory_create(&user, user_md, eng, ptr));
+  DNNL_TRY(dnnl_memory_create(out, md, eng, DNNL_MEMORY_ALLOCATE));
+  dnnl_primitive_desc_t rpd;
+  DNNL_TRY(dnnl_reorder_primitive_desc_create(&rpd, user_md, eng, md, eng, NULL));
+  dnnl_primitive_t r;
+  DNNL_TRY(dnnl_primitive_create(&r, rpd));
+  dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, user}, {DNNL_ARG_TO, *out}};
+  DNNL_TRY(dnnl_primitive_execute(r, stream, 2, args));
+  DNNL_TRY(dnnl_stream_wait(stream));
+  dnnl_primitive_destroy(r);
+  dnnl_primitive_desc_destroy(rpd);
+  dnnl_memory_destroy(user);
+  return true;
+}
+
+static bool dnnl_setup(dnnl_conv *c, const tsl_conv2d_desc *d, float *src, float *wei, float *bias) {
+  memset(c, 0, sizeof *c);
+  DNNL_TRY(dnnl_engine_create(&c->engine, dnnl_cpu, 0));
+  DNNL_TRY(dnnl_stream_create(&c->stream, c->engine, dnnl_stream_default_flags));
+  int64_t OH = tsl_conv2d_desc_out_h(d), OW = tsl_conv2d_desc_out_w(d), G = d->groups;
+  dnnl_dims_t sd = {d->N, d->C, d->H, d->W}, dd = {d->N, d->K, OH, OW}, bd = {d->K};
+  dnnl_dims_t wd = {d->K, d->C, d->R, d->S}, gwd = {G, d->K / G, d->C / G, d->R, d->S};
+  dnnl_memory_desc_t src_md, wei_md, bia_md, dst_md, usrc, uwei, ubia;
+  DNNL_TRY(dnnl_memory_desc_init_by_tag(&src_md, 4, sd, dnnl_f32, dnnl_format_tag_any));
+  DNNL_TRY(dnnl_memory_desc_init_by_tag(&dst_md, 4, dd, dnnl_f32, dnnl_format_tag_any));
+  DNNL_TRY(dnnl_memory_desc_init_by_tag(&bia_md, 1, bd, dnnl_f32, dnnl_x));
+  if (G == 1) DNNL_TRY(dnnl_memory_desc_init_by_tag(&wei_md, 4, wd, dnnl_f32, dnnl_format_tag_any));
+  else DNNL_TRY(dnnl_memory_desc_init_by_tag(&wei_md, 5, gwd, dnnl_f32, dnnl_format_tag_any));
+  DNNL_TRY(dnnl_memory_desc_init_by_tag(&usrc, 4, sd, dnnl_f32, dnnl_nchw));
+  if (G == 1) DNNL_TRY(dnnl_memory_desc_init_by_tag(&uwei, 4, wd, dnnl_f32, dnnl_oihw));
+  else DNNL_TRY(dnnl_memory_desc_init_by_tag(&uwei, 5, gwd, dnnl_f32, dnnl_goihw));
+  ubia = bia_md;
+  dnnl_dims_t strides = {d->stride_h, d->stride_w}, dil = {d->dilation_h - 1, d->dilation_w - 1};
+  dnnl_dims_t pl = {d->pad_top, d->pad_left}, pr = {d->pad_bottom, d->pad_right};
+  dnnl_convolution_desc_t cd;
+  DNNL_TRY(dnnl_dilated_convolution_forward_desc_init(&cd, dnnl_forward_inference, dnnl_convolution_direct, &src_md,
+                                                      &wei_md, &bia_md, &dst_md, strides, dil, pl, pr));
+  dnnl_primitive_attr_t attr;
+  DNNL_TRY(dnnl_primitive_attr_create(&attr));
+  if (d->act) {
+    dnnl_post_ops_t po;
+    DNNL_TRY(dnnl_post_ops_create(&po));
+    if (d->act == 1) DNNL_TRY(dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_relu, 0.0f, 0.0f));
+    else DNNL_TRY(dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_clip, (float)d->clip_min, (float)d->clip_max));
+    DNNL_TRY(dnnl_primitive_attr_set_post_ops(attr, po));
+    dnnl_post_ops_destroy(po);
+  }
+  dnnl_primitive_desc_t pd;
+  DNNL_TRY(dnnl_primitive_desc_create(&pd, &cd, attr, c->engine, NULL));
+  dnnl_primitive_attr_destroy(attr);
+  const dnnl_memory_desc_t *psrc = dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
+  const dnnl_memory_desc_t *pwei = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+  const dnnl_memory_desc_t *pdst = dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
+  if (!reorder_in(c->engine, c->stream, &usrc, src, psrc, &c->src)) return false;
+  if (!reorder_in(c->engine, c->stream, &uwei, wei, pwei, &c->wei)) return false;
+  if (!reorder_in(c->engine, c->stream, &ubia, bias, &bia_md, &c->bia)) return false;
+  DNNL_TRY(dnnl_memory_create(&c->dst, pdst, c->engine, DNNL_MEMORY_ALLOCATE));
+  DNNL_TRY(dnnl_primitive_create(&c->prim, pd));
+  dnnl_primitive_desc_destroy(pd);
+  c->ok = true;
+  return true;
+}
+
+static int32_t dnnl_run(void *ctx) {
+  dnnl_conv *c = ctx;
+  dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC, c->src}, {DNNL_ARG_WEIGHTS, c->wei}, {DNNL_ARG_BIAS, c->bia},
+                             {DNNL_ARG_DST, c->dst}};
+  if (dnnl_primitive_execute(c->prim, c->stream, 4, args) != dnnl_success) return 1;
+  return dnnl_stream_wait(c->stream) == dnnl_success ? 0 : 1;
+}
+
+/* oneDNN's output as NCHW (a reorder). */
+static bool dnnl_output_nchw(dnnl_conv *c, const tsl_conv2d_desc *d, float *out) {
+  int64_t OH = tsl_conv2d_desc_out_h(d), OW = tsl_conv2d_desc_out_w(d);
+  dnnl_dims_t dd = {d->N, d->K, OH, OW};
+  dnnl_memory_desc_t umd;
+  DNNL_TRY(dnnl_memory_desc_init_by_tag(&umd, 4, dd, dnnl_f32, dnnl_nchw));
+  const dnnl_memory_desc_t *md;
+  DNNL_TRY(dnnl_memory_get_memory_desc(c->dst, &md));
+  dnnl_memory_t user;
+  DNNL_TRY(dnnl_memory_create(&user, &umd, c->engine, out));
+  dnnl_primitive_desc_t rpd;
+  DNNL_TRY(dnnl_reorder_primitive_desc_create(&rpd, md, c->engine, &umd, c->engine, NULL));
+  dnnl_primitive_t r;
+  DNNL_TRY(dnnl_primitive_create(&r, rpd));
+  dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, c->dst}, {DNNL_ARG_TO, user}};
+  DNNL_TRY(dnnl_primitive_execute(r, c->stream, 2, args));
+  DNNL_TRY(dnnl_stream_wait(c->stream));
+  dnnl_primitive_destroy(r);
+  dnnl_primitive_desc_destroy(rpd);
+  dnnl_memory_destroy(user);
+  return true;
+}
+
+static void dnnl_free(dnnl_conv *c) {
+  if (c->prim) dnnl_primitive_destroy(c->prim);
+  if (c->src) dnnl_memory_destroy(c->src);
+  if (c->wei) dnnl_memory_destroy(c->wei);
+  if (c->bia) dnnl_memory_destroy(c->bia);
+  if (c->dst) dnnl_memory_destroy(c->dst);
+  if (c->stream) dnnl_stream_destroy(c->stream);
+  if (c->engine) dnnl_engine_destroy(c->engine);
+}
+
+/* ---- tessel ---- */
+
+typedef struct tessel_conv {
+  const tsl_kernel *kernel;
+  int nargs;
+  void *ptrs[8];
+  void *args[8];
+  float *owned[8];
+  int nowned;
+  int64_t out_numel;
+  bool ok;
+} tessel_conv;
+
+static int32_t tessel_run(void *ctx) {
+  tessel_conv *c = ctx;
+  return tsl_kernel_call(c->kernel, c->args, c->nargs) == TSL_OK ? 0 : 1;
+}
+
+/* Runs a program once with default schedule (the weight transform). */
+static tsl_status run_once(tsl_jit *jit, tsl_module *m, const tsl_te_program *p, const char *name, void **bufs) {
+  tsl_schedule *s = NULL;
+  tsl_status st = tsl_schedule_create(p, &s);
+  if (st == TSL_OK) st = tsl_build(s, name, jit, m, NULL, NULL);
+  tsl_schedule_free(s);
+  const tsl_kernel *k = NULL;
+  if (st == TSL_OK) st = tsl_module_get_kernel(m, name, &k);
+  if (st != TSL_OK) return st;
+  void *args[4];
+  int n = p->ninputs + p->noutputs;
+  for (int i = 0; i < n && i < 4; i++) args[i] = &bufs[i];
+  return tsl_kernel_call(k, args, n);
+}
+
+/* Parses "k=v,..." over the direct template's default knobs. */
+static bool apply_knobs(const char *s, tsl_conv2d_nchwc_knobs *k) {
+  char buf[512];
+  snprintf(buf, sizeof buf, "%s", s);
+  for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+    char *eq = strchr(tok, '=');
+    if (!eq) return false;
+    *eq = '\0';
+    long long v = strtoll(eq + 1, NULL, 10);
+    if (strcmp(tok, "ow_block") == 0) k->ow_block = v;
+    else if (strcmp(tok, "oh_block") == 0) k->oh_block = v;
+    else if (strcmp(tok, "oc_blocks") == 0) k->oc_blocks = v;
+    else if (strcmp(tok, "ic_chunk") == 0) k->ic_chunk = v;
+    else if (strcmp(tok, "oc_major") == 0) k->oc_major = v != 0;
+    else if (strcmp(tok, "unroll_ic") == 0) k->unroll_ic = v != 0;
+    else if (strcmp(tok, "unroll_kw") == 0) k->unroll_kw = v != 0;
+    else if (strcmp(tok, "loop_order") == 0) k->loop_order = (int)v;
+    else if (strcmp(tok, "pad_mode") == 0) k->pad_mode = (int)v;
+    else if (strcmp(tok, "parallel") == 0) k->parallel = v != 0;
+    else return false;
+  }
+  return true;
+}
+
+/* Builds algorithm a for layer d: weights transformed from w (OIHW), bias from bias,
+ * data from src (NCHW) converted to NCHW[x]c. */
+static bool tessel_setup(tessel_conv *c, tsl_jit *jit, tsl_module *m, const tsl_target *t, const tsl_conv2d_desc *d,
+                         tsl_conv2d_algo a, const float *src, float *w, const float *bias, const opts *o,
+                         int layer_index) {
+  const char *knobs = o->knobs;
+  memset(c, 0, sizeof *c);
+  tsl_te_program *conv = NULL, *wt = NULL;
+  tsl_status st = tsl_conv2d_algo_instantiate(d, a, &conv, &wt);
+  tsl_schedule *s = NULL;
+  if (st == TSL_OK && knobs && (a == TSL_CONV2D_DIRECT || a == TSL_CONV2D_GEMM_1X1)) {
+    tsl_conv2d_nchwc_shape sh;
+    st = tsl_conv2d_nchwc_get_shape(conv, &sh);
+    tsl_conv2d_nchwc_knobs k = tsl_conv2d_nchwc_default_knobs(t, &sh, a == TSL_CONV2D_GEMM_1X1);
+    if (st == TSL_OK && !apply_knobs(knobs, &k)) st = tsl_error(TSL_ERR_INVALID, "bad --knobs");
+    if (st == TSL_OK) st = tsl_conv2d_nchwc_schedule(conv, t, &k, &s);
+  } else if (st == TSL_OK) {
+    st = tsl_conv2d_algo_schedule(conv, a, t, &s);
+  }
+  char name[96];
+  snprintf(name, sizeof name, "l%d_%s", layer_index, tsl_conv2d_algo_name(a));
+  if (st == TSL_OK && o->print_schedule) {
+    printf("# layer %d, %s\n", layer_index, name);
+    tsl_schedule_print(stdout, s);
+  }
+  if (st == TSL_OK) st = tsl_build(s, name, jit, m, NULL, NULL);
+  tsl_schedule_free(s);
+  if (st == TSL_OK) st = tsl_module_get_kernel(m, name, &c->kernel);
+  if (st != TSL_OK) {
+    fprintf(stderr, "conv_layers: %s: %s\n", tsl_conv2d_algo_name(a), tsl_last_error());
+    return false;
+  }
+  c->nargs = conv->ninputs + conv->noutputs;
+  for (int i = 0; i < c->nargs; i++) {
+    const tsl_buffer *b = i < conv->ninputs ? conv->inputs[i]->buf : conv->outputs[0]->buf;
+    float *p = alloc_floats(numel(b));
+    c->owned[c->nowned++] = p;
+    c->ptrs[i] = p;
+    c->args[i] = &c->ptrs[i];
+  }
+  c->out_numel = numel(conv->outputs[0]->buf);
+  /* data NCHW -> NCHW[x]c (zero lanes past C) */
+  int64_t x = d->block, CB = (d->C + x - 1) / x, HW = d->H * d->W;
+  float *data = c->ptrs[0];
+  for (int64_t n = 0; n < d->N; n++)
+    for (int64_t ch = 0; ch < d->C; ch++)
+      for (int64_t i = 0; i < HW; i++) data[((n * CB + ch / x) * HW + i) * x + ch % x] = src[(n * d->C + ch) * HW + i];
+  /* bias, zero-padded */
+  memcpy(c->ptrs[2], bias, sizeof(float) * (size_t)d->K);
+  /* weights through the algorithm's transform */
+  if (wt) {
+    void *bufs[2] = {w, c->ptrs[1]};
+    char wname[96];
+    snprintf(wname, sizeof wname, "l%d_%s_weights", layer_index, tsl_conv2d_algo_name(a));
+    if ((st = run_once(jit, m, wt, wname, bufs)) != TSL_OK) {
+      fprintf(stderr, "conv_layers: weights of %s: %s\n", tsl_conv2d_algo_name(a), tsl_last_error());
+      return false;
+    }
+  }
+  c->ok = true;
+  return true;
+}
+
+static void tessel_free(tessel_conv *c) {
+  for (int i = 0; i < c->nowned; i++) free(c->owned[i]);
+}
+
+/* max |tessel - ref| / max(1, max |ref|), tessel's NCHW[x]c output against NCHW ref. */
+static double compare(const tessel_conv *c, const tsl_conv2d_desc *d, const float *ref) {
+  int64_t x = d->block, KB = (d->K + x - 1) / x, OH = tsl_conv2d_desc_out_h(d), OW = tsl_conv2d_desc_out_w(d);
+  const float *out = c->ptrs[c->nargs - 1];
+  double worst = 0.0, scale = 1.0;
+  for (int64_t i = 0; i < d->N * d->K * OH * OW; i++) scale = fmax(scale, fabs(ref[i]));
+  for (int64_t n = 0; n < d->N; n++)
+    for (int64_t k = 0; k < d->K; k++)
+      for (int64_t i = 0; i < OH * OW; i++) {
+        double got = out[((n * KB + k / x) * OH * OW + i) * x + k % x], want = ref[(n * d->K + k) * OH * OW + i];
+        double e = fabs(got - want) / scale;
+        if (!(e <= worst)) worst = isnan(e) ? INFINITY : e;
+      }
+  return worst;
+}
+
+/* ---- main ---- */
+
+static int usage(void) {
+  fprintf(stderr, "usage: conv_layers [--models a,b] [--models-dir DIR] [--rounds R] [--repeat N] [--min-ms MS] "
+                  "[--filter S] [--algos a,b] [--knobs k=v,...] [--schedule] [--no-peak] [--quiet]\n");
+  return 2;
+}
+
+static bool parse_args(int argc, char **argv, opts *o) {
+  memset(o, 0, sizeof *o);
+  snprintf(o->models, sizeof o->models, "squeezenet1_1,resnet18,mobilenet_v2");
+  snprintf(o->models_dir, sizeof o->models_dir, "%s", TSL_BENCH_MODELS_DIR);
+  o->rounds = 3;
+  o->repeat = 15;
+  o->min_ms = 1.0;
+  o->peak = true;
+  for (int a = 0; a < NALGO; a++) o->algo_on[a] = true;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (strcmp(a, "--no-peak") == 0) o->peak = false;
+    else if (strcmp(a, "--quiet") == 0) o->quiet = true;
+    else if (strcmp(a, "--schedule") == 0) o->print_schedule = true;
+    else if (!v) return false;
+    else if (strcmp(a, "--models") == 0) snprintf(o->models, sizeof o->models, "%s", argv[++i]);
+    else if (strcmp(a, "--models-dir") == 0) snprintf(o->models_dir, sizeof o->models_dir, "%s", argv[++i]);
+    else if (strcmp(a, "--rounds") == 0 && (o->rounds = atoi(argv[++i])) >= 1) continue;
+    else if (strcmp(a, "--repeat") == 0 && (o->repeat = atoi(argv[++i])) >= 1) continue;
+    else if (strcmp(a, "--min-ms") == 0 && (o->min_ms = atof(argv[++i])) >= 0) continue;
+    else if (strcmp(a, "--filter") == 0) o->filter = argv[++i];
+    else if (strcmp(a, "--knobs") == 0) o->knobs = argv[++i];
+    else if (strcmp(a, "--algos") == 0) {
+      for (int k = 0; k < NALGO; k++) o->algo_on[k] = strstr(v, tsl_conv2d_algo_name((tsl_conv2d_algo)k)) != NULL;
+      i++;
+    } else return false;
+  }
+  return o->rounds * o->repeat <= MAX_SAMPLES;
+}
+
+static double best_of(const double *s, int n) {
+  double b = INFINITY;
+  for (int i = 0; i < n; i++) b = fmin(b, s[i]);
+  return b;
+}
+
+typedef struct summary {
+  double log_default, log_best;
+  int n;
+} summary;
+
+static void add_summary(summary *s, double r_default, double r_best) {
+  if (!(r_default > 0) || !(r_best > 0)) return;
+  s->log_default += log(r_default);
+  s->log_best += log(r_best);
+  s->n++;
+}
+
+int main(int argc, char **argv) {
+  opts o;
+  if (!parse_args(argc, argv, &o)) return usage();
+  tsl_target target;
+  if (tsl_target_parse("host", &target) != TSL_OK) {
+    fprintf(stderr, "conv_layers: %s\n", tsl_last_error());
+    return 1;
+  }
+  int64_t block = target.vector_bits >= 64 ? target.vector_bits / 32 : 1;
+  tsl_set_num_threads(1);
+  omp_set_num_threads(1);
+  char tbuf[256];
+  printf("bench/conv_layers: fp32 conv layers, 1 thread; target %s (%d-bit vectors, NCHW%lldc); oneDNN %d.%d.%d "
+         "(isa mask 0x%x)\n",
+         tsl_target_str(&target, tbuf, sizeof tbuf), target.vector_bits, (long long)block, dnnl_version()->major,
+         dnnl_version()->minor, dnnl_version()->patch, (unsigned)dnnl_get_effective_cpu_isa());
+  printf("%d rounds x %d samples per implementation, each sample >= %.0f ms; GFLOP/s of the best sample\n", o.rounds,
+         o.repeat, o.min_ms);
+  double peak = 0.0;
+  if (o.peak) {
+    tsl_peak_opts po = tsl_peak_opts_default();
+    po.threads = 1;
+    po.triad_bytes = 0;
+    po.repeat = 5;
+    tsl_peak pk;
+    if (tsl_peak_measure(&target, &po, &pk) == TSL_OK) {
+      peak = pk.fma_gflops_1;
+      printf("fp32 FMA peak (tuner/peak.h), 1 thread: %.1f GFLOP/s\n", peak);
+    } else {
+      fprintf(stderr, "conv_layers: peak: %s\n", tsl_last_error());
+    }
+  }
+  static layer layers[MAX_LAYERS];
+  int nl = load_layers(&o, block, layers);
+  if (nl == 0) {
+    fprintf(stderr, "conv_layers: no layers (models in %s?)\n", o.models_dir);
+    return 1;
+  }
+  tsl_jit *jit = NULL;
+  if (tsl_jit_new(&target, &jit) != TSL_OK) {
+    fprintf(stderr, "conv_layers: %s\n", tsl_last_error());
+    return 1;
+  }
+  printf("\n%-13s %-28s %-30s %3s %7s %7s |", "model", "layer", "shape (C HxW K RxS s p g act)", "cnt", "MFLOP",
+         "oneDNN");
+  for (int a = 0; a < NALGO; a++)
+    if (o.algo_on[a]) printf(" %11s", tsl_conv2d_algo_name((tsl_conv2d_algo)a));
+  printf(" | %-11s %5s %4s | %5s\n", "default", "ratio", "%pk", "best");
+  summary sum_3x3 = {0}, sum_1x1 = {0}, sum_dw = {0}, sum_all = {0};
+  double *samples = malloc(sizeof(double) * MAX_SAMPLES);
+  static double all[NALGO + 1][MAX_SAMPLES];
+  for (int li = 0; li < nl && samples; li++) {
+    layer *L = &layers[li];
+    tsl_conv2d_desc *d = &L->d;
+    tsl_arena *arena = tsl_arena_new();
+    tsl_arena *prev = tsl_arena_set_current(arena);
+    tsl_module *mod = NULL;
+    tsl_module_new(&mod);
+    int64_t nsrc = d->N * d->C * d->H * d->W, nw = d->K * (d->C / d->groups) * d->R * d->S;
+    int64_t OH = tsl_conv2d_desc_out_h(d), OW = tsl_conv2d_desc_out_w(d), nout = d->N * d->K * OH * OW;
+    float *src = alloc_floats(nsrc), *w = alloc_floats(nw), *bias = alloc_floats(d->K), *ref = alloc_floats(nout);
+    fill(src, nsrc, 11 + (uint64_t)li, 1.0);
+    fill(w, nw, 23 + (uint64_t)li, 1.0 / sqrt((double)(nw / d->K)));
+    fill(bias, d->K, 37 + (uint64_t)li, 0.1);
+    dnnl_conv dc;
+    bool have_dnnl = dnnl_setup(&dc, d, src, w, bias) && dnnl_run(&dc) == 0 && dnnl_output_nchw(&dc, d, ref);
+    tessel_conv tc[NALGO];
+    memset(tc, 0, sizeof tc);
+    double err[NALGO] = {0};
+    for (int a = 0; a < NALGO; a++) {
+      if (!o.algo_on[a] || !tsl_conv2d_algo_applies(d, (tsl_conv2d_algo)a, NULL)) continue;
+      if (!tessel_setup(&tc[a], jit, mod, &target, d, (tsl_conv2d_algo)a, src, w, bias, &o, li)) continue;
+      if (tessel_run(&tc[a]) != 0) {
+        tc[a].ok = false;
+        continue;
+      }
+      err[a] = have_dnnl ? compare(&tc[a], d, ref) : 0.0;
+    }
+    int ns[NALGO + 1] = {0};
+    for (int r = 0; r < o.rounds; r++) {
+      for (int a = 0; a <= NALGO; a++) {
+        tsl_time_opts to = tsl_time_opts_default();
+        to.repeat = o.repeat;
+        to.min_repeat_ms = o.min_ms;
+        tsl_status st;
+        if (a == NALGO) {
+          if (!have_dnnl) continue;
+          st = tsl_time_callback(dnnl_run, &dc, "oneDNN", &to, samples);
+        } else {
+          if (!tc[a].ok) continue;
+          st = tsl_time_callback(tessel_run, &tc[a], tsl_conv2d_algo_name((tsl_conv2d_algo)a), &to, samples);
+        }
+        if (st != TSL_OK) continue;
+        memcpy(&all[a][ns[a]], samples, sizeof(double) * (size_t)o.repeat);
+        ns[a] += o.repeat;
+      }
+    }
+    double flops = tsl_conv2d_desc_flops(d);
+    double gf[NALGO + 1];
+    for (int a = 0; a <= NALGO; a++) gf[a] = ns[a] ? flops / best_of(all[a], ns[a]) * 1e-9 : 0.0;
+    char shape[64];
+    const char *act = d->act == 1 ? "relu" : d->act == 2 ? "clip" : "-";
+    snprintf(shape, sizeof shape, "%lld %lldx%lld %lld %lldx%lld s%lld p%lld g%lld %s", (long long)d->C,
+             (long long)d->H, (long long)d->W, (long long)d->K, (long long)d->R, (long long)d->S,
+             (long long)d->stride_h, (long long)d->pad_top, (long long)d->groups, act);
+    printf("%-13s %-28.28s %-30s x%-2d %7.1f %7.1f |", L->model, L->name, shape, L->count, flops * 1e-6, gf[NALGO]);
+    int best = -1;
+    for (int a = 0; a < NALGO; a++) {
+      if (!o.algo_on[a]) continue;
+      if (!tc[a].ok) {
+        printf(" %11s", "-");
+        continue;
+      }
+      printf(" %7.1f%s", gf[a], err[a] > 1e-3 ? " BAD" : "    ");
+      if (err[a] <= 1e-3 && (best < 0 || gf[a] > gf[best])) best = a;
+    }
+    tsl_conv2d_algo def = tsl_conv2d_select(d, &target);
+    double gdef = tc[def].ok ? gf[def] : 0.0;
+    double rdef = gf[NALGO] > 0 ? gdef / gf[NALGO] : 0.0, rbest = best >= 0 && gf[NALGO] > 0 ? gf[best] / gf[NALGO] : 0.0;
+    printf(" | %-11s %5.2f %4.0f | %5.2f\n", tsl_conv2d_algo_name(def), rdef, peak > 0 ? 100.0 * gdef / peak : 0.0,
+           rbest);
+    fflush(stdout);
+    for (int c = 0; c < L->count; c++) {
+      if (d->groups > 1 && d->groups == d->C) add_summary(&sum_dw, rdef, rbest);
+      else if (d->R == 3 && d->S == 3) add_summary(&sum_3x3, rdef, rbest);
+      else if (d->R == 1 && d->S == 1) add_summary(&sum_1x1, rdef, rbest);
+      add_summary(&sum_all, rdef, rbest);
+    }
+    for (int a = 0; a < NALGO; a++) tessel_free(&tc[a]);
+    if (have_dnnl || dc.engine) dnnl_free(&dc);
+    free(src);
+    free(w);
+    free(bias);
+    free(ref);
+    tsl_module_free(mod);
+    tsl_arena_set_current(prev);
+    tsl_arena_free(arena);
+  }
+  free(samples);
+  printf("\ngeometric mean of tessel / oneDNN over layers (each layer counted as often as it occurs):\n");
+  const struct {
+    const char *name;
+    summary *s;
+  } rows[] = {{"3x3 (groups 1)", &sum_3x3}, {"1x1 (groups 1)", &sum_1x1}, {"depthwise", &sum_dw}, {"all", &sum_all}};
+  for (int i = 0; i < 4; i++)
+    if (rows[i].s->n)
+      printf("  %-16s %3d layers: default algorithm %.2f, best algorithm %.2f\n", rows[i].name, rows[i].s->n,
+             exp(rows[i].s->log_default / rows[i].s->n), exp(rows[i].s->log_best / rows[i].s->n));
+  if (sum_3x3.n + sum_1x1.n) {
+    double ld = sum_3x3.log_default + sum_1x1.log_default, lb = sum_3x3.log_best + sum_1x1.log_best;
+    int n = sum_3x3.n + sum_1x1.n;
+    printf("  %-16s %3d layers: default algorithm %.2f, best algorithm %.2f\n", "3x3 and 1x1", n, exp(ld / n),
+           exp(lb / n));
+  }
+  tsl_jit_free(jit);
+  return 0;
+}

@@ -1,0 +1,114 @@
+/* bench/models: end-to-end latency of whole CNNs compiled by tessel with the default
+ * schedules (no tuning records), at 1 and 2 threads, next to ONNX Runtime 1.30's figures
+ * on the same files (../shared/anchors.md, measured on the reference machine: compare
+ * ratios, the machines are shared and noisy).
+ *
+ *   models [--repeat N] [--models DIR] [MODEL...]
+ *
+ * Models come from DIR (default $TSL_SHARED_DIR/models, else ../shared/models next to
+ * the source tree): the torchvision exports ONNX Runtime was measured on. Without them
+ * the built-in zoo twins run (same architectures, other weights). A benchmark, not a
+ * test: nothing is asserted.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "tessel/tessel.h"
+
+typedef struct peer {
+  const char *model;
+  double ort_ms[2]; /* median, 1 and 2 threads (anchors.md) */
+  double gflop;
+} peer;
+
+static const peer peers[] = {
+    {"squeezenet1_0", {9.42, 5.95}, 1.638},  {"squeezenet1_1", {4.20, 2.88}, 0.698},
+    {"resnet18", {20.50, 11.15}, 3.628},     {"mobilenet_v2", {5.05, 4.51}, 0.602},
+    {"shufflenet_v2_x1_0", {3.25, 3.26}, 0.290},
+};
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Median and min over `repeat` runs after two warm-ups, in ms. */
+static int time_runs(tsl_context *ctx, int repeat, double *median, double *min) {
+  double *t = malloc((size_t)repeat * sizeof *t);
+  if (!t) return 1;
+  for (int w = 0; w < 2; w++)
+    if (tsl_context_run(ctx) != TSL_OK) return free(t), 1;
+  for (int r = 0; r < repeat; r++) {
+    double t0 = tsl_time_now();
+    if (tsl_context_run(ctx) != TSL_OK) return free(t), 1;
+    t[r] = (tsl_time_now() - t0) * 1e3;
+  }
+  qsort(t, (size_t)repeat, sizeof *t, cmp_double);
+  *median = repeat % 2 ? t[repeat / 2] : 0.5 * (t[repeat / 2 - 1] + t[repeat / 2]);
+  *min = t[0];
+  free(t);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  int repeat = 20;
+  const char *dir = NULL;
+  const char *only[8];
+  int nonly = 0;
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--repeat") == 0 && i + 1 < argc) repeat = atoi(argv[++i]);
+    else if (strcmp(argv[i], "--models") == 0 && i + 1 < argc) dir = argv[++i];
+    else if (nonly < 8) only[nonly++] = argv[i];
+  }
+  if (repeat < 1) repeat = 1;
+  char dbuf[4096];
+  if (!dir) {
+    const char *env = getenv("TSL_SHARED_DIR");
+    snprintf(dbuf, sizeof dbuf, "%s/models", env ? env : TSL_BENCH_SHARED_DIR);
+    dir = dbuf;
+  }
+  struct stat sb;
+  bool have_files = stat(dir, &sb) == 0 && S_ISDIR(sb.st_mode);
+  printf("tessel end-to-end latency, default schedules, median (min) of %d runs, ms\n", repeat);
+  printf("models: %s\n\n", have_files ? dir : "built-in zoo (no shared models found)");
+  printf("| model | tessel 1 thread | tessel 2 threads | ORT 1 thread | ORT 2 threads | tessel/ORT 1t | "
+         "compile s | kernels | peak act. MiB |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  for (size_t p = 0; p < sizeof peers / sizeof peers[0]; p++) {
+    bool want = nonly == 0;
+    for (int i = 0; i < nonly; i++) want |= strcmp(only[i], peers[p].model) == 0;
+    if (!want) continue;
+    char src[4400];
+    if (have_files) snprintf(src, sizeof src, "%s/%s.onnx", dir, peers[p].model);
+    else snprintf(src, sizeof src, "%s", peers[p].model);
+    tsl_model *m;
+    tsl_compiled *c;
+    tsl_context *ctx;
+    double t0 = tsl_time_now();
+    if (tsl_model_load(src, &m) != TSL_OK || tsl_model_compile(m, "host", NULL, &c) != TSL_OK) {
+      printf("| %s | error: %s |\n", peers[p].model, tsl_last_error());
+      continue;
+    }
+    double compile_s = tsl_time_now() - t0;
+    tsl_model_free(m);
+    size_t in_bytes;
+    tsl_compiled_input_info(c, 0, NULL, NULL, NULL, NULL, &in_bytes);
+    float *x = calloc(in_bytes / sizeof(float), sizeof(float));
+    for (size_t i = 0; x && i < in_bytes / sizeof(float); i++) x[i] = (float)((i * 2654435761u) % 1000) / 500.0f - 1.0f;
+    double med[2] = {0}, mn[2] = {0};
+    bool ok = x && tsl_context_new(c, &ctx) == TSL_OK;
+    if (ok) ok = tsl_context_set_input(ctx, 0, x, in_bytes) == TSL_OK;
+    for (int t = 0; ok && t < 2; t++) ok = tsl_set_num_threads(t + 1) == TSL_OK && time_runs(ctx, repeat, &med[t], &mn[t]) == 0;
+    if (!ok) printf("| %s | error: %s |\n", peers[p].model, tsl_last_error());
+    else
+      printf("| %s | %.2f (%.2f) | %.2f (%.2f) | %.2f | %.2f | %.2fx | %.1f | %d | %.2f |\n", peers[p].model, med[0], mn[0],
+             med[1], mn[1], peers[p].ort_ms[0], peers[p].ort_ms[1], med[0] / peers[p].ort_ms[0], compile_s,
+             tsl_compiled_num_kernels(c), tsl_compiled_activation_bytes(c) / 1048576.0);
+    fflush(stdout);
+    free(x);
+    if (ok) tsl_context_free(ctx);
+    tsl_compiled_free(c);
+  }
+  return 0;
+}

@@ -1,0 +1,98 @@
+/* tessel — the C API for applications: load a CNN, compile it, run it.
+ *
+ *     tsl_model *m;          tsl_model_load("squeezenet1_1", &m);   // or "path/to/model.onnx"
+ *     tsl_compiled *c;       tsl_model_compile(m, "host", NULL, &c); // NULL: no records
+ *     tsl_context *ctx;      tsl_context_new(c, &ctx);
+ *     tsl_context_set_input(ctx, 0, pixels, sizeof pixels);        // f32 NCHW
+ *     tsl_context_run(ctx);
+ *     tsl_context_get_output(ctx, 0, logits, sizeof logits);
+ *     tsl_context_free(ctx); tsl_compiled_free(c); tsl_model_free(m);
+ *
+ * Every call returns a tsl_status; on failure tsl_last_error() (tessel/status.h) holds
+ * a message saying where and why, and tsl_status_name() a short name of the code.
+ *
+ * Threads: a compiled model is immutable. Any number of threads may run it at once,
+ * each with its own context (a context holds one run's activation memory and is used by
+ * one thread at a time). Kernels run their parallel loops on the process's thread pool:
+ * tsl_set_num_threads (tessel/runtime.h) sets its size.
+ */
+#ifndef TESSEL_TESSEL_H
+#define TESSEL_TESSEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tessel/runtime.h"
+#include "tessel/status.h"
+#include "tessel/tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tsl_model tsl_model;
+typedef struct tsl_compiled tsl_compiled;
+typedef struct tsl_context tsl_context;
+
+/* Loads a model: `source` is a built-in model name (squeezenet1_0, squeezenet1_1,
+ * resnet18, resnet50, mobilenet_v2, shufflenet_v2_x1_0; deterministic weights, see
+ * models/zoo.h) or the path of an ONNX file (anything containing '/' or ending in
+ * ".onnx"). Free with tsl_model_free.
+ * Errors: TSL_ERR_INVALID (NULL arguments, a malformed file), TSL_ERR_IO (unreadable
+ * file), TSL_ERR_NOT_FOUND (unknown built-in name), TSL_ERR_UNSUPPORTED (an operator
+ * or opset tessel does not run), TSL_ERR_NOMEM. */
+tsl_status tsl_model_load(const char *source, tsl_model **out);
+void tsl_model_free(tsl_model *m);
+
+/* Compiles m for `target` (a target string such as "host" or "x86-64-avx2"; NULL means
+ * "host"; it must run on this machine). `records` is a tuning records file (NULL: the
+ * default schedules). The model may be freed afterwards.
+ * Errors: TSL_ERR_UNSUPPORTED (target, an operator no kernel computes), TSL_ERR_IO
+ * (records unreadable), TSL_ERR_CODEGEN (a kernel failed to build), TSL_ERR_NOMEM. */
+tsl_status tsl_model_compile(const tsl_model *m, const char *target, const char *records, tsl_compiled **out);
+void tsl_compiled_free(tsl_compiled *c);
+
+/* Inputs and outputs of a compiled model, in call order. */
+int tsl_compiled_num_inputs(const tsl_compiled *c);
+int tsl_compiled_num_outputs(const tsl_compiled *c);
+
+/* Describes input / output i: name (valid while c lives; may be NULL), dtype, rank and
+ * extents (shape needs TSL_MAX_NDIM entries; any pointer may be NULL), size in bytes.
+ * Errors: TSL_ERR_INVALID (NULL c, i out of range). */
+tsl_status tsl_compiled_input_info(const tsl_compiled *c, int i, const char **name, tsl_dtype *dtype, int *ndim,
+                                   int64_t *shape, size_t *bytes);
+tsl_status tsl_compiled_output_info(const tsl_compiled *c, int i, const char **name, tsl_dtype *dtype, int *ndim,
+                                    int64_t *shape, size_t *bytes);
+
+/* Planned peak activation memory of one context (bytes; memory planning shares bytes
+ * between tensors whose lifetimes do not overlap), the bytes of weights held, the
+ * kernel calls of one run and the distinct kernels compiled. */
+int64_t tsl_compiled_activation_bytes(const tsl_compiled *c);
+int64_t tsl_compiled_weight_bytes(const tsl_compiled *c);
+int tsl_compiled_num_steps(const tsl_compiled *c);
+int tsl_compiled_num_kernels(const tsl_compiled *c);
+/* Kernels whose schedule came from the records file given to tsl_model_compile. */
+int tsl_compiled_num_tuned_kernels(const tsl_compiled *c);
+
+/* A context for running c; c must outlive it.
+ * Errors: TSL_ERR_INVALID (NULL arguments), TSL_ERR_NOMEM. */
+tsl_status tsl_context_new(const tsl_compiled *c, tsl_context **out);
+void tsl_context_free(tsl_context *ctx);
+
+/* Copies `bytes` bytes (exactly the input's size: compact row-major elements of its
+ * dtype) into input i. The value stays for every later run until set again.
+ * Errors: TSL_ERR_INVALID (NULL arguments, i out of range, a size mismatch). */
+tsl_status tsl_context_set_input(tsl_context *ctx, int i, const void *data, size_t bytes);
+
+/* Runs the model on the context's inputs. Errors: TSL_ERR_RUNTIME (a kernel failed:
+ * the message names the layer), TSL_ERR_INVALID (NULL context). */
+tsl_status tsl_context_run(tsl_context *ctx);
+
+/* Copies output i of the last run into data (`bytes` must be the output's size).
+ * Errors: TSL_ERR_INVALID (NULL arguments, i out of range, a size mismatch). */
+tsl_status tsl_context_get_output(const tsl_context *ctx, int i, void *data, size_t bytes);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,159 @@
+/* The application API (include/tessel/tessel.h) over the graph, the compiler and the
+ * graph executor. */
+#include "tessel/tessel.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "models/compile.h"
+#include "models/graph.h"
+#include "models/onnx.h"
+#include "models/zoo.h"
+#include "runtime/graph_executor.h"
+
+struct tsl_model {
+  tsl_graph *graph;
+};
+
+struct tsl_compiled {
+  tsl_graph_plan *plan;
+  tsl_compile_stats stats;
+};
+
+struct tsl_context {
+  const tsl_compiled *compiled;
+  tsl_graph_ctx *ctx;
+};
+
+/* Zoo models are built with this seed: the weights of "resnet18" are the same in every
+ * program that loads it. */
+#define TSL_API_ZOO_SEED 1
+
+static bool is_path(const char *s) {
+  size_t n = strlen(s);
+  return strchr(s, '/') || (n >= 5 && strcmp(s + n - 5, ".onnx") == 0);
+}
+
+tsl_status tsl_model_load(const char *source, tsl_model **out) {
+  if (!source || !out) return tsl_error(TSL_ERR_INVALID, "tsl_model_load: NULL argument");
+  *out = NULL;
+  tsl_graph *g = NULL;
+  tsl_status st = is_path(source) ? tsl_graph_load_onnx(source, &g) : tsl_zoo_build(source, TSL_API_ZOO_SEED, &g);
+  if (st != TSL_OK) return st;
+  tsl_model *m = calloc(1, sizeof *m);
+  if (!m) {
+    tsl_graph_free(g);
+    return tsl_error(TSL_ERR_NOMEM, "tsl_model_load: out of memory");
+  }
+  m->graph = g;
+  *out = m;
+  return TSL_OK;
+}
+
+void tsl_model_free(tsl_model *m) {
+  if (!m) return;
+  tsl_graph_free(m->graph);
+  free(m);
+}
+
+tsl_status tsl_model_compile(const tsl_model *m, const char *target, const char *records, tsl_compiled **out) {
+  if (!m || !out) return tsl_error(TSL_ERR_INVALID, "tsl_model_compile: NULL argument");
+  *out = NULL;
+  tsl_compiled *c = calloc(1, sizeof *c);
+  if (!c) return tsl_error(TSL_ERR_NOMEM, "tsl_model_compile: out of memory");
+  tsl_compile_options o = {.target = target, .records = records};
+  tsl_status st = tsl_graph_compile(m->graph, &o, &c->plan, &c->stats);
+  if (st != TSL_OK) {
+    free(c);
+    return st;
+  }
+  *out = c;
+  return TSL_OK;
+}
+
+void tsl_compiled_free(tsl_compiled *c) {
+  if (!c) return;
+  tsl_graph_plan_free(c->plan);
+  free(c);
+}
+
+int tsl_compiled_num_inputs(const tsl_compiled *c) { return c ? tsl_graph_plan_num_inputs(c->plan) : 0; }
+int tsl_compiled_num_outputs(const tsl_compiled *c) { return c ? tsl_graph_plan_num_outputs(c->plan) : 0; }
+
+static tsl_status io_info(const tsl_compiled *c, bool input, int i, const char **name, tsl_dtype *dtype, int *ndim,
+                          int64_t *shape, size_t *bytes) {
+  int n = input ? tsl_compiled_num_inputs(c) : tsl_compiled_num_outputs(c);
+  if (!c || i < 0 || i >= n)
+    return tsl_error(TSL_ERR_INVALID, "tsl_compiled_%s_info: index %d out of range (the model has %d)",
+                     input ? "input" : "output", i, n);
+  tsl_graph_io_info info = input ? tsl_graph_plan_input_info(c->plan, i) : tsl_graph_plan_output_info(c->plan, i);
+  if (name) *name = info.name;
+  if (dtype) *dtype = info.dtype;
+  if (ndim) *ndim = info.ndim;
+  if (shape) memcpy(shape, info.shape, sizeof info.shape);
+  if (bytes) *bytes = (size_t)info.bytes;
+  return TSL_OK;
+}
+
+tsl_status tsl_compiled_input_info(const tsl_compiled *c, int i, const char **name, tsl_dtype *dtype, int *ndim,
+                                   int64_t *shape, size_t *bytes) {
+  return io_info(c, true, i, name, dtype, ndim, shape, bytes);
+}
+
+tsl_status tsl_compiled_output_info(const tsl_compiled *c, int i, const char **name, tsl_dtype *dtype, int *ndim,
+                                    int64_t *shape, size_t *bytes) {
+  return io_info(c, false, i, name, dtype, ndim, shape, bytes);
+}
+
+int64_t tsl_compiled_activation_bytes(const tsl_compiled *c) { return c ? c->stats.planned_peak_bytes : 0; }
+int64_t tsl_compiled_weight_bytes(const tsl_compiled *c) { return c ? c->stats.constant_bytes : 0; }
+int tsl_compiled_num_steps(const tsl_compiled *c) { return c ? c->stats.steps : 0; }
+int tsl_compiled_num_kernels(const tsl_compiled *c) { return c ? c->stats.kernels : 0; }
+int tsl_compiled_num_tuned_kernels(const tsl_compiled *c) { return c ? c->stats.records_used : 0; }
+
+tsl_status tsl_context_new(const tsl_compiled *c, tsl_context **out) {
+  if (!c || !out) return tsl_error(TSL_ERR_INVALID, "tsl_context_new: NULL argument");
+  tsl_context *ctx = calloc(1, sizeof *ctx);
+  if (!ctx) return tsl_error(TSL_ERR_NOMEM, "tsl_context_new: out of memory");
+  tsl_status st = tsl_graph_ctx_new(c->plan, &ctx->ctx);
+  if (st != TSL_OK) {
+    free(ctx);
+    return st;
+  }
+  ctx->compiled = c;
+  *out = ctx;
+  return TSL_OK;
+}
+
+void tsl_context_free(tsl_context *ctx) {
+  if (!ctx) return;
+  tsl_graph_ctx_free(ctx->ctx);
+  free(ctx);
+}
+
+tsl_status tsl_context_set_input(tsl_context *ctx, int i, const void *data, size_t bytes) {
+  if (!ctx || !data) return tsl_error(TSL_ERR_INVALID, "tsl_context_set_input: NULL argument");
+  size_t want;
+  tsl_status st = tsl_compiled_input_info(ctx->compiled, i, NULL, NULL, NULL, NULL, &want);
+  if (st != TSL_OK) return st;
+  if (bytes != want)
+    return tsl_error(TSL_ERR_INVALID, "tsl_context_set_input: input %d holds %zu bytes, given %zu", i, want, bytes);
+  memcpy(tsl_graph_ctx_input(ctx->ctx, i), data, bytes);
+  return TSL_OK;
+}
+
+tsl_status tsl_context_run(tsl_context *ctx) {
+  if (!ctx) return tsl_error(TSL_ERR_INVALID, "tsl_context_run: NULL context");
+  return tsl_graph_run(ctx->ctx, NULL);
+}
+
+tsl_status tsl_context_get_output(const tsl_context *ctx, int i, void *data, size_t bytes) {
+  if (!ctx || !data) return tsl_error(TSL_ERR_INVALID, "tsl_context_get_output: NULL argument");
+  size_t have;
+  tsl_status st = tsl_compiled_output_info(ctx->compiled, i, NULL, NULL, NULL, NULL, &have);
+  if (st != TSL_OK) return st;
+  if (bytes != have)
+    return tsl_error(TSL_ERR_INVALID, "tsl_context_get_output: output %d holds %zu bytes, given %zu", i, have, bytes);
+  memcpy(data, tsl_graph_ctx_output(ctx->ctx, i), bytes);
+  return TSL_OK;
+}

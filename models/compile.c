@@ -1,0 +1,356 @@
+/* The graph compiler driver (compile.h). */
+#include "models/compile.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codegen/build.h"
+#include "codegen/jit.h"
+#include "codegen/target.h"
+#include "dsl/ops/registry.h"
+#include "dsl/parser.h"
+#include "dsl/te.h"
+#include "ir/arena.h"
+#include "models/default_schedule.h"
+#include "models/node_kernels.h"
+#include "models/passes/channel_shuffle.h"
+#include "models/passes/fold_batch_norm.h"
+#include "models/passes/fold_constants.h"
+#include "models/passes/fuse_conv.h"
+#include "models/passes/plan_memory.h"
+#include "models/passes/layout.h"
+#include "schedule/schedule.h"
+#include "schedule/templates/conv2d_nchwc.h"
+#include "tessel/runtime.h"
+#include "tuner/dispatch.h"
+#include "tuner/records.h"
+#include "tuner/workload.h"
+
+static bool debug_on(void) {
+  const char *d = getenv("TSL_DEBUG");
+  return d && strstr(d, "compile");
+}
+
+tsl_status tsl_graph_optimize(tsl_graph *g, int block, tsl_compile_stats *stats) {
+  if (!g) return tsl_error(TSL_ERR_INVALID, "graph optimize: NULL graph");
+  tsl_compile_stats local;
+  if (!stats) stats = &local;
+  stats->nodes_before = g->n_nodes;
+  tsl_status st = tsl_pass_fold_constants(g, &stats->constants_folded);
+  if (st == TSL_OK) st = tsl_pass_fold_batch_norm(g, &stats->batch_norms_folded);
+  if (st == TSL_OK) st = tsl_pass_fuse_conv(g, &stats->nodes_fused);
+  if (st == TSL_OK) st = tsl_pass_channel_shuffle(g, &stats->channel_shuffles);
+  if (st == TSL_OK && block > 0) st = tsl_pass_select_layout(g, block, &stats->layout_transforms);
+  stats->nodes_after = g->n_nodes;
+  return st;
+}
+
+/* ---- kernels: one per distinct workload text ---- */
+
+typedef struct kernel_entry {
+  char *text;
+  uint64_t hash;
+  const tsl_kernel *kernel;
+} kernel_entry;
+
+typedef struct compiler {
+  tsl_jit *jit;
+  tsl_module *module;
+  kernel_entry *kernels;
+  int nkernels, cap;
+  tsl_target target;
+  tsl_records *records; /* NULL: default schedules */
+  int records_used;
+  double build_seconds;
+} compiler;
+
+static uint64_t text_hash(const char *s) {
+  uint64_t h = 1469598103934665603ull;
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+  return h;
+}
+
+static tsl_status build_kernel(compiler *c, const tsl_graph *g, int node, const tsl_node_kernel *nk,
+                               const tsl_kernel **out) {
+  uint64_t h = text_hash(nk->text);
+  for (int i = 0; i < c->nkernels; i++)
+    if (c->kernels[i].hash == h && strcmp(c->kernels[i].text, nk->text) == 0) {
+      *out = c->kernels[i].kernel;
+      return TSL_OK;
+    }
+  const char *node_name = g->nodes[node].name;
+  double t0 = tsl_time_now();
+  char name[160];
+  snprintf(name, sizeof name, "%s__%08llx", nk->label, (unsigned long long)(h & 0xffffffffu));
+  tsl_arena *arena = tsl_arena_new();
+  tsl_arena *prev = tsl_arena_set_current(arena);
+  tsl_dsl_module *mod = NULL;
+  tsl_schedule *s = NULL;
+  tsl_te_program *prog = NULL;
+  const int64_t *shapes[TSL_NODE_KERNEL_MAX_ARGS];
+  for (int i = 0; i < nk->ninputs; i++) shapes[i] = nk->shapes[i];
+  tsl_status st;
+  if (nk->registry_op) {
+    st = tsl_op_instantiate(nk->registry_op, nk->ninputs, shapes, nk->ndims, nk->nparams, nk->params, &prog);
+  } else {
+    st = tsl_dsl_parse(nk->text, name, &mod);
+    if (st == TSL_OK)
+      st = tsl_dsl_instantiate(tsl_dsl_module_find(mod, nk->op_name), nk->ninputs, shapes, nk->ndims, 0, NULL, &prog);
+    if (st == TSL_OK) st = tsl_te_check(prog);
+  }
+  if (st == TSL_OK && prog->noutputs != nk->nargs - nk->ninputs)
+    st = tsl_error(TSL_ERR_INVALID, "kernel %s has %d outputs, the node %d", name, prog->noutputs,
+                   nk->nargs - nk->ninputs);
+  bool direct = nk->registry_op && (strcmp(nk->registry_op, "conv2d_nchwc_bias") == 0 ||
+                                    strcmp(nk->registry_op, "conv2d_nchwc_bias_add") == 0);
+  if (st == TSL_OK && direct && c->records) {
+    /* the tuner's best record for this workload, or its default (tuner/dispatch.h) */
+    tsl_workload w;
+    tsl_dispatch_info info;
+    tsl_te_program *tuned = NULL;
+    st = tsl_workload_init(&w, nk->registry_op, nk->ninputs, shapes, nk->ndims, nk->nparams, nk->params);
+    if (st == TSL_OK) st = tsl_dispatch_schedule(c->records, &c->target, &w, stderr, &tuned, &s, &info);
+    if (st == TSL_OK && info.tuned) c->records_used++;
+  } else if (st == TSL_OK) {
+    if (direct) {
+      tsl_conv2d_nchwc_shape sh;
+      st = tsl_conv2d_nchwc_get_shape(prog, &sh);
+      /* the pixel-axis (gemm) variant measured 50-100x slower than the direct one on
+       * SqueezeNet's 1x1 layers here: direct until that is fixed */
+      tsl_conv2d_nchwc_knobs kn = tsl_conv2d_nchwc_default_knobs(&c->target, &sh, false);
+      if (st == TSL_OK) st = tsl_conv2d_nchwc_schedule(prog, &c->target, &kn, &s);
+    } else {
+      st = tsl_default_schedule(prog, &c->target, &s);
+    }
+  }
+  if (st == TSL_OK) st = tsl_build(s, name, c->jit, c->module, NULL, NULL);
+  tsl_schedule_free(s);
+  tsl_dsl_module_free(mod);
+  tsl_arena_set_current(prev);
+  tsl_arena_free(arena);
+  if (st != TSL_OK) {
+    /* keep the failing stage's message, prefixed with the node */
+    char why[1024];
+    snprintf(why, sizeof why, "%s", tsl_last_error());
+    return tsl_error(st, "compile: node %s (%s): kernel %s: %s", node_name, tsl_op_name(g->nodes[node].op), name, why);
+  }
+  if ((st = tsl_module_get_kernel(c->module, name, out)) != TSL_OK) return st;
+  if (c->nkernels == c->cap) {
+    int cap = c->cap ? 2 * c->cap : 32;
+    kernel_entry *ne = realloc(c->kernels, (size_t)cap * sizeof *ne);
+    if (!ne) return tsl_error(TSL_ERR_NOMEM, "compile: out of memory");
+    c->kernels = ne;
+    c->cap = cap;
+  }
+  char *text = strdup(nk->text);
+  if (!text) return tsl_error(TSL_ERR_NOMEM, "compile: out of memory");
+  c->kernels[c->nkernels++] = (kernel_entry){text, h, *out};
+  double dt = tsl_time_now() - t0;
+  c->build_seconds += dt;
+  if (debug_on()) {
+    size_t len = strlen(nk->text);
+    fprintf(stderr, "compile: built %s for %s in %.1f ms\n%s%s", name, node_name, dt * 1e3, nk->text,
+            len && nk->text[len - 1] == '\n' ? "" : "\n");
+  }
+  return TSL_OK;
+}
+
+/* ---- the plan ---- */
+
+typedef struct step_rec {
+  int node;
+  const tsl_kernel *kernel;
+  tsl_node_kernel nk;
+} step_rec;
+
+/* Bytes as stored (a blocked value holds its padding lanes too). */
+static int64_t value_bytes(const tsl_value *v) {
+  int64_t s[TSL_MAX_NDIM], n = (int64_t)tsl_dtype_bytes(v->dtype);
+  int nd = tsl_value_storage_shape(v, s);
+  for (int d = 0; d < nd; d++) n *= s[d];
+  return n;
+}
+
+/* g is the optimized graph; names come from `orig`, the graph as given (passes may
+ * have renamed the values that are now its outputs). */
+static tsl_status make_plan(compiler *c, const tsl_graph *g, const tsl_graph *orig, tsl_graph_plan *plan,
+                            tsl_compile_stats *stats) {
+  int nv = g->n_values;
+  int *root = malloc((size_t)nv * sizeof *root);   /* value -> the value whose bytes it is */
+  int *buf = malloc((size_t)nv * sizeof *buf);     /* value -> plan buffer */
+  int *first = malloc((size_t)nv * sizeof *first), *last = malloc((size_t)nv * sizeof *last);
+  step_rec *steps = calloc((size_t)(g->n_nodes ? g->n_nodes : 1), sizeof *steps);
+  tsl_mem_request *req = malloc((size_t)(nv ? nv : 1) * sizeof *req);
+  int64_t *offsets = malloc((size_t)(nv ? nv : 1) * sizeof *offsets);
+  int *req_value = malloc((size_t)(nv ? nv : 1) * sizeof *req_value);
+  int nsteps = 0;
+  tsl_status st = TSL_OK;
+  if (!root || !buf || !first || !last || !steps || !req || !offsets || !req_value) {
+    st = tsl_error(TSL_ERR_NOMEM, "compile: out of memory");
+    goto done;
+  }
+  for (int v = 0; v < nv; v++) {
+    root[v] = v;
+    buf[v] = -1;
+    first[v] = g->values[v].is_input ? 0 : -1;
+    last[v] = -1;
+  }
+  for (int n = 0; n < g->n_nodes && st == TSL_OK; n++) {
+    tsl_node_kernel nk;
+    if ((st = tsl_node_kernel_make(g, n, &nk)) != TSL_OK) break;
+    if (nk.kind == TSL_NODE_ALIAS) {
+      root[nk.values[1]] = root[nk.values[0]];
+      continue;
+    }
+    const tsl_kernel *k;
+    if ((st = build_kernel(c, g, n, &nk, &k)) != TSL_OK) {
+      tsl_node_kernel_clear(&nk);
+      break;
+    }
+    for (int a = 0; a < nk.nargs; a++) {
+      int r = root[nk.values[a]];
+      if (a >= nk.ninputs && first[r] < 0) first[r] = nsteps;
+      if (last[r] < nsteps) last[r] = nsteps;
+    }
+    steps[nsteps++] = (step_rec){n, k, nk};
+  }
+  if (st != TSL_OK) goto done;
+  /* inputs are set once and read by every later run; outputs are read after the run */
+  for (int i = 0; i < g->n_inputs; i++) last[root[g->inputs[i]]] = nsteps;
+  for (int i = 0; i < g->n_outputs; i++) last[root[g->outputs[i]]] = nsteps;
+  int nreq = 0;
+  stats->activation_bytes = 0;
+  for (int v = 0; v < nv; v++) {
+    const tsl_value *val = &g->values[v];
+    if (root[v] != v || val->constant || first[v] < 0) continue;
+    req[nreq] = (tsl_mem_request){value_bytes(val), first[v], last[v] < first[v] ? first[v] : last[v]};
+    req_value[nreq++] = v;
+    stats->activation_bytes += value_bytes(val);
+  }
+  int64_t peak;
+  if ((st = tsl_pass_plan_memory(nreq, req, offsets, &peak)) != TSL_OK) goto done;
+  for (int i = 0; i < nreq && st == TSL_OK; i++)
+    st = tsl_graph_plan_add_activation(plan, offsets[i], req[i].bytes, &buf[req_value[i]]);
+  /* constants read by kernels, then views for aliases */
+  for (int s = 0; s < nsteps && st == TSL_OK; s++)
+    for (int a = 0; a < steps[s].nk.ninputs && st == TSL_OK; a++) {
+      int r = root[steps[s].nk.values[a]];
+      const tsl_value *val = &g->values[r];
+      if (!val->constant || buf[r] >= 0) continue;
+      tsl_tensor *t;
+      if ((st = tsl_tensor_new(val->constant->dtype, val->constant->ndim, val->constant->shape, &t)) != TSL_OK) break;
+      if ((st = tsl_tensor_copy_to(val->constant, t->data, tsl_tensor_nbytes(t))) != TSL_OK) {
+        tsl_tensor_free(t);
+        break;
+      }
+      st = tsl_graph_plan_add_constant(plan, t, &buf[r]);
+    }
+  for (int i = 0; i < g->n_outputs && st == TSL_OK; i++) {
+    int r = root[g->outputs[i]];
+    const tsl_value *val = &g->values[r];
+    if (buf[r] >= 0 || !val->constant) continue;
+    tsl_tensor *t;
+    if ((st = tsl_tensor_new(val->constant->dtype, val->constant->ndim, val->constant->shape, &t)) != TSL_OK) break;
+    if ((st = tsl_tensor_copy_to(val->constant, t->data, tsl_tensor_nbytes(t))) == TSL_OK)
+      st = tsl_graph_plan_add_constant(plan, t, &buf[r]);
+    else tsl_tensor_free(t);
+  }
+  for (int v = 0; v < nv && st == TSL_OK; v++) {
+    if (root[v] == v || buf[root[v]] < 0) continue;
+    st = tsl_graph_plan_add_view(plan, buf[root[v]], 0, value_bytes(&g->values[v]), &buf[v]);
+  }
+  for (int s = 0; s < nsteps && st == TSL_OK; s++) {
+    int args[TSL_NODE_KERNEL_MAX_ARGS];
+    for (int a = 0; a < steps[s].nk.nargs; a++) args[a] = buf[steps[s].nk.values[a]];
+    st = tsl_graph_plan_add_step(plan, steps[s].kernel, g->nodes[steps[s].node].name, steps[s].nk.nargs, args);
+  }
+  for (int i = 0; i < g->n_inputs && st == TSL_OK; i++) {
+    const tsl_value *val = &g->values[g->inputs[i]];
+    st = tsl_graph_plan_add_input(plan, orig->values[orig->inputs[i]].name, buf[g->inputs[i]], val->dtype, val->ndim,
+                                  val->shape);
+  }
+  for (int i = 0; i < g->n_outputs && st == TSL_OK; i++) {
+    const tsl_value *val = &g->values[g->outputs[i]];
+    if (buf[g->outputs[i]] < 0) {
+      st = tsl_error(TSL_ERR_INVALID, "compile: graph output %s is computed by no node", val->name);
+      break;
+    }
+    st = tsl_graph_plan_add_output(plan, orig->values[orig->outputs[i]].name, buf[g->outputs[i]], val->dtype, val->ndim,
+                                   val->shape);
+  }
+  stats->steps = nsteps;
+  stats->planned_peak_bytes = tsl_graph_plan_arena_bytes(plan);
+  stats->constant_bytes = tsl_graph_plan_constant_bytes(plan);
+done:
+  for (int s = 0; steps && s < nsteps; s++) tsl_node_kernel_clear(&steps[s].nk);
+  free(root);
+  free(buf);
+  free(first);
+  free(last);
+  free(steps);
+  free(req);
+  free(offsets);
+  free(req_value);
+  return st;
+}
+
+tsl_status tsl_graph_compile(const tsl_graph *g, const tsl_compile_options *opts, tsl_graph_plan **out,
+                             tsl_compile_stats *stats) {
+  if (!g || !out) return tsl_error(TSL_ERR_INVALID, "compile: NULL argument");
+  *out = NULL;
+  tsl_compile_stats local;
+  if (!stats) stats = &local;
+  memset(stats, 0, sizeof *stats);
+  tsl_compile_options o = {0};
+  if (opts) o = *opts;
+  double t0 = tsl_time_now();
+  compiler c = {0};
+  tsl_status st = tsl_target_parse(o.target ? o.target : "host", &c.target);
+  if (st != TSL_OK) return st;
+  if (o.records) {
+    if ((st = tsl_records_new(&c.records)) != TSL_OK) return st;
+    if ((st = tsl_records_load(c.records, o.records, true, stderr)) != TSL_OK) {
+      tsl_records_free(c.records);
+      return st;
+    }
+  }
+  tsl_graph *work = NULL;
+  tsl_graph_plan *plan = NULL;
+  if ((st = tsl_graph_clone(g, &work)) != TSL_OK) {
+    tsl_records_free(c.records);
+    return st;
+  }
+  int block = o.no_layout ? 0 : (c.target.vector_bits >= 32 ? c.target.vector_bits / 32 : 1);
+  if (!o.no_passes) st = tsl_graph_optimize(work, block, stats);
+  else stats->nodes_before = stats->nodes_after = work->n_nodes;
+  stats->pass_seconds = tsl_time_now() - t0;
+  if (st == TSL_OK && debug_on()) {
+    fprintf(stderr, "compile: graph after the passes\n");
+    tsl_graph_print(work, stderr);
+  }
+  if (st == TSL_OK) st = tsl_jit_new(&c.target, &c.jit);
+  if (st == TSL_OK) st = tsl_module_new(&c.module);
+  if (st == TSL_OK) st = tsl_graph_plan_new(&plan);
+  if (st == TSL_OK) {
+    tsl_graph_plan_set_module(plan, c.module);
+    st = make_plan(&c, work, g, plan, stats);
+  } else {
+    tsl_module_free(c.module);
+  }
+  stats->kernels = c.nkernels;
+  stats->records_used = c.records_used;
+  tsl_records_free(c.records);
+  stats->build_seconds = c.build_seconds;
+  for (int i = 0; i < c.nkernels; i++) free(c.kernels[i].text);
+  free(c.kernels);
+  tsl_jit_free(c.jit);
+  tsl_graph_free(work);
+  if (st != TSL_OK) {
+    tsl_graph_plan_free(plan);
+    return st;
+  }
+  stats->total_seconds = tsl_time_now() - t0;
+  *out = plan;
+  return TSL_OK;
+}

@@ -1,0 +1,76 @@
+/* tessel — one graph node as an operator instance: the DSL text (docs/dsl.md) of the
+ * kernel that computes it, with every shape and attribute written in as a literal.
+ *
+ * The text is the node's workload: two nodes with the same operator, shapes and
+ * attributes give byte-identical texts, so the compiler builds one kernel for both
+ * (identical layers share code). The kernel's arguments are the node's tensor inputs,
+ * then its outputs (the buffers of graph values), each seen through the `view` shape
+ * written in the text (a reshaped view of the same compact bytes: e.g. a global
+ * average pool reads its N x C x H x W input as NC x HW).
+ *
+ * Fused convolutions (models/passes/fuse_conv.h) carry their epilogue as attributes:
+ * the kernel computes act(conv(x, w) + bias + residual) in one pass over the output.
+ *
+ * Nodes that move no data (Reshape, Flatten, Identity, Dropout) have no kernel: their
+ * output is a view of their input (TSL_NODE_ALIAS).
+ *
+ * Values in the blocked layout NCHW[x]c (models/passes/layout.h) are stored as
+ * [N, ceil(C/x), H, W, x] with zero lanes past C; their nodes use the registry's
+ * NCHW[x]c operators (conv2d_nchwc_bias, conv2d_nchwc_bias_add, conv2d_nchwc_grouped,
+ * the layout transforms) or blocked texts generated here (pools, elementwise, concat,
+ * channel slices), which keep the padding lanes at zero.
+ */
+#ifndef TESSEL_MODELS_NODE_KERNELS_H
+#define TESSEL_MODELS_NODE_KERNELS_H
+
+#include <stdint.h>
+
+#include "dsl/parser.h"
+#include "models/graph.h"
+#include "tessel/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TSL_NODE_KERNEL_MAX_ARGS 24
+
+typedef enum tsl_node_kernel_kind {
+  TSL_NODE_KERNEL = 0, /* compute the outputs with the kernel of `text` */
+  TSL_NODE_ALIAS = 1   /* output 0 is input 0's bytes, unchanged */
+} tsl_node_kernel_kind;
+
+typedef struct tsl_node_kernel {
+  tsl_node_kernel_kind kind;
+  char *text;       /* malloc'd DSL text defining one op named `op_name` (KERNEL only) */
+  char op_name[16]; /* the op's name in the text */
+  char label[96];   /* what the kernel is, for symbol names: "conv2d_3x3_s2_p1_bias_relu" */
+  int nargs;        /* inputs then outputs */
+  int ninputs;
+  int values[TSL_NODE_KERNEL_MAX_ARGS]; /* graph value id of each argument */
+  int ndims[TSL_NODE_KERNEL_MAX_ARGS];  /* rank of each argument's view */
+  int64_t shapes[TSL_NODE_KERNEL_MAX_ARGS][TSL_MAX_NDIM];
+  /* When set, the kernel is this operator of the registry (dsl/ops/registry.h)
+   * instantiated with `params` (names are static strings), and `text` is only the
+   * workload key; otherwise `text` defines the op. */
+  const char *registry_op;
+  int nparams;
+  tsl_dsl_param_value params[16];
+} tsl_node_kernel;
+
+/* The shape of v's bytes: its logical shape, or [N, ceil(C/x), H, W, x] for a value in
+ * the NCHW[x]c layout. Returns the rank. */
+int tsl_value_storage_shape(const tsl_value *v, int64_t shape[TSL_MAX_NDIM]);
+
+/* Fills *out for node `node` of g (shapes inferred). Free with tsl_node_kernel_clear.
+ * Errors: TSL_ERR_UNSUPPORTED naming the node and operator for what no kernel computes
+ * (an empty tensor, more than TSL_NODE_KERNEL_MAX_ARGS arguments, a MatMul whose
+ * batch dimensions broadcast), TSL_ERR_INVALID (shapes unknown), TSL_ERR_NOMEM. */
+tsl_status tsl_node_kernel_make(const tsl_graph *g, int node, tsl_node_kernel *out);
+
+void tsl_node_kernel_clear(tsl_node_kernel *k);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,37 @@
+/* Internal to models/node_kernels*.c: the text builder and helpers shared by the plain
+ * and the blocked (NCHW[x]c) kernel makers. */
+#ifndef TESSEL_MODELS_NODE_KERNELS_INTERNAL_H
+#define TESSEL_MODELS_NODE_KERNELS_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "models/node_kernels.h"
+
+typedef struct tsl_text_buf {
+  char *s;
+  size_t len, cap;
+  bool oom;
+} tsl_text_buf;
+
+/* Appends printf-style text (sets oom on allocation failure). */
+void tsl_nk_put(tsl_text_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Appends a finite float literal of the DSL. */
+void tsl_nk_put_float(tsl_text_buf *b, double v);
+/* TSL error naming the node and its operator. */
+tsl_status tsl_nk_node_err(const tsl_graph *g, int node, tsl_status st, const char *why);
+/* Input i of node n, or NULL when absent. */
+const tsl_value *tsl_nk_in_val(const tsl_graph *g, const tsl_node *n, int i);
+/* Appends kernel argument `value` seen with shape dims[0..nd). */
+void tsl_nk_add_arg(tsl_node_kernel *k, int value, int nd, const int64_t *dims);
+int64_t tsl_nk_numel(const tsl_value *v);
+/* "op k(x0: f32[..], ...)" for the inputs added so far. */
+void tsl_nk_put_header(tsl_text_buf *b, tsl_node_kernel *k);
+/* outer x axis x inner view of v around `axis`. */
+void tsl_nk_view3(const tsl_value *v, int axis, int64_t out[3]);
+
+/* The kernel of a node whose output is in the NCHW[x]c layout, or of a layout
+ * transform (an Identity carrying TSL_ATTR_LAYOUT_TRANSFORM). */
+tsl_status tsl_nk_make_nchwc(const tsl_graph *g, int node, tsl_node_kernel *k, tsl_text_buf *b);
+
+#endif

@@ -1,0 +1,377 @@
+/* Kernels of nodes in the blocked layout NCHW[x]c (node_kernels.h): registry operators
+ * for convolutions and layout transforms, generated texts for the rest. Padding lanes
+ * (channels past C in the last block) are written as zero. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "models/node_kernels_internal.h"
+#include "models/passes/fuse_conv.h"
+#include "models/passes/layout.h"
+
+int tsl_value_storage_shape(const tsl_value *v, int64_t shape[TSL_MAX_NDIM]) {
+  if (v->layout.kind == TSL_LAYOUT_NCHWC && v->ndim == 4 && v->layout.block > 0) {
+    int64_t x = v->layout.block;
+    shape[0] = v->shape[0];
+    shape[1] = (v->shape[1] + x - 1) / x;
+    shape[2] = v->shape[2];
+    shape[3] = v->shape[3];
+    shape[4] = x;
+    return 5;
+  }
+  for (int d = 0; d < v->ndim; d++) shape[d] = v->shape[d];
+  return v->ndim < 0 ? 0 : v->ndim;
+}
+
+static void add_storage_arg(tsl_node_kernel *k, const tsl_graph *g, int value) {
+  int64_t s[TSL_MAX_NDIM];
+  int nd = tsl_value_storage_shape(&g->values[value], s);
+  tsl_nk_add_arg(k, value, nd, s);
+}
+
+/* Registry op with integer params; the key lists the op, the argument shapes and params. */
+static void key_of(tsl_node_kernel *k, tsl_text_buf *b) {
+  tsl_nk_put(b, "%s(", k->registry_op);
+  for (int a = 0; a < k->nargs; a++) {
+    tsl_nk_put(b, "%s", a ? "; " : "");
+    for (int d = 0; d < k->ndims[a]; d++) tsl_nk_put(b, "%s%lld", d ? "x" : "", (long long)k->shapes[a][d]);
+  }
+  for (int p = 0; p < k->nparams; p++) {
+    if (k->params[p].kind == TSL_DSL_PARAM_INT) tsl_nk_put(b, ", %s=%lld", k->params[p].name, (long long)k->params[p].i);
+    else tsl_nk_put(b, ", %s=%.9g", k->params[p].name, k->params[p].f);
+  }
+  tsl_nk_put(b, ")");
+}
+
+static void iparam(tsl_node_kernel *k, const char *name, int64_t v) { k->params[k->nparams++] = tsl_dsl_int_param(name, v); }
+
+static tsl_status make_transform(const tsl_graph *g, int node, tsl_node_kernel *k, tsl_text_buf *b) {
+  const tsl_node *n = &g->nodes[node];
+  const tsl_value *x = tsl_nk_in_val(g, n, 0), *y = &g->values[n->outputs[0]];
+  if (x->ndim != 4) return tsl_nk_node_err(g, node, TSL_ERR_INVALID, "a layout transform of a non-image value");
+  add_storage_arg(k, g, n->inputs[0]);
+  k->ninputs = 1;
+  add_storage_arg(k, g, n->outputs[0]);
+  if (y->layout.kind == TSL_LAYOUT_NCHWC && x->layout.kind == TSL_LAYOUT_PLAIN) {
+    k->registry_op = "nchw_to_nchwc";
+    iparam(k, "block", y->layout.block);
+  } else if (y->layout.kind == TSL_LAYOUT_PLAIN && x->layout.kind == TSL_LAYOUT_NCHWC) {
+    k->registry_op = "nchwc_to_nchw";
+    iparam(k, "channels", x->shape[1]);
+  } else {
+    k->registry_op = "nchwc_reblock";
+    iparam(k, "channels", x->shape[1]);
+    iparam(k, "block", y->layout.block);
+  }
+  snprintf(k->label, sizeof k->label, "%s", k->registry_op);
+  key_of(k, b);
+  return TSL_OK;
+}
+
+static tsl_status make_conv(const tsl_graph *g, int node, tsl_node_kernel *k, tsl_text_buf *b) {
+  const tsl_node *n = &g->nodes[node];
+  tsl_conv2d_params p;
+  tsl_status st = tsl_node_conv2d_params(g, n, &p);
+  if (st != TSL_OK) return st;
+  /* kernel_shape may be absent: the blocked weight's R, S are dims 2 and 3 either way */
+  bool residual = n->n_inputs > 3 && n->inputs[3] >= 0;
+  add_storage_arg(k, g, n->inputs[0]);
+  add_storage_arg(k, g, n->inputs[1]);
+  add_storage_arg(k, g, n->inputs[2]);
+  if (residual) add_storage_arg(k, g, n->inputs[3]);
+  k->ninputs = k->nargs;
+  add_storage_arg(k, g, n->outputs[0]);
+  bool grouped = p.group != 1;
+  k->registry_op = grouped ? "conv2d_nchwc_grouped" : residual ? "conv2d_nchwc_bias_add" : "conv2d_nchwc_bias";
+  iparam(k, "stride_h", p.strides[0]);
+  iparam(k, "stride_w", p.strides[1]);
+  iparam(k, "pad_top", p.pads[0]);
+  iparam(k, "pad_left", p.pads[1]);
+  iparam(k, "pad_bottom", p.pads[2]);
+  iparam(k, "pad_right", p.pads[3]);
+  iparam(k, "dilation_h", p.dilations[0]);
+  iparam(k, "dilation_w", p.dilations[1]);
+  int act = (int)tsl_node_attr_int(n, TSL_ATTR_ACTIVATION, TSL_ACT_NONE);
+  double lo = tsl_node_attr_float(n, TSL_ATTR_CLIP_MIN, -INFINITY), hi = tsl_node_attr_float(n, TSL_ATTR_CLIP_MAX, INFINITY);
+  if (act == TSL_ACT_CLIP && lo == 0.0 && isinf(hi) && hi > 0) act = TSL_ACT_RELU;
+  iparam(k, "act", act);
+  if (act == TSL_ACT_CLIP) {
+    /* an absent bound is the largest float: the same on every finite value */
+    k->params[k->nparams++] = tsl_dsl_float_param("clip_min", isfinite(lo) ? lo : -3.4028234663852886e38);
+    k->params[k->nparams++] = tsl_dsl_float_param("clip_max", isfinite(hi) ? hi : 3.4028234663852886e38);
+  }
+  if (grouped) {
+    iparam(k, "groups", p.group);
+    iparam(k, "out_channels", g->values[n->outputs[0]].shape[1]);
+  }
+  snprintf(k->label, sizeof k->label, "conv2d_nchw%dc_%s%lldx%lld_s%lld_p%lld%s%s", (int)k->shapes[0][4],
+           grouped ? "g_" : "", (long long)p.kernel[0], (long long)p.kernel[1], (long long)p.strides[0],
+           (long long)p.pads[0], residual ? "_add" : "", act == TSL_ACT_RELU ? "_relu" : act == TSL_ACT_CLIP ? "_clip" : "");
+  key_of(k, b);
+  return TSL_OK;
+}
+
+/* "select(cb*X + c < C, E, 0.0)" around E when C is not a multiple of X. */
+static void put_lane_guard_open(tsl_text_buf *b, int64_t C, int64_t X) {
+  if (C % X) tsl_nk_put(b, "select(cb*%lld + c < %lld, ", (long long)X, (long long)C);
+}
+static void put_lane_guard_close(tsl_text_buf *b, int64_t C, int64_t X) {
+  if (C % X) tsl_nk_put(b, ", 0.0)");
+}
+
+static tsl_status make_pool(const tsl_graph *g, int node, tsl_node_kernel *k, tsl_text_buf *b) {
+  const tsl_node *n = &g->nodes[node];
+  tsl_conv2d_params p;
+  tsl_status st = tsl_node_conv2d_params(g, n, &p);
+  if (st != TSL_OK) return st;
+  const tsl_value *x = tsl_nk_in_val(g, n, 0), *y = &g->values[n->outputs[0]];
+  add_storage_arg(k, g, n->inputs[0]);
+  k->ninputs = 1;
+  add_storage_arg(k, g, n->outputs[0]);
+  long long H = x->shape[2], W = x->shape[3], pt = p.pads[0], pl = p.pads[1];
+  long long sh = p.strides[0], sw = p.strides[1], dh = p.dilations[0], dw = p.dilations[1];
+  bool is_max = n->op == TSL_OP_MAX_POOL;
+  snprintf(k->label, sizeof k->label, "%s_nchwc_%lldx%lld_s%lld_p%lld", is_max ? "maxpool" : "avgpool",
+           (long long)p.kernel[0], (long long)p.kernel[1], sh, pt);
+  tsl_nk_put_header(b, k);
+  char yy[64], xx[64], cond[512];
+  snprintf(yy, sizeof yy, "y*%lld + r*%lld", sh, dh);
+  snprintf(xx, sizeof xx, "x*%lld + s*%lld", sw, dw);
+  snprintf(cond, sizeof cond, "%s >= %lld && %s < %lld && %s >= %lld && %s < %lld", yy, pt, yy, H + pt, xx, pl, xx, W + pl);
+  tsl_nk_put(b, "  %s[n, cb, y, x, c] = %s(r, s: select(%s, x0[n, cb, %s - %lld, %s - %lld, c], %s))\n"
+                "    where y < %lld, x < %lld, r < %lld, s < %lld\n",
+             is_max ? "out" : "acc", is_max ? "max" : "sum", cond, yy, pt, xx, pl, is_max ? "-inf" : "0.0",
+             (long long)y->shape[2], (long long)y->shape[3], (long long)p.kernel[0], (long long)p.kernel[1]);
+  if (is_max) return TSL_OK;
+  long long hb = p.count_include_pad ? -pt : 0, he = p.count_include_pad ? H + p.pads[2] : H;
+  long long wb = p.count_include_pad ? -pl : 0, we = p.count_include_pad ? W + p.pads[3] : W;
+  tsl_nk_put(b, "  out[n, cb, y, x, c] = acc[n, cb, y, x, c] / f32((min(y*%lld - %lld + %lld, %lld) - max(y*%lld - %lld, %lld)) *"
+                " (min(x*%lld - %lld + %lld, %lld) - max(x*%lld - %lld, %lld)))\n",
+             sh, pt, (long long)p.kernel[0], he, sh, pt, hb, sw, pl, (long long)p.kernel[1], we, sw, pl, wb);
+  return TSL_OK;
+}
+
+static tsl_status make_global_pool(const tsl_graph *g, int node, tsl_node_kernel *k, tsl_text_buf *b) {
+  const tsl_node *n = &g->nodes[node];
+  int64_t s[TSL_MAX_NDIM];
+  const tsl_value *x = tsl_nk_in_val(g, n, 0);
+  tsl_value_storage_shape(x, s);
+  if (g->values[n->outputs[0]].layout.kind != TSL_LAYOUT_NCHWC) {
+    /* plain [N, C] (or [N, C, 1, 1]) result: the channel's lane is picked per element */
+    int64_t vin[4] = {s[0], s[1], s[2] * s[3], s[4]}, vout[2] = {s[0], x->shape[1]};
+    tsl_nk_add_arg(k, n->inputs[0], 4, vin);
+    k->ninputs = 1;
+    tsl_nk_add_arg(k, n->outputs[0], 2, vout);
+    snprintf(k->label, sizeof k->label, "global_avgpool_nchwc_to_nchw");
+    tsl_nk_put_header(b, k);
+    tsl_nk_put(b, "  acc[n, cb, c] = sum(j: x0[n, cb, j, c])\n"
+                  "  out[n, ch] = acc[n, ch / %lld, ch %% %lld] / %lld\n    where n < %lld, ch < %lld\n",
+               (long long)s[4], (long long)s[4], (long long)vin[2], (long long)s[0], (long long)x->shape[1]);
+    return TSL_OK;
+  }
+  int64_t vin[3] = {s[0] * s[1], s[2] * s[3], s[4]}, vout[2] = {s[0] * s[1], s[4]};
+  tsl_nk_add_arg(k, n->inputs[0], 3, vin);
+  k->ninputs = 1;
+  tsl_nk_add_arg(k, n->outputs[0], 2, vout);
+  snprintf(k->label, sizeof k->label, "global_avgpool_nchwc");
+  tsl_nk_put_header(b, k);
+  tsl_nk_put(b, "  acc[i, c] = sum(j: x0[i, j, c])\n  out[i, c] = acc[i, c] / %lld\n", (long long)vin[1]);
+  return TSL_OK;
+}
+
+/* Same-shape elementwise: flat over the stored elements (f(0) = 0 keeps the padding). */
+static tsl_status make_elemwise(const tsl_graph *g, int node, tsl_node_kernel *k, tsl_text_buf *b) {
+  const tsl_node *n = &g->nodes[node];
+  int64_t s[TSL_MAX_NDIM];
+  int nd = tsl_value_storage_shape(&g->values[n->outputs[0]], s);
+  int64_t total = 1;
+  for (int d = 0; d < nd; d++) total *= s[d];
+  int nin = n->op == TSL_OP_ADD || n->op == TSL_OP_MUL ? 2 : 1;
+  for (int i = 0; i < nin; i++) tsl_nk_add_arg(k, n->inputs[i], 1, &total);
+  k->ninputs = nin;
+  tsl_nk_add_arg(k, n->outputs[0], 1, &total);
+  tsl_nk_put_header(b, k);
+  tsl_nk_put(b, "  @tag(\"elemwise\")\n  out[i] = ");
+  if (n->op == TSL_OP_RELU) {
+    tsl_nk_put(b, "max(x0[i], 0.0)");
+  } else if (n->op == TSL_OP_CLIP) {
+    double lo = tsl_node_attr_float(n, "min", -INFINITY), hi = tsl_node_attr_float(n, "max", INFINITY);
+    if (isfinite(hi)) tsl_nk_put(b, "min(");
+    if (isfinite(lo)) tsl_nk_put(b, "max(");
+    tsl_nk_put(b, "x0[i]");
+    if (isfinite(lo)) {
+      tsl_nk_put(b, ", ");
+      tsl_nk_put_float(b, lo);
+      tsl_nk_put(b, ")");
+    }
+    if (isfinite(hi)) {
+      tsl_nk_put(b, ", ");
+      tsl_nk_put_float(b, hi);
+      tsl_nk_put(b, ")");
+    }
+  } else {
+    tsl_nk_put(b, "x0[i] %s x1[i]", n->op == TSL_OP_ADD ? "+" : "*");
+  }
+  tsl_nk_put(b, "\n");
+  snprintf(k->label, sizeof k->label, "%s_nchwc", tsl_op_name(n->op));
+  return TSL_OK;
+}
+
+static tsl_status make_batch_norm(const tsl_graph *g, int node, tsl_node_kernel *k, tsl_text_buf *b) {
+  const tsl_node *n = &g->nodes[node];
+  const tsl_value *x = tsl_nk_in_val(g, n, 0);
+  int64_t s[TSL_MAX_NDIM], C = x->shape[1];
+  tsl_value_storage_shape(x, s);
+  int64_t v[4] = {s[0], s[1], s[2] * s[3], s[4]};
+  tsl_nk_add_arg(k, n->inputs[0], 4, v);
+  for (int i = 1; i < 5; i++) {
+    if (tsl_nk_numel(tsl_nk_in_val(g, n, i)) != C)
+      return tsl_nk_node_err(g, node, TSL_ERR_INVALID, "a parameter is not of the channel count");
+    tsl_nk_add_arg(k, n->inputs[i], 1, &C);
+  }
+  k->ninputs = 5;
+  tsl_nk_add_arg(k, n->outputs[0], 4, v);
+  snprintf(k->label, sizeof k->label, "batch_norm_nchwc");
+  tsl_nk_put_header(b, k);
+  char ch[96];
+  snprintf(ch, sizeof ch, "min(cb*%lld + c, %lld)", (long long)s[4], (long long)(C - 1));
+  tsl_nk_put(b, "  out[n, cb, i, c] = ");
+  put_lane_guard_open(b, C, s[4]);
+  tsl_nk_put(b, "(x0[n, cb, i, c] - x3[%s]) / sqrt(x4[%s] + ", ch, ch);
+  tsl_nk_put_float(b, tsl_node_attr_float(n, "epsilon", 1e-5));
+  tsl_nk_put(b, ") * x1[%s] + x2[%s]", ch, ch);
+  put_lane_guard_close(b, C, s[4]);
+  tsl_nk_put(b, "\n");
+  return TSL_OK;
+}
+
+/* Channel concat: output channel ch = cb*X + c comes from input i at ch - offset_i. */
+static tsl_status make_concat(const tsl_graph *g, int node, tsl_node_kernel *k, tsl_text_buf *b) {
+  const tsl_node *n = &g->nodes[node];
+  if (n->n_inputs + 1 > TSL_NODE_KERNEL_MAX_ARGS) return tsl_nk_node_err(g, node, TSL_ERR_UNSUPPORTED, "too many inputs");
+  const tsl_value *y = &g->values[n->outputs[0]];
+  int64_t s[TSL_MAX_NDIM], X = y->layout.block;
+  bool aligned = true;
+  for (int i = 0; i < n->n_inputs; i++) {
+    const tsl_value *v = tsl_nk_in_val(g, n, i);
+    tsl_value_storage_shape(v, s);
+    int64_t view[4] = {s[0], s[1], s[2] * s[3], s[4]};
+    tsl_nk_add_arg(k, n->inputs[i], 4, view);
+    aligned &= v->shape[1] % X == 0;
+  }
+  k->ninputs = n->n_inputs;
+  tsl_value_storage_shape(y, s);
+  int64_t view[4] = {s[0], s[1], s[2] * s[3], s[4]};
+  tsl_nk_add_arg(k, n->outputs[0], 4, view);
+  snprintf(k->label, sizeof k->label, "concat%d_nchwc", n->n_inputs);
+  tsl_nk_put_header(b, k);
+  tsl_nk_put(b, "  out[n, cb, i, c] = ");
+  int64_t off = 0;
+  for (int a = 0; a < n->n_inputs; a++) {
+    int64_t C = g->values[n->inputs[a]].shape[1];
+    bool last = a + 1 == n->n_inputs;
+    if (aligned) {
+      /* whole blocks: block index arithmetic only */
+      int64_t ob = off / X, nb = C / X;
+      if (!last) tsl_nk_put(b, "select(cb < %lld, ", (long long)(ob + nb));
+      tsl_nk_put(b, "x%d[n, min(max(cb - %lld, 0), %lld), i, c]", a, (long long)ob, (long long)(nb - 1));
+    } else {
+      char idx[128];
+      snprintf(idx, sizeof idx, "min(max(cb*%lld + c - %lld, 0), %lld)", (long long)X, (long long)off, (long long)(C - 1));
+      tsl_nk_put(b, "select(cb*%lld + c < %lld, x%d[n, %s / %lld, i, %s %% %lld], ", (long long)X, (long long)(off + C), a,
+                 idx, (long long)X, idx, (long long)X);
+      if (last) tsl_nk_put(b, "0.0)");
+    }
+    if (!last && aligned) tsl_nk_put(b, ", ");
+    off += C;
+  }
+  for (int a = 0; a + 1 < n->n_inputs; a++) tsl_nk_put(b, ")");
+  tsl_nk_put(b, "\n    where n < %lld, cb < %lld, i < %lld, c < %lld\n", (long long)view[0], (long long)view[1],
+             (long long)view[2], (long long)view[3]);
+  return TSL_OK;
+}
+
+/* A slice of channels [start, start + C_out) (other axes whole). */
+static tsl_status make_slice(const tsl_graph *g, int node, tsl_node_kernel *k, tsl_text_buf *b) {
+  const tsl_node *n = &g->nodes[node];
+  const tsl_value *x = tsl_nk_in_val(g, n, 0), *y = &g->values[n->outputs[0]];
+  int ns, na;
+  const int64_t *starts = tsl_node_attr_ints(n, "starts", &ns), *axes = tsl_node_attr_ints(n, "axes", &na);
+  int64_t start = 0, C = x->shape[1], Co = y->shape[1], X = y->layout.block;
+  for (int i = 0; i < ns; i++) {
+    int64_t ax = axes ? axes[i] : i;
+    if (ax != 1 && ax != -3) continue;
+    start = starts[i] < 0 ? starts[i] + C : starts[i];
+    start = start < 0 ? 0 : start > C ? C : start;
+  }
+  int64_t s[TSL_MAX_NDIM];
+  tsl_value_storage_shape(x, s);
+  int64_t vin[4] = {s[0], s[1], s[2] * s[3], s[4]};
+  tsl_nk_add_arg(k, n->inputs[0], 4, vin);
+  k->ninputs = 1;
+  tsl_value_storage_shape(y, s);
+  int64_t vout[4] = {s[0], s[1], s[2] * s[3], s[4]};
+  tsl_nk_add_arg(k, n->outputs[0], 4, vout);
+  snprintf(k->label, sizeof k->label, "channel_slice_nchwc");
+  tsl_nk_put_header(b, k);
+  if (start % X == 0 && Co % X == 0) {
+    tsl_nk_put(b, "  out[n, cb, i, c] = x0[n, cb + %lld, i, c]\n", (long long)(start / X));
+  } else {
+    char idx[96];
+    snprintf(idx, sizeof idx, "min(cb*%lld + c + %lld, %lld)", (long long)X, (long long)start, (long long)(C - 1));
+    tsl_nk_put(b, "  out[n, cb, i, c] = select(cb*%lld + c < %lld, x0[n, %s / %lld, i, %s %% %lld], 0.0)\n", (long long)X,
+               (long long)Co, idx, (long long)X, idx, (long long)X);
+  }
+  tsl_nk_put(b, "    where n < %lld, cb < %lld, i < %lld, c < %lld\n", (long long)vout[0], (long long)vout[1],
+             (long long)vout[2], (long long)vout[3]);
+  return TSL_OK;
+}
+
+/* Output channel ch = j*G + g reads input channel g*(C/G) + j (graph.h). */
+static tsl_status make_channel_shuffle(const tsl_graph *g, int node, tsl_node_kernel *k, tsl_text_buf *b) {
+  const tsl_node *n = &g->nodes[node];
+  const tsl_value *x = tsl_nk_in_val(g, n, 0);
+  int64_t G = tsl_node_attr_int(n, "group", 1), C = x->shape[1], s[TSL_MAX_NDIM];
+  tsl_value_storage_shape(x, s);
+  int64_t v[4] = {s[0], s[1], s[2] * s[3], s[4]}, X = s[4];
+  tsl_nk_add_arg(k, n->inputs[0], 4, v);
+  k->ninputs = 1;
+  tsl_nk_add_arg(k, n->outputs[0], 4, v);
+  snprintf(k->label, sizeof k->label, "channel_shuffle_nchwc_g%lld", (long long)G);
+  tsl_nk_put_header(b, k);
+  char ch[64], src[192];
+  snprintf(ch, sizeof ch, "min(cb*%lld + c, %lld)", (long long)X, (long long)(C - 1));
+  snprintf(src, sizeof src, "(%s %% %lld) * %lld + %s / %lld", ch, (long long)G, (long long)(C / G), ch, (long long)G);
+  tsl_nk_put(b, "  out[n, cb, i, c] = ");
+  put_lane_guard_open(b, C, X);
+  tsl_nk_put(b, "x0[n, (%s) / %lld, i, (%s) %% %lld]", src, (long long)X, src, (long long)X);
+  put_lane_guard_close(b, C, X);
+  tsl_nk_put(b, "\n    where n < %lld, cb < %lld, i < %lld, c < %lld\n", (long long)v[0], (long long)v[1], (long long)v[2],
+             (long long)v[3]);
+  return TSL_OK;
+}
+
+tsl_status tsl_nk_make_nchwc(const tsl_graph *g, int node, tsl_node_kernel *k, tsl_text_buf *b) {
+  const tsl_node *n = &g->nodes[node];
+  if (n->op == TSL_OP_IDENTITY && tsl_node_attr_int(n, TSL_ATTR_LAYOUT_TRANSFORM, 0))
+    return make_transform(g, node, k, b);
+  switch (n->op) {
+  case TSL_OP_CONV:
+    if (!tsl_node_attr_int(n, TSL_ATTR_BLOCKED_WEIGHTS, 0) || n->n_inputs < 3 || n->inputs[2] < 0)
+      return tsl_nk_node_err(g, node, TSL_ERR_INVALID, "a blocked conv without blocked weights and bias");
+    return make_conv(g, node, k, b);
+  case TSL_OP_MAX_POOL:
+  case TSL_OP_AVERAGE_POOL: return make_pool(g, node, k, b);
+  case TSL_OP_GLOBAL_AVERAGE_POOL:
+  case TSL_OP_REDUCE_MEAN: return make_global_pool(g, node, k, b);
+  case TSL_OP_RELU:
+  case TSL_OP_CLIP:
+  case TSL_OP_ADD:
+  case TSL_OP_MUL: return make_elemwise(g, node, k, b);
+  case TSL_OP_BATCH_NORM: return make_batch_norm(g, node, k, b);
+  case TSL_OP_CONCAT: return make_concat(g, node, k, b);
+  case TSL_OP_SLICE: return make_slice(g, node, k, b);
+  case TSL_OP_CHANNEL_SHUFFLE: return make_channel_shuffle(g, node, k, b);
+  default: return tsl_nk_node_err(g, node, TSL_ERR_UNSUPPORTED, "no blocked (NCHW[x]c) kernel for this operator");
+  }
+}

@@ -1,0 +1,86 @@
+/* Conv + bias + activation (+ residual add) fusion (fuse_conv.h). */
+#include "models/passes/fuse_conv.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include "models/passes/uses.h"
+
+static bool same_shape(const tsl_value *a, const tsl_value *b) {
+  if (a->ndim != b->ndim || a->ndim < 0) return false;
+  for (int d = 0; d < a->ndim; d++)
+    if (a->shape[d] != b->shape[d]) return false;
+  return true;
+}
+
+/* Folds the Add node `add` (y + r or r + y) into conv `conv` whose output is y. */
+static tsl_status fuse_add(tsl_graph *g, int conv, int add, bool *done) {
+  *done = false;
+  const tsl_node *a = &g->nodes[add], *c = &g->nodes[conv];
+  int y = c->outputs[0];
+  if (a->n_inputs != 2 || c->n_inputs > 3 || tsl_node_attr(c, TSL_ATTR_ACTIVATION)) return TSL_OK;
+  int r = a->inputs[0] == y ? a->inputs[1] : a->inputs[0];
+  if (r < 0 || r == y || !same_shape(&g->values[r], &g->values[y]) || !same_shape(&g->values[a->outputs[0]], &g->values[y]))
+    return TSL_OK;
+  int ins[4] = {c->inputs[0], c->inputs[1], c->n_inputs > 2 ? c->inputs[2] : -1, r};
+  tsl_status st = tsl_graph_set_node_inputs(g, conv, 4, ins);
+  if (st == TSL_OK) st = tsl_graph_replace_uses(g, g->nodes[add].outputs[0], y);
+  *done = st == TSL_OK;
+  return st;
+}
+
+static tsl_status fuse_act(tsl_graph *g, int conv, int act, bool *done) {
+  *done = false;
+  const tsl_node *a = &g->nodes[act], *c = &g->nodes[conv];
+  if (a->n_inputs != 1 || tsl_node_attr(c, TSL_ATTR_ACTIVATION)) return TSL_OK;
+  tsl_status st;
+  if (a->op == TSL_OP_RELU) {
+    st = tsl_graph_set_attr_int(g, conv, TSL_ATTR_ACTIVATION, TSL_ACT_RELU);
+  } else {
+    double lo = tsl_node_attr_float(a, "min", -INFINITY), hi = tsl_node_attr_float(a, "max", INFINITY);
+    st = tsl_graph_set_attr_int(g, conv, TSL_ATTR_ACTIVATION, TSL_ACT_CLIP);
+    if (st == TSL_OK) st = tsl_graph_set_attr_float(g, conv, TSL_ATTR_CLIP_MIN, lo);
+    if (st == TSL_OK) st = tsl_graph_set_attr_float(g, conv, TSL_ATTR_CLIP_MAX, hi);
+  }
+  if (st == TSL_OK) st = tsl_graph_replace_uses(g, g->nodes[act].outputs[0], g->nodes[conv].outputs[0]);
+  *done = st == TSL_OK;
+  return st;
+}
+
+tsl_status tsl_pass_fuse_conv(tsl_graph *g, int *fused) {
+  if (!g) return tsl_error(TSL_ERR_INVALID, "fuse_conv: NULL graph");
+  int count = 0;
+  bool *dead = calloc((size_t)(g->n_nodes ? g->n_nodes : 1), sizeof *dead);
+  if (!dead) return tsl_error(TSL_ERR_NOMEM, "fuse_conv: out of memory");
+  tsl_status st = TSL_OK;
+  /* Visit convs last to first: of an Add of two conv outputs (a residual block with a
+   * downsampling branch), the later conv takes the add, so its other operand is
+   * already computed and the order stays topological in the common case. */
+  for (int i = g->n_nodes - 1; i >= 0 && st == TSL_OK; i--) {
+    if (g->nodes[i].op != TSL_OP_CONV || dead[i] || g->nodes[i].n_outputs != 1) continue;
+    int y = g->nodes[i].outputs[0];
+    int user = tsl_pass_single_user(g, y, dead);
+    bool done = false;
+    if (user >= 0 && g->nodes[user].op == TSL_OP_ADD) {
+      if ((st = fuse_add(g, i, user, &done)) != TSL_OK) break;
+      if (done) {
+        dead[user] = true;
+        count++;
+        user = tsl_pass_single_user(g, y, dead);
+      }
+    }
+    if (user >= 0 && (g->nodes[user].op == TSL_OP_RELU || g->nodes[user].op == TSL_OP_CLIP)) {
+      if ((st = fuse_act(g, i, user, &done)) != TSL_OK) break;
+      if (done) {
+        dead[user] = true;
+        count++;
+      }
+    }
+  }
+  free(dead);
+  if (st != TSL_OK) return st;
+  if (fused) *fused = count;
+  if (!count) return TSL_OK;
+  if ((st = tsl_graph_toposort(g)) != TSL_OK) return st;
+  return tsl_graph_prune(g);
+}

@@ -1,0 +1,45 @@
+/* Graph pass: layout selection — put the image tensors of a CNN in the blocked layout
+ * NCHW[x]c (x = the target's f32 vector lanes; dsl/ops/nchwc.h) and propagate it, so
+ * that layout transforms appear only at the graph's edges and where an operator needs
+ * another layout (TVM's AlterOpLayout + layout propagation; ONNX Runtime's NCHWc
+ * transformer does the same for its MLAS kernels).
+ *
+ * Every convolution runs blocked. Pools, global pooling, batch norms, Relu, Clip (when
+ * it maps 0 to 0), same-shape Add and Mul, channel Concat and channel Slice run blocked
+ * when one of their image inputs already is (propagation); Identity and Dropout pass the
+ * layout through. Every other operator gets plain inputs. A transform is an Identity
+ * node carrying TSL_ATTR_LAYOUT_TRANSFORM, from its input's layout to its output's; one
+ * transform per value and direction is shared by all readers. Graph inputs and outputs
+ * stay plain.
+ *
+ * Weight pre-transforms: each blocked convolution's weight and bias constants are
+ * replaced, at compile time, by their re-laid copies (OIHW[x]i[y]o for group 1,
+ * O-blocked OIHW for grouped convs; biases as [K/y, y], zero-padded), and the node is
+ * marked with TSL_ATTR_BLOCKED_WEIGHTS = x.
+ */
+#ifndef TESSEL_MODELS_PASSES_LAYOUT_H
+#define TESSEL_MODELS_PASSES_LAYOUT_H
+
+#include "models/graph.h"
+#include "tessel/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TSL_ATTR_LAYOUT_TRANSFORM "tsl_layout_transform"
+#define TSL_ATTR_BLOCKED_WEIGHTS "tsl_blocked_weights"
+
+/* Selects layouts in place with channel block `block` (>= 1; 8 for AVX2). Run after
+ * fusion. *transforms (may be NULL) receives the number of transform nodes inserted.
+ * Value and node ids of new nodes are appended, then the graph is re-sorted.
+ * Errors: TSL_ERR_INVALID (block < 1), TSL_ERR_NOMEM. */
+tsl_status tsl_pass_select_layout(tsl_graph *g, int block, int *transforms);
+
+/* Number of layout transform nodes in g. */
+int tsl_graph_count_layout_transforms(const tsl_graph *g);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,326 @@
+/* The graph executor: a plan of kernel calls over planned buffers (graph_executor.h). */
+#include "runtime/graph_executor.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "tessel/runtime.h"
+
+typedef enum { BUF_CONST, BUF_ACT, BUF_VIEW } buf_kind;
+
+typedef struct plan_buf {
+  buf_kind kind;
+  tsl_tensor *constant; /* BUF_CONST (owned) */
+  int base;             /* BUF_VIEW: the buffer viewed */
+  int64_t offset;       /* BUF_ACT: arena offset; BUF_VIEW: offset into base */
+  int64_t bytes;
+} plan_buf;
+
+typedef struct plan_step {
+  const tsl_kernel *kernel;
+  char *label;
+  int nargs;
+  int *bufs;
+} plan_step;
+
+typedef struct plan_io {
+  char *name;
+  int buf;
+  tsl_graph_io_info info;
+} plan_io;
+
+struct tsl_graph_plan {
+  tsl_module *module;
+  int nbufs, cap_bufs;
+  plan_buf *bufs;
+  int nsteps, cap_steps;
+  plan_step *steps;
+  int ninputs, noutputs;
+  plan_io *inputs, *outputs;
+  int64_t arena_bytes;
+};
+
+struct tsl_graph_ctx {
+  const tsl_graph_plan *plan;
+  void *arena;
+  void **ptrs;  /* data pointer of every buffer */
+  void ***args; /* per step: pointers to the entries of ptrs (tsl_kernel_call's form) */
+};
+
+tsl_status tsl_graph_plan_new(tsl_graph_plan **out) {
+  if (!out) return tsl_error(TSL_ERR_INVALID, "graph plan: NULL out");
+  *out = calloc(1, sizeof **out);
+  return *out ? TSL_OK : tsl_error(TSL_ERR_NOMEM, "graph plan: out of memory");
+}
+
+void tsl_graph_plan_free(tsl_graph_plan *p) {
+  if (!p) return;
+  for (int i = 0; i < p->nbufs; i++) tsl_tensor_free(p->bufs[i].constant);
+  for (int i = 0; i < p->nsteps; i++) {
+    free(p->steps[i].label);
+    free(p->steps[i].bufs);
+  }
+  for (int i = 0; i < p->ninputs; i++) free(p->inputs[i].name);
+  for (int i = 0; i < p->noutputs; i++) free(p->outputs[i].name);
+  free(p->bufs);
+  free(p->steps);
+  free(p->inputs);
+  free(p->outputs);
+  tsl_module_free(p->module);
+  free(p);
+}
+
+void tsl_graph_plan_set_module(tsl_graph_plan *p, tsl_module *m) {
+  if (p) p->module = m;
+}
+
+static tsl_status push_buf(tsl_graph_plan *p, plan_buf b, int *id) {
+  if (p->nbufs == p->cap_bufs) {
+    int cap = p->cap_bufs ? 2 * p->cap_bufs : 64;
+    plan_buf *nb = realloc(p->bufs, (size_t)cap * sizeof *nb);
+    if (!nb) return tsl_error(TSL_ERR_NOMEM, "graph plan: out of memory");
+    p->bufs = nb;
+    p->cap_bufs = cap;
+  }
+  p->bufs[p->nbufs] = b;
+  if (id) *id = p->nbufs;
+  p->nbufs++;
+  return TSL_OK;
+}
+
+tsl_status tsl_graph_plan_add_constant(tsl_graph_plan *p, tsl_tensor *t, int *buf) {
+  if (!p || !t || !buf) {
+    tsl_tensor_free(t);
+    return tsl_error(TSL_ERR_INVALID, "graph plan: add_constant: NULL argument");
+  }
+  if (!tsl_tensor_is_contiguous(t)) {
+    tsl_tensor_free(t);
+    return tsl_error(TSL_ERR_INVALID, "graph plan: add_constant: the tensor is not compact");
+  }
+  plan_buf b = {BUF_CONST, t, -1, 0, (int64_t)tsl_tensor_nbytes(t)};
+  tsl_status st = push_buf(p, b, buf);
+  if (st != TSL_OK) tsl_tensor_free(t);
+  return st;
+}
+
+tsl_status tsl_graph_plan_add_activation(tsl_graph_plan *p, int64_t offset, int64_t bytes, int *buf) {
+  if (!p || !buf) return tsl_error(TSL_ERR_INVALID, "graph plan: add_activation: NULL argument");
+  if (offset < 0 || offset % TSL_TENSOR_ALIGN || bytes < 0 || bytes > INT64_MAX - offset)
+    return tsl_error(TSL_ERR_INVALID, "graph plan: activation at offset %lld of %lld bytes (offset must be a "
+                     "non-negative multiple of %d)", (long long)offset, (long long)bytes, TSL_TENSOR_ALIGN);
+  plan_buf b = {BUF_ACT, NULL, -1, offset, bytes};
+  tsl_status st = push_buf(p, b, buf);
+  if (st == TSL_OK && offset + bytes > p->arena_bytes) p->arena_bytes = offset + bytes;
+  return st;
+}
+
+tsl_status tsl_graph_plan_add_view(tsl_graph_plan *p, int base, int64_t offset, int64_t bytes, int *buf) {
+  if (!p || !buf) return tsl_error(TSL_ERR_INVALID, "graph plan: add_view: NULL argument");
+  if (base < 0 || base >= p->nbufs) return tsl_error(TSL_ERR_INVALID, "graph plan: add_view: bad base buffer %d", base);
+  if (offset < 0 || bytes < 0 || offset > p->bufs[base].bytes || bytes > p->bufs[base].bytes - offset)
+    return tsl_error(TSL_ERR_INVALID, "graph plan: view [%lld, +%lld) outside buffer %d of %lld bytes",
+                     (long long)offset, (long long)bytes, base, (long long)p->bufs[base].bytes);
+  plan_buf b = {BUF_VIEW, NULL, base, offset, bytes};
+  return push_buf(p, b, buf);
+}
+
+int64_t tsl_graph_plan_buffer_bytes(const tsl_graph_plan *p, int buf) {
+  return p && buf >= 0 && buf < p->nbufs ? p->bufs[buf].bytes : 0;
+}
+
+tsl_status tsl_graph_plan_add_step(tsl_graph_plan *p, const tsl_kernel *k, const char *label, int nargs,
+                                   const int *bufs) {
+  if (!p || !k || (nargs > 0 && !bufs)) return tsl_error(TSL_ERR_INVALID, "graph plan: add_step: NULL argument");
+  const tsl_kernel_sig *sig = tsl_kernel_signature(k);
+  if (sig->nargs != nargs)
+    return tsl_error(TSL_ERR_INVALID, "graph plan: step %s: kernel %s takes %d arguments, given %d",
+                     label ? label : "?", tsl_kernel_name(k), sig->nargs, nargs);
+  for (int i = 0; i < nargs; i++) {
+    if (sig->args[i] != TSL_ARG_PTR)
+      return tsl_error(TSL_ERR_INVALID, "graph plan: kernel %s: argument %d is not a pointer", tsl_kernel_name(k), i);
+    if (bufs[i] < 0 || bufs[i] >= p->nbufs)
+      return tsl_error(TSL_ERR_INVALID, "graph plan: step %s: bad buffer id %d", label ? label : "?", bufs[i]);
+  }
+  if (p->nsteps == p->cap_steps) {
+    int cap = p->cap_steps ? 2 * p->cap_steps : 64;
+    plan_step *ns = realloc(p->steps, (size_t)cap * sizeof *ns);
+    if (!ns) return tsl_error(TSL_ERR_NOMEM, "graph plan: out of memory");
+    p->steps = ns;
+    p->cap_steps = cap;
+  }
+  plan_step s = {k, strdup(label ? label : tsl_kernel_name(k)), nargs, malloc((size_t)(nargs ? nargs : 1) * sizeof(int))};
+  if (!s.label || !s.bufs) {
+    free(s.label);
+    free(s.bufs);
+    return tsl_error(TSL_ERR_NOMEM, "graph plan: out of memory");
+  }
+  if (nargs) memcpy(s.bufs, bufs, (size_t)nargs * sizeof(int));
+  p->steps[p->nsteps++] = s;
+  return TSL_OK;
+}
+
+static tsl_status add_io(tsl_graph_plan *p, bool input, const char *name, int buf, tsl_dtype dt, int ndim,
+                         const int64_t *shape) {
+  const char *what = input ? "input" : "output";
+  if (!p || (ndim > 0 && !shape)) return tsl_error(TSL_ERR_INVALID, "graph plan: add_%s: NULL argument", what);
+  if (buf < 0 || buf >= p->nbufs) return tsl_error(TSL_ERR_INVALID, "graph plan: %s %s: bad buffer %d", what, name, buf);
+  if (ndim < 0 || ndim > TSL_MAX_NDIM || !tsl_dtype_valid(dt))
+    return tsl_error(TSL_ERR_INVALID, "graph plan: %s %s: bad dtype or rank", what, name ? name : "?");
+  if (input && p->bufs[buf].kind == BUF_CONST)
+    return tsl_error(TSL_ERR_INVALID, "graph plan: input %s is a constant buffer", name ? name : "?");
+  tsl_graph_io_info info = {NULL, dt, ndim, {0}, (int64_t)tsl_dtype_bytes(dt)};
+  for (int d = 0; d < ndim; d++) {
+    info.shape[d] = shape[d];
+    info.bytes *= shape[d];
+  }
+  if (info.bytes != p->bufs[buf].bytes)
+    return tsl_error(TSL_ERR_INVALID, "graph plan: %s %s holds %lld bytes, its buffer %lld", what, name ? name : "?",
+                     (long long)info.bytes, (long long)p->bufs[buf].bytes);
+  int *n = input ? &p->ninputs : &p->noutputs;
+  plan_io **arr = input ? &p->inputs : &p->outputs;
+  plan_io *na = realloc(*arr, (size_t)(*n + 1) * sizeof *na);
+  if (!na) return tsl_error(TSL_ERR_NOMEM, "graph plan: out of memory");
+  *arr = na;
+  char *nm = strdup(name ? name : "");
+  if (!nm) return tsl_error(TSL_ERR_NOMEM, "graph plan: out of memory");
+  info.name = nm;
+  na[*n] = (plan_io){nm, buf, info};
+  (*n)++;
+  return TSL_OK;
+}
+
+tsl_status tsl_graph_plan_add_input(tsl_graph_plan *p, const char *name, int buf, tsl_dtype dt, int ndim,
+                                    const int64_t *shape) {
+  return add_io(p, true, name, buf, dt, ndim, shape);
+}
+
+tsl_status tsl_graph_plan_add_output(tsl_graph_plan *p, const char *name, int buf, tsl_dtype dt, int ndim,
+                                     const int64_t *shape) {
+  return add_io(p, false, name, buf, dt, ndim, shape);
+}
+
+int tsl_graph_plan_num_steps(const tsl_graph_plan *p) { return p ? p->nsteps : 0; }
+int tsl_graph_plan_num_inputs(const tsl_graph_plan *p) { return p ? p->ninputs : 0; }
+int tsl_graph_plan_num_outputs(const tsl_graph_plan *p) { return p ? p->noutputs : 0; }
+
+const char *tsl_graph_plan_step_label(const tsl_graph_plan *p, int step) {
+  return p && step >= 0 && step < p->nsteps ? p->steps[step].label : NULL;
+}
+
+const tsl_kernel *tsl_graph_plan_step_kernel(const tsl_graph_plan *p, int step) {
+  return p && step >= 0 && step < p->nsteps ? p->steps[step].kernel : NULL;
+}
+
+tsl_graph_io_info tsl_graph_plan_input_info(const tsl_graph_plan *p, int i) {
+  tsl_graph_io_info none = {0};
+  return p && i >= 0 && i < p->ninputs ? p->inputs[i].info : none;
+}
+
+tsl_graph_io_info tsl_graph_plan_output_info(const tsl_graph_plan *p, int i) {
+  tsl_graph_io_info none = {0};
+  return p && i >= 0 && i < p->noutputs ? p->outputs[i].info : none;
+}
+
+int64_t tsl_graph_plan_arena_bytes(const tsl_graph_plan *p) { return p ? p->arena_bytes : 0; }
+
+int64_t tsl_graph_plan_constant_bytes(const tsl_graph_plan *p) {
+  int64_t n = 0;
+  for (int i = 0; p && i < p->nbufs; i++)
+    if (p->bufs[i].kind == BUF_CONST) n += p->bufs[i].bytes;
+  return n;
+}
+
+tsl_status tsl_graph_ctx_new(const tsl_graph_plan *p, tsl_graph_ctx **out) {
+  if (!p || !out) return tsl_error(TSL_ERR_INVALID, "graph context: NULL argument");
+  tsl_graph_ctx *c = calloc(1, sizeof *c);
+  if (!c) return tsl_error(TSL_ERR_NOMEM, "graph context: out of memory");
+  c->plan = p;
+  size_t arena = (size_t)(p->arena_bytes + TSL_TENSOR_ALIGN - 1) / TSL_TENSOR_ALIGN * TSL_TENSOR_ALIGN;
+  c->arena = aligned_alloc(TSL_TENSOR_ALIGN, arena ? arena : TSL_TENSOR_ALIGN);
+  c->ptrs = calloc((size_t)(p->nbufs ? p->nbufs : 1), sizeof *c->ptrs);
+  c->args = calloc((size_t)(p->nsteps ? p->nsteps : 1), sizeof *c->args);
+  if (!c->arena || !c->ptrs || !c->args) {
+    tsl_graph_ctx_free(c);
+    return tsl_error(TSL_ERR_NOMEM, "graph context: out of memory (arena of %lld bytes)", (long long)p->arena_bytes);
+  }
+  memset(c->arena, 0, arena ? arena : TSL_TENSOR_ALIGN);
+  /* views always follow their base (add_view checks the id exists), so one pass fills all */
+  for (int i = 0; i < p->nbufs; i++) {
+    const plan_buf *b = &p->bufs[i];
+    if (b->kind == BUF_CONST) c->ptrs[i] = b->constant->data;
+    else if (b->kind == BUF_ACT) c->ptrs[i] = (char *)c->arena + b->offset;
+    else c->ptrs[i] = (char *)c->ptrs[b->base] + b->offset;
+  }
+  for (int s = 0; s < p->nsteps; s++) {
+    c->args[s] = malloc((size_t)(p->steps[s].nargs ? p->steps[s].nargs : 1) * sizeof(void *));
+    if (!c->args[s]) {
+      tsl_graph_ctx_free(c);
+      return tsl_error(TSL_ERR_NOMEM, "graph context: out of memory");
+    }
+    for (int a = 0; a < p->steps[s].nargs; a++) c->args[s][a] = &c->ptrs[p->steps[s].bufs[a]];
+  }
+  *out = c;
+  return TSL_OK;
+}
+
+void tsl_graph_ctx_free(tsl_graph_ctx *c) {
+  if (!c) return;
+  for (int s = 0; c->args && s < c->plan->nsteps; s++) free(c->args[s]);
+  free(c->args);
+  free(c->ptrs);
+  free(c->arena);
+  free(c);
+}
+
+void *tsl_graph_ctx_input(tsl_graph_ctx *c, int i) {
+  return c && i >= 0 && i < c->plan->ninputs ? c->ptrs[c->plan->inputs[i].buf] : NULL;
+}
+
+const void *tsl_graph_ctx_output(const tsl_graph_ctx *c, int i) {
+  return c && i >= 0 && i < c->plan->noutputs ? c->ptrs[c->plan->outputs[i].buf] : NULL;
+}
+
+/* Kernels of few pointer arguments are called directly (a few ns) rather than through
+ * libffi (tens of ns): the ABI of runtime/module.h fixes their prototype. */
+typedef int32_t (*fn1)(void *);
+typedef int32_t (*fn2)(void *, void *);
+typedef int32_t (*fn3)(void *, void *, void *);
+typedef int32_t (*fn4)(void *, void *, void *, void *);
+typedef int32_t (*fn5)(void *, void *, void *, void *, void *);
+typedef int32_t (*fn6)(void *, void *, void *, void *, void *, void *);
+
+static tsl_status call_step(tsl_graph_ctx *c, int s) {
+  const plan_step *st = &c->plan->steps[s];
+  void *fn = tsl_kernel_fn(st->kernel);
+  void **a = c->ptrs;
+  const int *b = st->bufs;
+  int32_t rc;
+  switch (st->nargs) {
+  case 1: rc = ((fn1)fn)(a[b[0]]); break;
+  case 2: rc = ((fn2)fn)(a[b[0]], a[b[1]]); break;
+  case 3: rc = ((fn3)fn)(a[b[0]], a[b[1]], a[b[2]]); break;
+  case 4: rc = ((fn4)fn)(a[b[0]], a[b[1]], a[b[2]], a[b[3]]); break;
+  case 5: rc = ((fn5)fn)(a[b[0]], a[b[1]], a[b[2]], a[b[3]], a[b[4]]); break;
+  case 6: rc = ((fn6)fn)(a[b[0]], a[b[1]], a[b[2]], a[b[3]], a[b[4]], a[b[5]]); break;
+  default: {
+    tsl_status r = tsl_kernel_call(st->kernel, (void *const *)c->args[s], st->nargs);
+    if (r != TSL_OK) return tsl_error(r, "graph run: step %d (%s): %s", s, st->label, tsl_last_error());
+    return TSL_OK;
+  }
+  }
+  if (rc != 0)
+    return tsl_error(TSL_ERR_RUNTIME, "graph run: step %d (%s): kernel %s returned %d", s, st->label,
+                     tsl_kernel_name(st->kernel), (int)rc);
+  return TSL_OK;
+}
+
+tsl_status tsl_graph_run(tsl_graph_ctx *c, double *step_seconds) {
+  if (!c) return tsl_error(TSL_ERR_INVALID, "graph run: NULL context");
+  for (int s = 0; s < c->plan->nsteps; s++) {
+    double t0 = step_seconds ? tsl_time_now() : 0.0;
+    tsl_status st = call_step(c, s);
+    if (st != TSL_OK) return st;
+    if (step_seconds) step_seconds[s] = tsl_time_now() - t0;
+  }
+  return TSL_OK;
+}

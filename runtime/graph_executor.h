@@ -1,0 +1,126 @@
+/* tessel runtime — the graph executor: runs a compiled plan of kernel calls.
+ *
+ * A plan is what the graph compiler (models/compile.h) produces and what runs on a
+ * device: a module of kernels, a list of buffers, and an ordered list of steps, each a
+ * call of one kernel on buffers. It holds no IR and no LLVM object, so it builds with
+ * the runtime alone.
+ *
+ * Buffers are of three kinds:
+ *   - constants: tensors the plan owns (weights, pre-transformed at compile time);
+ *   - activations: a byte range [offset, offset + bytes) of one arena per context;
+ *     memory planning lets buffers whose lifetimes do not overlap share bytes, so the
+ *     arena size (tsl_graph_plan_arena_bytes) is the planned peak activation memory;
+ *   - views: another buffer's bytes at a byte offset (a reshape is a view at 0).
+ * Graph inputs and outputs are activation buffers that the planner never shares.
+ *
+ * A step calls a kernel whose arguments are all pointers (the kernel ABI of
+ * runtime/module.h): the data pointers of its buffers, in order. Kernels parallelise
+ * their own loops on the thread pool (runtime/parallel.h); the steps run in order.
+ *
+ * A context holds the arena of one run in flight. A filled plan is immutable: any
+ * number of threads may run it at once, each with its own context.
+ */
+#ifndef TESSEL_RUNTIME_GRAPH_EXECUTOR_H
+#define TESSEL_RUNTIME_GRAPH_EXECUTOR_H
+
+#include <stdint.h>
+
+#include "runtime/module.h"
+#include "tessel/status.h"
+#include "tessel/tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tsl_graph_plan tsl_graph_plan;
+typedef struct tsl_graph_ctx tsl_graph_ctx;
+
+/* An empty plan. Free with tsl_graph_plan_free. Errors: TSL_ERR_INVALID (NULL out),
+ * TSL_ERR_NOMEM. */
+tsl_status tsl_graph_plan_new(tsl_graph_plan **out);
+
+/* Frees the plan, its constants and its module (which frees the kernels' code). The
+ * caller must have freed every context of the plan first. NULL is a no-op. */
+void tsl_graph_plan_free(tsl_graph_plan *p);
+
+/* Hands the module holding the plan's kernels to the plan (freed with it). */
+void tsl_graph_plan_set_module(tsl_graph_plan *p, tsl_module *m);
+
+/* Adds a constant buffer holding t (compact). Ownership of t moves to the plan in every
+ * case (freed on failure). *buf receives the buffer id.
+ * Errors: TSL_ERR_INVALID (NULL arguments, a strided tensor), TSL_ERR_NOMEM. */
+tsl_status tsl_graph_plan_add_constant(tsl_graph_plan *p, tsl_tensor *t, int *buf);
+
+/* Adds an activation buffer of `bytes` bytes at byte `offset` of the arena (offset a
+ * multiple of TSL_TENSOR_ALIGN). The arena grows to cover it.
+ * Errors: TSL_ERR_INVALID (negative or misaligned offset, negative size), TSL_ERR_NOMEM. */
+tsl_status tsl_graph_plan_add_activation(tsl_graph_plan *p, int64_t offset, int64_t bytes, int *buf);
+
+/* Adds a view of buffer `base` starting `offset` bytes into it, `bytes` long.
+ * Errors: TSL_ERR_INVALID (bad base, the range outside base), TSL_ERR_NOMEM. */
+tsl_status tsl_graph_plan_add_view(tsl_graph_plan *p, int base, int64_t offset, int64_t bytes, int *buf);
+
+/* Size in bytes of buffer `buf` (0 for a bad id). */
+int64_t tsl_graph_plan_buffer_bytes(const tsl_graph_plan *p, int buf);
+
+/* Appends a step: a call of kernel k (every argument a pointer) with the data of
+ * buffers bufs[0..nargs). `label` (copied; may be NULL) names the step in errors and
+ * profiles, e.g. the graph node's name.
+ * Errors: TSL_ERR_INVALID (NULL kernel, a non-pointer argument, nargs not the
+ * kernel's, a bad buffer id), TSL_ERR_NOMEM. */
+tsl_status tsl_graph_plan_add_step(tsl_graph_plan *p, const tsl_kernel *k, const char *label, int nargs,
+                                   const int *bufs);
+
+/* Declares graph input / output number i (in call order) as buffer `buf` holding a
+ * compact tensor of dtype dt and shape shape[0..ndim), named `name` (copied).
+ * Errors: TSL_ERR_INVALID (bad buffer, the tensor's size not the buffer's, a constant
+ * buffer for an input), TSL_ERR_NOMEM. */
+tsl_status tsl_graph_plan_add_input(tsl_graph_plan *p, const char *name, int buf, tsl_dtype dt, int ndim,
+                                    const int64_t *shape);
+tsl_status tsl_graph_plan_add_output(tsl_graph_plan *p, const char *name, int buf, tsl_dtype dt, int ndim,
+                                     const int64_t *shape);
+
+/* Counts and descriptions. Info of a bad index: NULL name, ndim 0. */
+int tsl_graph_plan_num_steps(const tsl_graph_plan *p);
+int tsl_graph_plan_num_inputs(const tsl_graph_plan *p);
+int tsl_graph_plan_num_outputs(const tsl_graph_plan *p);
+/* The step's label and kernel (NULL when out of range). */
+const char *tsl_graph_plan_step_label(const tsl_graph_plan *p, int step);
+const tsl_kernel *tsl_graph_plan_step_kernel(const tsl_graph_plan *p, int step);
+typedef struct tsl_graph_io_info {
+  const char *name; /* valid while the plan lives */
+  tsl_dtype dtype;
+  int ndim;
+  int64_t shape[TSL_MAX_NDIM];
+  int64_t bytes;
+} tsl_graph_io_info;
+tsl_graph_io_info tsl_graph_plan_input_info(const tsl_graph_plan *p, int i);
+tsl_graph_io_info tsl_graph_plan_output_info(const tsl_graph_plan *p, int i);
+
+/* Bytes of the activation arena: the planned peak activation memory of one context. */
+int64_t tsl_graph_plan_arena_bytes(const tsl_graph_plan *p);
+/* Bytes of the constants the plan owns. */
+int64_t tsl_graph_plan_constant_bytes(const tsl_graph_plan *p);
+
+/* A context for running p: allocates the arena (64-byte aligned, zeroed). The plan
+ * must outlive it. Errors: TSL_ERR_INVALID (NULL arguments), TSL_ERR_NOMEM. */
+tsl_status tsl_graph_ctx_new(const tsl_graph_plan *p, tsl_graph_ctx **out);
+void tsl_graph_ctx_free(tsl_graph_ctx *c);
+
+/* The data of input / output i in this context (compact, the described shape), or NULL
+ * for a bad index. Inputs are read by the next run; outputs hold the last run's
+ * results (the arena bytes of other buffers are scratch between runs). */
+void *tsl_graph_ctx_input(tsl_graph_ctx *c, int i);
+const void *tsl_graph_ctx_output(const tsl_graph_ctx *c, int i);
+
+/* Runs every step in order. step_seconds, if not NULL, receives the wall time of each
+ * step in seconds (tsl_graph_plan_num_steps entries).
+ * Errors: TSL_ERR_INVALID (NULL context), TSL_ERR_RUNTIME when a kernel returns nonzero
+ * (the message names the step's label and the code); later steps are not run. */
+tsl_status tsl_graph_run(tsl_graph_ctx *c, double *step_seconds);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

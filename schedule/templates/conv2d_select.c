@@ -1,0 +1,193 @@
+/* Convolution algorithms: applicability, instantiation, default schedules and the
+ * default choice (conv2d_select.h). */
+#include "schedule/templates/conv2d_select.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "dsl/ops/registry.h"
+#include "schedule/templates/conv2d_nchwc.h"
+#include "schedule/templates/depthwise.h"
+#include "schedule/templates/tpl_util.h"
+
+static const char *const algo_names[TSL_CONV2D_ALGO_COUNT] = {
+    "direct", "gemm1x1", "im2col", "depthwise", "grouped", "winograd_f2", "winograd_f4", "winograd_f6"};
+
+const char *tsl_conv2d_algo_name(tsl_conv2d_algo a) {
+  return (int)a >= 0 && a < TSL_CONV2D_ALGO_COUNT ? algo_names[a] : "?";
+}
+
+int64_t tsl_conv2d_desc_out_h(const tsl_conv2d_desc *d) {
+  return (d->H + d->pad_top + d->pad_bottom - d->dilation_h * (d->R - 1) - 1) / d->stride_h + 1;
+}
+
+int64_t tsl_conv2d_desc_out_w(const tsl_conv2d_desc *d) {
+  return (d->W + d->pad_left + d->pad_right - d->dilation_w * (d->S - 1) - 1) / d->stride_w + 1;
+}
+
+double tsl_conv2d_desc_flops(const tsl_conv2d_desc *d) {
+  return 2.0 * (double)d->N * (double)d->K * (double)tsl_conv2d_desc_out_h(d) * (double)tsl_conv2d_desc_out_w(d) *
+         (double)(d->C / (d->groups > 0 ? d->groups : 1)) * (double)d->R * (double)d->S;
+}
+
+tsl_status tsl_conv2d_desc_check(const tsl_conv2d_desc *d) {
+  if (!d) return tsl_error(TSL_ERR_INVALID, "conv2d: no layer description");
+  if (d->N < 1 || d->C < 1 || d->H < 1 || d->W < 1 || d->K < 1 || d->R < 1 || d->S < 1)
+    return tsl_error(TSL_ERR_INVALID, "conv2d: sizes N%lld C%lld H%lld W%lld K%lld R%lld S%lld must be >= 1",
+                     (long long)d->N, (long long)d->C, (long long)d->H, (long long)d->W, (long long)d->K,
+                     (long long)d->R, (long long)d->S);
+  if (d->stride_h < 1 || d->stride_w < 1 || d->dilation_h < 1 || d->dilation_w < 1)
+    return tsl_error(TSL_ERR_INVALID, "conv2d: strides %lldx%lld and dilations %lldx%lld must be >= 1",
+                     (long long)d->stride_h, (long long)d->stride_w, (long long)d->dilation_h,
+                     (long long)d->dilation_w);
+  if (d->pad_top < 0 || d->pad_left < 0 || d->pad_bottom < 0 || d->pad_right < 0)
+    return tsl_error(TSL_ERR_INVALID, "conv2d: negative padding");
+  if (d->groups < 1 || d->C % d->groups || d->K % d->groups)
+    return tsl_error(TSL_ERR_INVALID, "conv2d: groups %lld must divide C %lld and K %lld", (long long)d->groups,
+                     (long long)d->C, (long long)d->K);
+  if (d->act < 0 || d->act > 2) return tsl_error(TSL_ERR_INVALID, "conv2d: act %d (must be 0, 1 or 2)", d->act);
+  if (d->block < 1) return tsl_error(TSL_ERR_INVALID, "conv2d: block %lld (must be >= 1)", (long long)d->block);
+  if (tsl_conv2d_desc_out_h(d) < 1 || tsl_conv2d_desc_out_w(d) < 1)
+    return tsl_error(TSL_ERR_INVALID, "conv2d: the kernel does not fit the padded input (output %lldx%lld)",
+                     (long long)tsl_conv2d_desc_out_h(d), (long long)tsl_conv2d_desc_out_w(d));
+  return TSL_OK;
+}
+
+static bool why_not(const char **why, const char *reason) {
+  if (why) *why = reason;
+  return false;
+}
+
+static bool is_depthwise(const tsl_conv2d_desc *d) { return d->groups > 1 && d->groups == d->C && d->K == d->C; }
+
+bool tsl_conv2d_algo_applies(const tsl_conv2d_desc *d, tsl_conv2d_algo a, const char **why) {
+  if (why) *why = "";
+  if (tsl_conv2d_desc_check(d) != TSL_OK) return why_not(why, "malformed layer");
+  bool dense = d->groups == 1;
+  switch (a) {
+  case TSL_CONV2D_DIRECT:
+    return dense ? true : why_not(why, "direct: groups must be 1 (use grouped or depthwise)");
+  case TSL_CONV2D_GEMM_1X1:
+    if (!dense) return why_not(why, "gemm1x1: groups must be 1");
+    if (d->R != 1 || d->S != 1) return why_not(why, "gemm1x1: needs a 1x1 kernel");
+    if (d->stride_h != 1 || d->stride_w != 1) return why_not(why, "gemm1x1: needs stride 1");
+    if (d->pad_top || d->pad_left || d->pad_bottom || d->pad_right) return why_not(why, "gemm1x1: needs no padding");
+    return true;
+  case TSL_CONV2D_DEPTHWISE:
+    if (!is_depthwise(d)) return why_not(why, "depthwise: needs groups = C = K (channel multiplier 1)");
+    return d->has_residual ? why_not(why, "depthwise: no residual epilogue") : true;
+  case TSL_CONV2D_GROUPED:
+    if (dense) return why_not(why, "grouped: needs groups > 1");
+    return d->has_residual ? why_not(why, "grouped: no residual epilogue") : true;
+  default: return why_not(why, "algorithm not available in this build");
+  }
+}
+
+static tsl_dsl_param_value int_param(const char *name, int64_t v) { return tsl_dsl_int_param(name, v); }
+
+/* The conv and epilogue parameters every NCHW[x]c conv op takes. */
+static int conv_params(const tsl_conv2d_desc *d, tsl_dsl_param_value *p) {
+  int n = 0;
+  p[n++] = int_param("stride_h", d->stride_h);
+  p[n++] = int_param("stride_w", d->stride_w);
+  p[n++] = int_param("pad_top", d->pad_top);
+  p[n++] = int_param("pad_left", d->pad_left);
+  p[n++] = int_param("pad_bottom", d->pad_bottom);
+  p[n++] = int_param("pad_right", d->pad_right);
+  p[n++] = int_param("dilation_h", d->dilation_h);
+  p[n++] = int_param("dilation_w", d->dilation_w);
+  p[n++] = int_param("act", d->act);
+  p[n++] = tsl_dsl_float_param("clip_min", d->clip_min);
+  p[n++] = tsl_dsl_float_param("clip_max", d->clip_max);
+  return n;
+}
+
+tsl_status tsl_conv2d_algo_instantiate(const tsl_conv2d_desc *d, tsl_conv2d_algo a, tsl_te_program **conv,
+                                       tsl_te_program **weight) {
+  if (conv) *conv = NULL;
+  if (weight) *weight = NULL;
+  if (!conv) return tsl_error(TSL_ERR_INVALID, "conv2d: NULL result");
+  tsl_status st = tsl_conv2d_desc_check(d);
+  if (st != TSL_OK) return st;
+  const char *why = NULL;
+  if (!tsl_conv2d_algo_applies(d, a, &why)) return tsl_error(TSL_ERR_UNSUPPORTED, "conv2d: %s", why);
+  int64_t x = d->block, CB = tpl_ceil_div(d->C, x), KB = tpl_ceil_div(d->K, x);
+  int64_t OH = tsl_conv2d_desc_out_h(d), OW = tsl_conv2d_desc_out_w(d);
+  int64_t data[5] = {d->N, CB, d->H, d->W, x}, bias[2] = {KB, x}, res[5] = {d->N, KB, OH, OW, x};
+  int64_t oihw[4] = {d->K, d->C / d->groups, d->R, d->S};
+  tsl_dsl_param_value p[16];
+  int np = conv_params(d, p);
+  switch (a) {
+  case TSL_CONV2D_DIRECT:
+  case TSL_CONV2D_GEMM_1X1: {
+    int64_t w[6] = {KB, CB, d->R, d->S, x, x};
+    const int64_t *shapes[4] = {data, w, bias, res};
+    const int ndims[4] = {5, 6, 2, 5};
+    st = tsl_op_instantiate(d->has_residual ? "conv2d_nchwc_bias_add" : "conv2d_nchwc_bias", d->has_residual ? 4 : 3,
+                            shapes, ndims, np, p, conv);
+    if (st == TSL_OK && weight) {
+      const int64_t *ws[1] = {oihw};
+      const int wd[1] = {4};
+      tsl_dsl_param_value wp[2] = {int_param("in_block", x), int_param("out_block", x)};
+      st = tsl_op_instantiate("weight_to_nchwc", 1, ws, wd, 2, wp, weight);
+    }
+    return st;
+  }
+  case TSL_CONV2D_DEPTHWISE: {
+    int64_t w[4] = {CB, d->R, d->S, x};
+    const int64_t *shapes[3] = {data, w, bias};
+    const int ndims[3] = {5, 4, 2};
+    st = tsl_op_instantiate("depthwise_conv2d_nchwc", 3, shapes, ndims, np, p, conv);
+    if (st == TSL_OK && weight) {
+      const int64_t *ws[1] = {oihw};
+      const int wd[1] = {4};
+      tsl_dsl_param_value wp[1] = {int_param("block", x)};
+      st = tsl_op_instantiate("weight_to_depthwise", 1, ws, wd, 1, wp, weight);
+    }
+    return st;
+  }
+  case TSL_CONV2D_GROUPED: {
+    int64_t w[5] = {KB, d->C / d->groups, d->R, d->S, x};
+    const int64_t *shapes[3] = {data, w, bias};
+    const int ndims[3] = {5, 5, 2};
+    p[np++] = int_param("groups", d->groups);
+    p[np++] = int_param("out_channels", d->K);
+    st = tsl_op_instantiate("conv2d_nchwc_grouped", 3, shapes, ndims, np, p, conv);
+    if (st == TSL_OK && weight) {
+      const int64_t *ws[1] = {oihw};
+      const int wd[1] = {4};
+      tsl_dsl_param_value wp[1] = {int_param("out_block", x)};
+      st = tsl_op_instantiate("weight_to_grouped", 1, ws, wd, 1, wp, weight);
+    }
+    return st;
+  }
+  default: return tsl_error(TSL_ERR_UNSUPPORTED, "conv2d: algorithm %s not available", tsl_conv2d_algo_name(a));
+  }
+}
+
+tsl_status tsl_conv2d_algo_schedule(const tsl_te_program *conv, tsl_conv2d_algo a, const tsl_target *t,
+                                    tsl_schedule **out) {
+  if (!out) return tsl_error(TSL_ERR_INVALID, "conv2d: NULL result");
+  *out = NULL;
+  switch (a) {
+  case TSL_CONV2D_DIRECT:
+  case TSL_CONV2D_GEMM_1X1: {
+    tsl_conv2d_nchwc_shape sh;
+    tsl_status st = tsl_conv2d_nchwc_get_shape(conv, &sh);
+    if (st != TSL_OK) return st;
+    tsl_conv2d_nchwc_knobs k = tsl_conv2d_nchwc_default_knobs(t, &sh, a == TSL_CONV2D_GEMM_1X1);
+    return tsl_conv2d_nchwc_schedule(conv, t, &k, out);
+  }
+  case TSL_CONV2D_DEPTHWISE:
+  case TSL_CONV2D_GROUPED: return tsl_depthwise_schedule(conv, t, NULL, out);
+  default: return tsl_error(TSL_ERR_UNSUPPORTED, "conv2d: algorithm %s not available", tsl_conv2d_algo_name(a));
+  }
+}
+
+tsl_conv2d_algo tsl_conv2d_select(const tsl_conv2d_desc *d, const tsl_target *t) {
+  (void)t;
+  if (tsl_conv2d_algo_applies(d, TSL_CONV2D_GEMM_1X1, NULL)) return TSL_CONV2D_GEMM_1X1;
+  if (is_depthwise(d) && tsl_conv2d_algo_applies(d, TSL_CONV2D_DEPTHWISE, NULL)) return TSL_CONV2D_DEPTHWISE;
+  if (d->groups > 1) return TSL_CONV2D_GROUPED;
+  return TSL_CONV2D_DIRECT;
+}

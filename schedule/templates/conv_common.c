@@ -1,0 +1,413 @@
+/* Geometry, kernel names and the register-tile loop nest shared by the NCHW[x]c
+ * convolution templates (conv_common.h). */
+#include "schedule/templates/conv_common.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ir/analysis.h"
+
+/* ---- geometry --------------------------------------------------------------- */
+
+/* The first load of buf in e (depth-first), or NULL. */
+static const tsl_expr *find_load(const tsl_expr *e, const tsl_buffer *buf) {
+  if (!e) return NULL;
+  switch (e->kind) {
+  case TSL_E_INT: case TSL_E_FLOAT: case TSL_E_VAR: return NULL;
+  case TSL_E_LOAD:
+    if (e->load.buf == buf) return e;
+    for (int i = 0; i < e->load.nindex; i++) {
+      const tsl_expr *r = find_load(e->load.index[i], buf);
+      if (r) return r;
+    }
+    return find_load(e->load.predicate, buf);
+  case TSL_E_NOT: case TSL_E_CAST: return find_load(e->un.a, buf);
+  case TSL_E_SELECT: {
+    const tsl_expr *r = find_load(e->select.cond, buf);
+    if (!r) r = find_load(e->select.t, buf);
+    return r ? r : find_load(e->select.f, buf);
+  }
+  case TSL_E_BROADCAST: return find_load(e->broadcast.value, buf);
+  case TSL_E_RAMP: {
+    const tsl_expr *r = find_load(e->ramp.base, buf);
+    return r ? r : find_load(e->ramp.stride, buf);
+  }
+  case TSL_E_CALL:
+    for (int i = 0; i < e->call.nargs; i++) {
+      const tsl_expr *r = find_load(e->call.args[i], buf);
+      if (r) return r;
+    }
+    return NULL;
+  case TSL_E_LET: {
+    const tsl_expr *r = find_load(e->let.value, buf);
+    return r ? r : find_load(e->let.body, buf);
+  }
+  case TSL_E_REDUCE: {
+    const tsl_expr *r = find_load(e->reduce.source, buf);
+    return r ? r : find_load(e->reduce.condition, buf);
+  }
+  default: {
+    const tsl_expr *r = find_load(e->bin.a, buf);
+    return r ? r : find_load(e->bin.b, buf);
+  }
+  }
+}
+
+/* The value of e with every var of vars set to 0 except `one` (set to 1 when not
+ * NULL); false when it does not simplify to a constant. */
+static bool eval_at(tsl_expr *e, int n, tsl_expr *const *vars, const tsl_expr *one, int64_t *out) {
+  tsl_expr *vals[16];
+  if (n > 16) return false;
+  for (int i = 0; i < n; i++) vals[i] = tsl_i64(vars[i] == one ? 1 : 0);
+  tsl_expr *v = tsl_simplify(tsl_substitute(e, n, vars, vals), NULL);
+  while (v->kind == TSL_E_CAST) v = tsl_simplify(v->un.a, NULL);
+  return tsl_expr_is_const_int(v, out);
+}
+
+/* Coefficient of var in e, linear in vars. */
+static bool coefficient(tsl_expr *e, int n, tsl_expr *const *vars, const tsl_expr *var, int64_t *out) {
+  int64_t a, z;
+  if (!eval_at(e, n, vars, var, &a) || !eval_at(e, n, vars, NULL, &z)) return false;
+  *out = a - z;
+  return true;
+}
+
+static const tsl_iter_var *reduce_axis_named(const tsl_te_op *op, const char *name) {
+  for (int i = 0; i < op->nreduce; i++)
+    if (strcmp(op->reduce_axis[i].var->var.name, name) == 0) return &op->reduce_axis[i];
+  return NULL;
+}
+
+static bool reads_placeholder(const tsl_te_op *op, const char *name) {
+  for (int i = 0; i < op->ninputs; i++)
+    if (op->inputs[i]->op->kind == TSL_TE_PLACEHOLDER && strcmp(op->inputs[i]->buf->name, name) == 0) return true;
+  return false;
+}
+
+static const tsl_expr *strip_casts(const tsl_expr *e) {
+  while (e->kind == TSL_E_CAST) e = e->un.a;
+  return e;
+}
+
+static bool is_float_const(const tsl_expr *e, double *v) {
+  e = strip_casts(e);
+  if (e->kind != TSL_E_FLOAT) return false;
+  *v = e->float_value;
+  return true;
+}
+
+static const char *activation_of(const tsl_expr *body) {
+  const tsl_expr *e = strip_casts(body);
+  double lo, hi;
+  if (e->kind == TSL_E_MAX && (is_float_const(e->bin.b, &lo) || is_float_const(e->bin.a, &lo)) && lo == 0.0)
+    return "relu";
+  if (e->kind == TSL_E_MIN && is_float_const(e->bin.b, &hi)) {
+    const tsl_expr *m = strip_casts(e->bin.a);
+    if (m->kind == TSL_E_MAX && is_float_const(m->bin.b, &lo)) return lo == 0.0 && hi == 6.0 ? "relu6" : "clip";
+  }
+  return "";
+}
+
+tsl_status tpl_conv_geometry_of(const tsl_te_program *p, const char *tag, const char *who, tpl_conv_geometry *g) {
+  memset(g, 0, sizeof *g);
+  if (!p || p->ninputs < 2 || p->noutputs != 1)
+    return tsl_error(TSL_ERR_INVALID, "%s: program %s is not a convolution (needs data, weight and one output)", who,
+                     p && p->name ? p->name : "?");
+  const tsl_te_op *conv = tpl_find_tagged(p, tag);
+  if (!conv || conv->naxis != 5 || conv->body->kind != TSL_E_REDUCE)
+    return tsl_error(TSL_ERR_INVALID, "%s: program %s has no reduction stage tagged \"%s\" over [n, kb, y, x, k]", who,
+                     p->name ? p->name : "?", tag);
+  g->conv = conv;
+  g->out = p->outputs[0]->op;
+  g->data = p->inputs[0]->buf;
+  g->weight = p->inputs[1]->buf;
+  if (g->data->ndim != 5)
+    return tsl_error(TSL_ERR_INVALID, "%s: the data of %s is not NCHW[x]c (rank %d)", who, p->name ? p->name : "?",
+                     g->data->ndim);
+  const tsl_te_op *padded = tpl_find_named(p, "padded");
+  g->padded = padded && padded->naxis == 5 ? padded : NULL;
+  g->X = g->data->shape[4];
+  g->Y = conv->axis[4].extent;
+  const tsl_iter_var *r = reduce_axis_named(conv, "r"), *s = reduce_axis_named(conv, "s");
+  g->R = r ? r->extent : 1;
+  g->S = s ? s->extent : 1;
+
+  /* strides and dilations from the conv's spatial read */
+  const tsl_buffer *src = g->padded ? g->padded->output->buf : g->data;
+  const tsl_expr *ld = find_load(conv->body, src);
+  tsl_expr *vars[16];
+  int nv = 0;
+  for (int i = 0; i < conv->naxis && nv < 16; i++) vars[nv++] = conv->axis[i].var;
+  for (int i = 0; i < conv->nreduce && nv < 16; i++) vars[nv++] = conv->reduce_axis[i].var;
+  g->stride_h = g->stride_w = g->dilation_h = g->dilation_w = 1;
+  if (!ld || ld->load.nindex != 5 || !coefficient(ld->load.index[2], nv, vars, conv->axis[2].var, &g->stride_h) ||
+      !coefficient(ld->load.index[3], nv, vars, conv->axis[3].var, &g->stride_w) ||
+      (r && !coefficient(ld->load.index[2], nv, vars, r->var, &g->dilation_h)) ||
+      (s && !coefficient(ld->load.index[3], nv, vars, s->var, &g->dilation_w)))
+    return tsl_error(TSL_ERR_INVALID, "%s: cannot read the strides of %s from its read of %s", who,
+                     p->name ? p->name : "?", src->name);
+
+  /* paddings from the padding stage's read of the data */
+  if (g->padded) {
+    const tsl_expr *dl = find_load(g->padded->body, g->data);
+    tsl_expr *pv[5];
+    for (int i = 0; i < 5; i++) pv[i] = g->padded->axis[i].var;
+    int64_t t0, l0;
+    if (!dl || dl->load.nindex != 5 || !eval_at(dl->load.index[2], 5, pv, NULL, &t0) ||
+        !eval_at(dl->load.index[3], 5, pv, NULL, &l0))
+      return tsl_error(TSL_ERR_INVALID, "%s: cannot read the paddings of %s", who, p->name ? p->name : "?");
+    g->pad_top = -t0;
+    g->pad_left = -l0;
+    g->pad_bottom = g->padded->axis[2].extent - g->data->shape[2] - g->pad_top;
+    g->pad_right = g->padded->axis[3].extent - g->data->shape[3] - g->pad_left;
+  }
+  g->has_epilogue = g->out != conv;
+  g->has_bias = g->has_epilogue && reads_placeholder(g->out, "bias");
+  g->has_residual = g->has_epilogue && reads_placeholder(g->out, "residual");
+  g->act = g->has_epilogue ? activation_of(g->out->body) : "";
+  return TSL_OK;
+}
+
+/* ---- kernel names ------------------------------------------------------------ */
+
+static void put(char *buf, size_t n, size_t *o, const char *fmt, long long a, long long b, long long c,
+                long long d) {
+  if (*o >= n) return;
+  int w = snprintf(buf + *o, n - *o, fmt, a, b, c, d);
+  if (w > 0) *o += (size_t)w;
+}
+
+const char *tpl_conv_kernel_name(const tpl_conv_geometry *g, const char *prefix, const char *variant, uint64_t hash,
+                                 char *buf, size_t n) {
+  size_t o = 0;
+  if (!n) return buf;
+  o = (size_t)snprintf(buf, n, "%s", prefix);
+  if (o >= n) return buf;
+  if (g->X == g->Y) put(buf, n, &o, "_nchw%lldc", (long long)g->X, 0, 0, 0);
+  else put(buf, n, &o, "_nchw%lldc_o%lldc", (long long)g->X, (long long)g->Y, 0, 0);
+  put(buf, n, &o, "_%lldx%lld", (long long)g->R, (long long)g->S, 0, 0);
+  if (g->stride_h == g->stride_w) put(buf, n, &o, "_s%lld", (long long)g->stride_h, 0, 0, 0);
+  else put(buf, n, &o, "_s%lldx%lld", (long long)g->stride_h, (long long)g->stride_w, 0, 0);
+  if (g->pad_top == g->pad_left && g->pad_top == g->pad_bottom && g->pad_top == g->pad_right)
+    put(buf, n, &o, "_p%lld", (long long)g->pad_top, 0, 0, 0);
+  else
+    put(buf, n, &o, "_p%lld_%lld_%lld_%lld", (long long)g->pad_top, (long long)g->pad_left, (long long)g->pad_bottom,
+        (long long)g->pad_right);
+  if (g->dilation_h != 1 || g->dilation_w != 1) {
+    if (g->dilation_h == g->dilation_w) put(buf, n, &o, "_d%lld", (long long)g->dilation_h, 0, 0, 0);
+    else put(buf, n, &o, "_d%lldx%lld", (long long)g->dilation_h, (long long)g->dilation_w, 0, 0);
+  }
+  put(buf, n, &o, "_f32", 0, 0, 0, 0);
+  if (o < n && variant && *variant) o += (size_t)snprintf(buf + o, n - o, "_%s", variant);
+  if (g->has_bias) put(buf, n, &o, "_bias", 0, 0, 0, 0);
+  if (g->has_residual) put(buf, n, &o, "_add", 0, 0, 0, 0);
+  if (o < n && g->act && *g->act) o += (size_t)snprintf(buf + o, n - o, "_%s", g->act);
+  if (o < n) snprintf(buf + o, n - o, "__%08llx", (unsigned long long)(hash & 0xffffffffull));
+  return buf;
+}
+
+/* ---- the register-tile loop nest --------------------------------------------- */
+
+typedef struct tile_axes {
+  tpl_name n, kbo, kbi, yo, yi, xo, xi, k;
+  int64_t ext_n, ext_kbo, ext_yo, ext_xo;
+} tile_axes;
+
+/* Splits axis by factor when 1 < factor < extent; outer/inner get the leaf names, ""
+ * for a part that does not exist (factor 1: no inner; factor >= extent: no outer). */
+static void blocked(tpl_builder *b, const char *stage, const char *axis, int64_t factor, int64_t extent,
+                    tpl_name outer, tpl_name inner) {
+  outer[0] = inner[0] = '\0';
+  if (factor <= 1) {
+    snprintf(outer, TPL_NAME_LEN, "%s", axis);
+  } else if (factor >= extent) {
+    snprintf(inner, TPL_NAME_LEN, "%s", axis);
+  } else {
+    tpl_split(b, stage, axis, factor);
+    tpl_cat(outer, axis, ".outer");
+    tpl_cat(inner, axis, ".inner");
+  }
+}
+
+/* Names of a stage's root iters 0..4 (output axes) copied before any step moves them. */
+static bool root_names(const tpl_builder *b, const char *stage, tpl_name names[5]) {
+  const tsl_stage *st = tsl_schedule_stage(b->s, stage);
+  if (!st || st->nroot < 5) return false;
+  for (int i = 0; i < 5; i++) snprintf(names[i], TPL_NAME_LEN, "%s", st->iters[i].name);
+  return true;
+}
+
+static void make_tile_axes(tpl_builder *b, const char *stage, const tpl_conv_tile *t, int64_t N, tile_axes *a) {
+  tpl_name r[5];
+  if (b->st != TSL_OK) return;
+  if (!root_names(b, stage, r)) {
+    b->st = tsl_error(TSL_ERR_INVALID, "%s: stage %s does not have the 5 axes [n, kb, y, x, k]", b->who, stage);
+    return;
+  }
+  snprintf(a->n, TPL_NAME_LEN, "%s", r[0]);
+  snprintf(a->k, TPL_NAME_LEN, "%s", r[4]);
+  a->ext_n = N;
+  blocked(b, stage, r[1], t->oc_blocks, t->KB, a->kbo, a->kbi);
+  a->ext_kbo = tpl_ceil_div(t->KB, t->oc_blocks);
+  if (t->gemm) {
+    tpl_name fused;
+    tpl_fuse(b, stage, r[2], r[3]);
+    tpl_cat(fused, r[2], ".");
+    tpl_cat(fused, fused, r[3]);
+    tpl_cat(fused, fused, ".fused");
+    a->yo[0] = a->yi[0] = '\0';
+    a->ext_yo = 1;
+    blocked(b, stage, fused, t->ow_block, t->OH * t->OW, a->xo, a->xi);
+    a->ext_xo = tpl_ceil_div(t->OH * t->OW, t->ow_block);
+  } else {
+    blocked(b, stage, r[2], t->oh_block, t->OH, a->yo, a->yi);
+    blocked(b, stage, r[3], t->ow_block, t->OW, a->xo, a->xi);
+    a->ext_yo = tpl_ceil_div(t->OH, t->oh_block);
+    a->ext_xo = tpl_ceil_div(t->OW, t->ow_block);
+  }
+}
+
+static void push(const char **list, int *n, const char *name) {
+  if (name && name[0]) list[(*n)++] = name;
+}
+
+void tpl_elementwise_root(tpl_builder *b, const char *stage, int64_t lanes, bool parallel) {
+  if (b->st != TSL_OK) return;
+  const tsl_stage *st = tsl_schedule_stage(b->s, stage);
+  if (!st) {
+    b->st = tsl_error(TSL_ERR_INVALID, "%s: no stage %s", b->who, stage);
+    return;
+  }
+  int nd = st->op->naxis;
+  if (nd < 1 || nd > 7) return;
+  tpl_name names[8];
+  for (int i = 0; i < nd; i++) snprintf(names[i], TPL_NAME_LEN, "%s", st->iters[i].name);
+  int64_t last = st->iters[nd - 1].extent;
+  if (last > 1 && lanes > 1) {
+    tpl_name inner;
+    snprintf(inner, TPL_NAME_LEN, "%s", names[nd - 1]);
+    if (last > lanes) {
+      tpl_split(b, stage, names[nd - 1], lanes);
+      tpl_cat(inner, names[nd - 1], ".inner");
+      tpl_cat(names[nd - 1], names[nd - 1], ".outer");
+      snprintf(names[nd], TPL_NAME_LEN, "%s", inner);
+      nd++;
+    }
+    tpl_vectorize(b, stage, inner);
+    nd--; /* the vectorized leaf is not fused */
+  } else {
+    nd--; /* keep the innermost loop serial */
+  }
+  if (parallel && nd >= 1) {
+    const char *outer[3];
+    int no = 0;
+    for (int i = 0; i < nd && no < 3; i++) outer[no++] = names[i];
+    tpl_name fused;
+    tpl_fuse_all(b, stage, no, outer, fused);
+    tpl_parallel(b, stage, fused);
+  }
+}
+
+void tpl_conv_tile_schedule(tpl_builder *b, const tsl_te_program *p, const char *tag, const tpl_conv_tile *t) {
+  if (b->st != TSL_OK) return;
+  tpl_conv_geometry g;
+  if ((b->st = tpl_conv_geometry_of(p, tag, b->who, &g)) != TSL_OK) return;
+  tpl_name ostage, acc;
+  snprintf(ostage, TPL_NAME_LEN, "%s", g.out->name);
+  if (!g.has_epilogue) tpl_cache_write(b, ostage, acc);
+  else snprintf(acc, TPL_NAME_LEN, "%s", g.conv->name);
+
+  if (g.padded) {
+    if (t->pad_stage == TPL_PAD_INLINE) tpl_compute_inline(b, g.padded->name);
+    else if (t->pad_stage == TPL_PAD_ROOT) tpl_elementwise_root(b, g.padded->name, t->pad_vector ? g.X : 1, t->parallel);
+  }
+  bool chunked = t->chunk_axis && t->ic_chunk < t->CB;
+  int64_t N = g.conv->axis[0].extent;
+
+  /* the output stage: outer loops, then the tile (epilogue) */
+  tile_axes o;
+  memset(&o, 0, sizeof o);
+  make_tile_axes(b, ostage, t, N, &o);
+  const char *first = t->loop_order == 0 ? o.kbo : o.yo, *second = t->loop_order == 0 ? o.yo : o.kbo;
+  int64_t ext_first = t->loop_order == 0 ? o.ext_kbo : o.ext_yo, ext_second = t->loop_order == 0 ? o.ext_yo : o.ext_kbo;
+  const char *order[16];
+  int no = 0;
+  push(order, &no, o.n);
+  push(order, &no, first);
+  push(order, &no, second);
+  push(order, &no, o.xo);
+  push(order, &no, o.kbi);
+  push(order, &no, o.yi);
+  push(order, &no, o.xi);
+  push(order, &no, o.k);
+  tpl_reorder(b, ostage, no, order);
+
+  /* the parallel prefix: n and the two blocked outer loops, plus x.outer when that is
+   * all the parallelism there is and the whole reduction sits in the tile */
+  const char *prefix[4];
+  int np = 0;
+  int64_t work = o.ext_n;
+  push(prefix, &np, o.n);
+  if (first[0]) work *= ext_first;
+  push(prefix, &np, first);
+  if (second[0]) work *= ext_second;
+  push(prefix, &np, second);
+  bool take_xo = !chunked && o.xo[0] && work < 16;
+  if (take_xo) push(prefix, &np, o.xo);
+  tpl_name outer_fused, attach;
+  if (t->parallel) {
+    tpl_fuse_all(b, ostage, np, prefix, outer_fused);
+    tpl_parallel(b, ostage, outer_fused);
+  } else {
+    snprintf(outer_fused, TPL_NAME_LEN, "%s", prefix[np - 1]);
+  }
+  if (!chunked && o.xo[0] && !take_xo) snprintf(attach, TPL_NAME_LEN, "%s", o.xo);
+  else snprintf(attach, TPL_NAME_LEN, "%s", outer_fused);
+  if (o.kbi[0]) tpl_unroll(b, ostage, o.kbi);
+  if (o.yi[0]) tpl_unroll(b, ostage, o.yi);
+  if (o.xi[0]) tpl_unroll(b, ostage, o.xi);
+  if (g.Y > 1) tpl_vectorize(b, ostage, o.k);
+
+  /* the accumulating stage */
+  tile_axes a;
+  memset(&a, 0, sizeof a);
+  make_tile_axes(b, acc, t, N, &a);
+  tpl_name cbo = "", cbi = "";
+  if (chunked) {
+    tpl_split(b, acc, t->chunk_axis, t->ic_chunk);
+    tpl_cat(cbo, t->chunk_axis, ".outer");
+    tpl_cat(cbi, t->chunk_axis, ".inner");
+  }
+  no = 0;
+  push(order, &no, a.n);
+  push(order, &no, t->loop_order == 0 ? a.kbo : a.yo);
+  push(order, &no, t->loop_order == 0 ? a.yo : a.kbo);
+  push(order, &no, cbo);
+  push(order, &no, a.xo);
+  for (int i = 0; i < t->nreduce; i++)
+    push(order, &no, chunked && strcmp(t->reduce_names[i], t->chunk_axis) == 0 ? cbi : t->reduce_names[i]);
+  if (t->oc_major) push(order, &no, a.kbi);
+  push(order, &no, a.yi);
+  push(order, &no, a.xi);
+  if (!t->oc_major) push(order, &no, a.kbi);
+  push(order, &no, a.k);
+  tpl_reorder(b, acc, no, order);
+  if (a.kbi[0]) tpl_unroll(b, acc, a.kbi);
+  if (a.yi[0]) tpl_unroll(b, acc, a.yi);
+  if (a.xi[0]) tpl_unroll(b, acc, a.xi);
+  for (int i = 0; i < 2; i++)
+    if (t->unroll_names[i]) {
+      const char *u = t->unroll_names[i];
+      if (chunked && strcmp(u, t->chunk_axis) == 0) u = cbi;
+      tpl_unroll(b, acc, u);
+    }
+  if (g.Y > 1) tpl_vectorize(b, acc, a.k);
+  tpl_compute_at(b, acc, ostage, attach);
+  /* after the conv is inside the output's loops: compute_at needs its consumers there */
+  if (g.padded && t->pad_stage == TPL_PAD_OUTER) {
+    tpl_compute_at(b, g.padded->name, ostage, outer_fused);
+    const tsl_stage *ps = b->st == TSL_OK ? tsl_schedule_stage(b->s, g.padded->name) : NULL;
+    if (ps && t->pad_vector && g.X > 1) tpl_vectorize(b, g.padded->name, ps->iters[4].name);
+  }
+}

@@ -1,0 +1,88 @@
+/* Internal to schedule/templates: what the NCHW[x]c convolution templates (direct,
+ * grouped, depthwise, im2col) share — reading a conv program's geometry back from its
+ * stages, the register-tile loop nest with its fused epilogue, and kernel names.
+ *
+ * The conv programs of dsl/ops (conv2d_nchwc.c, depthwise.c, im2col.c) have the stages
+ *   padded  (optional) the spatially zero-padded input, data[n, cb, y - pad_top, ...]
+ *   conv    the reduction, tagged with the family's tag, output [n, kb, y, x, k]
+ *   out     (optional) the epilogue act(conv + bias (+ residual)), the program's output
+ * and the data placeholder is the program's first input, the weight its second.
+ */
+#ifndef TESSEL_SCHEDULE_TEMPLATES_CONV_COMMON_H
+#define TESSEL_SCHEDULE_TEMPLATES_CONV_COMMON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dsl/te.h"
+#include "schedule/templates/tpl_util.h"
+
+typedef struct tpl_conv_geometry {
+  const tsl_te_op *conv;   /* the reduction stage (tagged) */
+  const tsl_te_op *padded; /* the padding stage, or NULL */
+  const tsl_te_op *out;    /* the program's output op (== conv without epilogue) */
+  const tsl_buffer *data, *weight;
+  int64_t stride_h, stride_w, dilation_h, dilation_w;
+  int64_t pad_top, pad_left, pad_bottom, pad_right;
+  int64_t R, S; /* kernel extents (reduction axes named r and s; 1 when absent) */
+  int64_t X;    /* input lanes: the data's last extent */
+  int64_t Y;    /* output lanes: the conv's last axis extent */
+  bool has_epilogue, has_bias, has_residual;
+  const char *act; /* "" none, "relu", "relu6", "clip" (read from the epilogue) */
+} tpl_conv_geometry;
+
+/* Reads the geometry of p, whose reduction stage carries `tag`. Strides and dilations
+ * are the coefficients of the output and kernel axes in the conv's read of `padded`
+ * (or of the data when there is no padding stage), paddings come from the padding
+ * stage's read of the data and its extents. Errors (TSL_ERR_INVALID, prefixed `who`):
+ * no stage tagged `tag`, fewer than two inputs, a conv that is not [n, kb, y, x, k]. */
+tsl_status tpl_conv_geometry_of(const tsl_te_program *p, const char *tag, const char *who, tpl_conv_geometry *g);
+
+/* The kernel name of STYLE.md for g: "<prefix>_nchw<X>c_<R>x<S>_s<..>_p<..>[_d<..>]_f32
+ * [_<variant>][_bias][_add][_<act>]__<hash>", e.g. conv2d_nchw8c_3x3_s1_p1_f32_bias_relu__
+ * 1a2b3c4d. Strides, paddings and dilations print one value when all are equal, else
+ * each (s2x1, p0_1_0_2 as top_left_bottom_right). Written to buf (n bytes); returns buf. */
+const char *tpl_conv_kernel_name(const tpl_conv_geometry *g, const char *prefix, const char *variant, uint64_t hash,
+                                 char *buf, size_t n);
+
+typedef enum tpl_pad_mode {
+  TPL_PAD_INLINE = 0, /* compute_inline(padded): guarded loads in the conv */
+  TPL_PAD_ROOT = 1,   /* a parallel, vectorized copy of the whole input before the conv */
+  TPL_PAD_OUTER = 2   /* a vectorized copy of the rows one iteration of the output's outer
+                         (parallel) loop reads, computed in that loop: L1/L2-resident, but
+                         recomputed per iteration (halo rows, and every output block when
+                         the conv reduces over channel blocks) */
+} tpl_pad_mode;
+
+/* The register-tile loop nest (conv2d_nchwc.h describes it) over a conv whose output
+ * axes are (n, kb, y, x, k) and whose reduction axes are reduce_names (in loop order). */
+typedef struct tpl_conv_tile {
+  int64_t oc_blocks, oh_block, ow_block; /* tile: kb, y, x extents (>= 1) */
+  int64_t ic_chunk;                      /* chunk_axis split (>= its extent: none) */
+  bool oc_major;                         /* kb.inner outside y.inner/x.inner in the tile */
+  bool gemm;                             /* fuse y and x (ow_block tiles the pixel axis) */
+  bool parallel;
+  int loop_order;                        /* 0: kb.outer before y.outer; 1: after */
+  const char *reduce_names[4];           /* reduction axes, outermost first */
+  int nreduce;
+  const char *chunk_axis;                /* NULL: no input-channel chunks */
+  const char *unroll_names[2];           /* reduction axes to unroll (NULL: none) */
+  int64_t KB, OH, OW, CB;                /* extents of kb, y, x and the chunk axis */
+  tpl_pad_mode pad_stage;                /* what to do with stage "padded" if present */
+  bool pad_vector;                       /* vectorize the padded copy's last axis */
+  bool vector_inputs;                    /* depthwise: the k lanes also index the input */
+} tpl_conv_tile;
+
+/* Applies the loop nest to the builder's schedule of p (stages found as in
+ * tpl_conv_geometry_of with `tag`): cache_write of the conv when it is the output,
+ * compute_at of the accumulating stage into the output's tile (or row, with chunks),
+ * the padding stage inlined or copied. Errors go to b. */
+void tpl_conv_tile_schedule(tpl_builder *b, const tsl_te_program *p, const char *tag, const tpl_conv_tile *t);
+
+/* Schedules a stage computed at the root as a plain elementwise pass: its leading
+ * axes (all but the last) fused and parallel when `parallel`, the last vectorized when
+ * its extent is > 1 and <= 64 (split by `lanes` when longer). */
+void tpl_elementwise_root(tpl_builder *b, const char *stage, int64_t lanes, bool parallel);
+
+#endif

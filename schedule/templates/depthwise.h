@@ -1,0 +1,94 @@
+/* Schedule templates for the depthwise and grouped NCHW[x]c convolutions of the registry
+ * (depthwise_conv2d_nchwc, dsl/ops/depthwise.c; conv2d_nchwc_grouped, dsl/ops/
+ * conv2d_nchwc.c), with knobs.
+ *
+ * Both use the register-tile loop nest of conv2d_nchwc.h (conv_common.h) with the
+ * reduction over the kernel window only (depthwise: r, s; grouped: ci, r, s):
+ *
+ *   for n, kb.outer, y.outer (fused, parallel)     [padded rows copied here: pad_mode 2]
+ *    for x.outer
+ *     for [ci,] r, s                               (r and s unrolled with unroll_kernel)
+ *      for y.inner, x.inner, kb.inner (unrolled)
+ *       for k (vectorized, x lanes): acc += padded[...] * weight[...]
+ *    epilogue (bias, activation) on the tile
+ *
+ * Depthwise: output lane k reads input lane k, so the inner statement is one vector load
+ * of the input, one of the weight and one FMA; an unrolled 3x3 window lets LLVM reuse
+ * the overlapping input columns of neighbouring outputs from registers. Depthwise
+ * convolutions do ~9 FMAs per input element, so they are bound by memory and by loads,
+ * not by the FMA units (oneDNN reaches 23-30% of peak on them here, anchors.md); the
+ * default copies the padded rows each parallel iteration needs (pad_mode 2, cache
+ * resident) rather than the whole padded tensor.
+ *
+ * Grouped: an output vector's lanes may belong to different groups and so read
+ * different input channels (a gather); correct for any channels per group, including
+ * fewer than x (shared/cases C04) and depthwise multipliers > 1, but not tuned for speed.
+ */
+#ifndef TESSEL_SCHEDULE_TEMPLATES_DEPTHWISE_H
+#define TESSEL_SCHEDULE_TEMPLATES_DEPTHWISE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "codegen/target.h"
+#include "dsl/te.h"
+#include "schedule/schedule.h"
+#include "schedule/template.h"
+#include "tessel/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The shape of a depthwise or grouped program. */
+typedef struct tsl_depthwise_shape {
+  int64_t N, KB, OH, OW, Y; /* output [N, KB, OH, OW, Y] */
+  int64_t R, S;
+  bool padded;
+  bool grouped; /* conv2d_nchwc_grouped (else depthwise_conv2d_nchwc) */
+} tsl_depthwise_shape;
+
+typedef struct tsl_depthwise_knobs {
+  int64_t ow_block;   /* output columns per register tile, >= 1 */
+  int64_t oh_block;   /* output rows per register tile, >= 1 */
+  int64_t oc_blocks;  /* channel blocks per register tile, >= 1 */
+  bool unroll_kernel; /* unroll the r and s loops */
+  int loop_order;     /* 0: n, kb.outer, y.outer; 1: n, y.outer, kb.outer */
+  int pad_mode;       /* 0 inline, 1 whole padded copy first, 2 rows per outer iteration */
+  bool parallel;
+} tsl_depthwise_knobs;
+
+/* Reads the shape of a depthwise_conv2d_nchwc or conv2d_nchwc_grouped program.
+ * Errors: TSL_ERR_INVALID when p is neither. */
+tsl_status tsl_depthwise_get_shape(const tsl_te_program *p, tsl_depthwise_shape *out);
+
+/* Defaults for target t: one channel block per tile, the widest row tile whose
+ * accumulators plus the weight and one input leave two of the target's vector registers
+ * free, chosen to waste the fewest columns on the tail; the window unrolled (when it has
+ * at most 49 taps); padded rows copied per outer iteration (pad_mode 2) when the conv
+ * pads, parallel. Grouped: the same with the window not unrolled when it has more than 9
+ * taps. */
+tsl_depthwise_knobs tsl_depthwise_default_knobs(const tsl_target *t, const tsl_depthwise_shape *sh);
+
+/* TSL_ERR_INVALID naming the knob when a block is < 1, loop_order is outside {0, 1} or
+ * pad_mode outside {0, 1, 2}. */
+tsl_status tsl_depthwise_knobs_check(const tsl_depthwise_knobs *k);
+
+/* The schedule of p with knobs k (NULL: defaults); *out owned by the caller. Errors: those
+ * of tsl_depthwise_get_shape and _knobs_check, and a refused step (a tessel bug; the
+ * message names the template and step). */
+tsl_status tsl_depthwise_schedule(const tsl_te_program *p, const tsl_target *t, const tsl_depthwise_knobs *k,
+                                  tsl_schedule **out);
+
+/* The kernel name of STYLE.md, e.g. "depthwise_conv2d_nchw8c_3x3_s2_p1_f32_bias_relu6__
+ * 0badcafe" (group_conv2d_... for grouped programs); written to buf, returned. */
+const char *tsl_depthwise_kernel_name(const tsl_te_program *p, const tsl_depthwise_knobs *k, char *buf, size_t n);
+
+/* Generic-interface templates (schedule/template.h) for the tuner to register:
+ * "depthwise_conv2d_nchwc.tile" and "conv2d_nchwc_grouped.tile". *n receives the count. */
+const tsl_template *tsl_depthwise_templates(int *n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,12 @@
+/* The graph suites, one function per source file; tsl_tests_graph adds them all. */
+#ifndef TESSEL_TESTS_GRAPH_TESTS_H
+#define TESSEL_TESTS_GRAPH_TESTS_H
+
+void tsl_tests_graph_shared_models(void);
+void tsl_tests_graph_zoo_models(void);
+void tsl_tests_graph_passes(void);
+void tsl_tests_graph_api(void);
+void tsl_tests_graph_executor(void);
+void tsl_tests_graph_tools(void);
+
+#endif

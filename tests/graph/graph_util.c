@@ -1,0 +1,73 @@
+/* Helpers of the graph suites (graph_util.h). */
+#include "graph_util.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ref/ref_graph.h"
+#include "runtime/graph_executor.h"
+
+int64_t gt_numel(const tsl_graph *g, int v) {
+  int64_t n = 1;
+  for (int d = 0; d < g->values[v].ndim; d++) n *= g->values[v].shape[d];
+  return n;
+}
+
+tsl_status gt_compile_run(const tsl_graph *g, const tsl_compile_options *opts, const float *const *inputs,
+                          float **outputs, tsl_compile_stats *stats, int *transform_steps) {
+  tsl_graph_plan *plan = NULL;
+  tsl_graph_ctx *ctx = NULL;
+  tsl_status st = tsl_graph_compile(g, opts, &plan, stats);
+  if (st == TSL_OK) st = tsl_graph_ctx_new(plan, &ctx);
+  if (transform_steps) *transform_steps = 0;
+  for (int i = 0; st == TSL_OK && transform_steps && i < tsl_graph_plan_num_steps(plan); i++) {
+    const char *k = tsl_kernel_name(tsl_graph_plan_step_kernel(plan, i));
+    *transform_steps += strncmp(k, "nchw_to_nchwc", 13) == 0 || strncmp(k, "nchwc_to_nchw", 13) == 0;
+  }
+  for (int i = 0; st == TSL_OK && i < g->n_inputs; i++)
+    memcpy(tsl_graph_ctx_input(ctx, i), inputs[i], (size_t)tsl_graph_plan_input_info(plan, i).bytes);
+  if (st == TSL_OK) st = tsl_graph_run(ctx, NULL);
+  for (int k = 0; st == TSL_OK && k < g->n_outputs; k++) {
+    size_t bytes = (size_t)tsl_graph_plan_output_info(plan, k).bytes;
+    outputs[k] = malloc(bytes ? bytes : 1);
+    if (!outputs[k]) st = TSL_ERR_NOMEM;
+    else memcpy(outputs[k], tsl_graph_ctx_output(ctx, k), bytes);
+  }
+  tsl_graph_ctx_free(ctx);
+  tsl_graph_plan_free(plan);
+  return st;
+}
+
+tsl_status gt_reference_run(const tsl_graph *g, const float *const *inputs, float **outputs) {
+  tsl_tensor *in[8] = {0}, *out[8] = {0};
+  tsl_status st = TSL_OK;
+  if (g->n_inputs > 8 || g->n_outputs > 8) return TSL_ERR_UNSUPPORTED;
+  for (int i = 0; st == TSL_OK && i < g->n_inputs; i++) {
+    const tsl_value *v = &g->values[g->inputs[i]];
+    st = tsl_tensor_new(v->dtype, v->ndim, v->shape, &in[i]);
+    if (st == TSL_OK) st = tsl_tensor_copy_from(in[i], inputs[i], tsl_tensor_nbytes(in[i]));
+  }
+  if (st == TSL_OK) st = ref_graph_run(g, in, g->n_inputs, out, g->n_outputs);
+  for (int k = 0; st == TSL_OK && k < g->n_outputs; k++) {
+    size_t bytes = tsl_tensor_nbytes(out[k]);
+    outputs[k] = malloc(bytes ? bytes : 1);
+    if (!outputs[k]) st = TSL_ERR_NOMEM;
+    else memcpy(outputs[k], out[k]->data, bytes);
+  }
+  for (int i = 0; i < 8; i++) {
+    tsl_tensor_free(in[i]);
+    tsl_tensor_free(out[i]);
+  }
+  return st;
+}
+
+double gt_rel_err(const float *a, const float *b, int64_t n) {
+  double scale = 0.0, err = 0.0;
+  for (int64_t i = 0; i < n; i++) {
+    if (isnan(a[i]) || isnan(b[i])) return INFINITY;
+    scale = fmax(scale, fabs((double)b[i]));
+    err = fmax(err, fabs((double)a[i] - (double)b[i]));
+  }
+  return err / (scale > 0.0 ? scale : 1.0);
+}

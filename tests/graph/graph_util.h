@@ -1,0 +1,25 @@
+/* Helpers of the graph suites: compile and run a graph, run the reference. */
+#ifndef TESSEL_TESTS_GRAPH_UTIL_H
+#define TESSEL_TESTS_GRAPH_UTIL_H
+
+#include "models/compile.h"
+#include "models/graph.h"
+#include "tessel/tensor.h"
+
+/* Compiles g (opts may be NULL) and runs it once on inputs[0..g->n_inputs) (compact
+ * f32 data of each input's size); copies output k into outputs[k] (malloc'd, caller
+ * frees). stats may be NULL; *transform_steps (may be NULL) receives the number of
+ * layout transform kernels in the plan. Returns the compile or run status. */
+tsl_status gt_compile_run(const tsl_graph *g, const tsl_compile_options *opts, const float *const *inputs,
+                          float **outputs, tsl_compile_stats *stats, int *transform_steps);
+
+/* Runs g with the naive reference executor; output k into outputs[k] (malloc'd). */
+tsl_status gt_reference_run(const tsl_graph *g, const float *const *inputs, float **outputs);
+
+/* Element count of value v of g. */
+int64_t gt_numel(const tsl_graph *g, int v);
+
+/* Max |a - b| relative to max |b| (1 when b is all zero), NaN anywhere: +inf. */
+double gt_rel_err(const float *a, const float *b, int64_t n);
+
+#endif

@@ -1,0 +1,13 @@
+/* The graph module's entry point for the test runner. */
+#include "graph_tests.h"
+
+void tsl_tests_graph(void);
+
+void tsl_tests_graph(void) {
+  tsl_tests_graph_executor();
+  tsl_tests_graph_passes();
+  tsl_tests_graph_api();
+  tsl_tests_graph_tools();
+  tsl_tests_graph_zoo_models();
+  tsl_tests_graph_shared_models();
+}

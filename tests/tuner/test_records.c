@@ -1,0 +1,526 @@
+/* Workload keys, config spaces, records files, merge, and record lookup (C11). */
+#include <CUnit/CUnit.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ir/arena.h"
+#include "tuner/dispatch.h"
+#include "tuner/records.h"
+#include "tuner/workload.h"
+#include "tuner_tests.h"
+
+/* ---- workload keys ---------------------------------------------------------- */
+
+static void test_workload_key_defaults_and_order_canonical(void) {
+  const int64_t d[] = {1, 3, 8, 8}, wt[] = {4, 3, 3, 3};
+  const int64_t *shapes[] = {d, wt};
+  const int nd[] = {4, 4};
+  tsl_dsl_param_value p1[] = {tsl_dsl_int_param("pad_top", 1), tsl_dsl_int_param("pad_left", 1)};
+  tsl_dsl_param_value p2[] = {tsl_dsl_int_param("pad_left", 1), tsl_dsl_int_param("stride_h", 1),
+                              tsl_dsl_int_param("pad_top", 1)};
+  char *k1 = NULL, *k2 = NULL, *k3 = NULL;
+  CU_ASSERT_EQUAL_FATAL(tsl_workload_key("conv2d", 2, shapes, nd, 2, p1, &k1), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(tsl_workload_key("conv2d_nchw", 2, shapes, nd, 3, p2, &k2), TSL_OK);
+  CU_ASSERT_STRING_EQUAL(k1, k2);
+  CU_ASSERT_STRING_EQUAL(k1, "conv2d_nchw(data:f32[1,3,8,8],weight:f32[4,3,3,3];dilation_h=1,dilation_w=1,"
+                             "pad_bottom=0,pad_left=1,pad_right=0,pad_top=1,stride_h=1,stride_w=1)");
+  const int64_t d2[] = {1, 3, 9, 8};
+  const int64_t *shapes2[] = {d2, wt};
+  CU_ASSERT_EQUAL_FATAL(tsl_workload_key("conv2d", 2, shapes2, nd, 2, p1, &k3), TSL_OK);
+  CU_ASSERT_STRING_NOT_EQUAL(k1, k3);
+  char op[32];
+  CU_ASSERT_STRING_EQUAL(tsl_workload_key_op(k1, op, sizeof op), "conv2d_nchw");
+  free(k1);
+  free(k2);
+  free(k3);
+}
+
+static void test_workload_key_rejects_bad_input(void) {
+  const int64_t a[] = {4, 4}, bad[] = {4, 0};
+  const int64_t *shapes[] = {a, a}, *shapes_bad[] = {a, bad};
+  const int nd[] = {2, 2}, nd3[] = {2, 3};
+  char *k = NULL;
+  CU_ASSERT_EQUAL(tsl_workload_key("no_such_op", 2, shapes, nd, 0, NULL, &k), TSL_ERR_NOT_FOUND);
+  CU_ASSERT_EQUAL(tsl_workload_key("matmul", 1, shapes, nd, 0, NULL, &k), TSL_ERR_INVALID);
+  CU_ASSERT_EQUAL(tsl_workload_key("matmul", 2, shapes, nd3, 0, NULL, &k), TSL_ERR_INVALID);
+  CU_ASSERT_EQUAL(tsl_workload_key("matmul", 2, shapes_bad, nd, 0, NULL, &k), TSL_ERR_INVALID);
+  tsl_dsl_param_value p[] = {tsl_dsl_int_param("alpha", 1)};
+  CU_ASSERT_EQUAL(tsl_workload_key("matmul", 2, shapes, nd, 1, p, &k), TSL_ERR_INVALID);
+  CU_ASSERT_PTR_NULL(k);
+}
+
+/* ---- config spaces ----------------------------------------------------------- */
+
+static void test_space_index_roundtrip_and_hash(void) {
+  tsl_config_space s;
+  memset(&s, 0, sizeof s);
+  const int64_t a[] = {8, 1, 4, 4}, b[] = {0, 1};
+  CU_ASSERT_EQUAL(tsl_space_add_knob(&s, "tile", TSL_KNOB_SPLIT, 4, a), TSL_OK);
+  CU_ASSERT_EQUAL(tsl_space_add_knob(&s, "vec", TSL_KNOB_ANNOTATE, 2, b), TSL_OK);
+  CU_ASSERT_EQUAL(tsl_space_add_knob(&s, "vec", TSL_KNOB_ANNOTATE, 2, b), TSL_ERR_INVALID);
+  CU_ASSERT_EQUAL(s.knobs[0].nvalues, 3); /* sorted, deduplicated: 1 4 8 */
+  CU_ASSERT_EQUAL(tsl_space_size(&s), 6);
+  for (int64_t i = 0; i < 6; i++) {
+    tsl_config c;
+    CU_ASSERT_EQUAL(tsl_config_from_index(&s, i, &c), TSL_OK);
+    CU_ASSERT_EQUAL(tsl_config_index(&s, &c), i);
+  }
+  tsl_config c = {2, {4, 1}};
+  CU_ASSERT_EQUAL(tsl_config_index(&s, &c), 3); /* tile is the slow digit: 1*2 + 1 */
+  c.values[0] = 5;
+  CU_ASSERT_EQUAL(tsl_config_index(&s, &c), -1);
+  CU_ASSERT_EQUAL(tsl_config_check(&s, &c), TSL_ERR_INVALID);
+  uint64_t h1 = tsl_space_hash("t", 1, "op", &s);
+  CU_ASSERT_NOT_EQUAL(h1, tsl_space_hash("t", 2, "op", &s));
+  tsl_config_space s2 = s;
+  s2.knobs[0].values[2] = 16;
+  CU_ASSERT_NOT_EQUAL(h1, tsl_space_hash("t", 1, "op", &s2));
+}
+
+/* ---- records ------------------------------------------------------------------ */
+
+static void make_record(tsl_record *r, const char *target, const char *workload, const char *tpl, uint64_t hash,
+                        int64_t v0, double cost, int error_no) {
+  memset(r, 0, sizeof *r);
+  snprintf(r->target, sizeof r->target, "%s", target);
+  snprintf(r->task, sizeof r->task, "matmul");
+  snprintf(r->workload, sizeof r->workload, "%s", workload);
+  snprintf(r->algorithm, sizeof r->algorithm, "%s", tpl);
+  snprintf(r->template_name, sizeof r->template_name, "%s", tpl);
+  r->space_hash = hash;
+  r->nknobs = 2;
+  snprintf(r->knob_names[0], TSL_KNOB_NAME_LEN, "tile");
+  snprintf(r->knob_names[1], TSL_KNOB_NAME_LEN, "vec");
+  r->knob_kinds[0] = TSL_KNOB_SPLIT;
+  r->knob_kinds[1] = TSL_KNOB_ANNOTATE;
+  r->config.nknobs = 2;
+  r->config.values[0] = v0;
+  r->config.values[1] = 1;
+  r->error_no = error_no;
+  if (error_no == 0) {
+    r->ncosts = 3;
+    r->costs[0] = cost;
+    r->costs[1] = cost * 1.01;
+    r->costs[2] = cost * 0.99;
+  }
+  r->timestamp = 1.7e9;
+  r->threads = 2;
+}
+
+static char *temp_path(const char *tag) {
+  char *p = malloc(128);
+  snprintf(p, 128, "/tmp/tsl_tuner_test_%s_%ld.jsonl", tag, (long)getpid());
+  unlink(p);
+  return p;
+}
+
+static void test_record_json_roundtrip(void) {
+  tsl_record r, back;
+  make_record(&r, "host -mcpu=znver3", "matmul(A:f32[2,2],B:f32[2,2];)", "matmul.blis", 0x0123456789abcdefULL, 8,
+              1.5e-6, 0);
+  snprintf(r.error_msg, sizeof r.error_msg, "quote \" and newline \n inside");
+  snprintf(r.device.cpu, sizeof r.device.cpu, "AMD EPYC");
+  r.device.cores = 2;
+  char *line = tsl_record_to_json(&r);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(line);
+  CU_ASSERT_PTR_NULL(strchr(line, '\n')); /* one line, whatever the message holds */
+  CU_ASSERT_PTR_NOT_NULL(strstr(line, "\"input\":[\"host -mcpu=znver3\",\"matmul\","));
+  CU_ASSERT_EQUAL_FATAL(tsl_record_from_json(line, &back), TSL_OK);
+  CU_ASSERT_STRING_EQUAL(back.workload, r.workload);
+  CU_ASSERT_EQUAL(back.space_hash, r.space_hash);
+  CU_ASSERT_EQUAL(back.config.values[0], 8);
+  CU_ASSERT_EQUAL(back.ncosts, 3);
+  CU_ASSERT_DOUBLE_EQUAL(back.costs[1], r.costs[1], 1e-18);
+  CU_ASSERT_STRING_EQUAL(back.error_msg, r.error_msg);
+  CU_ASSERT_STRING_EQUAL(back.knob_names[1], "vec");
+  free(line);
+}
+
+static void test_records_corrupt_file_loses_no_good_line(void) {
+  char *path = temp_path("corrupt");
+  tsl_record r;
+  make_record(&r, "host", "w1", "t", 1, 1, 1e-3, 0);
+  CU_ASSERT_EQUAL(tsl_record_append(path, &r), TSL_OK);
+  char *good = tsl_record_to_json(&r);
+  FILE *f = fopen(path, "a");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  fputs("garbage that is not json\n", f);
+  fprintf(f, "%.*s\n", (int)(strlen(good) / 2), good); /* truncated line */
+  fputs("{\"input\": [\"host\", \"matmul\", 7], \"config\": {}, \"result\": [], \"version\": 0.2}\n", f);
+  /* costs of the wrong type */
+  char *wrong = strdup(good);
+  char *costs = strstr(wrong, "\"result\":[[");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(costs);
+  costs[11] = '"';
+  fprintf(f, "%s\n", wrong);
+  fputs("\n[1,2,3]\n", f);
+  fclose(f);
+  make_record(&r, "host", "w2", "t", 1, 4, 2e-3, 0);
+  CU_ASSERT_EQUAL(tsl_record_append(path, &r), TSL_OK);
+  /* a last line cut by a crash: no newline */
+  f = fopen(path, "a");
+  fprintf(f, "%.*s", (int)(strlen(good) - 3), good);
+  fclose(f);
+
+  tsl_records *db = NULL;
+  CU_ASSERT_EQUAL_FATAL(tsl_records_new(&db), TSL_OK);
+  char *warnbuf = NULL;
+  size_t warnlen = 0;
+  FILE *warn = open_memstream(&warnbuf, &warnlen);
+  CU_ASSERT_EQUAL(tsl_records_load(db, path, true, warn), TSL_OK);
+  fclose(warn);
+  CU_ASSERT_EQUAL(db->n, 2);
+  CU_ASSERT_EQUAL(db->skipped, 6);
+  if (db->n == 2) {
+    CU_ASSERT_STRING_EQUAL(db->recs[0].workload, "w1");
+    CU_ASSERT_STRING_EQUAL(db->recs[1].workload, "w2");
+  }
+  CU_ASSERT_PTR_NOT_NULL(strstr(warnbuf, ":2: skipped"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(warnbuf, ":9: skipped"));
+  free(warnbuf);
+  tsl_records_free(db);
+  CU_ASSERT_EQUAL(tsl_records_load(NULL, path, true, NULL), TSL_ERR_INVALID);
+  tsl_records *db2 = NULL;
+  tsl_records_new(&db2);
+  CU_ASSERT_EQUAL(tsl_records_load(db2, "/nonexistent/x.jsonl", false, NULL), TSL_OK);
+  CU_ASSERT_EQUAL(tsl_records_load(db2, "/nonexistent/x.jsonl", true, NULL), TSL_ERR_IO);
+  tsl_records_free(db2);
+  free(wrong);
+  free(good);
+  unlink(path);
+  free(path);
+}
+
+static void test_records_merge_keeps_best(void) {
+  tsl_records *db = NULL;
+  tsl_records_new(&db);
+  tsl_record r;
+  make_record(&r, "host", "w", "t", 1, 1, 3e-3, 0);
+  tsl_records_add(db, &r);
+  make_record(&r, "host", "w", "t", 1, 1, 0, TSL_MEASURE_RUNTIME); /* same point, failed elsewhere */
+  tsl_records_add(db, &r);
+  make_record(&r, "host", "w", "t", 1, 1, 1e-3, 0); /* same point, faster run */
+  tsl_records_add(db, &r);
+  make_record(&r, "host", "w", "t", 1, 4, 2e-3, 0);
+  tsl_records_add(db, &r);
+  make_record(&r, "host", "w", "t", 1, 8, 0, TSL_MEASURE_WRONG_ANSWER);
+  tsl_records_add(db, &r);
+  char *path = temp_path("merge");
+  CU_ASSERT_EQUAL(tsl_records_save(db, path), TSL_OK);
+  tsl_records *m = NULL;
+  tsl_records_new(&m);
+  CU_ASSERT_EQUAL(tsl_records_load(m, path, true, NULL), TSL_OK);
+  CU_ASSERT_EQUAL(m->n, 5);
+  tsl_records_dedupe(m);
+  CU_ASSERT_EQUAL_FATAL(m->n, 3);
+  CU_ASSERT_EQUAL(m->recs[0].config.values[0], 1);
+  CU_ASSERT_DOUBLE_EQUAL(m->recs[0].costs[0], 1e-3, 1e-12);
+  tsl_records_pick_best(m);
+  CU_ASSERT_EQUAL_FATAL(m->n, 1);
+  CU_ASSERT_DOUBLE_EQUAL(tsl_record_cost(&m->recs[0]), 1e-3, 1e-6);
+  tsl_records_free(m);
+  tsl_records_free(db);
+  unlink(path);
+  free(path);
+}
+
+static void test_records_best_exact_then_family_never_other(void) {
+  tsl_records *db = NULL;
+  tsl_records_new(&db);
+  tsl_record r;
+  make_record(&r, "x86-64-avx2 -mcpu=znver3", "w", "t", 1, 1, 1e-6, 0); /* another family: fastest */
+  tsl_records_add(db, &r);
+  make_record(&r, "host -mcpu=znver3", "w_other_shape", "t", 1, 2, 1e-6, 0);
+  tsl_records_add(db, &r);
+  make_record(&r, "host -mcpu=znver3 -device=tcp://10.0.0.1:9090", "w", "t", 1, 4, 3e-3, 0);
+  tsl_records_add(db, &r);
+  const tsl_record *best = NULL;
+  tsl_match_kind m;
+  CU_ASSERT_EQUAL(tsl_records_best(db, "host -mcpu=znver3", "w", NULL, 0, &best, &m), TSL_OK);
+  CU_ASSERT_EQUAL(m, TSL_MATCH_FAMILY);
+  CU_ASSERT_EQUAL_FATAL(best != NULL, 1);
+  CU_ASSERT_EQUAL(best->config.values[0], 4);
+  make_record(&r, "host -mcpu=znver3", "w", "t", 1, 8, 5e-3, 0); /* exact, slower: still preferred */
+  tsl_records_add(db, &r);
+  CU_ASSERT_EQUAL(tsl_records_best(db, "host -mcpu=znver3", "w", NULL, 0, &best, &m), TSL_OK);
+  CU_ASSERT_EQUAL(m, TSL_MATCH_EXACT);
+  CU_ASSERT_EQUAL(best->config.values[0], 8);
+  CU_ASSERT_EQUAL(tsl_records_best(db, "host -mcpu=znver5", "w", NULL, 0, &best, &m), TSL_ERR_NOT_FOUND);
+  CU_ASSERT_EQUAL(m, TSL_MATCH_NONE);
+  CU_ASSERT_EQUAL(tsl_records_best(db, "host -mcpu=znver3", "w", NULL, 2, &best, &m), TSL_ERR_NOT_FOUND);
+  char fam[64];
+  CU_ASSERT_STRING_EQUAL(tsl_target_family("x86-64-avx2 -mcpu=znver3 -device=tcp://h:1", fam, sizeof fam),
+                         "x86-64-avx2");
+  CU_ASSERT_STRING_EQUAL(tsl_target_family("host -mcpu=znver3 -device=tcp://h:1", fam, sizeof fam),
+                         "host -mcpu=znver3");
+  tsl_records_free(db);
+}
+
+/* C11 (class 17): a conv whose exact shape has no record, while records exist for
+ * other shapes and targets, stale spaces and invalid configs: the default schedule, a
+ * one-line warning naming the key, never a borrowed config. */
+static void test_C11_lookup_never_borrows_other_target_or_shape(void) {
+  tsl_arena *a = tsl_arena_new();
+  tsl_arena *prev = tsl_arena_set_current(a);
+  tsl_target host;
+  CU_ASSERT_EQUAL_FATAL(tsl_target_parse("host", &host), TSL_OK);
+  char tstr[192];
+  tsl_target_str(&host, tstr, sizeof tstr);
+  const int64_t d[] = {1, 32, 512, 512}, wt[] = {32, 32, 3, 3};
+  const int64_t *shapes[] = {d, wt};
+  const int nd[] = {4, 4};
+  tsl_dsl_param_value p[] = {tsl_dsl_int_param("pad_top", 1), tsl_dsl_int_param("pad_left", 1),
+                             tsl_dsl_int_param("pad_bottom", 1), tsl_dsl_int_param("pad_right", 1)};
+  tsl_workload w;
+  CU_ASSERT_EQUAL_FATAL(tsl_workload_init(&w, "conv2d_nchw", 2, shapes, nd, 4, p), TSL_OK);
+  char *key = NULL;
+  CU_ASSERT_EQUAL_FATAL(tsl_workload_key_of(&w, &key), TSL_OK);
+  /* the template's real space, to forge records that would match if borrowed */
+  const tsl_template *tpl = tsl_template_find("conv2d_nchw.tile");
+  tsl_tuner_register_templates();
+  tpl = tsl_template_find("conv2d_nchw.tile");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(tpl);
+  tsl_te_program *prog = NULL;
+  CU_ASSERT_EQUAL_FATAL(tsl_workload_instantiate(&w, &prog), TSL_OK);
+  tsl_config_space sp;
+  CU_ASSERT_EQUAL_FATAL(tpl->space(prog, &host, &sp), TSL_OK);
+  uint64_t h = tsl_space_hash(tpl->name, tpl->version, tpl->op, &sp);
+  tsl_config dflt;
+  CU_ASSERT_EQUAL_FATAL(tpl->default_config(prog, &host, &sp, &dflt), TSL_OK);
+  tsl_config odd; /* a valid config different from the default */
+  CU_ASSERT_EQUAL_FATAL(tsl_config_from_index(&sp, 1, &odd), TSL_OK);
+  CU_ASSERT_NOT_EQUAL_FATAL(tsl_config_index(&sp, &odd), tsl_config_index(&sp, &dflt));
+
+  tsl_records *db = NULL;
+  tsl_records_new(&db);
+  tsl_record r;
+  const char *other_key = "conv2d_nchw(data:f32[1,32,56,56],weight:f32[32,32,3,3];dilation_h=1,dilation_w=1,"
+                          "pad_bottom=1,pad_left=1,pad_right=1,pad_top=1,stride_h=1,stride_w=1)";
+  struct {
+    const char *target, *key;
+    uint64_t hash;
+    int nknobs;
+    int64_t v0;
+  } forged[] = {
+      {"x86-64-avx512", key, h, sp.nknobs, odd.values[0]},        /* another target */
+      {"armv8", key, h, sp.nknobs, odd.values[0]},                /* another arch */
+      {tstr, other_key, h, sp.nknobs, odd.values[0]},             /* another shape */
+      {tstr, key, h ^ 1, sp.nknobs, odd.values[0]},               /* another template space: stale */
+      {tstr, key, h, 0, 0},                                       /* empty config */
+      {tstr, key, h, sp.nknobs, 12345},                           /* a value not in the space */
+  };
+  for (size_t i = 0; i < sizeof forged / sizeof forged[0]; i++) {
+    memset(&r, 0, sizeof r);
+    snprintf(r.target, sizeof r.target, "%s", forged[i].target);
+    snprintf(r.workload, sizeof r.workload, "%s", forged[i].key);
+    snprintf(r.template_name, sizeof r.template_name, "%s", tpl->name);
+    snprintf(r.algorithm, sizeof r.algorithm, "%s", tpl->name);
+    r.space_hash = forged[i].hash;
+    r.nknobs = forged[i].nknobs;
+    r.config = odd;
+    r.config.nknobs = forged[i].nknobs;
+    r.config.values[0] = forged[i].v0;
+    r.ncosts = 1;
+    r.costs[0] = 1e-9;
+    tsl_records_add(db, &r);
+  }
+  char *warnbuf = NULL;
+  size_t warnlen = 0;
+  FILE *warn = open_memstream(&warnbuf, &warnlen);
+  tsl_te_program *chosen = NULL;
+  tsl_schedule *s = NULL;
+  tsl_dispatch_info info;
+  CU_ASSERT_EQUAL(tsl_dispatch_schedule(db, &host, &w, warn, &chosen, &s, &info), TSL_OK);
+  fclose(warn);
+  CU_ASSERT_FALSE(info.tuned);
+  CU_ASSERT_EQUAL(info.match, TSL_MATCH_NONE);
+  char dstr[512];
+  CU_ASSERT_STRING_EQUAL(info.config_str, tsl_config_str(&sp, &dflt, dstr, sizeof dstr));
+  /* exactly one line, naming the key and the default */
+  CU_ASSERT_PTR_NOT_NULL(strstr(warnbuf, key));
+  CU_ASSERT_PTR_NOT_NULL(strstr(warnbuf, "default schedule conv2d_nchw.tile"));
+  CU_ASSERT_PTR_EQUAL(strchr(warnbuf, '\n'), warnbuf + warnlen - 1);
+  tsl_schedule_free(s);
+  s = NULL;
+  free(warnbuf);
+
+  /* the exact record, once present, is used and nothing is printed */
+  memset(&r, 0, sizeof r);
+  snprintf(r.target, sizeof r.target, "%s", tstr);
+  snprintf(r.workload, sizeof r.workload, "%s", key);
+  snprintf(r.template_name, sizeof r.template_name, "%s", tpl->name);
+  snprintf(r.algorithm, sizeof r.algorithm, "%s", tpl->name);
+  r.space_hash = h;
+  r.nknobs = sp.nknobs;
+  r.config = odd;
+  r.ncosts = 1;
+  r.costs[0] = 1e-3;
+  tsl_records_add(db, &r);
+  warnbuf = NULL;
+  warn = open_memstream(&warnbuf, &warnlen);
+  CU_ASSERT_EQUAL(tsl_dispatch_schedule(db, &host, &w, warn, &chosen, &s, &info), TSL_OK);
+  fclose(warn);
+  CU_ASSERT_TRUE(info.tuned);
+  CU_ASSERT_EQUAL(info.match, TSL_MATCH_EXACT);
+  CU_ASSERT_STRING_EQUAL(info.config_str, tsl_config_str(&sp, &odd, dstr, sizeof dstr));
+  CU_ASSERT_EQUAL(warnlen, 0);
+  tsl_schedule_free(s);
+  free(warnbuf);
+  tsl_records_free(db);
+  free(key);
+  tsl_arena_set_current(prev);
+  tsl_arena_free(a);
+}
+
+/* A record of one algorithm of the workload's family, with the algorithm's default
+ * config (a valid point of its current space). */
+static void forge_algo_record(const tsl_target *t, const tsl_workload *w, const char *algo_name, double cost,
+                              tsl_record *r) {
+  tsl_algo_choice a[16];
+  int n = tsl_algorithms_for(w, a, 16, NULL);
+  memset(r, 0, sizeof *r);
+  for (int i = 0; i < n && i < 16; i++) {
+    if (strcmp(a[i].name, algo_name) != 0) continue;
+    tsl_te_program *p = NULL;
+    tsl_config_space sp;
+    CU_ASSERT_EQUAL_FATAL(tsl_workload_instantiate(&a[i].op_workload, &p), TSL_OK);
+    CU_ASSERT_EQUAL_FATAL(a[i].tpl->space(p, t, &sp), TSL_OK);
+    CU_ASSERT_EQUAL_FATAL(a[i].tpl->default_config(p, t, &sp, &r->config), TSL_OK);
+    r->space_hash = tsl_space_hash(a[i].tpl->name, a[i].tpl->version, a[i].tpl->op, &sp);
+    r->nknobs = sp.nknobs;
+    snprintf(r->template_name, sizeof r->template_name, "%.95s", a[i].tpl->name);
+    snprintf(r->algorithm, sizeof r->algorithm, "%.95s", a[i].name);
+  }
+  CU_ASSERT_NOT_EQUAL(r->template_name[0], '\0');
+  tsl_target_str(t, r->target, sizeof r->target);
+  char *key = NULL;
+  CU_ASSERT_EQUAL_FATAL(tsl_workload_key_of(w, &key), TSL_OK);
+  snprintf(r->workload, sizeof r->workload, "%s", key);
+  free(key);
+  r->ncosts = 1;
+  r->costs[0] = cost;
+}
+
+/* The graph runs a layer's own operator on its own tensors: tsl_dispatch_schedule never
+ * hands back another operator (Winograd needs transformed weights), even when that
+ * algorithm's record is the fastest; tsl_dispatch_schedule_any does, and says so. */
+static void test_dispatch_own_operator_unless_any_requested(void) {
+  tsl_arena *ar = tsl_arena_new();
+  tsl_arena *prev = tsl_arena_set_current(ar);
+  tsl_target host;
+  CU_ASSERT_EQUAL_FATAL(tsl_target_parse("host", &host), TSL_OK);
+  const int64_t data[] = {1, 2, 14, 14, 8}, weight[] = {2, 2, 3, 3, 8, 8}, bias[] = {2, 8};
+  const int64_t *shapes[] = {data, weight, bias};
+  const int nd[] = {5, 6, 2};
+  tsl_dsl_param_value p[] = {tsl_dsl_int_param("pad_top", 1), tsl_dsl_int_param("pad_left", 1),
+                             tsl_dsl_int_param("pad_bottom", 1), tsl_dsl_int_param("pad_right", 1)};
+  tsl_workload w;
+  CU_ASSERT_EQUAL_FATAL(tsl_workload_init(&w, "conv2d_nchwc_bias", 3, shapes, nd, 4, p), TSL_OK);
+  tsl_records *db = NULL;
+  tsl_records_new(&db);
+  tsl_record r;
+  forge_algo_record(&host, &w, "conv2d_nchwc_bias.winograd_f4", 1e-4, &r);
+  tsl_records_add(db, &r);
+  forge_algo_record(&host, &w, "conv2d_nchwc_bias.direct", 5e-4, &r);
+  tsl_records_add(db, &r);
+  tsl_te_program *prog = NULL;
+  tsl_schedule *s = NULL;
+  tsl_dispatch_info info;
+  CU_ASSERT_EQUAL(tsl_dispatch_schedule(db, &host, &w, NULL, &prog, &s, &info), TSL_OK);
+  CU_ASSERT_TRUE(info.tuned);
+  CU_ASSERT_STRING_EQUAL(info.algorithm, "conv2d_nchwc_bias.direct");
+  CU_ASSERT_STRING_EQUAL(info.op_workload.op, "conv2d_nchwc_bias");
+  tsl_schedule_free(s);
+  s = NULL;
+  CU_ASSERT_EQUAL(tsl_dispatch_schedule_any(db, &host, &w, NULL, &prog, &s, &info), TSL_OK);
+  CU_ASSERT_STRING_EQUAL(info.algorithm, "conv2d_nchwc_bias.winograd_f4");
+  CU_ASSERT_STRING_EQUAL(info.op_workload.op, "conv2d_winograd_f4");
+  if (prog) CU_ASSERT_EQUAL(prog->inputs[1]->buf->shape[0], 6);
+  tsl_schedule_free(s);
+  tsl_records_free(db);
+  tsl_arena_set_current(prev);
+  tsl_arena_free(ar);
+}
+
+/* Runs a shell command, returns its exit status and (malloc'd) stdout. */
+static int run_cmd(const char *cmd, char **out) {
+  FILE *f = popen(cmd, "r");
+  if (!f) return -1;
+  size_t cap = 4096, len = 0;
+  char *buf = malloc(cap);
+  size_t got;
+  while (buf && (got = fread(buf + len, 1, cap - len - 1, f)) > 0) {
+    len += got;
+    if (cap - len < 2) {
+      char *nb = realloc(buf, cap * 2);
+      if (!nb) break;
+      buf = nb;
+      cap *= 2;
+    }
+  }
+  if (buf) buf[len] = '\0';
+  *out = buf;
+  return pclose(f);
+}
+
+static void test_tunecli_records_merge_pick_best_show(void) {
+  char *a = temp_path("cli_a"), *b = temp_path("cli_b"), *m = temp_path("cli_m"), *p = temp_path("cli_p");
+  tsl_record r;
+  make_record(&r, "host", "w", "t", 1, 1, 3e-3, 0);
+  tsl_record_append(a, &r);
+  make_record(&r, "host", "w", "t", 1, 4, 2e-3, 0);
+  tsl_record_append(a, &r);
+  make_record(&r, "host", "w", "t", 1, 1, 1e-3, 0); /* same config, faster, in the other file */
+  tsl_record_append(b, &r);
+  FILE *f = fopen(b, "a");
+  fputs("{\"broken\": \n", f);
+  fclose(f);
+  char cmd[1024], *out = NULL;
+  snprintf(cmd, sizeof cmd, "%s records merge %s %s %s 2>/dev/null", TSL_TUNECLI_PATH, m, a, b);
+  CU_ASSERT_EQUAL(run_cmd(cmd, &out), 0);
+  free(out);
+  tsl_records *db = NULL;
+  tsl_records_new(&db);
+  CU_ASSERT_EQUAL(tsl_records_load(db, m, true, NULL), TSL_OK);
+  CU_ASSERT_EQUAL(db->n, 2);
+  for (int i = 0; i < db->n; i++)
+    if (db->recs[i].config.values[0] == 1) CU_ASSERT_DOUBLE_EQUAL(db->recs[i].costs[0], 1e-3, 1e-12);
+  tsl_records_free(db);
+  snprintf(cmd, sizeof cmd, "%s records pick-best %s %s", TSL_TUNECLI_PATH, m, p);
+  CU_ASSERT_EQUAL(run_cmd(cmd, &out), 0);
+  free(out);
+  snprintf(cmd, sizeof cmd, "%s records show %s 2>&1", TSL_TUNECLI_PATH, b);
+  CU_ASSERT_EQUAL(run_cmd(cmd, &out), 0);
+  if (out) {
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "1 records (1 successful), 1 lines skipped"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, ":2: skipped"));
+  }
+  free(out);
+  snprintf(cmd, sizeof cmd, "%s records best %s", TSL_TUNECLI_PATH, p);
+  CU_ASSERT_EQUAL(run_cmd(cmd, &out), 0);
+  if (out) CU_ASSERT_PTR_NOT_NULL(strstr(out, "tile=1,vec=1 | 1000.000 us"));
+  free(out);
+  const char *paths[] = {a, b, m, p};
+  for (int i = 0; i < 4; i++) {
+    unlink(paths[i]);
+    free((void *)paths[i]);
+  }
+}
+
+void tsl_tests_tuner_records(void) {
+  CU_pSuite s = CU_add_suite("tuner_records", NULL, NULL);
+  CU_add_test(s, "test_workload_key_defaults_and_order_canonical", test_workload_key_defaults_and_order_canonical);
+  CU_add_test(s, "test_workload_key_rejects_bad_input", test_workload_key_rejects_bad_input);
+  CU_add_test(s, "test_space_index_roundtrip_and_hash", test_space_index_roundtrip_and_hash);
+  CU_add_test(s, "test_record_json_roundtrip", test_record_json_roundtrip);
+  CU_add_test(s, "test_records_corrupt_file_loses_no_good_line", test_records_corrupt_file_loses_no_good_line);
+  CU_add_test(s, "test_records_merge_keeps_best", test_records_merge_keeps_best);
+  CU_add_test(s, "test_records_best_exact_then_family_never_other", test_records_best_exact_then_family_never_other);
+  CU_add_test(s, "test_tunecli_records_merge_pick_best_show", test_tunecli_records_merge_pick_best_show);
+  CU_add_test(s, "test_dispatch_own_operator_unless_any_requested", test_dispatch_own_operator_unless_any_requested);
+  CU_add_test(s, "test_C11_lookup_never_borrows_other_target_or_shape",
+              test_C11_lookup_never_borrows_other_target_or_shape);
+}

@@ -1,0 +1,348 @@
+/* The runner, the tuning loop and the cost model, on real (small) measurements. */
+#include <CUnit/CUnit.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dsl/ops/registry.h"
+#include "ir/arena.h"
+#include "schedule/template.h"
+#include "tuner/cost_model.h"
+#include "tuner/runner.h"
+#include "tuner/tune.h"
+#include "tuner_tests.h"
+
+/* ---- an injected template: knob "mode" 0 fine, 1 segfault, 2 hang, 3 wrong answer,
+ * 4 refuses the config --------------------------------------------------------- */
+
+static tsl_status inj_space(const tsl_te_program *p, const tsl_target *t, tsl_config_space *out) {
+  (void)p;
+  (void)t;
+  memset(out, 0, sizeof *out);
+  const int64_t modes[] = {0, 1, 2, 3, 4}, tiles[] = {1, 2};
+  tsl_status st = tsl_space_add_knob(out, "mode", TSL_KNOB_OTHER, 5, modes);
+  if (st == TSL_OK) st = tsl_space_add_knob(out, "tile", TSL_KNOB_SPLIT, 2, tiles);
+  return st;
+}
+
+static tsl_status inj_default(const tsl_te_program *p, const tsl_target *t, const tsl_config_space *s,
+                              tsl_config *out) {
+  (void)p;
+  (void)t;
+  out->nknobs = s->nknobs;
+  out->values[0] = 0;
+  out->values[1] = 1;
+  return TSL_OK;
+}
+
+static volatile int sink;
+
+static tsl_status inj_apply(const tsl_te_program *p, const tsl_target *t, const tsl_config_space *s,
+                            const tsl_config *c, tsl_schedule **out) {
+  (void)t;
+  switch (tsl_config_get(s, c, "mode", 0)) {
+  case 1:
+    raise(SIGSEGV);
+    break;
+  case 2:
+    for (;;) sink++;
+  case 3: {
+    /* a schedule of another computation with the same kernel signature: A x B^T */
+    const tsl_buffer *a = p->inputs[0]->buf, *b = p->inputs[1]->buf;
+    const int64_t sa[] = {a->shape[0], a->shape[1]}, sb[] = {b->shape[1], b->shape[0]};
+    const int64_t *shapes[] = {sa, sb};
+    const int nd[] = {2, 2};
+    tsl_te_program *q = NULL;
+    tsl_status st = tsl_op_instantiate("dense", 2, shapes, nd, 0, NULL, &q);
+    return st == TSL_OK ? tsl_schedule_create(q, out) : st;
+  }
+  case 4:
+    return tsl_error(TSL_ERR_INVALID, "injected: config refused");
+  default:
+    break;
+  }
+  tsl_schedule *sch = NULL;
+  tsl_status st = tsl_schedule_create(p, &sch);
+  if (st == TSL_OK && tsl_config_get(s, c, "tile", 1) > 1) {
+    const tsl_stage *os = sch->stages[sch->nstages - 1];
+    st = tsl_schedule_split(sch, os->name, os->iters[1].name, 2);
+  }
+  if (st != TSL_OK) {
+    tsl_schedule_free(sch);
+    return st;
+  }
+  *out = sch;
+  return TSL_OK;
+}
+
+static const tsl_template injected = {"test.injected", "matmul", "test: crashes, hangs, wrong answers by knob", 1,
+                                      inj_space, inj_default, inj_apply};
+
+static tsl_workload small_matmul(int64_t m, int64_t n, int64_t k) {
+  const int64_t a[] = {m, k}, b[] = {k, n};
+  const int64_t *shapes[] = {a, b};
+  const int nd[] = {2, 2};
+  tsl_workload w;
+  tsl_workload_init(&w, "matmul", 2, shapes, nd, 0, NULL);
+  return w;
+}
+
+static tsl_measure_opts fast_measure(void) {
+  tsl_measure_opts o = tsl_measure_opts_default();
+  o.time.repeat = 2;
+  o.time.min_repeat_ms = 2;
+  o.build_timeout_s = 2;
+  o.run_timeout_s = 5;
+  o.threads = 1;
+  return o;
+}
+
+static void test_crashing_hanging_wrong_candidates_become_error_records(void) {
+  CU_ASSERT_EQUAL_FATAL(tsl_template_register(&injected), TSL_OK);
+  tsl_target host;
+  CU_ASSERT_EQUAL_FATAL(tsl_target_parse("host", &host), TSL_OK);
+  tsl_workload w = small_matmul(8, 8, 8);
+  tsl_tune_opts o = tsl_tune_opts_default();
+  o.search = TSL_SEARCH_GRID;
+  o.trials = 10; /* the whole space */
+  o.batch = 4;
+  o.measure = fast_measure();
+  o.measure.build_timeout_s = 4; /* the hangs cost this; real builds here take ~0.1 s */
+  o.only_template = "test.injected";
+  tsl_records *db = NULL;
+  tsl_records_new(&db);
+  o.db = db;
+  tsl_tune_result res;
+  CU_ASSERT_EQUAL_FATAL(tsl_tune_workload(&host, &w, &o, &res), TSL_OK);
+  CU_ASSERT_EQUAL(res.trials, 10);
+  CU_ASSERT_EQUAL(res.measured, 10);
+  CU_ASSERT_EQUAL(res.errors, 8);
+  CU_ASSERT_TRUE(res.found);
+  CU_ASSERT_EQUAL(res.config.values[0], 0); /* never a failed candidate */
+  int by_error[TSL_MEASURE_ERROR_COUNT_] = {0};
+  for (int i = 0; i < db->n; i++) by_error[db->recs[i].error_no]++;
+  CU_ASSERT_EQUAL(db->n, 10);
+  CU_ASSERT_EQUAL(by_error[TSL_MEASURE_OK], 2);
+  CU_ASSERT_EQUAL(by_error[TSL_MEASURE_COMPILE], 2);       /* segfault while building */
+  CU_ASSERT_EQUAL(by_error[TSL_MEASURE_BUILD_TIMEOUT], 2); /* hang while building */
+  CU_ASSERT_EQUAL(by_error[TSL_MEASURE_WRONG_ANSWER], 2);
+  CU_ASSERT_EQUAL(by_error[TSL_MEASURE_INSTANTIATION], 2);
+  for (int i = 0; i < db->n; i++)
+    if (db->recs[i].error_no == TSL_MEASURE_COMPILE) CU_ASSERT_PTR_NOT_NULL(strstr(db->recs[i].error_msg, "signal 11"));
+  const tsl_record *best = NULL;
+  char tstr[192];
+  tsl_target_str(&host, tstr, sizeof tstr);
+  char *key = NULL;
+  tsl_workload_key_of(&w, &key);
+  CU_ASSERT_EQUAL(tsl_records_best(db, tstr, key, NULL, 0, &best, NULL), TSL_OK);
+  if (best) CU_ASSERT_EQUAL(best->config.values[0], 0);
+  free(key);
+  tsl_records_free(db);
+}
+
+static void test_run_timeout_is_an_error_record(void) {
+  tsl_target host;
+  CU_ASSERT_EQUAL_FATAL(tsl_target_parse("host", &host), TSL_OK);
+  tsl_workload w = small_matmul(16, 16, 16);
+  tsl_measure_opts mo = fast_measure();
+  mo.time.min_repeat_ms = 2000; /* timing would take seconds */
+  mo.run_timeout_s = 0.3;
+  tsl_runner *r = NULL;
+  CU_ASSERT_EQUAL_FATAL(tsl_runner_new(&host, &w, &mo, &r), TSL_OK);
+  tsl_config_space s;
+  CU_ASSERT_EQUAL_FATAL(inj_space(NULL, &host, &s), TSL_OK);
+  tsl_config c = {2, {0, 1}};
+  tsl_measure_result res;
+  CU_ASSERT_EQUAL(tsl_runner_measure(r, &injected, &s, &c, &res), TSL_OK);
+  CU_ASSERT_EQUAL(res.error_no, TSL_MEASURE_RUN_TIMEOUT);
+  CU_ASSERT_EQUAL(res.ncosts, 0);
+  CU_ASSERT_TRUE(res.all_cost < 5.0);
+  tsl_runner_free(r);
+}
+
+static void test_resume_does_not_remeasure(void) {
+  tsl_target host;
+  CU_ASSERT_EQUAL_FATAL(tsl_target_parse("host", &host), TSL_OK);
+  tsl_workload w = small_matmul(24, 24, 24);
+  char path[128];
+  snprintf(path, sizeof path, "/tmp/tsl_tuner_resume_%ld.jsonl", (long)getpid());
+  unlink(path);
+  tsl_tune_opts o = tsl_tune_opts_default();
+  o.search = TSL_SEARCH_RANDOM;
+  o.trials = 5;
+  o.batch = 4;
+  o.measure = fast_measure();
+  o.only_template = "matmul.blis";
+  o.records_path = path;
+  tsl_tune_result res;
+  CU_ASSERT_EQUAL_FATAL(tsl_tune_workload(&host, &w, &o, &res), TSL_OK);
+  CU_ASSERT_EQUAL(res.measured, 5);
+  /* a second run with the file loaded: the same budget is already spent */
+  tsl_records *db = NULL;
+  tsl_records_new(&db);
+  CU_ASSERT_EQUAL(tsl_records_load(db, path, true, NULL), TSL_OK);
+  CU_ASSERT_EQUAL(db->n, 5);
+  o.db = db;
+  CU_ASSERT_EQUAL(tsl_tune_workload(&host, &w, &o, &res), TSL_OK);
+  CU_ASSERT_EQUAL(res.measured, 0);
+  CU_ASSERT_EQUAL(res.trials, 5);
+  /* a larger budget measures only new configs */
+  o.trials = 8;
+  CU_ASSERT_EQUAL(tsl_tune_workload(&host, &w, &o, &res), TSL_OK);
+  CU_ASSERT_EQUAL(res.measured, 3);
+  CU_ASSERT_EQUAL(db->n, 8);
+  tsl_records_dedupe(db);
+  CU_ASSERT_EQUAL(db->n, 8); /* no config measured twice */
+  tsl_records_free(db);
+  unlink(path);
+}
+
+/* Spearman's rank correlation, computed naively (average ranks for ties). */
+static void ranks(const double *x, int n, double *r) {
+  for (int i = 0; i < n; i++) {
+    int less = 0, equal = 0;
+    for (int j = 0; j < n; j++) {
+      if (x[j] < x[i]) less++;
+      if (x[j] == x[i]) equal++;
+    }
+    r[i] = less + (equal + 1) / 2.0;
+  }
+}
+
+static double spearman(const double *a, const double *b, int n) {
+  double ra[64], rb[64], ma = 0, mb = 0;
+  ranks(a, n, ra);
+  ranks(b, n, rb);
+  for (int i = 0; i < n; i++) {
+    ma += ra[i] / n;
+    mb += rb[i] / n;
+  }
+  double sab = 0, saa = 0, sbb = 0;
+  for (int i = 0; i < n; i++) {
+    sab += (ra[i] - ma) * (rb[i] - mb);
+    saa += (ra[i] - ma) * (ra[i] - ma);
+    sbb += (rb[i] - mb) * (rb[i] - mb);
+  }
+  return saa > 0 && sbb > 0 ? sab / sqrt(saa * sbb) : 0;
+}
+
+/* The cost model, trained on real measurements of random configs of a conv layer,
+ * ranks held-out configs far better than chance. */
+static void test_cost_model_ranks_held_out_configs(void) {
+  tsl_tuner_register_templates();
+  tsl_target host;
+  CU_ASSERT_EQUAL_FATAL(tsl_target_parse("host", &host), TSL_OK);
+  const tsl_template *tpl = tsl_template_find("conv2d_nchw.tile");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(tpl);
+  const int64_t d[] = {1, 16, 20, 20}, wt[] = {16, 16, 3, 3};
+  const int64_t *shapes[] = {d, wt};
+  const int nd[] = {4, 4};
+  tsl_workload w;
+  tsl_workload_init(&w, "conv2d_nchw", 2, shapes, nd, 0, NULL);
+  tsl_measure_opts mo = fast_measure();
+  mo.time.repeat = 3;
+  mo.time.min_repeat_ms = 5;
+  mo.build_timeout_s = 20;
+  tsl_runner *r = NULL;
+  CU_ASSERT_EQUAL_FATAL(tsl_runner_new(&host, &w, &mo, &r), TSL_OK);
+  tsl_config_space s;
+  CU_ASSERT_EQUAL_FATAL(tpl->space(tsl_runner_program(r), &host, &s), TSL_OK);
+  enum { N = 80, TRAIN = 60 };
+  tsl_search *search = NULL;
+  CU_ASSERT_EQUAL_FATAL(tsl_search_new(TSL_SEARCH_RANDOM, &s, 42, &search), TSL_OK);
+  tsl_config cfg[N];
+  double cost[N];
+  int n = tsl_search_next(search, cfg, N);
+  CU_ASSERT_EQUAL_FATAL(n, N);
+  int ok = 0;
+  for (int i = 0; i < N; i++) {
+    tsl_measure_result m;
+    CU_ASSERT_EQUAL(tsl_runner_measure(r, tpl, &s, &cfg[i], &m), TSL_OK);
+    cost[i] = INFINITY;
+    if (m.error_no == TSL_MEASURE_OK) {
+      double mn = m.costs[0];
+      for (int k = 1; k < m.ncosts; k++) mn = m.costs[k] < mn ? m.costs[k] : mn;
+      cost[i] = mn;
+      ok++;
+    } else {
+      char cs[256];
+      printf("\n    %s: %s: %s", tsl_config_str(&s, &cfg[i], cs, sizeof cs), tsl_measure_error_name(m.error_no),
+             m.error_msg);
+    }
+  }
+  CU_ASSERT(ok >= N * 3 / 4); /* every config is legal and right; a loaded machine may time one out */
+  tsl_cost_model *model = NULL;
+  CU_ASSERT_EQUAL_FATAL(tsl_cost_model_new(&s, &model), TSL_OK);
+  CU_ASSERT_EQUAL(tsl_cost_model_fit(model, cfg, cost, TRAIN), TSL_OK);
+  CU_ASSERT_TRUE(tsl_cost_model_trained(model));
+  float score[N];
+  CU_ASSERT_EQUAL(tsl_cost_model_predict(model, cfg + TRAIN, N - TRAIN, score), TSL_OK);
+  double pred[N], speed[N];
+  for (int i = 0; i < N - TRAIN; i++) {
+    pred[i] = score[i];
+    speed[i] = isfinite(cost[TRAIN + i]) ? 1.0 / cost[TRAIN + i] : 0;
+  }
+  double rho = spearman(pred, speed, N - TRAIN);
+  printf("\n    cost model: Spearman %.3f on %d held-out configs (trained on %d)\n", rho, N - TRAIN, TRAIN);
+  CU_ASSERT_TRUE(rho > 0.5);
+  tsl_cost_model_free(model);
+  tsl_search_free(search);
+  tsl_runner_free(r);
+}
+
+static int count_winograd(const tsl_algo_choice *a, int n) {
+  int k = 0;
+  for (int i = 0; i < n; i++) k += strstr(a[i].name, "winograd") != NULL;
+  return k;
+}
+
+/* Fast-Run: Winograd is offered for 3x3 stride-1 layers and declined (never forced) for
+ * stride 2 (class 4); the mapped workload keeps the data layout and the padding. */
+static void test_fast_run_algorithms_winograd_only_where_it_applies(void) {
+  const int64_t data[] = {1, 2, 14, 14, 8}, weight[] = {4, 2, 3, 3, 8, 8}, bias[] = {4, 8};
+  const int64_t *shapes[] = {data, weight, bias};
+  const int nd[] = {5, 6, 2};
+  tsl_dsl_param_value p[] = {tsl_dsl_int_param("pad_top", 1), tsl_dsl_int_param("pad_left", 1),
+                             tsl_dsl_int_param("pad_bottom", 1), tsl_dsl_int_param("pad_right", 1),
+                             tsl_dsl_int_param("act", 1)};
+  tsl_workload w;
+  CU_ASSERT_EQUAL_FATAL(tsl_workload_init(&w, "conv2d_nchwc_bias", 3, shapes, nd, 5, p), TSL_OK);
+  tsl_algo_choice a[16];
+  int n = tsl_algorithms_for(&w, a, 16, NULL);
+  CU_ASSERT_TRUE(n >= 4);
+  CU_ASSERT_EQUAL(count_winograd(a, n < 16 ? n : 16), 3);
+  for (int i = 0; i < n && i < 16; i++)
+    if (strstr(a[i].name, "winograd_f4")) {
+      CU_ASSERT_STRING_EQUAL(a[i].op_workload.op, "conv2d_winograd_f4");
+      CU_ASSERT_EQUAL(a[i].op_workload.shapes[1][0], 6); /* alpha = m + 2 */
+      CU_ASSERT_EQUAL(a[i].op_workload.shapes[0][1], 2); /* the data layout as given */
+      CU_ASSERT_EQUAL(a[i].op_workload.shapes[0][4], 8);
+      char *key = NULL;
+      CU_ASSERT_EQUAL(tsl_workload_key_of(&a[i].op_workload, &key), TSL_OK);
+      if (key) CU_ASSERT_PTR_NOT_NULL(strstr(key, "pad_top=1"));
+      free(key);
+    }
+  CU_ASSERT_EQUAL(tsl_workload_set_int(&w, "stride_h", 2), TSL_OK);
+  char *log = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&log, &len);
+  n = tsl_algorithms_for(&w, a, 16, f);
+  fclose(f);
+  CU_ASSERT_EQUAL(count_winograd(a, n < 16 ? n : 16), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(log, "stride 1"));
+  free(log);
+}
+
+void tsl_tests_tuner_tune(void) {
+  CU_pSuite s = CU_add_suite("tuner_tune", NULL, NULL);
+  CU_add_test(s, "test_crashing_hanging_wrong_candidates_become_error_records",
+              test_crashing_hanging_wrong_candidates_become_error_records);
+  CU_add_test(s, "test_fast_run_algorithms_winograd_only_where_it_applies",
+              test_fast_run_algorithms_winograd_only_where_it_applies);
+  CU_add_test(s, "test_run_timeout_is_an_error_record", test_run_timeout_is_an_error_record);
+  CU_add_test(s, "test_resume_does_not_remeasure", test_resume_does_not_remeasure);
+  CU_add_test(s, "test_cost_model_ranks_held_out_configs", test_cost_model_ranks_held_out_configs);
+}

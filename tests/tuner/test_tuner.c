@@ -1,0 +1,9 @@
+/* Registers the tuner module's CUnit suites. */
+#include "tuner_tests.h"
+
+void tsl_tests_tuner(void);
+
+void tsl_tests_tuner(void) {
+  tsl_tests_tuner_records();
+  tsl_tests_tuner_tune();
+}

@@ -1,0 +1,8 @@
+/* The tuner suites, one function per source file; tsl_tests_tuner adds them all. */
+#ifndef TESSEL_TESTS_TUNER_TESTS_H
+#define TESSEL_TESTS_TUNER_TESTS_H
+
+void tsl_tests_tuner_records(void);
+void tsl_tests_tuner_tune(void);
+
+#endif

@@ -1,0 +1,105 @@
+/* The Winograd error study (shared/cases C03, class 5): each F(m,3) in float32 against
+ * the float64 direct convolution of the same inputs, on C = K = 64, 56x56, pad 1, with
+ * inputs of scale 1, 10, 100 and 1000. Asserted: every error within the documented
+ * bound (tsl_winograd_error_bound, docs/winograd.md), F(6,3) of the order of F(4,3)
+ * (at most 10x) at every scale, and that the points are what makes it so: a worse choice
+ * of points for F(6,3) is several times less accurate.
+ */
+#include <CUnit/CUnit.h>
+#include <math.h>
+#include <stdio.h>
+
+#include "codegen/target.h"
+#include "winograd/wino_util.h"
+#include "winograd/winograd_tests.h"
+
+static tsl_jit *jit;
+
+static int suite_init(void) {
+  tsl_target t;
+  if (tsl_target_parse("host", &t) != TSL_OK) return 1;
+  return tsl_jit_new(&t, &jit) != TSL_OK;
+}
+
+static int suite_clean(void) {
+  tsl_jit_free(jit);
+  jit = NULL;
+  return 0;
+}
+
+enum { NSCALES = 4, NM = 3 };
+static const double scales[NSCALES] = {1.0, 10.0, 100.0, 1000.0};
+
+static void test_C03_error_of_every_m_at_every_input_scale(void) {
+  wino_case c = {1, 64, 56, 56, 64, 1, 1, 1, 1, 4, 0, false, 0};
+  wino_kernel k[NM];
+  bool built[NM];
+  for (int i = 0; i < NM; i++) {
+    c.m = 2 + 2 * i;
+    built[i] = wino_kernel_build(jit, &c, NULL, NULL, &k[i]);
+    CU_ASSERT(built[i]);
+  }
+  double err[NM][NSCALES], rms[NM][NSCALES];
+  printf("\n  C=K=64 56x56 pad 1, max|err|/max|ref| (rms) vs float64 direct:");
+  for (int s = 0; s < NSCALES; s++) {
+    wino_data d;
+    wino_data_make(&c, scales[s], 1000 + (uint64_t)s, &d);
+    for (int i = 0; i < NM; i++) {
+      wino_result r = built[i] ? wino_kernel_run(&k[i], &d, 1, NULL) : (wino_result){false, INFINITY, INFINITY, false};
+      CU_ASSERT(r.ok);
+      err[i][s] = r.max_err;
+      rms[i][s] = r.rms_err;
+    }
+    wino_data_free(&d);
+    printf("\n    scale %-5g F(2) %.2e (%.1e)  F(4) %.2e (%.1e)  F(6) %.2e (%.1e)", scales[s], err[0][s], rms[0][s],
+           err[1][s], rms[1][s], err[2][s], rms[2][s]);
+  }
+  printf("\n");
+  for (int s = 0; s < NSCALES; s++) {
+    for (int i = 0; i < NM; i++) CU_ASSERT(err[i][s] <= tsl_winograd_error_bound(2 + 2 * i));
+    CU_ASSERT(err[0][s] <= err[1][s]);        /* more points, more rounding */
+    CU_ASSERT(err[2][s] <= 10.0 * err[1][s]); /* C03: F(6)'s error of the order of F(4)'s */
+  }
+  for (int i = 0; i < NM; i++) wino_kernel_free(&k[i]);
+}
+
+/* The same F(6,3) with -3 instead of -1/2 among its points: larger entries in A^T and
+ * B^T, and an error several times the default points' (C03: the points matter). */
+static void test_C03_choice_of_points_matters_for_F6(void) {
+  wino_case c = {1, 32, 24, 24, 32, 1, 1, 1, 1, 6, 0, false, 0};
+  tsl_rational pts[7];
+  int n = 0;
+  CU_ASSERT_EQUAL_FATAL(tsl_winograd_parse_points("0, 1, -1, 2, -2, 1/2, -3", pts, 7, &n), TSL_OK);
+  tsl_winograd_transform worse;
+  CU_ASSERT_EQUAL_FATAL(tsl_winograd_make(6, 3, n, pts, &worse), TSL_OK);
+  wino_data d;
+  wino_data_make(&c, 100.0, 77, &d);
+  wino_result good = wino_run(jit, &c, &d, NULL, NULL, 1, NULL);
+  wino_result bad = wino_run(jit, &c, &d, &worse, NULL, 1, NULL);
+  wino_data_free(&d);
+  CU_ASSERT(good.ok && bad.ok);
+  printf("\n  F(6,3) points 0,+-1,+-2,+-1/2: %.2e; 0,+-1,+-2,1/2,-3: %.2e\n", good.max_err, bad.max_err);
+  CU_ASSERT(good.max_err <= tsl_winograd_error_bound(6));
+  CU_ASSERT(bad.max_err >= 3.0 * good.max_err);
+}
+
+/* A deeper layer: 28x28, C = K = 128 (more terms per output), large inputs. */
+static void test_error_bound_holds_on_a_deeper_layer(void) {
+  wino_case c = {1, 128, 28, 28, 128, 1, 1, 1, 1, 4, 0, false, 0};
+  wino_data d;
+  wino_data_make(&c, 100.0, 99, &d);
+  for (int i = 0; i < NM; i++) {
+    c.m = 2 + 2 * i;
+    wino_result r = wino_run(jit, &c, &d, NULL, NULL, 1, NULL);
+    CU_ASSERT(r.ok);
+    CU_ASSERT(r.max_err <= tsl_winograd_error_bound(c.m));
+  }
+  wino_data_free(&d);
+}
+
+void tsl_tests_winograd_accuracy(void) {
+  CU_pSuite s = CU_add_suite("winograd_accuracy", suite_init, suite_clean);
+  CU_add_test(s, "test_C03_error_of_every_m_at_every_input_scale", test_C03_error_of_every_m_at_every_input_scale);
+  CU_add_test(s, "test_C03_choice_of_points_matters_for_F6", test_C03_choice_of_points_matters_for_F6);
+  CU_add_test(s, "test_error_bound_holds_on_a_deeper_layer", test_error_bound_holds_on_a_deeper_layer);
+}

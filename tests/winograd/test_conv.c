@@ -1,0 +1,432 @@
+/* Winograd F(m x m, 3 x 3) convolutions against the naive float64 direct convolution
+ * (tests/ref): every m on odd shapes (outputs not multiples of m, channel counts 1, 3,
+ * 9, 33 against the block of 8, batch > 1), every padding kind, the epilogues, random
+ * template configs, threads; the workloads Winograd must decline (shared/cases C02,
+ * class 4); the registry operators and the template interface.
+ */
+#include <CUnit/CUnit.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codegen/build.h"
+#include "codegen/target.h"
+#include "dsl/ops/registry.h"
+#include "dsl/te_interp.h"
+#include "ir/arena.h"
+#include "ref/ref_ops.h"
+#include "runtime/module.h"
+#include "winograd/wino_util.h"
+#include "winograd/winograd_tests.h"
+
+static tsl_jit *jit;
+
+static int suite_init(void) {
+  tsl_target t;
+  if (tsl_target_parse("host", &t) != TSL_OK) return 1;
+  return tsl_jit_new(&t, &jit) != TSL_OK;
+}
+
+static int suite_clean(void) {
+  tsl_jit_free(jit);
+  jit = NULL;
+  return 0;
+}
+
+static void check_cases(const wino_case *cases, int n, const tsl_winograd_knobs *knobs) {
+  for (int i = 0; i < n; i++) {
+    wino_result r = wino_check(jit, &cases[i], knobs, 100 + (uint64_t)i);
+    CU_ASSERT(r.ok);
+    CU_ASSERT(r.max_err <= tsl_winograd_error_bound(cases[i].m));
+    CU_ASSERT(r.pad_channels_zero);
+  }
+}
+
+/* classes 1-3: outputs not multiples of m or of the block, channels 1, 3, 9, 33 against
+ * 8 lanes, batch > 1, non-square, outputs smaller than one tile */
+static void test_every_m_matches_reference_on_odd_shapes(void) {
+  static const wino_case cases[] = {
+      /* N  C   H   W   K  pt pl pb pr m act */
+      {1, 3, 9, 11, 5, 1, 1, 1, 1, 2, 0, false, 0},
+      {2, 9, 13, 7, 33, 1, 1, 1, 1, 2, 1, false, 0},
+      {1, 33, 10, 10, 9, 0, 0, 0, 0, 2, 0, false, 0},
+      {1, 1, 17, 19, 3, 1, 1, 1, 1, 4, 0, false, 0},
+      {3, 9, 6, 14, 1, 1, 1, 1, 1, 4, 1, false, 0},
+      {1, 33, 23, 9, 17, 0, 0, 0, 0, 4, 0, false, 0},
+      {1, 16, 4, 4, 16, 0, 0, 0, 0, 4, 0, false, 0},
+      {1, 3, 11, 16, 9, 1, 1, 1, 1, 6, 0, false, 0},
+      {2, 17, 9, 25, 8, 1, 1, 1, 1, 6, 1, false, 0},
+      {1, 8, 3, 3, 3, 0, 0, 0, 0, 6, 0, false, 0},
+  };
+  check_cases(cases, (int)(sizeof cases / sizeof cases[0]), NULL);
+}
+
+/* class 6: asymmetric, one-sided, and padding >= the kernel, for every m */
+static void test_asymmetric_one_sided_and_large_padding(void) {
+  static const wino_case cases[] = {
+      {1, 5, 12, 9, 7, 0, 2, 1, 0, 2, 0, false, 0},
+      {1, 5, 12, 9, 7, 2, 0, 0, 0, 4, 0, false, 0},
+      {1, 5, 12, 9, 7, 0, 0, 3, 3, 6, 0, false, 0},
+      {2, 3, 7, 8, 4, 3, 1, 0, 4, 4, 0, false, 0},
+      {1, 4, 5, 5, 6, 2, 2, 2, 2, 2, 1, false, 0},
+  };
+  check_cases(cases, (int)(sizeof cases / sizeof cases[0]), NULL);
+}
+
+/* inputs smaller than the kernel made valid by padding; a 1x1 output */
+static void test_tiny_inputs(void) {
+  static const wino_case cases[] = {
+      {1, 2, 1, 1, 3, 1, 1, 1, 1, 4, 0, false, 0},
+      {1, 9, 3, 3, 2, 0, 0, 0, 0, 2, 0, false, 0},
+      {2, 3, 2, 1, 5, 1, 1, 1, 2, 6, 0, false, 0},
+  };
+  check_cases(cases, (int)(sizeof cases / sizeof cases[0]), NULL);
+}
+
+/* shared/cases C02: N1 C80 73x73 -> K192, 3x3, stride 1, pad 0: output 71x71, honoured
+ * as given (71 is a multiple of no tile size); the class on every m. */
+static void test_C02_winograd_pad0_73x73_honours_the_padding(void) {
+  static const wino_case the_case = {1, 80, 73, 73, 192, 0, 0, 0, 0, 4, 0, false, 0};
+  tsl_arena *arena = tsl_arena_new();
+  tsl_arena *prev = tsl_arena_set_current(arena);
+  tsl_winograd_conv w = {.N = 1, .C = 80, .H = 73, .W = 73, .K = 192, .R = 3, .S = 3, .stride_h = 1,
+                         .stride_w = 1, .dilation_h = 1, .dilation_w = 1, .groups = 1, .m = 4, .lanes = 8};
+  tsl_te_program *conv = NULL;
+  CU_ASSERT_EQUAL_FATAL(tsl_winograd_instantiate(&w, NULL, &conv, NULL), TSL_OK);
+  const tsl_buffer *ob = conv->outputs[0]->buf;
+  CU_ASSERT(ob->ndim == 5 && ob->shape[0] == 1 && ob->shape[1] == 24 && ob->shape[2] == 71 && ob->shape[3] == 71);
+  tsl_arena_set_current(prev);
+  tsl_arena_free(arena);
+  check_cases(&the_case, 1, NULL);
+  static const wino_case cls[] = {
+      {1, 8, 73, 73, 12, 0, 0, 0, 0, 2, 0, false, 0},
+      {1, 8, 73, 73, 12, 0, 0, 0, 0, 6, 0, false, 0},
+  };
+  check_cases(cls, 2, NULL);
+}
+
+/* shared/cases class 4: stride, dilation, kernel size, groups Winograd does not support
+ * are declined with a reason, never computed as something else */
+static void test_C02_declines_stride_dilation_kernel_and_groups(void) {
+  tsl_winograd_conv ok = {.N = 1, .C = 16, .H = 14, .W = 14, .K = 16, .R = 3, .S = 3, .stride_h = 1, .stride_w = 1,
+                          .pad_top = 1, .pad_left = 1, .pad_bottom = 1, .pad_right = 1, .dilation_h = 1,
+                          .dilation_w = 1, .groups = 1, .m = 4, .lanes = 8};
+  CU_ASSERT_EQUAL(tsl_winograd_supports(&ok), TSL_OK);
+  static const struct {
+    const char *what, *msg;
+  } declines[] = {{"stride 2", "needs stride 1"},   {"stride 1x2", "needs stride 1"},
+                  {"dilation 2", "needs dilation 1"}, {"kernel 5x5", "needs a 3x3 kernel"},
+                  {"kernel 1x1", "needs a 3x3 kernel"}, {"kernel 3x1", "needs a 3x3 kernel"},
+                  {"groups 2", "groups 2"},           {"m 3", "m is 2, 4 or 6"}};
+  for (int i = 0; i < 8; i++) {
+    tsl_winograd_conv w = ok;
+    switch (i) {
+    case 0: w.stride_h = w.stride_w = 2; break;
+    case 1: w.stride_w = 2; break;
+    case 2: w.dilation_h = w.dilation_w = 2; break;
+    case 3: w.R = w.S = 5; break;
+    case 4: w.R = w.S = 1; break;
+    case 5: w.S = 1; break;
+    case 6: w.groups = 2; break;
+    default: w.m = 3; break;
+    }
+    tsl_status st = tsl_winograd_supports(&w);
+    if (st != TSL_ERR_UNSUPPORTED || !strstr(tsl_last_error(), declines[i].msg))
+      printf("\n  %s: status %d, message '%s'\n", declines[i].what, st, tsl_last_error());
+    CU_ASSERT_EQUAL(st, TSL_ERR_UNSUPPORTED);
+    CU_ASSERT_PTR_NOT_NULL(strstr(tsl_last_error(), declines[i].msg));
+    tsl_arena *arena = tsl_arena_new();
+    tsl_arena *prev = tsl_arena_set_current(arena);
+    tsl_te_program dummy = {0}, *conv = &dummy, *wt = &dummy;
+    CU_ASSERT_EQUAL(tsl_winograd_instantiate(&w, NULL, &conv, &wt), TSL_ERR_UNSUPPORTED);
+    CU_ASSERT_PTR_NULL(conv);
+    CU_ASSERT_PTR_NULL(wt);
+    tsl_arena_set_current(prev);
+    tsl_arena_free(arena);
+  }
+  /* malformed workloads are invalid, not merely unsupported */
+  tsl_winograd_conv bad = ok;
+  bad.pad_left = -1;
+  CU_ASSERT_EQUAL(tsl_winograd_supports(&bad), TSL_ERR_INVALID);
+  bad = ok;
+  bad.H = 1;
+  bad.pad_top = bad.pad_bottom = 0;
+  CU_ASSERT_EQUAL(tsl_winograd_supports(&bad), TSL_ERR_INVALID);
+  CU_ASSERT_PTR_NOT_NULL(strstr(tsl_last_error(), "smaller than the 3x3 kernel"));
+  /* the registry operators refuse stride and dilation parameters other than 1 */
+  const tsl_op_info *info = NULL;
+  CU_ASSERT_EQUAL_FATAL(tsl_op_lookup("conv2d_winograd_f4", &info), TSL_OK);
+  const char *params[] = {"stride_h", "dilation_w"};
+  const char *msgs[] = {"needs stride 1", "needs dilation 1"};
+  for (int i = 0; i < 2; i++) {
+    tsl_arena *arena = tsl_arena_new();
+    tsl_arena *prev = tsl_arena_set_current(arena);
+    tsl_dsl_param_value pv = tsl_dsl_int_param(params[i], 2);
+    tsl_te_program *p = NULL;
+    CU_ASSERT_EQUAL(tsl_op_instantiate("conv2d_winograd_f4", info->example.ninputs, info->example.shapes,
+                                       info->example.ndims, 1, &pv, &p),
+                    TSL_ERR_INVALID);
+    CU_ASSERT_PTR_NOT_NULL(strstr(tsl_last_error(), msgs[i]));
+    CU_ASSERT_PTR_NULL(p);
+    tsl_arena_set_current(prev);
+    tsl_arena_free(arena);
+  }
+}
+
+/* class 15: bias + relu, clip and the residual add after the Winograd schedule */
+static void test_epilogues_bias_relu_clip_and_residual(void) {
+  static const wino_case cases[] = {
+      {1, 8, 10, 10, 8, 1, 1, 1, 1, 4, 1, false, 0}, {1, 8, 10, 10, 8, 1, 1, 1, 1, 4, 2, false, 0},
+      {1, 5, 9, 7, 11, 1, 1, 1, 1, 2, 1, true, 0},   {2, 8, 13, 13, 9, 1, 1, 1, 1, 6, 2, true, 0},
+      {1, 8, 12, 12, 8, 1, 1, 1, 1, 4, 0, true, 0},
+  };
+  check_cases(cases, (int)(sizeof cases / sizeof cases[0]), NULL);
+}
+
+/* NCHW (block 1) and a block narrower than the target's vectors */
+static void test_plain_nchw_and_narrow_blocks(void) {
+  static const wino_case cases[] = {
+      {1, 3, 9, 10, 5, 1, 1, 1, 1, 4, 1, false, 1},
+      {2, 5, 8, 8, 3, 0, 1, 0, 1, 2, 0, false, 1},
+      {1, 6, 11, 9, 10, 1, 1, 1, 1, 6, 0, false, 4},
+  };
+  check_cases(cases, (int)(sizeof cases / sizeof cases[0]), NULL);
+}
+
+static uint64_t rng = 0x9E3779B97F4A7C15ull;
+static int64_t rnd(int64_t lo, int64_t hi) {
+  rng ^= rng << 13;
+  rng ^= rng >> 7;
+  rng ^= rng << 17;
+  return lo + (int64_t)(rng % (uint64_t)(hi - lo + 1));
+}
+
+/* schedule fuzzing: random legal knob settings all give the reference result */
+static void test_random_template_configs(void) {
+  static const wino_case shapes[] = {
+      {1, 9, 13, 11, 17, 1, 1, 1, 1, 2, 0, false, 0},
+      {2, 16, 10, 9, 12, 1, 0, 1, 2, 4, 1, false, 0},
+      {1, 8, 15, 17, 16, 0, 1, 1, 0, 6, 0, false, 0},
+  };
+  const tsl_target *t = tsl_jit_target(jit);
+  int64_t lanes = t->vector_bits / 32;
+  for (int round = 0; round < 3; round++)
+    for (int i = 0; i < 3; i++) {
+      const wino_case *c = &shapes[i];
+      int64_t tiles = c->N * ((c->H + c->pt + c->pb - 3 + c->m) / c->m) * ((c->W + c->pl + c->pr - 3 + c->m) / c->m);
+      tsl_winograd_knobs k;
+      k.nr_tiles = rnd(1, tiles + 3);
+      k.mr = rnd(1, 8);
+      k.nr = lanes * rnd(1, 3);
+      k.gemm_order = (int)rnd(0, 1);
+      k.unroll_cx = rnd(0, 1);
+      k.pad_at = (int)rnd(0, 2);
+      k.row_buffers = rnd(0, 1);
+      k.gemm_at_tiles = rnd(0, 1);
+      k.parallel = rnd(0, 1);
+      wino_result r = wino_check(jit, c, &k, 7 + (uint64_t)round);
+      CU_ASSERT(r.ok);
+      CU_ASSERT(r.max_err <= tsl_winograd_error_bound(c->m));
+      CU_ASSERT(r.pad_channels_zero);
+    }
+}
+
+/* class 16: blocks on 2 threads give bit-identical results to 1 thread, also with more
+ * threads than blocks */
+static void test_parallel_blocks_equal_serial_bitwise(void) {
+  static const wino_case c = {2, 16, 14, 14, 16, 1, 1, 1, 1, 4, 1, false, 0};
+  int64_t lanes = tsl_jit_target(jit)->vector_bits / 32;
+  tsl_winograd_knobs k = {.nr_tiles = 4, .mr = 6, .nr = 2 * lanes, .pad_at = TSL_WINOGRAD_PAD_BLOCK,
+                          .row_buffers = true, .parallel = true};
+  wino_data d;
+  wino_data_make(&c, 1.0, 5, &d);
+  float *one = NULL, *two = NULL, *many = NULL;
+  wino_result r1 = wino_run(jit, &c, &d, NULL, &k, 1, &one);
+  wino_result r2 = wino_run(jit, &c, &d, NULL, &k, 2, &two);
+  k.nr_tiles = 1000; /* one block per image: 2 blocks, 4 threads */
+  wino_result r4 = wino_run(jit, &c, &d, NULL, &k, 4, &many);
+  CU_ASSERT(r1.ok && r2.ok && r4.ok);
+  CU_ASSERT(r1.max_err <= tsl_winograd_error_bound(4) && r4.max_err <= tsl_winograd_error_bound(4));
+  size_t bytes = sizeof(float) * 2 * 2 * 14 * 14 * (size_t)lanes;
+  if (one && two) CU_ASSERT(memcmp(one, two, bytes) == 0);
+  /* other blocks, same arithmetic per tile: the same bits */
+  if (one && many) CU_ASSERT(memcmp(one, many, bytes) == 0);
+  free(one);
+  free(two);
+  free(many);
+  wino_data_free(&d);
+}
+
+/* the kernel transform compiled with its template equals the interpreter's (float64) to
+ * float32 rounding, zero padding included */
+static void test_weight_transform_kernel_matches_interpreter(void) {
+  for (int m = 2; m <= 6; m += 2) {
+    tsl_arena *arena = tsl_arena_new();
+    tsl_arena *prev = tsl_arena_set_current(arena);
+    tsl_winograd_conv w = {.N = 1, .C = 9, .H = 8, .W = 8, .K = 13, .R = 3, .S = 3, .stride_h = 1, .stride_w = 1,
+                           .dilation_h = 1, .dilation_w = 1, .groups = 1, .m = m, .lanes = 8};
+    tsl_te_program *wt = NULL;
+    CU_ASSERT_EQUAL_FATAL(tsl_winograd_instantiate(&w, NULL, NULL, &wt), TSL_OK);
+    /* U[e, nu, kb, c, kx]: K = 13 in 2 blocks of 8, C = 9 padded to 16 */
+    int64_t a = m + 2, sw[4] = {13, 9, 3, 3}, su[5] = {a, a, 2, 16, 8};
+    const tsl_buffer *ub = wt->outputs[0]->buf;
+    CU_ASSERT(ub->ndim == 5 && ub->shape[2] == 2 && ub->shape[3] == 16 && ub->shape[4] == 8);
+    tsl_tensor *tw = NULL, *ti = NULL, *tj = NULL;
+    CU_ASSERT_EQUAL_FATAL(tsl_tensor_new(TSL_DTYPE_F32, 4, sw, &tw), TSL_OK);
+    CU_ASSERT_EQUAL_FATAL(tsl_tensor_new(TSL_DTYPE_F32, 5, su, &ti), TSL_OK);
+    CU_ASSERT_EQUAL_FATAL(tsl_tensor_new(TSL_DTYPE_F32, 5, su, &tj), TSL_OK);
+    ref_fill_uniform(tw->data, 13 * 9 * 9, 31, -1.0f, 1.0f);
+    CU_ASSERT_EQUAL(tsl_te_interpret(wt, (const tsl_tensor *const *)&tw, &ti), TSL_OK);
+    tsl_schedule *s = NULL;
+    tsl_module *mod = NULL;
+    const tsl_kernel *k = NULL;
+    CU_ASSERT_EQUAL_FATAL(tsl_winograd_weight_schedule(wt, tsl_jit_target(jit), &s), TSL_OK);
+    CU_ASSERT_EQUAL_FATAL(tsl_module_new(&mod), TSL_OK);
+    CU_ASSERT_EQUAL_FATAL(tsl_build(s, "winograd_weight_test", jit, mod, NULL, NULL), TSL_OK);
+    CU_ASSERT_EQUAL_FATAL(tsl_module_get_kernel(mod, "winograd_weight_test", &k), TSL_OK);
+    tsl_tensor *args[2] = {tw, tj};
+    CU_ASSERT_EQUAL(tsl_kernel_call_tensors(k, args, 2), TSL_OK);
+    const float *x = ti->data, *y = tj->data;
+    double worst = 0.0;
+    bool pad_zero = true;
+    for (int64_t e = 0; e < a * a; e++)
+      for (int64_t c = 0; c < 16; c++)
+        for (int64_t kk = 0; kk < 16; kk++) {
+          int64_t i = ((e * 2 + kk / 8) * 16 + c) * 8 + kk % 8;
+          double d = fabs((double)x[i] - (double)y[i]) / (1.0 + fabs((double)x[i]));
+          if (d > worst || isnan(y[i])) worst = isnan(y[i]) ? INFINITY : d;
+          if ((c >= 9 || kk >= 13) && (x[i] != 0.0f || y[i] != 0.0f)) pad_zero = false;
+        }
+    CU_ASSERT(worst < 1e-6);
+    CU_ASSERT(pad_zero);
+    tsl_module_free(mod);
+    tsl_schedule_free(s);
+    tsl_tensor_free(tw);
+    tsl_tensor_free(ti);
+    tsl_tensor_free(tj);
+    tsl_arena_set_current(prev);
+    tsl_arena_free(arena);
+  }
+}
+
+/* the registry has the nine operators; the generic template interface gives a space
+ * whose default config is a point and whose apply() schedules; non-Winograd programs
+ * are refused by name */
+static void test_registry_ops_and_template_interface(void) {
+  const char *names[] = {"conv2d_winograd_f2", "conv2d_winograd_f2_add", "winograd_weight_f2",
+                         "conv2d_winograd_f4", "conv2d_winograd_f4_add", "winograd_weight_f4",
+                         "conv2d_winograd_f6", "conv2d_winograd_f6_add", "winograd_weight_f6"};
+  const tsl_target *t = tsl_jit_target(jit);
+  for (int i = 0; i < 9; i++) {
+    const tsl_op_info *info = NULL;
+    CU_ASSERT_EQUAL_FATAL(tsl_op_lookup(names[i], &info), TSL_OK);
+    tsl_arena *arena = tsl_arena_new();
+    tsl_arena *prev = tsl_arena_set_current(arena);
+    tsl_te_program *p = NULL;
+    const tsl_op_example *ex = &info->example;
+    CU_ASSERT_EQUAL_FATAL(tsl_op_instantiate(names[i], ex->ninputs, ex->shapes, ex->ndims, ex->nparams, ex->params, &p),
+                          TSL_OK);
+    if (strncmp(names[i], "conv2d", 6) == 0) {
+      const tsl_template *tpl = NULL;
+      for (int k = 0; k < 6; k++)
+        if (strcmp(tsl_winograd_templates[k].op, names[i]) == 0) tpl = &tsl_winograd_templates[k];
+      CU_ASSERT_PTR_NOT_NULL_FATAL(tpl);
+      tsl_config_space sp;
+      tsl_config cfg;
+      tsl_schedule *s = NULL;
+      CU_ASSERT_EQUAL(tpl->space(p, t, &sp), TSL_OK);
+      CU_ASSERT(tsl_space_size(&sp) > 100);
+      CU_ASSERT_EQUAL(tpl->default_config(p, t, &sp, &cfg), TSL_OK);
+      CU_ASSERT(tsl_config_index(&sp, &cfg) >= 0);
+      CU_ASSERT_EQUAL(tpl->apply(p, t, &sp, &cfg, &s), TSL_OK);
+      CU_ASSERT_PTR_NOT_NULL(s);
+      tsl_schedule_free(s);
+    } else {
+      tsl_schedule *s = NULL;
+      CU_ASSERT_EQUAL(tsl_winograd_weight_schedule(p, t, &s), TSL_OK);
+      tsl_schedule_free(s);
+    }
+    tsl_arena_set_current(prev);
+    tsl_arena_free(arena);
+  }
+  tsl_arena *arena = tsl_arena_new();
+  tsl_arena *prev = tsl_arena_set_current(arena);
+  const int64_t a[2] = {8, 8}, b[2] = {8, 8};
+  const int64_t *shapes[2] = {a, b};
+  const int nd[2] = {2, 2};
+  tsl_te_program *mm = NULL;
+  CU_ASSERT_EQUAL_FATAL(tsl_op_instantiate("matmul", 2, shapes, nd, 0, NULL, &mm), TSL_OK);
+  tsl_winograd_shape sh;
+  tsl_schedule *s = NULL;
+  CU_ASSERT_EQUAL(tsl_winograd_program_shape(mm, &sh), TSL_ERR_INVALID);
+  CU_ASSERT_EQUAL(tsl_winograd_schedule(mm, t, NULL, &s), TSL_ERR_INVALID);
+  CU_ASSERT_PTR_NULL(s);
+  CU_ASSERT_EQUAL(tsl_winograd_weight_schedule(mm, t, &s), TSL_ERR_INVALID);
+  tsl_winograd_knobs k = {.nr_tiles = 1, .mr = 6, .nr = 0};
+  CU_ASSERT_EQUAL(tsl_winograd_knobs_check(&k), TSL_ERR_INVALID);
+  CU_ASSERT_PTR_NOT_NULL(strstr(tsl_last_error(), "knob nr = 0"));
+  k.nr = 16;
+  k.mr = 0;
+  CU_ASSERT_EQUAL(tsl_winograd_knobs_check(&k), TSL_ERR_INVALID);
+  k.mr = 6;
+  k.pad_at = 3;
+  CU_ASSERT_EQUAL(tsl_winograd_knobs_check(&k), TSL_ERR_INVALID);
+  tsl_arena_set_current(prev);
+  tsl_arena_free(arena);
+}
+
+/* the default heuristic sizes blocks from the target's L1 and keeps register blocks in
+ * the register file */
+static void test_default_knobs_follow_the_target(void) {
+  tsl_target avx2, avx512;
+  CU_ASSERT_EQUAL_FATAL(tsl_target_parse("x86-64-avx2", &avx2), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(tsl_target_parse("x86-64-avx512", &avx512), TSL_OK);
+  avx2.l1d_bytes = avx512.l1d_bytes = 32 * 1024;
+  avx2.l2_bytes = avx512.l2_bytes = 512 * 1024;
+  tsl_winograd_shape sh = {.m = 4, .alpha = 6, .N = 1, .CB = 8, .H = 56, .W = 56, .X = 8, .CP = 64, .KP = 64,
+                           .OH = 56, .OW = 56, .TH = 14, .TW = 14};
+  tsl_winograd_knobs k = tsl_winograd_default_knobs(&avx2, &sh);
+  CU_ASSERT_EQUAL(tsl_winograd_knobs_check(&k), TSL_OK);
+  CU_ASSERT_EQUAL(k.nr, 16);
+  CU_ASSERT(k.mr * (k.nr / 8) + k.nr / 8 + 1 <= 16);
+  CU_ASSERT(k.nr_tiles % sh.TW == 0 || k.nr_tiles < sh.TW);
+  /* blocks from L2: V and M of a block within 2 x L2 (56 tiles here), whole rows */
+  CU_ASSERT_EQUAL(k.nr_tiles, 56);
+  avx2.l2_bytes = 2 * 1024 * 1024;
+  tsl_winograd_knobs k2 = tsl_winograd_default_knobs(&avx2, &sh);
+  CU_ASSERT(k2.nr_tiles > k.nr_tiles && k2.nr_tiles % sh.TW == 0);
+  /* a deep layer: one block, U streamed once */
+  tsl_winograd_shape deep = {.m = 2, .alpha = 4, .N = 1, .CB = 64, .H = 7, .W = 7, .X = 8, .CP = 512, .KP = 512,
+                             .OH = 7, .OW = 7, .TH = 4, .TW = 4};
+  CU_ASSERT_EQUAL(tsl_winograd_default_knobs(&avx2, &deep).nr_tiles, 16);
+  tsl_winograd_knobs k3 = tsl_winograd_default_knobs(&avx512, &sh);
+  sh.X = 16;
+  sh.CB = 4;
+  k3 = tsl_winograd_default_knobs(&avx512, &sh);
+  CU_ASSERT_EQUAL(k3.nr, 32);
+  CU_ASSERT(k3.mr * (k3.nr / 16) + k3.nr / 16 + 1 <= 32);
+  tsl_winograd_conv small = {.N = 1, .C = 512, .H = 7, .W = 7, .K = 512, .R = 3, .S = 3, .stride_h = 1,
+                             .stride_w = 1, .pad_top = 1, .pad_left = 1, .pad_bottom = 1, .pad_right = 1,
+                             .dilation_h = 1, .dilation_w = 1, .groups = 1, .m = 4, .lanes = 8};
+  CU_ASSERT_EQUAL(tsl_winograd_default_m(&avx2, &small), 2);
+  small.H = small.W = 28;
+  CU_ASSERT_EQUAL(tsl_winograd_default_m(&avx2, &small), 4);
+}
+
+void tsl_tests_winograd_conv(void) {
+  CU_pSuite s = CU_add_suite("winograd_conv", suite_init, suite_clean);
+  CU_add_test(s, "test_every_m_matches_reference_on_odd_shapes", test_every_m_matches_reference_on_odd_shapes);
+  CU_add_test(s, "test_asymmetric_one_sided_and_large_padding", test_asymmetric_one_sided_and_large_padding);
+  CU_add_test(s, "test_tiny_inputs", test_tiny_inputs);
+  CU_add_test(s, "test_C02_winograd_pad0_73x73_honours_the_padding", test_C02_winograd_pad0_73x73_honours_the_padding);
+  CU_add_test(s, "test_C02_declines_stride_dilation_kernel_and_groups",
+              test_C02_declines_stride_dilation_kernel_and_groups);
+  CU_add_test(s, "test_epilogues_bias_relu_clip_and_residual", test_epilogues_bias_relu_clip_and_residual);
+  CU_add_test(s, "test_plain_nchw_and_narrow_blocks", test_plain_nchw_and_narrow_blocks);
+  CU_add_test(s, "test_random_template_configs", test_random_template_configs);
+  CU_add_test(s, "test_parallel_blocks_equal_serial_bitwise", test_parallel_blocks_equal_serial_bitwise);
+  CU_add_test(s, "test_weight_transform_kernel_matches_interpreter", test_weight_transform_kernel_matches_interpreter);
+  CU_add_test(s, "test_registry_ops_and_template_interface", test_registry_ops_and_template_interface);
+  CU_add_test(s, "test_default_knobs_follow_the_target", test_default_knobs_follow_the_target);
+}

@@ -1,0 +1,165 @@
+/* tunecli run MODEL: compile a whole model (built-in name or ONNX file), run it with the
+ * graph executor, and report latency, memory and the top-5 classes of output 0. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include "op_args.h"
+#include "tessel/runtime.h"
+#include "tessel/tessel.h"
+#include "tunecli.h"
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static bool parse_int(const char *s, long lo, long hi, long *out) {
+  char *end = NULL;
+  errno = 0;
+  long v = strtol(s, &end, 10);
+  if (!*s || *end || errno || v < lo || v > hi) return false;
+  *out = v;
+  return true;
+}
+
+static int fail(tsl_status st) { return tunecli_fail("run", st); }
+
+int tunecli_run(int argc, char **argv) {
+  const char *model = NULL, *records = NULL, *input = NULL, *target = "host";
+  long threads = 0, repeat = 10;
+  for (int i = 0; i < argc; i++) {
+    const char *a = argv[i];
+    bool has_value = i + 1 < argc;
+    if (strcmp(a, "--records") == 0 && has_value) records = argv[++i];
+    else if (strcmp(a, "--input") == 0 && has_value) input = argv[++i];
+    else if (strcmp(a, "--target") == 0 && has_value) target = argv[++i];
+    else if (strcmp(a, "--threads") == 0 && has_value) {
+      if (!parse_int(argv[++i], 1, TSL_MAX_THREADS, &threads)) {
+        fprintf(stderr, "tunecli run: error: --threads wants an integer in 1..%d, got '%s'\n", TSL_MAX_THREADS, argv[i]);
+        return 2;
+      }
+    } else if (strcmp(a, "--repeat") == 0 && has_value) {
+      if (!parse_int(argv[++i], 1, 1000000, &repeat)) {
+        fprintf(stderr, "tunecli run: error: --repeat wants an integer in 1..1000000, got '%s'\n", argv[i]);
+        return 2;
+      }
+    } else if (a[0] == '-' ) {
+      fprintf(stderr, "tunecli run: error: unknown option or missing value '%s' (see tunecli help)\n", a);
+      return 2;
+    } else if (!model) {
+      model = a;
+    } else {
+      fprintf(stderr, "tunecli run: error: one model please (got '%s' and '%s')\n", model, a);
+      return 2;
+    }
+  }
+  if (!model) {
+    fprintf(stderr, "tunecli run: error: which model? (a built-in name such as squeezenet1_1, or an .onnx file)\n");
+    return 2;
+  }
+  if (threads > 0 && tsl_set_num_threads((int)threads) != TSL_OK) return fail(TSL_ERR_INVALID);
+  tsl_model *m = NULL;
+  tsl_compiled *c = NULL;
+  tsl_context *ctx = NULL;
+  float *in = NULL, *out = NULL;
+  double *times = NULL;
+  int rc = 1;
+  tsl_status st;
+  double t0 = tsl_time_now();
+  if ((st = tsl_model_load(model, &m)) != TSL_OK) return fail(st);
+  double t1 = tsl_time_now();
+  if ((st = tsl_model_compile(m, target, records, &c)) != TSL_OK) {
+    rc = fail(st);
+    goto done;
+  }
+  double t2 = tsl_time_now();
+  if ((st = tsl_context_new(c, &ctx)) != TSL_OK) {
+    rc = fail(st);
+    goto done;
+  }
+  size_t in_bytes, out_bytes;
+  int ndim;
+  int64_t shape[TSL_MAX_NDIM];
+  tsl_dtype dt;
+  tsl_compiled_input_info(c, 0, NULL, &dt, &ndim, shape, &in_bytes);
+  tsl_compiled_output_info(c, 0, NULL, NULL, NULL, NULL, &out_bytes);
+  in = malloc(in_bytes ? in_bytes : 1);
+  out = malloc(out_bytes ? out_bytes : 1);
+  times = malloc((size_t)repeat * sizeof *times);
+  if (!in || !out || !times) {
+    rc = fail(tsl_error(TSL_ERR_NOMEM, "run: out of memory"));
+    goto done;
+  }
+  if (input) {
+    FILE *f = fopen(input, "rb");
+    size_t got = f ? fread(in, 1, in_bytes, f) : 0;
+    int extra = f ? fgetc(f) : EOF;
+    if (f) fclose(f);
+    if (!f || got != in_bytes || extra != EOF) {
+      rc = fail(tsl_error(TSL_ERR_IO, "run: %s: want exactly %zu bytes of raw little-endian input (%s)", input, in_bytes,
+                          f ? "wrong size" : strerror(errno)));
+      goto done;
+    }
+  } else {
+    tsl_tensor *t = NULL;
+    if ((st = tsl_tensor_new(dt, ndim, shape, &t)) != TSL_OK || (st = tsl_tensor_fill_random(t, 1, -1.0, 1.0)) != TSL_OK) {
+      tsl_tensor_free(t);
+      rc = fail(st);
+      goto done;
+    }
+    memcpy(in, t->data, in_bytes);
+    tsl_tensor_free(t);
+  }
+  if ((st = tsl_context_set_input(ctx, 0, in, in_bytes)) != TSL_OK || (st = tsl_context_run(ctx)) != TSL_OK) {
+    rc = fail(st);
+    goto done;
+  }
+  for (long r = 0; r < repeat; r++) {
+    double s = tsl_time_now();
+    if ((st = tsl_context_run(ctx)) != TSL_OK) {
+      rc = fail(st);
+      goto done;
+    }
+    times[r] = tsl_time_now() - s;
+  }
+  if ((st = tsl_context_get_output(ctx, 0, out, out_bytes)) != TSL_OK) {
+    rc = fail(st);
+    goto done;
+  }
+  qsort(times, (size_t)repeat, sizeof *times, cmp_double);
+  double median = repeat % 2 ? times[repeat / 2] : 0.5 * (times[repeat / 2 - 1] + times[repeat / 2]);
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  printf("model %s: load %.1f ms, compile %.1f ms (%d kernel calls, %d distinct kernels)\n", model, (t1 - t0) * 1e3,
+         (t2 - t1) * 1e3, tsl_compiled_num_steps(c), tsl_compiled_num_kernels(c));
+  if (records) printf("records %s: %d kernels tuned, the others default\n", records, tsl_compiled_num_tuned_kernels(c));
+  printf("threads %d, %ld runs: median %.3f ms, min %.3f ms\n", tsl_get_num_threads(), repeat, median * 1e3,
+         times[0] * 1e3);
+  printf("memory: planned peak activations %.2f MiB, weights %.2f MiB, process max RSS %.1f MiB\n",
+         (double)tsl_compiled_activation_bytes(c) / (1 << 20), (double)tsl_compiled_weight_bytes(c) / (1 << 20),
+         (double)ru.ru_maxrss / 1024.0);
+  int64_t n = (int64_t)(out_bytes / sizeof(float));
+  int top[5] = {-1, -1, -1, -1, -1};
+  for (int k = 0; k < 5 && k < n; k++) {
+    for (int64_t i = 0; i < n; i++) {
+      bool taken = false;
+      for (int j = 0; j < k; j++) taken |= top[j] == i;
+      if (!taken && (top[k] < 0 || out[i] > out[top[k]])) top[k] = (int)i;
+    }
+  }
+  printf("top-5 of output 0:");
+  for (int k = 0; k < 5 && k < n; k++) printf(" %d (%.4g)", top[k], out[top[k]]);
+  printf("\n");
+  rc = 0;
+done:
+  free(in);
+  free(out);
+  free(times);
+  tsl_context_free(ctx);
+  tsl_compiled_free(c);
+  tsl_model_free(m);
+  return rc;
+}

@@ -1,0 +1,75 @@
+/* The algorithm registry and the choice of applicable algorithms (algorithm.h). */
+#include "tuner/algorithm.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+enum { MAX_ALGORITHMS = 64, MAX_TPL = 32 };
+static pthread_mutex_t algo_lock = PTHREAD_MUTEX_INITIALIZER;
+static const tsl_algorithm *algos[MAX_ALGORITHMS];
+static int nalgos;
+
+tsl_status tsl_algorithm_register(const tsl_algorithm *a) {
+  if (!a || !a->name || !a->family || !a->template_name || !a->applies || !a->map)
+    return tsl_error(TSL_ERR_INVALID, "algorithm registry: NULL algorithm or field");
+  tsl_status st = TSL_OK;
+  pthread_mutex_lock(&algo_lock);
+  for (int i = 0; i < nalgos && st == TSL_OK; i++) {
+    if (algos[i] == a) goto done;
+    if (strcmp(algos[i]->name, a->name) == 0)
+      st = tsl_error(TSL_ERR_INVALID, "algorithm registry: another algorithm is called %s", a->name);
+  }
+  if (st == TSL_OK && nalgos >= MAX_ALGORITHMS)
+    st = tsl_error(TSL_ERR_INVALID, "algorithm registry: full (%d)", MAX_ALGORITHMS);
+  if (st == TSL_OK) algos[nalgos++] = a;
+done:
+  pthread_mutex_unlock(&algo_lock);
+  return st;
+}
+
+int tsl_algorithms_for(const tsl_workload *w, tsl_algo_choice *out, int max, FILE *log) {
+  tsl_tuner_register_templates();
+  if (!w) return 0;
+  int n = 0;
+  const tsl_template *tpls[MAX_TPL];
+  int nt = tsl_template_list(w->op, tpls, MAX_TPL);
+  for (int i = 0; i < nt && i < MAX_TPL; i++) {
+    if (out && n < max) {
+      snprintf(out[n].name, sizeof out[n].name, "%s", tpls[i]->name);
+      out[n].tpl = tpls[i];
+      out[n].op_workload = *w;
+      tsl_workload_fix(&out[n].op_workload);
+    }
+    n++;
+  }
+  pthread_mutex_lock(&algo_lock);
+  const tsl_algorithm *list[MAX_ALGORITHMS];
+  int na = nalgos;
+  memcpy(list, algos, sizeof list[0] * (size_t)na);
+  pthread_mutex_unlock(&algo_lock);
+  for (int i = 0; i < na; i++) {
+    const tsl_algorithm *a = list[i];
+    if (strcmp(a->family, w->op) != 0) continue;
+    const char *why = "";
+    if (!a->applies(w, &why)) {
+      if (log) fprintf(log, "algorithm %s declines: %s\n", a->name, why ? why : "");
+      continue;
+    }
+    const tsl_template *tpl = tsl_template_find(a->template_name);
+    tsl_workload mapped;
+    if (!tpl || a->map(w, &mapped) != TSL_OK) {
+      if (log)
+        fprintf(log, "algorithm %s skipped: %s\n", a->name, tpl ? tsl_last_error() : "its template is not registered");
+      continue;
+    }
+    if (out && n < max) {
+      snprintf(out[n].name, sizeof out[n].name, "%s", a->name);
+      out[n].tpl = tpl;
+      out[n].op_workload = mapped;
+      tsl_workload_fix(&out[n].op_workload);
+    }
+    n++;
+  }
+  return n;
+}

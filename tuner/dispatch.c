@@ -1,0 +1,147 @@
+/* The best record's schedule, or the default with a warning (dispatch.h). */
+#include "tuner/dispatch.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { MAX_ALGOS = 16 };
+
+static void info_set(tsl_dispatch_info *info, const tsl_algo_choice *a, const tsl_config_space *s,
+                     const tsl_config *c, tsl_match_kind match, double cost) {
+  if (!info) return;
+  memset(info, 0, sizeof *info);
+  info->tuned = match != TSL_MATCH_NONE;
+  info->match = match;
+  info->cost = cost;
+  snprintf(info->algorithm, sizeof info->algorithm, "%s", a->name);
+  snprintf(info->template_name, sizeof info->template_name, "%s", a->tpl->name);
+  info->op_workload = a->op_workload;
+  tsl_workload_fix(&info->op_workload);
+  tsl_config_str(s, c, info->config_str, sizeof info->config_str);
+}
+
+/* tsl_records_best restricted to records whose config is a point of space s (an
+ * invalid config must not hide a valid slower one). */
+static bool best_valid(const tsl_records *db, const char *target, const char *key, const char *tpl, uint64_t hash,
+                       const tsl_config_space *s, const tsl_record **out, tsl_match_kind *match) {
+  char fam[192], rfam[192];
+  tsl_target_family(target, fam, sizeof fam);
+  const tsl_record *best[2] = {NULL, NULL};
+  for (int i = 0; i < db->n; i++) {
+    const tsl_record *r = &db->recs[i];
+    if (r->error_no != TSL_MEASURE_OK || r->space_hash != hash || strcmp(r->workload, key) != 0 ||
+        strcmp(r->template_name, tpl) != 0 || tsl_config_check(s, &r->config) != TSL_OK)
+      continue;
+    int k;
+    if (strcmp(r->target, target) == 0) k = 0;
+    else if (strcmp(tsl_target_family(r->target, rfam, sizeof rfam), fam) == 0) k = 1;
+    else continue;
+    if (!best[k] || tsl_record_cost(r) < tsl_record_cost(best[k])) best[k] = r;
+  }
+  for (int k = 0; k < 2; k++)
+    if (best[k]) {
+      *out = best[k];
+      *match = k == 0 ? TSL_MATCH_EXACT : TSL_MATCH_FAMILY;
+      return true;
+    }
+  return false;
+}
+
+static tsl_status dispatch(const tsl_records *db, const tsl_target *t, const tsl_workload *w, FILE *warn,
+                           bool any_op, tsl_te_program **program, tsl_schedule **sched, tsl_dispatch_info *info) {
+  if (!t || !w || !program || !sched) return tsl_error(TSL_ERR_INVALID, "dispatch: NULL argument");
+  *program = NULL;
+  *sched = NULL;
+  char *key = NULL;
+  tsl_status st = tsl_workload_key_of(w, &key);
+  if (st != TSL_OK) return st;
+  char target[192];
+  tsl_target_str(t, target, sizeof target);
+  tsl_algo_choice *algos = calloc(MAX_ALGOS, sizeof *algos);
+  tsl_config_space *spaces = calloc(MAX_ALGOS, sizeof *spaces);
+  tsl_te_program **progs = calloc(MAX_ALGOS, sizeof *progs);
+  if (!algos || !spaces || !progs) {
+    st = tsl_error(TSL_ERR_NOMEM, "dispatch: out of memory");
+    goto out;
+  }
+  int na = tsl_algorithms_for(w, algos, MAX_ALGOS, NULL);
+  if (na > MAX_ALGOS) na = MAX_ALGOS;
+  if (!any_op) {
+    int k = 0;
+    for (int a = 0; a < na; a++)
+      if (strcmp(algos[a].op_workload.op, w->op) == 0) algos[k++] = algos[a];
+    na = k;
+  }
+  if (na == 0) {
+    st = tsl_error(TSL_ERR_NOT_FOUND, "dispatch: no algorithm applies to %s", key);
+    goto out;
+  }
+  /* the best record per algorithm; exact-target matches rank before family ones */
+  int best = -1;
+  const tsl_record *best_rec = NULL;
+  tsl_match_kind best_match = TSL_MATCH_NONE;
+  bool ok[MAX_ALGOS] = {false};
+  for (int a = 0; a < na; a++) {
+    if (tsl_workload_instantiate(&algos[a].op_workload, &progs[a]) != TSL_OK) continue;
+    if (algos[a].tpl->space(progs[a], t, &spaces[a]) != TSL_OK) continue;
+    ok[a] = true;
+    if (!db) continue;
+    uint64_t h = tsl_space_hash(algos[a].tpl->name, algos[a].tpl->version, algos[a].tpl->op, &spaces[a]);
+    const tsl_record *r = NULL;
+    tsl_match_kind m = TSL_MATCH_NONE;
+    if (!best_valid(db, target, key, algos[a].tpl->name, h, &spaces[a], &r, &m)) continue;
+    bool better = !best_rec || m < best_match || (m == best_match && tsl_record_cost(r) < tsl_record_cost(best_rec));
+    if (better) {
+      best = a;
+      best_rec = r;
+      best_match = m;
+    }
+  }
+  if (best_rec) {
+    tsl_schedule *s = NULL;
+    if (algos[best].tpl->apply(progs[best], t, &spaces[best], &best_rec->config, &s) == TSL_OK) {
+      *program = progs[best];
+      *sched = s;
+      info_set(info, &algos[best], &spaces[best], &best_rec->config, best_match, tsl_record_cost(best_rec));
+      st = TSL_OK;
+      goto out;
+    }
+  }
+  /* the default of the first algorithm that can give one */
+  st = TSL_ERR_NOT_FOUND;
+  for (int a = 0; a < na; a++) {
+    if (!ok[a]) continue;
+    tsl_config c;
+    st = algos[a].tpl->default_config(progs[a], t, &spaces[a], &c);
+    tsl_schedule *s = NULL;
+    if (st == TSL_OK) st = algos[a].tpl->apply(progs[a], t, &spaces[a], &c, &s);
+    if (st != TSL_OK) continue;
+    *program = progs[a];
+    *sched = s;
+    info_set(info, &algos[a], &spaces[a], &c, TSL_MATCH_NONE, INFINITY);
+    if (warn) {
+      char cs[512];
+      fprintf(warn, "tessel: warning: no tuning record for %s on %s; using the default schedule %s (%s)\n", key,
+              target, algos[a].tpl->name, tsl_config_str(&spaces[a], &c, cs, sizeof cs));
+    }
+    break;
+  }
+  if (st == TSL_ERR_NOT_FOUND) st = tsl_error(TSL_ERR_NOT_FOUND, "dispatch: no template gives a schedule for %s", key);
+out:
+  free(algos);
+  free(spaces);
+  free(progs);
+  free(key);
+  return st;
+}
+
+tsl_status tsl_dispatch_schedule(const tsl_records *db, const tsl_target *t, const tsl_workload *w, FILE *warn,
+                                 tsl_te_program **program, tsl_schedule **sched, tsl_dispatch_info *info) {
+  return dispatch(db, t, w, warn, false, program, sched, info);
+}
+
+tsl_status tsl_dispatch_schedule_any(const tsl_records *db, const tsl_target *t, const tsl_workload *w, FILE *warn,
+                                     tsl_te_program **program, tsl_schedule **sched, tsl_dispatch_info *info) {
+  return dispatch(db, t, w, warn, true, program, sched, info);
+}

@@ -1,0 +1,62 @@
+/* Compiling with records: the schedule of a workload from the best record, or the
+ * known-good default (what the graph compiler calls per layer).
+ *
+ * For family workload w on target t, every applicable algorithm (tuner/algorithm.h)
+ * builds its current config space; tsl_records_best finds its best record with that
+ * space's hash (records of another space — a changed template, a stale file — are
+ * ignored) on the exact target, else the target family; the fastest such record over
+ * all algorithms wins, exact-target matches before family ones. Its config is checked
+ * against the space and applied. When nothing matches (an unknown shape, another
+ * target only, an invalid or stale config), the first applicable algorithm's default
+ * config is used and ONE line is printed on `warn`:
+ *
+ *   tessel: warning: no tuning record for KEY on TARGET; using the default schedule
+ *   TEMPLATE (CONFIG)
+ *
+ * (one line; shown wrapped). A config is never taken from another workload or target
+ * family (shared/cases C11).
+ */
+#ifndef TESSEL_TUNER_DISPATCH_H
+#define TESSEL_TUNER_DISPATCH_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "tuner/algorithm.h"
+#include "tuner/records.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tsl_dispatch_info {
+  bool tuned;               /* a record was used */
+  tsl_match_kind match;     /* how it matched (TSL_MATCH_NONE for the default) */
+  char algorithm[96];
+  char template_name[96];
+  tsl_workload op_workload; /* the operator the program instantiates (e.g. conv2d_winograd_f4
+                               for a conv2d_nchwc_bias layer: its weights need the
+                               algorithm's transform) and its shapes */
+  char config_str[512];
+  double cost;              /* the record's mean cost in seconds; +inf for the default */
+} tsl_dispatch_info;
+
+/* The program (instantiated in the current arena) and its schedule (caller frees with
+ * tsl_schedule_free) for workload w, considering only the templates of w's OWN operator:
+ * the program has w's inputs and outputs exactly, so a caller can run it on the layer's
+ * tensors as they are. db may be NULL (defaults everywhere); warn and info may be NULL.
+ * Errors: TSL_ERR_NOT_FOUND (no template schedules w's operator), errors of the
+ * workload key, the instantiation, and the default config's template. */
+tsl_status tsl_dispatch_schedule(const tsl_records *db, const tsl_target *t, const tsl_workload *w, FILE *warn,
+                                 tsl_te_program **program, tsl_schedule **sched, tsl_dispatch_info *info);
+
+/* As tsl_dispatch_schedule over EVERY algorithm of w's family (Fast-Run): the program
+ * may instantiate another operator (info->op_workload says which, e.g. Winograd, whose
+ * weights the caller must transform with the algorithm's weight transform first). */
+tsl_status tsl_dispatch_schedule_any(const tsl_records *db, const tsl_target *t, const tsl_workload *w, FILE *warn,
+                                     tsl_te_program **program, tsl_schedule **sched, tsl_dispatch_info *info);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,163 @@
+/* Tuning records: every measurement the tuner makes, one JSON object a line (json-c),
+ * appended to a file; the schema is docs/records.md (AutoTVM's input/config/result/
+ * version shape, plus device fingerprint, threads, tool versions and the config
+ * space's hash).
+ *
+ * Writing: tsl_record_append formats the whole line and appends it with ONE write() on
+ * a descriptor opened with O_APPEND, so concurrent writers never interleave lines and a
+ * crash loses at most the line being written (flushed per line: no user-space buffer).
+ * Reading: a line that does not parse or has a field of the wrong type is skipped with a
+ * warning naming the file and line number; every good line is kept.
+ *
+ * Lookup (what compilation uses): tsl_records_best finds the fastest successful record
+ * of a workload on the exact target, then on the same target family; never another
+ * target family or another workload. Target family: the target string without
+ * " -device=..."; for named targets also without " -mcpu=..." (same ISA, tuned on
+ * another CPU of it); "host -mcpu=X" keeps its CPU (host records of another machine
+ * are another family).
+ */
+#ifndef TESSEL_TUNER_RECORDS_H
+#define TESSEL_TUNER_RECORDS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "codegen/target.h"
+#include "schedule/template.h"
+#include "tessel/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Error numbers of a measurement (result[1] of a record). */
+typedef enum tsl_measure_error {
+  TSL_MEASURE_OK = 0,
+  TSL_MEASURE_INSTANTIATION = 1, /* the template refused the config (apply failed) */
+  TSL_MEASURE_COMPILE = 2,       /* lowering or LLVM failed, or the worker died while building */
+  TSL_MEASURE_RUNTIME = 3,       /* the kernel returned an error or the worker died running it */
+  TSL_MEASURE_WRONG_ANSWER = 4,  /* the output differs from the reference */
+  TSL_MEASURE_BUILD_TIMEOUT = 5, /* building took longer than the build timeout */
+  TSL_MEASURE_RUN_TIMEOUT = 6,   /* checking + timing took longer than the run timeout */
+  TSL_MEASURE_ERROR_COUNT_
+} tsl_measure_error;
+
+/* "ok", "instantiation", "compile", "runtime", "wrong_answer", "build_timeout",
+ * "run_timeout"; "unknown" otherwise. */
+const char *tsl_measure_error_name(int e);
+
+#define TSL_RECORD_MAX_COSTS 32
+#define TSL_RECORD_KEY_LEN 1024
+
+/* The machine a record was measured on. */
+typedef struct tsl_device_info {
+  char cpu[128]; /* /proc/cpuinfo "model name" (or "unknown") */
+  int cores;     /* online CPUs */
+  char isa[256]; /* comma-separated ISA features of note the target enables: avx2,fma,... */
+} tsl_device_info;
+
+/* This machine's fingerprint, with the ISA list taken from target t. */
+void tsl_device_info_host(const tsl_target *t, tsl_device_info *out);
+
+typedef struct tsl_record {
+  char target[192];                  /* canonical target string (tsl_target_str) */
+  char task[64];                     /* the operator measured (the template's op) */
+  char workload[TSL_RECORD_KEY_LEN]; /* the FAMILY workload key (tuner/workload.h) */
+  char algorithm[96];                /* the algorithm (tuner/algorithm.h) */
+  char template_name[96];
+  uint64_t space_hash;               /* tsl_space_hash of the space the config is from */
+  int64_t config_index;              /* index in that space (-1 unknown) */
+  int nknobs;
+  char knob_names[TSL_MAX_KNOBS][TSL_KNOB_NAME_LEN];
+  tsl_knob_kind knob_kinds[TSL_MAX_KNOBS];
+  tsl_config config;                 /* values in knob order */
+  int ncosts;
+  double costs[TSL_RECORD_MAX_COSTS]; /* seconds per call, every repeat */
+  int error_no;                      /* tsl_measure_error */
+  char error_msg[256];
+  double all_cost;                   /* seconds the whole measurement took (build + run) */
+  double compile_s;                  /* seconds of lowering + JIT compilation */
+  double timestamp;                  /* seconds since the Unix epoch */
+  tsl_device_info device;
+  int threads;                       /* thread-pool threads while timing */
+  char tessel_version[32], llvm_version[32];
+} tsl_record;
+
+/* Sets the tessel and LLVM version fields to this build's. */
+void tsl_record_stamp(tsl_record *r);
+
+/* Mean of the costs; +inf for an error record or one without costs. */
+double tsl_record_cost(const tsl_record *r);
+
+/* Appends r as one line to `path` (created when absent) with a single write().
+ * Errors: TSL_ERR_IO (naming the file and errno's text), TSL_ERR_NOMEM. */
+tsl_status tsl_record_append(const char *path, const tsl_record *r);
+
+/* The record as one JSON line without the newline, malloc'd (caller frees); NULL when
+ * out of memory. */
+char *tsl_record_to_json(const tsl_record *r);
+
+/* Parses one line. Errors: TSL_ERR_PARSE naming the first bad field ("result[0][2]:
+ * expected a number"). */
+tsl_status tsl_record_from_json(const char *line, tsl_record *out);
+
+/* An in-memory set of records. */
+typedef struct tsl_records {
+  int n, cap;
+  tsl_record *recs;
+  int skipped; /* lines skipped by the loads so far */
+} tsl_records;
+
+tsl_status tsl_records_new(tsl_records **out);
+void tsl_records_free(tsl_records *db);
+/* Appends a copy of r. Errors: TSL_ERR_NOMEM. */
+tsl_status tsl_records_add(tsl_records *db, const tsl_record *r);
+
+/* Adds every good line of `path`; each bad line is skipped with the warning
+ * "tessel: warning: records FILE:LINE: skipped (WHY)" on `warn` (may be NULL) and
+ * counted in db->skipped. A missing file is an error only when must_exist.
+ * Errors: TSL_ERR_IO (unreadable file, or missing and must_exist), TSL_ERR_NOMEM. */
+tsl_status tsl_records_load(tsl_records *db, const char *path, bool must_exist, FILE *warn);
+
+/* Writes every record of db to `path` (truncating it), one a line, through a temporary
+ * file renamed over it. Errors: TSL_ERR_IO, TSL_ERR_NOMEM. */
+tsl_status tsl_records_save(const tsl_records *db, const char *path);
+
+/* The family string of a target string (see the top of this file) into buf. */
+const char *tsl_target_family(const char *target, char *buf, size_t n);
+
+typedef enum tsl_match_kind {
+  TSL_MATCH_NONE = 0,
+  TSL_MATCH_EXACT = 1,  /* the same target string */
+  TSL_MATCH_FAMILY = 2  /* the same target family */
+} tsl_match_kind;
+
+/* The successful record of `workload` with the least mean cost, on `target` exactly,
+ * else on its family. template_name non-NULL restricts to that template; space_hash
+ * non-zero restricts to records of that space (older spaces are stale). *out points
+ * into db (valid until db changes); *match (may be NULL) says how it matched.
+ * Errors: TSL_ERR_INVALID (NULL arguments), TSL_ERR_NOT_FOUND (no such record: *out
+ * NULL, *match TSL_MATCH_NONE). Never falls back to another family or workload. */
+tsl_status tsl_records_best(const tsl_records *db, const char *target, const char *workload,
+                            const char *template_name, uint64_t space_hash, const tsl_record **out,
+                            tsl_match_kind *match);
+
+/* True when db holds a record (success or error) of exactly this target, workload,
+ * template, space hash and config: the candidate was measured already (resume). */
+bool tsl_records_has(const tsl_records *db, const char *target, const char *workload, const char *template_name,
+                     uint64_t space_hash, const tsl_config *c);
+
+/* Keeps one record per (target, workload, template, space hash, config): the
+ * successful one of least cost, else the first error record (merging files). */
+void tsl_records_dedupe(tsl_records *db);
+
+/* Keeps, per (target, workload, template), only the successful record of least cost
+ * (AutoTVM's pick_best) — error records are dropped. Order: first occurrence. */
+void tsl_records_pick_best(tsl_records *db);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,362 @@
+/* The isolated builder/runner (runner.h). */
+#include "tuner/runner.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "codegen/build.h"
+#include "codegen/jit.h"
+#include "dsl/te_interp.h"
+#include "ir/arena.h"
+#include "schedule/schedule.h"
+
+enum { MAX_TENSORS = 16 };
+#define INTERP_MAX_MACS 2e6
+
+struct tsl_runner {
+  tsl_target target;
+  tsl_measure_opts opts;
+  tsl_arena *arena;
+  tsl_te_program *program;
+  int nin, nout;
+  tsl_tensor *inputs[MAX_TENSORS];
+  tsl_tensor *ref[MAX_TENSORS]; /* reference outputs */
+  void *shared[MAX_TENSORS];    /* MAP_SHARED buffers a reference worker writes */
+  size_t shared_bytes[MAX_TENSORS];
+  double flops, macs;
+};
+
+tsl_measure_opts tsl_measure_opts_default(void) {
+  tsl_measure_opts o;
+  o.time = tsl_time_opts_default();
+  o.time.min_repeat_ms = 20;
+  o.build_timeout_s = 20;
+  o.run_timeout_s = 20;
+  o.threads = 0;
+  o.rtol = 1e-4;
+  o.seed = 1;
+  return o;
+}
+
+/* The worker's report: phase 1 "built", phase 2 the result. Small enough for one
+ * atomic pipe write (PIPE_BUF). */
+typedef struct worker_msg {
+  int phase;
+  int error_no;
+  int ncosts;
+  double compile_s;
+  double costs[TSL_RECORD_MAX_COSTS];
+  char msg[256];
+} worker_msg;
+
+_Static_assert(sizeof(worker_msg) <= PIPE_BUF, "worker message must be written atomically");
+
+static void send_msg(int fd, const worker_msg *m) {
+  ssize_t w;
+  do w = write(fd, m, sizeof *m);
+  while (w < 0 && errno == EINTR);
+}
+
+static void worker_fail(int fd, int error_no, const char *what) {
+  worker_msg m = {.phase = 2, .error_no = error_no};
+  snprintf(m.msg, sizeof m.msg, "%s: %s", what, tsl_last_error());
+  send_msg(fd, &m);
+  _exit(0);
+}
+
+static tsl_dtype dtype_of(tsl_type t) {
+  tsl_dtype d = {(uint8_t)(t.code == TSL_TYPE_FLOAT ? TSL_DT_FLOAT : t.code == TSL_TYPE_UINT ? TSL_DT_UINT
+                           : t.code == TSL_TYPE_BOOL ? TSL_DT_BOOL : TSL_DT_INT),
+                 (uint8_t)(t.bits == 1 ? 8 : t.bits)};
+  return d;
+}
+
+/* ---- comparison ---------------------------------------------------------------- */
+
+/* 0 when out matches ref; else writes why into msg. */
+static int compare(const tsl_tensor *out, const tsl_tensor *ref, double rtol, const char *name, char *msg, size_t n) {
+  int64_t numel = tsl_tensor_numel(ref);
+  double scale = 1;
+  for (int64_t i = 0; i < numel; i++) {
+    double v = fabs(tsl_tensor_get_f64(ref, i));
+    if (isfinite(v) && v > scale) scale = v;
+  }
+  double tol = rtol * scale;
+  for (int64_t i = 0; i < numel; i++) {
+    double a = tsl_tensor_get_f64(out, i), b = tsl_tensor_get_f64(ref, i);
+    bool ok = isnan(b) ? isnan(a) : (isinf(b) ? a == b : fabs(a - b) <= tol);
+    if (!ok) {
+      snprintf(msg, n, "output %s element %lld is %.9g, reference %.9g (tolerance %.3g)", name, (long long)i, a, b,
+               tol);
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* ---- the worker --------------------------------------------------------------- */
+
+/* Builds schedule (made by apply_fn in the worker), checks, times; never returns. When
+ * copy_out, the outputs are copied into the shared buffers (reference run) instead of
+ * being checked and timed. */
+static void worker(tsl_runner *r, int fd, const tsl_template *tpl, const tsl_config_space *s, const tsl_config *c,
+                   bool copy_out) {
+  /* a crashing candidate just dies with its signal (the parent records which), also
+   * under sanitizers that would otherwise report and exit with a status */
+  static const int fatal[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
+  for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++) signal(fatal[i], SIG_DFL);
+  tsl_arena *a = tsl_arena_new();
+  tsl_arena_set_current(a);
+  if (r->opts.threads > 0) tsl_set_num_threads(r->opts.threads);
+  tsl_schedule *sch = NULL;
+  tsl_status st = tpl ? tpl->apply(r->program, &r->target, s, c, &sch) : tsl_schedule_create(r->program, &sch);
+  if (st != TSL_OK) worker_fail(fd, TSL_MEASURE_INSTANTIATION, "apply");
+  tsl_jit *jit = NULL;
+  tsl_module *m = NULL;
+  if (tsl_jit_new(&r->target, &jit) != TSL_OK) worker_fail(fd, TSL_MEASURE_COMPILE, "jit");
+  if (tsl_module_new(&m) != TSL_OK) worker_fail(fd, TSL_MEASURE_COMPILE, "module");
+  tsl_build_stats stats = {0, 0};
+  double t0 = tsl_time_now();
+  if (tsl_build(sch, "candidate", jit, m, NULL, &stats) != TSL_OK) worker_fail(fd, TSL_MEASURE_COMPILE, "build");
+  worker_msg built = {.phase = 1, .compile_s = tsl_time_now() - t0};
+  send_msg(fd, &built);
+
+  const tsl_kernel *k = tsl_module_kernel_at(m, 0);
+  if (!k) worker_fail(fd, TSL_MEASURE_COMPILE, "build: no kernel");
+  int nargs = r->nin + r->nout;
+  tsl_tensor *outs[MAX_TENSORS];
+  void *ptrs[2 * MAX_TENSORS], *args[2 * MAX_TENSORS];
+  for (int i = 0; i < r->nin; i++) ptrs[i] = r->inputs[i]->data;
+  for (int o = 0; o < r->nout; o++) {
+    const tsl_buffer *b = r->program->outputs[o]->buf;
+    tsl_dtype dt = dtype_of(b->dtype);
+    if (tsl_tensor_new(dt, r->ref[o]->ndim, r->ref[o]->shape, &outs[o]) != TSL_OK)
+      worker_fail(fd, TSL_MEASURE_RUNTIME, "output");
+    /* poison: elements a wrong kernel never writes must not pass as zeros */
+    if (dt.code == TSL_DT_FLOAT && dt.bits == 32) {
+      float *f = outs[o]->data;
+      for (int64_t i = 0; i < tsl_tensor_numel(outs[o]); i++) f[i] = NAN;
+    }
+    ptrs[r->nin + o] = outs[o]->data;
+  }
+  for (int i = 0; i < nargs; i++) args[i] = &ptrs[i];
+  if (tsl_kernel_call(k, args, nargs) != TSL_OK) worker_fail(fd, TSL_MEASURE_RUNTIME, "run");
+  worker_msg res = {.phase = 2, .compile_s = built.compile_s};
+  if (copy_out) {
+    for (int o = 0; o < r->nout; o++) memcpy(r->shared[o], outs[o]->data, r->shared_bytes[o]);
+    send_msg(fd, &res);
+    _exit(0);
+  }
+  for (int o = 0; o < r->nout; o++)
+    if (compare(outs[o], r->ref[o], r->opts.rtol, r->program->outputs[o]->buf->name, res.msg, sizeof res.msg)) {
+      res.error_no = TSL_MEASURE_WRONG_ANSWER;
+      send_msg(fd, &res);
+      _exit(0);
+    }
+  if (tsl_time_kernel(k, args, nargs, &r->opts.time, res.costs) != TSL_OK)
+    worker_fail(fd, TSL_MEASURE_RUNTIME, "timing");
+  res.ncosts = r->opts.time.repeat;
+  send_msg(fd, &res);
+  _exit(0);
+}
+
+/* Forks a worker and collects its result under the timeouts. */
+static tsl_status run_worker(tsl_runner *r, const tsl_template *tpl, const tsl_config_space *s, const tsl_config *c,
+                             bool copy_out, tsl_measure_result *res) {
+  memset(res, 0, sizeof *res);
+  double start = tsl_time_now();
+  int fds[2];
+  if (pipe(fds) != 0) return tsl_error(TSL_ERR_RUNTIME, "runner: pipe: %s", strerror(errno));
+  fflush(stdout);
+  fflush(stderr);
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    return tsl_error(TSL_ERR_RUNTIME, "runner: fork: %s", strerror(errno));
+  }
+  if (pid == 0) {
+    close(fds[0]);
+    worker(r, fds[1], tpl, s, c, copy_out);
+    _exit(0);
+  }
+  close(fds[1]);
+  bool built = false, done = false, timed_out = false;
+  double deadline = start + r->opts.build_timeout_s;
+  worker_msg m;
+  size_t got = 0;
+  while (!done) {
+    double left = deadline - tsl_time_now();
+    if (left <= 0) {
+      timed_out = true;
+      break;
+    }
+    struct pollfd pfd = {fds[0], POLLIN, 0};
+    int pr = poll(&pfd, 1, (int)(left * 1000) + 1);
+    if (pr < 0 && errno == EINTR) continue;
+    if (pr <= 0) continue;
+    ssize_t n = read(fds[0], (char *)&m + got, sizeof m - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break; /* EOF: the worker died */
+    got += (size_t)n;
+    if (got < sizeof m) continue;
+    got = 0;
+    if (m.phase == 1) {
+      built = true;
+      res->compile_s = m.compile_s;
+      deadline = tsl_time_now() + r->opts.run_timeout_s;
+    } else {
+      done = true;
+      res->error_no = m.error_no;
+      res->ncosts = m.ncosts < 0 ? 0 : m.ncosts > TSL_RECORD_MAX_COSTS ? TSL_RECORD_MAX_COSTS : m.ncosts;
+      memcpy(res->costs, m.costs, sizeof res->costs);
+      if (m.compile_s > 0) res->compile_s = m.compile_s;
+      m.msg[sizeof m.msg - 1] = '\0';
+      snprintf(res->error_msg, sizeof res->error_msg, "%s", m.msg);
+    }
+  }
+  close(fds[0]);
+  if (timed_out) kill(pid, SIGKILL);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!done) {
+    if (timed_out) {
+      res->error_no = built ? TSL_MEASURE_RUN_TIMEOUT : TSL_MEASURE_BUILD_TIMEOUT;
+      snprintf(res->error_msg, sizeof res->error_msg, "%s did not finish in %.3g s", built ? "run" : "build",
+               built ? r->opts.run_timeout_s : r->opts.build_timeout_s);
+    } else {
+      res->error_no = built ? TSL_MEASURE_RUNTIME : TSL_MEASURE_COMPILE;
+      if (WIFSIGNALED(status))
+        snprintf(res->error_msg, sizeof res->error_msg, "worker killed by signal %d (%s) while %s", WTERMSIG(status),
+                 strsignal(WTERMSIG(status)), built ? "running" : "building");
+      else
+        snprintf(res->error_msg, sizeof res->error_msg, "worker exited with status %d while %s",
+                 WIFEXITED(status) ? WEXITSTATUS(status) : -1, built ? "running" : "building");
+    }
+    res->ncosts = 0;
+  }
+  res->all_cost = tsl_time_now() - start;
+  return TSL_OK;
+}
+
+/* ---- setup ---------------------------------------------------------------------- */
+
+static tsl_status new_tensor_of(const tsl_buffer *b, tsl_tensor **out) {
+  return tsl_tensor_new(dtype_of(b->dtype), b->ndim, b->shape, out);
+}
+
+static void count_work_of(const tsl_te_program *p, double *flops, double *macs) {
+  int n = 0;
+  tsl_te_op **stages = tsl_te_program_stages(p, &n);
+  *flops = *macs = 0;
+  for (int i = 0; i < n; i++) {
+    double numel = 1;
+    for (int d = 0; d < stages[i]->naxis; d++) numel *= (double)stages[i]->axis[d].extent;
+    double red = 1;
+    for (int d = 0; d < stages[i]->nreduce; d++) red *= (double)stages[i]->reduce_axis[d].extent;
+    if (stages[i]->nreduce > 0) {
+      *flops += 2 * numel * red;
+      *macs += numel * red;
+    } else {
+      *flops += numel;
+      *macs += numel;
+    }
+  }
+}
+
+static void count_work(tsl_runner *r) { count_work_of(r->program, &r->flops, &r->macs); }
+
+double tsl_program_flops(const tsl_te_program *p) {
+  double f = 0, m = 0;
+  if (p) count_work_of(p, &f, &m);
+  return f;
+}
+
+tsl_status tsl_runner_new(const tsl_target *t, const tsl_workload *w, const tsl_measure_opts *opts, tsl_runner **out) {
+  if (!t || !w || !out) return tsl_error(TSL_ERR_INVALID, "runner: NULL argument");
+  *out = NULL;
+  tsl_measure_opts o = opts ? *opts : tsl_measure_opts_default();
+  if (o.time.repeat < 1 || o.time.repeat > TSL_RECORD_MAX_COSTS || o.time.number < 1 || o.build_timeout_s <= 0 ||
+      o.run_timeout_s <= 0 || o.rtol <= 0 || o.threads < 0)
+    return tsl_error(TSL_ERR_INVALID, "runner: bad options (repeat 1..%d, number >= 1, timeouts > 0, rtol > 0)",
+                     TSL_RECORD_MAX_COSTS);
+  const char *why = NULL;
+  if (!tsl_target_runs_on_host(t, &why))
+    return tsl_error(TSL_ERR_UNSUPPORTED, "runner: target %s cannot run here (%s)", t->name, why ? why : "");
+  tsl_runner *r = calloc(1, sizeof *r);
+  if (!r) return tsl_error(TSL_ERR_NOMEM, "runner: out of memory");
+  r->target = *t;
+  r->opts = o;
+  r->arena = tsl_arena_new();
+  tsl_arena *prev = tsl_arena_set_current(r->arena);
+  tsl_status st = tsl_workload_instantiate(w, &r->program);
+  if (st == TSL_OK && (r->program->ninputs > MAX_TENSORS || r->program->noutputs > MAX_TENSORS))
+    st = tsl_error(TSL_ERR_UNSUPPORTED, "runner: more than %d inputs or outputs", MAX_TENSORS);
+  if (st == TSL_OK) {
+    r->nin = r->program->ninputs;
+    r->nout = r->program->noutputs;
+    count_work(r);
+  }
+  for (int i = 0; st == TSL_OK && i < r->nin; i++) {
+    st = new_tensor_of(r->program->inputs[i]->buf, &r->inputs[i]);
+    if (st == TSL_OK) st = tsl_tensor_fill_random(r->inputs[i], o.seed + (uint64_t)i, -1.0, 1.0);
+  }
+  for (int k = 0; st == TSL_OK && k < r->nout; k++) st = new_tensor_of(r->program->outputs[k]->buf, &r->ref[k]);
+  if (st == TSL_OK && r->macs <= INTERP_MAX_MACS) {
+    st = tsl_te_interpret(r->program, (const tsl_tensor *const *)r->inputs, r->ref);
+  } else if (st == TSL_OK) {
+    for (int k = 0; st == TSL_OK && k < r->nout; k++) {
+      r->shared_bytes[k] = tsl_tensor_nbytes(r->ref[k]);
+      r->shared[k] = mmap(NULL, r->shared_bytes[k] ? r->shared_bytes[k] : 1, PROT_READ | PROT_WRITE,
+                          MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+      if (r->shared[k] == MAP_FAILED) {
+        r->shared[k] = NULL;
+        st = tsl_error(TSL_ERR_NOMEM, "runner: mmap of %zu bytes failed", r->shared_bytes[k]);
+      }
+    }
+    tsl_measure_result res;
+    if (st == TSL_OK) st = run_worker(r, NULL, NULL, NULL, true, &res);
+    if (st == TSL_OK && res.error_no != TSL_MEASURE_OK)
+      st = tsl_error(TSL_ERR_RUNTIME, "runner: reference (initial schedule) failed: %s: %s",
+                     tsl_measure_error_name(res.error_no), res.error_msg);
+    for (int k = 0; st == TSL_OK && k < r->nout; k++) memcpy(r->ref[k]->data, r->shared[k], r->shared_bytes[k]);
+  }
+  tsl_arena_set_current(prev);
+  if (st != TSL_OK) {
+    tsl_runner_free(r);
+    return st;
+  }
+  *out = r;
+  return TSL_OK;
+}
+
+void tsl_runner_free(tsl_runner *r) {
+  if (!r) return;
+  for (int i = 0; i < MAX_TENSORS; i++) {
+    tsl_tensor_free(r->inputs[i]);
+    tsl_tensor_free(r->ref[i]);
+    if (r->shared[i]) munmap(r->shared[i], r->shared_bytes[i] ? r->shared_bytes[i] : 1);
+  }
+  tsl_arena_free(r->arena);
+  free(r);
+}
+
+const tsl_te_program *tsl_runner_program(const tsl_runner *r) { return r ? r->program : NULL; }
+
+double tsl_runner_flops(const tsl_runner *r) { return r ? r->flops : 0; }
+
+tsl_status tsl_runner_measure(tsl_runner *r, const tsl_template *tpl, const tsl_config_space *s,
+                              const tsl_config *c, tsl_measure_result *res) {
+  if (!r || !tpl || !s || !c || !res) return tsl_error(TSL_ERR_INVALID, "runner: NULL argument");
+  return run_worker(r, tpl, s, c, false, res);
+}

@@ -1,0 +1,88 @@
+/* The builder/runner: measures one candidate (template + config) of one workload in an
+ * isolated worker process, so that a candidate that crashes, hangs or computes garbage
+ * becomes an error record and tuning goes on (AutoTVM's LocalBuilder + LocalRunner,
+ * MegEngine's time-limited Fast-Run invoker).
+ *
+ * Per candidate the runner forks a worker that applies the template, lowers and
+ * JIT-compiles the kernel (tsl_build, a fresh JIT in the worker), runs it once on the
+ * workload's seeded random inputs and compares every output element with the reference,
+ * then times it with the time evaluator (include/tessel/runtime.h: one warm-up, `repeat`
+ * samples each at least `min_repeat_ms` long). The worker reports through a pipe; the
+ * parent enforces the build timeout (from fork to "built") and the run timeout (from
+ * "built" to the result) by SIGKILL.
+ *
+ * Reference: the direct TE interpretation in float64 (dsl/te_interp.h) when the workload
+ * is small (at most 2e6 multiply-adds), else the initial schedule (plain loop nests, no
+ * template involved) JIT-compiled and run once in a worker. A candidate passes when, for
+ * every element, |out - ref| <= rtol * max(1, max |ref|) (NaN where the reference has
+ * NaN; any other NaN fails).
+ */
+#ifndef TESSEL_TUNER_RUNNER_H
+#define TESSEL_TUNER_RUNNER_H
+
+#include <stdint.h>
+
+#include "codegen/target.h"
+#include "schedule/template.h"
+#include "tessel/runtime.h"
+#include "tuner/records.h"
+#include "tuner/workload.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tsl_measure_opts {
+  tsl_time_opts time;     /* the time evaluator's options (repeat <= TSL_RECORD_MAX_COSTS) */
+  double build_timeout_s; /* > 0; default 20 */
+  double run_timeout_s;   /* > 0; default 20 */
+  int threads;            /* thread-pool threads in the worker; 0 = tsl_get_num_threads() */
+  double rtol;            /* > 0; default 1e-4 */
+  uint64_t seed;          /* input data seed; default 1 */
+} tsl_measure_opts;
+
+/* Defaults above, with time = tsl_time_opts_default() except min_repeat_ms 20. */
+tsl_measure_opts tsl_measure_opts_default(void);
+
+/* What one measurement gave. */
+typedef struct tsl_measure_result {
+  int error_no; /* tsl_measure_error */
+  char error_msg[256];
+  int ncosts;
+  double costs[TSL_RECORD_MAX_COSTS]; /* seconds per call */
+  double compile_s;                   /* lowering + JIT, in the worker */
+  double all_cost;                    /* wall seconds of the whole measurement */
+} tsl_measure_result;
+
+typedef struct tsl_runner tsl_runner;
+
+/* A runner for workload w (an operator instantiation: the template's op) on target t,
+ * which must run on this machine. Instantiates the program, makes the inputs and
+ * computes the reference (which may take a worker and the run timeout).
+ * Errors: those of tsl_workload_instantiate, TSL_ERR_UNSUPPORTED (t cannot run here,
+ * or non-f32 outputs), TSL_ERR_INVALID (bad opts), TSL_ERR_RUNTIME (the reference
+ * failed: the message says how), TSL_ERR_NOMEM. */
+tsl_status tsl_runner_new(const tsl_target *t, const tsl_workload *w, const tsl_measure_opts *opts, tsl_runner **out);
+void tsl_runner_free(tsl_runner *r);
+
+/* The runner's program (in the runner's arena; valid until tsl_runner_free). */
+const tsl_te_program *tsl_runner_program(const tsl_runner *r);
+
+/* Floating-point operations of one call: 2 per multiply-add of every reduction stage
+ * (the output's numel times its reduction extents), 1 per element otherwise. */
+double tsl_runner_flops(const tsl_runner *r);
+
+/* tsl_runner_flops for any program. */
+double tsl_program_flops(const tsl_te_program *p);
+
+/* Measures config c of template tpl (c a point of s, the space tpl made for this
+ * runner's program). Every failure of the candidate is a result (res->error_no), not
+ * an error. Errors: TSL_ERR_INVALID (NULL arguments), TSL_ERR_RUNTIME (fork or pipe
+ * failed). */
+tsl_status tsl_runner_measure(tsl_runner *r, const tsl_template *tpl, const tsl_config_space *s,
+                              const tsl_config *c, tsl_measure_result *res);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,258 @@
+/* Random, grid and model-guided simulated-annealing search (search.h). */
+#include "tuner/search.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tuner/cost_model.h"
+
+enum { SA_POINTS = 128, SA_STEPS = 60, EARLY_RANDOM = 16 };
+#define SA_EPS 0.1
+
+struct tsl_search {
+  tsl_search_kind kind;
+  tsl_config_space space;
+  int64_t size;
+  uint64_t rng;
+  int64_t grid_next;
+  /* visited set: open addressing on config indices (+1; 0 = empty) */
+  int64_t *set;
+  int64_t set_cap, nvisited;
+  /* measurements (xgb) */
+  tsl_config *hist;
+  double *hist_cost;
+  int nhist, hist_cap;
+  tsl_cost_model *model;
+};
+
+bool tsl_search_kind_parse(const char *s, tsl_search_kind *out) {
+  static const char *const names[] = {"random", "grid", "xgb"};
+  for (int i = 0; s && i < 3; i++)
+    if (strcmp(s, names[i]) == 0) {
+      *out = (tsl_search_kind)i;
+      return true;
+    }
+  return false;
+}
+
+/* splitmix64 (Steele, Lea, Flood, OOPSLA 2014) */
+static uint64_t next_u64(uint64_t *x) {
+  uint64_t z = (*x += 0x9E3779B97F4A7C15ULL);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+static int64_t rand_below(uint64_t *x, int64_t n) { return n <= 1 ? 0 : (int64_t)(next_u64(x) % (uint64_t)n); }
+static double rand_unit(uint64_t *x) { return (double)(next_u64(x) >> 11) / 9007199254740992.0; }
+
+static uint64_t mix(int64_t v) {
+  uint64_t z = (uint64_t)v * 0x9E3779B97F4A7C15ULL;
+  return z ^ (z >> 29);
+}
+
+static bool set_has(const tsl_search *s, int64_t idx) {
+  int64_t m = s->set_cap - 1;
+  for (int64_t h = (int64_t)(mix(idx) & (uint64_t)m);; h = (h + 1) & m) {
+    if (s->set[h] == 0) return false;
+    if (s->set[h] == idx + 1) return true;
+  }
+}
+
+static bool set_insert(tsl_search *s, int64_t idx) {
+  if ((s->nvisited + 1) * 2 > s->set_cap) {
+    int64_t cap = s->set_cap * 2;
+    int64_t *ns = calloc((size_t)cap, sizeof *ns);
+    if (!ns) return false;
+    int64_t *old = s->set, oc = s->set_cap;
+    s->set = ns;
+    s->set_cap = cap;
+    s->nvisited = 0;
+    for (int64_t i = 0; i < oc; i++)
+      if (old[i]) set_insert(s, old[i] - 1);
+    free(old);
+  }
+  int64_t m = s->set_cap - 1;
+  for (int64_t h = (int64_t)(mix(idx) & (uint64_t)m);; h = (h + 1) & m) {
+    if (s->set[h] == idx + 1) return true;
+    if (s->set[h] == 0) {
+      s->set[h] = idx + 1;
+      s->nvisited++;
+      return true;
+    }
+  }
+}
+
+tsl_status tsl_search_new(tsl_search_kind kind, const tsl_config_space *sp, uint64_t seed, tsl_search **out) {
+  if (!sp || !out) return tsl_error(TSL_ERR_INVALID, "search: NULL argument");
+  *out = NULL;
+  int64_t size = tsl_space_size(sp);
+  if (size > ((int64_t)1 << 62)) return tsl_error(TSL_ERR_INVALID, "search: space of more than 2^62 configs");
+  tsl_search *s = calloc(1, sizeof *s);
+  if (!s) return tsl_error(TSL_ERR_NOMEM, "search: out of memory");
+  s->kind = kind;
+  s->space = *sp;
+  s->size = size;
+  s->rng = seed * 0x2545F4914F6CDD1DULL + 1;
+  s->set_cap = 64;
+  s->set = calloc((size_t)s->set_cap, sizeof *s->set);
+  tsl_status st = s->set ? TSL_OK : tsl_error(TSL_ERR_NOMEM, "search: out of memory");
+  if (st == TSL_OK && kind == TSL_SEARCH_XGB) st = tsl_cost_model_new(sp, &s->model);
+  if (st != TSL_OK) {
+    tsl_search_free(s);
+    return st;
+  }
+  *out = s;
+  return TSL_OK;
+}
+
+void tsl_search_free(tsl_search *s) {
+  if (!s) return;
+  free(s->set);
+  free(s->hist);
+  free(s->hist_cost);
+  tsl_cost_model_free(s->model);
+  free(s);
+}
+
+void tsl_search_mark_visited(tsl_search *s, const tsl_config *c) {
+  int64_t idx = tsl_config_index(&s->space, c);
+  if (idx >= 0) set_insert(s, idx);
+}
+
+int64_t tsl_search_remaining(const tsl_search *s) { return s->size - s->nvisited; }
+
+/* A random unvisited index, or -1 when none is left. */
+static int64_t random_unvisited(tsl_search *s) {
+  if (s->nvisited >= s->size) return -1;
+  if (s->nvisited * 2 < s->size)
+    for (int tries = 0; tries < 64; tries++) {
+      int64_t i = rand_below(&s->rng, s->size);
+      if (!set_has(s, i)) return i;
+    }
+  /* dense: scan from a random start */
+  int64_t start = rand_below(&s->rng, s->size);
+  for (int64_t k = 0; k < s->size; k++) {
+    int64_t i = (start + k) % s->size;
+    if (!set_has(s, i)) return i;
+  }
+  return -1;
+}
+
+static int take(tsl_search *s, int64_t idx, tsl_config *out) {
+  if (idx < 0 || set_has(s, idx) || !set_insert(s, idx)) return 0;
+  return tsl_config_from_index(&s->space, idx, out) == TSL_OK;
+}
+
+/* Simulated annealing on the model's scores: returns up to n unvisited indices of the
+ * best predicted configs met on the walk. */
+static int sa_propose(tsl_search *s, int64_t *best_idx, int n) {
+  tsl_config pts[SA_POINTS], cand[SA_POINTS];
+  float score[SA_POINTS], cscore[SA_POINTS];
+  int np = 0;
+  /* start from the best measured configs and random ones */
+  for (int i = 0; i < s->nhist && np < SA_POINTS / 4; i++)
+    if (isfinite(s->hist_cost[i])) pts[np++] = s->hist[i];
+  while (np < SA_POINTS) tsl_config_from_index(&s->space, rand_below(&s->rng, s->size), &pts[np++]);
+  if (tsl_cost_model_predict(s->model, pts, np, score) != TSL_OK) return 0;
+  int nbest = 0;
+  float bscore[512];
+  int cap = n < 512 ? n : 512;
+  double temp = 1.0;
+  for (int step = 0; step < SA_STEPS; step++, temp *= 0.95) {
+    for (int i = 0; i < np; i++) {
+      cand[i] = pts[i];
+      int k = (int)rand_below(&s->rng, s->space.nknobs);
+      if (s->space.nknobs > 0)
+        cand[i].values[k] = s->space.knobs[k].values[rand_below(&s->rng, s->space.knobs[k].nvalues)];
+    }
+    if (tsl_cost_model_predict(s->model, cand, np, cscore) != TSL_OK) return nbest;
+    for (int i = 0; i < np; i++) {
+      double d = (double)cscore[i] - (double)score[i];
+      if (d >= 0 || rand_unit(&s->rng) < exp(d / (temp * 0.05 + 1e-9))) {
+        pts[i] = cand[i];
+        score[i] = cscore[i];
+      }
+      int64_t idx = tsl_config_index(&s->space, &cand[i]);
+      if (idx < 0 || set_has(s, idx)) continue;
+      bool dup = false;
+      for (int j = 0; j < nbest && !dup; j++) dup = best_idx[j] == idx;
+      if (dup) continue;
+      if (nbest < cap) {
+        best_idx[nbest] = idx;
+        bscore[nbest++] = cscore[i];
+      } else {
+        int worst = 0;
+        for (int j = 1; j < nbest; j++)
+          if (bscore[j] < bscore[worst]) worst = j;
+        if (cscore[i] > bscore[worst]) {
+          best_idx[worst] = idx;
+          bscore[worst] = cscore[i];
+        }
+      }
+    }
+  }
+  /* best first */
+  for (int i = 0; i < nbest; i++)
+    for (int j = i + 1; j < nbest; j++)
+      if (bscore[j] > bscore[i]) {
+        float t = bscore[i];
+        bscore[i] = bscore[j];
+        bscore[j] = t;
+        int64_t u = best_idx[i];
+        best_idx[i] = best_idx[j];
+        best_idx[j] = u;
+      }
+  return nbest;
+}
+
+int tsl_search_next(tsl_search *s, tsl_config *out, int n) {
+  if (!s || !out || n <= 0) return 0;
+  int got = 0;
+  if (s->kind == TSL_SEARCH_GRID) {
+    while (got < n && s->grid_next < s->size) got += take(s, s->grid_next++, &out[got]);
+    return got;
+  }
+  if (s->kind == TSL_SEARCH_XGB && tsl_cost_model_trained(s->model) && s->nhist >= EARLY_RANDOM) {
+    int nmodel = n - (int)(n * SA_EPS);
+    int64_t idx[512];
+    int np = sa_propose(s, idx, nmodel < 512 ? nmodel : 512);
+    for (int i = 0; i < np && got < nmodel; i++) got += take(s, idx[i], &out[got]);
+  }
+  while (got < n) {
+    int64_t i = random_unvisited(s);
+    if (i < 0) break;
+    got += take(s, i, &out[got]);
+  }
+  return got;
+}
+
+tsl_status tsl_search_update(tsl_search *s, const tsl_config *c, const double *costs, int n) {
+  if (!s || (n > 0 && (!c || !costs))) return tsl_error(TSL_ERR_INVALID, "search: NULL argument");
+  if (s->kind != TSL_SEARCH_XGB || n <= 0) return TSL_OK;
+  if (s->nhist + n > s->hist_cap) {
+    int cap = (s->nhist + n) * 2;
+    tsl_config *h = realloc(s->hist, sizeof *h * (size_t)cap);
+    if (!h) return tsl_error(TSL_ERR_NOMEM, "search: out of memory");
+    s->hist = h;
+    double *hc = realloc(s->hist_cost, sizeof *hc * (size_t)cap);
+    if (!hc) return tsl_error(TSL_ERR_NOMEM, "search: out of memory");
+    s->hist_cost = hc;
+    s->hist_cap = cap;
+  }
+  for (int i = 0; i < n; i++) {
+    s->hist[s->nhist] = c[i];
+    s->hist_cost[s->nhist++] = costs[i];
+  }
+  /* best measured first, so SA starts from them */
+  for (int i = 1; i < s->nhist; i++)
+    for (int j = i; j > 0 && s->hist_cost[j] < s->hist_cost[j - 1]; j--) {
+      tsl_config t = s->hist[j];
+      s->hist[j] = s->hist[j - 1];
+      s->hist[j - 1] = t;
+      double u = s->hist_cost[j];
+      s->hist_cost[j] = s->hist_cost[j - 1];
+      s->hist_cost[j - 1] = u;
+    }
+  return tsl_cost_model_fit(s->model, s->hist, s->hist_cost, s->nhist);
+}

@@ -1,0 +1,56 @@
+/* Search strategies over a config space: which candidates to measure next.
+ *
+ *   random  uniform over the configs not measured yet
+ *   grid    every config in index order
+ *   xgb     AutoTVM's model-based tuner (Chen et al., "Learning to Optimize Tensor
+ *           Programs", NeurIPS 2018, sections 3-4): after a first batch of random
+ *           configs, an XGBoost cost model (cost_model.h) is retrained on every
+ *           measurement and simulated annealing over the space (neighbour = one knob
+ *           changed) proposes the unmeasured configs the model scores best; a fraction
+ *           eps of each batch stays random so the model keeps seeing new regions.
+ *
+ * A search never proposes a config twice (nor one marked visited: resume).
+ */
+#ifndef TESSEL_TUNER_SEARCH_H
+#define TESSEL_TUNER_SEARCH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "schedule/template.h"
+#include "tessel/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum tsl_search_kind { TSL_SEARCH_RANDOM = 0, TSL_SEARCH_GRID = 1, TSL_SEARCH_XGB = 2 } tsl_search_kind;
+
+/* "random", "grid", "xgb"; false when unknown. */
+bool tsl_search_kind_parse(const char *s, tsl_search_kind *out);
+
+typedef struct tsl_search tsl_search;
+
+/* A search of kind over space s (copied), seeded. Errors: TSL_ERR_INVALID (a space too
+ * large to index, above 2^62 configs), TSL_ERR_NOMEM. */
+tsl_status tsl_search_new(tsl_search_kind kind, const tsl_config_space *s, uint64_t seed, tsl_search **out);
+void tsl_search_free(tsl_search *s);
+
+/* Marks c as measured (never proposed). */
+void tsl_search_mark_visited(tsl_search *s, const tsl_config *c);
+
+/* Up to n configs not proposed or visited yet, into out (marked visited); returns how
+ * many (0 when the space is exhausted). */
+int tsl_search_next(tsl_search *s, tsl_config *out, int n);
+
+/* Reports measurements (cost in seconds; +inf for a failed candidate): the xgb search
+ * retrains its model on all results so far. Errors: those of the cost model. */
+tsl_status tsl_search_update(tsl_search *s, const tsl_config *c, const double *costs, int n);
+
+/* Configs not yet proposed or visited. */
+int64_t tsl_search_remaining(const tsl_search *s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

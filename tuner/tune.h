@@ -1,0 +1,73 @@
+/* The tuning loop (AutoTVM's Tuner.tune): for one workload, for each algorithm that
+ * applies (tuner/algorithm.h), measure the template's default config, then ask the
+ * search for batches of candidates, measure each in an isolated worker (runner.h),
+ * append every result to the records file, feed the results back to the search (its
+ * cost model retrains), and stop at the trial budget, after `early_stopping` trials
+ * without improvement, or at the deadline.
+ *
+ * Resume: records already in `db` for the same target, workload, template and space
+ * hash are never measured again; they count as trials and seed the search's model.
+ */
+#ifndef TESSEL_TUNER_TUNE_H
+#define TESSEL_TUNER_TUNE_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "tuner/algorithm.h"
+#include "tuner/records.h"
+#include "tuner/runner.h"
+#include "tuner/search.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tsl_tune_opts {
+  tsl_search_kind search;
+  int trials;             /* candidates per workload over all its algorithms, >= 1 */
+  int early_stopping;     /* per algorithm: stop after this many trials without a better
+                             candidate; 0 = never */
+  double deadline;        /* tsl_time_now() value after which no batch starts; 0 = none */
+  int batch;              /* candidates per search batch, >= 1 */
+  uint64_t seed;
+  tsl_measure_opts measure;
+  const char *records_path; /* every measurement is appended here; NULL = nowhere */
+  tsl_records *db;          /* measurements so far (resume; new ones are added); may be NULL */
+  const char *only_template; /* tune only this template; NULL = every applicable one */
+  FILE *log;                /* progress and per-error lines; NULL = quiet */
+  bool progress_tty;        /* rewrite one progress line with '\r' instead of printing lines */
+} tsl_tune_opts;
+
+/* Defaults: xgb, 64 trials, early stopping 0, no deadline, batch 8, seed 1,
+ * tsl_measure_opts_default(), no records file, no db, all templates, quiet. */
+tsl_tune_opts tsl_tune_opts_default(void);
+
+typedef struct tsl_tune_result {
+  bool found;                /* some candidate succeeded */
+  char algorithm[96];
+  char template_name[96];
+  char config_str[512];      /* the best config as "knob=value,..." */
+  tsl_config config;
+  double best_cost;          /* seconds per call of the best candidate (+inf if none) */
+  double default_cost;       /* seconds of the first applicable algorithm's default
+                                config: what compiling without records runs (+inf when
+                                it failed) */
+  double flops;              /* of the family workload's own operator, per call (so
+                                GFLOP/s compare algorithms: Winograd's are "effective") */
+  int trials, errors, measured; /* trials incl. resumed; errors; measured now */
+  double compile_s;          /* JIT compile seconds spent now */
+} tsl_tune_result;
+
+/* Tunes family workload w on target t (which must run here). Candidate failures are
+ * records, not errors. Errors: TSL_ERR_INVALID (bad options), TSL_ERR_NOT_FOUND (no
+ * algorithm applies to w), errors of tsl_workload_key_of, tsl_runner_new (when the
+ * reference fails: then that algorithm is skipped, and the error is returned only if
+ * every algorithm was skipped), TSL_ERR_IO (the records file). */
+tsl_status tsl_tune_workload(const tsl_target *t, const tsl_workload *w, const tsl_tune_opts *opts,
+                             tsl_tune_result *res);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
