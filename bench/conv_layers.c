@@ -378,7 +378,7 @@ static bool tessel_setup(tessel_conv *c, tsl_jit *jit, tsl_module *m, const tsl_
   const char *knobs = o->knobs;
   memset(c, 0, sizeof *c);
   tsl_te_program *conv = NULL, *wt = NULL;
-  tsl_status st = tsl_conv2d_algo_instantiate(d, a, &conv, &wt);
+  tsl_status st = tsl_conv2d_algo_instantiate(d, a, t, &conv, &wt);
   tsl_schedule *s = NULL;
   if (st == TSL_OK && knobs && (a == TSL_CONV2D_DIRECT || a == TSL_CONV2D_GEMM_1X1)) {
     tsl_conv2d_nchwc_shape sh;

@@ -127,7 +127,8 @@ static bool setup_direct(tsl_jit *jit, const layer *L, int64_t X, float *data, f
                        .dilation_h = 1, .dilation_w = 1, .groups = 1, .act = 1, .block = X};
   tsl_te_program *conv = NULL, *wt = NULL;
   tsl_schedule *s = NULL, *ws = NULL;
-  if (tsl_conv2d_algo_instantiate(&d, TSL_CONV2D_DIRECT, &conv, &wt) != TSL_OK) return tsl_fail("direct");
+  if (tsl_conv2d_algo_instantiate(&d, TSL_CONV2D_DIRECT, tsl_jit_target(jit), &conv, &wt) != TSL_OK)
+    return tsl_fail("direct");
   const tsl_buffer *wb = conv->inputs[1]->buf;
   int64_t wn = 1;
   for (int i = 0; i < wb->ndim; i++) wn *= wb->shape[i];

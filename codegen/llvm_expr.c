@@ -429,9 +429,22 @@ static tsl_status emit_call(cg *c, const tsl_expr *e, LLVMValueRef *out) {
   case TSL_CALL_POPCOUNT: return intrinsic1(c, "llvm.ctpop", a[0], out);
   case TSL_CALL_SHL:
   case TSL_CALL_SHR: {
-    /* The shift amount takes the value's type and lanes. */
+    /* The amount is clamped to [0, bits - 1] first (ir.h): an LLVM shift by bits or more
+     * is poison, which targets turn into different values. Then it takes the value's
+     * type and lanes. */
     tsl_type bt = e->call.args[1]->type;
     LLVMValueRef amount = a[1];
+    int64_t k;
+    if (!(tsl_expr_is_const_int(e->call.args[1], &k) && k >= 0 && k < t.bits)) {
+      LLVMTypeRef at = LLVMTypeOf(amount);
+      LLVMValueRef hi = const_int(at, (int64_t)t.bits - 1); /* <= 63 fits every integer amount type */
+      if (tsl_type_is_int(bt)) {
+        CG_TRY(intrinsic2(c, "llvm.smin", amount, hi, &amount));
+        CG_TRY(intrinsic2(c, "llvm.smax", amount, LLVMConstNull(at), &amount));
+      } else {
+        CG_TRY(intrinsic2(c, "llvm.umin", amount, hi, &amount));
+      }
+    }
     tsl_type want = tsl_type_with_lanes(t, bt.lanes);
     if (!tsl_type_eq(bt, want)) CG_TRY(emit_cast(c, want, bt, amount, &amount));
     if (bt.lanes != t.lanes) amount = cg_splat(c, amount, t.lanes);

@@ -141,6 +141,15 @@ static bool eval_reduce_rec(interp *in, const tsl_expr *e, int axis, value *acc)
   return ok;
 }
 
+/* Shift amounts are clamped to [0, bits - 1] of the shifted type (ir.h). */
+static int shift_amount(value v, tsl_type amount_type, tsl_type value_type) {
+  int64_t k = v.i;
+  if (tsl_type_is_uint(amount_type) && k < 0) k = INT64_MAX; /* a huge unsigned amount */
+  if (k < 0) k = 0;
+  if (k > value_type.bits - 1) k = value_type.bits - 1;
+  return (int)k;
+}
+
 static bool eval_call(interp *in, const tsl_expr *e, value *out) {
   value a[3] = {{0, 0}, {0, 0}, {0, 0}};
   int n = e->call.nargs < 3 ? e->call.nargs : 3;
@@ -158,14 +167,14 @@ static bool eval_call(interp *in, const tsl_expr *e, value *out) {
     out->i = __builtin_popcountll(u);
     break;
   }
-  case TSL_CALL_SHL: out->i = wrap_int(e->type, (int64_t)((uint64_t)a[0].i << (a[1].i & 63))); break;
+  case TSL_CALL_SHL: out->i = wrap_int(e->type, (int64_t)((uint64_t)a[0].i << shift_amount(a[1], e->call.args[1]->type, at))); break;
   case TSL_CALL_SHR:
     if (tsl_type_is_uint(at)) {
       uint64_t u = (uint64_t)a[0].i;
       if (at.bits < 64) u &= (1ull << at.bits) - 1;
-      out->i = (int64_t)(u >> (a[1].i & 63));
+      out->i = (int64_t)(u >> shift_amount(a[1], e->call.args[1]->type, at));
     } else {
-      out->i = a[0].i >> (a[1].i & 63);
+      out->i = a[0].i >> shift_amount(a[1], e->call.args[1]->type, at);
     }
     break;
   case TSL_CALL_BIT_AND: out->i = a[0].i & a[1].i; break;

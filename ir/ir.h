@@ -182,8 +182,9 @@ typedef enum tsl_expr_kind {
 typedef enum tsl_intrinsic {
   TSL_CALL_FMA,        /* fma(a,b,c) = a*b+c rounded once; float T */
   TSL_CALL_POPCOUNT,   /* popcount(a): number of set bits per lane; int/uint T -> T */
-  TSL_CALL_SHL,        /* a << b; int/uint; b in [0, bits) */
-  TSL_CALL_SHR,        /* a >> b; arithmetic for int, logical for uint */
+  TSL_CALL_SHL,        /* a << b; int/uint; the amount b is clamped to [0, bits - 1] so
+                          every target gives the same result for any b */
+  TSL_CALL_SHR,        /* a >> b (b clamped likewise); arithmetic for int, logical for uint */
   TSL_CALL_BIT_AND, TSL_CALL_BIT_OR, TSL_CALL_BIT_XOR, /* int/uint/bool */
   TSL_CALL_BIT_NOT,    /* ~a */
   TSL_CALL_ABS,        /* |a|; for int, abs(INT_MIN) wraps */

@@ -413,6 +413,7 @@ const char *const *tsl_zoo_list(void) { return zoo_names; }
 
 tsl_status tsl_zoo_build(const char *name, uint64_t seed, tsl_graph **out) {
   if (!name || !out) return tsl_error(TSL_ERR_INVALID, "zoo: NULL argument");
+  if (strcmp(name, "squeezenet") == 0) name = "squeezenet1_1"; /* the short name, as `tunecli tune` takes it */
   int which = -1;
   for (int i = 0; zoo_names[i]; i++)
     if (strcmp(zoo_names[i], name) == 0) which = i;

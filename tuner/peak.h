@@ -73,7 +73,8 @@ typedef struct tsl_peak {
  * NULL (defaults). Takes about repeat x min_repeat_ms x 4 plus the triad's
  * 3 x triad_bytes of memory for its duration. Sets the thread pool to `threads`
  * while it measures and restores the previous count before returning.
- * Errors: TSL_ERR_INVALID (NULL out or t, repeat < 1, min_repeat_ms < 0, threads outside 0..TSL_MAX_THREADS, triad_bytes < 0 or below one vector),
+ * Errors: TSL_ERR_INVALID (NULL out or t, repeat < 1, min_repeat_ms < 0, threads
+ * outside 0..TSL_MAX_THREADS, triad_bytes < 0 or below one vector),
  * TSL_ERR_UNSUPPORTED (t cannot run here), TSL_ERR_NOMEM (triad arrays), and errors
  * of tsl_jit_compile and tsl_time_kernel. */
 tsl_status tsl_peak_measure(const tsl_target *t, const tsl_peak_opts *opts, tsl_peak *out);

@@ -8,6 +8,7 @@
 #include "dsl/ops/registry.h"
 #include "schedule/templates/conv2d_nchwc.h"
 #include "schedule/templates/depthwise.h"
+#include "schedule/templates/im2col.h"
 #include "schedule/templates/tpl_util.h"
 
 static const char *const algo_names[TSL_CONV2D_ALGO_COUNT] = {
@@ -73,6 +74,9 @@ bool tsl_conv2d_algo_applies(const tsl_conv2d_desc *d, tsl_conv2d_algo a, const 
     if (d->stride_h != 1 || d->stride_w != 1) return why_not(why, "gemm1x1: needs stride 1");
     if (d->pad_top || d->pad_left || d->pad_bottom || d->pad_right) return why_not(why, "gemm1x1: needs no padding");
     return true;
+  case TSL_CONV2D_IM2COL:
+    if (!dense) return why_not(why, "im2col: groups must be 1");
+    return d->has_residual ? why_not(why, "im2col: no residual epilogue") : true;
   case TSL_CONV2D_DEPTHWISE:
     if (!is_depthwise(d)) return why_not(why, "depthwise: needs groups = C = K (channel multiplier 1)");
     return d->has_residual ? why_not(why, "depthwise: no residual epilogue") : true;
@@ -102,8 +106,8 @@ static int conv_params(const tsl_conv2d_desc *d, tsl_dsl_param_value *p) {
   return n;
 }
 
-tsl_status tsl_conv2d_algo_instantiate(const tsl_conv2d_desc *d, tsl_conv2d_algo a, tsl_te_program **conv,
-                                       tsl_te_program **weight) {
+tsl_status tsl_conv2d_algo_instantiate(const tsl_conv2d_desc *d, tsl_conv2d_algo a, const tsl_target *t,
+                                       tsl_te_program **conv, tsl_te_program **weight) {
   if (conv) *conv = NULL;
   if (weight) *weight = NULL;
   if (!conv) return tsl_error(TSL_ERR_INVALID, "conv2d: NULL result");
@@ -130,6 +134,20 @@ tsl_status tsl_conv2d_algo_instantiate(const tsl_conv2d_desc *d, tsl_conv2d_algo
       const int wd[1] = {4};
       tsl_dsl_param_value wp[2] = {int_param("in_block", x), int_param("out_block", x)};
       st = tsl_op_instantiate("weight_to_nchwc", 1, ws, wd, 2, wp, weight);
+    }
+    return st;
+  }
+  case TSL_CONV2D_IM2COL: {
+    int64_t w[5] = {KB, d->C, d->R, d->S, x};
+    const int64_t *shapes[3] = {data, w, bias};
+    const int ndims[3] = {5, 5, 2};
+    p[np++] = int_param("pack_rows", tsl_im2col_pack_rows(t));
+    st = tsl_op_instantiate("conv2d_nchwc_im2col", 3, shapes, ndims, np, p, conv);
+    if (st == TSL_OK && weight) {
+      const int64_t *ws[1] = {oihw};
+      const int wd[1] = {4};
+      tsl_dsl_param_value wp[1] = {int_param("out_block", x)};
+      st = tsl_op_instantiate("weight_to_grouped", 1, ws, wd, 1, wp, weight);
     }
     return st;
   }
@@ -178,6 +196,7 @@ tsl_status tsl_conv2d_algo_schedule(const tsl_te_program *conv, tsl_conv2d_algo 
     tsl_conv2d_nchwc_knobs k = tsl_conv2d_nchwc_default_knobs(t, &sh, a == TSL_CONV2D_GEMM_1X1);
     return tsl_conv2d_nchwc_schedule(conv, t, &k, out);
   }
+  case TSL_CONV2D_IM2COL: return tsl_im2col_schedule(conv, t, NULL, out);
   case TSL_CONV2D_DEPTHWISE:
   case TSL_CONV2D_GROUPED: return tsl_depthwise_schedule(conv, t, NULL, out);
   default: return tsl_error(TSL_ERR_UNSUPPORTED, "conv2d: algorithm %s not available", tsl_conv2d_algo_name(a));

@@ -77,7 +77,9 @@ tsl_status tsl_conv2d_desc_check(const tsl_conv2d_desc *d);
  * NULL) gets a static reason ("winograd: needs a 3x3 kernel"). */
 bool tsl_conv2d_algo_applies(const tsl_conv2d_desc *d, tsl_conv2d_algo a, const char **why);
 
-/* Instantiates algorithm a for the layer in the current IR arena:
+/* Instantiates algorithm a for the layer and target t (which may choose operator
+ * parameters such as im2col's pack_rows; NULL: 16-register defaults) in the current IR
+ * arena:
  *  *conv   the operator (tsl_te_check'ed). Inputs, in kernel order: data f32[N, C/x, H, W,
  *          x], the weight in the algorithm's layout, the bias (K values, zero-padded to
  *          whole blocks), then the residual f32[N, K/x, OH, OW, x] when has_residual.
@@ -87,8 +89,8 @@ bool tsl_conv2d_algo_applies(const tsl_conv2d_desc *d, tsl_conv2d_algo a, const 
  *          output the conv's second input.
  * Errors: TSL_ERR_INVALID (tsl_conv2d_desc_check), TSL_ERR_UNSUPPORTED when a does not
  * apply (the reason), errors of tsl_op_instantiate. */
-tsl_status tsl_conv2d_algo_instantiate(const tsl_conv2d_desc *d, tsl_conv2d_algo a, tsl_te_program **conv,
-                                       tsl_te_program **weight);
+tsl_status tsl_conv2d_algo_instantiate(const tsl_conv2d_desc *d, tsl_conv2d_algo a, const tsl_target *t,
+                                       tsl_te_program **conv, tsl_te_program **weight);
 
 /* The default-config schedule of a conv program made by tsl_conv2d_algo_instantiate(a)
  * for target t; *out owned by the caller. Errors: those of the algorithm's template. */

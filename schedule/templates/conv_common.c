@@ -56,13 +56,18 @@ static const tsl_expr *find_load(const tsl_expr *e, const tsl_buffer *buf) {
 
 /* The value of e with every var of vars set to 0 except `one` (set to 1 when not
  * NULL); false when it does not simplify to a constant. */
-static bool eval_at(tsl_expr *e, int n, tsl_expr *const *vars, const tsl_expr *one, int64_t *out) {
+static bool eval_at_value(tsl_expr *e, int n, tsl_expr *const *vars, const tsl_expr *one, int64_t value,
+                          int64_t *out) {
   tsl_expr *vals[16];
   if (n > 16) return false;
-  for (int i = 0; i < n; i++) vals[i] = tsl_i64(vars[i] == one ? 1 : 0);
+  for (int i = 0; i < n; i++) vals[i] = tsl_i64(vars[i] == one ? value : 0);
   tsl_expr *v = tsl_simplify(tsl_substitute(e, n, vars, vals), NULL);
   while (v->kind == TSL_E_CAST) v = tsl_simplify(v->un.a, NULL);
   return tsl_expr_is_const_int(v, out);
+}
+
+static bool eval_at(tsl_expr *e, int n, tsl_expr *const *vars, const tsl_expr *one, int64_t *out) {
+  return eval_at_value(e, n, vars, one, 1, out);
 }
 
 /* Coefficient of var in e, linear in vars. */
@@ -109,6 +114,50 @@ static const char *activation_of(const tsl_expr *body) {
   return "";
 }
 
+/* The comparisons `e >= 0` of a condition (an && tree), in text order. */
+static int ge_zero_terms(const tsl_expr *c, const tsl_expr **out, int max, int n) {
+  if (!c || n >= max) return n;
+  if (c->kind == TSL_E_AND) return ge_zero_terms(c->bin.b, out, max, ge_zero_terms(c->bin.a, out, max, n));
+  int64_t z;
+  if (c->kind == TSL_E_GE && tsl_expr_is_const_int(strip_casts(c->bin.b), &z) && z == 0) out[n++] = c->bin.a;
+  return n;
+}
+
+/* An im2col conv (dsl/ops/im2col.c): the col stage's select guards hold the input row
+ * and column of a tap, y_in = (p / OW)*sh + r*dh - pad_top with p = po*pack_rows + pi
+ * (likewise x_in with p % OW): their values at chosen points give the geometry. */
+static tsl_status im2col_geometry(const tsl_te_program *p, const tsl_te_op *col, const char *who,
+                                  tpl_conv_geometry *g) {
+  const tsl_expr *body = strip_casts(col->body);
+  const tsl_expr *terms[4];
+  int nt = body->kind == TSL_E_SELECT ? ge_zero_terms(body->select.cond, terms, 4, 0) : 0;
+  if (nt != 2 || col->naxis != 6)
+    return tsl_error(TSL_ERR_INVALID, "%s: cannot read the geometry of %s from its im2col stage", who,
+                     p->name ? p->name : "?");
+  tsl_expr *vars[6];
+  for (int i = 0; i < 6; i++) vars[i] = col->axis[i].var;
+  tsl_expr *pi = vars[5], *r = vars[3], *s = vars[4];
+  int64_t OW = g->conv->axis[3].extent, y0, y1, x0, x1, yr, xs;
+  tsl_expr *ye = (tsl_expr *)terms[0], *xe = (tsl_expr *)terms[1];
+  /* p = OW (pi = OW, po = 0) is the first pixel of the second output row */
+  if (!eval_at_value(ye, 6, vars, NULL, 0, &y0) || !eval_at_value(ye, 6, vars, pi, OW, &y1) ||
+      !eval_at_value(ye, 6, vars, r, 1, &yr) || !eval_at_value(xe, 6, vars, NULL, 0, &x0) ||
+      !eval_at_value(xe, 6, vars, pi, 1, &x1) || !eval_at_value(xe, 6, vars, s, 1, &xs))
+    return tsl_error(TSL_ERR_INVALID, "%s: cannot evaluate the im2col taps of %s", who, p->name ? p->name : "?");
+  g->stride_h = y1 - y0;
+  g->stride_w = OW > 1 ? x1 - x0 : 1;
+  g->dilation_h = yr - y0;
+  g->dilation_w = xs - x0;
+  g->pad_top = -y0;
+  g->pad_left = -x0;
+  int64_t OH = g->conv->axis[2].extent;
+  /* the padding below / right that the output extent implies (the floor division may
+   * hide a few rows of it; those rows are never read) */
+  g->pad_bottom = tpl_max(0, (OH - 1) * g->stride_h + g->dilation_h * (g->R - 1) + 1 - g->data->shape[2] - g->pad_top);
+  g->pad_right = tpl_max(0, (OW - 1) * g->stride_w + g->dilation_w * (g->S - 1) + 1 - g->data->shape[3] - g->pad_left);
+  return TSL_OK;
+}
+
 tsl_status tpl_conv_geometry_of(const tsl_te_program *p, const char *tag, const char *who, tpl_conv_geometry *g) {
   memset(g, 0, sizeof *g);
   if (!p || p->ninputs < 2 || p->noutputs != 1)
@@ -132,6 +181,13 @@ tsl_status tpl_conv_geometry_of(const tsl_te_program *p, const char *tag, const 
   const tsl_iter_var *r = reduce_axis_named(conv, "r"), *s = reduce_axis_named(conv, "s");
   g->R = r ? r->extent : 1;
   g->S = s ? s->extent : 1;
+
+  g->has_epilogue = g->out != conv;
+  g->has_bias = g->has_epilogue && reads_placeholder(g->out, "bias");
+  g->has_residual = g->has_epilogue && reads_placeholder(g->out, "residual");
+  g->act = g->has_epilogue ? activation_of(g->out->body) : "";
+  const tsl_te_op *col = tpl_find_tagged(p, "im2col");
+  if (col) return im2col_geometry(p, col, who, g);
 
   /* strides and dilations from the conv's spatial read */
   const tsl_buffer *src = g->padded ? g->padded->output->buf : g->data;
@@ -162,10 +218,6 @@ tsl_status tpl_conv_geometry_of(const tsl_te_program *p, const char *tag, const 
     g->pad_bottom = g->padded->axis[2].extent - g->data->shape[2] - g->pad_top;
     g->pad_right = g->padded->axis[3].extent - g->data->shape[3] - g->pad_left;
   }
-  g->has_epilogue = g->out != conv;
-  g->has_bias = g->has_epilogue && reads_placeholder(g->out, "bias");
-  g->has_residual = g->has_epilogue && reads_placeholder(g->out, "residual");
-  g->act = g->has_epilogue ? activation_of(g->out->body) : "";
   return TSL_OK;
 }
 

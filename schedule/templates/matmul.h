@@ -91,10 +91,14 @@ typedef struct tsl_matmul_knobs {
  *   - otherwise k blocks of about L1 / 2 / (nr * 4) (256 here) with A and B packed,
  *     mc and nc so that each packed block fits half of L2;
  *   - row blocks in parallel.
- * Block sizes are balanced over their extent (1000 gets k blocks of 250, not 256 and a
- * tail of 232), in multiples of the register block. Other targets get the same rules
- * scaled to their vector width and cache sizes (t->vector_bits, l1d_bytes, l2_bytes;
- * NULL t: 128-bit vectors, 32 KiB, 512 KiB) but were not measured. */
+ * Block sizes (k blocks, and row and column blocks in multiples of mr and nr) lie
+ * between half and all of their target and are chosen so that the tail block idles
+ * the fewest iterations: lowering runs a tail block with a full block's loops under
+ * guards, and idle column panels are masked vector code. So K = 1000 gets k blocks of
+ * 250 (not 256 and a tail of 232) and N = 1000 column blocks of 48 (not 64). Other
+ * targets get the same rules scaled to their vector width and cache sizes (t->vector_bits,
+ * l1d_bytes, l2_bytes; NULL t: 128-bit vectors, 32 KiB, 512 KiB) but were not
+ * measured. */
 tsl_matmul_knobs tsl_matmul_default_knobs(const tsl_target *t, int64_t M, int64_t N, int64_t K);
 
 /* Checks knobs for the shape: TSL_ERR_INVALID naming the knob when mr, nr, vec, kc,

@@ -2,24 +2,26 @@
  * conv2d_winograd_f<m> and conv2d_winograd_f<m>_add, dsl/ops/winograd.h), with knobs.
  *
  * The loop structure follows MegEngine's Winograd strategy (tiles processed in blocks of
- * nr_tiles so the transformed input of a block stays in cache and feeds the batched
- * GEMM without another packing pass) on top of Lavin & Gray's algorithm:
+ * nr_tiles; the transformed input of a block is written once, in the layout the batched
+ * GEMM reads, with no packing pass) on top of Lavin & Gray's algorithm:
  *
- *   for blk in blocks of tiles             (parallel when `parallel`)
+ *   for n, for blk in blocks of tiles      (parallel when `parallel`)
  *     [padded: the block's input rows, zero-padded     when pad_at = block]
  *     V  = B^T d B for every tile of the block and every channel:
- *          for t, cb: the alpha x alpha transform unrolled, vectorized over the x lanes
+ *          for t, cb: Vr = B^T d into an alpha x alpha x X buffer, V = Vr B;
+ *          transform indices unrolled, the x lanes vectorized
  *     M  = batched GEMM over the alpha^2 positions (e, nu):
- *          for e, nu, k blocks of nr, t blocks of mr, c:   mr x nr accumulators,
- *          nr/vec vector loads of U and mr broadcasts of V per c (a register block)
- *     out = act(A^T M A + bias): for kb, tile, the m x m outputs unrolled, vectorized
- *          over the x lanes of the output block
+ *          for e, nu, k blocks of nr, t blocks of mr, c:   mr x nr/X vector
+ *          accumulators, nr/X vector loads of U and mr broadcasts of V per c
+ *     out = act(A^T M A + bias): for kb, tile: Ya = A^T M (m x alpha x X buffer), the
+ *          m x m outputs unrolled, the x lanes vectorized
+ *   (gemm_at_tiles moves M inside the tile loop: per group of mr tiles and nr channels.)
  *
- * A block is whole rows of tiles (nr_tiles >= TW: nr_tiles / TW rows) or part of one row
- * (nr_tiles < TW), so its tiles are consecutive in the tile numbering and bound
- * inference realizes exactly them. The transforms' select chains fold to constant
- * sparse sums because their indices are unrolled; LLVM's value numbering then shares
- * the row transform between the columns (the separable cost, without a buffer).
+ * A block is whole rows of tiles of one image (nr_tiles >= TW: nr_tiles / TW rows) or
+ * part of one row (nr_tiles < TW), so its tiles are consecutive and bound inference
+ * realizes exactly them. The transforms' select chains fold to constant sparse sums
+ * because their indices are unrolled. Blocks are sized from L2, not L1: every block
+ * streams all of U, so small blocks re-read it (docs/winograd.md, section 4).
  *
  * Any shape is correct: border tiles, a block count that does not divide, mr or nr that
  * do not divide leave tails that lowering guards.

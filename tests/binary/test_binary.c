@@ -12,14 +12,17 @@
 #include "dsl/ops/registry.h"
 #include "ir/arena.h"
 #include "ref/ref_binary.h"
+#include "schedule/templates/bitserial.h"
 #include "runtime/module.h"
 
 static tsl_jit *jit;
+static tsl_target host;
+/* When set, run_op schedules bitserial convs with the template's default config. */
+static int use_template;
 
 static int suite_init(void) {
-  tsl_target t;
-  if (tsl_target_parse("host", &t) != TSL_OK) return 1;
-  return tsl_jit_new(&t, &jit) != TSL_OK;
+  if (tsl_target_parse("host", &host) != TSL_OK) return 1;
+  return tsl_jit_new(&host, &jit) != TSL_OK;
 }
 
 static int suite_clean(void) {
@@ -55,7 +58,9 @@ static int run_op(const char *name, int nin, const int64_t *const *shapes, const
   tsl_module *m = NULL;
   const tsl_kernel *k = NULL;
   tsl_status st = tsl_op_instantiate(name, nin, shapes, ndims, nparams, params, &prog);
-  if (st == TSL_OK) st = tsl_schedule_create(prog, &s);
+  if (st == TSL_OK)
+    st = use_template && strncmp(name, "bitserial_conv2d", 16) == 0 ? tsl_bitserial_schedule(prog, &host, NULL, &s)
+                                                                     : tsl_schedule_create(prog, &s);
   if (st == TSL_OK) st = tsl_module_new(&m);
   if (st == TSL_OK) st = tsl_build(s, "bin_kernel", jit, m, NULL, NULL);
   if (st == TSL_OK) st = tsl_module_get_kernel(m, "bin_kernel", &k);
@@ -173,7 +178,8 @@ static void check_bconv(const bconv_case *c, int ws, int mode, int bits, int64_t
   void *pw = pack(w, c->K, 1, c->C, c->R, c->S, ws, bipolar_bit);
   int64_t *ref = zalloc((size_t)nout * sizeof(int64_t));
   ref_bin_conv2d(c->N, c->C, c->H, c->W, c->K, c->R, c->S, c->sh, c->sw, c->ph, c->pw, a, w, ref);
-  int32_t shift[4096], bias[4096];
+  /* kernel arguments are 64-byte aligned (runtime/module.h) */
+  _Alignas(64) int32_t shift[4096], bias[4096];
   for (int64_t k = 0; k < c->K; k++) {
     shift[k] = rng_int(6);
     bias[k] = rng_int(101) - 50;
@@ -272,12 +278,37 @@ static void test_fused_glue_equals_integer_formula(void) {
     }
 }
 
+/* The template's default config (vectorized popcount over output columns, unrolled
+ * window, parallel k) on every conv variant and shape. */
+static void test_bitserial_template_default_config(void) {
+  rng_state = 8;
+  use_template = 1;
+  for (int i = 0; i < NSHAPES; i++) {
+    int ws = i & 1 ? 32 : 64;
+    check_bconv(&shapes_cases[i], ws, MODE_BIPOLAR, 1, 0, NULL, NULL);
+    check_bconv(&shapes_cases[i], ws, MODE_UNIPOLAR, 2, 0, NULL, NULL);
+    check_bconv(&shapes_cases[i], ws, MODE_REQUANT, 1, 3, NULL, NULL);
+    check_bconv(&shapes_cases[i], ws, MODE_PACKED, 2, 0, NULL, NULL);
+  }
+  use_template = 0;
+}
+
+static void test_bitserial_template_rejects_bad_knobs(void) {
+  tsl_bitserial_knobs k = tsl_bitserial_default_knobs(&host, 3, 3);
+  CU_ASSERT_EQUAL(tsl_bitserial_knobs_check(&k), TSL_OK);
+  k.tile_x = 0;
+  CU_ASSERT_EQUAL(tsl_bitserial_knobs_check(&k), TSL_ERR_INVALID);
+  k.tile_x = 1;
+  k.vectorize = true;
+  CU_ASSERT_EQUAL(tsl_bitserial_knobs_check(&k), TSL_ERR_INVALID);
+}
+
 /* C14: exact 0.0 activations (and -0.0), C = 33, SAME padding: the tessel path (bitpack op
  * then conv op) in 32- and 64-bit words equals the reference on the +-1 values with
  * 0.0 -> +1, and the two word sizes agree. */
 static void test_C14_bitpack_zero_sign_and_tail_same_padding(void) {
   enum { N = 1, C = 33, H = 7, W = 6, K = 5, R = 3 };
-  static float x[N * C * H * W];
+  _Alignas(64) static float x[N * C * H * W];
   static int a[N * C * H * W], w[K * C * R * R];
   rng_state = 14;
   for (int i = 0; i < N * C * H * W; i++) {
@@ -290,7 +321,7 @@ static void test_C14_bitpack_zero_sign_and_tail_same_padding(void) {
   for (int i = 0; i < K * C * R * R; i++) w[i] = rng_int(2) ? 1 : -1;
   static int64_t ref[N * K * H * W];
   ref_bin_conv2d(N, C, H, W, K, R, R, 1, 1, 1, 1, a, w, ref);
-  int32_t out[2][N * K * H * W];
+  _Alignas(64) int32_t out[2][(N * K * H * W + 15) / 16 * 16];
   for (int v = 0; v < 2; v++) {
     int ws = v ? 64 : 32;
     int64_t CW = (C + ws - 1) / ws;
@@ -317,14 +348,13 @@ static void test_C14_bitpack_zero_sign_and_tail_same_padding(void) {
     free(packed);
     free(pw);
   }
-  CU_ASSERT_EQUAL(memcmp(out[0], out[1], sizeof out[0]), 0);
+  CU_ASSERT_EQUAL(memcmp(out[0], out[1], (size_t)(N * K * H * W) * sizeof(int32_t)), 0);
 }
 
 /* C15: the bitserial conv followed by ReLU (shift 0, bias 0, no upper clip) and by bias +
  * requantize equals the unfused naive result (ref conv, then the glue on its output). */
 static void test_C15_bitserial_conv_then_relu_and_requant(void) {
   rng_state = 15;
-  static const bconv_case c = {1, 40, 9, 7, 6, 3, 3, 2, 1, 1, 1};
   enum { OH = 5, OW = 7, NOUT = 6 * OH * OW };
   static int a[40 * 9 * 7], w[6 * 40 * 9];
   for (int i = 0; i < 40 * 9 * 7; i++) a[i] = rng_int(2) ? 1 : -1;
@@ -336,8 +366,8 @@ static void test_C15_bitserial_conv_then_relu_and_requant(void) {
   int64_t sa[4] = {1, CW, 9, 7}, sw[4] = {6, CW, 3, 3}, sk[1] = {6};
   const int64_t *shapes[4] = {sa, sw, sk, sk};
   int nd[4] = {4, 4, 1, 1};
-  int32_t zeros[6] = {0}, shift[6] = {1, 0, 2, 3, 1, 0}, bias[6] = {5, -7, 0, 12, -3, 1};
-  int32_t got[NOUT];
+  _Alignas(64) int32_t zeros[16] = {0}, shift[16] = {1, 0, 2, 3, 1, 0}, bias[16] = {5, -7, 0, 12, -3, 1};
+  _Alignas(64) int32_t got[NOUT];
   tsl_dsl_param_value prm[6] = {tsl_dsl_int_param("C", 40),     tsl_dsl_int_param("stride_h", 2),
                                 tsl_dsl_int_param("pad_h", 1),  tsl_dsl_int_param("pad_w", 1),
                                 tsl_dsl_int_param("qmax", 2147483647)};
@@ -357,7 +387,6 @@ static void test_C15_bitserial_conv_then_relu_and_requant(void) {
   for (int k = 0; k < 6; k++)
     for (int i = 0; i < OH * OW; i++) bad += got[k * OH * OW + i] != ref_bin_glue(ref[k * OH * OW + i], bias[k], shift[k], 3);
   CU_ASSERT_EQUAL(bad, 0);
-  (void)c;
   free(pa);
   free(pw);
 }
@@ -404,7 +433,7 @@ static void test_binary_dense_bipolar_tails(void) {
       const int64_t *shapes[2] = {sa, sw};
       int nd[2] = {2, 2};
       tsl_dsl_param_value prm = tsl_dsl_int_param("K", K);
-      int32_t got[21];
+      _Alignas(64) int32_t got[32];
       char name[64];
       snprintf(name, sizeof name, "binary_dense_bipolar%d", ws);
       void *bufs[3] = {pa, pw, got};
@@ -497,6 +526,8 @@ void tsl_tests_binary(void) {
   CU_add_test(s, "test_bitserial_conv_bipolar_shapes", test_bitserial_conv_bipolar_shapes);
   CU_add_test(s, "test_bitserial_conv_unipolar_1_and_2_bits", test_bitserial_conv_unipolar_1_and_2_bits);
   CU_add_test(s, "test_fused_glue_equals_integer_formula", test_fused_glue_equals_integer_formula);
+  CU_add_test(s, "test_bitserial_template_default_config", test_bitserial_template_default_config);
+  CU_add_test(s, "test_bitserial_template_rejects_bad_knobs", test_bitserial_template_rejects_bad_knobs);
   CU_add_test(s, "test_C14_bitpack_zero_sign_and_tail_same_padding", test_C14_bitpack_zero_sign_and_tail_same_padding);
   CU_add_test(s, "test_C15_bitserial_conv_then_relu_and_requant", test_C15_bitserial_conv_then_relu_and_requant);
   CU_add_test(s, "test_C09_long_popcount_reduction_exact", test_C09_long_popcount_reduction_exact);

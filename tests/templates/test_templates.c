@@ -79,7 +79,8 @@ static double template_error(int64_t M, int64_t N, int64_t K, const tsl_matmul_k
       err = ref_max_rel_error(C, R, M * N);
     }
   }
-  if (st != TSL_OK) printf("\n  matmul %lldx%lldx%lld: %s\n", (long long)M, (long long)N, (long long)K, tsl_last_error());
+  if (st != TSL_OK)
+    printf("\n  matmul %lldx%lldx%lld: %s\n", (long long)M, (long long)N, (long long)K, tsl_last_error());
   else if (!(err < 1e-5)) printf("\n  matmul %lldx%lldx%lld: relative error %g\n", (long long)M, (long long)N,
                                  (long long)K, err);
   free(A);
@@ -165,7 +166,8 @@ static void test_matmul_parallel_two_threads_equals_one(void) {
 }
 
 static void test_matmul_default_knobs_are_valid(void) {
-  static const int64_t shapes[][3] = {{1, 1, 1}, {256, 256, 256}, {1000, 1000, 1000}, {1024, 1024, 1024}, {7, 3000, 5}};
+  static const int64_t shapes[][3] = {
+      {1, 1, 1}, {256, 256, 256}, {1000, 1000, 1000}, {1024, 1024, 1024}, {7, 3000, 5}, {64, 64, 20000}};
   for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
     int64_t M = shapes[i][0], N = shapes[i][1], K = shapes[i][2];
     tsl_matmul_knobs k = tsl_matmul_default_knobs(&host, M, N, K);
@@ -173,9 +175,14 @@ static void test_matmul_default_knobs_are_valid(void) {
     CU_ASSERT_EQUAL(k.nr % k.vec, 0);
     CU_ASSERT_EQUAL(k.vec, host.vector_bits / 32);
   }
-  /* 1000 = 4 x 250: k blocks that divide K, no tail */
-  tsl_matmul_knobs k = tsl_matmul_default_knobs(&host, 1000, 1000, 1000);
-  CU_ASSERT(k.kc >= 16 && 1000 % k.kc == 0);
+  /* a long K takes k blocks (balanced: 20000 = 80 x 250, no tail), a short one the
+   * whole-K register blocks */
+  tsl_matmul_knobs k = tsl_matmul_default_knobs(&host, 64, 64, 20000);
+  CU_ASSERT(!k.cache_c && k.kc >= 16 && k.kc < 20000 && 20000 % k.kc == 0);
+  CU_ASSERT(tsl_matmul_default_knobs(&host, 64, 64, 256).cache_c);
+  /* N = 1000 in 16-column panels: the column blocks leave no idle panel in the tail */
+  k = tsl_matmul_default_knobs(&host, 1000, 1000, 1000);
+  if (k.nc < 1000 && 1000 % k.nc) CU_ASSERT(k.nc / k.nr == (1000 % k.nc + k.nr - 1) / k.nr);
 }
 
 static void test_matmul_invalid_knobs_refused(void) {

@@ -289,7 +289,6 @@ int tunecli_tune(int argc, char **argv) {
     return 2;
   }
   const char *model = argv[0];
-  if (strcmp(model, "squeezenet") == 0) model = "squeezenet1_1";
   tune_cli c;
   tune_cli_init(&c);
   c.o.trials = 32;
