@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# The main job. Installs dependencies if missing, builds, then shows the built-in
-# conv2d operator (TE, loop IR, compile time) and runs it JIT-compiled on random
-# data, checked against a naive reference.
+# The main job. Installs dependencies if missing, builds, then tunes SqueezeNet 1.1 on
+# this host with the built-in defaults (every distinct convolution, across its
+# algorithms; each measurement appended to build/squeezenet_host.jsonl, resumed if run
+# again) and runs the tuned model with the JIT: latency, memory, top-5.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
-build/tools/tunecli show conv2d --time
-build/tools/tunecli run-op conv2d
+records=build/squeezenet_host.jsonl
+build/tools/tunecli tune squeezenet --target host --records "$records"
+build/tools/tunecli run squeezenet --records "$records"
