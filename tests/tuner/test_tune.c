@@ -38,7 +38,7 @@ static tsl_status inj_default(const tsl_te_program *p, const tsl_target *t, cons
   return TSL_OK;
 }
 
-static volatile int sink;
+static volatile unsigned sink; /* unsigned: the injected hang's counter may wrap */
 
 static tsl_status inj_apply(const tsl_te_program *p, const tsl_target *t, const tsl_config_space *s,
                             const tsl_config *c, tsl_schedule **out) {
