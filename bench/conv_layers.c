@@ -5,28 +5,34 @@
  *
  *   conv_layers [--models squeezenet1_1,resnet18,mobilenet_v2] [--models-dir DIR]
  *               [--rounds R] [--repeat N] [--min-ms MS] [--filter SUBSTRING] [--no-peak]
- *               [--algos direct,gemm1x1,...] [--knobs k=v,...] [--schedule] [--quiet]
+ *               [--algos direct,gemm1x1,...] [--knobs name=value,...] [--schedule]
  *
  * Each layer is taken as the graph states it: N x C x H x W input, K x C/g x R x S
  * weights, strides, paddings, dilations, groups, bias, and the activation that follows
  * it when the conv's only consumer is a Relu (relu) or a Clip (clip min..max); residual
  * adds are not fused here. Layers of identical shape within a model are run once and
- * counted ("x3").
+ * counted ("x3"). --filter keeps the layers whose "model/node C HxW K RxS s g" text
+ * contains the string; --knobs sets knobs of every algorithm's template that has them
+ * (over its default config); --schedule prints each schedule.
  *
  * tessel: NCHW[x]c activations with x = the target's f32 lanes (8 with AVX2), weights
  * transformed once (not timed), every algorithm of schedule/templates/conv2d_select.h
- * that applies, each with its template's default config. oneDNN 2.x (Debian's
- * libdnnl-dev): convolution_direct, forward inference, memory formats `any` (it picks
- * its blocked layout, nChw8c on AVX2), bias and the same activation as eltwise post-op,
- * reorders done once and not timed, OpenMP set to one thread.
+ * that applies (Winograd ones included when the registry has them), each with its
+ * template's default config; "default" is the algorithm tsl_conv2d_select picks.
+ * oneDNN 2.x (Debian's libdnnl-dev): convolution_direct, forward inference, memory
+ * formats `any` (it picks its blocked layout, nChw8c on AVX2), bias and the same
+ * activation as eltwise post-op, reorders done once and not timed, OpenMP set to one
+ * thread.
  *
  * Timing: R interleaved rounds of N samples per implementation (tsl_time_callback: each
- * sample at least MS milliseconds of back-to-back calls), so a busy period of this
- * shared machine hits every implementation alike; the figure is the best sample, in
- * GFLOP/s (2*N*K*OH*OW*C/g*R*S FLOPs per call, 1e9 FLOP/s). "%pk" is the default
- * algorithm's figure over the single-thread fp32 FMA peak of tuner/peak.h. Every
- * tessel output is checked against oneDNN's (max error relative to the output's
- * magnitude; "BAD" past 1e-3).
+ * sample at least MS milliseconds of back-to-back calls; defaults 3 x 15 x 1 ms): short
+ * samples so that on this shared machine some run undisturbed, interleaved so a busy
+ * period hits every implementation alike. The figure is the best sample in GFLOP/s
+ * (2*N*K*OH*OW*C/g*R*S FLOPs per call, 1e9 FLOP/s). "ratio" is the default algorithm
+ * over oneDNN, "best" the fastest tessel algorithm over oneDNN, "%pk" the default over
+ * the single-thread fp32 FMA peak of tuner/peak.h. Every tessel output is checked
+ * against oneDNN's (max error relative to the output's magnitude; "BAD" past 1e-3, and
+ * a BAD result never counts as best).
  */
 #include <dnnl.h>
 #include <errno.h>
@@ -42,7 +48,6 @@
 #include "models/graph.h"
 #include "models/onnx.h"
 #include "runtime/module.h"
-#include "schedule/templates/conv2d_nchwc.h"
 #include "schedule/templates/conv2d_select.h"
 #include "tessel/runtime.h"
 #include "tuner/peak.h"
@@ -346,28 +351,27 @@ static tsl_status run_once(tsl_jit *jit, tsl_module *m, const tsl_te_program *p,
   return tsl_kernel_call(k, args, n);
 }
 
-/* Parses "k=v,..." over the direct template's default knobs. */
-static bool apply_knobs(const char *s, tsl_conv2d_nchwc_knobs *k) {
+/* The schedule of conv with its template's default config and "name=value,..." over it
+ * (names the template does not have are skipped: --knobs serves every algorithm). */
+static tsl_status schedule_with_knobs(const tsl_te_program *conv, const tsl_target *t, const char *knobs,
+                                      tsl_schedule **out) {
+  const tsl_template *tpl = tsl_conv2d_algo_template(conv);
+  if (!tpl) return tsl_error(TSL_ERR_NOT_FOUND, "bench: no template for %s", conv->name);
+  tsl_config_space space;
+  tsl_config c;
+  tsl_status st = tpl->space(conv, t, &space);
+  if (st == TSL_OK) st = tpl->default_config(conv, t, &space, &c);
+  if (st != TSL_OK) return st;
   char buf[512];
-  snprintf(buf, sizeof buf, "%s", s);
+  snprintf(buf, sizeof buf, "%s", knobs);
   for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
     char *eq = strchr(tok, '=');
-    if (!eq) return false;
+    if (!eq) return tsl_error(TSL_ERR_INVALID, "bench: --knobs entry '%s' is not name=value", tok);
     *eq = '\0';
-    long long v = strtoll(eq + 1, NULL, 10);
-    if (strcmp(tok, "ow_block") == 0) k->ow_block = v;
-    else if (strcmp(tok, "oh_block") == 0) k->oh_block = v;
-    else if (strcmp(tok, "oc_blocks") == 0) k->oc_blocks = v;
-    else if (strcmp(tok, "ic_chunk") == 0) k->ic_chunk = v;
-    else if (strcmp(tok, "oc_major") == 0) k->oc_major = v != 0;
-    else if (strcmp(tok, "unroll_ic") == 0) k->unroll_ic = v != 0;
-    else if (strcmp(tok, "unroll_kw") == 0) k->unroll_kw = v != 0;
-    else if (strcmp(tok, "loop_order") == 0) k->loop_order = (int)v;
-    else if (strcmp(tok, "pad_mode") == 0) k->pad_mode = (int)v;
-    else if (strcmp(tok, "parallel") == 0) k->parallel = v != 0;
-    else return false;
+    int k = tsl_space_knob_index(&space, tok);
+    if (k >= 0) c.values[k] = strtoll(eq + 1, NULL, 10);
   }
-  return true;
+  return tpl->apply(conv, t, &space, &c, out);
 }
 
 /* Builds algorithm a for layer d: weights transformed from w (OIHW), bias from bias,
@@ -380,15 +384,8 @@ static bool tessel_setup(tessel_conv *c, tsl_jit *jit, tsl_module *m, const tsl_
   tsl_te_program *conv = NULL, *wt = NULL;
   tsl_status st = tsl_conv2d_algo_instantiate(d, a, t, &conv, &wt);
   tsl_schedule *s = NULL;
-  if (st == TSL_OK && knobs && (a == TSL_CONV2D_DIRECT || a == TSL_CONV2D_GEMM_1X1)) {
-    tsl_conv2d_nchwc_shape sh;
-    st = tsl_conv2d_nchwc_get_shape(conv, &sh);
-    tsl_conv2d_nchwc_knobs k = tsl_conv2d_nchwc_default_knobs(t, &sh, a == TSL_CONV2D_GEMM_1X1);
-    if (st == TSL_OK && !apply_knobs(knobs, &k)) st = tsl_error(TSL_ERR_INVALID, "bad --knobs");
-    if (st == TSL_OK) st = tsl_conv2d_nchwc_schedule(conv, t, &k, &s);
-  } else if (st == TSL_OK) {
-    st = tsl_conv2d_algo_schedule(conv, a, t, &s);
-  }
+  if (st == TSL_OK && knobs) st = schedule_with_knobs(conv, t, knobs, &s);
+  else if (st == TSL_OK) st = tsl_conv2d_algo_schedule(conv, a, t, &s);
   char name[96];
   snprintf(name, sizeof name, "l%d_%s", layer_index, tsl_conv2d_algo_name(a));
   if (st == TSL_OK && o->print_schedule) {

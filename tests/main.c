@@ -14,7 +14,7 @@
 
 #include "ir/arena.h"
 
-#define MODULES(X) X(ir) X(dsl) X(schedule) X(codegen) X(runtime) X(e2e) X(models) X(templates) X(tuner) X(graph) X(winograd) X(cross) X(binary)
+#define MODULES(X) X(ir) X(dsl) X(schedule) X(codegen) X(runtime) X(e2e) X(models) X(templates) X(tuner) X(graph) X(winograd) X(cross) X(binary) X(ops)
 #define DECLARE(m) void tsl_tests_##m(void) __attribute__((weak));
 MODULES(DECLARE)
 

@@ -50,6 +50,29 @@ static const char conv2d_nchwc_bias_add_text[] =
     "  @tag(\"elemwise\")\n"
     "  out[n, kb, y, x, k] = " TSL_NCHWC_ACT("conv[n, kb, y, x, k] + bias[kb, k] + residual[n, kb, y, x, k]") "\n";
 
+/* 1x1 stride-1 unpadded convolution as a GEMM over the pixels: the same bytes as
+ * conv2d_nchwc_bias with H, W flattened into P = H * W (data f32[N, C/x, P, x], weight
+ * f32[K/y, C/x, x, y] = OIHW[x]i[y]o with R = S = 1, output f32[N, K/y, P, y]), so a
+ * schedule can tile the pixel axis across image rows (7 x 7 = 49 pixels, not 7 rows of
+ * 7) without fusing two axes. */
+static const char conv2d_nchwc_1x1_bias_text[] =
+    "// 1x1 convolution as a GEMM over the pixel axis + bias + activation, NCHW[x]c\n"
+    "op conv2d_nchwc_1x1_bias(data: f32[N, CB, P, X], weight: f32[KB, CB, X, Y], bias: f32[KB, Y]"
+    TSL_NCHWC_ACT_PARAMS ")\n" TSL_NCHWC_ACT_ASSERT
+    "  @tag(\"conv2d_nchwc_1x1\")\n"
+    "  conv[n, kb, p, k] = sum(cb, c: data[n, cb, p, c] * weight[kb, cb, c, k])\n"
+    "  @tag(\"elemwise\")\n"
+    "  out[n, kb, p, k] = " TSL_NCHWC_ACT("conv[n, kb, p, k] + bias[kb, k]") "\n";
+
+static const char conv2d_nchwc_1x1_bias_add_text[] =
+    "// 1x1 convolution as a GEMM + bias + residual + activation, NCHW[x]c\n"
+    "op conv2d_nchwc_1x1_bias_add(data: f32[N, CB, P, X], weight: f32[KB, CB, X, Y], bias: f32[KB, Y],\n"
+    "                             residual: f32[N, KB, P, Y]" TSL_NCHWC_ACT_PARAMS ")\n" TSL_NCHWC_ACT_ASSERT
+    "  @tag(\"conv2d_nchwc_1x1\")\n"
+    "  conv[n, kb, p, k] = sum(cb, c: data[n, cb, p, c] * weight[kb, cb, c, k])\n"
+    "  @tag(\"elemwise\")\n"
+    "  out[n, kb, p, k] = " TSL_NCHWC_ACT("conv[n, kb, p, k] + bias[kb, k] + residual[n, kb, p, k]") "\n";
+
 /* Grouped convolution: `groups` groups of CG input and out_channels / groups output
  * channels each; output channel k reads input channels g*CG .. g*CG + CG - 1 of group
  * g = k / (out_channels / groups). The weight is OIHW with O blocked: f32[K/y, CG, R, S,
@@ -101,6 +124,13 @@ static const tsl_dsl_param_value grouped_params[] = {
     {"groups", TSL_DSL_PARAM_INT, 4, 0.0},     {"out_channels", TSL_DSL_PARAM_INT, 12, 0.0},
 };
 
+static const int rank_1x1[] = {4, 4, 2};
+static const int rank_1x1r[] = {4, 4, 2, 4};
+static const int64_t ex_data1[] = {1, 2, 13, 4}, ex_w1[] = {3, 2, 4, 4}, ex_res1[] = {1, 3, 13, 4};
+static const int64_t *const ex_1x1[] = {ex_data1, ex_w1, ex_bias};
+static const int64_t *const ex_1x1r[] = {ex_data1, ex_w1, ex_bias, ex_res1};
+static const tsl_dsl_param_value relu[] = {{"act", TSL_DSL_PARAM_INT, 1, 0.0}};
+
 static const tsl_op_source family[] = {
     {"conv2d_nchwc", "direct 2-D convolution, NCHW[x]c data, OIHW[x]i[y]o weights, NCHW[y]c output (f32)",
      conv2d_nchwc_text, {2, rank_dw, ex_conv, 4, pad1}},
@@ -109,6 +139,11 @@ static const tsl_op_source family[] = {
     {"conv2d_nchwc_bias_add",
      "direct 2-D convolution + bias + residual add + activation, NCHW[x]c (f32)", conv2d_nchwc_bias_add_text,
      {4, rank_dwbr, ex_conv_br, 5, pad1}},
+    {"conv2d_nchwc_1x1_bias",
+     "1x1 stride-1 convolution as a GEMM over flattened pixels + bias + activation, NCHW[x]c (f32)",
+     conv2d_nchwc_1x1_bias_text, {3, rank_1x1, ex_1x1, 1, relu}},
+    {"conv2d_nchwc_1x1_bias_add", "1x1 stride-1 convolution as a GEMM + bias + residual + activation, NCHW[x]c (f32)",
+     conv2d_nchwc_1x1_bias_add_text, {4, rank_1x1r, ex_1x1r, 1, relu}},
     {"conv2d_nchwc_grouped",
      "grouped 2-D convolution (any channels per group, depthwise multipliers) + bias + activation, NCHW[x]c (f32)",
      conv2d_nchwc_grouped_text, {3, rank_grouped, ex_grouped, 6, grouped_params}},

@@ -7,7 +7,9 @@
  *   weight  f32[K/y, C, R, S, y]    OIHW with O blocked (dsl/ops/layout.c weight_to_grouped),
  *                                   w[k, c, r, s] at [k / y, c, r, s, k % y]
  *   bias    f32[K/y, y]
- *   out     f32[N, K/y, OH, OW, y]  act(conv + bias), NCHW[y]c
+ *   out     f32[N, K/y, OH*OW, y]   act(conv + bias): NCHW[y]c with the pixels flattened
+ *                                   (p = oh*OW + ow; the same bytes as [N, K/y, OH, OW, y]),
+ *                                   so the GEMM tiles pixels across rows without fusing axes
  *
  * Stages:
  *   col   [n, po, c, r, s, pi]   the im2col matrix of output pixel p = po*pack_rows + pi
@@ -16,7 +18,7 @@
  *                                innermost: the layout the GEMM micro-kernel reads (it
  *                                broadcasts pack_rows consecutive values per reduction
  *                                step). Pixels past OH*OW and taps in the padding are 0.
- *   conv  [n, kb, y, x, k]       sum over (c, r, s) of col * weight (@tag
+ *   conv  [n, kb, p, k]          sum over (c, r, s) of col * weight (@tag
  *                                "conv2d_nchwc_im2col")
  *   out   the epilogue
  * The reduction runs over the C true input channels, not C/x*x: a first layer with
@@ -48,11 +50,10 @@ static const char im2col_text[] =
     "                                         min(max(" XIN_EXPR ", 0), W - 1), ci % X], 0.0)\n"
     "    where po < (" OH_EXPR " * " OW_EXPR " + pack_rows - 1) / pack_rows, ci < C, r < R, s < S, pi < pack_rows\n"
     "  @tag(\"conv2d_nchwc_im2col\")\n"
-    "  conv[n, kb, y, x, k] = sum(ci, r, s: col[n, (y*" OW_EXPR " + x) / pack_rows, ci, r, s,\n"
-    "                                         (y*" OW_EXPR " + x) % pack_rows] * weight[kb, ci, r, s, k])\n"
-    "    where y < " OH_EXPR ", x < " OW_EXPR "\n"
+    "  conv[n, kb, p, k] = sum(ci, r, s: col[n, p / pack_rows, ci, r, s, p % pack_rows] * weight[kb, ci, r, s, k])\n"
+    "    where p < " OH_EXPR " * " OW_EXPR "\n"
     "  @tag(\"elemwise\")\n"
-    "  out[n, kb, y, x, k] = " TSL_NCHWC_ACT("conv[n, kb, y, x, k] + bias[kb, k]") "\n";
+    "  out[n, kb, p, k] = " TSL_NCHWC_ACT("conv[n, kb, p, k] + bias[kb, k]") "\n";
 
 static const int ranks[] = {5, 5, 2};
 static const int64_t ex_data[] = {1, 1, 11, 9, 4}, ex_weight[] = {2, 3, 3, 3, 4}, ex_bias[] = {2, 4};

@@ -71,6 +71,8 @@ static const tsl_op_source *(*const families[])(int *n) = {
     tsl_ops_layout_family,
     tsl_ops_depthwise_family,
     tsl_ops_im2col_family,
+    tsl_ops_pool_family,
+    tsl_ops_nn_family,
     tsl_ops_binary_family,
 };
 enum { NFAMILIES = sizeof families / sizeof families[0] };

@@ -15,45 +15,58 @@ static const char *const WHO = "conv2d_nchwc template";
 tsl_status tsl_conv2d_nchwc_get_shape(const tsl_te_program *p, tsl_conv2d_nchwc_shape *out) {
   memset(out, 0, sizeof *out);
   tpl_conv_geometry g;
-  tsl_status st = tpl_conv_geometry_of(p, "conv2d_nchwc", WHO, &g);
+  bool flat = p && tpl_find_tagged(p, "conv2d_nchwc_1x1") != NULL;
+  tsl_status st = tpl_conv_geometry_of(p, flat ? "conv2d_nchwc_1x1" : "conv2d_nchwc", WHO, &g);
   if (st != TSL_OK) return st;
   const tsl_te_op *conv = g.conv;
-  if (conv->nreduce != 4 || g.weight->ndim != 6)
+  if (!g.weight || (flat ? (conv->nreduce != 2 || g.weight->ndim != 4 || g.data->ndim != 4)
+                         : (conv->nreduce != 4 || g.weight->ndim != 6)))
     return tsl_error(TSL_ERR_INVALID, "%s: program %s: the conv stage is not a reduction over (cb, r, s, c) of a "
-                                      "6-D OIHW[x]i[y]o weight",
+                                      "6-D OIHW[x]i[y]o weight, nor a 1x1 GEMM over (cb, c)",
                      WHO, p->name ? p->name : "?");
   out->N = g.data->shape[0];
   out->CB = g.data->shape[1];
   out->H = g.data->shape[2];
-  out->W = g.data->shape[3];
-  out->X = g.data->shape[4];
+  out->W = flat ? 1 : g.data->shape[3];
+  out->X = g.X;
   out->KB = g.weight->shape[0];
-  out->R = g.weight->shape[2];
-  out->S = g.weight->shape[3];
-  out->Y = g.weight->shape[5];
-  out->OH = conv->axis[2].extent;
-  out->OW = conv->axis[3].extent;
+  out->R = g.R;
+  out->S = g.S;
+  out->Y = g.Y;
+  out->OH = g.OH;
+  out->OW = g.OW;
   out->stride_h = g.stride_h;
   out->stride_w = g.stride_w;
   out->dilation_h = g.dilation_h;
   out->dilation_w = g.dilation_w;
   out->padded = g.pad_top || g.pad_left || g.pad_bottom || g.pad_right;
   out->has_epilogue = g.has_epilogue;
+  out->flat = flat;
   return TSL_OK;
 }
 
-bool tsl_conv2d_nchwc_gemm_applies(const tsl_conv2d_nchwc_shape *sh) {
-  return sh->R == 1 && sh->S == 1 && sh->stride_h == 1 && sh->stride_w == 1 && !sh->padded;
+/* Cycles of one reduction step of a w x oc register tile (oc blocks of y lanes, rpa
+ * registers each): w*oc*rpa FMAs at 2 per cycle, w broadcasts + oc*rpa weight loads at
+ * 1.5 per cycle (measured: a 12 x 1 tile, 13 loads per 12 FMAs, runs at 65% of a 6 x 2
+ * tile), and at least the FMA latency of 4 cycles (fewer than 8 independent chains leave
+ * the FMA units idle). Zen 2-5 and Skylake-class cores. */
+static double step_cycles(int64_t w, int64_t oc, int64_t rpa) {
+  double fma = (double)(w * oc * rpa) / 2.0, loads = (double)(w + oc * rpa) / 1.5;
+  double c = fma > loads ? fma : loads;
+  return c > 4.0 ? c : 4.0;
 }
 
-/* Relative cost of covering `extent` columns with tiles of `block` columns when a tile
- * of w columns and oc output blocks costs max(w*oc, chains) + overhead: FMA latency
- * times issue width (`chains`) independent accumulators keep the FMA units busy, fewer
- * leave them idle; `overhead` stands for the tile's loop set-up and stores. */
-static double tile_cost(int64_t extent, int64_t block, int64_t oc, int64_t chains, double overhead) {
-  int64_t full = extent / block, tail = extent % block;
-  double c = (double)full * ((double)tpl_max(block * oc, chains) + overhead);
-  if (tail) c += (double)tpl_max(tail * oc, chains) + overhead;
+/* Cycles of the whole output with tiles of w columns and oc blocks, the column and block
+ * tails included; `red` reduction steps per tile, plus the accumulators' set-up, stores
+ * and epilogue (about 2 cycles per accumulator). */
+static double output_cycles(int64_t width, int64_t KB, int64_t w, int64_t oc, int64_t rpa, double red) {
+  int64_t fx = width / w, tx = width % w, fk = KB / oc, tk = KB % oc;
+  double c = 0.0;
+  const int64_t ws[2] = {w, tx}, nws[2] = {fx, tx ? 1 : 0}, ocs[2] = {oc, tk}, nocs[2] = {fk, tk ? 1 : 0};
+  for (int i = 0; i < 2; i++)
+    for (int j = 0; j < 2; j++)
+      if (nws[i] && nocs[j])
+        c += (double)(nws[i] * nocs[j]) * (red * step_cycles(ws[i], ocs[j], rpa) + 2.0 * (double)(ws[i] * ocs[j] * rpa));
   return c;
 }
 
@@ -62,36 +75,28 @@ tsl_conv2d_nchwc_knobs tsl_conv2d_nchwc_default_knobs(const tsl_target *t, const
   tsl_conv2d_nchwc_knobs k;
   memset(&k, 0, sizeof k);
   int64_t lanes = tpl_lanes(t);
-  int64_t regs_per_acc = tpl_max(1, tpl_ceil_div(sh->Y, lanes));
-  int regs = tpl_vector_registers(t);
-  /* accumulators + the weights of the tile + one broadcast must fit the register file */
-  int64_t chains = 8; /* FMA latency 4 x 2 issue ports (Zen 2-5, Skylake-X, Neoverse) */
-  gemm = gemm && tsl_conv2d_nchwc_gemm_applies(sh);
-  int64_t width = gemm ? sh->OH * sh->OW : sh->OW;
+  int64_t rpa = tpl_max(1, tpl_ceil_div(sh->Y, lanes));
+  int64_t regs = tpl_vector_registers(t);
+  /* a _1x1 op tiles its one pixel axis (OH pixels) */
+  int64_t width = sh->flat ? sh->OH : gemm ? sh->OH * sh->OW : sh->OW;
+  double red = (double)(sh->CB * sh->R * sh->S * sh->X);
   double best = 0.0;
   k.oc_blocks = 1;
   k.ow_block = 1;
-  for (int64_t oc = 1; oc <= tpl_min(sh->KB, 4); oc++) {
-    /* one register spare: a full file spills (measured: 3 x 4 accumulators + 3 weights
-     * + 1 broadcast on 16 ymm runs at half the speed of 2 x 6) */
-    int64_t wregs = oc * regs_per_acc;
-    int64_t max_acc = regs - wregs - 2;
-    int64_t max_w = max_acc / (oc * regs_per_acc);
-    for (int64_t w = 1; w <= tpl_min(max_w, width); w++) {
-      /* cost per useful accumulator-step, over the whole output (kb tail included) */
-      double c = (double)(sh->KB / oc) * tile_cost(width, w, oc * regs_per_acc, chains, 3.0);
-      if (sh->KB % oc) c += tile_cost(width, w, (sh->KB % oc) * regs_per_acc, chains, 3.0);
-      /* loads per FMA above one (2 loads and 2 FMAs issue per cycle) slow the tile */
-      double loads = (double)(w + oc), fmas = (double)(w * oc);
-      if (loads > fmas) c *= loads / fmas;
-      c /= (double)(width * sh->KB * regs_per_acc);
-      if (best == 0.0 || c < best - 1e-9) {
+  for (int64_t oc = 1; oc <= tpl_min(sh->KB, 4); oc++)
+    for (int64_t w = 1; w <= tpl_min(16, width); w++) {
+      /* live registers: the accumulators, the smaller of the weight and broadcast sets
+       * (oc_major keeps the weights, else the broadcasts are reloaded) and one more; a
+       * 17th spills (2 x 7 + 2 + 1 ran at half the speed of 2 x 6 + 2 + 1) */
+      int64_t live = w * oc * rpa + tpl_min(oc * rpa, w) + 1;
+      if (live > regs) continue;
+      double c = output_cycles(width, sh->KB, w, oc, rpa, red);
+      if (best == 0.0 || c < best * (1.0 - 1e-9)) {
         best = c;
         k.oc_blocks = oc;
         k.ow_block = w;
       }
     }
-  }
   k.oh_block = 1;
   /* the weights one tile streams through its reduction: keep them in half of L2 */
   int64_t tile_weights = sh->CB * sh->R * sh->S * sh->X * sh->Y * k.oc_blocks * 4;
@@ -103,12 +108,11 @@ tsl_conv2d_nchwc_knobs tsl_conv2d_nchwc_default_knobs(const tsl_target *t, const
     int64_t nchunks = tpl_ceil_div(sh->CB, k.ic_chunk);
     k.ic_chunk = tpl_ceil_div(sh->CB, nchunks);
   }
-  k.oc_major = false;
+  k.oc_major = k.oc_blocks * rpa > k.ow_block;
   k.unroll_ic = true;
   k.unroll_kw = false;
   k.loop_order = 0;
   k.pad_mode = sh->padded ? 1 : 0;
-  k.gemm = gemm;
   k.parallel = true;
   return k;
 }
@@ -127,14 +131,6 @@ tsl_status tsl_conv2d_nchwc_knobs_check(const tsl_conv2d_nchwc_knobs *k, const t
     return tsl_error(TSL_ERR_INVALID, "%s: knob loop_order = %d (must be 0 or 1)", WHO, k->loop_order);
   if (k->pad_mode < 0 || k->pad_mode > 2)
     return tsl_error(TSL_ERR_INVALID, "%s: knob pad_mode = %d (must be 0, 1 or 2)", WHO, k->pad_mode);
-  if (k->gemm && !tsl_conv2d_nchwc_gemm_applies(sh))
-    return tsl_error(TSL_ERR_INVALID, "%s: knob gemm needs a 1x1 stride-1 conv without padding (this one is %lldx%lld, "
-                                      "stride %lldx%lld%s)",
-                     WHO, (long long)sh->R, (long long)sh->S, (long long)sh->stride_h, (long long)sh->stride_w,
-                     sh->padded ? ", padded" : "");
-  if (k->gemm && k->oh_block != 1)
-    return tsl_error(TSL_ERR_INVALID, "%s: knob oh_block = %lld with gemm (must be 1: rows are fused)", WHO,
-                     (long long)k->oh_block);
   return TSL_OK;
 }
 
@@ -147,7 +143,7 @@ tsl_status tsl_conv2d_nchwc_schedule(const tsl_te_program *p, const tsl_target *
   tsl_conv2d_nchwc_shape sh;
   tsl_status st = tsl_conv2d_nchwc_get_shape(p, &sh);
   if (st != TSL_OK) return st;
-  tsl_conv2d_nchwc_knobs k = kn ? *kn : tsl_conv2d_nchwc_default_knobs(t, &sh, true);
+  tsl_conv2d_nchwc_knobs k = kn ? *kn : tsl_conv2d_nchwc_default_knobs(t, &sh, sh.flat);
   if ((st = tsl_conv2d_nchwc_knobs_check(&k, &sh)) != TSL_OK) return st;
 
   tpl_conv_tile tile;
@@ -158,64 +154,64 @@ tsl_status tsl_conv2d_nchwc_schedule(const tsl_te_program *p, const tsl_target *
   tile.ic_chunk = k.ic_chunk;
   tile.oc_major = k.oc_major;
   tile.loop_order = k.loop_order;
-  tile.gemm = k.gemm;
   tile.parallel = k.parallel;
   tile.unroll_names[0] = k.unroll_ic ? "c" : NULL;
-  tile.unroll_names[1] = k.unroll_kw ? "s" : NULL;
-  tile.reduce_names[0] = "cb";
-  tile.reduce_names[1] = "r";
-  tile.reduce_names[2] = "s";
-  tile.reduce_names[3] = "c";
-  tile.nreduce = 4;
+  int nr = 0;
+  tile.reduce_names[nr++] = "cb";
+  if (!sh.flat) {
+    tile.reduce_names[nr++] = "r";
+    tile.reduce_names[nr++] = "s";
+  }
+  tile.reduce_names[nr++] = "c";
+  tile.nreduce = nr;
+  tile.unroll_names[1] = k.unroll_kw && !sh.flat ? "s" : NULL;
   tile.chunk_axis = "cb";
   tile.KB = sh.KB;
-  tile.OH = sh.OH;
-  tile.OW = sh.OW;
+  tile.OH = sh.flat ? 1 : sh.OH;
+  tile.OW = sh.flat ? sh.OH : sh.OW;
   tile.CB = sh.CB;
   tile.pad_stage = !sh.padded ? TPL_PAD_INLINE : (tpl_pad_mode)k.pad_mode;
   tile.pad_vector = sh.X > 1;
 
   tpl_builder b;
   if ((st = tpl_begin(&b, p, WHO)) != TSL_OK) return st;
-  tpl_conv_tile_schedule(&b, p, "conv2d_nchwc", &tile);
+  tpl_conv_tile_schedule(&b, p, sh.flat ? "conv2d_nchwc_1x1" : "conv2d_nchwc", &tile);
   return tpl_finish(&b, out);
 }
 
 const char *tsl_conv2d_nchwc_kernel_name(const tsl_te_program *p, const tsl_conv2d_nchwc_knobs *k, char *buf,
                                          size_t n) {
   tpl_conv_geometry g;
-  if (tpl_conv_geometry_of(p, "conv2d_nchwc", WHO, &g) != TSL_OK) {
+  bool flat = p && tpl_find_tagged(p, "conv2d_nchwc_1x1") != NULL;
+  if (tpl_conv_geometry_of(p, flat ? "conv2d_nchwc_1x1" : "conv2d_nchwc", WHO, &g) != TSL_OK) {
     snprintf(buf, n, "conv2d_nchwc");
     return buf;
   }
   uint64_t h = 1469598103934665603ull;
   if (k) {
     const int64_t v[] = {k->ow_block, k->oh_block, k->oc_blocks, k->ic_chunk, k->oc_major, k->unroll_ic,
-                         k->unroll_kw, k->loop_order, k->pad_mode, k->gemm, k->parallel};
+                         k->unroll_kw, k->loop_order, k->pad_mode, k->parallel};
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) h = (h ^ (uint64_t)v[i]) * 1099511628211ull;
   }
-  return tpl_conv_kernel_name(&g, "conv2d", k && k->gemm ? "gemm" : NULL, h, buf, n);
+  return tpl_conv_kernel_name(&g, "conv2d", flat ? "gemm" : NULL, h, buf, n);
 }
 
 /* ---- generic interface ------------------------------------------------------ */
 
-static tsl_status direct_space_impl(const tsl_te_program *p, const tsl_target *t, bool gemm, tsl_config_space *out) {
+static tsl_status space(const tsl_te_program *p, const tsl_target *t, tsl_config_space *out) {
   tsl_conv2d_nchwc_shape sh;
   tsl_status st = tsl_conv2d_nchwc_get_shape(p, &sh);
   if (st != TSL_OK) return st;
-  if (gemm && !tsl_conv2d_nchwc_gemm_applies(&sh))
-    return tsl_error(TSL_ERR_UNSUPPORTED, "%s: gemm1x1 needs a 1x1 stride-1 conv without padding", WHO);
-  tsl_conv2d_nchwc_knobs d = tsl_conv2d_nchwc_default_knobs(t, &sh, gemm);
+  tsl_conv2d_nchwc_knobs d = tsl_conv2d_nchwc_default_knobs(t, &sh, sh.flat);
   memset(out, 0, sizeof *out);
-  int64_t width = gemm ? sh.OH * sh.OW : sh.OW;
+  int64_t width = sh.flat ? sh.OH : sh.OW;
   int64_t v[TSL_MAX_KNOB_VALUES];
   int nv = 0;
   for (int64_t w = 1; w <= tpl_min(16, width); w++) v[nv++] = w;
   if ((st = tpl_knob(out, "ow_block", TSL_KNOB_SPLIT, nv, v, d.ow_block)) != TSL_OK) return st;
-  if (!gemm) {
-    static const int64_t ohs[] = {1, 2, 3, 4};
+  if (!sh.flat) {
     nv = 0;
-    for (int i = 0; i < 4; i++) v[nv++] = tpl_min(ohs[i], sh.OH);
+    for (int64_t h = 1; h <= tpl_min(4, sh.OH); h++) v[nv++] = h;
     if ((st = tpl_knob(out, "oh_block", TSL_KNOB_SPLIT, nv, v, d.oh_block)) != TSL_OK) return st;
   }
   nv = 0;
@@ -225,23 +221,44 @@ static tsl_status direct_space_impl(const tsl_te_program *p, const tsl_target *t
   for (int64_t c = 1; c < sh.CB && nv < 16; c *= 2) v[nv++] = c;
   v[nv++] = sh.CB;
   if ((st = tpl_knob(out, "ic_chunk", TSL_KNOB_SPLIT, nv, v, d.ic_chunk)) != TSL_OK) return st;
-  static const int64_t bools[] = {0, 1};
+  static const int64_t bools[] = {0, 1}, pads[] = {0, 1, 2};
   if ((st = tpl_knob(out, "oc_major", TSL_KNOB_REORDER, 2, bools, d.oc_major)) != TSL_OK) return st;
   if ((st = tpl_knob(out, "loop_order", TSL_KNOB_REORDER, 2, bools, d.loop_order)) != TSL_OK) return st;
   if ((st = tpl_knob(out, "unroll_ic", TSL_KNOB_ANNOTATE, 2, bools, d.unroll_ic)) != TSL_OK) return st;
-  if ((st = tpl_knob(out, "unroll_kw", TSL_KNOB_ANNOTATE, 2, bools, d.unroll_kw)) != TSL_OK) return st;
-  static const int64_t pads[] = {0, 1, 2};
+  if (!sh.flat && (st = tpl_knob(out, "unroll_kw", TSL_KNOB_ANNOTATE, 2, bools, d.unroll_kw)) != TSL_OK) return st;
   if (sh.padded && (st = tpl_knob(out, "pad_mode", TSL_KNOB_OTHER, 3, pads, d.pad_mode)) != TSL_OK) return st;
   return tpl_knob(out, "parallel", TSL_KNOB_ANNOTATE, 2, bools, d.parallel);
 }
 
-static tsl_conv2d_nchwc_knobs knobs_of(const tsl_te_program *p, const tsl_target *t, bool gemm,
-                                       const tsl_config_space *s, const tsl_config *c, tsl_status *st) {
+static tsl_status default_config(const tsl_te_program *p, const tsl_target *t, const tsl_config_space *s,
+                                 tsl_config *out) {
   tsl_conv2d_nchwc_shape sh;
-  tsl_conv2d_nchwc_knobs k;
-  memset(&k, 0, sizeof k);
-  if ((*st = tsl_conv2d_nchwc_get_shape(p, &sh)) != TSL_OK) return k;
-  k = tsl_conv2d_nchwc_default_knobs(t, &sh, gemm);
+  tsl_status st = tsl_conv2d_nchwc_get_shape(p, &sh);
+  if (st != TSL_OK) return st;
+  tsl_conv2d_nchwc_knobs d = tsl_conv2d_nchwc_default_knobs(t, &sh, sh.flat);
+  out->nknobs = s->nknobs;
+  for (int i = 0; i < s->nknobs; i++) {
+    const char *n = s->knobs[i].name;
+    out->values[i] = strcmp(n, "ow_block") == 0     ? d.ow_block
+                     : strcmp(n, "oh_block") == 0   ? d.oh_block
+                     : strcmp(n, "oc_blocks") == 0  ? d.oc_blocks
+                     : strcmp(n, "ic_chunk") == 0   ? d.ic_chunk
+                     : strcmp(n, "oc_major") == 0   ? d.oc_major
+                     : strcmp(n, "loop_order") == 0 ? d.loop_order
+                     : strcmp(n, "unroll_ic") == 0  ? d.unroll_ic
+                     : strcmp(n, "unroll_kw") == 0  ? d.unroll_kw
+                     : strcmp(n, "pad_mode") == 0   ? d.pad_mode
+                                                    : d.parallel;
+  }
+  return tsl_config_check(s, out);
+}
+
+static tsl_status apply(const tsl_te_program *p, const tsl_target *t, const tsl_config_space *s, const tsl_config *c,
+                        tsl_schedule **out) {
+  tsl_conv2d_nchwc_shape sh;
+  tsl_status st = tsl_conv2d_nchwc_get_shape(p, &sh);
+  if (st != TSL_OK) return st;
+  tsl_conv2d_nchwc_knobs k = tsl_conv2d_nchwc_default_knobs(t, &sh, sh.flat);
   k.ow_block = tsl_config_get(s, c, "ow_block", k.ow_block);
   k.oh_block = tsl_config_get(s, c, "oh_block", k.oh_block);
   k.oc_blocks = tsl_config_get(s, c, "oc_blocks", k.oc_blocks);
@@ -252,71 +269,22 @@ static tsl_conv2d_nchwc_knobs knobs_of(const tsl_te_program *p, const tsl_target
   k.unroll_kw = tsl_config_get(s, c, "unroll_kw", k.unroll_kw) != 0;
   k.pad_mode = (int)tsl_config_get(s, c, "pad_mode", k.pad_mode);
   k.parallel = tsl_config_get(s, c, "parallel", k.parallel) != 0;
-  return k;
+  return tsl_conv2d_nchwc_schedule(p, t, &k, out);
 }
 
-static tsl_status config_of(const tsl_te_program *p, const tsl_target *t, bool gemm, const tsl_config_space *s,
-                            tsl_config *out) {
-  tsl_conv2d_nchwc_shape sh;
-  tsl_status st = tsl_conv2d_nchwc_get_shape(p, &sh);
-  if (st != TSL_OK) return st;
-  tsl_conv2d_nchwc_knobs d = tsl_conv2d_nchwc_default_knobs(t, &sh, gemm);
-  out->nknobs = s->nknobs;
-  for (int i = 0; i < s->nknobs; i++) {
-    const char *n = s->knobs[i].name;
-    out->values[i] = strcmp(n, "ow_block") == 0    ? d.ow_block
-                     : strcmp(n, "oh_block") == 0  ? d.oh_block
-                     : strcmp(n, "oc_blocks") == 0 ? d.oc_blocks
-                     : strcmp(n, "ic_chunk") == 0  ? d.ic_chunk
-                     : strcmp(n, "oc_major") == 0  ? d.oc_major
-                     : strcmp(n, "loop_order") == 0 ? d.loop_order
-                     : strcmp(n, "unroll_ic") == 0 ? d.unroll_ic
-                     : strcmp(n, "unroll_kw") == 0 ? d.unroll_kw
-                     : strcmp(n, "pad_mode") == 0  ? d.pad_mode
-                                                   : d.parallel;
-  }
-  return tsl_config_check(s, out);
-}
-
-static tsl_status direct_space(const tsl_te_program *p, const tsl_target *t, tsl_config_space *out) {
-  return direct_space_impl(p, t, false, out);
-}
-static tsl_status gemm_space(const tsl_te_program *p, const tsl_target *t, tsl_config_space *out) {
-  return direct_space_impl(p, t, true, out);
-}
-static tsl_status direct_default(const tsl_te_program *p, const tsl_target *t, const tsl_config_space *s,
-                                 tsl_config *out) {
-  return config_of(p, t, false, s, out);
-}
-static tsl_status gemm_default(const tsl_te_program *p, const tsl_target *t, const tsl_config_space *s,
-                               tsl_config *out) {
-  return config_of(p, t, true, s, out);
-}
-static tsl_status direct_apply(const tsl_te_program *p, const tsl_target *t, const tsl_config_space *s,
-                               const tsl_config *c, tsl_schedule **out) {
-  tsl_status st;
-  tsl_conv2d_nchwc_knobs k = knobs_of(p, t, false, s, c, &st);
-  return st == TSL_OK ? tsl_conv2d_nchwc_schedule(p, t, &k, out) : st;
-}
-static tsl_status gemm_apply(const tsl_te_program *p, const tsl_target *t, const tsl_config_space *s,
-                             const tsl_config *c, tsl_schedule **out) {
-  tsl_status st;
-  tsl_conv2d_nchwc_knobs k = knobs_of(p, t, true, s, c, &st);
-  return st == TSL_OK ? tsl_conv2d_nchwc_schedule(p, t, &k, out) : st;
-}
-
-#define DIRECT_TEMPLATE(OP)                                                                                       \
-  {"" OP ".direct", OP, "NCHW[x]c direct conv: register tile (ow x oc blocks), fused epilogue, optional "         \
-                        "padded copy and input-channel chunks (schedule/templates/conv2d_nchwc.h)",              \
-   1, direct_space, direct_default, direct_apply}
-#define GEMM_TEMPLATE(OP)                                                                                         \
-  {"" OP ".gemm1x1", OP, "NCHW[x]c 1x1 conv as a GEMM over the fused pixel axis (schedule/templates/conv2d_nchwc.h)", \
-   1, gemm_space, gemm_default, gemm_apply}
+#define DIRECT_TEMPLATE(OP)                                                                                     \
+  {OP ".direct", OP,                                                                                            \
+   "NCHW[x]c direct conv: register tile (ow x oc blocks), fused epilogue, optional padded copy and "            \
+   "input-channel chunks (schedule/templates/conv2d_nchwc.h)",                                                  \
+   1, space, default_config, apply}
+#define GEMM_TEMPLATE(OP)                                                                                       \
+  {OP ".gemm", OP, "NCHW[x]c 1x1 conv as a GEMM over the pixel axis (schedule/templates/conv2d_nchwc.h)", 1,    \
+   space, default_config, apply}
 
 static const tsl_template templates[] = {
-    DIRECT_TEMPLATE("conv2d_nchwc"),          GEMM_TEMPLATE("conv2d_nchwc"),
-    DIRECT_TEMPLATE("conv2d_nchwc_bias"),     GEMM_TEMPLATE("conv2d_nchwc_bias"),
-    DIRECT_TEMPLATE("conv2d_nchwc_bias_add"), GEMM_TEMPLATE("conv2d_nchwc_bias_add"),
+    DIRECT_TEMPLATE("conv2d_nchwc"),         DIRECT_TEMPLATE("conv2d_nchwc_bias"),
+    DIRECT_TEMPLATE("conv2d_nchwc_bias_add"), GEMM_TEMPLATE("conv2d_nchwc_1x1_bias"),
+    GEMM_TEMPLATE("conv2d_nchwc_1x1_bias_add"),
 };
 
 const tsl_template *tsl_conv2d_nchwc_templates(int *n) {

@@ -7,7 +7,7 @@
  * once per set of weights) and a schedule template with a default config:
  *
  *   direct       conv2d_nchwc_bias(_add)    schedule/templates/conv2d_nchwc.h
- *   gemm1x1      the same ops, 1x1 stride 1 unpadded, pixel axis fused (a GEMM)
+ *   gemm1x1      conv2d_nchwc_1x1_bias(_add), 1x1 stride 1 unpadded, pixels as one axis
  *   im2col       conv2d_nchwc_im2col        schedule/templates/im2col.h
  *   depthwise    depthwise_conv2d_nchwc     schedule/templates/depthwise.h (groups = C = K)
  *   grouped      conv2d_nchwc_grouped       schedule/templates/depthwise.h (any groups)
@@ -27,6 +27,7 @@
 #include "codegen/target.h"
 #include "dsl/te.h"
 #include "schedule/schedule.h"
+#include "schedule/template.h"
 #include "tessel/status.h"
 
 #ifdef __cplusplus
@@ -83,8 +84,10 @@ bool tsl_conv2d_algo_applies(const tsl_conv2d_desc *d, tsl_conv2d_algo a, const 
  *  *conv   the operator (tsl_te_check'ed). Inputs, in kernel order: data f32[N, C/x, H, W,
  *          x], the weight in the algorithm's layout, the bias (K values, zero-padded to
  *          whole blocks), then the residual f32[N, K/x, OH, OW, x] when has_residual.
- *          Output: f32[N, K/x, OH, OW, x] (NCHW[x]c). Winograd's inputs are its own
- *          (dsl/ops/winograd.h), in the same order.
+ *          Output: f32[N, K/x, OH, OW, x] (NCHW[x]c). gemm1x1 and im2col take or give
+ *          the same bytes with the pixels flattened (data f32[N, C/x, H*W, x] for
+ *          gemm1x1; output and residual f32[N, K/x, OH*OW, x] for both). Winograd's
+ *          inputs are its own (dsl/ops/winograd.h), in the same order.
  *  *weight (may be NULL) the weight transform: input f32[K, C/groups, R, S] (OIHW),
  *          output the conv's second input.
  * Errors: TSL_ERR_INVALID (tsl_conv2d_desc_check), TSL_ERR_UNSUPPORTED when a does not
@@ -97,12 +100,20 @@ tsl_status tsl_conv2d_algo_instantiate(const tsl_conv2d_desc *d, tsl_conv2d_algo
 tsl_status tsl_conv2d_algo_schedule(const tsl_te_program *conv, tsl_conv2d_algo a, const tsl_target *t,
                                     tsl_schedule **out);
 
-/* The default algorithm for the layer on target t (an algorithm that applies):
- * depthwise for groups = C = K, grouped for other groups; for dense convs Winograd
- * F(4x4, 3x3) on 3x3 stride-1 undilated layers when the registry has it and the layer
- * has enough channels and output pixels for the transforms to pay (C, K >= 32 and an
- * output of at least 14 x 14, measured with bench/conv_layers), gemm1x1 on 1x1 stride-1
- * unpadded layers, direct otherwise. */
+/* The generic-interface template (schedule/template.h) that schedules a conv program
+ * made by tsl_conv2d_algo_instantiate (found by the program's operator name), or NULL.
+ * Its default config is what tsl_conv2d_algo_schedule applies; the tuner searches its
+ * space. */
+const tsl_template *tsl_conv2d_algo_template(const tsl_te_program *conv);
+
+/* The default algorithm for the layer on target t (one that applies), measured with
+ * bench/conv_layers on an AVX2 Zen 3: depthwise for groups = C = K, grouped for other
+ * groups; gemm1x1 for 1x1 stride-1 unpadded layers; grouped (the direct conv over the
+ * true input channels) when more than a quarter of the C/x*x reduction lanes would be
+ * zero (first layers, C = 3: 2-2.4x the direct conv); Winograd for 3x3 stride-1
+ * undilated layers with C, K >= 8 when the registry has it and it takes the layer (1.7-3x
+ * the direct conv on every such layer of SqueezeNet 1.1 and ResNet-18), with the m of
+ * tsl_winograd_default_m (F(4x4) from 20x20 outputs, F(2x2) below); direct otherwise. */
 tsl_conv2d_algo tsl_conv2d_select(const tsl_conv2d_desc *d, const tsl_target *t);
 
 #ifdef __cplusplus

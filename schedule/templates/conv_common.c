@@ -102,8 +102,9 @@ static bool is_float_const(const tsl_expr *e, double *v) {
   return true;
 }
 
-static const char *activation_of(const tsl_expr *body) {
-  const tsl_expr *e = strip_casts(body);
+static const char *activation_of(tsl_expr *body) {
+  /* the op's `act == 1 ? ... : ...` chain is constant once instantiated: simplify folds it */
+  const tsl_expr *e = strip_casts(tsl_simplify(body, NULL));
   double lo, hi;
   if (e->kind == TSL_E_MAX && (is_float_const(e->bin.b, &lo) || is_float_const(e->bin.a, &lo)) && lo == 0.0)
     return "relu";
@@ -137,8 +138,22 @@ static tsl_status im2col_geometry(const tsl_te_program *p, const tsl_te_op *col,
   tsl_expr *vars[6];
   for (int i = 0; i < 6; i++) vars[i] = col->axis[i].var;
   tsl_expr *pi = vars[5], *r = vars[3], *s = vars[4];
-  int64_t OW = g->conv->axis[3].extent, y0, y1, x0, x1, yr, xs;
+  int64_t P = g->conv->axis[2].extent, y0, y1, x0, x1, yr, xs;
   tsl_expr *ye = (tsl_expr *)terms[0], *xe = (tsl_expr *)terms[1];
+  /* OW: the first pixel whose input row differs from pixel 0's (P when there is one row) */
+  int64_t OW = P;
+  if (!eval_at_value(ye, 6, vars, NULL, 0, &y0))
+    return tsl_error(TSL_ERR_INVALID, "%s: cannot evaluate the im2col taps of %s", who, p->name ? p->name : "?");
+  for (int64_t q = 1; q < P; q++) {
+    if (!eval_at_value(ye, 6, vars, pi, q, &y1))
+      return tsl_error(TSL_ERR_INVALID, "%s: cannot evaluate the im2col taps of %s", who, p->name ? p->name : "?");
+    if (y1 != y0) {
+      OW = q;
+      break;
+    }
+  }
+  g->OW = OW;
+  g->OH = P / OW;
   /* p = OW (pi = OW, po = 0) is the first pixel of the second output row */
   if (!eval_at_value(ye, 6, vars, NULL, 0, &y0) || !eval_at_value(ye, 6, vars, pi, OW, &y1) ||
       !eval_at_value(ye, 6, vars, r, 1, &yr) || !eval_at_value(xe, 6, vars, NULL, 0, &x0) ||
@@ -150,7 +165,7 @@ static tsl_status im2col_geometry(const tsl_te_program *p, const tsl_te_op *col,
   g->dilation_w = xs - x0;
   g->pad_top = -y0;
   g->pad_left = -x0;
-  int64_t OH = g->conv->axis[2].extent;
+  int64_t OH = g->OH;
   /* the padding below / right that the output extent implies (the floor division may
    * hide a few rows of it; those rows are never read) */
   g->pad_bottom = tpl_max(0, (OH - 1) * g->stride_h + g->dilation_h * (g->R - 1) + 1 - g->data->shape[2] - g->pad_top);
@@ -160,24 +175,26 @@ static tsl_status im2col_geometry(const tsl_te_program *p, const tsl_te_op *col,
 
 tsl_status tpl_conv_geometry_of(const tsl_te_program *p, const char *tag, const char *who, tpl_conv_geometry *g) {
   memset(g, 0, sizeof *g);
-  if (!p || p->ninputs < 2 || p->noutputs != 1)
-    return tsl_error(TSL_ERR_INVALID, "%s: program %s is not a convolution (needs data, weight and one output)", who,
+  if (!p || p->ninputs < 1 || p->noutputs != 1)
+    return tsl_error(TSL_ERR_INVALID, "%s: program %s is not a window operator (needs data and one output)", who,
                      p && p->name ? p->name : "?");
   const tsl_te_op *conv = tpl_find_tagged(p, tag);
-  if (!conv || conv->naxis != 5 || conv->body->kind != TSL_E_REDUCE)
-    return tsl_error(TSL_ERR_INVALID, "%s: program %s has no reduction stage tagged \"%s\" over [n, kb, y, x, k]", who,
+  if (!conv || (conv->naxis != 5 && conv->naxis != 4) || conv->body->kind != TSL_E_REDUCE)
+    return tsl_error(TSL_ERR_INVALID,
+                     "%s: program %s has no reduction stage tagged \"%s\" over [n, kb, y, x, k] or [n, kb, p, k]", who,
                      p->name ? p->name : "?", tag);
   g->conv = conv;
   g->out = p->outputs[0]->op;
   g->data = p->inputs[0]->buf;
-  g->weight = p->inputs[1]->buf;
-  if (g->data->ndim != 5)
+  g->weight = p->ninputs >= 2 ? p->inputs[1]->buf : NULL;
+  if (g->data->ndim != 5 && !(g->data->ndim == 4 && conv->naxis == 4))
     return tsl_error(TSL_ERR_INVALID, "%s: the data of %s is not NCHW[x]c (rank %d)", who, p->name ? p->name : "?",
                      g->data->ndim);
   const tsl_te_op *padded = tpl_find_named(p, "padded");
   g->padded = padded && padded->naxis == 5 ? padded : NULL;
-  g->X = g->data->shape[4];
-  g->Y = conv->axis[4].extent;
+  g->X = g->data->shape[g->data->ndim - 1];
+  g->Y = conv->axis[conv->naxis - 1].extent;
+  g->flat = conv->naxis == 4;
   const tsl_iter_var *r = reduce_axis_named(conv, "r"), *s = reduce_axis_named(conv, "s");
   g->R = r ? r->extent : 1;
   g->S = s ? s->extent : 1;
@@ -188,6 +205,15 @@ tsl_status tpl_conv_geometry_of(const tsl_te_program *p, const char *tag, const 
   g->act = g->has_epilogue ? activation_of(g->out->body) : "";
   const tsl_te_op *col = tpl_find_tagged(p, "im2col");
   if (col) return im2col_geometry(p, col, who, g);
+  g->stride_h = g->stride_w = g->dilation_h = g->dilation_w = 1;
+  if (g->flat) {
+    /* a 1x1 conv as a GEMM over flattened pixels: no window, no padding */
+    g->OH = conv->axis[2].extent;
+    g->OW = 1;
+    return TSL_OK;
+  }
+  g->OH = conv->axis[2].extent;
+  g->OW = conv->axis[3].extent;
 
   /* strides and dilations from the conv's spatial read */
   const tsl_buffer *src = g->padded ? g->padded->output->buf : g->data;
@@ -196,7 +222,6 @@ tsl_status tpl_conv_geometry_of(const tsl_te_program *p, const char *tag, const 
   int nv = 0;
   for (int i = 0; i < conv->naxis && nv < 16; i++) vars[nv++] = conv->axis[i].var;
   for (int i = 0; i < conv->nreduce && nv < 16; i++) vars[nv++] = conv->reduce_axis[i].var;
-  g->stride_h = g->stride_w = g->dilation_h = g->dilation_w = 1;
   if (!ld || ld->load.nindex != 5 || !coefficient(ld->load.index[2], nv, vars, conv->axis[2].var, &g->stride_h) ||
       !coefficient(ld->load.index[3], nv, vars, conv->axis[3].var, &g->stride_w) ||
       (r && !coefficient(ld->load.index[2], nv, vars, r->var, &g->dilation_h)) ||
@@ -219,6 +244,25 @@ tsl_status tpl_conv_geometry_of(const tsl_te_program *p, const char *tag, const 
     g->pad_right = g->padded->axis[3].extent - g->data->shape[3] - g->pad_left;
   }
   return TSL_OK;
+}
+
+bool tpl_conv_input_varies_with_lane(const tpl_conv_geometry *g) {
+  const tsl_te_op *conv = g->conv;
+  const tsl_buffer *src = g->padded ? g->padded->output->buf : g->data;
+  const tsl_expr *ld = find_load(conv->body, src);
+  if (!ld) return true;
+  tsl_var_ranges *ranges = tsl_var_ranges_new();
+  for (int i = 0; i < conv->naxis; i++)
+    tsl_var_ranges_set(ranges, conv->axis[i].var, tsl_interval_range(0, conv->axis[i].extent - 1));
+  for (int i = 0; i < conv->nreduce; i++)
+    tsl_var_ranges_set(ranges, conv->reduce_axis[i].var,
+                       tsl_interval_range(conv->reduce_axis[i].min,
+                                          conv->reduce_axis[i].min + conv->reduce_axis[i].extent - 1));
+  const tsl_expr *lane = conv->axis[conv->naxis - 1].var;
+  bool varies = false;
+  for (int d = 0; d < ld->load.nindex && !varies; d++)
+    varies = tsl_expr_uses_var(tsl_simplify(ld->load.index[d], ranges), lane);
+  return varies;
 }
 
 /* ---- kernel names ------------------------------------------------------------ */
@@ -264,6 +308,7 @@ const char *tpl_conv_kernel_name(const tpl_conv_geometry *g, const char *prefix,
 typedef struct tile_axes {
   tpl_name n, kbo, kbi, yo, yi, xo, xi, k;
   int64_t ext_n, ext_kbo, ext_yo, ext_xo;
+  bool clean_kbo, clean_yo, clean_xo; /* the split leaves no tail */
 } tile_axes;
 
 /* Splits axis by factor when 1 < factor < extent; outer/inner get the leaf names, ""
@@ -283,40 +328,44 @@ static void blocked(tpl_builder *b, const char *stage, const char *axis, int64_t
 }
 
 /* Names of a stage's root iters 0..4 (output axes) copied before any step moves them. */
-static bool root_names(const tpl_builder *b, const char *stage, tpl_name names[5]) {
+static bool root_names(const tpl_builder *b, const char *stage, int n, tpl_name names[5]) {
   const tsl_stage *st = tsl_schedule_stage(b->s, stage);
-  if (!st || st->nroot < 5) return false;
-  for (int i = 0; i < 5; i++) snprintf(names[i], TPL_NAME_LEN, "%s", st->iters[i].name);
+  if (!st || st->nroot < n || n > 5) return false;
+  for (int i = 0; i < n; i++) snprintf(names[i], TPL_NAME_LEN, "%s", st->iters[i].name);
   return true;
 }
 
 static void make_tile_axes(tpl_builder *b, const char *stage, const tpl_conv_tile *t, int64_t N, tile_axes *a) {
   tpl_name r[5];
   if (b->st != TSL_OK) return;
-  if (!root_names(b, stage, r)) {
-    b->st = tsl_error(TSL_ERR_INVALID, "%s: stage %s does not have the 5 axes [n, kb, y, x, k]", b->who, stage);
+  const tsl_stage *st = tsl_schedule_stage(b->s, stage);
+  int nax = st ? st->op->naxis : 0;
+  if ((nax != 4 && nax != 5) || !root_names(b, stage, nax, r)) {
+    b->st = tsl_error(TSL_ERR_INVALID, "%s: stage %s does not have the axes [n, kb, y, x, k] or [n, kb, p, k]", b->who,
+                      stage);
     return;
   }
   snprintf(a->n, TPL_NAME_LEN, "%s", r[0]);
-  snprintf(a->k, TPL_NAME_LEN, "%s", r[4]);
+  snprintf(a->k, TPL_NAME_LEN, "%s", r[nax - 1]);
   a->ext_n = N;
   blocked(b, stage, r[1], t->oc_blocks, t->KB, a->kbo, a->kbi);
   a->ext_kbo = tpl_ceil_div(t->KB, t->oc_blocks);
-  if (t->gemm) {
-    tpl_name fused;
-    tpl_fuse(b, stage, r[2], r[3]);
-    tpl_cat(fused, r[2], ".");
-    tpl_cat(fused, fused, r[3]);
-    tpl_cat(fused, fused, ".fused");
+  a->clean_kbo = t->KB % t->oc_blocks == 0 || t->oc_blocks >= t->KB;
+  if (nax == 4) {
+    /* [n, kb, p, k]: the pixel axis is tiled like x */
     a->yo[0] = a->yi[0] = '\0';
     a->ext_yo = 1;
-    blocked(b, stage, fused, t->ow_block, t->OH * t->OW, a->xo, a->xi);
-    a->ext_xo = tpl_ceil_div(t->OH * t->OW, t->ow_block);
+    a->clean_yo = true;
+    blocked(b, stage, r[2], t->ow_block, t->OW, a->xo, a->xi);
+    a->ext_xo = tpl_ceil_div(t->OW, t->ow_block);
+    a->clean_xo = t->OW % t->ow_block == 0 || t->ow_block >= t->OW;
   } else {
     blocked(b, stage, r[2], t->oh_block, t->OH, a->yo, a->yi);
     blocked(b, stage, r[3], t->ow_block, t->OW, a->xo, a->xi);
     a->ext_yo = tpl_ceil_div(t->OH, t->oh_block);
     a->ext_xo = tpl_ceil_div(t->OW, t->ow_block);
+    a->clean_yo = t->OH % t->oh_block == 0 || t->oh_block >= t->OH;
+    a->clean_xo = t->OW % t->ow_block == 0 || t->ow_block >= t->OW;
   }
 }
 
@@ -381,44 +430,61 @@ void tpl_conv_tile_schedule(tpl_builder *b, const tsl_te_program *p, const char 
   tile_axes o;
   memset(&o, 0, sizeof o);
   make_tile_axes(b, ostage, t, N, &o);
-  const char *first = t->loop_order == 0 ? o.kbo : o.yo, *second = t->loop_order == 0 ? o.yo : o.kbo;
-  int64_t ext_first = t->loop_order == 0 ? o.ext_kbo : o.ext_yo, ext_second = t->loop_order == 0 ? o.ext_yo : o.ext_kbo;
+  /* Outer loops: n, kb.outer, y.outer (loop_order 1: y.outer first). The ones whose split
+   * leaves a tail go after the others: a tail guard on a loop fused with others is on a
+   * division/modulo of the fused index, which loop partitioning cannot cut out, so it
+   * would stay in the innermost loops (measured: a 2x slowdown, the accumulators
+   * spilled around the branches). */
+  const char *cand[2] = {t->loop_order == 0 ? o.kbo : o.yo, t->loop_order == 0 ? o.yo : o.kbo};
+  int64_t cand_ext[2] = {t->loop_order == 0 ? o.ext_kbo : o.ext_yo, t->loop_order == 0 ? o.ext_yo : o.ext_kbo};
+  bool cand_clean[2] = {t->loop_order == 0 ? o.clean_kbo : o.clean_yo, t->loop_order == 0 ? o.clean_yo : o.clean_kbo};
+  const char *clean[4], *unclean[2];
+  int nclean = 0, nunclean = 0;
+  int64_t work = o.ext_n;
+  push(clean, &nclean, o.n);
+  for (int i = 0; i < 2; i++) {
+    if (!cand[i][0]) continue;
+    if (cand_clean[i]) {
+      clean[nclean++] = cand[i];
+      work *= cand_ext[i];
+    } else {
+      unclean[nunclean++] = cand[i];
+    }
+  }
+  /* x.outer joins the parallel loop when that is all the parallelism there is, the whole
+   * reduction sits in the tile and it has no tail */
+  bool take_xo = !chunked && o.xo[0] && o.clean_xo && nunclean == 0 && work < 4;
+  if (take_xo) clean[nclean++] = o.xo;
   const char *order[16];
   int no = 0;
-  push(order, &no, o.n);
-  push(order, &no, first);
-  push(order, &no, second);
-  push(order, &no, o.xo);
+  for (int i = 0; i < nclean; i++) push(order, &no, clean[i]);
+  for (int i = 0; i < nunclean; i++) push(order, &no, unclean[i]);
+  if (!take_xo) push(order, &no, o.xo);
+  /* y = 1 lane (plain NCHW): the columns of the tile are the vector instead of the
+   * channel lanes (shared/cases C01: a row of 13 vectorized by 8 masks its tail) */
+  bool vector_x = g.Y == 1 && o.xi[0];
   push(order, &no, o.kbi);
   push(order, &no, o.yi);
-  push(order, &no, o.xi);
+  if (!vector_x) push(order, &no, o.xi);
   push(order, &no, o.k);
+  if (vector_x) push(order, &no, o.xi);
   tpl_reorder(b, ostage, no, order);
 
-  /* the parallel prefix: n and the two blocked outer loops, plus x.outer when that is
-   * all the parallelism there is and the whole reduction sits in the tile */
-  const char *prefix[4];
-  int np = 0;
-  int64_t work = o.ext_n;
-  push(prefix, &np, o.n);
-  if (first[0]) work *= ext_first;
-  push(prefix, &np, first);
-  if (second[0]) work *= ext_second;
-  push(prefix, &np, second);
-  bool take_xo = !chunked && o.xo[0] && work < 16;
-  if (take_xo) push(prefix, &np, o.xo);
-  tpl_name outer_fused, attach;
+  /* the parallel loop: the fused clean loops when they hold enough iterations, else the
+   * first loop with a tail on its own (its guard stays linear) */
+  tpl_name outer_fused, innermost_outer, attach;
+  tpl_fuse_all(b, ostage, nclean, clean, outer_fused);
   if (t->parallel) {
-    tpl_fuse_all(b, ostage, np, prefix, outer_fused);
-    tpl_parallel(b, ostage, outer_fused);
-  } else {
-    snprintf(outer_fused, TPL_NAME_LEN, "%s", prefix[np - 1]);
+    if (work >= 4 || nunclean == 0 || take_xo) tpl_parallel(b, ostage, outer_fused);
+    else tpl_parallel(b, ostage, unclean[0]);
   }
+  snprintf(innermost_outer, TPL_NAME_LEN, "%s", nunclean ? unclean[nunclean - 1] : outer_fused);
   if (!chunked && o.xo[0] && !take_xo) snprintf(attach, TPL_NAME_LEN, "%s", o.xo);
-  else snprintf(attach, TPL_NAME_LEN, "%s", outer_fused);
+  else snprintf(attach, TPL_NAME_LEN, "%s", innermost_outer);
   if (o.kbi[0]) tpl_unroll(b, ostage, o.kbi);
   if (o.yi[0]) tpl_unroll(b, ostage, o.yi);
-  if (o.xi[0]) tpl_unroll(b, ostage, o.xi);
+  if (vector_x) tpl_vectorize(b, ostage, o.xi);
+  else if (o.xi[0]) tpl_unroll(b, ostage, o.xi);
   if (g.Y > 1) tpl_vectorize(b, ostage, o.k);
 
   /* the accumulating stage */
@@ -439,15 +505,17 @@ void tpl_conv_tile_schedule(tpl_builder *b, const tsl_te_program *p, const char 
   push(order, &no, a.xo);
   for (int i = 0; i < t->nreduce; i++)
     push(order, &no, chunked && strcmp(t->reduce_names[i], t->chunk_axis) == 0 ? cbi : t->reduce_names[i]);
-  if (t->oc_major) push(order, &no, a.kbi);
+  if (t->oc_major || vector_x) push(order, &no, a.kbi);
   push(order, &no, a.yi);
-  push(order, &no, a.xi);
-  if (!t->oc_major) push(order, &no, a.kbi);
+  if (!vector_x) push(order, &no, a.xi);
+  if (!t->oc_major && !vector_x) push(order, &no, a.kbi);
   push(order, &no, a.k);
+  if (vector_x) push(order, &no, a.xi);
   tpl_reorder(b, acc, no, order);
   if (a.kbi[0]) tpl_unroll(b, acc, a.kbi);
   if (a.yi[0]) tpl_unroll(b, acc, a.yi);
-  if (a.xi[0]) tpl_unroll(b, acc, a.xi);
+  if (vector_x) tpl_vectorize(b, acc, a.xi);
+  else if (a.xi[0]) tpl_unroll(b, acc, a.xi);
   for (int i = 0; i < 2; i++)
     if (t->unroll_names[i]) {
       const char *u = t->unroll_names[i];
@@ -458,7 +526,7 @@ void tpl_conv_tile_schedule(tpl_builder *b, const tsl_te_program *p, const char 
   tpl_compute_at(b, acc, ostage, attach);
   /* after the conv is inside the output's loops: compute_at needs its consumers there */
   if (g.padded && t->pad_stage == TPL_PAD_OUTER) {
-    tpl_compute_at(b, g.padded->name, ostage, outer_fused);
+    tpl_compute_at(b, g.padded->name, ostage, innermost_outer);
     const tsl_stage *ps = b->st == TSL_OK ? tsl_schedule_stage(b->s, g.padded->name) : NULL;
     if (ps && t->pad_vector && g.X > 1) tpl_vectorize(b, g.padded->name, ps->iters[4].name);
   }

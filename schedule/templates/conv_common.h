@@ -4,9 +4,11 @@
  *
  * The conv programs of dsl/ops (conv2d_nchwc.c, depthwise.c, im2col.c) have the stages
  *   padded  (optional) the spatially zero-padded input, data[n, cb, y - pad_top, ...]
- *   conv    the reduction, tagged with the family's tag, output [n, kb, y, x, k]
+ *   conv    the reduction, tagged with the family's tag, output [n, kb, y, x, k] (or
+ *           [n, kb, p, k] with the pixels flattened: 1x1 GEMM, im2col)
  *   out     (optional) the epilogue act(conv + bias (+ residual)), the program's output
- * and the data placeholder is the program's first input, the weight its second.
+ * and the data placeholder is the program's first input, the weight its second (pooling
+ * programs have the same stages, with the reduction tagged "pool2d" and no weight).
  */
 #ifndef TESSEL_SCHEDULE_TEMPLATES_CONV_COMMON_H
 #define TESSEL_SCHEDULE_TEMPLATES_CONV_COMMON_H
@@ -22,12 +24,14 @@ typedef struct tpl_conv_geometry {
   const tsl_te_op *conv;   /* the reduction stage (tagged) */
   const tsl_te_op *padded; /* the padding stage, or NULL */
   const tsl_te_op *out;    /* the program's output op (== conv without epilogue) */
-  const tsl_buffer *data, *weight;
+  const tsl_buffer *data, *weight; /* weight NULL for a one-input op (pooling) */
   int64_t stride_h, stride_w, dilation_h, dilation_w;
   int64_t pad_top, pad_left, pad_bottom, pad_right;
   int64_t R, S; /* kernel extents (reduction axes named r and s; 1 when absent) */
   int64_t X;    /* input lanes: the data's last extent */
   int64_t Y;    /* output lanes: the conv's last axis extent */
+  int64_t OH, OW; /* output extents (flat: OH = pixels, OW = 1) */
+  bool flat;       /* the conv's pixels are one axis: [n, kb, p, k] (1x1 GEMM, im2col) */
   bool has_epilogue, has_bias, has_residual;
   const char *act; /* "" none, "relu", "relu6", "clip" (read from the epilogue) */
 } tpl_conv_geometry;
@@ -39,7 +43,13 @@ typedef struct tpl_conv_geometry {
  * no stage tagged `tag`, fewer than two inputs, a conv that is not [n, kb, y, x, k]. */
 tsl_status tpl_conv_geometry_of(const tsl_te_program *p, const char *tag, const char *who, tpl_conv_geometry *g);
 
-/* The kernel name of STYLE.md for g: "<prefix>_nchw<X>c_<R>x<S>_s<..>_p<..>[_d<..>]_f32
+/* Whether the conv's read of its input depends on the output lane k (a gather when
+ * the lanes are vectorized: grouped convs whose groups split a vector). False when every
+ * lane reads the same value (a broadcast), e.g. groups = 1. */
+bool tpl_conv_input_varies_with_lane(const tpl_conv_geometry *g);
+
+/* The kernel name of STYLE.md for g (an im2col program names the bottom/right padding
+ * its output reaches: rows a floor division drops are not part of it): "<prefix>_nchw<X>c_<R>x<S>_s<..>_p<..>[_d<..>]_f32
  * [_<variant>][_bias][_add][_<act>]__<hash>", e.g. conv2d_nchw8c_3x3_s1_p1_f32_bias_relu__
  * 1a2b3c4d. Strides, paddings and dilations print one value when all are equal, else
  * each (s2x1, p0_1_0_2 as top_left_bottom_right). Written to buf (n bytes); returns buf. */
@@ -56,19 +66,20 @@ typedef enum tpl_pad_mode {
 } tpl_pad_mode;
 
 /* The register-tile loop nest (conv2d_nchwc.h describes it) over a conv whose output
- * axes are (n, kb, y, x, k) and whose reduction axes are reduce_names (in loop order). */
+ * axes are (n, kb, y, x, k) — or (n, kb, p, k), the pixel axis tiled like x — and whose
+ * reduction axes are reduce_names (in loop order). */
 typedef struct tpl_conv_tile {
   int64_t oc_blocks, oh_block, ow_block; /* tile: kb, y, x extents (>= 1) */
   int64_t ic_chunk;                      /* chunk_axis split (>= its extent: none) */
   bool oc_major;                         /* kb.inner outside y.inner/x.inner in the tile */
-  bool gemm;                             /* fuse y and x (ow_block tiles the pixel axis) */
   bool parallel;
   int loop_order;                        /* 0: kb.outer before y.outer; 1: after */
   const char *reduce_names[4];           /* reduction axes, outermost first */
   int nreduce;
   const char *chunk_axis;                /* NULL: no input-channel chunks */
   const char *unroll_names[2];           /* reduction axes to unroll (NULL: none) */
-  int64_t KB, OH, OW, CB;                /* extents of kb, y, x and the chunk axis */
+  int64_t KB, OH, OW, CB;                /* extents of kb, y, x and the chunk axis (a
+                                            [n, kb, p, k] conv: OW = the pixels, OH = 1) */
   tpl_pad_mode pad_stage;                /* what to do with stage "padded" if present */
   bool pad_vector;                       /* vectorize the padded copy's last axis */
   bool vector_inputs;                    /* depthwise: the k lanes also index the input */

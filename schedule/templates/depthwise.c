@@ -24,15 +24,16 @@ tsl_status tsl_depthwise_get_shape(const tsl_te_program *p, tsl_depthwise_shape 
   out->S = g.S;
   out->padded = g.pad_top || g.pad_left || g.pad_bottom || g.pad_right;
   out->grouped = grouped;
+  out->broadcast_input = grouped && !tpl_conv_input_varies_with_lane(&g);
   return TSL_OK;
 }
 
 /* Columns wasted on the tail, weighted like conv2d_nchwc.c's tile_cost: a tile of w
  * columns costs max(w, chains) + overhead. */
-static double row_cost(int64_t extent, int64_t w, int64_t chains) {
+static double row_cost(int64_t extent, int64_t w, int64_t oc, int64_t chains) {
   int64_t full = extent / w, tail = extent % w;
-  double c = (double)full * ((double)tpl_max(w, chains) + 3.0);
-  if (tail) c += (double)tpl_max(tail, chains) + 3.0;
+  double c = (double)full * ((double)tpl_max(w * oc, chains) + 3.0);
+  if (tail) c += (double)tpl_max(tail * oc, chains) + 3.0;
   return c;
 }
 
@@ -40,13 +41,15 @@ tsl_depthwise_knobs tsl_depthwise_default_knobs(const tsl_target *t, const tsl_d
   tsl_depthwise_knobs k;
   memset(&k, 0, sizeof k);
   int64_t rpa = tpl_max(1, tpl_ceil_div(sh->Y, tpl_lanes(t)));
-  int64_t max_acc = (tpl_vector_registers(t) - 2 * rpa - 2) / rpa;
-  k.oc_blocks = 1;
+  /* a grouped conv whose lanes all read one input value (groups 1: the direct conv over
+   * the true channels) broadcasts it to two output blocks, like conv2d_nchwc */
+  k.oc_blocks = sh->broadcast_input ? tpl_min(2, sh->KB) : 1;
+  int64_t max_acc = (tpl_vector_registers(t) - (k.oc_blocks + 1) * rpa - 2) / (rpa * k.oc_blocks);
   k.oh_block = 1;
   double best = 0.0;
   k.ow_block = 1;
   for (int64_t w = 1; w <= tpl_min(max_acc, sh->OW); w++) {
-    double c = row_cost(sh->OW, w, 8) / (double)sh->OW;
+    double c = row_cost(sh->OW, w, k.oc_blocks, 8) / (double)sh->OW;
     if (best == 0.0 || c < best - 1e-9) {
       best = c;
       k.ow_block = w;
@@ -54,7 +57,10 @@ tsl_depthwise_knobs tsl_depthwise_default_knobs(const tsl_target *t, const tsl_d
   }
   k.unroll_kernel = sh->R * sh->S <= (sh->grouped ? 9 : 49);
   k.loop_order = 0;
-  k.pad_mode = sh->padded ? (sh->grouped ? 1 : 2) : 0;
+  /* depthwise reads each input ~9 times, so a padded copy costs as much as the conv:
+   * guarded loads (inline) measured faster, except on tiny images where the copy of
+   * the rows is cheap and the guards are most of the work */
+  k.pad_mode = !sh->padded ? 0 : sh->grouped ? 1 : sh->OH * sh->OW <= 64 ? 2 : 0;
   k.parallel = true;
   return k;
 }

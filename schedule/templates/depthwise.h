@@ -17,12 +17,14 @@
  * the overlapping input columns of neighbouring outputs from registers. Depthwise
  * convolutions do ~9 FMAs per input element, so they are bound by memory and by loads,
  * not by the FMA units (oneDNN reaches 23-30% of peak on them here, anchors.md); the
- * default copies the padded rows each parallel iteration needs (pad_mode 2, cache
- * resident) rather than the whole padded tensor.
+ * default reads the padding through guarded loads rather than copying the input.
  *
  * Grouped: an output vector's lanes may belong to different groups and so read
  * different input channels (a gather); correct for any channels per group, including
  * fewer than x (shared/cases C04) and depthwise multipliers > 1, but not tuned for speed.
+ * With groups = 1 every lane reads the same input channel (a broadcast): then it is the
+ * direct convolution over the true input channels, the algorithm for first layers whose
+ * 3 channels would leave 5 of 8 lanes of conv2d_nchwc's reduction zero.
  */
 #ifndef TESSEL_SCHEDULE_TEMPLATES_DEPTHWISE_H
 #define TESSEL_SCHEDULE_TEMPLATES_DEPTHWISE_H
@@ -46,6 +48,8 @@ typedef struct tsl_depthwise_shape {
   int64_t R, S;
   bool padded;
   bool grouped; /* conv2d_nchwc_grouped (else depthwise_conv2d_nchwc) */
+  bool broadcast_input; /* grouped, and every output lane reads the same input value
+                           (groups 1): no gather */
 } tsl_depthwise_shape;
 
 typedef struct tsl_depthwise_knobs {
@@ -62,12 +66,15 @@ typedef struct tsl_depthwise_knobs {
  * Errors: TSL_ERR_INVALID when p is neither. */
 tsl_status tsl_depthwise_get_shape(const tsl_te_program *p, tsl_depthwise_shape *out);
 
-/* Defaults for target t: one channel block per tile, the widest row tile whose
+/* Defaults for target t: one channel block per tile (two when the input is broadcast),
+ * the widest row tile whose
  * accumulators plus the weight and one input leave two of the target's vector registers
  * free, chosen to waste the fewest columns on the tail; the window unrolled (when it has
- * at most 49 taps); padded rows copied per outer iteration (pad_mode 2) when the conv
- * pads, parallel. Grouped: the same with the window not unrolled when it has more than 9
- * taps. */
+ * at most 49 taps); when the conv pads, the padding inlined as guarded loads (pad_mode
+ * 0, measured fastest on MobileNetV2's layers: a padded copy moves as many bytes as the
+ * depthwise conv itself), except for outputs of at most 64 pixels (the rows copied per
+ * outer iteration, pad_mode 2); parallel. Grouped: the window not unrolled past 9 taps,
+ * the whole padded input copied first (pad_mode 1). */
 tsl_depthwise_knobs tsl_depthwise_default_knobs(const tsl_target *t, const tsl_depthwise_shape *sh);
 
 /* TSL_ERR_INVALID naming the knob when a block is < 1, loop_order is outside {0, 1} or

@@ -15,14 +15,13 @@ tsl_status tsl_im2col_get_shape(const tsl_te_program *p, tsl_im2col_shape *out) 
   memset(out, 0, sizeof *out);
   const tsl_te_op *col = p ? tpl_find_tagged(p, "im2col") : NULL;
   const tsl_te_op *conv = p ? tpl_find_tagged(p, "conv2d_nchwc_im2col") : NULL;
-  if (!col || !conv || col->naxis != 6 || conv->naxis != 5 || conv->nreduce != 3)
+  if (!col || !conv || col->naxis != 6 || conv->naxis != 4 || conv->nreduce != 3)
     return tsl_error(TSL_ERR_INVALID, "%s: program %s is not an im2col convolution", WHO,
                      p && p->name ? p->name : "?");
   out->N = conv->axis[0].extent;
   out->KB = conv->axis[1].extent;
-  out->OH = conv->axis[2].extent;
-  out->OW = conv->axis[3].extent;
-  out->Y = conv->axis[4].extent;
+  out->P = conv->axis[2].extent;
+  out->Y = conv->axis[3].extent;
   out->C = col->axis[2].extent;
   out->R = col->axis[3].extent;
   out->S = col->axis[4].extent;
@@ -32,7 +31,7 @@ tsl_status tsl_im2col_get_shape(const tsl_te_program *p, tsl_im2col_shape *out) 
 
 tsl_im2col_knobs tsl_im2col_default_knobs(const tsl_target *t, const tsl_im2col_shape *sh) {
   tsl_im2col_knobs k;
-  int64_t P = sh->OH * sh->OW, mr = sh->pack_rows;
+  int64_t P = sh->P, mr = sh->pack_rows;
   int64_t row_bytes = sh->C * sh->R * sh->S * 4;
   int64_t fit = tpl_max(1, tpl_l2_bytes(t) / 2 / tpl_max(1, row_bytes * mr)) * mr;
   int64_t ntiles = tpl_ceil_div(P, fit);
@@ -68,18 +67,15 @@ typedef struct px_axes {
   tpl_name n, tile, po, pi, kbo, kbi, k;
 } px_axes;
 
-/* fuse(y, x) -> p; p by tile_px (tile, rest), rest by pack_rows (po, pi); kb by oc. */
+/* p by tile_px (tile, rest), rest by pack_rows (po, pi); kb by oc_blocks. */
 static void px_split(tpl_builder *b, const char *stage, const tsl_im2col_shape *sh, const tsl_im2col_knobs *k,
                      px_axes *a) {
-  tpl_name r[5], p, rest;
-  if (!names_of(b, stage, 5, r)) return;
+  tpl_name r[4], p, rest;
+  if (!names_of(b, stage, 4, r)) return;
   snprintf(a->n, TPL_NAME_LEN, "%s", r[0]);
-  snprintf(a->k, TPL_NAME_LEN, "%s", r[4]);
-  tpl_fuse(b, stage, r[2], r[3]);
-  tpl_cat(p, r[2], ".");
-  tpl_cat(p, p, r[3]);
-  tpl_cat(p, p, ".fused");
-  int64_t P = sh->OH * sh->OW;
+  snprintf(a->k, TPL_NAME_LEN, "%s", r[3]);
+  snprintf(p, TPL_NAME_LEN, "%s", r[2]);
+  int64_t P = sh->P;
   if (k->tile_px < P) {
     tpl_split(b, stage, p, k->tile_px);
     tpl_cat(a->tile, p, ".outer");
@@ -154,27 +150,33 @@ tsl_status tsl_im2col_schedule(const tsl_te_program *p, const tsl_target *t, con
   px_axes a;
   memset(&a, 0, sizeof a);
   px_split(&b, acc, &sh, &k, &a);
-  tpl_name red[8];
-  if (names_of(&b, acc, 8, red)) {
+  tpl_name red[7];
+  if (names_of(&b, acc, 7, red)) {
     no = 0;
     push(order, &no, a.n);
     push(order, &no, a.tile);
     push(order, &no, a.kbo);
     push(order, &no, a.po);
+    push(order, &no, red[4]);
     push(order, &no, red[5]);
     push(order, &no, red[6]);
-    push(order, &no, red[7]);
     push(order, &no, a.pi);
     push(order, &no, a.kbi);
     push(order, &no, a.k);
     tpl_reorder(&b, acc, no, order);
     tpl_unroll(&b, acc, a.pi);
     if (a.kbi[0]) tpl_unroll(&b, acc, a.kbi);
-    if (k.unroll_kw) tpl_unroll(&b, acc, red[7]);
+    if (k.unroll_kw) tpl_unroll(&b, acc, red[6]);
     if (sh.Y > 1) tpl_vectorize(&b, acc, a.k);
   }
   tpl_compute_at(&b, acc, ostage, o.po);
-  /* the im2col tile, once per (n, tile) iteration */
+  /* the im2col tile, once per (n, tile) iteration, pixel by pixel: a pixel's input row
+   * and column (divisions by OW) are computed once per pixel, not once per tap */
+  tpl_name cn[6];
+  if (names_of(&b, col->name, 6, cn)) {
+    const char *corder[6] = {cn[0], cn[1], cn[5], cn[2], cn[3], cn[4]};
+    tpl_reorder(&b, col->name, 6, corder);
+  }
   tpl_compute_at(&b, col->name, ostage, fused);
   return tpl_finish(&b, out);
 }
@@ -201,7 +203,7 @@ static tsl_status space(const tsl_te_program *p, const tsl_target *t, tsl_config
   if (st != TSL_OK) return st;
   tsl_im2col_knobs d = tsl_im2col_default_knobs(t, &sh);
   memset(out, 0, sizeof *out);
-  int64_t v[TSL_MAX_KNOB_VALUES], P = sh.OH * sh.OW;
+  int64_t v[TSL_MAX_KNOB_VALUES], P = sh.P;
   int nv = 0;
   /* tiles of 1, 2, 4, ... panels up to the whole image */
   for (int64_t m = 1; nv < 16; m *= 2) {

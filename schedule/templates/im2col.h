@@ -1,7 +1,7 @@
 /* Schedule template for the im2col + GEMM convolution of the registry
  * (conv2d_nchwc_im2col, dsl/ops/im2col.c), with knobs.
  *
- * The output pixels p = oh*OW + ow (y and x fused) are cut into tiles of tile_px pixels
+ * The output pixels p = oh*OW + ow (one axis of the op) are cut into tiles of tile_px pixels
  * so that one tile of the im2col matrix, tile_px x C*R*S floats, fits in half of L2
  * (MegEngine's blocked im2col). Per tile, the col stage writes the tile once, already in
  * the panel layout the micro-kernel reads (pack_rows pixels innermost: the GEMM's pack
@@ -40,13 +40,13 @@ extern "C" {
 #endif
 
 typedef struct tsl_im2col_shape {
-  int64_t N, KB, OH, OW, Y;
+  int64_t N, KB, P, Y; /* output [N, KB, P = OH*OW, Y] */
   int64_t C, R, S;   /* the reduction: true input channels x kernel */
   int64_t pack_rows; /* the col panel height (the op's pack_rows) */
 } tsl_im2col_shape;
 
 typedef struct tsl_im2col_knobs {
-  int64_t tile_px;   /* pixels per im2col tile, a multiple of pack_rows (>= OH*OW: one tile) */
+  int64_t tile_px;   /* pixels per im2col tile, a multiple of pack_rows (>= P: one tile) */
   int64_t oc_blocks; /* output blocks (of y lanes) per register tile, >= 1 */
   bool unroll_kw;    /* unroll the kernel-column loop of the GEMM */
   bool parallel;     /* tiles on the thread pool */

@@ -11,6 +11,13 @@ tsl_status tpl_begin(tpl_builder *b, const tsl_te_program *p, const char *who) {
   return b->st;
 }
 
+tsl_status tpl_begin_inlined(tpl_builder *b, const tsl_te_program *p, const char *who) {
+  b->s = NULL;
+  b->who = who;
+  b->st = tsl_schedule_create(p, &b->s);
+  return b->st;
+}
+
 tsl_status tpl_finish(tpl_builder *b, tsl_schedule **out) {
   *out = NULL;
   if (b->st != TSL_OK) {

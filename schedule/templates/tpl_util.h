@@ -37,6 +37,10 @@ typedef struct tpl_builder {
  * nothing inlined). Errors: those of tsl_schedule_new. */
 tsl_status tpl_begin(tpl_builder *b, const tsl_te_program *p, const char *who);
 
+/* The same from the default schedule (tsl_schedule_create: "elemwise"/"injective"
+ * intermediates inlined). */
+tsl_status tpl_begin_inlined(tpl_builder *b, const tsl_te_program *p, const char *who);
+
 /* The builder's status; on error frees the schedule. *out receives the schedule on
  * success (owned by the caller) and NULL otherwise. */
 tsl_status tpl_finish(tpl_builder *b, tsl_schedule **out);

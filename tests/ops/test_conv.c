@@ -1,0 +1,226 @@
+/* The NCHW[x]c convolutions (direct, 1x1 GEMM, im2col, depthwise, grouped) against the
+ * naive reference on random shapes and the classes of shared/cases: channel counts not
+ * a multiple of the block, non-square inputs, asymmetric and large padding, even
+ * kernels and kernels as large as the input, dilation, fused epilogues after every
+ * special schedule, other block widths, 1 vs N threads. Each layer runs with its
+ * template's default config and random configs. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops/conv_check.h"
+#include "ops/ops_util.h"
+
+static uint64_t rng_state = 0x5eed;
+static int64_t rnd(int64_t lo, int64_t hi) { /* [lo, hi] */
+  uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  z ^= z >> 31;
+  return lo + (int64_t)(z % (uint64_t)(hi - lo + 1));
+}
+
+static conv_check_opts opts(int nrandom, uint64_t seed) {
+  conv_check_opts o;
+  memset(&o, 0, sizeof o);
+  o.nrandom = nrandom;
+  o.seed = seed;
+  return o;
+}
+
+/* Random layers: channels 1..40 (mostly not multiples of 8), 1..17 pixels, kernels 1..5
+ * (even ones too), strides 1..3, asymmetric paddings 0..3, dilations 1..2, N 1..2. */
+static void test_direct_random_shapes(void) {
+  static const int64_t chans[] = {1, 3, 8, 9, 13, 16, 33};
+  for (int i = 0; i < 10; i++) {
+    conv_case c;
+    memset(&c, 0, sizeof c);
+    c.N = rnd(1, 2);
+    c.C = chans[rnd(0, 6)];
+    c.K = chans[rnd(0, 6)];
+    c.R = rnd(1, 5);
+    c.S = rnd(1, 5);
+    c.dh = rnd(1, 2);
+    c.dw = rnd(1, 2);
+    c.H = rnd((c.R - 1) * c.dh + 1, 17);
+    c.W = rnd((c.S - 1) * c.dw + 1, 17);
+    c.sh = rnd(1, 3);
+    c.sw = rnd(1, 3);
+    c.pt = rnd(0, 3);
+    c.pl = rnd(0, 3);
+    c.pb = rnd(0, 3);
+    c.pr = rnd(0, 3);
+    c.act = (int)rnd(0, 2);
+    c.lo = -0.25;
+    c.hi = 0.5;
+    c.residual = rnd(0, 1);
+    conv_check_opts o = opts(2, 100 + (uint64_t)i);
+    CU_ASSERT(conv_check(&c, TSL_CONV2D_DIRECT, &o));
+  }
+}
+
+static void test_im2col_random_shapes(void) {
+  static const int64_t chans[] = {1, 3, 5, 8, 17, 24};
+  for (int i = 0; i < 8; i++) {
+    conv_case c;
+    memset(&c, 0, sizeof c);
+    c.N = rnd(1, 2);
+    c.C = chans[rnd(0, 5)];
+    c.K = chans[rnd(0, 5)];
+    c.R = rnd(1, 5);
+    c.S = rnd(1, 5);
+    c.dh = rnd(1, 2);
+    c.dw = 1;
+    c.H = rnd((c.R - 1) * c.dh + 1, 19);
+    c.W = rnd(c.S, 19);
+    c.sh = rnd(1, 2);
+    c.sw = rnd(1, 3);
+    c.pt = rnd(0, 2);
+    c.pl = rnd(0, 2);
+    c.pb = rnd(0, 2);
+    c.pr = rnd(0, 2);
+    c.act = (int)rnd(0, 1);
+    conv_check_opts o = opts(2, 200 + (uint64_t)i);
+    CU_ASSERT(conv_check(&c, TSL_CONV2D_IM2COL, &o));
+  }
+}
+
+static void test_gemm1x1_random_shapes(void) {
+  static const int64_t chans[] = {1, 5, 8, 16, 19, 40};
+  for (int i = 0; i < 6; i++) {
+    conv_case c;
+    memset(&c, 0, sizeof c);
+    c.N = rnd(1, 3);
+    c.C = chans[rnd(0, 5)];
+    c.K = chans[rnd(0, 5)];
+    c.R = c.S = 1;
+    c.H = rnd(1, 15);
+    c.W = rnd(1, 15);
+    c.act = (int)rnd(0, 2);
+    c.lo = 0.0;
+    c.hi = 6.0;
+    c.residual = i % 2;
+    conv_check_opts o = opts(2, 300 + (uint64_t)i);
+    CU_ASSERT(conv_check(&c, TSL_CONV2D_GEMM_1X1, &o));
+  }
+}
+
+/* Class 7: even kernels, and a kernel as large as the (padded) input (a 1x1 output). */
+static void test_even_kernels_and_kernel_equal_to_input(void) {
+  static const conv_case cases[] = {
+      /* N C  H  W  K  R  S sh sw pt pl pb pr dh dw g act */
+      {1, 3, 8, 8, 5, 2, 2, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 0, 0, false},
+      {1, 4, 9, 7, 6, 4, 4, 2, 2, 1, 2, 2, 1, 1, 1, 1, 0, 0, 0, false},
+      {2, 5, 6, 6, 3, 6, 6, 1, 1, 0, 0, 0, 0, 1, 1, 1, 0, 0, 0, false},
+      {1, 9, 5, 7, 10, 7, 9, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, false},
+      {1, 2, 4, 4, 2, 2, 4, 3, 1, 0, 1, 1, 0, 1, 1, 1, 0, 0, 0, true},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    conv_check_opts o = opts(1, 400 + i);
+    CU_ASSERT(conv_check(&cases[i], TSL_CONV2D_DIRECT, &o));
+    if (!cases[i].residual) CU_ASSERT(conv_check(&cases[i], TSL_CONV2D_IM2COL, &o));
+  }
+}
+
+/* Class 8: dilation > 1 in regular convs (depthwise in test_conv_cases.c, C05). */
+static void test_dilation_regular_conv(void) {
+  static const conv_case cases[] = {
+      {1, 6, 13, 11, 7, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 1, 1, 0, 0, false},
+      {1, 3, 15, 15, 9, 3, 2, 2, 1, 3, 0, 0, 3, 3, 2, 1, 0, 0, 0, false},
+      {2, 8, 9, 12, 8, 2, 3, 1, 2, 1, 1, 1, 1, 4, 1, 1, 2, 0, 6, false},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    conv_check_opts o = opts(1, 500 + i);
+    CU_ASSERT(conv_check(&cases[i], TSL_CONV2D_DIRECT, &o));
+    CU_ASSERT(conv_check(&cases[i], TSL_CONV2D_IM2COL, &o));
+  }
+}
+
+/* Class 15: every epilogue (bias, relu, clip with bounds that cut both ways, residual
+ * add) after every special schedule: chunked input channels, each padding mode, the
+ * pixel-axis GEMM, im2col, depthwise, grouped. */
+static void test_epilogues_after_every_schedule(void) {
+  conv_case c = {1, 24, 9, 10, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, false};
+  static const char *const direct_knobs[] = {"ic_chunk=1", "ic_chunk=2,oc_major=1", "pad_mode=0", "pad_mode=1",
+                                             "pad_mode=2,loop_order=1", "oh_block=2,ow_block=3,oc_blocks=1"};
+  for (int act = 0; act <= 2; act++)
+    for (int res = 0; res <= 1; res++) {
+      c.act = act;
+      c.lo = -0.2;
+      c.hi = 0.3;
+      c.residual = res;
+      for (size_t k = 0; k < sizeof direct_knobs / sizeof direct_knobs[0]; k++) {
+        if ((act + res + (int)k) % 3 != 0) continue; /* a third of the products keeps the suite fast */
+        conv_check_opts o = opts(0, 600 + k);
+        o.knobs = direct_knobs[k];
+        o.skip_default = true;
+        CU_ASSERT(conv_check(&c, TSL_CONV2D_DIRECT, &o));
+      }
+      conv_case g = c;
+      g.R = g.S = 1;
+      g.pt = g.pl = g.pb = g.pr = 0;
+      conv_check_opts o = opts(0, 610);
+      CU_ASSERT(conv_check(&g, TSL_CONV2D_GEMM_1X1, &o));
+      if (!res) {
+        CU_ASSERT(conv_check(&c, TSL_CONV2D_IM2COL, &o));
+        conv_case dw = c;
+        dw.K = dw.C;
+        dw.groups = dw.C;
+        CU_ASSERT(conv_check(&dw, TSL_CONV2D_DEPTHWISE, &o));
+        conv_case gr = c;
+        gr.groups = 4;
+        CU_ASSERT(conv_check(&gr, TSL_CONV2D_GROUPED, &o));
+      }
+    }
+}
+
+/* Blocks other than the host's lanes: x = 4 (NEON's) and 16 (AVX-512's) build and run
+ * here too (wider vectors are split by LLVM), x = 1 is plain NCHW. */
+static void test_other_block_widths(void) {
+  conv_case c = {1, 13, 11, 9, 10, 3, 3, 2, 1, 1, 0, 2, 1, 1, 1, 1, 1, 0, 0, false};
+  static const int64_t blocks[] = {1, 4, 16};
+  for (int i = 0; i < 3; i++) {
+    conv_check_opts o = opts(1, 700 + (uint64_t)i);
+    o.block = blocks[i];
+    CU_ASSERT(conv_check(&c, TSL_CONV2D_DIRECT, &o));
+    CU_ASSERT(conv_check(&c, TSL_CONV2D_IM2COL, &o));
+    conv_case dw = c;
+    dw.K = dw.C;
+    dw.groups = dw.C;
+    CU_ASSERT(conv_check(&dw, TSL_CONV2D_DEPTHWISE, &o));
+  }
+}
+
+/* Class 16: 1 vs N threads give identical bits, also with more threads than work. */
+static void test_threads_identical(void) {
+  conv_case c = {2, 16, 12, 12, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, false};
+  conv_case tiny = {1, 3, 2, 2, 5, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 0, 0, 0, false};
+  const conv_case *layers[2] = {&c, &tiny};
+  for (int l = 0; l < 2; l++) {
+    const conv_case *cc = layers[l];
+    int64_t n = cc->N * cc->K * (cc->H + cc->pt + cc->pb - cc->R + 1) * (cc->W + cc->pl + cc->pr - cc->S + 1);
+    float *one = malloc(sizeof(float) * (size_t)n), *many = malloc(sizeof(float) * (size_t)n);
+    conv_check_opts o = opts(0, 800);
+    o.out_nchw = one;
+    o.threads = 1;
+    CU_ASSERT(conv_check(cc, TSL_CONV2D_DIRECT, &o));
+    o.out_nchw = many;
+    o.threads = 4;
+    CU_ASSERT(conv_check(cc, TSL_CONV2D_DIRECT, &o));
+    CU_ASSERT(memcmp(one, many, sizeof(float) * (size_t)n) == 0);
+    free(one);
+    free(many);
+  }
+}
+
+void ops_tests_conv(CU_pSuite s) {
+  CU_add_test(s, "test_direct_random_shapes", test_direct_random_shapes);
+  CU_add_test(s, "test_im2col_random_shapes", test_im2col_random_shapes);
+  CU_add_test(s, "test_gemm1x1_random_shapes", test_gemm1x1_random_shapes);
+  CU_add_test(s, "test_even_kernels_and_kernel_equal_to_input", test_even_kernels_and_kernel_equal_to_input);
+  CU_add_test(s, "test_dilation_regular_conv", test_dilation_regular_conv);
+  CU_add_test(s, "test_epilogues_after_every_schedule", test_epilogues_after_every_schedule);
+  CU_add_test(s, "test_other_block_widths", test_other_block_widths);
+  CU_add_test(s, "test_threads_identical", test_threads_identical);
+}

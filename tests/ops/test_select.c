@@ -1,0 +1,203 @@
+/* The convolution algorithms' applicability, the default heuristic, kernel names and the
+ * templates' refusals (schedule/templates/conv2d_select.h and the templates). */
+#include <stdio.h>
+#include <string.h>
+
+#include "dsl/ops/registry.h"
+#include "ir/arena.h"
+#include "ops/conv_check.h"
+#include "ops/ops_util.h"
+#include "schedule/templates/conv2d_nchwc.h"
+#include "schedule/templates/depthwise.h"
+#include "schedule/templates/im2col.h"
+#include "schedule/templates/pool.h"
+
+static tsl_conv2d_desc layer(int64_t C, int64_t HW, int64_t K, int64_t R, int64_t stride, int64_t pad, int64_t groups) {
+  conv_case c = {1, C, HW, HW, K, R, R, stride, stride, pad, pad, pad, pad, 1, 1, groups, 1, 0, 0, false};
+  return conv_case_desc(&c, 8);
+}
+
+static void test_algorithms_apply_and_decline(void) {
+  tsl_conv2d_desc d3 = layer(64, 56, 64, 3, 1, 1, 1), d1 = layer(64, 56, 128, 1, 1, 0, 1);
+  tsl_conv2d_desc s2 = layer(64, 56, 128, 1, 2, 0, 1), dw = layer(32, 56, 32, 3, 1, 1, 32);
+  tsl_conv2d_desc gr = layer(32, 56, 64, 3, 1, 1, 4);
+  const char *why = NULL;
+  CU_ASSERT(tsl_conv2d_algo_applies(&d3, TSL_CONV2D_DIRECT, NULL));
+  CU_ASSERT(tsl_conv2d_algo_applies(&d3, TSL_CONV2D_IM2COL, NULL));
+  CU_ASSERT_FALSE(tsl_conv2d_algo_applies(&d3, TSL_CONV2D_GEMM_1X1, &why));
+  CU_ASSERT_PTR_NOT_NULL(strstr(why, "1x1"));
+  CU_ASSERT(tsl_conv2d_algo_applies(&d1, TSL_CONV2D_GEMM_1X1, NULL));
+  CU_ASSERT_FALSE(tsl_conv2d_algo_applies(&s2, TSL_CONV2D_GEMM_1X1, &why));
+  CU_ASSERT_PTR_NOT_NULL(strstr(why, "stride"));
+  CU_ASSERT(tsl_conv2d_algo_applies(&dw, TSL_CONV2D_DEPTHWISE, NULL));
+  CU_ASSERT(tsl_conv2d_algo_applies(&dw, TSL_CONV2D_GROUPED, NULL));
+  CU_ASSERT_FALSE(tsl_conv2d_algo_applies(&dw, TSL_CONV2D_DIRECT, NULL));
+  CU_ASSERT_FALSE(tsl_conv2d_algo_applies(&gr, TSL_CONV2D_DEPTHWISE, NULL));
+  CU_ASSERT(tsl_conv2d_algo_applies(&gr, TSL_CONV2D_GROUPED, NULL));
+  /* a residual epilogue only where the op has one */
+  d3.has_residual = true;
+  CU_ASSERT(tsl_conv2d_algo_applies(&d3, TSL_CONV2D_DIRECT, NULL));
+  CU_ASSERT_FALSE(tsl_conv2d_algo_applies(&d3, TSL_CONV2D_IM2COL, &why));
+  CU_ASSERT_PTR_NOT_NULL(strstr(why, "residual"));
+  /* Winograd never takes a stride-2 layer */
+  tsl_conv2d_desc s23 = layer(64, 56, 64, 3, 2, 1, 1);
+  CU_ASSERT_FALSE(tsl_conv2d_algo_applies(&s23, TSL_CONV2D_WINOGRAD_F4, NULL));
+  /* malformed layers */
+  tsl_conv2d_desc bad = d1;
+  bad.groups = 3;
+  CU_ASSERT_EQUAL(tsl_conv2d_desc_check(&bad), TSL_ERR_INVALID);
+  bad = d1;
+  bad.R = 100;
+  CU_ASSERT_EQUAL(tsl_conv2d_desc_check(&bad), TSL_ERR_INVALID);
+  tsl_arena *arena = tsl_arena_new();
+  tsl_arena *prev = tsl_arena_set_current(arena);
+  tsl_te_program *p = NULL;
+  CU_ASSERT_EQUAL(tsl_conv2d_algo_instantiate(&s2, TSL_CONV2D_GEMM_1X1, ops_target(), &p, NULL), TSL_ERR_UNSUPPORTED);
+  CU_ASSERT_PTR_NULL(p);
+  tsl_arena_set_current(prev);
+  tsl_arena_free(arena);
+}
+
+/* The default picks an algorithm that applies, following the documented rule
+ * (conv2d_select.h). */
+static void test_default_choice(void) {
+  static const struct {
+    int64_t C, HW, K, R, stride, pad, groups;
+    tsl_conv2d_algo want; /* TSL_CONV2D_ALGO_COUNT: Winograd of some m */
+  } layers[] = {
+      {3, 224, 64, 7, 2, 3, 1, TSL_CONV2D_GROUPED},       /* first layer: the true 3 channels */
+      {64, 56, 64, 3, 1, 1, 1, TSL_CONV2D_ALGO_COUNT},    /* 3x3 stride 1: Winograd */
+      {64, 56, 128, 1, 2, 0, 1, TSL_CONV2D_DIRECT},       /* 1x1 stride 2 */
+      {512, 7, 512, 3, 1, 1, 1, TSL_CONV2D_ALGO_COUNT},
+      {96, 56, 24, 1, 1, 0, 1, TSL_CONV2D_GEMM_1X1},
+      {144, 56, 144, 3, 2, 1, 144, TSL_CONV2D_DEPTHWISE},
+      {32, 16, 64, 3, 1, 1, 4, TSL_CONV2D_GROUPED},
+      {16, 14, 16, 5, 1, 2, 1, TSL_CONV2D_DIRECT},        /* 5x5: no Winograd F(m, 3) */
+      {64, 28, 128, 3, 2, 1, 1, TSL_CONV2D_DIRECT},       /* 3x3 stride 2 */
+  };
+  for (size_t i = 0; i < sizeof layers / sizeof layers[0]; i++) {
+    tsl_conv2d_desc d = layer(layers[i].C, layers[i].HW, layers[i].K, layers[i].R, layers[i].stride, layers[i].pad,
+                              layers[i].groups);
+    tsl_conv2d_algo a = tsl_conv2d_select(&d, ops_target());
+    CU_ASSERT(tsl_conv2d_algo_applies(&d, a, NULL));
+    if (layers[i].want == TSL_CONV2D_ALGO_COUNT) {
+      CU_ASSERT(a == TSL_CONV2D_WINOGRAD_F2 || a == TSL_CONV2D_WINOGRAD_F4 || a == TSL_CONV2D_WINOGRAD_F6);
+    } else {
+      CU_ASSERT_EQUAL(a, layers[i].want);
+    }
+  }
+}
+
+/* Kernel names say what ran (STYLE.md, MegCC's habit). */
+static void test_kernel_names(void) {
+  tsl_arena *arena = tsl_arena_new();
+  tsl_arena *prev = tsl_arena_set_current(arena);
+  conv_case c = {1, 16, 8, 8, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, false};
+  tsl_conv2d_desc d = conv_case_desc(&c, 8);
+  tsl_te_program *p = NULL;
+  char buf[160];
+  CU_ASSERT_EQUAL_FATAL(tsl_conv2d_algo_instantiate(&d, TSL_CONV2D_DIRECT, ops_target(), &p, NULL), TSL_OK);
+  tsl_conv2d_nchwc_kernel_name(p, NULL, buf, sizeof buf);
+  CU_ASSERT_EQUAL(strncmp(buf, "conv2d_nchw8c_3x3_s1_p1_f32_bias_relu__", 39), 0);
+  d.act = 2;
+  d.has_residual = true;
+  d.stride_w = 2;
+  d.pad_right = 0;
+  d.dilation_h = d.dilation_w = 2;
+  CU_ASSERT_EQUAL_FATAL(tsl_conv2d_algo_instantiate(&d, TSL_CONV2D_DIRECT, ops_target(), &p, NULL), TSL_OK);
+  tsl_conv2d_nchwc_kernel_name(p, NULL, buf, sizeof buf);
+  CU_ASSERT_PTR_NOT_NULL(strstr(buf, "conv2d_nchw8c_3x3_s1x2_p1_1_1_0_d2_f32_bias_add_relu6__"));
+  conv_case g = {1, 16, 8, 8, 32, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 0, 0, 0, false};
+  d = conv_case_desc(&g, 8);
+  CU_ASSERT_EQUAL_FATAL(tsl_conv2d_algo_instantiate(&d, TSL_CONV2D_GEMM_1X1, ops_target(), &p, NULL), TSL_OK);
+  tsl_conv2d_nchwc_kernel_name(p, NULL, buf, sizeof buf);
+  CU_ASSERT_PTR_NOT_NULL(strstr(buf, "conv2d_nchw8c_1x1_s1_p0_f32_gemm_bias__"));
+  conv_case dw = {1, 32, 8, 8, 32, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 32, 2, 0, 6, false};
+  d = conv_case_desc(&dw, 8);
+  CU_ASSERT_EQUAL_FATAL(tsl_conv2d_algo_instantiate(&d, TSL_CONV2D_DEPTHWISE, ops_target(), &p, NULL), TSL_OK);
+  tsl_depthwise_kernel_name(p, NULL, buf, sizeof buf);
+  CU_ASSERT_PTR_NOT_NULL(strstr(buf, "depthwise_conv2d_nchw8c_3x3_s2_p1_f32_bias_relu6__"));
+  /* 19 + 6 - 7 is even: every padded row is read (an im2col program only holds the
+   * padding its output reaches) */
+  conv_case im = {1, 3, 19, 19, 16, 7, 7, 2, 2, 3, 3, 3, 3, 1, 1, 1, 1, 0, 0, false};
+  d = conv_case_desc(&im, 8);
+  CU_ASSERT_EQUAL_FATAL(tsl_conv2d_algo_instantiate(&d, TSL_CONV2D_IM2COL, ops_target(), &p, NULL), TSL_OK);
+  tsl_im2col_kernel_name(p, NULL, buf, sizeof buf);
+  CU_ASSERT_PTR_NOT_NULL(strstr(buf, "conv2d_nchw8c_7x7_s2_p3_f32_im2col_bias_relu__"));
+  tsl_arena_set_current(prev);
+  tsl_arena_free(arena);
+}
+
+/* Knobs out of range and programs of another operator are refused with a message. */
+static void test_templates_refuse_bad_knobs_and_programs(void) {
+  tsl_arena *arena = tsl_arena_new();
+  tsl_arena *prev = tsl_arena_set_current(arena);
+  conv_case c = {1, 16, 8, 8, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, false};
+  tsl_conv2d_desc d = conv_case_desc(&c, 8);
+  tsl_te_program *p = NULL;
+  CU_ASSERT_EQUAL_FATAL(tsl_conv2d_algo_instantiate(&d, TSL_CONV2D_DIRECT, ops_target(), &p, NULL), TSL_OK);
+  tsl_conv2d_nchwc_shape sh;
+  CU_ASSERT_EQUAL_FATAL(tsl_conv2d_nchwc_get_shape(p, &sh), TSL_OK);
+  CU_ASSERT_EQUAL(sh.OH, 8);
+  CU_ASSERT(sh.padded);
+  tsl_conv2d_nchwc_knobs k = tsl_conv2d_nchwc_default_knobs(ops_target(), &sh, false);
+  tsl_schedule *s = NULL;
+  k.ow_block = 0;
+  CU_ASSERT_EQUAL(tsl_conv2d_nchwc_schedule(p, ops_target(), &k, &s), TSL_ERR_INVALID);
+  CU_ASSERT_PTR_NOT_NULL(strstr(tsl_last_error(), "ow_block"));
+  CU_ASSERT_PTR_NULL(s);
+  k = tsl_conv2d_nchwc_default_knobs(ops_target(), &sh, false);
+  k.pad_mode = 3;
+  CU_ASSERT_EQUAL(tsl_conv2d_nchwc_schedule(p, ops_target(), &k, &s), TSL_ERR_INVALID);
+  /* the register tile of the default fits the 16 ymm registers of AVX2 with room */
+  if (ops_target()->vector_bits == 256) {
+    k = tsl_conv2d_nchwc_default_knobs(ops_target(), &sh, false);
+    CU_ASSERT(k.ow_block * k.oh_block * k.oc_blocks + k.oc_blocks <= 14);
+  }
+  /* a matmul is no convolution, for any of the templates */
+  int64_t a[2] = {4, 5}, b[2] = {5, 6};
+  const int64_t *shapes[2] = {a, b};
+  int nd[2] = {2, 2};
+  tsl_te_program *mm = NULL;
+  CU_ASSERT_EQUAL_FATAL(tsl_op_instantiate("matmul", 2, shapes, nd, 0, NULL, &mm), TSL_OK);
+  CU_ASSERT_EQUAL(tsl_conv2d_nchwc_schedule(mm, ops_target(), NULL, &s), TSL_ERR_INVALID);
+  CU_ASSERT_EQUAL(tsl_depthwise_schedule(mm, ops_target(), NULL, &s), TSL_ERR_INVALID);
+  CU_ASSERT_EQUAL(tsl_im2col_schedule(mm, ops_target(), NULL, &s), TSL_ERR_INVALID);
+  CU_ASSERT_EQUAL(tsl_pool_schedule(mm, ops_target(), NULL, &s), TSL_ERR_INVALID);
+  /* gemm1x1's op needs a 1x1 kernel: a 3x3 workload cannot even be instantiated */
+  tsl_te_program *q = NULL;
+  CU_ASSERT_EQUAL(tsl_conv2d_algo_instantiate(&d, TSL_CONV2D_GEMM_1X1, ops_target(), &q, NULL), TSL_ERR_UNSUPPORTED);
+  tsl_arena_set_current(prev);
+  tsl_arena_free(arena);
+}
+
+/* im2col's default tile keeps the packed panel in half of L2 (class 3: the tile count
+ * leaves a remainder and the last tile is guarded). */
+static void test_im2col_tile_fits_l2(void) {
+  tsl_arena *arena = tsl_arena_new();
+  tsl_arena *prev = tsl_arena_set_current(arena);
+  conv_case c = {1, 256, 14, 14, 256, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, false};
+  tsl_conv2d_desc d = conv_case_desc(&c, 8);
+  tsl_te_program *p = NULL;
+  CU_ASSERT_EQUAL_FATAL(tsl_conv2d_algo_instantiate(&d, TSL_CONV2D_IM2COL, ops_target(), &p, NULL), TSL_OK);
+  tsl_im2col_shape sh;
+  CU_ASSERT_EQUAL_FATAL(tsl_im2col_get_shape(p, &sh), TSL_OK);
+  CU_ASSERT_EQUAL(sh.C, 256);
+  CU_ASSERT_EQUAL(sh.P, 196);
+  tsl_im2col_knobs k = tsl_im2col_default_knobs(ops_target(), &sh);
+  CU_ASSERT_EQUAL(k.tile_px % sh.pack_rows, 0);
+  CU_ASSERT(k.tile_px * 256 * 9 * 4 <= ops_target()->l2_bytes / 2 || k.tile_px == sh.pack_rows);
+  k.tile_px = 5; /* not a multiple of pack_rows */
+  tsl_schedule *s = NULL;
+  CU_ASSERT_EQUAL(tsl_im2col_schedule(p, ops_target(), &k, &s), TSL_ERR_INVALID);
+  tsl_arena_set_current(prev);
+  tsl_arena_free(arena);
+}
+
+void ops_tests_select(CU_pSuite s) {
+  CU_add_test(s, "test_algorithms_apply_and_decline", test_algorithms_apply_and_decline);
+  CU_add_test(s, "test_default_choice", test_default_choice);
+  CU_add_test(s, "test_kernel_names", test_kernel_names);
+  CU_add_test(s, "test_templates_refuse_bad_knobs_and_programs", test_templates_refuse_bad_knobs_and_programs);
+  CU_add_test(s, "test_im2col_tile_fits_l2", test_im2col_tile_fits_l2);
+}
