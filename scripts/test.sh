@@ -14,4 +14,43 @@ if [ "${1:-}" = "--sanitize" ]; then
   export LSAN_OPTIONS="suppressions=$PWD/scripts/lsan.supp:print_suppressions=0"
   export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 fi
-"$builddir/tests/tessel-tests"
+# One process per test module, TSL_TEST_JOBS at a time (default: the core count), heaviest
+# modules first so the processes finish together. Each module's CUnit output goes to
+# $builddir/test-logs/<module>.log and is printed whole, in order, afterwards.
+runner="$builddir/tests/tessel-tests"
+logdir="$builddir/test-logs"
+rm -rf "$logdir"
+mkdir -p "$logdir"
+mods=$("$runner" --list)
+order=""
+for m in schedule graph winograd cross ops tuner e2e models templates; do
+  if grep -qx "$m" <<<"$mods"; then order+="$m "; fi
+done
+for m in $mods; do
+  case " $order " in *" $m "*) ;; *) order+="$m " ;; esac
+done
+start=$SECONDS
+# shellcheck disable=SC2086
+printf '%s\n' $order | xargs -P "${TSL_TEST_JOBS:-$(nproc)}" -I{} \
+  sh -c '"$0" "$2" > "$1/$2.log" 2>&1; echo $? > "$1/$2.rc"' "$runner" "$logdir" {}
+passed=0
+failed=0
+bad=""
+for m in $order; do
+  cat "$logdir/$m.log"
+  rc=$(cat "$logdir/$m.rc" 2>/dev/null || echo 99)
+  last=$(tail -n 1 "$logdir/$m.log")
+  if [[ "$last" =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
+    passed=$((passed + BASH_REMATCH[1]))
+    failed=$((failed + BASH_REMATCH[2]))
+  else
+    last="no summary line (the process died)"
+  fi
+  if [ "$rc" != 0 ]; then bad+="  $m: exit status $rc, $last ($logdir/$m.log)"$'\n'; fi
+done
+echo
+echo "tessel-tests, $(wc -w <<<"$order") modules in $((SECONDS - start)) s: $passed passed, $failed failed"
+if [ -n "$bad" ]; then
+  printf 'FAILED modules:\n%s' "$bad"
+  exit 1
+fi

@@ -2,6 +2,8 @@
  *
  *   tessel-tests            run all suites
  *   tessel-tests ir dsl     run the suites of these modules only
+ *   tessel-tests --list     print the module names, one a line (scripts/test.sh runs
+ *                           modules in parallel processes from this list)
  *
  * Each module's tests define `void tsl_tests_<module>(void)` that adds its CUnit
  * suites to the registry. They are weak here so a module without tests yet links.
@@ -14,7 +16,7 @@
 
 #include "ir/arena.h"
 
-#define MODULES(X) X(ir) X(dsl) X(schedule) X(codegen) X(runtime) X(e2e) X(models) X(templates) X(tuner) X(graph) X(winograd) X(cross) X(binary) X(ops)
+#define MODULES(X) X(ir) X(dsl) X(schedule) X(codegen) X(runtime) X(e2e) X(models) X(templates) X(tuner) X(graph) X(winograd) X(cross) X(binary) X(ops) X(rpc)
 #define DECLARE(m) void tsl_tests_##m(void) __attribute__((weak));
 MODULES(DECLARE)
 
@@ -26,6 +28,11 @@ typedef struct module {
 int main(int argc, char **argv) {
 #define ENTRY(m) {#m, tsl_tests_##m},
   static const module modules[] = {MODULES(ENTRY)};
+  if (argc == 2 && strcmp(argv[1], "--list") == 0) {
+    for (size_t i = 0; i < sizeof modules / sizeof modules[0]; i++)
+      if (modules[i].add) printf("%s\n", modules[i].name);
+    return 0;
+  }
   if (CU_initialize_registry() != CUE_SUCCESS) {
     fprintf(stderr, "tessel-tests: CUnit registry: %s\n", CU_get_error_msg());
     return 2;
