@@ -1,7 +1,18 @@
-/* bench/binary: one binary conv layer against the fp32 conv2d_nchw on the same shape
- * (default 1x64x56x56 -> 64, 3x3, pad 1), one thread, median of repeats. The binary
- * convs use the bitserial template's default config (schedule/templates/bitserial.h);
- * fp32 uses conv2d_nchw's default schedule. Usage: binary [C H K] */
+/* bench/binary: binarized networks (models/zoo_binary.h) against full precision, on this
+ * machine, with peers measured in the same process (ratios; median of repeats).
+ *
+ *   1. per layer, 1 thread: every distinct bitserial conv of bresnet18 (1- and 2-bit
+ *      activations: bitserial_conv2d_unipolar64_*, glue and bitpack fused) against the
+ *      fp32 conv of the same shape with the operator library's default algorithm and
+ *      config (schedule/templates/conv2d_select.h: what a graph compiles untuned);
+ *   2. end to end at 1 and 2 threads: squeezenet1_1 vs bsqueezenet1_1(_a2), resnet18 vs
+ *      bresnet18(_a2), compiled by the graph compiler (default schedules, or the tuned
+ *      ones with --records FILE, the same file for both);
+ *   3. activation memory (all activation tensors, and the planned arena) of each
+ *      binarized model with and without bitpack fusion (zoo_binary.h: no_fusion), and
+ *      the unfused model's latency.
+ *
+ * Usage: binary [--records FILE] [--reps N] [--skip-layers] [--skip-models] */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,12 +20,17 @@
 
 #include "codegen/build.h"
 #include "codegen/target.h"
-#include "dsl/ops/registry.h"
 #include "ir/arena.h"
+#include "models/compile.h"
+#include "models/node_kernels_binary.h"
+#include "models/zoo.h"
+#include "models/zoo_binary.h"
 #include "runtime/module.h"
 #include "schedule/templates/bitserial.h"
 #include "schedule/templates/conv2d_select.h"
 #include "tessel/runtime.h"
+#include "tuner/dispatch.h"
+#include "tuner/records.h"
 
 static double now(void) {
   struct timespec ts;
@@ -27,127 +43,321 @@ static int cmp_double(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* Builds p with schedule s (both owned by the caller), runs it `reps` times on buffers
- * sized from its tensors (8 bytes an element, enough for every dtype) and returns the
- * median seconds (negative on error). */
-static double time_prog(tsl_jit *jit, const tsl_te_program *p, const tsl_schedule *s, int reps) {
-  tsl_module *m = NULL;
-  const tsl_kernel *k = NULL;
-  double med = -1.0;
-  int n = p->ninputs + p->noutputs;
-  tsl_status st = n <= 8 ? tsl_module_new(&m) : tsl_error(TSL_ERR_INVALID, "bench: too many tensors");
-  if (st == TSL_OK) st = tsl_build(s, "bench", jit, m, NULL, NULL);
-  if (st == TSL_OK) st = tsl_module_get_kernel(m, "bench", &k);
-  void *bufs[8] = {NULL};
-  void *args[8];
-  for (int i = 0; i < n && st == TSL_OK; i++) {
+enum { MAX_REPS = 64 };
+
+/* A built kernel with zeroed buffers sized from its program's tensors. */
+typedef struct prepared {
+  tsl_module *m;
+  const tsl_kernel *k;
+  int n;
+  void *bufs[8], *args[8];
+} prepared;
+
+static void prepared_free(prepared *pk) {
+  for (int i = 0; i < 8; i++) free(pk->bufs[i]);
+  tsl_module_free(pk->m);
+  memset(pk, 0, sizeof *pk);
+}
+
+static tsl_status prepare(tsl_jit *jit, const tsl_te_program *p, const tsl_schedule *s, prepared *pk) {
+  memset(pk, 0, sizeof *pk);
+  pk->n = p->ninputs + p->noutputs;
+  tsl_status st = pk->n <= 8 ? tsl_module_new(&pk->m) : tsl_error(TSL_ERR_INVALID, "bench: too many tensors");
+  if (st == TSL_OK) st = tsl_build(s, "bench", jit, pk->m, NULL, NULL);
+  if (st == TSL_OK) st = tsl_module_get_kernel(pk->m, "bench", &pk->k);
+  for (int i = 0; i < pk->n && st == TSL_OK; i++) {
     const tsl_buffer *b = (i < p->ninputs ? p->inputs[i] : p->outputs[i - p->ninputs])->buf;
     size_t bytes = 8;
     for (int d = 0; d < b->ndim; d++) bytes *= (size_t)b->shape[d];
-    bufs[i] = aligned_alloc(64, (bytes + 63) & ~(size_t)63);
-    if (!bufs[i])
-      st = tsl_error(TSL_ERR_NOMEM, "bench: out of memory");
-    else
-      memset(bufs[i], 0, bytes);
-    args[i] = &bufs[i];
+    pk->bufs[i] = aligned_alloc(64, (bytes + 63) & ~(size_t)63);
+    if (!pk->bufs[i]) st = tsl_error(TSL_ERR_NOMEM, "bench: out of memory");
+    else memset(pk->bufs[i], 0, bytes);
+    pk->args[i] = &pk->bufs[i];
   }
-  if (st == TSL_OK) {
-    double times[15];
-    for (int r = 0; r < reps && st == TSL_OK; r++) {
-      double t0 = now();
-      st = tsl_kernel_call(k, args, n);
-      times[r] = now() - t0;
-    }
-    qsort(times, (size_t)reps, sizeof(double), cmp_double);
-    med = times[reps / 2];
+  if (st == TSL_OK) st = tsl_kernel_call(pk->k, pk->args, pk->n); /* warm-up */
+  if (st != TSL_OK) {
+    fprintf(stderr, "%s: %s\n", p->name, tsl_last_error());
+    prepared_free(pk);
   }
-  if (st != TSL_OK) fprintf(stderr, "%s: %s\n", p->name, tsl_last_error());
-  for (int i = 0; i < 8; i++) free(bufs[i]);
-  tsl_module_free(m);
-  return st == TSL_OK ? med : -1.0;
+  return st;
 }
 
-/* Registry op `name`, bitserial template schedule (or the default schedule), timed. */
-static double time_op(tsl_jit *jit, const tsl_target *t, const char *name, int nin, const int64_t *const *shapes,
-                      const int *ndims, int nparams, const tsl_dsl_param_value *params, int reps) {
-  tsl_arena *arena = tsl_arena_new();
-  tsl_arena *prev = tsl_arena_set_current(arena);
+/* Runs the n kernels round-robin (the first of each round rotating) reps times: the
+ * machine's other load hits all of them alike. med[i] = median seconds of kernel i;
+ * ratio[i] = median over rounds of time(kernel 0) / time(kernel i). */
+static void round_robin(prepared *pk, int n, int reps, double *med, double *ratio) {
+  double t[4][MAX_REPS], r[4][MAX_REPS];
+  for (int rep = 0; rep < reps; rep++) {
+    for (int j = 0; j < n; j++) {
+      int i = (rep + j) % n;
+      double t0 = now();
+      if (pk[i].k) tsl_kernel_call(pk[i].k, pk[i].args, pk[i].n);
+      t[i][rep] = now() - t0;
+    }
+    for (int i = 0; i < n; i++) r[i][rep] = t[0][rep] / t[i][rep];
+  }
+  for (int i = 0; i < n; i++) {
+    qsort(t[i], (size_t)reps, sizeof(double), cmp_double);
+    qsort(r[i], (size_t)reps, sizeof(double), cmp_double);
+    med[i] = pk[i].k ? t[i][reps / 2] : -1.0;
+    ratio[i] = pk[i].k ? r[i][reps / 2] : 0.0;
+  }
+}
+
+/* A binary workload with the records' schedule (or the template default). */
+static void prep_binary(tsl_jit *jit, const tsl_target *t, const tsl_records *db, const tsl_workload *w,
+                        prepared *pk) {
+  tsl_arena *arena = tsl_arena_new(), *prev = tsl_arena_set_current(arena);
   tsl_te_program *p = NULL;
   tsl_schedule *s = NULL;
-  double med = -1.0;
-  tsl_status st = tsl_op_instantiate(name, nin, shapes, ndims, nparams, params, &p);
-  if (st == TSL_OK)
-    st = strncmp(name, "bitserial", 9) == 0 ? tsl_bitserial_schedule(p, t, NULL, &s) : tsl_schedule_create(p, &s);
-  if (st == TSL_OK)
-    med = time_prog(jit, p, s, reps);
-  else
-    fprintf(stderr, "%s: %s\n", name, tsl_last_error());
+  memset(pk, 0, sizeof *pk);
+  tsl_status st = db ? tsl_dispatch_schedule(db, t, w, NULL, &p, &s, NULL) : tsl_workload_instantiate(w, &p);
+  if (st == TSL_OK && !s) st = tsl_bitserial_schedule(p, t, NULL, &s);
+  if (st == TSL_OK) prepare(jit, p, s, pk);
+  else fprintf(stderr, "%s: %s\n", w->op, tsl_last_error());
   tsl_schedule_free(s);
   tsl_arena_set_current(prev);
   tsl_arena_free(arena);
-  return med;
 }
 
-/* The fp32 conv of the operator library (conv2d_select.h), algorithm a, default config. */
-static double time_fp32_algo(tsl_jit *jit, const tsl_target *t, const tsl_conv2d_desc *d, tsl_conv2d_algo a,
-                             int reps) {
-  tsl_arena *arena = tsl_arena_new();
-  tsl_arena *prev = tsl_arena_set_current(arena);
+/* The fp32 conv of the operator library: the default algorithm, default config. */
+static void prep_fp32(tsl_jit *jit, const tsl_target *t, const tsl_conv2d_desc *d, const char **algo, prepared *pk) {
+  tsl_arena *arena = tsl_arena_new(), *prev = tsl_arena_set_current(arena);
   tsl_te_program *p = NULL;
   tsl_schedule *s = NULL;
-  double med = -1.0;
+  memset(pk, 0, sizeof *pk);
+  tsl_conv2d_algo a = tsl_conv2d_select(d, t);
+  *algo = tsl_conv2d_algo_name(a);
   tsl_status st = tsl_conv2d_algo_instantiate(d, a, t, &p, NULL);
   if (st == TSL_OK) st = tsl_conv2d_algo_schedule(p, a, t, &s);
-  if (st == TSL_OK)
-    med = time_prog(jit, p, s, reps);
-  else
-    fprintf(stderr, "%s: %s\n", tsl_conv2d_algo_name(a), tsl_last_error());
+  if (st == TSL_OK) prepare(jit, p, s, pk);
+  else fprintf(stderr, "fp32 %s: %s\n", *algo, tsl_last_error());
   tsl_schedule_free(s);
   tsl_arena_set_current(prev);
   tsl_arena_free(arena);
-  return med;
+}
+
+static int64_t wparam(const tsl_workload *w, const char *name, int64_t dflt) {
+  for (int i = 0; i < w->nparams; i++)
+    if (strcmp(w->params[i].name, name) == 0) return w->params[i].i;
+  return dflt;
+}
+
+static void per_layer(tsl_jit *jit, const tsl_target *t, const tsl_records *db, int reps) {
+  tsl_graph *g1 = NULL, *g2 = NULL;
+  if (tsl_zoo_build("bresnet18", 1, &g1) != TSL_OK || tsl_zoo_build("bresnet18_a2", 1, &g2) != TSL_OK) {
+    fprintf(stderr, "bench: %s\n", tsl_last_error());
+    tsl_graph_free(g1);
+    return;
+  }
+  enum { MAXW = 64 };
+  static tsl_workload w1[MAXW], w2[MAXW];
+  int nodes1[MAXW], nodes2[MAXW];
+  int n1 = tsl_binary_model_workloads(g1, w1, nodes1, MAXW), n2 = tsl_binary_model_workloads(g2, w2, nodes2, MAXW);
+  tsl_set_num_threads(1);
+  printf("\n1. bresnet18 binary convs vs fp32 (same shape), 1 thread, the three kernels run round-robin %d times:\n"
+         "   median times, and x = median over rounds of fp32 time / binary time; %s\n", reps,
+         db ? "binary schedules from the records" : "default schedules");
+  printf("%-20s %-24s %-10s %9s %9s %6s %9s %6s %8s\n", "layer", "C x H x W -> K kxk/s", "fp32 algo", "fp32 ms",
+         "1-bit ms", "x", "2-bit ms", "x", "Gpair/s");
+  double s32 = 0, s1 = 0, s2 = 0;
+  for (int i = 0; i < n1 && i < n2; i++) {
+    const tsl_workload *w = &w1[i];
+    int64_t C = wparam(w, "C", 0), H = w->shapes[0][3], W = w->shapes[0][4], K = w->shapes[1][3],
+            R = w->shapes[1][1], st = wparam(w, "stride_h", 1), pad = wparam(w, "pad_h", 0);
+    tsl_conv2d_desc d = {1, C, H, W, K, R, R, st, st, pad, pad, pad, pad, 1, 1, 1, 1, 0.0, 0.0, false, 8};
+    const char *algo = "?";
+    prepared pk[3];
+    prep_fp32(jit, t, &d, &algo, &pk[0]);
+    prep_binary(jit, t, db, w, &pk[1]);
+    prep_binary(jit, t, db, &w2[i], &pk[2]);
+    double med[3], ratio[3];
+    round_robin(pk, 3, reps, med, ratio);
+    for (int k = 0; k < 3; k++) prepared_free(&pk[k]);
+    double tf = med[0], tb1 = med[1], tb2 = med[2];
+    char shape[64];
+    snprintf(shape, sizeof shape, "%lldx%lldx%lld->%lld %lldx%lld/%lld", (long long)C, (long long)H, (long long)W,
+             (long long)K, (long long)R, (long long)R, (long long)st);
+    /* word pairs (data word & weight word) of the 1-bit conv: the popcount work */
+    double pairs = (double)tsl_conv2d_desc_out_h(&d) * (double)tsl_conv2d_desc_out_w(&d) * (double)K *
+                   (double)((C + 63) / 64) * (double)(R * R);
+    printf("%-20.20s %-24s %-10s %9.3f %9.3f %6.1f %9.3f %6.1f %8.2f\n", g1->nodes[nodes1[i]].name, shape, algo,
+           tf * 1e3, tb1 * 1e3, ratio[1], tb2 * 1e3, ratio[2], pairs / tb1 * 1e-9);
+    s32 += tf;
+    s1 += tb1;
+    s2 += tb2;
+  }
+  printf("%-20s %-24s %-10s %9.3f %9.3f %6.1f %9.3f %6.1f\n", "sum (distinct)", "", "", s32 * 1e3, s1 * 1e3, s32 / s1,
+         s2 * 1e3, s32 / s2);
+  tsl_graph_free(g1);
+  tsl_graph_free(g2);
+}
+
+typedef struct model_prep {
+  tsl_graph_plan *plan;
+  tsl_graph_ctx *ctx;
+  int64_t act_bytes, peak_bytes;
+  int64_t bin_bytes, bin_f32_bytes; /* outputs of the tsl.Binary nodes, and the same as f32 */
+} model_prep;
+
+/* Bytes of the values the binary nodes of g produce (bit planes, i32 levels), and what
+ * the same activations take as f32 [N, C, H, W] (C = 64 per word of a plane). */
+static void binary_bytes(const tsl_graph *g, int64_t *bytes, int64_t *f32_bytes) {
+  *bytes = *f32_bytes = 0;
+  for (int n = 0; n < g->n_nodes; n++) {
+    if (g->nodes[n].op != TSL_OP_BINARY) continue;
+    const tsl_value *v = &g->values[g->nodes[n].outputs[0]];
+    int64_t e = 1;
+    for (int d = 0; d < v->ndim; d++) e *= v->shape[d];
+    *bytes += e * (int64_t)tsl_dtype_bytes(v->dtype);
+    bool planes = tsl_dtype_equal(v->dtype, TSL_DTYPE_U64) && v->ndim == 5;
+    *f32_bytes += planes ? e / v->shape[1] * 64 * 4 : e * 4;
+  }
+}
+
+static void model_free(model_prep *m) {
+  tsl_graph_ctx_free(m->ctx);
+  tsl_graph_plan_free(m->plan);
+  memset(m, 0, sizeof *m);
+}
+
+/* Compiles g (records or defaults) and fills its input; false on error (reported). */
+static bool model_prepare(const tsl_graph *g, const char *records, model_prep *m) {
+  memset(m, 0, sizeof *m);
+  tsl_compile_options o = {0};
+  o.records = records;
+  tsl_compile_stats stats;
+  tsl_status st = tsl_graph_compile(g, &o, &m->plan, &stats);
+  if (st == TSL_OK) st = tsl_graph_ctx_new(m->plan, &m->ctx);
+  if (st == TSL_OK) st = tsl_graph_run(m->ctx, NULL); /* warm-up */
+  if (st != TSL_OK) {
+    fprintf(stderr, "bench: %s: %s\n", g->name, tsl_last_error());
+    model_free(m);
+    return false;
+  }
+  tsl_graph_io_info in = tsl_graph_plan_input_info(m->plan, 0);
+  float *x = tsl_graph_ctx_input(m->ctx, 0);
+  for (int64_t i = 0; i < in.bytes / 4; i++) x[i] = (float)((i * 7919) % 1000) / 1000.0f;
+  m->act_bytes = stats.activation_bytes;
+  m->peak_bytes = stats.planned_peak_bytes;
+  binary_bytes(g, &m->bin_bytes, &m->bin_f32_bytes);
+  return true;
+}
+
+/* The models run round-robin reps times at `threads` threads (see round_robin). */
+static void models_round_robin(model_prep *m, int n, int reps, int threads, double *med, double *mn, double *ratio) {
+  double t[4][MAX_REPS], r[4][MAX_REPS];
+  tsl_set_num_threads(threads);
+  for (int rep = 0; rep < reps; rep++) {
+    for (int j = 0; j < n; j++) {
+      int i = (rep + j) % n;
+      double t0 = now();
+      if (m[i].ctx) tsl_graph_run(m[i].ctx, NULL);
+      t[i][rep] = now() - t0;
+    }
+    for (int i = 0; i < n; i++) r[i][rep] = t[0][rep] / t[i][rep];
+  }
+  for (int i = 0; i < n; i++) {
+    qsort(t[i], (size_t)reps, sizeof(double), cmp_double);
+    qsort(r[i], (size_t)reps, sizeof(double), cmp_double);
+    med[i] = m[i].ctx ? t[i][reps / 2] * 1e3 : -1.0;
+    mn[i] = m[i].ctx ? t[i][0] * 1e3 : -1.0;
+    ratio[i] = m[i].ctx ? r[i][reps / 2] : 0.0;
+  }
+}
+
+static void models(const char *records, int reps) {
+  static const char *const names[][3] = {{"squeezenet1_1", "bsqueezenet1_1", "bsqueezenet1_1_a2"},
+                                         {"resnet18", "bresnet18", "bresnet18_a2"}};
+  printf("\n2. end to end (%s), each fp32 model and its binarized ones run round-robin %d times:\n"
+         "   median ms, min ms, x = median over rounds of fp32 time / binarized time\n",
+         records ? "tuned: records" : "default schedules", reps);
+  printf("%-20s %9s %8s %7s %9s %8s %7s\n", "model", "1thr ms", "min", "x", "2thr ms", "min", "x");
+  int64_t act[2][3], peak[2][3];
+  double fused1[2][3];
+  for (int a = 0; a < 2; a++) {
+    model_prep m[3];
+    for (int v = 0; v < 3; v++) {
+      tsl_graph *g = NULL;
+      memset(&m[v], 0, sizeof m[v]);
+      if (tsl_zoo_build(names[a][v], 1, &g) == TSL_OK) model_prepare(g, records, &m[v]);
+      else fprintf(stderr, "bench: %s\n", tsl_last_error());
+      tsl_graph_free(g);
+      act[a][v] = m[v].act_bytes;
+      peak[a][v] = m[v].peak_bytes;
+    }
+    double med[2][3], mn[2][3], ratio[2][3];
+    for (int th = 0; th < 2; th++) models_round_robin(m, 3, reps, th + 1, med[th], mn[th], ratio[th]);
+    for (int v = 0; v < 3; v++) {
+      fused1[a][v] = med[0][v];
+      printf("%-20s %9.2f %8.2f %7.2f %9.2f %8.2f %7.2f\n", names[a][v], med[0][v], mn[0][v], ratio[0][v], med[1][v],
+             mn[1][v], ratio[1][v]);
+      model_free(&m[v]);
+    }
+  }
+  printf("\n3. activation memory, MiB: all activation tensors / the planned arena / the binary nodes' outputs\n"
+         "   [the same activations as f32]; with and without bitpack fusion; 1-thread time (the two run\n"
+         "   round-robin %d times; x = unfused / fused time)\n", reps);
+  printf("%-18s %-30s %-30s %8s %8s %5s\n", "model", "bitpack fused", "unfused", "fused ms", "unfus ms", "x");
+  for (int a = 0; a < 2; a++) {
+    printf("%-18s %5.2f / %5.2f %18s %30s %8.2f\n", names[a][0], act[a][0] / 1048576.0, peak[a][0] / 1048576.0, "",
+           "", fused1[a][0]);
+    for (int v = 1; v < 3; v++) {
+      model_prep m[2];
+      memset(m, 0, sizeof m);
+      tsl_zoo_binary_options fo = {a ? "bresnet18" : "bsqueezenet1_1", v, 1, 224, false, 1, true}, uo = fo;
+      fo.no_fusion = false;
+      tsl_graph *g = NULL;
+      if (tsl_zoo_binary_build_ex(&fo, &g) == TSL_OK) model_prepare(g, records, &m[0]);
+      tsl_graph_free(g);
+      g = NULL;
+      if (tsl_zoo_binary_build_ex(&uo, &g) == TSL_OK) model_prepare(g, records, &m[1]);
+      tsl_graph_free(g);
+      double med[2], mn[2], ratio[2];
+      models_round_robin(m, 2, reps, 1, med, mn, ratio);
+      printf("%-18s %5.2f / %5.2f / %5.2f [%6.2f] %5.2f / %5.2f / %5.2f [%6.2f] %8.2f %8.2f %5.2f\n", names[a][v],
+             m[0].act_bytes / 1048576.0, m[0].peak_bytes / 1048576.0, m[0].bin_bytes / 1048576.0,
+             m[0].bin_f32_bytes / 1048576.0, m[1].act_bytes / 1048576.0, m[1].peak_bytes / 1048576.0,
+             m[1].bin_bytes / 1048576.0, m[1].bin_f32_bytes / 1048576.0, med[0], med[1],
+             ratio[1] > 0 ? 1.0 / ratio[1] : 0.0);
+      model_free(&m[0]);
+      model_free(&m[1]);
+    }
+  }
 }
 
 int main(int argc, char **argv) {
-  int64_t C = argc > 3 ? atoll(argv[1]) : 64, H = argc > 3 ? atoll(argv[2]) : 56, K = argc > 3 ? atoll(argv[3]) : 64;
-  if (C < 1 || H < 3 || K < 1) {
-    fprintf(stderr, "usage: binary [C H K] (C, K >= 1, H >= 3)\n");
+  const char *records = NULL;
+  int reps = 11;
+  bool layers = true, whole = true;
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--records") == 0 && i + 1 < argc) records = argv[++i];
+    else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc) reps = atoi(argv[++i]);
+    else if (strcmp(argv[i], "--skip-layers") == 0) layers = false;
+    else if (strcmp(argv[i], "--skip-models") == 0) whole = false;
+    else {
+      fprintf(stderr, "usage: binary [--records FILE] [--reps N (1..%d)] [--skip-layers] [--skip-models]\n", MAX_REPS);
+      return 2;
+    }
+  }
+  if (reps < 1 || reps > MAX_REPS) {
+    fprintf(stderr, "binary: --reps must be in 1..%d\n", MAX_REPS);
     return 2;
   }
   tsl_target t;
-  tsl_jit *jit;
-  if (tsl_target_parse("host", &t) != TSL_OK || tsl_jit_new(&t, &jit) != TSL_OK) {
+  tsl_jit *jit = NULL;
+  tsl_records *db = NULL;
+  if (tsl_target_parse("host", &t) != TSL_OK || tsl_jit_new(&t, &jit) != TSL_OK ||
+      (records && (tsl_records_new(&db) != TSL_OK || tsl_records_load(db, records, true, stderr) != TSL_OK))) {
     fprintf(stderr, "binary: %s\n", tsl_last_error());
+    tsl_records_free(db);
+    tsl_jit_free(jit);
     return 1;
   }
-  tsl_set_num_threads(1);
-  int reps = 9, ok = 1;
-  int64_t CW = (C + 63) / 64;
-  int64_t fd[4] = {1, C, H, H}, fw[4] = {K, C, 3, 3}, bd[4] = {1, CW, H, H}, bw[4] = {K, CW, 3, 3},
-          ud[5] = {1, 2, CW, H, H};
-  const int64_t *fs[2] = {fd, fw}, *bs[2] = {bd, bw}, *us[2] = {ud, bw};
-  int nd4[2] = {4, 4}, nd54[2] = {5, 4};
-  tsl_dsl_param_value fp[4] = {tsl_dsl_int_param("pad_top", 1), tsl_dsl_int_param("pad_left", 1),
-                               tsl_dsl_int_param("pad_bottom", 1), tsl_dsl_int_param("pad_right", 1)};
-  tsl_dsl_param_value bp[3] = {tsl_dsl_int_param("C", C), tsl_dsl_int_param("pad_h", 1), tsl_dsl_int_param("pad_w", 1)};
-  double tf = time_op(jit, &t, "conv2d_nchw", 2, fs, nd4, 4, fp, reps);
-  double t1 = time_op(jit, &t, "bitserial_conv2d_bipolar64", 2, bs, nd4, 3, bp, reps);
-  double t2 = time_op(jit, &t, "bitserial_conv2d_unipolar64", 2, us, nd54, 3, bp, reps);
-  tsl_conv2d_desc d = {1, C, H, H, K, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0.0, 0.0, false, 8};
-  tsl_conv2d_algo best = tsl_conv2d_select(&d, &t);
-  double td = time_fp32_algo(jit, &t, &d, TSL_CONV2D_DIRECT, reps);
-  double tb = best == TSL_CONV2D_DIRECT ? td : time_fp32_algo(jit, &t, &d, best, reps);
-  if (tb > 0 && td > 0 && td < tb) tb = td;
-  double flops = 2.0 * (double)(K * C * 9) * (double)(H * H);
-  printf("layer 1x%lldx%lldx%lld -> %lld, 3x3, pad 1, 1 thread, median of %d\n", (long long)C, (long long)H,
-         (long long)H, (long long)K, reps);
-  printf("  fp32 conv2d_nchw (default schedule)      %9.3f ms  %6.1f GFLOP/s\n", tf * 1e3, flops / tf * 1e-9);
-  printf("  fp32 direct NCHW8c (default config)      %9.3f ms  %6.1f GFLOP/s\n", td * 1e3, flops / td * 1e-9);
-  printf("  fp32 %-12s (default config)         %9.3f ms  %6.1f GFLOP/s\n", tsl_conv2d_algo_name(best), tb * 1e3,
-         flops / tb * 1e-9);
-  printf("  bitserial bipolar 1-bit (template)       %9.3f ms  %6.1fx vs best fp32\n", t1 * 1e3, tb / t1);
-  printf("  bitserial unipolar 2-bit act (template)  %9.3f ms  %6.1fx vs best fp32\n", t2 * 1e3, tb / t2);
-  ok = tf > 0 && t1 > 0 && t2 > 0 && td > 0 && tb > 0;
+  printf("bench/binary on %s (%s)\n", t.cpu, records ? records : "no records");
+  if (layers) per_layer(jit, &t, db, reps);
+  if (whole) models(records, reps);
+  tsl_records_free(db);
   tsl_jit_free(jit);
-  return ok ? 0 : 1;
+  return 0;
 }

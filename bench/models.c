@@ -1,14 +1,17 @@
-/* bench/models: end-to-end latency of whole CNNs compiled by tessel with the default
- * schedules (no tuning records), at 1 and 2 threads, next to ONNX Runtime 1.30's figures
- * on the same files (../shared/anchors.md, measured on the reference machine: compare
- * ratios, the machines are shared and noisy).
+/* bench/models: end-to-end latency of whole CNNs compiled by tessel, at 1 and 2
+ * threads, with the default schedules or (--records FILE) the tuner's best records,
+ * next to ONNX Runtime's latency on the same files.
  *
- *   models [--repeat N] [--models DIR] [MODEL...]
+ *   models [--repeat N] [--models DIR] [--records FILE] [--ort FILE] [MODEL...]
  *
  * Models come from DIR (default $TSL_SHARED_DIR/models, else ../shared/models next to
  * the source tree): the torchvision exports ONNX Runtime was measured on. Without them
- * the built-in zoo twins run (same architectures, other weights). A benchmark, not a
- * test: nothing is asserted.
+ * the built-in zoo twins run (same architectures, other weights). --ort FILE holds ONNX
+ * Runtime's figures measured on THIS machine, one line "MODEL THREADS MEDIAN_MS MIN_MS"
+ * (bench/ort_models.mjs writes it; bench/models_vs_ort.sh runs both); without it the
+ * table shows the figures of ../shared/anchors.md (another machine: compare ratios
+ * only). The machine is shared and noisy: medians and mins of `repeat` runs. A
+ * benchmark, not a test: nothing is asserted.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +31,29 @@ static const peer peers[] = {
     {"resnet18", {20.50, 11.15}, 3.628},     {"mobilenet_v2", {5.05, 4.51}, 0.602},
     {"shufflenet_v2_x1_0", {3.25, 3.26}, 0.290},
 };
+
+/* ORT figures from --ort FILE: median and min per (model, threads - 1); -1 unknown. */
+typedef struct ort_row {
+  double med[2], min[2];
+} ort_row;
+
+static void read_ort(const char *path, ort_row *rows) {
+  for (size_t p = 0; p < sizeof peers / sizeof peers[0]; p++)
+    for (int t = 0; t < 2; t++) rows[p].med[t] = rows[p].min[t] = -1;
+  FILE *f = path ? fopen(path, "r") : NULL;
+  if (path && !f) fprintf(stderr, "models: cannot read %s; using the anchors' ORT figures\n", path);
+  char line[512], name[128];
+  int threads;
+  double med, mn;
+  while (f && fgets(line, sizeof line, f))
+    if (sscanf(line, "%127s %d %lf %lf", name, &threads, &med, &mn) == 4 && threads >= 1 && threads <= 2)
+      for (size_t p = 0; p < sizeof peers / sizeof peers[0]; p++)
+        if (strcmp(peers[p].model, name) == 0) {
+          rows[p].med[threads - 1] = med;
+          rows[p].min[threads - 1] = mn;
+        }
+  if (f) fclose(f);
+}
 
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -54,12 +80,14 @@ static int time_runs(tsl_context *ctx, int repeat, double *median, double *min) 
 
 int main(int argc, char **argv) {
   int repeat = 20;
-  const char *dir = NULL;
+  const char *dir = NULL, *records = NULL, *ort = NULL;
   const char *only[8];
   int nonly = 0;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--repeat") == 0 && i + 1 < argc) repeat = atoi(argv[++i]);
     else if (strcmp(argv[i], "--models") == 0 && i + 1 < argc) dir = argv[++i];
+    else if (strcmp(argv[i], "--records") == 0 && i + 1 < argc) records = argv[++i];
+    else if (strcmp(argv[i], "--ort") == 0 && i + 1 < argc) ort = argv[++i];
     else if (nonly < 8) only[nonly++] = argv[i];
   }
   if (repeat < 1) repeat = 1;
@@ -71,10 +99,15 @@ int main(int argc, char **argv) {
   }
   struct stat sb;
   bool have_files = stat(dir, &sb) == 0 && S_ISDIR(sb.st_mode);
-  printf("tessel end-to-end latency, default schedules, median (min) of %d runs, ms\n", repeat);
-  printf("models: %s\n\n", have_files ? dir : "built-in zoo (no shared models found)");
-  printf("| model | tessel 1 thread | tessel 2 threads | ORT 1 thread | ORT 2 threads | tessel/ORT 1t | "
-         "compile s | kernels | peak act. MiB |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  static ort_row orts[sizeof peers / sizeof peers[0]];
+  read_ort(ort, orts);
+  printf("tessel end-to-end latency, %s, median (min) of %d runs, ms\n", records ? "tuned (records)" : "default schedules",
+         repeat);
+  if (records) printf("records: %s\n", records);
+  printf("models: %s\n", have_files ? dir : "built-in zoo (no shared models found)");
+  printf("ONNX Runtime: %s\n\n", ort ? ort : "../shared/anchors.md figures (another machine)");
+  printf("| model | tessel 1 thread | tessel 2 threads | ORT 1 thread | ORT 2 threads | tessel/ORT 1t | tessel/ORT 2t | "
+         "compile s | kernels | tuned | peak act. MiB |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   for (size_t p = 0; p < sizeof peers / sizeof peers[0]; p++) {
     bool want = nonly == 0;
     for (int i = 0; i < nonly; i++) want |= strcmp(only[i], peers[p].model) == 0;
@@ -86,7 +119,7 @@ int main(int argc, char **argv) {
     tsl_compiled *c;
     tsl_context *ctx;
     double t0 = tsl_time_now();
-    if (tsl_model_load(src, &m) != TSL_OK || tsl_model_compile(m, "host", NULL, &c) != TSL_OK) {
+    if (tsl_model_load(src, &m) != TSL_OK || tsl_model_compile(m, "host", records, &c) != TSL_OK) {
       printf("| %s | error: %s |\n", peers[p].model, tsl_last_error());
       continue;
     }
@@ -101,10 +134,17 @@ int main(int argc, char **argv) {
     if (ok) ok = tsl_context_set_input(ctx, 0, x, in_bytes) == TSL_OK;
     for (int t = 0; ok && t < 2; t++) ok = tsl_set_num_threads(t + 1) == TSL_OK && time_runs(ctx, repeat, &med[t], &mn[t]) == 0;
     if (!ok) printf("| %s | error: %s |\n", peers[p].model, tsl_last_error());
-    else
-      printf("| %s | %.2f (%.2f) | %.2f (%.2f) | %.2f | %.2f | %.2fx | %.1f | %d | %.2f |\n", peers[p].model, med[0], mn[0],
-             med[1], mn[1], peers[p].ort_ms[0], peers[p].ort_ms[1], med[0] / peers[p].ort_ms[0], compile_s,
-             tsl_compiled_num_kernels(c), tsl_compiled_activation_bytes(c) / 1048576.0);
+    else {
+      double o[2], om[2];
+      for (int t = 0; t < 2; t++) {
+        o[t] = orts[p].med[t] > 0 ? orts[p].med[t] : peers[p].ort_ms[t];
+        om[t] = orts[p].med[t] > 0 ? orts[p].min[t] : o[t];
+      }
+      printf("| %s | %.2f (%.2f) | %.2f (%.2f) | %.2f (%.2f) | %.2f (%.2f) | %.2fx | %.2fx | %.1f | %d | %d | %.2f |\n",
+             peers[p].model, med[0], mn[0], med[1], mn[1], o[0], om[0], o[1], om[1], med[0] / o[0], med[1] / o[1],
+             compile_s, tsl_compiled_num_kernels(c), tsl_compiled_num_tuned_kernels(c),
+             tsl_compiled_activation_bytes(c) / 1048576.0);
+    }
     fflush(stdout);
     free(x);
     if (ok) tsl_context_free(ctx);

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "codegen/jit_cache.h"
 #include "codegen/llvm.h"
 #include "codegen/machine.h"
 #include "runtime/parallel.h"
@@ -29,6 +30,7 @@ struct tsl_jit {
   LLVMOrcLLJITRef lljit;
   LLVMTargetMachineRef tm; /* the optimizer's (the session owns its own copy) */
   char *data_layout;
+  char *cache_ctx; /* the on-disk object cache's context (jit_cache.h); NULL: no cache */
   pthread_mutex_t lock;
   atomic_int refs;
   char **symbols; /* used kernel symbols: open addressing, capsymbols a power of two */
@@ -127,6 +129,7 @@ static void destroy(tsl_jit *j) {
   }
   if (j->tm) LLVMDisposeTargetMachine(j->tm);
   free(j->data_layout);
+  free(j->cache_ctx);
   for (int i = 0; i < j->capsymbols; i++) free(j->symbols[i]);
   free(j->symbols);
   free(j->owners);
@@ -163,6 +166,7 @@ tsl_status tsl_jit_new(const tsl_target *t, tsl_jit **out) {
   free(extra);
   if (st == TSL_OK && !(j->data_layout = tsl_codegen_data_layout(j->tm)))
     st = tsl_error(TSL_ERR_NOMEM, "jit: out of memory");
+  if (st == TSL_OK) j->cache_ctx = tsl_jit_cache_context(t); /* NULL (out of memory): no cache */
   if (st != TSL_OK) {
     if (session_tm) LLVMDisposeTargetMachine(session_tm);
     destroy(j);
@@ -293,6 +297,34 @@ static tsl_status module_owner(tsl_jit *j, tsl_module *m, jit_owner **out) {
   return TSL_OK;
 }
 
+/* Through the on-disk object cache (jit_cache.h): the object is read from the cache
+ * or optimized, emitted by j->tm (configured as the session's machine) and stored;
+ * either way the session links the object instead of compiling IR. */
+static tsl_status compile_cached(tsl_jit *j, const tsl_func *f, tsl_module *m, LLVMModuleRef mod,
+                                 LLVMOrcThreadSafeContextRef tsc, const char *symbol, void **fn) {
+  char what[300];
+  snprintf(what, sizeof what, "codegen %s", f->name);
+  LLVMMemoryBufferRef obj = NULL;
+  bool hit = false;
+  tsl_status st = tsl_jit_cache_object(mod, j->tm, j->cache_ctx, what, &obj, &hit);
+  LLVMDisposeModule(mod);
+  LLVMOrcDisposeThreadSafeContext(tsc);
+  if (st != TSL_OK) return st;
+  jit_owner *o = NULL;
+  st = module_owner(j, m, &o);
+  if (st != TSL_OK) {
+    LLVMDisposeMemoryBuffer(obj);
+    return st;
+  }
+  LLVMErrorRef err = LLVMOrcLLJITAddObjectFileWithRT(j->lljit, o->rt, obj);
+  if (err) return llvm_error(err, TSL_ERR_CODEGEN, "jit: adding the object of kernel", f->name);
+  LLVMOrcExecutorAddress addr = 0;
+  err = LLVMOrcLLJITLookup(j->lljit, &addr, symbol);
+  if (err) return llvm_error(err, TSL_ERR_CODEGEN, "jit: linking kernel", f->name);
+  *fn = (void *)(uintptr_t)addr;
+  return TSL_OK;
+}
+
 /* Emission through machine code, under j->lock. */
 static tsl_status compile_locked(tsl_jit *j, const tsl_func *f, tsl_module *m, void **fn) {
   const char *symbol = unique_symbol(j, f->name);
@@ -301,6 +333,7 @@ static tsl_status compile_locked(tsl_jit *j, const tsl_func *f, tsl_module *m, v
   LLVMModuleRef mod;
   tsl_status st =
       tsl_codegen_emit(f, &j->target, LLVMOrcThreadSafeContextGetContext(tsc), symbol, j->data_layout, &mod);
+  if (st == TSL_OK && j->cache_ctx && tsl_jit_cache_enabled()) return compile_cached(j, f, m, mod, tsc, symbol, fn);
   if (st == TSL_OK) {
     char what[300];
     snprintf(what, sizeof what, "codegen %s", f->name);

@@ -57,11 +57,16 @@ void tsl_model_free(tsl_model *m) {
 }
 
 tsl_status tsl_model_compile(const tsl_model *m, const char *target, const char *records, tsl_compiled **out) {
+  return tsl_model_compile_verbose(m, target, records, false, out);
+}
+
+tsl_status tsl_model_compile_verbose(const tsl_model *m, const char *target, const char *records, bool verbose,
+                                     tsl_compiled **out) {
   if (!m || !out) return tsl_error(TSL_ERR_INVALID, "tsl_model_compile: NULL argument");
   *out = NULL;
   tsl_compiled *c = calloc(1, sizeof *c);
   if (!c) return tsl_error(TSL_ERR_NOMEM, "tsl_model_compile: out of memory");
-  tsl_compile_options o = {.target = target, .records = records};
+  tsl_compile_options o = {.target = target, .records = records, .verbose = verbose};
   tsl_status st = tsl_graph_compile(m->graph, &o, &c->plan, &c->stats);
   if (st != TSL_OK) {
     free(c);
@@ -145,6 +150,17 @@ tsl_status tsl_context_set_input(tsl_context *ctx, int i, const void *data, size
 tsl_status tsl_context_run(tsl_context *ctx) {
   if (!ctx) return tsl_error(TSL_ERR_INVALID, "tsl_context_run: NULL context");
   return tsl_graph_run(ctx->ctx, NULL);
+}
+
+tsl_status tsl_context_run_profiled(tsl_context *ctx, double *step_seconds) {
+  if (!ctx || !step_seconds) return tsl_error(TSL_ERR_INVALID, "tsl_context_run_profiled: NULL argument");
+  return tsl_graph_run(ctx->ctx, step_seconds);
+}
+
+const char *tsl_compiled_step_label(const tsl_compiled *c, int step) {
+  if (!c || step < 0 || step >= tsl_graph_plan_num_steps(c->plan)) return "";
+  const char *l = tsl_graph_plan_step_label(c->plan, step);
+  return l ? l : "";
 }
 
 tsl_status tsl_context_get_output(const tsl_context *ctx, int i, void *data, size_t bytes) {

@@ -12,8 +12,10 @@
 #include "dsl/parser.h"
 #include "dsl/te.h"
 #include "ir/arena.h"
+#include "models/compile_conv.h"
 #include "models/default_schedule.h"
 #include "models/node_kernels.h"
+#include "models/node_kernels_binary.h"
 #include "models/passes/channel_shuffle.h"
 #include "models/passes/fold_batch_norm.h"
 #include "models/passes/fold_constants.h"
@@ -21,11 +23,8 @@
 #include "models/passes/plan_memory.h"
 #include "models/passes/layout.h"
 #include "schedule/schedule.h"
-#include "schedule/templates/conv2d_nchwc.h"
 #include "tessel/runtime.h"
-#include "tuner/dispatch.h"
 #include "tuner/records.h"
-#include "tuner/workload.h"
 
 static bool debug_on(void) {
   const char *d = getenv("TSL_DEBUG");
@@ -61,8 +60,8 @@ typedef struct compiler {
   int nkernels, cap;
   tsl_target target;
   tsl_records *records; /* NULL: default schedules */
-  int records_used;
   double build_seconds;
+  tsl_conv_lowering convs;
 } compiler;
 
 static uint64_t text_hash(const char *s) {
@@ -91,7 +90,11 @@ static tsl_status build_kernel(compiler *c, const tsl_graph *g, int node, const 
   const int64_t *shapes[TSL_NODE_KERNEL_MAX_ARGS];
   for (int i = 0; i < nk->ninputs; i++) shapes[i] = nk->shapes[i];
   tsl_status st;
-  if (nk->registry_op) {
+  if (tsl_binary_is_bitserial(nk->registry_op)) {
+    bool tuned; /* bitserial convs: the tuner's record or the bitserial template's default */
+    st = tsl_binary_node_schedule(c->records, &c->target, nk, stderr, &prog, &s, &tuned);
+    c->convs.tuned += st == TSL_OK && tuned;
+  } else if (nk->registry_op) {
     st = tsl_op_instantiate(nk->registry_op, nk->ninputs, shapes, nk->ndims, nk->nparams, nk->params, &prog);
   } else {
     st = tsl_dsl_parse(nk->text, name, &mod);
@@ -102,28 +105,7 @@ static tsl_status build_kernel(compiler *c, const tsl_graph *g, int node, const 
   if (st == TSL_OK && prog->noutputs != nk->nargs - nk->ninputs)
     st = tsl_error(TSL_ERR_INVALID, "kernel %s has %d outputs, the node %d", name, prog->noutputs,
                    nk->nargs - nk->ninputs);
-  bool direct = nk->registry_op && (strcmp(nk->registry_op, "conv2d_nchwc_bias") == 0 ||
-                                    strcmp(nk->registry_op, "conv2d_nchwc_bias_add") == 0);
-  if (st == TSL_OK && direct && c->records) {
-    /* the tuner's best record for this workload, or its default (tuner/dispatch.h) */
-    tsl_workload w;
-    tsl_dispatch_info info;
-    tsl_te_program *tuned = NULL;
-    st = tsl_workload_init(&w, nk->registry_op, nk->ninputs, shapes, nk->ndims, nk->nparams, nk->params);
-    if (st == TSL_OK) st = tsl_dispatch_schedule(c->records, &c->target, &w, stderr, &tuned, &s, &info);
-    if (st == TSL_OK && info.tuned) c->records_used++;
-  } else if (st == TSL_OK) {
-    if (direct) {
-      tsl_conv2d_nchwc_shape sh;
-      st = tsl_conv2d_nchwc_get_shape(prog, &sh);
-      /* the pixel-axis (gemm) variant measured 50-100x slower than the direct one on
-       * SqueezeNet's 1x1 layers here: direct until that is fixed */
-      tsl_conv2d_nchwc_knobs kn = tsl_conv2d_nchwc_default_knobs(&c->target, &sh, false);
-      if (st == TSL_OK) st = tsl_conv2d_nchwc_schedule(prog, &c->target, &kn, &s);
-    } else {
-      st = tsl_default_schedule(prog, &c->target, &s);
-    }
-  }
+  if (st == TSL_OK && !s) st = tsl_default_schedule(prog, &c->target, &s);
   if (st == TSL_OK) st = tsl_build(s, name, c->jit, c->module, NULL, NULL);
   tsl_schedule_free(s);
   tsl_dsl_module_free(mod);
@@ -172,12 +154,71 @@ static int64_t value_bytes(const tsl_value *v) {
   return n;
 }
 
+/* Concat elision: a channel concat in NCHW[x]c of one image (N = 1) whose inputs are
+ * whole channel blocks is, byte for byte, its inputs one after the other. When every
+ * input is computed by a kernel of its own (a conv, a channel slice, ...) and read by
+ * this concat only, those kernels write straight into their slices of the concat's
+ * buffer (root/off) and the concat node runs no kernel (elided). */
+static void elide_concats(const tsl_graph *g, const tsl_kernel *const *conv_kernels, int *root, int64_t *off,
+                          bool *elided) {
+  for (int n = 0; n < g->n_nodes; n++) {
+    const tsl_node *c = &g->nodes[n];
+    if (c->op != TSL_OP_CONCAT || c->n_outputs != 1) continue;
+    const tsl_value *y = &g->values[c->outputs[0]];
+    if (y->layout.kind != TSL_LAYOUT_NCHWC || y->ndim != 4 || y->shape[0] != 1 || y->layout.block < 1) continue;
+    int64_t X = y->layout.block, plane = y->shape[2] * y->shape[3] * X * (int64_t)tsl_dtype_bytes(y->dtype);
+    bool ok = c->n_inputs > 0;
+    for (int i = 0; i < c->n_inputs && ok; i++) {
+      int v = c->inputs[i];
+      const tsl_value *x = v >= 0 ? &g->values[v] : NULL;
+      /* (not an elided concat itself: views of views are not made) */
+      ok = x && !x->constant && !x->is_input && x->producer >= 0 && !elided[x->producer] &&
+           x->layout.kind == TSL_LAYOUT_NCHWC && x->layout.block == X && x->shape[1] % X == 0 && root[v] == v;
+      if (ok && !conv_kernels[x->producer]) {
+        /* a kernel of its own that writes the value (not a view of another value) */
+        tsl_node_kernel nk;
+        ok = tsl_node_kernel_make(g, x->producer, &nk) == TSL_OK && nk.kind == TSL_NODE_KERNEL;
+        if (ok) tsl_node_kernel_clear(&nk);
+      }
+      for (int o = 0; ok && o < g->n_outputs; o++) ok = g->outputs[o] != v;
+      /* read by this concat, once, and by no other node */
+      for (int m = 0; ok && m < g->n_nodes; m++)
+        for (int k = 0; ok && k < g->nodes[m].n_inputs; k++)
+          if (g->nodes[m].inputs[k] == v && (m != n || k != i)) ok = false;
+    }
+    if (!ok) continue;
+    int64_t at = 0;
+    for (int i = 0; i < c->n_inputs; i++) {
+      root[c->inputs[i]] = c->outputs[0];
+      off[c->inputs[i]] = at;
+      at += g->values[c->inputs[i]].shape[1] / X * plane;
+    }
+    elided[n] = true;
+  }
+}
+
 /* g is the optimized graph; names come from `orig`, the graph as given (passes may
  * have renamed the values that are now its outputs). */
-static tsl_status make_plan(compiler *c, const tsl_graph *g, const tsl_graph *orig, tsl_graph_plan *plan,
+static tsl_status make_plan(compiler *c, tsl_graph *g, const tsl_graph *orig, tsl_graph_plan *plan,
                             tsl_compile_stats *stats) {
+  /* the convolutions first: they add their transformed weights to g */
+  tsl_node_kernel *conv_steps = calloc((size_t)(g->n_nodes ? g->n_nodes : 1), sizeof *conv_steps);
+  const tsl_kernel **conv_kernels = calloc((size_t)(g->n_nodes ? g->n_nodes : 1), sizeof *conv_kernels);
+  if (!conv_steps || !conv_kernels) {
+    free(conv_steps);
+    free(conv_kernels);
+    return tsl_error(TSL_ERR_NOMEM, "compile: out of memory");
+  }
+  tsl_status cst = tsl_lower_convs(g, &c->convs, conv_steps, conv_kernels);
+  if (cst != TSL_OK) {
+    free(conv_steps);
+    free(conv_kernels);
+    return cst;
+  }
   int nv = g->n_values;
   int *root = malloc((size_t)nv * sizeof *root);   /* value -> the value whose bytes it is */
+  int64_t *off = calloc((size_t)(nv ? nv : 1), sizeof *off); /* ... from this byte of root's */
+  bool *elided = calloc((size_t)(g->n_nodes ? g->n_nodes : 1), sizeof *elided);
   int *buf = malloc((size_t)nv * sizeof *buf);     /* value -> plan buffer */
   int *first = malloc((size_t)nv * sizeof *first), *last = malloc((size_t)nv * sizeof *last);
   step_rec *steps = calloc((size_t)(g->n_nodes ? g->n_nodes : 1), sizeof *steps);
@@ -196,17 +237,29 @@ static tsl_status make_plan(compiler *c, const tsl_graph *g, const tsl_graph *or
     first[v] = g->values[v].is_input ? 0 : -1;
     last[v] = -1;
   }
+  if (!off || !elided) {
+    st = tsl_error(TSL_ERR_NOMEM, "compile: out of memory");
+    goto done;
+  }
+  elide_concats(g, conv_kernels, root, off, elided);
   for (int n = 0; n < g->n_nodes && st == TSL_OK; n++) {
+    if (elided[n]) continue;
     tsl_node_kernel nk;
-    if ((st = tsl_node_kernel_make(g, n, &nk)) != TSL_OK) break;
-    if (nk.kind == TSL_NODE_ALIAS) {
-      root[nk.values[1]] = root[nk.values[0]];
-      continue;
-    }
     const tsl_kernel *k;
-    if ((st = build_kernel(c, g, n, &nk, &k)) != TSL_OK) {
-      tsl_node_kernel_clear(&nk);
-      break;
+    if (conv_kernels[n]) {
+      nk = conv_steps[n];
+      k = conv_kernels[n];
+    } else {
+      if ((st = tsl_node_kernel_make(g, n, &nk)) != TSL_OK) break;
+      if (nk.kind == TSL_NODE_ALIAS) {
+        root[nk.values[1]] = root[nk.values[0]];
+        off[nk.values[1]] = off[nk.values[0]];
+        continue;
+      }
+      if ((st = build_kernel(c, g, n, &nk, &k)) != TSL_OK) {
+        tsl_node_kernel_clear(&nk);
+        break;
+      }
     }
     for (int a = 0; a < nk.nargs; a++) {
       int r = root[nk.values[a]];
@@ -258,12 +311,17 @@ static tsl_status make_plan(compiler *c, const tsl_graph *g, const tsl_graph *or
   }
   for (int v = 0; v < nv && st == TSL_OK; v++) {
     if (root[v] == v || buf[root[v]] < 0) continue;
-    st = tsl_graph_plan_add_view(plan, buf[root[v]], 0, value_bytes(&g->values[v]), &buf[v]);
+    st = tsl_graph_plan_add_view(plan, buf[root[v]], off[v], value_bytes(&g->values[v]), &buf[v]);
   }
   for (int s = 0; s < nsteps && st == TSL_OK; s++) {
     int args[TSL_NODE_KERNEL_MAX_ARGS];
     for (int a = 0; a < steps[s].nk.nargs; a++) args[a] = buf[steps[s].nk.values[a]];
-    st = tsl_graph_plan_add_step(plan, steps[s].kernel, g->nodes[steps[s].node].name, steps[s].nk.nargs, args);
+    char label[256];
+    /* a conv's label names the template that scheduled it (its algorithm) */
+    if (conv_kernels[steps[s].node])
+      snprintf(label, sizeof label, "%.120s [%.120s]", g->nodes[steps[s].node].name, steps[s].nk.label);
+    else snprintf(label, sizeof label, "%.250s", g->nodes[steps[s].node].name);
+    st = tsl_graph_plan_add_step(plan, steps[s].kernel, label, steps[s].nk.nargs, args);
   }
   for (int i = 0; i < g->n_inputs && st == TSL_OK; i++) {
     const tsl_value *val = &g->values[g->inputs[i]];
@@ -285,6 +343,8 @@ static tsl_status make_plan(compiler *c, const tsl_graph *g, const tsl_graph *or
 done:
   for (int s = 0; steps && s < nsteps; s++) tsl_node_kernel_clear(&steps[s].nk);
   free(root);
+  free(off);
+  free(elided);
   free(buf);
   free(first);
   free(last);
@@ -292,6 +352,8 @@ done:
   free(req);
   free(offsets);
   free(req_value);
+  free(conv_steps);
+  free(conv_kernels);
   return st;
 }
 
@@ -334,14 +396,32 @@ tsl_status tsl_graph_compile(const tsl_graph *g, const tsl_compile_options *opts
   if (st == TSL_OK) st = tsl_graph_plan_new(&plan);
   if (st == TSL_OK) {
     tsl_graph_plan_set_module(plan, c.module);
+    c.convs.jit = c.jit;
+    c.convs.module = c.module;
+    c.convs.target = &c.target;
+    c.convs.records = c.records;
+    c.convs.warn = o.verbose ? stderr : NULL;
     st = make_plan(&c, work, g, plan, stats);
   } else {
     tsl_module_free(c.module);
   }
-  stats->kernels = c.nkernels;
-  stats->records_used = c.records_used;
+  stats->kernels = c.nkernels + c.convs.kernels;
+  stats->conv_layers = c.convs.layers;
+  stats->records_used = c.convs.tuned;
+  stats->records_missed = c.convs.missed;
+  if (st == TSL_OK && c.records && c.convs.missed && !o.verbose) {
+    char target[192];
+    tsl_target_str(&c.target, target, sizeof target);
+    /* one line per model (per layer with verbose: tuner/dispatch.h's line) */
+    fprintf(stderr,
+            "tessel: warning: no tuning record for %d of %d distinct conv workloads on %s (first: %s); using the "
+            "default schedules for them (per-layer lines: --verbose)\n",
+            c.convs.missed, c.convs.kernels, target, c.convs.missed_key);
+  }
   tsl_records_free(c.records);
-  stats->build_seconds = c.build_seconds;
+  stats->build_seconds = c.build_seconds + c.convs.build_seconds;
+  stats->weight_seconds = c.convs.weight_seconds;
+  tsl_conv_lowering_clear(&c.convs);
   for (int i = 0; i < c.nkernels; i++) free(c.kernels[i].text);
   free(c.kernels);
   tsl_jit_free(c.jit);

@@ -1,10 +1,15 @@
 /* tessel — the graph compiler: a model graph to a plan of JIT-compiled kernel calls.
  *
  *   graph -> passes (models/passes/: fold constants, fold batch-norm into convs, fuse
- *            conv + bias + activation (+ residual add))
- *         -> one workload per node (models/node_kernels.h: the node's operator text
- *            with its shapes); identical workloads share one kernel
- *         -> kernel: DSL instantiate -> default schedule -> tsl_build (JIT)
+ *            conv + bias + activation (+ residual add), layout NCHW[x]c)
+ *         -> convolutions (models/compile_conv.h): each layer's family workload
+ *            (tuner/algorithms_conv.h) through the tuner's dispatch: the best record's
+ *            algorithm + config, else tsl_conv2d_select's algorithm with its
+ *            template's default config; weights transformed once by the algorithm's
+ *            weight program; identical layers share one kernel
+ *         -> the other nodes: one workload per node (models/node_kernels.h: the
+ *            node's operator text with its shapes); identical workloads share one
+ *            kernel: DSL instantiate -> default schedule -> tsl_build (JIT)
  *         -> memory planning (models/passes/plan_memory.h) -> runtime plan
  *            (runtime/graph_executor.h), run with tsl_graph_run.
  *
@@ -18,20 +23,41 @@
 
 #include "models/graph.h"
 #include "runtime/graph_executor.h"
+#include "schedule/templates/conv2d_select.h"
+#include "tuner/workload.h"
 #include "tessel/status.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
+/* One distinct convolution layer of a model as the compiler builds it. */
+typedef struct tsl_conv_layer {
+  tsl_workload workload; /* its family workload: the records key (tuner/algorithms_conv.h) */
+  tsl_conv2d_desc desc;  /* the layer (true channel counts, fused epilogue, block) */
+  char node[128];        /* the first node with this workload */
+  int count;             /* nodes with this workload */
+} tsl_conv_layer;
+
+/* The distinct conv layers of g compiled for `target` (NULL: "host") after the passes
+ * (batch-norm folding, epilogue fusion, NCHW[x]c layout): exactly the family workloads
+ * tsl_graph_compile looks up in a records file, in graph order. Writes up to max into
+ * out, the number of distinct layers into *n (may exceed max).
+ * Errors: those of the target, the passes and shape inference; TSL_ERR_INVALID for a
+ * malformed conv node. */
+tsl_status tsl_graph_conv_layers(const tsl_graph *g, const char *target, tsl_conv_layer *out, int max, int *n);
+
 typedef struct tsl_compile_options {
   const char *target;  /* target string (codegen/target.h); NULL = "host" */
-  const char *records; /* tuning records file (tuner/records.h); the direct NCHW[x]c
-                          convolutions take their best record through
-                          tsl_dispatch_schedule (tuner/dispatch.h), which warns on
-                          stderr for a layer without one; NULL = default schedules */
+  const char *records; /* tuning records file (tuner/records.h): each NCHW[x]c conv
+                          takes its best record's algorithm and config through
+                          tsl_dispatch_schedule_any (tuner/dispatch.h); layers without
+                          one take the default and ONE warning line per model names
+                          how many missed and the first missed key (every layer's own
+                          line with `verbose`); NULL = default schedules, no warning */
   bool no_passes;      /* compile the graph as given (for checking the passes) */
   bool no_layout;      /* keep every tensor in plain NCHW (skip layout selection) */
+  bool verbose;        /* the dispatch's per-layer "no tuning record" lines on stderr */
 } tsl_compile_options;
 
 /* What compilation did. Sizes in bytes, times in seconds. */
@@ -44,11 +70,14 @@ typedef struct tsl_compile_stats {
   int layout_transforms;           /* NCHW <-> NCHW[x]c transform nodes inserted */
   int steps;                       /* kernel calls per run */
   int kernels;                     /* distinct kernels built (<= steps) */
-  int records_used;                /* workloads whose schedule came from the records */
+  int records_used;                /* conv workloads whose schedule came from the records */
+  int records_missed;              /* conv workloads without a matching record (records given) */
+  int conv_layers;                 /* conv nodes built through the dispatch */
   int64_t activation_bytes;        /* all activation tensors, unshared */
   int64_t planned_peak_bytes;      /* the arena after memory planning */
   int64_t constant_bytes;          /* weights held by the plan */
   double pass_seconds, build_seconds, total_seconds;
+  double weight_seconds;           /* conv weight pre-transforms (compile and run) */
 } tsl_compile_stats;
 
 /* Runs the graph passes on g in place (in the order above, then layout selection into

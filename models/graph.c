@@ -30,6 +30,7 @@ static const char *const op_names[TSL_OP_COUNT] = {
     [TSL_OP_IDENTITY] = "Identity",
     [TSL_OP_PAD] = "Pad",
     [TSL_OP_CHANNEL_SHUFFLE] = "tsl.ChannelShuffle",
+    [TSL_OP_BINARY] = "tsl.Binary",
 };
 
 const char *tsl_op_name(tsl_op op) {
@@ -596,7 +597,7 @@ tsl_status tsl_graph_toposort(tsl_graph *g) {
   }
   if (st == TSL_OK) {
     for (int k = 0; k < g->n_nodes; k++) sorted[k] = g->nodes[order[k]];
-    memcpy(g->nodes, sorted, (size_t)g->n_nodes * sizeof *sorted);
+    if (g->n_nodes) memcpy(g->nodes, sorted, (size_t)g->n_nodes * sizeof *sorted); /* no nodes: NULL arrays */
     for (int k = 0; k < g->n_nodes; k++)
       for (int j = 0; j < g->nodes[k].n_outputs; j++) g->values[g->nodes[k].outputs[j]].producer = k;
   }

@@ -111,6 +111,7 @@ typedef enum tsl_op {
   TSL_OP_PAD,
   /* operators of the graph passes (not ONNX's; printed with a "tsl." prefix) */
   TSL_OP_CHANNEL_SHUFFLE,
+  TSL_OP_BINARY, /* tsl.Binary: a binary-network operator (models/node_kernels_binary.h) */
   TSL_OP_COUNT
 } tsl_op;
 

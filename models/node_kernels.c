@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "models/node_kernels_internal.h"
+#include "models/node_kernels_binary.h"
 #include "models/passes/fuse_conv.h"
 #include "models/passes/layout.h"
 
@@ -522,8 +523,28 @@ static tsl_status make_gemm(const tsl_graph *g, int node, tsl_node_kernel *k, ts
 static tsl_status make_matmul(const tsl_graph *g, int node, tsl_node_kernel *k, tsl_text_buf *b) {
   const tsl_node *n = &g->nodes[node];
   const tsl_value *a = tsl_nk_in_val(g, n, 0), *w = tsl_nk_in_val(g, n, 1), *y = &g->values[n->outputs[0]];
+  if (a->ndim >= 3 && w->ndim == a->ndim) {
+    /* a batch of products: equal batch dimensions (ONNX's broadcast of them is not) */
+    int64_t B = 1;
+    for (int d = 0; d + 2 < a->ndim; d++) {
+      if (a->shape[d] != w->shape[d])
+        return tsl_nk_node_err(g, node, TSL_ERR_UNSUPPORTED, "MatMul batch dimensions that broadcast are not compiled");
+      B *= a->shape[d];
+    }
+    int64_t M = a->shape[a->ndim - 2], K = a->shape[a->ndim - 1], N = w->shape[w->ndim - 1];
+    tsl_nk_add_arg(k, n->inputs[0], 3, (const int64_t[]){B, M, K});
+    tsl_nk_add_arg(k, n->inputs[1], 3, (const int64_t[]){B, K, N});
+    k->ninputs = 2;
+    tsl_nk_add_arg(k, n->outputs[0], 3, (const int64_t[]){B, M, N});
+    (void)y;
+    snprintf(k->label, sizeof k->label, "batch_matmul");
+    tsl_nk_put_header(b, k);
+    tsl_nk_put(b, "  out[bb, i, j] = sum(k: x0[bb, i, k] * x1[bb, k, j])\n");
+    return TSL_OK;
+  }
   if (a->ndim < 2 || w->ndim != 2)
-    return tsl_nk_node_err(g, node, TSL_ERR_UNSUPPORTED, "MatMul is compiled for A of rank >= 2 times a 2-D B only");
+    return tsl_nk_node_err(g, node, TSL_ERR_UNSUPPORTED,
+                           "MatMul is compiled for A of rank >= 2 times a 2-D B, or equal batch dimensions only");
   int64_t M = tsl_nk_numel(a) / a->shape[a->ndim - 1], K = a->shape[a->ndim - 1], N = w->shape[1];
   tsl_nk_add_arg(k, n->inputs[0], 2, (const int64_t[]){M, K});
   tsl_nk_add_arg(k, n->inputs[1], 2, w->shape);
@@ -624,6 +645,7 @@ tsl_status tsl_node_kernel_make(const tsl_graph *g, int node, tsl_node_kernel *o
   case TSL_OP_SOFTMAX: st = make_softmax(g, node, out, &b); break;
   case TSL_OP_BATCH_NORM: st = make_batch_norm(g, node, out, &b); break;
   case TSL_OP_CHANNEL_SHUFFLE: st = make_channel_shuffle(g, node, out, &b); break;
+  case TSL_OP_BINARY: st = tsl_nk_make_binary(g, node, out, &b); break;
   default: st = tsl_nk_node_err(g, node, TSL_ERR_UNSUPPORTED, "no kernel computes this operator (fold it first)"); break;
   }
   if (st == TSL_OK && b.oom) st = tsl_error(TSL_ERR_NOMEM, "compile: out of memory");

@@ -16,8 +16,8 @@
  *
  * Values in the blocked layout NCHW[x]c (models/passes/layout.h) are stored as
  * [N, ceil(C/x), H, W, x] with zero lanes past C; their nodes use the registry's
- * NCHW[x]c operators (conv2d_nchwc_bias, conv2d_nchwc_bias_add, conv2d_nchwc_grouped,
- * the layout transforms) or blocked texts generated here (pools, elementwise, concat,
+ * NCHW[x]c operators (the layout transforms; blocked convolutions are built by the
+ * compiler through the tuner's dispatch, models/compile_conv.h) or blocked texts generated here (pools, elementwise, concat,
  * channel slices), which keep the padding lanes at zero.
  */
 #ifndef TESSEL_MODELS_NODE_KERNELS_H
@@ -65,7 +65,7 @@ int tsl_value_storage_shape(const tsl_value *v, int64_t shape[TSL_MAX_NDIM]);
 /* Fills *out for node `node` of g (shapes inferred). Free with tsl_node_kernel_clear.
  * Errors: TSL_ERR_UNSUPPORTED naming the node and operator for what no kernel computes
  * (an empty tensor, more than TSL_NODE_KERNEL_MAX_ARGS arguments, a MatMul whose
- * batch dimensions broadcast), TSL_ERR_INVALID (shapes unknown), TSL_ERR_NOMEM. */
+ * batch dimensions broadcast or differ in rank), TSL_ERR_INVALID (shapes unknown), TSL_ERR_NOMEM. */
 tsl_status tsl_node_kernel_make(const tsl_graph *g, int node, tsl_node_kernel *out);
 
 void tsl_node_kernel_clear(tsl_node_kernel *k);

@@ -68,49 +68,6 @@ static tsl_status make_transform(const tsl_graph *g, int node, tsl_node_kernel *
   return TSL_OK;
 }
 
-static tsl_status make_conv(const tsl_graph *g, int node, tsl_node_kernel *k, tsl_text_buf *b) {
-  const tsl_node *n = &g->nodes[node];
-  tsl_conv2d_params p;
-  tsl_status st = tsl_node_conv2d_params(g, n, &p);
-  if (st != TSL_OK) return st;
-  /* kernel_shape may be absent: the blocked weight's R, S are dims 2 and 3 either way */
-  bool residual = n->n_inputs > 3 && n->inputs[3] >= 0;
-  add_storage_arg(k, g, n->inputs[0]);
-  add_storage_arg(k, g, n->inputs[1]);
-  add_storage_arg(k, g, n->inputs[2]);
-  if (residual) add_storage_arg(k, g, n->inputs[3]);
-  k->ninputs = k->nargs;
-  add_storage_arg(k, g, n->outputs[0]);
-  bool grouped = p.group != 1;
-  k->registry_op = grouped ? "conv2d_nchwc_grouped" : residual ? "conv2d_nchwc_bias_add" : "conv2d_nchwc_bias";
-  iparam(k, "stride_h", p.strides[0]);
-  iparam(k, "stride_w", p.strides[1]);
-  iparam(k, "pad_top", p.pads[0]);
-  iparam(k, "pad_left", p.pads[1]);
-  iparam(k, "pad_bottom", p.pads[2]);
-  iparam(k, "pad_right", p.pads[3]);
-  iparam(k, "dilation_h", p.dilations[0]);
-  iparam(k, "dilation_w", p.dilations[1]);
-  int act = (int)tsl_node_attr_int(n, TSL_ATTR_ACTIVATION, TSL_ACT_NONE);
-  double lo = tsl_node_attr_float(n, TSL_ATTR_CLIP_MIN, -INFINITY), hi = tsl_node_attr_float(n, TSL_ATTR_CLIP_MAX, INFINITY);
-  if (act == TSL_ACT_CLIP && lo == 0.0 && isinf(hi) && hi > 0) act = TSL_ACT_RELU;
-  iparam(k, "act", act);
-  if (act == TSL_ACT_CLIP) {
-    /* an absent bound is the largest float: the same on every finite value */
-    k->params[k->nparams++] = tsl_dsl_float_param("clip_min", isfinite(lo) ? lo : -3.4028234663852886e38);
-    k->params[k->nparams++] = tsl_dsl_float_param("clip_max", isfinite(hi) ? hi : 3.4028234663852886e38);
-  }
-  if (grouped) {
-    iparam(k, "groups", p.group);
-    iparam(k, "out_channels", g->values[n->outputs[0]].shape[1]);
-  }
-  snprintf(k->label, sizeof k->label, "conv2d_nchw%dc_%s%lldx%lld_s%lld_p%lld%s%s", (int)k->shapes[0][4],
-           grouped ? "g_" : "", (long long)p.kernel[0], (long long)p.kernel[1], (long long)p.strides[0],
-           (long long)p.pads[0], residual ? "_add" : "", act == TSL_ACT_RELU ? "_relu" : act == TSL_ACT_CLIP ? "_clip" : "");
-  key_of(k, b);
-  return TSL_OK;
-}
-
 /* "select(cb*X + c < C, E, 0.0)" around E when C is not a multiple of X. */
 static void put_lane_guard_open(tsl_text_buf *b, int64_t C, int64_t X) {
   if (C % X) tsl_nk_put(b, "select(cb*%lld + c < %lld, ", (long long)X, (long long)C);
@@ -357,9 +314,9 @@ tsl_status tsl_nk_make_nchwc(const tsl_graph *g, int node, tsl_node_kernel *k, t
     return make_transform(g, node, k, b);
   switch (n->op) {
   case TSL_OP_CONV:
-    if (!tsl_node_attr_int(n, TSL_ATTR_BLOCKED_WEIGHTS, 0) || n->n_inputs < 3 || n->inputs[2] < 0)
-      return tsl_nk_node_err(g, node, TSL_ERR_INVALID, "a blocked conv without blocked weights and bias");
-    return make_conv(g, node, k, b);
+    /* its algorithm, kernel and weights come from the tuner's dispatch */
+    return tsl_nk_node_err(g, node, TSL_ERR_INVALID,
+                           "a blocked conv is built by the graph compiler's conv path (models/compile_conv.h)");
   case TSL_OP_MAX_POOL:
   case TSL_OP_AVERAGE_POOL: return make_pool(g, node, k, b);
   case TSL_OP_GLOBAL_AVERAGE_POOL:

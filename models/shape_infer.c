@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "models/graph.h"
+#include "models/node_kernels_binary.h"
 
 /* Shapes larger than this many elements are refused: far beyond any CNN tensor, and it
  * keeps every size computation (elements times bytes) clear of int64 overflow. */
@@ -555,6 +556,7 @@ tsl_status tsl_graph_infer_node(tsl_graph *g, int node) {
   const tsl_node *n = &g->nodes[node];
   if ((int)n->op < 0 || n->op >= TSL_OP_COUNT)
     return tsl_error(TSL_ERR_INVALID, "graph: node '%s' has operator %d outside the set", n->name, (int)n->op);
+  if (n->op == TSL_OP_BINARY) return tsl_binary_infer_node(g, node); /* u64/i32 values: its own rules */
   arity ar = arities[n->op];
   if (n->n_inputs < ar.min_in || (ar.max_in >= 0 && n->n_inputs > ar.max_in))
     return node_err(g, node, TSL_ERR_INVALID, "%d inputs (expected %d..%d)", n->n_inputs, ar.min_in, ar.max_in);

@@ -1,6 +1,7 @@
 /* The model zoo: torchvision 0.14's CNNs rebuilt layer by layer (see zoo.h). Each
  * builder follows the corresponding torchvision/models/<net>.py forward() in order. */
 #include "models/zoo.h"
+#include "models/zoo_binary.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -414,6 +415,7 @@ const char *const *tsl_zoo_list(void) { return zoo_names; }
 tsl_status tsl_zoo_build(const char *name, uint64_t seed, tsl_graph **out) {
   if (!name || !out) return tsl_error(TSL_ERR_INVALID, "zoo: NULL argument");
   if (strcmp(name, "squeezenet") == 0) name = "squeezenet1_1"; /* the short name, as `tunecli tune` takes it */
+  if (tsl_zoo_binary_has(name)) return tsl_zoo_binary_build(name, seed, out); /* models/zoo_binary.h */
   int which = -1;
   for (int i = 0; zoo_names[i]; i++)
     if (strcmp(zoo_names[i], name) == 0) which = i;

@@ -7,11 +7,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # build: compiler, LLVM 19, libffi, CUnit; models: protobuf-c + ONNX proto + ONNX test data;
-# benchmarks (optional at build time): oneDNN, OpenBLAS; tuner: json-c (records), XGBoost (cost model)
+# benchmarks (optional at build time): oneDNN, OpenBLAS; tuner: json-c (records), XGBoost (cost model),
+# nng (RPC to a device); armv8: qemu-user and the aarch64 cross compiler
 packages=(llvm-19-dev lld-19 libffi-dev libcunit1-dev meson ninja-build pkg-config gcc
           protobuf-c-compiler libprotobuf-c-dev libonnx-dev libonnx-testdata
           libdnnl-dev libopenblas-dev
-          libjson-c-dev libxgboost-dev libstb-dev
+          libjson-c-dev libxgboost-dev libstb-dev libnng-dev
           qemu-user gcc-aarch64-linux-gnu libc6-dev-arm64-cross)
 
 missing=()
@@ -25,6 +26,10 @@ if [ ${#missing[@]} -gt 0 ]; then
   "${sudo_cmd[@]}" apt-get update -qq
   DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get -o DPkg::Lock::Timeout=900 install -y -qq "${missing[@]}"
 fi
+
+# The AArch64 RPC server links Debian's arm64 nng (+ mbedtls) statically: downloaded and
+# unpacked into build-arm64-sysroot/, nothing arm64 installed (cross/fetch-arm64-deps.sh).
+cross/fetch-arm64-deps.sh >/dev/null
 
 builddir=build
 opts=()

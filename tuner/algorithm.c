@@ -3,6 +3,7 @@
 
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 enum { MAX_ALGORITHMS = 64, MAX_TPL = 32 };
@@ -26,6 +27,14 @@ tsl_status tsl_algorithm_register(const tsl_algorithm *a) {
 done:
   pthread_mutex_unlock(&algo_lock);
   return st;
+}
+
+static bool same_workload(const tsl_workload *a, const tsl_workload *b) {
+  char *ka = NULL, *kb = NULL;
+  bool same = tsl_workload_key_of(a, &ka) == TSL_OK && tsl_workload_key_of(b, &kb) == TSL_OK && strcmp(ka, kb) == 0;
+  free(ka);
+  free(kb);
+  return same;
 }
 
 int tsl_algorithms_for(const tsl_workload *w, tsl_algo_choice *out, int max, FILE *log) {
@@ -63,6 +72,12 @@ int tsl_algorithms_for(const tsl_workload *w, tsl_algo_choice *out, int max, FIL
         fprintf(log, "algorithm %s skipped: %s\n", a->name, tpl ? tsl_last_error() : "its template is not registered");
       continue;
     }
+    /* an algorithm that is one of the templates already listed, on the same workload
+     * (the family's own template as an algorithm of it), is listed once */
+    bool dup = false;
+    for (int k = 0; out && k < n && k < max && !dup; k++)
+      dup = out[k].tpl == tpl && same_workload(&out[k].op_workload, &mapped);
+    if (dup) continue;
     if (out && n < max) {
       snprintf(out[n].name, sizeof out[n].name, "%s", a->name);
       out[n].tpl = tpl;

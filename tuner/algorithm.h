@@ -43,8 +43,9 @@ typedef struct tsl_algorithm {
  * process; every tuner entry point calls it, so callers rarely need to. */
 void tsl_tuner_register_templates(void);
 
-/* Registers the Fast-Run algorithms of the NCHW[x]c convolution family
- * (tuner/algorithms_conv.c: conv2d_nchwc_bias as Winograd F(2), F(4), F(6)); called by
+/* Registers the Fast-Run algorithms of the NCHW[x]c convolution families
+ * (tuner/algorithms_conv.h: conv2d_nchwc_bias, conv2d_nchwc_bias_add and
+ * conv2d_nchwc_grouped, each as every tsl_conv2d_algo); called by
  * tsl_tuner_register_templates. */
 void tsl_tuner_register_conv_algorithms(void);
 
@@ -61,7 +62,8 @@ typedef struct tsl_algo_choice {
 
 /* The algorithms that apply to family workload w: first the templates of w's own
  * operator (identity), then the registered algorithms of family w->op whose applies()
- * holds, in registration order. Writes up to max into out and returns how many apply
+ * holds, in registration order (one that maps to a template and workload already listed
+ * is left out: listed once). Writes up to max into out and returns how many apply
  * (0 when none: the operator cannot be tuned). Declined algorithms are reported on
  * `log` (may be NULL) as "algorithm NAME declines: WHY". */
 int tsl_algorithms_for(const tsl_workload *w, tsl_algo_choice *out, int max, FILE *log);

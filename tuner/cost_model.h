@@ -3,11 +3,16 @@
  * Chen et al., "Learning to Optimize Tensor Programs", NeurIPS 2018) trained online on
  * the candidates measured so far, predicting a score where higher means faster.
  *
- * Features of a config (tsl_config_features), all computable without building the
- * candidate (so scoring thousands of proposals during simulated annealing is cheap, and
- * a template that crashes while applying cannot crash the tuner): per knob, log2(1+v)
- * for split knobs and v for the others; then log2 of the product of the split knobs
- * (the register/cache block volume).
+ * Features of a config: the knob features (tsl_config_features), computable without
+ * building the candidate: per knob, log2(1+v) for split knobs and v for the others;
+ * then log2 of the product of the split knobs (the register/cache block volume). A
+ * model given the program and template (tsl_cost_model_set_program) adds the features
+ * of the candidate's lowered loop IR (tuner/ir_features.h: loop extents, vector width,
+ * unroll copies, FLOPs per iteration, bytes touched and reuse per loop level,
+ * arithmetic intensity, parallel extent), as AutoTVM's itervar features do; each config
+ * is applied and lowered once (the features are cached per config), which costs a
+ * millisecond or more, so the search scores its many simulated-annealing proposals
+ * with a knob-only model and reranks the best few with this one (search.h).
  *
  * Training target: the normalized throughput min_cost / cost of each measured config
  * (1 for the best so far, 0 for failures), squared-error regression.
@@ -15,6 +20,7 @@
 #ifndef TESSEL_TUNER_COST_MODEL_H
 #define TESSEL_TUNER_COST_MODEL_H
 
+#include "codegen/target.h"
 #include "schedule/template.h"
 #include "tessel/status.h"
 
@@ -37,6 +43,21 @@ void tsl_cost_model_free(tsl_cost_model *m);
  * failed candidate). Needs at least 2 successful ones: with fewer the model stays
  * untrained and predicts 0. Errors: TSL_ERR_RUNTIME (XGBoost's message), TSL_ERR_NOMEM. */
 tsl_status tsl_cost_model_fit(tsl_cost_model *m, const tsl_config *configs, const double *costs, int n);
+
+/* Makes m use the loop-IR features of each config too: the config is applied with
+ * tpl to program p for target t (all three must outlive m) and lowered as tsl_build
+ * lowers (the target's vector width). A config that fails to apply or lower gets
+ * missing IR features (NaN). Call before the first fit. Errors: TSL_ERR_INVALID (NULL
+ * arguments, or the model was already trained). */
+tsl_status tsl_cost_model_set_program(tsl_cost_model *m, const tsl_te_program *p, const tsl_template *tpl,
+                                      const tsl_target *t);
+
+/* Features per config of model m (knobs, plus the IR features when set). */
+int tsl_cost_model_nfeatures(const tsl_cost_model *m);
+
+/* The features of config c as m sees them (tsl_cost_model_nfeatures(m) floats) into f.
+ * Errors: TSL_ERR_NOMEM. */
+tsl_status tsl_cost_model_features(tsl_cost_model *m, const tsl_config *c, float *f);
 
 /* Whether fit() has trained a model. */
 int tsl_cost_model_trained(const tsl_cost_model *m);

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tuner/algorithms_conv.h"
+
 enum { MAX_ALGOS = 16 };
 
 static void info_set(tsl_dispatch_info *info, const tsl_algo_choice *a, const tsl_config_space *s,
@@ -48,6 +50,24 @@ static bool best_valid(const tsl_records *db, const char *target, const char *ke
   return false;
 }
 
+static bool any_record(const tsl_records *db, const char *key, const char *tpl) {
+  for (int i = 0; i < db->n; i++)
+    if (db->recs[i].error_no == TSL_MEASURE_OK && strcmp(db->recs[i].template_name, tpl) == 0 &&
+        strcmp(db->recs[i].workload, key) == 0)
+      return true;
+  return false;
+}
+
+/* The index of the family's default algorithm among algos, -1 when it has none. */
+static int preferred(const tsl_target *t, const tsl_workload *w, const tsl_algo_choice *algos, int na) {
+  tsl_conv2d_desc d;
+  if (!tsl_conv2d_is_family(w) || tsl_conv2d_desc_of_workload(w, &d) != TSL_OK) return -1;
+  tsl_conv2d_algo sel = tsl_conv2d_select(&d, t), a;
+  for (int i = 0; i < na; i++)
+    if (tsl_conv2d_algo_of_op(algos[i].op_workload.op, &a) && a == sel) return i;
+  return -1;
+}
+
 static tsl_status dispatch(const tsl_records *db, const tsl_target *t, const tsl_workload *w, FILE *warn,
                            bool any_op, tsl_te_program **program, tsl_schedule **sched, tsl_dispatch_info *info) {
   if (!t || !w || !program || !sched) return tsl_error(TSL_ERR_INVALID, "dispatch: NULL argument");
@@ -81,12 +101,15 @@ static tsl_status dispatch(const tsl_records *db, const tsl_target *t, const tsl
   int best = -1;
   const tsl_record *best_rec = NULL;
   tsl_match_kind best_match = TSL_MATCH_NONE;
-  bool ok[MAX_ALGOS] = {false};
-  for (int a = 0; a < na; a++) {
+  bool ok[MAX_ALGOS] = {false}, tried[MAX_ALGOS] = {false};
+  for (int a = 0; a < na && db; a++) {
+    /* instantiating a program and its space costs milliseconds: only for a template
+     * with a successful record of this workload */
+    if (!any_record(db, key, algos[a].tpl->name)) continue;
+    tried[a] = true;
     if (tsl_workload_instantiate(&algos[a].op_workload, &progs[a]) != TSL_OK) continue;
     if (algos[a].tpl->space(progs[a], t, &spaces[a]) != TSL_OK) continue;
     ok[a] = true;
-    if (!db) continue;
     uint64_t h = tsl_space_hash(algos[a].tpl->name, algos[a].tpl->version, algos[a].tpl->op, &spaces[a]);
     const tsl_record *r = NULL;
     tsl_match_kind m = TSL_MATCH_NONE;
@@ -108,9 +131,20 @@ static tsl_status dispatch(const tsl_records *db, const tsl_target *t, const tsl
       goto out;
     }
   }
-  /* the default of the first algorithm that can give one */
+  /* the default of the family's default algorithm (a conv layer: tsl_conv2d_select's
+   * choice), else of the first algorithm that can give one */
+  int order[MAX_ALGOS], no = 0, pref = preferred(t, w, algos, na);
+  if (pref >= 0) order[no++] = pref;
+  for (int a = 0; a < na; a++)
+    if (a != pref) order[no++] = a;
   st = TSL_ERR_NOT_FOUND;
-  for (int a = 0; a < na; a++) {
+  for (int i = 0; i < no; i++) {
+    int a = order[i];
+    if (!tried[a]) {
+      tried[a] = true;
+      ok[a] = tsl_workload_instantiate(&algos[a].op_workload, &progs[a]) == TSL_OK &&
+              algos[a].tpl->space(progs[a], t, &spaces[a]) == TSL_OK;
+    }
     if (!ok[a]) continue;
     tsl_config c;
     st = algos[a].tpl->default_config(progs[a], t, &spaces[a], &c);

@@ -7,14 +7,17 @@
  * ignored) on the exact target, else the target family; the fastest such record over
  * all algorithms wins, exact-target matches before family ones. Its config is checked
  * against the space and applied. When nothing matches (an unknown shape, another
- * target only, an invalid or stale config), the first applicable algorithm's default
- * config is used and ONE line is printed on `warn`:
+ * target only, an invalid or stale config), the family's default algorithm (for the
+ * conv families of tuner/algorithms_conv.h: the one tsl_conv2d_select picks; else the
+ * first applicable) runs with its template's default config and ONE line is printed on
+ * `warn`:
  *
  *   tessel: warning: no tuning record for KEY on TARGET; using the default schedule
  *   TEMPLATE (CONFIG)
  *
  * (one line; shown wrapped). A config is never taken from another workload or target
- * family (shared/cases C11).
+ * family (shared/cases C11). Without records (db NULL) only the default algorithm's
+ * program is instantiated.
  */
 #ifndef TESSEL_TUNER_DISPATCH_H
 #define TESSEL_TUNER_DISPATCH_H

@@ -94,6 +94,22 @@ int tsl_peak_chains(const tsl_target *t);
  * lanes >= 1, 1 <= chains <= 64, threads >= 1 (tessel bugs otherwise: abort). */
 tsl_func *tsl_peak_fma_func(const char *name, int lanes, int chains, bool parallel, int threads);
 
+/* The per-machine peak file: the fp32 FMA peak in GFLOP/s per (CPU, features, target
+ * width, threads), the MAXIMUM of every measurement stored so far (on a shared machine
+ * other work only ever slows a sample down, so the largest is the best estimate of the
+ * hardware). It lives next to the JIT cache (codegen/jit_cache.h: $TSL_CACHE_DIR, else
+ * $XDG_CACHE_HOME/tessel, else ~/.cache/tessel) as peak-v1.txt, one line per machine
+ * and thread count "KEY THREADS GFLOPS", rewritten atomically (temporary file +
+ * rename). A malformed line is ignored.
+ *
+ * tsl_peak_lookup: the stored peak of target t with `threads` threads (0: the pool's
+ * count) into *gflops. Errors: TSL_ERR_NOT_FOUND (none stored, or no cache directory).
+ * tsl_peak_store: stores max(stored, gflops). Errors: TSL_ERR_INVALID (gflops not
+ * positive and finite), TSL_ERR_IO (the file cannot be written), TSL_ERR_NOT_FOUND (no
+ * cache directory). */
+tsl_status tsl_peak_lookup(const tsl_target *t, int threads, double *gflops);
+tsl_status tsl_peak_store(const tsl_target *t, int threads, double gflops);
+
 /* The triad kernel as lowered IR (current arena): `name(b: f32[n], c: f32[n],
  * a: f32[n], s: f32)` with a[i] = fma(s, c[i], b[i]) for i < n, n a positive multiple
  * of lanes. Parallel: a parallel loop over min(n/lanes, 1024) contiguous blocks of whole

@@ -54,9 +54,10 @@ void tsl_device_info_host(const tsl_target *t, tsl_device_info *out) {
 
 double tsl_record_cost(const tsl_record *r) {
   if (!r || r->error_no != TSL_MEASURE_OK || r->ncosts < 1) return INFINITY;
-  double s = 0;
-  for (int i = 0; i < r->ncosts; i++) s += r->costs[i];
-  return s / r->ncosts;
+  double m = r->costs[0];
+  for (int i = 1; i < r->ncosts; i++)
+    if (r->costs[i] < m) m = r->costs[i];
+  return m;
 }
 
 /* ---- writing ---------------------------------------------------------------- */
@@ -475,22 +476,10 @@ bool tsl_records_has(const tsl_records *db, const char *target, const char *work
   return false;
 }
 
-/* Keeps the better of each group of records equal under `same`; order of first seen. */
-static void keep_best(tsl_records *db, bool (*same)(const tsl_record *, const tsl_record *), bool drop_errors) {
-  int n = 0;
-  for (int i = 0; i < db->n; i++) {
-    const tsl_record *r = &db->recs[i];
-    if (drop_errors && r->error_no != TSL_MEASURE_OK) continue;
-    int j = 0;
-    while (j < n && !same(&db->recs[j], r)) j++;
-    if (j == n) {
-      if (n != i) db->recs[n] = *r;
-      n++;
-    } else if (tsl_record_cost(r) < tsl_record_cost(&db->recs[j])) {
-      db->recs[j] = *r;
-    }
-  }
-  db->n = n;
+static uint64_t fnv(uint64_t h, const void *p, size_t n) {
+  const unsigned char *b = p;
+  for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 1099511628211ull;
+  return h;
 }
 
 static bool same_task(const tsl_record *a, const tsl_record *b) {
@@ -498,16 +487,66 @@ static bool same_task(const tsl_record *a, const tsl_record *b) {
          strcmp(a->template_name, b->template_name) == 0;
 }
 
+static uint64_t hash_task(const tsl_record *r) {
+  uint64_t h = 1469598103934665603ull;
+  h = fnv(h, r->workload, strlen(r->workload) + 1);
+  h = fnv(h, r->target, strlen(r->target) + 1);
+  return fnv(h, r->template_name, strlen(r->template_name) + 1);
+}
+
 static bool same_point(const tsl_record *a, const tsl_record *b) {
   return same_task(a, b) && a->space_hash == b->space_hash && same_config(a, &b->config);
 }
 
+static uint64_t hash_point(const tsl_record *r) {
+  uint64_t h = fnv(hash_task(r), &r->space_hash, sizeof r->space_hash);
+  int nk = r->config.nknobs > 0 && r->config.nknobs <= TSL_MAX_KNOBS ? r->config.nknobs : 0;
+  return fnv(h, r->config.values, sizeof r->config.values[0] * (size_t)nk);
+}
+
+/* Keeps the better of each group of records equal under `same` (whose members hash
+ * alike); order of first seen. A hash table of the groups kept so far makes it linear;
+ * without memory for it, the quadratic scan. */
+static void keep_best(tsl_records *db, bool (*same)(const tsl_record *, const tsl_record *),
+                      uint64_t (*hash)(const tsl_record *), bool drop_errors) {
+  size_t cap = 16;
+  while (cap < 2 * (size_t)db->n + 2) cap *= 2;
+  int *table = malloc(sizeof *table * cap); /* index into the kept records + 1; 0 empty */
+  if (table) memset(table, 0, sizeof *table * cap);
+  int n = 0;
+  for (int i = 0; i < db->n; i++) {
+    const tsl_record *r = &db->recs[i];
+    if (drop_errors && r->error_no != TSL_MEASURE_OK) continue;
+    int j = n;
+    size_t slot = 0;
+    if (table) {
+      for (slot = (size_t)hash(r) & (cap - 1); table[slot]; slot = (slot + 1) & (cap - 1))
+        if (same(&db->recs[table[slot] - 1], r)) {
+          j = table[slot] - 1;
+          break;
+        }
+    } else {
+      j = 0;
+      while (j < n && !same(&db->recs[j], r)) j++;
+    }
+    if (j == n) {
+      if (n != i) db->recs[n] = *r;
+      if (table) table[slot] = n + 1;
+      n++;
+    } else if (tsl_record_cost(r) < tsl_record_cost(&db->recs[j])) {
+      db->recs[j] = *r;
+    }
+  }
+  free(table);
+  db->n = n;
+}
+
 void tsl_records_dedupe(tsl_records *db) {
-  if (db) keep_best(db, same_point, false);
+  if (db) keep_best(db, same_point, hash_point, false);
 }
 
 void tsl_records_pick_best(tsl_records *db) {
-  if (db) keep_best(db, same_task, true);
+  if (db) keep_best(db, same_task, hash_task, true);
 }
 
 void tsl_record_stamp(tsl_record *r) {

@@ -88,7 +88,9 @@ typedef struct tsl_record {
 /* Sets the tessel and LLVM version fields to this build's. */
 void tsl_record_stamp(tsl_record *r);
 
-/* Mean of the costs; +inf for an error record or one without costs. */
+/* The smallest of the costs (seconds); +inf for an error record or one without costs.
+ * The minimum, not the mean: on a shared machine other work only ever slows a sample
+ * down, and one preempted sample would otherwise decide between two candidates. */
 double tsl_record_cost(const tsl_record *r);
 
 /* Appends r as one line to `path` (created when absent) with a single write().
@@ -134,7 +136,7 @@ typedef enum tsl_match_kind {
   TSL_MATCH_FAMILY = 2  /* the same target family */
 } tsl_match_kind;
 
-/* The successful record of `workload` with the least mean cost, on `target` exactly,
+/* The successful record of `workload` with the least cost (tsl_record_cost), on `target` exactly,
  * else on its family. template_name non-NULL restricts to that template; space_hash
  * non-zero restricts to records of that space (older spaces are stale). *out points
  * into db (valid until db changes); *match (may be NULL) says how it matched.

@@ -15,9 +15,11 @@
 
 #include "codegen/build.h"
 #include "codegen/jit.h"
+#include "codegen/jit_cache.h"
 #include "dsl/te_interp.h"
 #include "ir/arena.h"
 #include "schedule/schedule.h"
+#include "tuner/remote.h"
 
 enum { MAX_TENSORS = 16 };
 #define INTERP_MAX_MACS 2e6
@@ -33,6 +35,7 @@ struct tsl_runner {
   void *shared[MAX_TENSORS];    /* MAP_SHARED buffers a reference worker writes */
   size_t shared_bytes[MAX_TENSORS];
   double flops, macs;
+  double slow_cutoff_s; /* tsl_runner_set_slow_cutoff */
 };
 
 tsl_measure_opts tsl_measure_opts_default(void) {
@@ -44,6 +47,7 @@ tsl_measure_opts tsl_measure_opts_default(void) {
   o.threads = 0;
   o.rtol = 1e-4;
   o.seed = 1;
+  o.device = o.key = NULL;
   return o;
 }
 
@@ -114,6 +118,8 @@ static void worker(tsl_runner *r, int fd, const tsl_template *tpl, const tsl_con
    * under sanitizers that would otherwise report and exit with a status */
   static const int fatal[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
   for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++) signal(fatal[i], SIG_DFL);
+  /* a candidate is compiled once: caching it would only fill the disk */
+  tsl_jit_cache_set_enabled(false);
   tsl_arena *a = tsl_arena_new();
   tsl_arena_set_current(a);
   if (r->opts.threads > 0) tsl_set_num_threads(r->opts.threads);
@@ -149,7 +155,9 @@ static void worker(tsl_runner *r, int fd, const tsl_template *tpl, const tsl_con
     ptrs[r->nin + o] = outs[o]->data;
   }
   for (int i = 0; i < nargs; i++) args[i] = &ptrs[i];
+  double call0 = tsl_time_now();
   if (tsl_kernel_call(k, args, nargs) != TSL_OK) worker_fail(fd, TSL_MEASURE_RUNTIME, "run");
+  call0 = tsl_time_now() - call0;
   worker_msg res = {.phase = 2, .compile_s = built.compile_s};
   if (copy_out) {
     for (int o = 0; o < r->nout; o++) memcpy(r->shared[o], outs[o]->data, r->shared_bytes[o]);
@@ -162,6 +170,12 @@ static void worker(tsl_runner *r, int fd, const tsl_template *tpl, const tsl_con
       send_msg(fd, &res);
       _exit(0);
     }
+  if (r->slow_cutoff_s > 0 && call0 > r->slow_cutoff_s) {
+    res.costs[0] = call0;
+    res.ncosts = 1;
+    send_msg(fd, &res);
+    _exit(0);
+  }
   if (tsl_time_kernel(k, args, nargs, &r->opts.time, res.costs) != TSL_OK)
     worker_fail(fd, TSL_MEASURE_RUNTIME, "timing");
   res.ncosts = r->opts.time.repeat;
@@ -291,15 +305,18 @@ tsl_status tsl_runner_new(const tsl_target *t, const tsl_workload *w, const tsl_
     return tsl_error(TSL_ERR_INVALID, "runner: bad options (repeat 1..%d, number >= 1, timeouts > 0, rtol > 0)",
                      TSL_RECORD_MAX_COSTS);
   const char *why = NULL;
-  if (!tsl_target_runs_on_host(t, &why))
+  bool remote = o.device && o.device[0]; /* the device runs t; the reference runs here */
+  if (!remote && !tsl_target_runs_on_host(t, &why))
     return tsl_error(TSL_ERR_UNSUPPORTED, "runner: target %s cannot run here (%s)", t->name, why ? why : "");
   tsl_runner *r = calloc(1, sizeof *r);
   if (!r) return tsl_error(TSL_ERR_NOMEM, "runner: out of memory");
+  tsl_status st_host = TSL_OK;
   r->target = *t;
+  if (remote) st_host = tsl_target_parse("host", &r->target);
   r->opts = o;
   r->arena = tsl_arena_new();
   tsl_arena *prev = tsl_arena_set_current(r->arena);
-  tsl_status st = tsl_workload_instantiate(w, &r->program);
+  tsl_status st = st_host != TSL_OK ? st_host : tsl_workload_instantiate(w, &r->program);
   if (st == TSL_OK && (r->program->ninputs > MAX_TENSORS || r->program->noutputs > MAX_TENSORS))
     st = tsl_error(TSL_ERR_UNSUPPORTED, "runner: more than %d inputs or outputs", MAX_TENSORS);
   if (st == TSL_OK) {
@@ -332,6 +349,7 @@ tsl_status tsl_runner_new(const tsl_target *t, const tsl_workload *w, const tsl_
     for (int k = 0; st == TSL_OK && k < r->nout; k++) memcpy(r->ref[k]->data, r->shared[k], r->shared_bytes[k]);
   }
   tsl_arena_set_current(prev);
+  r->target = *t;
   if (st != TSL_OK) {
     tsl_runner_free(r);
     return st;
@@ -355,8 +373,24 @@ const tsl_te_program *tsl_runner_program(const tsl_runner *r) { return r ? r->pr
 
 double tsl_runner_flops(const tsl_runner *r) { return r ? r->flops : 0; }
 
+void tsl_runner_set_slow_cutoff(tsl_runner *r, double cutoff_s) {
+  if (r) r->slow_cutoff_s = cutoff_s > 0 && isfinite(cutoff_s) ? cutoff_s : 0;
+}
+
 tsl_status tsl_runner_measure(tsl_runner *r, const tsl_template *tpl, const tsl_config_space *s,
                               const tsl_config *c, tsl_measure_result *res) {
   if (!r || !tpl || !s || !c || !res) return tsl_error(TSL_ERR_INVALID, "runner: NULL argument");
+  if (r->opts.device && r->opts.device[0])
+    return tsl_remote_measure_candidate(&r->target, r->program, r->inputs, r->nin, r->ref, r->nout, &r->opts, tpl, s,
+                                        c, res);
   return run_worker(r, tpl, s, c, false, res);
+}
+
+tsl_status tsl_runner_measure_batch(tsl_runner *r, const tsl_template *tpl, const tsl_config_space *s,
+                                    const tsl_config *cs, int n, tsl_measure_result *res) {
+  if (!r || !tpl || !s || !cs || !res || n < 0) return tsl_error(TSL_ERR_INVALID, "runner: NULL argument");
+  if (!r->opts.device || !strchr(r->opts.device, ','))
+    return tsl_error(TSL_ERR_UNSUPPORTED, "runner: measures one by one (not a pool of devices)");
+  return tsl_remote_measure_candidates(&r->target, r->program, r->inputs, r->nin, r->ref, r->nout, &r->opts, tpl, s,
+                                       cs, n, res);
 }

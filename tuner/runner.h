@@ -39,6 +39,9 @@ typedef struct tsl_measure_opts {
   int threads;            /* thread-pool threads in the worker; 0 = tsl_get_num_threads() */
   double rtol;            /* > 0; default 1e-4 */
   uint64_t seed;          /* input data seed; default 1 */
+  const char *device;     /* measure on this tessel-rpc-server (tuner/remote.h), borrowed;
+                             NULL = here (default) */
+  const char *key;        /* the server's key when device is set */
 } tsl_measure_opts;
 
 /* Defaults above, with time = tsl_time_opts_default() except min_repeat_ms 20. */
@@ -68,6 +71,13 @@ void tsl_runner_free(tsl_runner *r);
 /* The runner's program (in the runner's arena; valid until tsl_runner_free). */
 const tsl_te_program *tsl_runner_program(const tsl_runner *r);
 
+/* Candidates whose first (checked) call takes longer than cutoff_s seconds are not
+ * timed further: that call's time is their one cost (ncosts 1). A first call runs cold
+ * (caches, page faults), so it only overstates the cost: with a cutoff well above the
+ * best candidate so far (the tuner uses 10x) no contender is cut. 0 (the default)
+ * times every candidate. Saves the repeats of hopeless candidates on small budgets. */
+void tsl_runner_set_slow_cutoff(tsl_runner *r, double cutoff_s);
+
 /* Floating-point operations of one call: 2 per multiply-add of every reduction stage
  * (the output's numel times its reduction extents), 1 per element otherwise. */
 double tsl_runner_flops(const tsl_runner *r);
@@ -81,6 +91,14 @@ double tsl_program_flops(const tsl_te_program *p);
  * failed). */
 tsl_status tsl_runner_measure(tsl_runner *r, const tsl_template *tpl, const tsl_config_space *s,
                               const tsl_config *c, tsl_measure_result *res);
+
+/* Measures configs cs[0..n) at once where that is faster: on a pool of devices
+ * (opts.device "tcp://a:P,tcp://b:Q"), in parallel, one candidate per device at a time
+ * (tuner/remote.h); res[i] is cs[i]'s result. Errors: TSL_ERR_UNSUPPORTED (not a pool:
+ * measure one by one with tsl_runner_measure), TSL_ERR_INVALID (NULL arguments), a
+ * lost device (TSL_ERR_IO naming it; no res[] is then valid). */
+tsl_status tsl_runner_measure_batch(tsl_runner *r, const tsl_template *tpl, const tsl_config_space *s,
+                                    const tsl_config *cs, int n, tsl_measure_result *res);
 
 #ifdef __cplusplus
 }

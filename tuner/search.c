@@ -7,7 +7,7 @@
 
 #include "tuner/cost_model.h"
 
-enum { SA_POINTS = 128, SA_STEPS = 60, EARLY_RANDOM = 16 };
+enum { SA_POINTS = 128, SA_STEPS = 60, EARLY_RANDOM = 8, RERANK = 4 };
 #define SA_EPS 0.1
 
 struct tsl_search {
@@ -23,7 +23,8 @@ struct tsl_search {
   tsl_config *hist;
   double *hist_cost;
   int nhist, hist_cap;
-  tsl_cost_model *model;
+  tsl_cost_model *model; /* knob features: drives simulated annealing */
+  tsl_cost_model *rerank; /* knob + loop-IR features (set_program), or NULL */
 };
 
 bool tsl_search_kind_parse(const char *s, tsl_search_kind *out) {
@@ -112,7 +113,23 @@ void tsl_search_free(tsl_search *s) {
   free(s->hist);
   free(s->hist_cost);
   tsl_cost_model_free(s->model);
+  tsl_cost_model_free(s->rerank);
   free(s);
+}
+
+tsl_status tsl_search_set_program(tsl_search *s, const tsl_te_program *p, const tsl_template *tpl,
+                                  const tsl_target *t) {
+  if (!s || !p || !tpl || !t) return tsl_error(TSL_ERR_INVALID, "search: NULL argument");
+  if (s->kind != TSL_SEARCH_XGB) return TSL_OK;
+  tsl_cost_model_free(s->rerank);
+  s->rerank = NULL;
+  tsl_status st = tsl_cost_model_new(&s->space, &s->rerank);
+  if (st == TSL_OK) st = tsl_cost_model_set_program(s->rerank, p, tpl, t);
+  if (st != TSL_OK) {
+    tsl_cost_model_free(s->rerank);
+    s->rerank = NULL;
+  }
+  return st;
 }
 
 void tsl_search_mark_visited(tsl_search *s, const tsl_config *c) {
@@ -157,6 +174,11 @@ static int sa_propose(tsl_search *s, int64_t *best_idx, int n) {
   if (tsl_cost_model_predict(s->model, pts, np, score) != TSL_OK) return 0;
   int nbest = 0;
   float bscore[512];
+  /* proposals met so far (index + 1; 0 empty): a walk meets the same config often */
+  enum { SEEN_CAP = 1 << 14 };
+  int64_t *seen = calloc(SEEN_CAP, sizeof *seen);
+  if (!seen) return 0;
+  int nseen = 0;
   int cap = n < 512 ? n : 512;
   double temp = 1.0;
   for (int step = 0; step < SA_STEPS; step++, temp *= 0.95) {
@@ -166,7 +188,7 @@ static int sa_propose(tsl_search *s, int64_t *best_idx, int n) {
       if (s->space.nknobs > 0)
         cand[i].values[k] = s->space.knobs[k].values[rand_below(&s->rng, s->space.knobs[k].nvalues)];
     }
-    if (tsl_cost_model_predict(s->model, cand, np, cscore) != TSL_OK) return nbest;
+    if (tsl_cost_model_predict(s->model, cand, np, cscore) != TSL_OK) break;
     for (int i = 0; i < np; i++) {
       double d = (double)cscore[i] - (double)score[i];
       if (d >= 0 || rand_unit(&s->rng) < exp(d / (temp * 0.05 + 1e-9))) {
@@ -175,9 +197,17 @@ static int sa_propose(tsl_search *s, int64_t *best_idx, int n) {
       }
       int64_t idx = tsl_config_index(&s->space, &cand[i]);
       if (idx < 0 || set_has(s, idx)) continue;
-      bool dup = false;
-      for (int j = 0; j < nbest && !dup; j++) dup = best_idx[j] == idx;
-      if (dup) continue;
+      uint64_t h = mix(idx) & (SEEN_CAP - 1);
+      while (seen[h] && seen[h] != idx + 1) h = (h + 1) & (SEEN_CAP - 1);
+      if (seen[h]) continue;
+      if (nseen < SEEN_CAP / 2) {
+        seen[h] = idx + 1;
+        nseen++;
+      } else {
+        bool dup = false;
+        for (int j = 0; j < nbest && !dup; j++) dup = best_idx[j] == idx;
+        if (dup) continue;
+      }
       if (nbest < cap) {
         best_idx[nbest] = idx;
         bscore[nbest++] = cscore[i];
@@ -192,6 +222,7 @@ static int sa_propose(tsl_search *s, int64_t *best_idx, int n) {
       }
     }
   }
+  free(seen);
   /* best first */
   for (int i = 0; i < nbest; i++)
     for (int j = i + 1; j < nbest; j++)
@@ -206,6 +237,28 @@ static int sa_propose(tsl_search *s, int64_t *best_idx, int n) {
   return nbest;
 }
 
+/* Sorts the n proposals idx by the IR-feature model's scores, best first (on a model
+ * error the order stays the annealing's). */
+static void rerank_best(tsl_search *s, int64_t *idx, int n) {
+  tsl_config *c = malloc(sizeof *c * (size_t)n);
+  float *score = malloc(sizeof *score * (size_t)n);
+  bool ok = c && score;
+  for (int i = 0; ok && i < n; i++) ok = tsl_config_from_index(&s->space, idx[i], &c[i]) == TSL_OK;
+  if (ok && tsl_cost_model_predict(s->rerank, c, n, score) == TSL_OK)
+    for (int i = 1; i < n; i++)
+      for (int j = i; j > 0 && score[j] > score[j - 1]; j--) {
+        float t = score[j];
+        score[j] = score[j - 1];
+        score[j - 1] = t;
+        int64_t u = idx[j];
+        idx[j] = idx[j - 1];
+        idx[j - 1] = u;
+      }
+  tsl_clear_error();
+  free(c);
+  free(score);
+}
+
 int tsl_search_next(tsl_search *s, tsl_config *out, int n) {
   if (!s || !out || n <= 0) return 0;
   int got = 0;
@@ -216,7 +269,10 @@ int tsl_search_next(tsl_search *s, tsl_config *out, int n) {
   if (s->kind == TSL_SEARCH_XGB && tsl_cost_model_trained(s->model) && s->nhist >= EARLY_RANDOM) {
     int nmodel = n - (int)(n * SA_EPS);
     int64_t idx[512];
-    int np = sa_propose(s, idx, nmodel < 512 ? nmodel : 512);
+    bool rerank = s->rerank && tsl_cost_model_trained(s->rerank);
+    int want = rerank ? RERANK * nmodel : nmodel;
+    int np = sa_propose(s, idx, want < 512 ? want : 512);
+    if (rerank && np > nmodel) rerank_best(s, idx, np);
     for (int i = 0; i < np && got < nmodel; i++) got += take(s, idx[i], &out[got]);
   }
   while (got < n) {
@@ -254,5 +310,7 @@ tsl_status tsl_search_update(tsl_search *s, const tsl_config *c, const double *c
       s->hist_cost[j] = s->hist_cost[j - 1];
       s->hist_cost[j - 1] = u;
     }
-  return tsl_cost_model_fit(s->model, s->hist, s->hist_cost, s->nhist);
+  tsl_status st = tsl_cost_model_fit(s->model, s->hist, s->hist_cost, s->nhist);
+  if (st == TSL_OK && s->rerank) st = tsl_cost_model_fit(s->rerank, s->hist, s->hist_cost, s->nhist);
+  return st;
 }

@@ -8,6 +8,10 @@
  *           measurement and simulated annealing over the space (neighbour = one knob
  *           changed) proposes the unmeasured configs the model scores best; a fraction
  *           eps of each batch stays random so the model keeps seeing new regions.
+ *           Given the program (tsl_search_set_program), a second model trained on
+ *           knob + loop-IR features (cost_model.h) reranks 4x the proposals the
+ *           knob-only annealing found and the best of them are measured: the
+ *           IR features cost a lowering per config, too many for every annealing step.
  *
  * A search never proposes a config twice (nor one marked visited: resume).
  */
@@ -35,6 +39,12 @@ typedef struct tsl_search tsl_search;
  * large to index, above 2^62 configs), TSL_ERR_NOMEM. */
 tsl_status tsl_search_new(tsl_search_kind kind, const tsl_config_space *s, uint64_t seed, tsl_search **out);
 void tsl_search_free(tsl_search *s);
+
+/* Lets the xgb search rank with the loop-IR features of configs of template tpl on
+ * program p for target t (all must outlive s). No-op for the other kinds. Call before
+ * the first update. Errors: TSL_ERR_INVALID (NULL arguments), TSL_ERR_NOMEM. */
+tsl_status tsl_search_set_program(tsl_search *s, const tsl_te_program *p, const tsl_template *tpl,
+                                  const tsl_target *t);
 
 /* Marks c as measured (never proposed). */
 void tsl_search_mark_visited(tsl_search *s, const tsl_config *c);

@@ -10,8 +10,10 @@
  *                      axes unrolled, the outermost non-trivial axis parallel.
  *
  * and registers the adapters the operator library exports itself: the direct and 1x1-GEMM
- * NCHW[x]c convolutions (schedule/templates/conv2d_nchwc.h) and Winograd F(m x m, 3 x 3)
- * (schedule/templates/winograd.h).
+ * NCHW[x]c convolutions (schedule/templates/conv2d_nchwc.h), depthwise and grouped
+ * (schedule/templates/depthwise.h), im2col + GEMM (schedule/templates/im2col.h) and
+ * Winograd F(m x m, 3 x 3) (schedule/templates/winograd.h), then the conv family's
+ * Fast-Run algorithms (tuner/algorithms_conv.h).
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -19,9 +21,12 @@
 
 #include "schedule/template.h"
 #include "schedule/templates/conv2d_nchwc.h"
+#include "schedule/templates/depthwise.h"
+#include "schedule/templates/im2col.h"
 #include "schedule/templates/matmul.h"
 #include "schedule/templates/winograd.h"
 #include "tuner/algorithm.h"
+#include "tuner/templates_binary.h"
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -267,9 +272,14 @@ static void register_all(void) {
   int n = 0;
   const tsl_template *conv = tsl_conv2d_nchwc_templates(&n);
   for (int i = 0; conv && i < n; i++) tsl_template_register(&conv[i]);
+  const tsl_template *dw = tsl_depthwise_templates(&n);
+  for (int i = 0; dw && i < n; i++) tsl_template_register(&dw[i]);
+  const tsl_template *i2c = tsl_im2col_templates(&n);
+  for (int i = 0; i2c && i < n; i++) tsl_template_register(&i2c[i]);
   for (size_t i = 0; i < sizeof tsl_winograd_templates / sizeof tsl_winograd_templates[0]; i++)
     tsl_template_register(&tsl_winograd_templates[i]);
   tsl_tuner_register_conv_algorithms();
+  tsl_tuner_register_binary_templates(); /* tuner/templates_binary.h */
 }
 
 void tsl_tuner_register_templates(void) { pthread_once(&once, register_all); }

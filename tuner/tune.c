@@ -7,8 +7,12 @@
 #include <time.h>
 
 #include "ir/arena.h"
+#include "tuner/dispatch.h"
+#include "tuner/remote.h"
 
-enum { MAX_ALGOS = 16, MAX_BATCH = 64 };
+enum { MAX_ALGOS = 16, MAX_BATCH = 64, TOP_ALGOS = 3 };
+#define PROMISING 2.0
+#define SLOW_CUTOFF 10.0
 
 tsl_tune_opts tsl_tune_opts_default(void) {
   tsl_tune_opts o;
@@ -34,6 +38,7 @@ typedef struct task {
   tsl_tune_result *res;
   double best;
   tsl_config best_config;
+  double layer_t0; /* when tuning of the workload started */
 } task;
 
 static void fill_record(const task *tk, const tsl_config *c, const tsl_measure_result *m, tsl_record *r) {
@@ -60,15 +65,22 @@ static void fill_record(const task *tk, const tsl_config *c, const tsl_measure_r
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
   r->timestamp = (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-  tsl_device_info_host(tk->target, &r->device);
+  if (!tk->o->measure.device || !tsl_remote_device_info(tk->o->measure.device, &r->device))
+    tsl_device_info_host(tk->target, &r->device);
   r->threads = tk->o->measure.threads > 0 ? tk->o->measure.threads : tsl_get_num_threads();
   tsl_record_stamp(r);
 }
 
 /* Measures c, records it; returns its cost (+inf on failure). */
-static double measure_one(task *tk, const tsl_config *c, tsl_status *io) {
+static double measure_one(task *tk, const tsl_config *c, const tsl_measure_result *pre, tsl_status *io) {
   tsl_measure_result m;
-  tsl_status st = tsl_runner_measure(tk->runner, tk->tpl, &tk->space, c, &m);
+  tsl_status st = TSL_OK;
+  if (pre) m = *pre; /* measured already, with its batch */
+  else st = tsl_runner_measure(tk->runner, tk->tpl, &tk->space, c, &m);
+  if (st != TSL_OK && tk->o->measure.device) { /* the device is gone: stop, record nothing */
+    *io = st;
+    return INFINITY;
+  }
   if (st != TSL_OK) {
     memset(&m, 0, sizeof m);
     m.error_no = TSL_MEASURE_RUNTIME;
@@ -98,47 +110,69 @@ static double measure_one(task *tk, const tsl_config *c, tsl_status *io) {
   return cost;
 }
 
+/* One progress line: the layer's trials over its budget (all algorithms), the best
+ * GFLOP/s so far of this algorithm, and the ETA of the layer (its measurement rate
+ * so far times its remaining budget) and of everything (plus eta_after_s). */
 static void progress(const task *tk, int done, int budget, double t0) {
+  (void)t0;
   if (!tk->o->log) return;
   double gflops = isfinite(tk->best) ? tsl_runner_flops(tk->runner) / tk->best * 1e-9 : 0;
-  double el = tsl_time_now() - t0;
-  double eta = done > 0 && budget > done ? el / done * (budget - done) : 0;
-  fprintf(tk->o->log, "%s  %-24s %4d/%-4d trials  best %8.2f GFLOP/s  errors %d  ETA %4.0f s%s",
-          tk->o->progress_tty ? "\r" : "", tk->tpl->name, done, budget, gflops, tk->res->errors, eta,
-          tk->o->progress_tty ? "" : "\n");
+  const tsl_tune_result *r = tk->res;
+  double el = tsl_time_now() - tk->layer_t0;
+  int left = tk->o->trials - r->trials;
+  double eta = r->measured > 0 && left > 0 ? el / r->measured * left : 0;
+  fprintf(tk->o->log, "%s%s %3d/%-3d trials  %-28s %3d/%-3d  best %7.2f GFLOP/s  errors %d  ETA layer %3.0f s, all %4.0f s%s",
+          tk->o->progress_tty ? "\r" : "", tk->o->progress_prefix ? tk->o->progress_prefix : "", r->trials,
+          tk->o->trials, tk->tpl->name, done, budget, gflops, r->errors, eta, eta + tk->o->eta_after_s,
+          tk->o->progress_tty ? "\033[K" : "\n");
   fflush(tk->o->log);
 }
 
 /* Tunes one algorithm with `budget` trials; updates tk->best. */
-static tsl_status tune_algorithm(task *tk, int budget, double *default_cost) {
+/* Tunes one algorithm. First pass (first): the records already held count as trials
+ * and the default config is measured unless held; no search. Later pass: up to
+ * new_budget new candidates from the search (whose model learns from every record of
+ * the algorithm held so far, none counted again). Updates tk->best. */
+static tsl_status tune_algorithm(task *tk, int new_budget, bool first, double *default_cost) {
   const tsl_tune_opts *o = tk->o;
   tsl_search *search = NULL;
   tsl_status st = tsl_search_new(o->search, &tk->space, o->seed, &search), io = TSL_OK;
   if (st != TSL_OK) return st;
+  st = tsl_search_set_program(search, tsl_runner_program(tk->runner), tk->tpl, tk->target);
   int done = 0, since_best = 0;
   double t0 = tsl_time_now();
-  /* resume: what the records already hold counts and teaches the model */
-  if (o->db) {
-    for (int i = 0; i < o->db->n && st == TSL_OK; i++) {
+  /* resume: what the records already hold teaches the model (one training for all of
+   * them) and, on the first pass, counts */
+  if (o->db && st == TSL_OK) {
+    tsl_config *held = malloc(sizeof *held * (size_t)(o->db->n > 0 ? o->db->n : 1));
+    double *held_cost = malloc(sizeof *held_cost * (size_t)(o->db->n > 0 ? o->db->n : 1));
+    int nheld = 0;
+    if (!held || !held_cost) st = tsl_error(TSL_ERR_NOMEM, "tune: out of memory");
+    for (int i = 0; st == TSL_OK && i < o->db->n; i++) {
       const tsl_record *r = &o->db->recs[i];
       if (r->space_hash != tk->hash || strcmp(r->workload, tk->key) != 0 || strcmp(r->target, tk->target_str) != 0 ||
           strcmp(r->template_name, tk->tpl->name) != 0 || tsl_config_check(&tk->space, &r->config) != TSL_OK)
         continue;
       tsl_search_mark_visited(search, &r->config);
-      double c = tsl_record_cost(r);
-      st = tsl_search_update(search, &r->config, &c, 1);
+      held[nheld] = r->config;
+      held_cost[nheld++] = tsl_record_cost(r);
       done++;
-      tk->res->trials++;
-      if (c < tk->best) {
-        tk->best = c;
+      if (first) tk->res->trials++;
+      if (held_cost[nheld - 1] < tk->best) {
+        tk->best = held_cost[nheld - 1];
         tk->best_config = r->config;
       }
     }
+    if (st == TSL_OK && nheld > 0) st = tsl_search_update(search, held, held_cost, nheld);
+    free(held);
+    free(held_cost);
   }
+  int budget = first ? done + 1 : done + new_budget;
   /* the default config first: the baseline (and usually a good start) */
   tsl_config dflt;
   tsl_clear_error();
-  if (st == TSL_OK && tk->tpl->default_config(tsl_runner_program(tk->runner), tk->target, &tk->space, &dflt) == TSL_OK) {
+  if (st == TSL_OK && first &&
+      tk->tpl->default_config(tsl_runner_program(tk->runner), tk->target, &tk->space, &dflt) == TSL_OK) {
     const tsl_record *prev = NULL;
     for (int i = 0; o->db && i < o->db->n && !prev; i++) {
       const tsl_record *r = &o->db->recs[i];
@@ -151,10 +185,10 @@ static tsl_status tune_algorithm(task *tk, int budget, double *default_cost) {
       *default_cost = tsl_record_cost(prev);
     } else {
       tsl_search_mark_visited(search, &dflt);
-      double c = measure_one(tk, &dflt, &io);
+      double c = measure_one(tk, &dflt, NULL, &io);
       *default_cost = c;
       done++;
-      st = tsl_search_update(search, &dflt, &c, 1);
+      if (io == TSL_OK) st = tsl_search_update(search, &dflt, &c, 1); /* else keep io's message */
       if (c < tk->best) {
         tk->best = c;
         tk->best_config = dflt;
@@ -162,17 +196,23 @@ static tsl_status tune_algorithm(task *tk, int budget, double *default_cost) {
     }
   }
   progress(tk, done, budget, t0);
-  while (st == TSL_OK && io == TSL_OK && done < budget) {
+  while (st == TSL_OK && io == TSL_OK && !first && done < budget) {
     if (o->deadline > 0 && tsl_time_now() >= o->deadline) break;
     if (o->early_stopping > 0 && since_best >= o->early_stopping) break;
     tsl_config batch[MAX_BATCH];
     int want = o->batch < MAX_BATCH ? o->batch : MAX_BATCH;
     if (want > budget - done) want = budget - done;
+    /* hopeless candidates (10x the layer's best so far at their first call) skip timing */
+    tsl_runner_set_slow_cutoff(tk->runner, isfinite(tk->res->best_cost) ? SLOW_CUTOFF * tk->res->best_cost : 0);
     int n = tsl_search_next(search, batch, want);
     if (n == 0) break;
     double costs[MAX_BATCH];
+    /* a pool of devices measures the batch in parallel (runner.h); else one by one */
+    tsl_measure_result pre[MAX_BATCH];
+    tsl_status bs = tsl_runner_measure_batch(tk->runner, tk->tpl, &tk->space, batch, n, pre);
+    if (bs != TSL_OK && bs != TSL_ERR_UNSUPPORTED) io = bs;
     for (int i = 0; i < n && io == TSL_OK; i++) {
-      costs[i] = measure_one(tk, &batch[i], &io);
+      costs[i] = measure_one(tk, &batch[i], bs == TSL_OK ? &pre[i] : NULL, &io);
       done++;
       if (costs[i] < tk->best) {
         tk->best = costs[i];
@@ -182,21 +222,21 @@ static tsl_status tune_algorithm(task *tk, int budget, double *default_cost) {
         since_best++;
       }
     }
-    st = tsl_search_update(search, batch, costs, n);
+    if (io == TSL_OK) st = tsl_search_update(search, batch, costs, n); /* else costs[] is partial */
     progress(tk, done, budget, t0);
   }
-  if (o->log && o->progress_tty) fputc('\n', o->log);
+  if (o->log && o->progress_tty && !first) fputc('\n', o->log);
   tsl_search_free(search);
   return io != TSL_OK ? io : st;
 }
 
-tsl_status tsl_tune_workload(const tsl_target *t, const tsl_workload *w, const tsl_tune_opts *opts,
-                             tsl_tune_result *res) {
-  if (!t || !w || !opts || !res) return tsl_error(TSL_ERR_INVALID, "tune: NULL argument");
+static tsl_status tune_workload(const tsl_target *t, const tsl_workload *w, const tsl_tune_opts *opts,
+                                tsl_tune_result *res) {
   if (opts->trials < 1 || opts->batch < 1 || opts->early_stopping < 0)
     return tsl_error(TSL_ERR_INVALID, "tune: trials and batch must be >= 1, early_stopping >= 0");
   memset(res, 0, sizeof *res);
   res->best_cost = res->default_cost = INFINITY;
+
   char *key = NULL;
   tsl_status st = tsl_workload_key_of(w, &key);
   if (st != TSL_OK) return st;
@@ -231,6 +271,7 @@ tsl_status tsl_tune_workload(const tsl_target *t, const tsl_workload *w, const t
   tk->key = key;
   tk->o = opts;
   tk->res = res;
+  tk->layer_t0 = tsl_time_now();
   /* set up every algorithm first, so the budget is shared by those that apply */
   tsl_runner *runners[MAX_ALGOS] = {NULL};
   tsl_config_space *spaces = calloc(MAX_ALGOS, sizeof *spaces);
@@ -249,27 +290,69 @@ tsl_status tsl_tune_workload(const tsl_target *t, const tsl_workload *w, const t
     ok_algos++;
   }
   st = spaces ? TSL_OK : tsl_error(TSL_ERR_NOMEM, "tune: out of memory");
-  for (int a = 0, k = 0; a < na && st == TSL_OK; a++) {
-    if (!runners[a]) continue;
-    int budget = opts->trials / ok_algos + (k < opts->trials % ok_algos ? 1 : 0);
-    k++;
-    if (budget < 1) continue;
-    tk->algo = &algos[a];
-    tk->tpl = algos[a].tpl;
-    tk->best = INFINITY;
-    tk->runner = runners[a];
-    tk->space = spaces[a];
-    tk->hash = tsl_space_hash(tk->tpl->name, tk->tpl->version, tk->tpl->op, &tk->space);
-    double dcost = INFINITY;
-    st = tune_algorithm(tk, budget, &dcost);
-    if (!isfinite(res->default_cost)) res->default_cost = dcost;
-    if (tk->best < res->best_cost) {
-      res->found = true;
-      res->best_cost = tk->best;
-      res->config = tk->best_config;
-      snprintf(res->algorithm, sizeof res->algorithm, "%s", algos[a].name);
-      snprintf(res->template_name, sizeof res->template_name, "%s", tk->tpl->name);
-      tsl_config_str(&tk->space, &tk->best_config, res->config_str, sizeof res->config_str);
+  /* Fast-Run in two passes. First every algorithm's default config (or its records
+   * held): one measurement each tells which algorithms are in the race. Then the
+   * remaining budget goes, in equal shares, to the TOP_ALGOS best algorithms within
+   * PROMISING x of the best so far (all of them when none has succeeded yet): a
+   * Winograd F(6) that is 5x slower than the direct convolution at its default gets no
+   * share of a small budget. */
+  double algo_best[MAX_ALGOS];
+  /* the baseline: what compiling without records runs (the dispatcher's default
+   * algorithm, e.g. tsl_conv2d_select's pick, at its default config); its default is
+   * measured in the first pass like every algorithm's */
+  char dflt_algo[96] = "";
+  {
+    tsl_arena *ar = tsl_arena_new(), *prev = tsl_arena_set_current(ar);
+    tsl_te_program *dp = NULL;
+    tsl_schedule *ds = NULL;
+    tsl_dispatch_info info;
+    if (tsl_dispatch_schedule_any(NULL, t, w, NULL, &dp, &ds, &info) == TSL_OK)
+      snprintf(dflt_algo, sizeof dflt_algo, "%s", info.algorithm);
+    tsl_clear_error();
+    tsl_schedule_free(ds);
+    tsl_arena_set_current(prev);
+    tsl_arena_free(ar);
+  }
+  for (int pass = 0; pass < 2 && st == TSL_OK; pass++) {
+    int order[MAX_ALGOS], nord = 0;
+    double overall = INFINITY;
+    for (int a = 0; a < na; a++)
+      if (runners[a] && pass == 1 && algo_best[a] < overall) overall = algo_best[a];
+    for (int a = 0; a < na; a++) {
+      if (!runners[a]) continue;
+      if (pass == 1 && isfinite(overall) && !(algo_best[a] <= PROMISING * overall)) continue;
+      int k = nord++;
+      while (pass == 1 && k > 0 && algo_best[order[k - 1]] > algo_best[a]) {
+        order[k] = order[k - 1];
+        k--;
+      }
+      order[k] = a;
+    }
+    if (pass == 1 && nord > TOP_ALGOS) nord = TOP_ALGOS;
+    int remaining = opts->trials - res->trials;
+    for (int k = 0; k < nord && st == TSL_OK; k++) {
+      int a = order[k];
+      int share = pass == 0 ? 0 : remaining / nord + (k < remaining % nord ? 1 : 0);
+      if (pass == 1 && share < 1) continue;
+      tk->algo = &algos[a];
+      tk->tpl = algos[a].tpl;
+      tk->best = INFINITY;
+      tk->runner = runners[a];
+      tk->space = spaces[a];
+      tk->hash = tsl_space_hash(tk->tpl->name, tk->tpl->version, tk->tpl->op, &tk->space);
+      double dcost = INFINITY;
+      st = tune_algorithm(tk, share, pass == 0, &dcost);
+      if (pass == 0 && (strcmp(algos[a].name, dflt_algo) == 0 || (!dflt_algo[0] && !isfinite(res->default_cost))))
+        res->default_cost = dcost;
+      algo_best[a] = pass == 0 || tk->best < algo_best[a] ? tk->best : algo_best[a];
+      if (tk->best < res->best_cost) {
+        res->found = true;
+        res->best_cost = tk->best;
+        res->config = tk->best_config;
+        snprintf(res->algorithm, sizeof res->algorithm, "%s", algos[a].name);
+        snprintf(res->template_name, sizeof res->template_name, "%s", tk->tpl->name);
+        tsl_config_str(&tk->space, &tk->best_config, res->config_str, sizeof res->config_str);
+      }
     }
   }
   for (int a = 0; a < na; a++) tsl_runner_free(runners[a]);
@@ -285,5 +368,19 @@ tsl_status tsl_tune_workload(const tsl_target *t, const tsl_workload *w, const t
   free(tk);
   free(algos);
   free(key);
+  return st;
+}
+
+tsl_status tsl_tune_workload(const tsl_target *t, const tsl_workload *w, const tsl_tune_opts *opts,
+                             tsl_tune_result *res) {
+  if (!t || !w || !opts || !res) return tsl_error(TSL_ERR_INVALID, "tune: NULL argument");
+  if (opts->db) return tune_workload(t, w, opts, res);
+  /* the second pass learns from the first pass's measurements through a records db: a
+   * private one when the caller keeps none */
+  tsl_tune_opts local = *opts;
+  tsl_status st = tsl_records_new(&local.db);
+  if (st != TSL_OK) return st;
+  st = tune_workload(t, w, &local, res);
+  tsl_records_free(local.db);
   return st;
 }

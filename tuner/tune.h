@@ -1,9 +1,12 @@
-/* The tuning loop (AutoTVM's Tuner.tune): for one workload, for each algorithm that
- * applies (tuner/algorithm.h), measure the template's default config, then ask the
- * search for batches of candidates, measure each in an isolated worker (runner.h),
- * append every result to the records file, feed the results back to the search (its
- * cost model retrains), and stop at the trial budget, after `early_stopping` trials
- * without improvement, or at the deadline.
+/* The tuning loop (AutoTVM's Tuner.tune): for one workload, first measure the default
+ * config of every algorithm that applies (tuner/algorithm.h; MegEngine's Fast-Run
+ * choice needs each one measured), then share the remaining trial budget between the
+ * (at most 3) best algorithms within 2x of the best so far: for each, ask the search
+ * for batches of candidates, measure each in an isolated worker (runner.h), append
+ * every result to the records file, feed the results back to the search (its cost
+ * model retrains), and stop at its share, after `early_stopping` trials without
+ * improvement, or at the deadline. The first pass measures every applicable algorithm's
+ * default even when that is more than `trials`.
  *
  * Resume: records already in `db` for the same target, workload, template and space
  * hash are never measured again; they count as trials and seed the search's model.
@@ -37,6 +40,9 @@ typedef struct tsl_tune_opts {
   const char *only_template; /* tune only this template; NULL = every applicable one */
   FILE *log;                /* progress and per-error lines; NULL = quiet */
   bool progress_tty;        /* rewrite one progress line with '\r' instead of printing lines */
+  const char *progress_prefix; /* printed before each progress line (e.g. "[4/18]"); may be NULL */
+  double eta_after_s;       /* seconds the caller expects after this workload (later layers):
+                               added to the progress line's total ETA */
 } tsl_tune_opts;
 
 /* Defaults: xgb, 64 trials, early stopping 0, no deadline, batch 8, seed 1,
@@ -50,9 +56,10 @@ typedef struct tsl_tune_result {
   char config_str[512];      /* the best config as "knob=value,..." */
   tsl_config config;
   double best_cost;          /* seconds per call of the best candidate (+inf if none) */
-  double default_cost;       /* seconds of the first applicable algorithm's default
-                                config: what compiling without records runs (+inf when
-                                it failed) */
+  double default_cost;       /* seconds of what compiling without records runs: the
+                                dispatcher's default algorithm (tuner/dispatch.h, e.g.
+                                tsl_conv2d_select's pick) at its default config (+inf
+                                when it failed or was not measured) */
   double flops;              /* of the family workload's own operator, per call (so
                                 GFLOP/s compare algorithms: Winograd's are "effective") */
   int trials, errors, measured; /* trials incl. resumed; errors; measured now */

@@ -112,6 +112,122 @@
   "\n    " POOL_ROW(OPN, NEUTRAL, T, 2) "\n"                                                      \
   "    where y < (H - size) / stride + 1, x < (W - size) / stride + 1\n"
 
+
+/* ---- the binarized networks' operators (models/zoo_binary.h), u64 words ----
+ * Unipolar N-bit activations (bit planes) with bipolar 1-bit weights, as Riptide and TVM's
+ * bitserial_conv2d use them. The dot product splits into a weight-free part per pixel,
+ * apop = sum 2^b popcount(a_b), and the part the template tiles,
+ * acc = sum 2^b popcount(a_b & w): dot = apop - 2*acc (docs/binary.md). */
+#define UNI_PARAMS(WS, T, EXTRA)                                                                 \
+  "(data: " T "[N, B, CW, H, W], weight: " T "[CW, R, S, K], shift: i32[K], bias: i32[K]" EXTRA ",\n" \
+  "    " CONV_PARAMS                                                                             \
+  "  assert C >= 1 && C <= CW*" WS " && C > CW*" WS " - " WS ", \"C must need exactly CW words\"\n" \
+  "  assert B >= 1 && B <= 2, \"activations must have 1 or 2 bit planes\"\n"
+
+/* acc is [n, y, x, k] (k innermost) and i64 (popcounts widen once, at the end): the
+ * template's register tile vectorizes k over the words of weight[c, r, s, k..]. */
+#define UNI_ACC(WS)                                                                              \
+  "  @tag(\"conv2d\")\n"                                                                         \
+  "  acc[n, y, x, k] = sum(b, c, r, s:\n"                                                        \
+  "      i64(popcount(data[n, b, c, y*stride_h + r - pad_h, x*stride_w + s - pad_w] & weight[c, r, s, k])) << i64(b)\n" \
+  "      " CONV_VALID CONV_WHERE                                                                 \
+  "  apop[n, y, x] = sum(b, c, r, s:\n"                                                          \
+  "      i32(popcount(data[n, b, c, y*stride_h + r - pad_h, x*stride_w + s - pad_w])) << i32(b)\n" \
+  "      " CONV_VALID                                                                            \
+  "    where y < (H + 2*pad_h - R) / stride_h + 1, x < (W + 2*pad_w - S) / stride_w + 1, r < R, s < S\n" \
+  "  @tag(\"injective\")\n"                                                                      \
+  "  glued[n, k, y, x] = (apop[n, y, x] - 2 * i32(acc[n, y, x, k]) + bias[k]) >> shift[k]\n"
+
+#define UNI_PACKED(WS, T)                                                                        \
+  "op bitserial_conv2d_unipolar" WS "_packed" UNI_PARAMS(WS, T, ", bits: int = 1")               \
+  "  assert bits >= 1 && bits <= 2, \"bits must be 1 or 2\"\n"                                   \
+  UNI_ACC(WS)                                                                                    \
+  "  @tag(\"injective\")\n"                                                                      \
+  "  q[n, k, y, x] = min(max(glued[n, k, y, x], 0), i32((1 << bits) - 1))\n"                     \
+  "  out[n, p, w, y, x] = sum(i: shl(" T "((q[n, w*" WS " + i, y, x] >> i32(p)) & 1), " T "(i))\n" \
+  "                           if w*" WS " + i < K)\n"                                            \
+  "    where p < bits, w < (K + " WS " - 1) / " WS ", i < " WS "\n"
+
+#define UNI_REQUANT(WS, T)                                                                       \
+  "op bitserial_conv2d_unipolar" WS "_requant" UNI_PARAMS(WS, T, ", qmax: int = 2147483647")     \
+  "  assert qmax >= 1 && qmax <= 2147483647, \"qmax must be in [1, 2^31 - 1]\"\n"                \
+  UNI_ACC(WS)                                                                                    \
+  "  out[n, k, y, x] = min(max(glued[n, k, y, x], 0), i32(qmax))\n"
+
+#define UNI_REQUANT_ADD(WS, T)                                                                   \
+  "op bitserial_conv2d_unipolar" WS "_requant_add"                                               \
+  UNI_PARAMS(WS, T, ", res: i32[RN, RK, RH, RW], qmax: int = 2147483647")                        \
+  "  assert qmax >= 1 && qmax <= 2147483647, \"qmax must be in [1, 2^31 - 1]\"\n"                \
+  "  assert RN == N && RK == K && RH == (H + 2*pad_h - R) / stride_h + 1 && RW == (W + 2*pad_w - S) / stride_w + 1, \"res must have the output's shape\"\n" \
+  UNI_ACC(WS)                                                                                    \
+  "  out[n, k, y, x] = min(max(glued[n, k, y, x] + res[n, k, y, x], 0), i32(qmax))\n"
+
+/* The residual stream (i32 levels) packed for the next binary conv: q = clip(x >> shift, 0, L). */
+#define PACK_I32(WS, T)                                                                          \
+  "op bitpack_unipolar" WS "_i32(data: i32[N, C, H, W], bits: int = 1, shift: int = 0)\n"       \
+  "  assert bits >= 1 && bits <= 2, \"bits must be 1 or 2\"\n"                                   \
+  "  assert shift >= 0 && shift <= 31, \"shift must be in [0, 31]\"\n"                           \
+  "  out[n, p, w, y, x] = sum(i: shl(" T "((min(max(data[n, w*" WS " + i, y, x] >> i32(shift), 0), i32((1 << bits) - 1))\n" \
+  "                                         >> i32(p)) & 1), " T "(i))\n"                        \
+  "                           if w*" WS " + i < C)\n"                                            \
+  "    where p < bits, w < (C + " WS " - 1) / " WS ", i < " WS "\n"
+
+/* f32 -> i32 unipolar level (the same comparisons as bitpack_unipolar). */
+static const char quantize_i32_text[] =
+    "op quantize_unipolar_i32(data: f32[N, C, H, W], bits: int = 1)\n"
+    "  assert bits >= 1 && bits <= 2, \"bits must be 1 or 2\"\n"
+    "  out[n, c, y, x] = min(select(data[n, c, y, x] * f32((1 << bits) - 1) >= 0.5, 1, 0)\n"
+    "                        + select(data[n, c, y, x] * f32((1 << bits) - 1) >= 1.5, 1, 0)\n"
+    "                        + select(data[n, c, y, x] * f32((1 << bits) - 1) >= 2.5, 1, 0), (1 << bits) - 1)\n";
+
+/* Max-pool of 1- or 2-bit unipolar planes (no padding, size 2 or 3): the high plane of
+ * the max is the OR of the high planes; the low bit of the max is set iff some tap has
+ * the max's high bit and its low bit set: OR over taps of (lo & ~(hi_tap ^ hi)). */
+#define PTAP(EXPR_OF, DY, DX)                                                                    \
+  "select(" #DY " < size && " #DX " < size, " EXPR_OF(DY, DX) ", u64(0))"
+#define PROW(EXPR_OF, DY) PTAP(EXPR_OF, DY, 0) " |\n    " PTAP(EXPR_OF, DY, 1) " |\n    " PTAP(EXPR_OF, DY, 2)
+#define PWIN(EXPR_OF) PROW(EXPR_OF, 0) " |\n    " PROW(EXPR_OF, 1) " |\n    " PROW(EXPR_OF, 2)
+#define PIX(P, DY, DX) "data[n, " P ", c, min(y*stride + " #DY ", H - 1), min(x*stride + " #DX ", W - 1)]"
+#define HI_OF(DY, DX) PIX("B - 1", DY, DX)
+#define LO_OF(DY, DX) "(" PIX("0", DY, DX) " & ~(" PIX("B - 1", DY, DX) " ^ hi[n, c, y, x]))"
+static const char pool_planes64_text[] =
+    "op maxpool_packed_planes64(data: u64[N, B, C, H, W], size: int = 2, stride: int = 2)\n"
+    "  assert B >= 1 && B <= 2, \"1 or 2 bit planes\"\n"
+    "  assert size >= 2 && size <= 3, \"size must be 2 or 3\"\n"
+    "  assert stride >= 1 && H >= size && W >= size, \"stride >= 1 and the window inside the input\"\n"
+    "  hi[n, c, y, x] =\n    " PWIN(HI_OF) "\n"
+    "    where y < (H - size) / stride + 1, x < (W - size) / stride + 1\n"
+    "  lo[n, c, y, x] =\n    " PWIN(LO_OF) "\n"
+    "  out[n, p, c, y, x] = select(p == B - 1, hi[n, c, y, x], lo[n, c, y, x])\n"
+    "    where p < B\n";
+
+/* Channel concat of packed planes; the first part must fill its words (C1 = CA*64). */
+static const char concat_packed64_text[] =
+    "op concat_packed64(a: u64[N, B, CA, H, W], b: u64[N, B, CB, H, W], C1: int)\n"
+    "  assert C1 == CA*64, \"the first part's channels must fill its words (C1 = 64*CA)\"\n"
+    "  out[n, p, w, y, x] = select(w < CA, a[n, p, min(w, CA - 1), y, x], b[n, p, max(w - CA, 0), y, x])\n"
+    "    where w < CA + CB\n";
+
+/* Packed planes back to f32 levels q / (2^B - 1), for a full-precision last layer. */
+static const char bitunpack64_text[] =
+    "op bitunpack_unipolar64(data: u64[N, B, CW, H, W], C: int)\n"
+    "  assert C >= 1 && C <= CW*64 && C > CW*64 - 64, \"C must need exactly CW words\"\n"
+    "  q[n, c, y, x] = sum(p: i32((data[n, p, c / 64, y, x] >> u64(c % 64)) & u64(1)) << i32(p))\n"
+    "    where c < C\n"
+    "  out[n, c, y, x] = f32(q[n, c, y, x]) / f32((1 << B) - 1)\n";
+
+/* Global average pool of the i32 residual stream, scaled back to float. */
+static const char avgpool_i32_text[] =
+    "op binary_global_avgpool_i32(data: i32[N, C, H, W], scale: float = 1.0)\n"
+    "  s[n, c] = sum(y, x: data[n, c, y, x])\n"
+    "  out[n, c, i, j] = f32(s[n, c]) * f32(scale) / f32(H * W)\n"
+    "    where i < 1, j < 1\n";
+
+static const char uni_packed64_text[] = UNI_PACKED("64", "u64");
+static const char uni_requant64_text[] = UNI_REQUANT("64", "u64");
+static const char uni_requant_add64_text[] = UNI_REQUANT_ADD("64", "u64");
+static const char pack_i32_64_text[] = PACK_I32("64", "u64");
+
 static const char pool_bipolar32_text[] = MAXPOOL("bipolar", "&", "~0", "32", "u32");
 static const char pool_bipolar64_text[] = MAXPOOL("bipolar", "&", "~0", "64", "u64");
 static const char pool_unipolar32_text[] = MAXPOOL("unipolar", "|", "0", "32", "u32");
@@ -154,6 +270,14 @@ static const tsl_dsl_param_value conv_params[] = {
 static const tsl_dsl_param_value two_bits[] = {{"bits", TSL_DSL_PARAM_INT, 2, 0.0}};
 static const tsl_dsl_param_value dense_params[] = {{"K", TSL_DSL_PARAM_INT, 512, 0.0}};
 
+static const int rank5x4[] = {5, 4, 1, 1}, rank5x5[] = {5, 4, 1, 1, 4}, rank5[] = {5}, rank55[] = {5, 5};
+static const int64_t res_shape[] = {1, 64, 28, 28}, wcrsk64[] = {1, 3, 3, 64};
+static const int64_t *const uni64_shapes[] = {upk64, wcrsk64, perk, perk, res_shape};
+static const int64_t *const planes64_shapes[] = {upk64, upk64};
+static const int64_t *const i32_act_shapes[] = {act};
+static const tsl_dsl_param_value c64_param[] = {{"C", TSL_DSL_PARAM_INT, 64, 0.0}};
+static const tsl_dsl_param_value c1_param[] = {{"C1", TSL_DSL_PARAM_INT, 64, 0.0}};
+
 static const tsl_op_source family[] = {
     {"bitpack_bipolar32", "pack the sign of NCHW f32 into u32 words along C (x < 0 -> bit 1 = -1)",
      bitpack_bipolar32_text, {1, rank4, act_shapes, 0, NULL}},
@@ -191,6 +315,24 @@ static const tsl_op_source family[] = {
      pool_unipolar32_text, {1, rank4, pool32_shapes, 0, NULL}},
     {"maxpool_packed_unipolar64", "max-pool (size 2/3, no padding) on packed unipolar 1-bit u64 words: bitwise OR",
      pool_unipolar64_text, {1, rank4, pool64_shapes, 0, NULL}},
+    {"bitserial_conv2d_unipolar64_packed", "unipolar N-bit data, bipolar weights: conv + shift/add glue + bitpack (u64)",
+     uni_packed64_text, {4, rank5x4, uni64_shapes, 3, conv_params}},
+    {"bitserial_conv2d_unipolar64_requant", "unipolar N-bit data, bipolar weights: conv + glue clipped to [0, qmax] (u64)",
+     uni_requant64_text, {4, rank5x4, uni64_shapes, 3, conv_params}},
+    {"bitserial_conv2d_unipolar64_requant_add", "unipolar bitserial conv + glue + i32 residual, clipped to [0, qmax]",
+     uni_requant_add64_text, {5, rank5x5, uni64_shapes, 3, conv_params}},
+    {"bitpack_unipolar64_i32", "pack i32 levels clip(x >> shift, 0, 2^bits - 1) into u64 bit planes along C",
+     pack_i32_64_text, {1, rank4, i32_act_shapes, 0, NULL}},
+    {"quantize_unipolar_i32", "f32 NCHW to i32 unipolar levels (1 or 2 bits), bitpack_unipolar's rounding",
+     quantize_i32_text, {1, rank4, act_shapes, 0, NULL}},
+    {"maxpool_packed_planes64", "max-pool (size 2/3, no padding) of 1- or 2-bit unipolar u64 bit planes, exact",
+     pool_planes64_text, {1, rank5, planes64_shapes, 0, NULL}},
+    {"concat_packed64", "channel concat of u64 bit planes (first part word-aligned)", concat_packed64_text,
+     {2, rank55, planes64_shapes, 1, c1_param}},
+    {"bitunpack_unipolar64", "u64 unipolar bit planes to f32 levels q / (2^B - 1)", bitunpack64_text,
+     {1, rank5, planes64_shapes, 1, c64_param}},
+    {"binary_global_avgpool_i32", "global average pool of i32 NCHW to f32 [N, C, 1, 1], times scale",
+     avgpool_i32_text, {1, rank4, i32_act_shapes, 0, NULL}},
 };
 
 const tsl_op_source *tsl_ops_binary_family(int *n) {

@@ -78,32 +78,43 @@ static const char conv2d_nchwc_1x1_bias_add_text[] =
  * g = k / (out_channels / groups). The weight is OIHW with O blocked: f32[K/y, CG, R, S,
  * y] (w[k, ci, r, s] at [k / y, ci, r, s, k % y]). Any CG works, including CG smaller
  * than x (shared/cases C04) and CG = 1 (depthwise with a channel multiplier
- * out_channels / C). A padded output lane (k >= out_channels) reads the last group with
+ * out_channels / C). conv2d_nchwc_grouped_add adds a residual f32[N, K/y, OH, OW, y]
+ * before the activation. A padded output lane (k >= out_channels) reads the last group with
  * zero weights: 0. */
+#define GROUPED_STAGES                                                                                             \
+  TSL_NCHWC_CONV_ASSERTS TSL_NCHWC_ACT_ASSERT                                                                        \
+  "  assert groups >= 1 && out_channels >= groups && out_channels % groups == 0,\n"                                 \
+  "    \"out_channels must be a positive multiple of groups\"\n"                                                     \
+  "  assert out_channels <= KB * Y, \"out_channels exceeds the weight's K/y * y\"\n"                                 \
+  "  assert groups * CG <= CB * X, \"groups * channels per group exceeds the data's C/x * x\"\n"                     \
+  TSL_NCHWC_PADDED_STAGE                                                                                             \
+  "  @tag(\"conv2d_nchwc_grouped\")\n"                                                                              \
+  "  conv[n, kb, y, x, k] = sum(ci, r, s: padded[n, (min((kb*Y + k) / (out_channels / groups), groups - 1)*CG + ci) / X,\n" \
+  "                                             y*stride_h + r*dilation_h, x*stride_w + s*dilation_w,\n"            \
+  "                                             (min((kb*Y + k) / (out_channels / groups), groups - 1)*CG + ci) % X]\n" \
+  "                                      * weight[kb, ci, r, s, k])\n"                                               \
+  "    where y < (H + pad_top + pad_bottom - dilation_h*(R - 1) - 1) / stride_h + 1,\n"                              \
+  "          x < (W + pad_left + pad_right - dilation_w*(S - 1) - 1) / stride_w + 1\n"                               \
+  "  @tag(\"elemwise\")\n"
+
 static const char conv2d_nchwc_grouped_text[] =
     "// grouped convolution + bias + activation, NCHW[x]c data, O-blocked OIHW weights\n"
     "op conv2d_nchwc_grouped(data: f32[N, CB, H, W, X], weight: f32[KB, CG, R, S, Y], bias: f32[KB, Y],\n"
-    "                        groups: int, out_channels: int,\n" TSL_NCHWC_CONV_PARAMS TSL_NCHWC_ACT_PARAMS ")\n" TSL_NCHWC_CONV_ASSERTS
-        TSL_NCHWC_ACT_ASSERT
-    "  assert groups >= 1 && out_channels >= groups && out_channels % groups == 0,\n"
-    "    \"out_channels must be a positive multiple of groups\"\n"
-    "  assert out_channels <= KB * Y, \"out_channels exceeds the weight's K/y * y\"\n"
-    "  assert groups * CG <= CB * X, \"groups * channels per group exceeds the data's C/x * x\"\n"
-    TSL_NCHWC_PADDED_STAGE
-    "  @tag(\"conv2d_nchwc_grouped\")\n"
-    "  conv[n, kb, y, x, k] = sum(ci, r, s: padded[n, (min((kb*Y + k) / (out_channels / groups), groups - 1)*CG + ci) / X,\n"
-    "                                             y*stride_h + r*dilation_h, x*stride_w + s*dilation_w,\n"
-    "                                             (min((kb*Y + k) / (out_channels / groups), groups - 1)*CG + ci) % X]\n"
-    "                                      * weight[kb, ci, r, s, k])\n"
-    "    where y < (H + pad_top + pad_bottom - dilation_h*(R - 1) - 1) / stride_h + 1,\n"
-    "          x < (W + pad_left + pad_right - dilation_w*(S - 1) - 1) / stride_w + 1\n"
-    "  @tag(\"elemwise\")\n"
+    "                        groups: int, out_channels: int,\n" TSL_NCHWC_CONV_PARAMS TSL_NCHWC_ACT_PARAMS ")\n" GROUPED_STAGES
     "  out[n, kb, y, x, k] = " TSL_NCHWC_ACT("conv[n, kb, y, x, k] + bias[kb, k]") "\n";
+
+/* The same + a residual f32[N, K/y, OH, OW, y] before the activation. */
+static const char conv2d_nchwc_grouped_add_text[] =
+    "// grouped convolution + bias + residual + activation, NCHW[x]c data, O-blocked OIHW weights\n"
+    "op conv2d_nchwc_grouped_add(data: f32[N, CB, H, W, X], weight: f32[KB, CG, R, S, Y], bias: f32[KB, Y],\n"
+    "                            residual: f32[N, KB, OH, OW, Y],\n"
+    "                            groups: int, out_channels: int,\n" TSL_NCHWC_CONV_PARAMS TSL_NCHWC_ACT_PARAMS ")\n" GROUPED_STAGES
+    "  out[n, kb, y, x, k] = " TSL_NCHWC_ACT("conv[n, kb, y, x, k] + bias[kb, k] + residual[n, kb, y, x, k]") "\n";
 
 static const int rank_dw[] = {5, 6};
 static const int rank_dwb[] = {5, 6, 2};
 static const int rank_dwbr[] = {5, 6, 2, 5};
-static const int rank_grouped[] = {5, 5, 2};
+static const int rank_grouped[] = {5, 5, 2}, rank_grouped_add[] = {5, 5, 2, 5};
 static const int64_t ex_data[] = {1, 2, 9, 10, 4}, ex_weight[] = {3, 2, 3, 3, 4, 4}, ex_bias[] = {3, 4},
                      ex_res[] = {1, 3, 9, 10, 4};
 static const int64_t *const ex_conv[] = {ex_data, ex_weight};
@@ -111,6 +122,7 @@ static const int64_t *const ex_conv_b[] = {ex_data, ex_weight, ex_bias};
 static const int64_t *const ex_conv_br[] = {ex_data, ex_weight, ex_bias, ex_res};
 static const int64_t ex_gweight[] = {3, 2, 3, 3, 4};
 static const int64_t *const ex_grouped[] = {ex_data, ex_gweight, ex_bias};
+static const int64_t *const ex_grouped_add[] = {ex_data, ex_gweight, ex_bias, ex_res};
 static const tsl_dsl_param_value pad1[] = {
     {"pad_top", TSL_DSL_PARAM_INT, 1, 0.0},
     {"pad_left", TSL_DSL_PARAM_INT, 1, 0.0},
@@ -147,6 +159,8 @@ static const tsl_op_source family[] = {
     {"conv2d_nchwc_grouped",
      "grouped 2-D convolution (any channels per group, depthwise multipliers) + bias + activation, NCHW[x]c (f32)",
      conv2d_nchwc_grouped_text, {3, rank_grouped, ex_grouped, 6, grouped_params}},
+    {"conv2d_nchwc_grouped_add", "grouped 2-D convolution + bias + residual add + activation, NCHW[x]c (f32)",
+     conv2d_nchwc_grouped_add_text, {4, rank_grouped_add, ex_grouped_add, 6, grouped_params}},
 };
 
 const tsl_op_source *tsl_ops_conv2d_nchwc_family(int *n) {

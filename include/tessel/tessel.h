@@ -19,6 +19,7 @@
 #ifndef TESSEL_TESSEL_H
 #define TESSEL_TESSEL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -50,6 +51,11 @@ void tsl_model_free(tsl_model *m);
  * Errors: TSL_ERR_UNSUPPORTED (target, an operator no kernel computes), TSL_ERR_IO
  * (records unreadable), TSL_ERR_CODEGEN (a kernel failed to build), TSL_ERR_NOMEM. */
 tsl_status tsl_model_compile(const tsl_model *m, const char *target, const char *records, tsl_compiled **out);
+
+/* As tsl_model_compile; with verbose, every conv layer without a matching record prints
+ * its own "no tuning record" line on stderr (otherwise one summary line per model). */
+tsl_status tsl_model_compile_verbose(const tsl_model *m, const char *target, const char *records, bool verbose,
+                                     tsl_compiled **out);
 void tsl_compiled_free(tsl_compiled *c);
 
 /* Inputs and outputs of a compiled model, in call order. */
@@ -87,6 +93,16 @@ tsl_status tsl_context_set_input(tsl_context *ctx, int i, const void *data, size
 /* Runs the model on the context's inputs. Errors: TSL_ERR_RUNTIME (a kernel failed:
  * the message names the layer), TSL_ERR_INVALID (NULL context). */
 tsl_status tsl_context_run(tsl_context *ctx);
+
+/* As tsl_context_run, writing the wall time of each kernel call in seconds into
+ * step_seconds[0 .. tsl_compiled_num_steps) (for a per-layer profile).
+ * Errors: as tsl_context_run; TSL_ERR_INVALID for a NULL step_seconds. */
+tsl_status tsl_context_run_profiled(tsl_context *ctx, double *step_seconds);
+
+/* The label of kernel call `step` of one run (the node it computes and, for a conv,
+ * the template that scheduled it: "fire2/squeeze1x1 [conv2d_nchwc_1x1_bias.gemm]");
+ * "" when out of range. Valid while c lives. */
+const char *tsl_compiled_step_label(const tsl_compiled *c, int step);
 
 /* Copies output i of the last run into data (`bytes` must be the output's size).
  * Errors: TSL_ERR_INVALID (NULL arguments, i out of range, a size mismatch). */

@@ -109,61 +109,6 @@ static tsl_status transform_of(tsl_graph *g, int v, bool to_blocked, int block, 
   return TSL_OK;
 }
 
-/* Re-lays conv `node`'s weight and bias for block x (see layout.h). */
-static tsl_status block_weights(tsl_graph *g, int node, int64_t x) {
-  const tsl_node *n = &g->nodes[node];
-  const tsl_tensor *w = g->values[n->inputs[1]].constant;
-  const tsl_tensor *b = n->n_inputs > 2 && n->inputs[2] >= 0 ? g->values[n->inputs[2]].constant : NULL;
-  int64_t K = w->shape[0], CG = w->shape[1], R = w->shape[2], S = w->shape[3], KB = (K + x - 1) / x;
-  int64_t group = tsl_node_attr_int(n, "group", 1);
-  tsl_tensor *nw = NULL, *nb = NULL;
-  tsl_status st;
-  if (group == 1) {
-    int64_t CB = (CG + x - 1) / x, shape[6] = {KB, CB, R, S, x, x};
-    if ((st = tsl_tensor_new(TSL_DTYPE_F32, 6, shape, &nw)) != TSL_OK) return st;
-    float *d = nw->data;
-    for (int64_t kb = 0; kb < KB; kb++)
-      for (int64_t cb = 0; cb < CB; cb++)
-        for (int64_t r = 0; r < R; r++)
-          for (int64_t s = 0; s < S; s++)
-            for (int64_t c = 0; c < x; c++)
-              for (int64_t k = 0; k < x; k++) {
-                int64_t kk = kb * x + k, cc = cb * x + c;
-                *d++ = kk < K && cc < CG ? (float)tsl_tensor_get_f64(w, ((kk * CG + cc) * R + r) * S + s) : 0.0f;
-              }
-  } else {
-    int64_t shape[5] = {KB, CG, R, S, x};
-    if ((st = tsl_tensor_new(TSL_DTYPE_F32, 5, shape, &nw)) != TSL_OK) return st;
-    float *d = nw->data;
-    for (int64_t kb = 0; kb < KB; kb++)
-      for (int64_t c = 0; c < CG; c++)
-        for (int64_t r = 0; r < R; r++)
-          for (int64_t s = 0; s < S; s++)
-            for (int64_t k = 0; k < x; k++) {
-              int64_t kk = kb * x + k;
-              *d++ = kk < K ? (float)tsl_tensor_get_f64(w, ((kk * CG + c) * R + r) * S + s) : 0.0f;
-            }
-  }
-  int64_t bshape[2] = {KB, x};
-  if ((st = tsl_tensor_new(TSL_DTYPE_F32, 2, bshape, &nb)) != TSL_OK) {
-    tsl_tensor_free(nw);
-    return st;
-  }
-  for (int64_t k = 0; b && k < K; k++) ((float *)nb->data)[k] = (float)tsl_tensor_get_f64(b, k);
-  char name[300];
-  snprintf(name, sizeof name, "%s.blocked", g->values[n->inputs[1]].name);
-  int wid, bid;
-  if ((st = tsl_graph_add_constant(g, tsl_graph_find_value(g, name) >= 0 ? NULL : name, nw, &wid)) != TSL_OK) {
-    tsl_tensor_free(nb);
-    return st;
-  }
-  if ((st = tsl_graph_add_constant(g, NULL, nb, &bid)) != TSL_OK) return st;
-  n = &g->nodes[node];
-  int ins[4] = {n->inputs[0], wid, bid, n->n_inputs > 3 ? n->inputs[3] : -1};
-  if ((st = tsl_graph_set_node_inputs(g, node, n->n_inputs > 3 ? 4 : 3, ins)) != TSL_OK) return st;
-  return tsl_graph_set_attr_int(g, node, TSL_ATTR_BLOCKED_WEIGHTS, x);
-}
-
 /* Gemm with a constant transposed B (a linear layer's [out, in] weight): B transposed
  * once here so the kernel reads rows of B contiguously along the vectorized output. */
 static tsl_status pretranspose_gemm(tsl_graph *g, int node) {
@@ -219,7 +164,9 @@ tsl_status tsl_pass_select_layout(tsl_graph *g, int block, int *transforms) {
     }
     if (st == TSL_OK && g->nodes[i].op == TSL_OP_GEMM) st = pretranspose_gemm(g, i);
     if (st != TSL_OK || !want) continue;
-    if (g->nodes[i].op == TSL_OP_CONV && (st = block_weights(g, i, block)) != TSL_OK) break;
+    /* the weights stay OIHW: the compiler transforms them for the algorithm it picks */
+    if (g->nodes[i].op == TSL_OP_CONV && (st = tsl_graph_set_attr_int(g, i, TSL_ATTR_BLOCKED_WEIGHTS, block)) != TSL_OK)
+      break;
     if (is_image(&g->values[g->nodes[i].outputs[0]]))
       g->values[g->nodes[i].outputs[0]].layout = (tsl_layout){TSL_LAYOUT_NCHWC, block};
   }

@@ -12,10 +12,12 @@
  * transform per value and direction is shared by all readers. Graph inputs and outputs
  * stay plain.
  *
- * Weight pre-transforms: each blocked convolution's weight and bias constants are
- * replaced, at compile time, by their re-laid copies (OIHW[x]i[y]o for group 1,
- * O-blocked OIHW for grouped convs; biases as [K/y, y], zero-padded), and the node is
- * marked with TSL_ATTR_BLOCKED_WEIGHTS = x.
+ * Weight pre-transforms: each blocked convolution is marked with
+ * TSL_ATTR_BLOCKED_WEIGHTS = x and keeps its OIHW weight and bias constants; the graph
+ * compiler replaces them at compile time by the output of the weight program of the
+ * algorithm it picks for the layer (re-layout OIHW[x]i[y]o, O-blocked for grouped and
+ * depthwise, Winograd kernel transform; biases as [K/x, x], zero-padded:
+ * models/compile_conv.h).
  */
 #ifndef TESSEL_MODELS_PASSES_LAYOUT_H
 #define TESSEL_MODELS_PASSES_LAYOUT_H

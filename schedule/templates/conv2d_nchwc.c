@@ -109,7 +109,9 @@ tsl_conv2d_nchwc_knobs tsl_conv2d_nchwc_default_knobs(const tsl_target *t, const
     k.ic_chunk = tpl_ceil_div(sh->CB, nchunks);
   }
   k.oc_major = k.oc_blocks * rpa > k.ow_block;
-  k.unroll_ic = true;
+  /* within lowering's unroll limit (a wide block x on a narrow target: 16 lanes x a
+   * large tile) */
+  k.unroll_ic = tpl_unroll_fits((sh->Y == 1 ? 1 : k.ow_block * rpa) * k.oc_blocks * sh->X);
   k.unroll_kw = false;
   k.loop_order = 0;
   k.pad_mode = sh->padded ? 1 : 0;
@@ -119,19 +121,11 @@ tsl_conv2d_nchwc_knobs tsl_conv2d_nchwc_default_knobs(const tsl_target *t, const
 
 tsl_status tsl_conv2d_nchwc_knobs_check(const tsl_conv2d_nchwc_knobs *k, const tsl_conv2d_nchwc_shape *sh) {
   if (!k || !sh) return tsl_error(TSL_ERR_INVALID, "%s: no knobs", WHO);
-  const struct {
-    const char *name;
-    int64_t v;
-  } pos[] = {{"ow_block", k->ow_block}, {"oh_block", k->oh_block}, {"oc_blocks", k->oc_blocks},
-             {"ic_chunk", k->ic_chunk}};
-  for (size_t i = 0; i < sizeof pos / sizeof pos[0]; i++)
-    if (pos[i].v < 1)
-      return tsl_error(TSL_ERR_INVALID, "%s: knob %s = %lld (must be >= 1)", WHO, pos[i].name, (long long)pos[i].v);
+  if (k->ic_chunk < 1)
+    return tsl_error(TSL_ERR_INVALID, "%s: knob ic_chunk = %lld (must be >= 1)", WHO, (long long)k->ic_chunk);
   if (k->loop_order < 0 || k->loop_order > 1)
     return tsl_error(TSL_ERR_INVALID, "%s: knob loop_order = %d (must be 0 or 1)", WHO, k->loop_order);
-  if (k->pad_mode < 0 || k->pad_mode > 2)
-    return tsl_error(TSL_ERR_INVALID, "%s: knob pad_mode = %d (must be 0, 1 or 2)", WHO, k->pad_mode);
-  return TSL_OK;
+  return tpl_tile_knobs_check(WHO, k->ow_block, k->oh_block, k->oc_blocks, k->pad_mode);
 }
 
 /* ---- the schedule ---------------------------------------------------------- */
@@ -187,45 +181,66 @@ const char *tsl_conv2d_nchwc_kernel_name(const tsl_te_program *p, const tsl_conv
     snprintf(buf, n, "conv2d_nchwc");
     return buf;
   }
-  uint64_t h = 1469598103934665603ull;
+  uint64_t h = tpl_knob_hash(0, NULL);
   if (k) {
     const int64_t v[] = {k->ow_block, k->oh_block, k->oc_blocks, k->ic_chunk, k->oc_major, k->unroll_ic,
                          k->unroll_kw, k->loop_order, k->pad_mode, k->parallel};
-    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) h = (h ^ (uint64_t)v[i]) * 1099511628211ull;
+    h = tpl_knob_hash((int)(sizeof v / sizeof v[0]), v);
   }
   return tpl_conv_kernel_name(&g, "conv2d", flat ? "gemm" : NULL, h, buf, n);
 }
 
 /* ---- generic interface ------------------------------------------------------ */
 
+/* The tile limits of the space: accumulators within the vector registers less one (a
+ * weight or broadcast), and the copies the unroll knobs add (c: X, s: S) when the space
+ * offers them. */
+static tpl_tile_limits tile_limits(const tsl_target *t, const tsl_conv2d_nchwc_shape *sh, bool unroll_ic,
+                                   bool unroll_kw) {
+  tpl_tile_limits l;
+  memset(&l, 0, sizeof l);
+  l.max_ow = tpl_min(16, sh->flat ? sh->OH : sh->OW);
+  l.max_oh = sh->flat ? 1 : tpl_min(4, sh->OH);
+  l.max_oc = tpl_min(4, sh->KB);
+  l.lanes = tpl_lanes(t);
+  l.acc_regs = tpl_max(1, tpl_ceil_div(sh->Y, l.lanes));
+  l.vector_x = sh->Y == 1;
+  l.max_acc = tpl_vector_registers(t) - 1;
+  l.unroll = (unroll_ic ? sh->X : 1) * (unroll_kw ? sh->S : 1);
+  return l;
+}
+
+/* Which unroll options the space offers: each only when the default tile with it (and
+ * with the options before it) stays within lowering's unroll limit. */
+static void unroll_options(const tsl_target *t, const tsl_conv2d_nchwc_shape *sh, const tsl_conv2d_nchwc_knobs *d,
+                           bool *ic, bool *kw) {
+  tpl_tile_limits l = tile_limits(t, sh, false, false);
+  int64_t copies = tpl_tile_copies(&l, d->ow_block, sh->flat ? 1 : d->oh_block, d->oc_blocks);
+  *ic = tpl_unroll_fits(copies * sh->X);
+  *kw = !sh->flat && tpl_unroll_fits(copies * (*ic ? sh->X : 1) * sh->S);
+}
+
 static tsl_status space(const tsl_te_program *p, const tsl_target *t, tsl_config_space *out) {
   tsl_conv2d_nchwc_shape sh;
   tsl_status st = tsl_conv2d_nchwc_get_shape(p, &sh);
   if (st != TSL_OK) return st;
   tsl_conv2d_nchwc_knobs d = tsl_conv2d_nchwc_default_knobs(t, &sh, sh.flat);
+  bool ic, kw;
+  unroll_options(t, &sh, &d, &ic, &kw);
   memset(out, 0, sizeof *out);
-  int64_t width = sh.flat ? sh.OH : sh.OW;
+  tpl_tile_limits l = tile_limits(t, &sh, ic, kw);
+  if ((st = tpl_tile_knob(out, &l, tpl_tile_value(d.ow_block, sh.flat ? 1 : d.oh_block, d.oc_blocks))) != TSL_OK)
+    return st;
   int64_t v[TSL_MAX_KNOB_VALUES];
   int nv = 0;
-  for (int64_t w = 1; w <= tpl_min(16, width); w++) v[nv++] = w;
-  if ((st = tpl_knob(out, "ow_block", TSL_KNOB_SPLIT, nv, v, d.ow_block)) != TSL_OK) return st;
-  if (!sh.flat) {
-    nv = 0;
-    for (int64_t h = 1; h <= tpl_min(4, sh.OH); h++) v[nv++] = h;
-    if ((st = tpl_knob(out, "oh_block", TSL_KNOB_SPLIT, nv, v, d.oh_block)) != TSL_OK) return st;
-  }
-  nv = 0;
-  for (int64_t o = 1; o <= tpl_min(8, sh.KB); o++) v[nv++] = o;
-  if ((st = tpl_knob(out, "oc_blocks", TSL_KNOB_SPLIT, nv, v, d.oc_blocks)) != TSL_OK) return st;
-  nv = 0;
   for (int64_t c = 1; c < sh.CB && nv < 16; c *= 2) v[nv++] = c;
   v[nv++] = sh.CB;
   if ((st = tpl_knob(out, "ic_chunk", TSL_KNOB_SPLIT, nv, v, d.ic_chunk)) != TSL_OK) return st;
   static const int64_t bools[] = {0, 1}, pads[] = {0, 1, 2};
   if ((st = tpl_knob(out, "oc_major", TSL_KNOB_REORDER, 2, bools, d.oc_major)) != TSL_OK) return st;
   if ((st = tpl_knob(out, "loop_order", TSL_KNOB_REORDER, 2, bools, d.loop_order)) != TSL_OK) return st;
-  if ((st = tpl_knob(out, "unroll_ic", TSL_KNOB_ANNOTATE, 2, bools, d.unroll_ic)) != TSL_OK) return st;
-  if (!sh.flat && (st = tpl_knob(out, "unroll_kw", TSL_KNOB_ANNOTATE, 2, bools, d.unroll_kw)) != TSL_OK) return st;
+  if ((st = tpl_knob(out, "unroll_ic", TSL_KNOB_ANNOTATE, ic ? 2 : 1, bools, d.unroll_ic)) != TSL_OK) return st;
+  if ((st = tpl_knob(out, "unroll_kw", TSL_KNOB_ANNOTATE, kw ? 2 : 1, bools, d.unroll_kw)) != TSL_OK) return st;
   if (sh.padded && (st = tpl_knob(out, "pad_mode", TSL_KNOB_OTHER, 3, pads, d.pad_mode)) != TSL_OK) return st;
   return tpl_knob(out, "parallel", TSL_KNOB_ANNOTATE, 2, bools, d.parallel);
 }
@@ -236,21 +251,11 @@ static tsl_status default_config(const tsl_te_program *p, const tsl_target *t, c
   tsl_status st = tsl_conv2d_nchwc_get_shape(p, &sh);
   if (st != TSL_OK) return st;
   tsl_conv2d_nchwc_knobs d = tsl_conv2d_nchwc_default_knobs(t, &sh, sh.flat);
-  out->nknobs = s->nknobs;
-  for (int i = 0; i < s->nknobs; i++) {
-    const char *n = s->knobs[i].name;
-    out->values[i] = strcmp(n, "ow_block") == 0     ? d.ow_block
-                     : strcmp(n, "oh_block") == 0   ? d.oh_block
-                     : strcmp(n, "oc_blocks") == 0  ? d.oc_blocks
-                     : strcmp(n, "ic_chunk") == 0   ? d.ic_chunk
-                     : strcmp(n, "oc_major") == 0   ? d.oc_major
-                     : strcmp(n, "loop_order") == 0 ? d.loop_order
-                     : strcmp(n, "unroll_ic") == 0  ? d.unroll_ic
-                     : strcmp(n, "unroll_kw") == 0  ? d.unroll_kw
-                     : strcmp(n, "pad_mode") == 0   ? d.pad_mode
-                                                    : d.parallel;
-  }
-  return tsl_config_check(s, out);
+  static const char *const names[] = {"tile",      "ic_chunk",  "oc_major", "loop_order",
+                                      "unroll_ic", "unroll_kw", "pad_mode", "parallel"};
+  const int64_t values[] = {tpl_tile_value(d.ow_block, sh.flat ? 1 : d.oh_block, d.oc_blocks),
+                            d.ic_chunk, d.oc_major, d.loop_order, d.unroll_ic, d.unroll_kw, d.pad_mode, d.parallel};
+  return tpl_config_of(s, 8, names, values, out);
 }
 
 static tsl_status apply(const tsl_te_program *p, const tsl_target *t, const tsl_config_space *s, const tsl_config *c,
@@ -259,9 +264,8 @@ static tsl_status apply(const tsl_te_program *p, const tsl_target *t, const tsl_
   tsl_status st = tsl_conv2d_nchwc_get_shape(p, &sh);
   if (st != TSL_OK) return st;
   tsl_conv2d_nchwc_knobs k = tsl_conv2d_nchwc_default_knobs(t, &sh, sh.flat);
-  k.ow_block = tsl_config_get(s, c, "ow_block", k.ow_block);
-  k.oh_block = tsl_config_get(s, c, "oh_block", k.oh_block);
-  k.oc_blocks = tsl_config_get(s, c, "oc_blocks", k.oc_blocks);
+  tpl_tile_parts(tsl_config_get(s, c, "tile", tpl_tile_value(k.ow_block, k.oh_block, k.oc_blocks)), &k.ow_block,
+                 &k.oh_block, &k.oc_blocks);
   k.ic_chunk = tsl_config_get(s, c, "ic_chunk", k.ic_chunk);
   k.oc_major = tsl_config_get(s, c, "oc_major", k.oc_major) != 0;
   k.loop_order = (int)tsl_config_get(s, c, "loop_order", k.loop_order);
@@ -276,9 +280,9 @@ static tsl_status apply(const tsl_te_program *p, const tsl_target *t, const tsl_
   {OP ".direct", OP,                                                                                            \
    "NCHW[x]c direct conv: register tile (ow x oc blocks), fused epilogue, optional padded copy and "            \
    "input-channel chunks (schedule/templates/conv2d_nchwc.h)",                                                  \
-   1, space, default_config, apply}
+   2, space, default_config, apply}
 #define GEMM_TEMPLATE(OP)                                                                                       \
-  {OP ".gemm", OP, "NCHW[x]c 1x1 conv as a GEMM over the pixel axis (schedule/templates/conv2d_nchwc.h)", 1,    \
+  {OP ".gemm", OP, "NCHW[x]c 1x1 conv as a GEMM over the pixel axis (schedule/templates/conv2d_nchwc.h)", 2,    \
    space, default_config, apply}
 
 static const tsl_template templates[] = {

@@ -128,7 +128,12 @@ const char *tsl_conv2d_nchwc_kernel_name(const tsl_te_program *p, const tsl_conv
 /* The templates in the generic interface (schedule/template.h), for the tuner to
  * register: "<op>.direct" for conv2d_nchwc, conv2d_nchwc_bias and conv2d_nchwc_bias_add,
  * "<op>.gemm" for conv2d_nchwc_1x1_bias and conv2d_nchwc_1x1_bias_add. Static storage; *n
- * receives the count. */
+ * receives the count. Knobs (version 2): "tile" (the register tile ow_block x oh_block x
+ * oc_blocks as one value, conv_common.h: only tiles whose accumulators fit the vector
+ * registers less one and whose unrolled copies stay within lowering's limit, so every
+ * config compiles), ic_chunk, oc_major, loop_order, unroll_ic and unroll_kw (offered
+ * only where the default tile stays within the unroll limit with them), pad_mode (when
+ * the op pads), parallel. */
 const tsl_template *tsl_conv2d_nchwc_templates(int *n);
 
 #ifdef __cplusplus

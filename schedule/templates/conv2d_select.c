@@ -108,14 +108,12 @@ bool tsl_conv2d_algo_applies(const tsl_conv2d_desc *d, tsl_conv2d_algo a, const 
     if (d->pad_top || d->pad_left || d->pad_bottom || d->pad_right) return why_not(why, "gemm1x1: needs no padding");
     return true;
   case TSL_CONV2D_IM2COL:
-    if (!dense) return why_not(why, "im2col: groups must be 1");
-    return d->has_residual ? why_not(why, "im2col: no residual epilogue") : true;
+    return dense ? true : why_not(why, "im2col: groups must be 1");
   case TSL_CONV2D_DEPTHWISE:
-    if (!is_depthwise(d)) return why_not(why, "depthwise: needs groups = C = K (channel multiplier 1)");
-    return d->has_residual ? why_not(why, "depthwise: no residual epilogue") : true;
+    return is_depthwise(d) ? true : why_not(why, "depthwise: needs groups = C = K (channel multiplier 1)");
   case TSL_CONV2D_GROUPED:
     /* groups 1 too: the reduction over the true input channels (no zero lanes) */
-    return d->has_residual ? why_not(why, "grouped: no residual epilogue") : true;
+    return true;
   case TSL_CONV2D_WINOGRAD_F2:
   case TSL_CONV2D_WINOGRAD_F4:
   case TSL_CONV2D_WINOGRAD_F6: {
@@ -131,6 +129,15 @@ bool tsl_conv2d_algo_applies(const tsl_conv2d_desc *d, tsl_conv2d_algo a, const 
 }
 
 static tsl_dsl_param_value int_param(const char *name, int64_t v) { return tsl_dsl_int_param(name, v); }
+
+/* The weight transform `op` (dsl/ops/layout.c) from the OIHW weight oihw[4] with its np
+ * parameters. */
+static tsl_status weight_program(const char *op, const int64_t *oihw, int np, const tsl_dsl_param_value *wp,
+                                 tsl_te_program **weight) {
+  const int64_t *ws[1] = {oihw};
+  const int wd[1] = {4};
+  return tsl_op_instantiate(op, 1, ws, wd, np, wp, weight);
+}
 
 /* The conv and epilogue parameters every NCHW[x]c conv op takes. */
 static int conv_params(const tsl_conv2d_desc *d, tsl_dsl_param_value *p) {
@@ -172,13 +179,9 @@ tsl_status tsl_conv2d_algo_instantiate(const tsl_conv2d_desc *d, tsl_conv2d_algo
     const int ndims[4] = {4, 4, 2, 4};
     st = tsl_op_instantiate(d->has_residual ? "conv2d_nchwc_1x1_bias_add" : "conv2d_nchwc_1x1_bias",
                             d->has_residual ? 4 : 3, shapes, ndims, 3, p + np - 3, conv);
-    if (st == TSL_OK && weight) {
-      const int64_t *ws[1] = {oihw};
-      const int wd[1] = {4};
-      tsl_dsl_param_value wp[2] = {int_param("in_block", x), int_param("out_block", x)};
-      st = tsl_op_instantiate("weight_to_nchwc", 1, ws, wd, 2, wp, weight);
-    }
-    return st;
+    if (st != TSL_OK || !weight) return st;
+    tsl_dsl_param_value wp[2] = {int_param("in_block", x), int_param("out_block", x)};
+    return weight_program("weight_to_nchwc", oihw, 2, wp, weight);
   }
   case TSL_CONV2D_DIRECT: {
     int64_t w[6] = {KB, CB, d->R, d->S, x, x};
@@ -186,55 +189,42 @@ tsl_status tsl_conv2d_algo_instantiate(const tsl_conv2d_desc *d, tsl_conv2d_algo
     const int ndims[4] = {5, 6, 2, 5};
     st = tsl_op_instantiate(d->has_residual ? "conv2d_nchwc_bias_add" : "conv2d_nchwc_bias", d->has_residual ? 4 : 3,
                             shapes, ndims, np, p, conv);
-    if (st == TSL_OK && weight) {
-      const int64_t *ws[1] = {oihw};
-      const int wd[1] = {4};
-      tsl_dsl_param_value wp[2] = {int_param("in_block", x), int_param("out_block", x)};
-      st = tsl_op_instantiate("weight_to_nchwc", 1, ws, wd, 2, wp, weight);
-    }
-    return st;
+    if (st != TSL_OK || !weight) return st;
+    tsl_dsl_param_value wp[2] = {int_param("in_block", x), int_param("out_block", x)};
+    return weight_program("weight_to_nchwc", oihw, 2, wp, weight);
   }
   case TSL_CONV2D_IM2COL: {
-    int64_t w[5] = {KB, d->C, d->R, d->S, x};
-    const int64_t *shapes[3] = {data, w, bias};
-    const int ndims[3] = {5, 5, 2};
+    int64_t w[5] = {KB, d->C, d->R, d->S, x}, res1[4] = {d->N, KB, OH * OW, x};
+    const int64_t *shapes[4] = {data, w, bias, res1};
+    const int ndims[4] = {5, 5, 2, 4};
     p[np++] = int_param("pack_rows", tsl_im2col_pack_rows(t));
-    st = tsl_op_instantiate("conv2d_nchwc_im2col", 3, shapes, ndims, np, p, conv);
-    if (st == TSL_OK && weight) {
-      const int64_t *ws[1] = {oihw};
-      const int wd[1] = {4};
-      tsl_dsl_param_value wp[1] = {int_param("out_block", x)};
-      st = tsl_op_instantiate("weight_to_grouped", 1, ws, wd, 1, wp, weight);
-    }
-    return st;
+    st = tsl_op_instantiate(d->has_residual ? "conv2d_nchwc_im2col_add" : "conv2d_nchwc_im2col",
+                            d->has_residual ? 4 : 3, shapes, ndims, np, p, conv);
+    if (st != TSL_OK || !weight) return st;
+    tsl_dsl_param_value wp[1] = {int_param("out_block", x)};
+    return weight_program("weight_to_grouped", oihw, 1, wp, weight);
   }
   case TSL_CONV2D_DEPTHWISE: {
     int64_t w[4] = {CB, d->R, d->S, x};
-    const int64_t *shapes[3] = {data, w, bias};
-    const int ndims[3] = {5, 4, 2};
-    st = tsl_op_instantiate("depthwise_conv2d_nchwc", 3, shapes, ndims, np, p, conv);
-    if (st == TSL_OK && weight) {
-      const int64_t *ws[1] = {oihw};
-      const int wd[1] = {4};
-      tsl_dsl_param_value wp[1] = {int_param("block", x)};
-      st = tsl_op_instantiate("weight_to_depthwise", 1, ws, wd, 1, wp, weight);
-    }
-    return st;
+    const int64_t *shapes[4] = {data, w, bias, res};
+    const int ndims[4] = {5, 4, 2, 5};
+    st = tsl_op_instantiate(d->has_residual ? "depthwise_conv2d_nchwc_add" : "depthwise_conv2d_nchwc",
+                            d->has_residual ? 4 : 3, shapes, ndims, np, p, conv);
+    if (st != TSL_OK || !weight) return st;
+    tsl_dsl_param_value wp[1] = {int_param("block", x)};
+    return weight_program("weight_to_depthwise", oihw, 1, wp, weight);
   }
   case TSL_CONV2D_GROUPED: {
     int64_t w[5] = {KB, d->C / d->groups, d->R, d->S, x};
-    const int64_t *shapes[3] = {data, w, bias};
-    const int ndims[3] = {5, 5, 2};
+    const int64_t *shapes[4] = {data, w, bias, res};
+    const int ndims[4] = {5, 5, 2, 5};
     p[np++] = int_param("groups", d->groups);
     p[np++] = int_param("out_channels", d->K);
-    st = tsl_op_instantiate("conv2d_nchwc_grouped", 3, shapes, ndims, np, p, conv);
-    if (st == TSL_OK && weight) {
-      const int64_t *ws[1] = {oihw};
-      const int wd[1] = {4};
-      tsl_dsl_param_value wp[1] = {int_param("out_block", x)};
-      st = tsl_op_instantiate("weight_to_grouped", 1, ws, wd, 1, wp, weight);
-    }
-    return st;
+    st = tsl_op_instantiate(d->has_residual ? "conv2d_nchwc_grouped_add" : "conv2d_nchwc_grouped",
+                            d->has_residual ? 4 : 3, shapes, ndims, np, p, conv);
+    if (st != TSL_OK || !weight) return st;
+    tsl_dsl_param_value wp[1] = {int_param("out_block", x)};
+    return weight_program("weight_to_grouped", oihw, 1, wp, weight);
   }
   case TSL_CONV2D_WINOGRAD_F2:
   case TSL_CONV2D_WINOGRAD_F4:
@@ -280,6 +270,12 @@ const tsl_template *tsl_conv2d_algo_template(const tsl_te_program *conv) {
   }
   for (int i = 0; i < 6; i++)
     if (strcmp(tsl_winograd_templates[i].op, conv->name) == 0) return &tsl_winograd_templates[i];
+  /* tsl_winograd_instantiate names its programs "conv2d_winograd" whatever m is: the
+   * template of its m (read off the program), the _add one with a residual input */
+  tsl_winograd_shape ws;
+  if (strcmp(conv->name, "conv2d_winograd") == 0 && tsl_winograd_program_shape(conv, &ws) == TSL_OK &&
+      (ws.m == 2 || ws.m == 4 || ws.m == 6))
+    return &tsl_winograd_templates[(conv->ninputs >= 4 ? 3 : 0) + ws.m / 2 - 1];
   return NULL;
 }
 

@@ -8,9 +8,11 @@
  *
  *   direct       conv2d_nchwc_bias(_add)    schedule/templates/conv2d_nchwc.h
  *   gemm1x1      conv2d_nchwc_1x1_bias(_add), 1x1 stride 1 unpadded, pixels as one axis
- *   im2col       conv2d_nchwc_im2col        schedule/templates/im2col.h
- *   depthwise    depthwise_conv2d_nchwc     schedule/templates/depthwise.h (groups = C = K)
- *   grouped      conv2d_nchwc_grouped       schedule/templates/depthwise.h (any groups)
+ *   im2col       conv2d_nchwc_im2col(_add)  schedule/templates/im2col.h
+ *   depthwise    depthwise_conv2d_nchwc(_add)  schedule/templates/depthwise.h (groups = C = K)
+ *   grouped      conv2d_nchwc_grouped(_add) schedule/templates/depthwise.h (any groups)
+ * (the _add operators, chosen when has_residual, add the residual before the activation:
+ * every algorithm takes every epilogue)
  *   winograd_f2/f4/f6  conv2d_winograd_f<m> (another engineer's ops and template; offered
  *                when the registry has them and tsl_winograd_supports accepts the layer)
  *

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "ir/analysis.h"
+#include "ir/passes/unroll.h"
 
 /* ---- geometry --------------------------------------------------------------- */
 
@@ -530,4 +531,137 @@ void tpl_conv_tile_schedule(tpl_builder *b, const tsl_te_program *p, const char 
     const tsl_stage *ps = b->st == TSL_OK ? tsl_schedule_stage(b->s, g.padded->name) : NULL;
     if (ps && t->pad_vector && g.X > 1) tpl_vectorize(b, g.padded->name, ps->iters[4].name);
   }
+}
+
+/* ---- the register tile as one knob ------------------------------------------- */
+
+int64_t tpl_tile_value(int64_t ow, int64_t oh, int64_t oc) { return oc * 10000 + oh * 100 + ow; }
+
+void tpl_tile_parts(int64_t v, int64_t *ow, int64_t *oh, int64_t *oc) {
+  *ow = tpl_max(1, v % 100);
+  *oh = tpl_max(1, v / 100 % 100);
+  *oc = tpl_max(1, v / 10000);
+}
+
+int64_t tpl_tile_registers(const tpl_tile_limits *l, int64_t ow, int64_t oh, int64_t oc) {
+  return l->vector_x ? oh * oc * tpl_ceil_div(ow, tpl_max(1, l->lanes)) : ow * oh * oc * tpl_max(1, l->acc_regs);
+}
+
+int64_t tpl_tile_copies(const tpl_tile_limits *l, int64_t ow, int64_t oh, int64_t oc) {
+  /* lowering splits a vector of more lanes than the target's into native vectors by an
+   * unrolled loop: one copy per register, so copies = accumulator registers */
+  return tpl_tile_registers(l, ow, oh, oc);
+}
+
+bool tpl_unroll_fits(int64_t copies) { return copies >= 1 && copies <= TSL_UNROLL_MAX_ITERATIONS; }
+
+bool tpl_tile_fits(const tpl_tile_limits *l, int64_t ow, int64_t oh, int64_t oc) {
+  return tpl_tile_registers(l, ow, oh, oc) <= l->max_acc &&
+         tpl_unroll_fits(tpl_tile_copies(l, ow, oh, oc) * tpl_max(1, l->unroll));
+}
+
+tsl_status tpl_tile_knob(tsl_config_space *s, const tpl_tile_limits *l, int64_t dflt) {
+  int64_t v[TSL_MAX_KNOB_VALUES], regs[TSL_MAX_KNOB_VALUES];
+  int n = 0, cap = TSL_MAX_KNOB_VALUES - 1; /* one place for the default */
+  for (int64_t oc = 1; oc <= tpl_min(l->max_oc, 99); oc++)
+    for (int64_t oh = 1; oh <= tpl_min(l->max_oh, 99); oh++)
+      for (int64_t ow = 1; ow <= tpl_min(l->max_ow, 99); ow++) {
+        if (!tpl_tile_fits(l, ow, oh, oc)) continue;
+        int64_t r = tpl_tile_registers(l, ow, oh, oc), val = tpl_tile_value(ow, oh, oc);
+        if (n < cap) {
+          v[n] = val;
+          regs[n++] = r;
+          continue;
+        }
+        /* full: replace the tile with the fewest accumulators if this one has more */
+        int worst = 0;
+        for (int i = 1; i < n; i++)
+          if (regs[i] < regs[worst]) worst = i;
+        if (r > regs[worst]) {
+          v[worst] = val;
+          regs[worst] = r;
+        }
+      }
+  return tpl_knob(s, "tile", TSL_KNOB_SPLIT, n, v, dflt);
+}
+
+/* ---- the window templates' shared knobs -------------------------------------- */
+
+static tpl_tile_limits window_limits(const tsl_target *t, const tpl_window_dims *w, int64_t unroll) {
+  tpl_tile_limits l;
+  memset(&l, 0, sizeof l);
+  l.max_ow = tpl_min(16, w->OW);
+  l.max_oh = tpl_min(4, w->OH);
+  l.max_oc = tpl_min(4, w->KB);
+  l.lanes = tpl_lanes(t);
+  l.acc_regs = tpl_max(1, tpl_ceil_div(w->Y, l.lanes));
+  l.vector_x = w->Y == 1;
+  l.max_acc = tpl_vector_registers(t) - 2;
+  l.unroll = unroll;
+  return l;
+}
+
+bool tpl_window_unroll_fits(const tsl_target *t, const tpl_window_dims *w, int64_t ow, int64_t oh, int64_t oc) {
+  tpl_tile_limits l = window_limits(t, w, 1);
+  return tpl_unroll_fits(tpl_tile_copies(&l, ow, oh, oc) * w->R * w->S);
+}
+
+tsl_status tpl_window_knobs(tsl_config_space *s, const tsl_target *t, const tpl_window_dims *w, int64_t d_ow,
+                            int64_t d_oh, int64_t d_oc, bool d_unroll, int d_pad) {
+  bool unroll = tpl_window_unroll_fits(t, w, d_ow, d_oh, d_oc);
+  tpl_tile_limits l = window_limits(t, w, unroll ? w->R * w->S : 1);
+  tsl_status st = tpl_tile_knob(s, &l, tpl_tile_value(d_ow, d_oh, d_oc));
+  static const int64_t bools[] = {0, 1}, pads[] = {0, 1, 2};
+  if (st == TSL_OK) st = tpl_knob(s, "unroll_kernel", TSL_KNOB_ANNOTATE, unroll ? 2 : 1, bools, d_unroll);
+  if (st == TSL_OK && w->padded) st = tpl_knob(s, "pad_mode", TSL_KNOB_OTHER, 3, pads, d_pad);
+  return st;
+}
+
+void tpl_window_read(const tsl_config_space *s, const tsl_config *c, int64_t *ow, int64_t *oh, int64_t *oc,
+                     bool *unroll, int *pad) {
+  tpl_tile_parts(tsl_config_get(s, c, "tile", tpl_tile_value(*ow, *oh, *oc)), ow, oh, oc);
+  *unroll = tsl_config_get(s, c, "unroll_kernel", *unroll) != 0;
+  *pad = (int)tsl_config_get(s, c, "pad_mode", *pad);
+}
+
+tsl_status tpl_tile_knobs_check(const char *who, int64_t ow, int64_t oh, int64_t oc, int pad_mode) {
+  const struct {
+    const char *name;
+    int64_t v;
+  } pos[] = {{"ow_block", ow}, {"oh_block", oh}, {"oc_blocks", oc}};
+  for (size_t i = 0; i < sizeof pos / sizeof pos[0]; i++)
+    if (pos[i].v < 1)
+      return tsl_error(TSL_ERR_INVALID, "%s: knob %s = %lld (must be >= 1)", who, pos[i].name, (long long)pos[i].v);
+  if (pad_mode < 0 || pad_mode > 2)
+    return tsl_error(TSL_ERR_INVALID, "%s: knob pad_mode = %d (must be 0, 1 or 2)", who, pad_mode);
+  return TSL_OK;
+}
+
+tpl_conv_tile tpl_window_tile(const tpl_window_dims *w, int64_t ow, int64_t oh, int64_t oc, bool unroll, int pad_mode,
+                              int loop_order, bool parallel, const char *first_reduce) {
+  tpl_conv_tile t;
+  memset(&t, 0, sizeof t);
+  t.oc_blocks = oc;
+  t.oh_block = oh;
+  t.ow_block = ow;
+  t.ic_chunk = 1;
+  t.loop_order = loop_order;
+  t.parallel = parallel;
+  if (first_reduce) t.reduce_names[t.nreduce++] = first_reduce;
+  t.reduce_names[t.nreduce++] = "r";
+  t.reduce_names[t.nreduce++] = "s";
+  t.unroll_names[0] = unroll ? "r" : NULL;
+  t.unroll_names[1] = unroll ? "s" : NULL;
+  t.KB = w->KB;
+  t.OH = w->OH;
+  t.OW = w->OW;
+  t.pad_stage = w->padded ? (tpl_pad_mode)pad_mode : TPL_PAD_INLINE;
+  t.pad_vector = true;
+  return t;
+}
+
+uint64_t tpl_knob_hash(int n, const int64_t *v) {
+  uint64_t h = 1469598103934665603ull;
+  for (int i = 0; i < n; i++) h = (h ^ (uint64_t)v[i]) * 1099511628211ull;
+  return h;
 }

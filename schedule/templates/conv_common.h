@@ -91,6 +91,74 @@ typedef struct tpl_conv_tile {
  * the padding stage inlined or copied. Errors go to b. */
 void tpl_conv_tile_schedule(tpl_builder *b, const tsl_te_program *p, const char *tag, const tpl_conv_tile *t);
 
+/* ---- the register tile as one knob ------------------------------------------------
+ *
+ * The templates' spaces hold the register tile (ow_block x oh_block x oc_blocks) as ONE
+ * knob "tile" listing only the tiles that fit, rather than three independent knobs:
+ * the cartesian product of independent ranges is mostly tiles whose accumulators do not
+ * fit the vector registers (they spill) or whose unrolled copies exceed lowering's limit
+ * (TSL_UNROLL_MAX_ITERATIONS; such configs failed to compile), so every point of the
+ * space now compiles. The value encodes the tile readably: oc_blocks * 10000 +
+ * oh_block * 100 + ow_block (each part 1..99), e.g. tile=20106 is 2 channel blocks x 1
+ * row x 6 columns. */
+typedef struct tpl_tile_limits {
+  int64_t max_ow, max_oh, max_oc; /* candidates 1..max of each part (clamp to extents) */
+  int64_t acc_regs;               /* vector registers of one accumulator (>= 1) */
+  int64_t lanes;                  /* native f32 lanes (for vector_x) */
+  bool vector_x;                  /* the tile's columns are the vector (one-lane layout,
+                                     plain NCHW): ow_block lanes per accumulator */
+  int64_t max_acc;                /* the most accumulator registers a tile may take */
+  int64_t unroll;                 /* copies the other unrolled loops of the stage may add
+                                     (the product of the space's unroll options, >= 1) */
+} tpl_tile_limits;
+
+int64_t tpl_tile_value(int64_t ow, int64_t oh, int64_t oc);
+/* The parts of a tile value (values outside the encoding give parts clamped to >= 1). */
+void tpl_tile_parts(int64_t v, int64_t *ow, int64_t *oh, int64_t *oc);
+/* Accumulator registers and unrolled body copies of a tile (equal: a vector wider than
+ * the target's is unrolled into native ones). */
+int64_t tpl_tile_registers(const tpl_tile_limits *l, int64_t ow, int64_t oh, int64_t oc);
+int64_t tpl_tile_copies(const tpl_tile_limits *l, int64_t ow, int64_t oh, int64_t oc);
+/* Whether a tile fits: registers <= max_acc and copies * unroll within lowering's limit. */
+bool tpl_tile_fits(const tpl_tile_limits *l, int64_t ow, int64_t oh, int64_t oc);
+/* Whether `copies` unrolled copies of a body stay within lowering's limit. */
+bool tpl_unroll_fits(int64_t copies);
+/* Adds knob "tile" (TSL_KNOB_SPLIT) to s: every fitting tile (the 63 with the most
+ * accumulators when more fit), plus dflt (a tile value). Returns the space's status. */
+tsl_status tpl_tile_knob(tsl_config_space *s, const tpl_tile_limits *l, int64_t dflt);
+
+/* The knobs the window templates (depthwise, grouped, windowed pooling) share, over an
+ * output [N, KB, OH, OW, Y] with an R x S window: "tile" (accumulators within the vector
+ * registers less two: a weight and an input), "unroll_kernel" (offered when the default
+ * tile with the window unrolled stays within lowering's limit), "pad_mode" (0..2, when
+ * the op pads). The defaults d_* must be legal (tpl_window_unroll_fits). */
+typedef struct tpl_window_dims {
+  int64_t OH, OW, KB, Y, R, S;
+  bool padded;
+} tpl_window_dims;
+
+tsl_status tpl_window_knobs(tsl_config_space *s, const tsl_target *t, const tpl_window_dims *w, int64_t d_ow,
+                            int64_t d_oh, int64_t d_oc, bool d_unroll, int d_pad);
+/* The loop nest of a window template (depthwise, grouped, windowed pooling) over the
+ * output of w: an ow x oh x oc tile, the reduction over the window (r, s) after
+ * `first_reduce` when not NULL (grouped's ci), the window unrolled with `unroll`, the
+ * padding stage as pad_mode when w pads (else inlined), vectorized copies. */
+tpl_conv_tile tpl_window_tile(const tpl_window_dims *w, int64_t ow, int64_t oh, int64_t oc, bool unroll, int pad_mode,
+                              int loop_order, bool parallel, const char *first_reduce);
+
+/* FNV-1a over the knob values v[0..n): the hash part of kernel names. */
+uint64_t tpl_knob_hash(int n, const int64_t *v);
+
+/* TSL_ERR_INVALID (prefixed who) naming the knob when a tile part is < 1 or pad_mode is
+ * outside 0..2: the checks the tile templates share. */
+tsl_status tpl_tile_knobs_check(const char *who, int64_t ow, int64_t oh, int64_t oc, int pad_mode);
+
+/* Whether a tile with the R x S window unrolled stays within lowering's unroll limit. */
+bool tpl_window_unroll_fits(const tsl_target *t, const tpl_window_dims *w, int64_t ow, int64_t oh, int64_t oc);
+/* Reads those knobs of config c over the defaults already in *ow.. *pad. */
+void tpl_window_read(const tsl_config_space *s, const tsl_config *c, int64_t *ow, int64_t *oh, int64_t *oc,
+                     bool *unroll, int *pad);
+
 /* Schedules a stage computed at the root as a plain elementwise pass: its leading
  * axes (all but the last) fused and parallel when `parallel`, the last vectorized when
  * its extent is > 1 and <= 64 (split by `lanes` when longer). */

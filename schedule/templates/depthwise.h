@@ -1,6 +1,6 @@
 /* Schedule templates for the depthwise and grouped NCHW[x]c convolutions of the registry
- * (depthwise_conv2d_nchwc, dsl/ops/depthwise.c; conv2d_nchwc_grouped, dsl/ops/
- * conv2d_nchwc.c), with knobs.
+ * (depthwise_conv2d_nchwc(_add), dsl/ops/depthwise.c; conv2d_nchwc_grouped(_add), dsl/ops/
+ * conv2d_nchwc.c; the _add variants add a residual before the activation), with knobs.
  *
  * Both use the register-tile loop nest of conv2d_nchwc.h (conv_common.h) with the
  * reduction over the kernel window only (depthwise: r, s; grouped: ci, r, s):
@@ -50,6 +50,7 @@ typedef struct tsl_depthwise_shape {
   bool grouped; /* conv2d_nchwc_grouped (else depthwise_conv2d_nchwc) */
   bool broadcast_input; /* grouped, and every output lane reads the same input value
                            (groups 1): no gather */
+  int64_t stride_h, stride_w;
 } tsl_depthwise_shape;
 
 typedef struct tsl_depthwise_knobs {
@@ -70,11 +71,15 @@ tsl_status tsl_depthwise_get_shape(const tsl_te_program *p, tsl_depthwise_shape 
  * the widest row tile whose
  * accumulators plus the weight and one input leave two of the target's vector registers
  * free, chosen to waste the fewest columns on the tail; the window unrolled (when it has
- * at most 49 taps); when the conv pads, the padding inlined as guarded loads (pad_mode
- * 0, measured fastest on MobileNetV2's layers: a padded copy moves as many bytes as the
- * depthwise conv itself), except for outputs of at most 64 pixels (the rows copied per
- * outer iteration, pad_mode 2); parallel. Grouped: the window not unrolled past 9 taps,
- * the whole padded input copied first (pad_mode 1). */
+ * at most 49 taps); when the conv pads: outputs of at most 64 pixels copy the rows per
+ * outer iteration (pad_mode 2); stride-1 outputs of at least 28x28 pixels copy the whole
+ * padded input first (pad_mode 1: measured with bench/conv_layers on MobileNetV2's layers,
+ * 0.61-0.79 -> 0.68-1.01 of oneDNN at 112x112, 56x56 and 28x28); the others (stride 2,
+ * where a copy moves twice the bytes the conv reads, and 14x14) read the padding
+ * through guarded loads (pad_mode 0); parallel. Grouped: the window not unrolled past 9 taps
+ * when the lanes gather (49 when they broadcast: first layers, ResNet-18's 7x7 s2 conv
+ * 0.78-0.82 -> 0.86-0.88 of oneDNN unrolled), the whole padded input copied first
+ * (pad_mode 1). */
 tsl_depthwise_knobs tsl_depthwise_default_knobs(const tsl_target *t, const tsl_depthwise_shape *sh);
 
 /* TSL_ERR_INVALID naming the knob when a block is < 1, loop_order is outside {0, 1} or
@@ -92,7 +97,12 @@ tsl_status tsl_depthwise_schedule(const tsl_te_program *p, const tsl_target *t, 
 const char *tsl_depthwise_kernel_name(const tsl_te_program *p, const tsl_depthwise_knobs *k, char *buf, size_t n);
 
 /* Generic-interface templates (schedule/template.h) for the tuner to register:
- * "depthwise_conv2d_nchwc.tile" and "conv2d_nchwc_grouped.tile". *n receives the count. */
+ * "depthwise_conv2d_nchwc.tile", "conv2d_nchwc_grouped.tile" and those of the residual
+ * variants (depthwise_conv2d_nchwc_add.tile, conv2d_nchwc_grouped_add.tile). Knobs
+ * (version 2): "tile" (ow_block x oh_block x oc_blocks as one value, conv_common.h: only
+ * tiles within the vector registers less two and lowering's unroll limit), unroll_kernel
+ * (where the default tile allows it), pad_mode (when the op pads), loop_order, parallel.
+ * *n receives the count. */
 const tsl_template *tsl_depthwise_templates(int *n);
 
 #ifdef __cplusplus

@@ -37,7 +37,7 @@ tsl_im2col_knobs tsl_im2col_default_knobs(const tsl_target *t, const tsl_im2col_
   int64_t ntiles = tpl_ceil_div(P, fit);
   k.tile_px = tpl_ceil_div(tpl_ceil_div(P, ntiles), mr) * mr;
   k.oc_blocks = tpl_min(2, sh->KB);
-  k.unroll_kw = sh->S <= 7;
+  k.unroll_kw = sh->S <= 7 && tpl_unroll_fits(mr * k.oc_blocks * tpl_max(1, tpl_ceil_div(sh->Y, tpl_lanes(t))) * sh->S);
   k.parallel = true;
   return k;
 }
@@ -187,10 +187,10 @@ const char *tsl_im2col_kernel_name(const tsl_te_program *p, const tsl_im2col_kno
     snprintf(buf, n, "conv2d_im2col");
     return buf;
   }
-  uint64_t h = 1469598103934665603ull;
+  uint64_t h = tpl_knob_hash(0, NULL);
   if (k) {
     const int64_t v[] = {k->tile_px, k->oc_blocks, k->unroll_kw, k->parallel};
-    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) h = (h ^ (uint64_t)v[i]) * 1099511628211ull;
+    h = tpl_knob_hash((int)(sizeof v / sizeof v[0]), v);
   }
   return tpl_conv_kernel_name(&g, "conv2d", "im2col", h, buf, n);
 }
@@ -211,11 +211,18 @@ static tsl_status space(const tsl_te_program *p, const tsl_target *t, tsl_config
     if (m * sh.pack_rows >= P) break;
   }
   if ((st = tpl_knob(out, "tile_px", TSL_KNOB_SPLIT, nv, v, d.tile_px)) != TSL_OK) return st;
+  /* register tiles of pack_rows x oc_blocks vectors within the registers (the default
+   * always offered); the kernel columns unrolled only where every tile stays within
+   * lowering's unroll limit */
+  int64_t rpa = tpl_max(1, tpl_ceil_div(sh.Y, tpl_lanes(t))), max_oc = 1;
   nv = 0;
-  for (int64_t o = 1; o <= tpl_min(4, sh.KB); o++) v[nv++] = o;
+  for (int64_t o = 1; o <= tpl_min(4, sh.KB); o++)
+    if (sh.pack_rows * o * rpa < tpl_vector_registers(t)) v[nv++] = max_oc = o;
+  max_oc = tpl_max(max_oc, d.oc_blocks);
   if ((st = tpl_knob(out, "oc_blocks", TSL_KNOB_SPLIT, nv, v, d.oc_blocks)) != TSL_OK) return st;
   static const int64_t bools[] = {0, 1};
-  if ((st = tpl_knob(out, "unroll_kw", TSL_KNOB_ANNOTATE, 2, bools, d.unroll_kw)) != TSL_OK) return st;
+  bool kw = tpl_unroll_fits(sh.pack_rows * max_oc * rpa * sh.S);
+  if ((st = tpl_knob(out, "unroll_kw", TSL_KNOB_ANNOTATE, kw ? 2 : 1, bools, d.unroll_kw)) != TSL_OK) return st;
   return tpl_knob(out, "parallel", TSL_KNOB_ANNOTATE, 2, bools, d.parallel);
 }
 
@@ -225,15 +232,9 @@ static tsl_status default_config(const tsl_te_program *p, const tsl_target *t, c
   tsl_status st = tsl_im2col_get_shape(p, &sh);
   if (st != TSL_OK) return st;
   tsl_im2col_knobs d = tsl_im2col_default_knobs(t, &sh);
-  out->nknobs = s->nknobs;
-  for (int i = 0; i < s->nknobs; i++) {
-    const char *n = s->knobs[i].name;
-    out->values[i] = strcmp(n, "tile_px") == 0     ? d.tile_px
-                     : strcmp(n, "oc_blocks") == 0 ? d.oc_blocks
-                     : strcmp(n, "unroll_kw") == 0 ? d.unroll_kw
-                                                   : d.parallel;
-  }
-  return tsl_config_check(s, out);
+  static const char *const names[] = {"tile_px", "oc_blocks", "unroll_kw", "parallel"};
+  const int64_t values[] = {d.tile_px, d.oc_blocks, d.unroll_kw, d.parallel};
+  return tpl_config_of(s, 4, names, values, out);
 }
 
 static tsl_status apply(const tsl_te_program *p, const tsl_target *t, const tsl_config_space *s, const tsl_config *c,
@@ -249,11 +250,13 @@ static tsl_status apply(const tsl_te_program *p, const tsl_target *t, const tsl_
   return tsl_im2col_schedule(p, t, &k, out);
 }
 
-static const tsl_template templates[] = {
-    {"conv2d_nchwc_im2col.blocked", "conv2d_nchwc_im2col",
-     "im2col + GEMM conv: L2-sized pixel tiles, A pack fused into the im2col (schedule/templates/im2col.h)", 1, space,
-     default_config, apply},
-};
+#define IM2COL_TEMPLATE(OP)                                                                                     \
+  {OP ".blocked", OP,                                                                                           \
+   "im2col + GEMM conv: L2-sized pixel tiles, A pack fused into the im2col (schedule/templates/im2col.h)", 2,    \
+   space, default_config, apply}
+
+static const tsl_template templates[] = {IM2COL_TEMPLATE("conv2d_nchwc_im2col"),
+                                         IM2COL_TEMPLATE("conv2d_nchwc_im2col_add")};
 
 const tsl_template *tsl_im2col_templates(int *n) {
   *n = (int)(sizeof templates / sizeof templates[0]);

@@ -1,5 +1,6 @@
 /* Schedule template for the im2col + GEMM convolution of the registry
- * (conv2d_nchwc_im2col, dsl/ops/im2col.c), with knobs.
+ * (conv2d_nchwc_im2col and its residual variant conv2d_nchwc_im2col_add, dsl/ops/im2col.c),
+ * with knobs.
  *
  * The output pixels p = oh*OW + ow (one axis of the op) are cut into tiles of tile_px pixels
  * so that one tile of the im2col matrix, tile_px x C*R*S floats, fits in half of L2
@@ -76,7 +77,12 @@ tsl_status tsl_im2col_schedule(const tsl_te_program *p, const tsl_target *t, con
 /* The kernel name, e.g. "conv2d_nchw8c_7x7_s2_p3_f32_im2col_bias_relu__89abcdef". */
 const char *tsl_im2col_kernel_name(const tsl_te_program *p, const tsl_im2col_knobs *k, char *buf, size_t n);
 
-/* Generic-interface template "conv2d_nchwc_im2col.blocked" (schedule/template.h). */
+/* Generic-interface templates "conv2d_nchwc_im2col.blocked" and
+ * "conv2d_nchwc_im2col_add.blocked" (schedule/template.h). Knobs (version 2): tile_px
+ * (pixels per im2col tile: 1, 2, 4, ... panels up to the image), oc_blocks (register tiles
+ * of pack_rows x oc_blocks vectors within the registers; the default always offered),
+ * unroll_kw (offered when every tile stays within lowering's unroll limit with it),
+ * parallel. */
 const tsl_template *tsl_im2col_templates(int *n);
 
 #ifdef __cplusplus

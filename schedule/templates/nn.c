@@ -185,9 +185,11 @@ tsl_status tsl_oplib_default_schedule(const char *op, const tsl_te_program *p, c
   if (out) *out = NULL;
   if (!op || !out) return tsl_error(TSL_ERR_INVALID, "oplib: NULL operator name or result");
   if (is_one_of(op, direct, 5)) return tsl_conv2d_nchwc_schedule(p, t, NULL, out);
-  if (strcmp(op, "depthwise_conv2d_nchwc") == 0 || strcmp(op, "conv2d_nchwc_grouped") == 0)
-    return tsl_depthwise_schedule(p, t, NULL, out);
-  if (strcmp(op, "conv2d_nchwc_im2col") == 0) return tsl_im2col_schedule(p, t, NULL, out);
+  static const char *const windowed[] = {"depthwise_conv2d_nchwc", "depthwise_conv2d_nchwc_add",
+                                         "conv2d_nchwc_grouped", "conv2d_nchwc_grouped_add"};
+  if (is_one_of(op, windowed, 4)) return tsl_depthwise_schedule(p, t, NULL, out);
+  if (strcmp(op, "conv2d_nchwc_im2col") == 0 || strcmp(op, "conv2d_nchwc_im2col_add") == 0)
+    return tsl_im2col_schedule(p, t, NULL, out);
   if (is_one_of(op, pools, 3)) return tsl_pool_schedule(p, t, NULL, out);
   if (strcmp(op, "dense_packed") == 0) return tsl_dense_schedule(p, t, NULL, out);
   if (strcmp(op, "softmax") == 0) return tsl_softmax_schedule(p, t, out);

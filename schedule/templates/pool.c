@@ -51,7 +51,8 @@ tsl_pool_knobs tsl_pool_default_knobs(const tsl_target *t, const tsl_pool_shape 
   /* the fewest tiles whose widths are as equal as possible */
   int64_t ntiles = tpl_ceil_div(sh->OW, max_acc);
   k.ow_block = tpl_ceil_div(sh->OW, ntiles);
-  k.unroll_kernel = sh->global || sh->R * sh->S <= 49;
+  tpl_window_dims w = {sh->OH, sh->OW, sh->CB, sh->X, sh->R, sh->S, sh->padded};
+  k.unroll_kernel = sh->global || (sh->R * sh->S <= 49 && tpl_window_unroll_fits(t, &w, k.ow_block, 1, 1));
   /* as depthwise convs (depthwise.h): guarded loads beat a padded copy on such
    * memory-bound windows */
   k.pad_mode = 0;
@@ -61,12 +62,7 @@ tsl_pool_knobs tsl_pool_default_knobs(const tsl_target *t, const tsl_pool_shape 
 
 tsl_status tsl_pool_knobs_check(const tsl_pool_knobs *k) {
   if (!k) return tsl_error(TSL_ERR_INVALID, "%s: no knobs", WHO);
-  if (k->ow_block < 1 || k->oh_block < 1 || k->oc_blocks < 1)
-    return tsl_error(TSL_ERR_INVALID, "%s: knobs ow_block %lld, oh_block %lld, oc_blocks %lld (each must be >= 1)", WHO,
-                     (long long)k->ow_block, (long long)k->oh_block, (long long)k->oc_blocks);
-  if (k->pad_mode < 0 || k->pad_mode > 2)
-    return tsl_error(TSL_ERR_INVALID, "%s: knob pad_mode = %d (must be 0, 1 or 2)", WHO, k->pad_mode);
-  return TSL_OK;
+  return tpl_tile_knobs_check(WHO, k->ow_block, k->oh_block, k->oc_blocks, k->pad_mode);
 }
 
 /* Global pool: out [n, cb, y, x, c] (y, x of extent 1) over the reduction (h, w). */
@@ -106,6 +102,11 @@ static void global_schedule(tpl_builder *b, const tsl_te_program *p, const tsl_p
   tpl_compute_at(b, acc, ostage, fused);
 }
 
+static tpl_window_dims dims_of(const tsl_pool_shape *sh) {
+  tpl_window_dims w = {sh->OH, sh->OW, sh->CB, sh->X, sh->R, sh->S, sh->padded};
+  return w;
+}
+
 tsl_status tsl_pool_schedule(const tsl_te_program *p, const tsl_target *t, const tsl_pool_knobs *kn,
                              tsl_schedule **out) {
   if (!out) return tsl_error(TSL_ERR_INVALID, "%s: NULL result", WHO);
@@ -121,25 +122,11 @@ tsl_status tsl_pool_schedule(const tsl_te_program *p, const tsl_target *t, const
     global_schedule(&b, p, &sh, &k);
     return tpl_finish(&b, out);
   }
-  tpl_conv_tile tile;
-  memset(&tile, 0, sizeof tile);
-  tile.oc_blocks = k.oc_blocks;
-  tile.oh_block = k.oh_block;
-  tile.ow_block = k.ow_block;
-  tile.ic_chunk = 1;
-  tile.parallel = k.parallel;
-  tile.reduce_names[0] = "r";
-  tile.reduce_names[1] = "s";
-  tile.nreduce = 2;
-  tile.unroll_names[0] = k.unroll_kernel ? "r" : NULL;
-  tile.unroll_names[1] = k.unroll_kernel ? "s" : NULL;
-  tile.KB = sh.CB;
-  tile.OH = sh.OH;
-  tile.OW = sh.OW;
   /* the padding stage exists even without padding (it covers the ceil_mode overhang):
    * inlining it is free when it never selects the fill */
-  tile.pad_stage = sh.padded ? (tpl_pad_mode)k.pad_mode : TPL_PAD_INLINE;
-  tile.pad_vector = true;
+  tpl_window_dims w = dims_of(&sh);
+  tpl_conv_tile tile = tpl_window_tile(&w, k.ow_block, k.oh_block, k.oc_blocks, k.unroll_kernel, k.pad_mode, 0,
+                                       k.parallel, NULL);
   tpl_conv_tile_schedule(&b, p, "pool2d", &tile);
   return tpl_finish(&b, out);
 }
@@ -152,34 +139,14 @@ static tsl_status space(const tsl_te_program *p, const tsl_target *t, tsl_config
   if (st != TSL_OK) return st;
   tsl_pool_knobs d = tsl_pool_default_knobs(t, &sh);
   memset(out, 0, sizeof *out);
-  int64_t v[TSL_MAX_KNOB_VALUES];
-  static const int64_t bools[] = {0, 1}, pads[] = {0, 1, 2};
-  if (!sh.global) {
-    int nv = 0;
-    for (int64_t w = 1; w <= tpl_min(16, sh.OW); w++) v[nv++] = w;
-    if ((st = tpl_knob(out, "ow_block", TSL_KNOB_SPLIT, nv, v, d.ow_block)) != TSL_OK) return st;
-    nv = 0;
-    for (int64_t h = 1; h <= tpl_min(4, sh.OH); h++) v[nv++] = h;
-    if ((st = tpl_knob(out, "oh_block", TSL_KNOB_SPLIT, nv, v, d.oh_block)) != TSL_OK) return st;
-    nv = 0;
-    for (int64_t o = 1; o <= tpl_min(4, sh.CB); o++) v[nv++] = o;
-    if ((st = tpl_knob(out, "oc_blocks", TSL_KNOB_SPLIT, nv, v, d.oc_blocks)) != TSL_OK) return st;
-    if (sh.padded && (st = tpl_knob(out, "pad_mode", TSL_KNOB_OTHER, 3, pads, d.pad_mode)) != TSL_OK) return st;
-  }
-  if ((st = tpl_knob(out, "unroll_kernel", TSL_KNOB_ANNOTATE, 2, bools, d.unroll_kernel)) != TSL_OK) return st;
+  static const int64_t bools[] = {0, 1};
+  tpl_window_dims w = dims_of(&sh);
+  if (!sh.global)
+    st = tpl_window_knobs(out, t, &w, d.ow_block, d.oh_block, d.oc_blocks, d.unroll_kernel, d.pad_mode);
+  else /* the W loop unrolled by 4 */
+    st = tpl_knob(out, "unroll_kernel", TSL_KNOB_ANNOTATE, 2, bools, d.unroll_kernel);
+  if (st != TSL_OK) return st;
   return tpl_knob(out, "parallel", TSL_KNOB_ANNOTATE, 2, bools, d.parallel);
-}
-
-static tsl_pool_knobs knobs_of(const tsl_pool_shape *sh, const tsl_target *t, const tsl_config_space *s,
-                               const tsl_config *c) {
-  tsl_pool_knobs k = tsl_pool_default_knobs(t, sh);
-  k.ow_block = tsl_config_get(s, c, "ow_block", k.ow_block);
-  k.oh_block = tsl_config_get(s, c, "oh_block", k.oh_block);
-  k.oc_blocks = tsl_config_get(s, c, "oc_blocks", k.oc_blocks);
-  k.pad_mode = (int)tsl_config_get(s, c, "pad_mode", k.pad_mode);
-  k.unroll_kernel = tsl_config_get(s, c, "unroll_kernel", k.unroll_kernel) != 0;
-  k.parallel = tsl_config_get(s, c, "parallel", k.parallel) != 0;
-  return k;
 }
 
 static tsl_status default_config(const tsl_te_program *p, const tsl_target *t, const tsl_config_space *s,
@@ -188,17 +155,10 @@ static tsl_status default_config(const tsl_te_program *p, const tsl_target *t, c
   tsl_status st = tsl_pool_get_shape(p, &sh);
   if (st != TSL_OK) return st;
   tsl_pool_knobs d = tsl_pool_default_knobs(t, &sh);
-  out->nknobs = s->nknobs;
-  for (int i = 0; i < s->nknobs; i++) {
-    const char *n = s->knobs[i].name;
-    out->values[i] = strcmp(n, "ow_block") == 0      ? d.ow_block
-                     : strcmp(n, "oh_block") == 0    ? d.oh_block
-                     : strcmp(n, "oc_blocks") == 0   ? d.oc_blocks
-                     : strcmp(n, "pad_mode") == 0    ? d.pad_mode
-                     : strcmp(n, "unroll_kernel") == 0 ? d.unroll_kernel
-                                                       : d.parallel;
-  }
-  return tsl_config_check(s, out);
+  static const char *const names[] = {"tile", "unroll_kernel", "pad_mode", "parallel"};
+  const int64_t values[] = {tpl_tile_value(d.ow_block, d.oh_block, d.oc_blocks), d.unroll_kernel, d.pad_mode,
+                            d.parallel};
+  return tpl_config_of(s, 4, names, values, out);
 }
 
 static tsl_status apply(const tsl_te_program *p, const tsl_target *t, const tsl_config_space *s, const tsl_config *c,
@@ -206,17 +166,19 @@ static tsl_status apply(const tsl_te_program *p, const tsl_target *t, const tsl_
   tsl_pool_shape sh;
   tsl_status st = tsl_pool_get_shape(p, &sh);
   if (st != TSL_OK) return st;
-  tsl_pool_knobs k = knobs_of(&sh, t, s, c);
+  tsl_pool_knobs k = tsl_pool_default_knobs(t, &sh);
+  tpl_window_read(s, c, &k.ow_block, &k.oh_block, &k.oc_blocks, &k.unroll_kernel, &k.pad_mode);
+  k.parallel = tsl_config_get(s, c, "parallel", k.parallel) != 0;
   return tsl_pool_schedule(p, t, &k, out);
 }
 
 static const tsl_template templates[] = {
-    {"max_pool2d_nchwc.tile", "max_pool2d_nchwc", "NCHW[x]c max pool: register row tile (schedule/templates/pool.h)", 1,
+    {"max_pool2d_nchwc.tile", "max_pool2d_nchwc", "NCHW[x]c max pool: register row tile (schedule/templates/pool.h)", 2,
      space, default_config, apply},
     {"avg_pool2d_nchwc.tile", "avg_pool2d_nchwc", "NCHW[x]c average pool: register row tile (schedule/templates/pool.h)",
-     1, space, default_config, apply},
+     2, space, default_config, apply},
     {"global_avg_pool2d_nchwc.tile", "global_avg_pool2d_nchwc",
-     "NCHW[x]c global average pool: vector accumulator per channel block (schedule/templates/pool.h)", 1, space,
+     "NCHW[x]c global average pool: vector accumulator per channel block (schedule/templates/pool.h)", 2, space,
      default_config, apply},
 };
 

@@ -67,7 +67,10 @@ tsl_status tsl_pool_schedule(const tsl_te_program *p, const tsl_target *t, const
                              tsl_schedule **out);
 
 /* Generic-interface templates "max_pool2d_nchwc.tile", "avg_pool2d_nchwc.tile" and
- * "global_avg_pool2d_nchwc.tile". */
+ * "global_avg_pool2d_nchwc.tile". Knobs (version 2): windowed pools "tile" (ow_block x
+ * oh_block x oc_blocks as one value, conv_common.h: only tiles that fit the registers and
+ * lowering's unroll limit), unroll_kernel, pad_mode (when the op pads), parallel; the
+ * global pool unroll_kernel (its W loop by 4) and parallel. */
 const tsl_template *tsl_pool_templates(int *n);
 
 #ifdef __cplusplus

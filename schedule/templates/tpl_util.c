@@ -148,3 +148,15 @@ tsl_status tpl_knob(tsl_config_space *s, const char *name, tsl_knob_kind kind, i
   }
   return tsl_space_add_knob(s, name, kind, k, v);
 }
+
+tsl_status tpl_config_of(const tsl_config_space *s, int n, const char *const *names, const int64_t *values,
+                         tsl_config *out) {
+  out->nknobs = s->nknobs;
+  for (int i = 0; i < s->nknobs; i++) {
+    int j = 0;
+    while (j < n && strcmp(names[j], s->knobs[i].name) != 0) j++;
+    if (j == n) return tsl_error(TSL_ERR_INVALID, "template: knob %s has no default value", s->knobs[i].name);
+    out->values[i] = values[j];
+  }
+  return tsl_config_check(s, out);
+}

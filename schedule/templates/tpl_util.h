@@ -90,4 +90,10 @@ int64_t tpl_ceil_div(int64_t a, int64_t b);
 tsl_status tpl_knob(tsl_config_space *s, const char *name, tsl_knob_kind kind, int n, const int64_t *values,
                     int64_t dflt);
 
+/* The config of s whose knob names[i] has values[i] (n pairs; every knob of s must be
+ * named). Errors: TSL_ERR_INVALID naming a knob of s without a value, or the check of
+ * tsl_config_check (a value that is not a candidate). */
+tsl_status tpl_config_of(const tsl_config_space *s, int n, const char *const *names, const int64_t *values,
+                         tsl_config *out);
+
 #endif

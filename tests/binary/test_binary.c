@@ -520,6 +520,8 @@ static void test_maxpool_packed_equals_pool_of_values(void) {
       }
 }
 
+void tsl_tests_binary_net(void); /* test_binary_net.c */
+
 void tsl_tests_binary(void) {
   CU_pSuite s = CU_add_suite("binary", suite_init, suite_clean);
   CU_add_test(s, "test_bitpack_channel_tails_and_zero", test_bitpack_channel_tails_and_zero);
@@ -534,4 +536,5 @@ void tsl_tests_binary(void) {
   CU_add_test(s, "test_binary_dense_bipolar_tails", test_binary_dense_bipolar_tails);
   CU_add_test(s, "test_maxpool_packed_equals_pool_of_values", test_maxpool_packed_equals_pool_of_values);
   CU_add_test(s, "test_fused_glue_agreement_with_float_glue", test_fused_glue_agreement_with_float_glue);
+  tsl_tests_binary_net();
 }

@@ -57,8 +57,10 @@ bool cross_op_init(const tsl_op_info *info, uint64_t seed, cross_op *out) {
     if (!out->bufs[i]) abort();
     if (i >= p->ninputs) continue;
     int64_t n = tsl_buffer_numel(b);
+    bool variance = b->name && (strcmp(b->name, "var") == 0 || strcmp(b->name, "variance") == 0);
     if (tsl_type_is_float(b->dtype) && b->dtype.bits == 32) {
-      ref_fill_uniform(out->bufs[i], n, seed + (uint64_t)i * 7919u, -1.0f, 1.0f);
+      /* a variance is never negative (a batch norm's sqrt would give NaN everywhere) */
+      ref_fill_uniform(out->bufs[i], n, seed + (uint64_t)i * 7919u, variance ? 0.5f : -1.0f, variance ? 1.5f : 1.0f);
     } else {
       uint64_t s = seed + (uint64_t)i;
       unsigned char *c = out->bufs[i];

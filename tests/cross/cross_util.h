@@ -26,7 +26,8 @@ typedef struct cross_op {
 } cross_op;
 
 /* Instantiates op on its example (in the current arena) and fills the inputs from
- * `seed`: floats uniform in [-1, 1), integers random bits. Returns false (printing why)
+ * `seed`: floats uniform in [-1, 1) (an input named var/variance in [0.5, 1.5)), integers
+ * random bits. Returns false (printing why)
  * when the operator cannot be instantiated or has too many tensors. */
 bool cross_op_init(const tsl_op_info *info, uint64_t seed, cross_op *out);
 void cross_op_free(cross_op *op);

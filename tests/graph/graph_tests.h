@@ -8,5 +8,7 @@ void tsl_tests_graph_passes(void);
 void tsl_tests_graph_api(void);
 void tsl_tests_graph_executor(void);
 void tsl_tests_graph_tools(void);
+void tsl_tests_graph_conv_dispatch(void);
+void tsl_tests_graph_classify(void);
 
 #endif

@@ -8,6 +8,8 @@ void tsl_tests_graph(void) {
   tsl_tests_graph_passes();
   tsl_tests_graph_api();
   tsl_tests_graph_tools();
+  tsl_tests_graph_conv_dispatch();
+  tsl_tests_graph_classify();
   tsl_tests_graph_zoo_models();
   tsl_tests_graph_shared_models();
 }

@@ -8,6 +8,7 @@ void tsl_tests_models_onnx_import(void);
 void tsl_tests_models_onnx_errors(void);
 void tsl_tests_models_onnx_models(void);
 void tsl_tests_models_onnx_conformance(void);
+void tsl_tests_models_onnx_conformance_jit(void);
 void tsl_tests_models_zoo(void);
 
 #endif

@@ -11,4 +11,5 @@ void tsl_tests_models(void) {
   tsl_tests_models_zoo();
   tsl_tests_models_onnx_models();
   tsl_tests_models_onnx_conformance();
+  tsl_tests_models_onnx_conformance_jit();
 }

@@ -39,6 +39,25 @@ tsl_conv2d_desc conv_case_desc(const conv_case *c, int64_t x) {
   return d;
 }
 
+conv_check_opts conv_opts(int nrandom, uint64_t seed) {
+  conv_check_opts o;
+  memset(&o, 0, sizeof o);
+  o.nrandom = nrandom;
+  o.seed = seed;
+  return o;
+}
+
+int conv_check_all(const conv_case *cases, size_t n, const tsl_conv2d_algo *algos, int na, int nrandom,
+                   uint64_t seed) {
+  int failed = 0;
+  for (size_t i = 0; i < n; i++)
+    for (int a = 0; a < na; a++) {
+      conv_check_opts o = conv_opts(nrandom, seed + 10 * i + (uint64_t)a);
+      failed += !conv_check(&cases[i], algos[a], &o);
+    }
+  return failed;
+}
+
 static ref2_conv ref_of(const tsl_conv2d_desc *d) {
   ref2_conv r = {d->N,        d->C,       d->H,       d->W,         d->K,        d->R,          d->S,
                  d->stride_h, d->stride_w, d->pad_top, d->pad_left, d->pad_bottom, d->pad_right, d->dilation_h,
@@ -50,21 +69,6 @@ static int64_t numel(const tsl_buffer *b) {
   int64_t n = 1;
   for (int i = 0; i < b->ndim; i++) n *= b->shape[i];
   return n;
-}
-
-/* Applies "name=value,..." over config c of space s. */
-static bool set_knobs(const tsl_config_space *s, tsl_config *c, const char *knobs) {
-  char buf[512];
-  snprintf(buf, sizeof buf, "%s", knobs);
-  for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
-    char *eq = strchr(tok, '=');
-    if (!eq) return false;
-    *eq = '\0';
-    int k = tsl_space_knob_index(s, tok);
-    if (k < 0) return false;
-    c->values[k] = strtoll(eq + 1, NULL, 10);
-  }
-  return true;
 }
 
 /* Runs one schedule and compares; returns false on any failure. */
@@ -223,11 +227,8 @@ bool conv_check(const conv_case *c, tsl_conv2d_algo a, const conv_check_opts *o)
     tsl_schedule_free(s);
   }
   if (ok && o->knobs && tpl) {
-    tsl_config_space space;
     tsl_config cfg;
-    bool good = tpl->space(conv, ops_target(), &space) == TSL_OK &&
-                tpl->default_config(conv, ops_target(), &space, &cfg) == TSL_OK && set_knobs(&space, &cfg, o->knobs);
-    tsl_schedule *s = good ? ops_schedule_config(tpl, conv, &cfg) : NULL;
+    tsl_schedule *s = ops_config_with(tpl, conv, o->knobs, &cfg) ? ops_schedule_config(tpl, conv, &cfg) : NULL;
     snprintf(what, sizeof what, "%s knobs %s", tsl_conv2d_algo_name(a), o->knobs);
     if (!s) printf("\n  %s: cannot apply\n", what);
     ok = s && run_one(conv, s, &d, bufs, points, npoints, want, what, o);
@@ -235,7 +236,8 @@ bool conv_check(const conv_case *c, tsl_conv2d_algo a, const conv_check_opts *o)
   }
   if (ok && o->nrandom > 0 && tpl) {
     tsl_config cfgs[16];
-    int n = ops_random_configs(tpl, conv, seed * 7 + 5, o->nrandom < 16 ? o->nrandom : 16, 24, cfgs);
+    int n = ops_random_configs(tpl, conv, seed * 7 + 5, o->nrandom < 16 ? o->nrandom : 16,
+                               o->max_tile ? o->max_tile : 24, cfgs);
     tsl_config_space space;
     tpl->space(conv, ops_target(), &space);
     for (int i = 0; i < n && ok; i++) {

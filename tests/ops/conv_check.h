@@ -22,6 +22,8 @@ typedef struct conv_case {
 typedef struct conv_check_opts {
   int64_t block;        /* x of the layout (0: the host's lanes) */
   int nrandom;          /* random template configs besides the default */
+  int64_t max_tile;     /* skip random configs whose register tile has more points (0: 24,
+                           keeping the suite fast) */
   uint64_t seed;
   const char *knobs;    /* an explicit config "name=value,..." of the algorithm's template
                            (applied over its default config), or NULL */
@@ -41,6 +43,14 @@ typedef struct conv_check_opts {
  * act(0); no buffer's guard sentinel touched. Prints what differs and returns false on
  * any failure (including a build error). */
 bool conv_check(const conv_case *c, tsl_conv2d_algo a, const conv_check_opts *o);
+
+/* Options with nrandom random configs and the seed, everything else zero. */
+conv_check_opts conv_opts(int nrandom, uint64_t seed);
+
+/* conv_check of every case through every algorithm of algos (n cases, na algorithms),
+ * with nrandom random configs and seeds from `seed` on; returns the number of failures. */
+int conv_check_all(const conv_case *cases, size_t n, const tsl_conv2d_algo *algos, int na, int nrandom,
+                   uint64_t seed);
 
 /* The layer description of a case for block x. */
 tsl_conv2d_desc conv_case_desc(const conv_case *c, int64_t x);

@@ -161,10 +161,44 @@ int ops_random_configs(const tsl_template *tpl, const tsl_te_program *p, uint64_
       size_t ln = strlen(k->name);
       if ((ln > 6 && strcmp(k->name + ln - 6, "_block") == 0) || (ln > 7 && strcmp(k->name + ln - 7, "_blocks") == 0))
         tile *= c.values[i];
+      if (strcmp(k->name, "tile") == 0) /* oc * 10000 + oh * 100 + ow */
+        tile *= (c.values[i] % 100) * (c.values[i] / 100 % 100) * (c.values[i] / 10000);
     }
     if (tile <= max_tile) out[made++] = c;
   }
   return made;
+}
+
+bool ops_config_with(const tsl_template *tpl, const tsl_te_program *p, const char *knobs, tsl_config *out) {
+  tsl_config_space space;
+  if (!tpl || tpl->space(p, &target, &space) != TSL_OK || tpl->default_config(p, &target, &space, out) != TSL_OK)
+    return false;
+  int t = tsl_space_knob_index(&space, "tile");
+  int64_t part[3] = {0, 0, 0}; /* ow, oh, oc of the tile knob */
+  if (t >= 0) {
+    part[0] = out->values[t] % 100;
+    part[1] = out->values[t] / 100 % 100;
+    part[2] = out->values[t] / 10000;
+  }
+  char buf[512];
+  snprintf(buf, sizeof buf, "%s", knobs ? knobs : "");
+  char *save = NULL;
+  for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+    char *eq = strchr(tok, '=');
+    if (!eq) return false;
+    *eq = '\0';
+    int64_t v = strtoll(eq + 1, NULL, 10);
+    static const char *const parts[3] = {"ow_block", "oh_block", "oc_blocks"};
+    int pi = -1;
+    for (int i = 0; i < 3; i++)
+      if (strcmp(tok, parts[i]) == 0) pi = i;
+    int k = tsl_space_knob_index(&space, tok);
+    if (pi >= 0 && t >= 0) part[pi] = v;
+    else if (k >= 0) out->values[k] = v;
+    else return false;
+  }
+  if (t >= 0) out->values[t] = part[2] * 10000 + part[1] * 100 + part[0];
+  return true;
 }
 
 tsl_schedule *ops_schedule_config(const tsl_template *tpl, const tsl_te_program *p, const tsl_config *c) {
@@ -215,10 +249,14 @@ void tsl_tests_ops(void) {
   ops_tests_conv(conv);
   CU_pSuite cases = CU_add_suite("ops_conv_cases", ops_suite_init, ops_suite_clean);
   ops_tests_conv_cases(cases);
+  CU_pSuite classes = CU_add_suite("ops_conv_classes", ops_suite_init, ops_suite_clean);
+  ops_tests_conv_classes(classes);
   CU_pSuite pool = CU_add_suite("ops_pool", ops_suite_init, ops_suite_clean);
   ops_tests_pool(pool);
   CU_pSuite nn = CU_add_suite("ops_nn", ops_suite_init, ops_suite_clean);
   ops_tests_nn(nn);
   CU_pSuite sel = CU_add_suite("ops_select", ops_suite_init, ops_suite_clean);
   ops_tests_select(sel);
+  CU_pSuite spaces = CU_add_suite("ops_spaces", ops_suite_init, ops_suite_clean);
+  ops_tests_spaces(spaces);
 }

@@ -44,6 +44,12 @@ const tsl_template *ops_template(const char *op, const char *suffix);
 int ops_random_configs(const tsl_template *tpl, const tsl_te_program *p, uint64_t seed, int n, int64_t max_tile,
                        tsl_config *out);
 
+/* The default config of tpl for p with "name=value,..." applied over it (names of the
+ * space's knobs; ow_block, oh_block and oc_blocks set the parts of the "tile" knob,
+ * schedule/templates/conv_common.h). The values need not be candidates of the space
+ * (apply() takes any legal value). False on an unknown knob or a space error. */
+bool ops_config_with(const tsl_template *tpl, const tsl_te_program *p, const char *knobs, tsl_config *out);
+
 /* Schedules p with tpl and config c (NULL: the default config). NULL on error (printed). */
 tsl_schedule *ops_schedule_config(const tsl_template *tpl, const tsl_te_program *p, const tsl_config *c);
 
@@ -57,8 +63,10 @@ void ops_fill(float *x, int64_t n, uint64_t seed, float lo, float hi);
 /* The test registration functions of the module's files. */
 void ops_tests_conv(CU_pSuite s);
 void ops_tests_conv_cases(CU_pSuite s);
+void ops_tests_conv_classes(CU_pSuite s);
 void ops_tests_pool(CU_pSuite s);
 void ops_tests_nn(CU_pSuite s);
 void ops_tests_select(CU_pSuite s);
+void ops_tests_spaces(CU_pSuite s);
 
 #endif

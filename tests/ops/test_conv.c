@@ -21,89 +21,63 @@ static int64_t rnd(int64_t lo, int64_t hi) { /* [lo, hi] */
   return lo + (int64_t)(z % (uint64_t)(hi - lo + 1));
 }
 
-static conv_check_opts opts(int nrandom, uint64_t seed) {
-  conv_check_opts o;
-  memset(&o, 0, sizeof o);
-  o.nrandom = nrandom;
-  o.seed = seed;
-  return o;
+/* A random layer: channels from chans, kernels 1..5 (even ones too), dilation 1..max_dh
+ * (rows) and 1..max_dw (columns), inputs up to max_hw pixels a side, strides 1..max_sh /
+ * 1..max_sw, paddings 0..max_pad on each side, N 1..max_n, act 0..max_act. */
+static conv_case random_layer(const int64_t *chans, int nchans, int64_t max_hw, int64_t max_dh, int64_t max_dw,
+                              int64_t max_sh, int64_t max_sw, int64_t max_pad, int64_t max_n, int max_act) {
+  conv_case c;
+  memset(&c, 0, sizeof c);
+  c.N = rnd(1, max_n);
+  c.C = chans[rnd(0, nchans - 1)];
+  c.K = chans[rnd(0, nchans - 1)];
+  c.R = rnd(1, 5);
+  c.S = rnd(1, 5);
+  c.dh = rnd(1, max_dh);
+  c.dw = rnd(1, max_dw);
+  c.H = rnd((c.R - 1) * c.dh + 1, max_hw);
+  c.W = rnd((c.S - 1) * c.dw + 1, max_hw);
+  c.sh = rnd(1, max_sh);
+  c.sw = rnd(1, max_sw);
+  c.pt = rnd(0, max_pad);
+  c.pl = rnd(0, max_pad);
+  c.pb = rnd(0, max_pad);
+  c.pr = rnd(0, max_pad);
+  c.act = (int)rnd(0, max_act);
+  return c;
 }
 
-/* Random layers: channels 1..40 (mostly not multiples of 8), 1..17 pixels, kernels 1..5
+/* n random layers (random_layer with the limits lim: max_hw, max_dh, max_dw, max_sh,
+ * max_sw, max_pad, max_n, max_act) through algorithm a, residual on at random; 1x1
+ * kernels when a is the 1x1 GEMM; act 2 clips to [lo, hi]. */
+static void check_random_layers(tsl_conv2d_algo a, int n, uint64_t seed, const int64_t *chans, int nchans,
+                                const int64_t lim[8], double lo, double hi) {
+  for (int i = 0; i < n; i++) {
+    conv_case c = random_layer(chans, nchans, lim[0], lim[1], lim[2], lim[3], lim[4], lim[5], lim[6], (int)lim[7]);
+    if (a == TSL_CONV2D_GEMM_1X1) c.R = c.S = 1;
+    c.lo = lo;
+    c.hi = hi;
+    c.residual = rnd(0, 1);
+    conv_check_opts o = conv_opts(2, seed + (uint64_t)i);
+    CU_ASSERT(conv_check(&c, a, &o));
+  }
+}
+
+/* Random layers: channels 1..33 (mostly not multiples of 8), 1..17 pixels, kernels 1..5
  * (even ones too), strides 1..3, asymmetric paddings 0..3, dilations 1..2, N 1..2. */
 static void test_direct_random_shapes(void) {
-  static const int64_t chans[] = {1, 3, 8, 9, 13, 16, 33};
-  for (int i = 0; i < 10; i++) {
-    conv_case c;
-    memset(&c, 0, sizeof c);
-    c.N = rnd(1, 2);
-    c.C = chans[rnd(0, 6)];
-    c.K = chans[rnd(0, 6)];
-    c.R = rnd(1, 5);
-    c.S = rnd(1, 5);
-    c.dh = rnd(1, 2);
-    c.dw = rnd(1, 2);
-    c.H = rnd((c.R - 1) * c.dh + 1, 17);
-    c.W = rnd((c.S - 1) * c.dw + 1, 17);
-    c.sh = rnd(1, 3);
-    c.sw = rnd(1, 3);
-    c.pt = rnd(0, 3);
-    c.pl = rnd(0, 3);
-    c.pb = rnd(0, 3);
-    c.pr = rnd(0, 3);
-    c.act = (int)rnd(0, 2);
-    c.lo = -0.25;
-    c.hi = 0.5;
-    c.residual = rnd(0, 1);
-    conv_check_opts o = opts(2, 100 + (uint64_t)i);
-    CU_ASSERT(conv_check(&c, TSL_CONV2D_DIRECT, &o));
-  }
+  static const int64_t chans[] = {1, 3, 8, 9, 13, 16, 33}, lim[8] = {17, 2, 2, 3, 3, 3, 2, 2};
+  check_random_layers(TSL_CONV2D_DIRECT, 10, 100, chans, 7, lim, -0.25, 0.5);
 }
 
 static void test_im2col_random_shapes(void) {
-  static const int64_t chans[] = {1, 3, 5, 8, 17, 24};
-  for (int i = 0; i < 8; i++) {
-    conv_case c;
-    memset(&c, 0, sizeof c);
-    c.N = rnd(1, 2);
-    c.C = chans[rnd(0, 5)];
-    c.K = chans[rnd(0, 5)];
-    c.R = rnd(1, 5);
-    c.S = rnd(1, 5);
-    c.dh = rnd(1, 2);
-    c.dw = 1;
-    c.H = rnd((c.R - 1) * c.dh + 1, 19);
-    c.W = rnd(c.S, 19);
-    c.sh = rnd(1, 2);
-    c.sw = rnd(1, 3);
-    c.pt = rnd(0, 2);
-    c.pl = rnd(0, 2);
-    c.pb = rnd(0, 2);
-    c.pr = rnd(0, 2);
-    c.act = (int)rnd(0, 1);
-    conv_check_opts o = opts(2, 200 + (uint64_t)i);
-    CU_ASSERT(conv_check(&c, TSL_CONV2D_IM2COL, &o));
-  }
+  static const int64_t chans[] = {1, 3, 5, 8, 17, 24}, lim[8] = {19, 2, 1, 2, 3, 2, 2, 1};
+  check_random_layers(TSL_CONV2D_IM2COL, 8, 200, chans, 6, lim, 0.0, 0.0);
 }
 
 static void test_gemm1x1_random_shapes(void) {
-  static const int64_t chans[] = {1, 5, 8, 16, 19, 40};
-  for (int i = 0; i < 6; i++) {
-    conv_case c;
-    memset(&c, 0, sizeof c);
-    c.N = rnd(1, 3);
-    c.C = chans[rnd(0, 5)];
-    c.K = chans[rnd(0, 5)];
-    c.R = c.S = 1;
-    c.H = rnd(1, 15);
-    c.W = rnd(1, 15);
-    c.act = (int)rnd(0, 2);
-    c.lo = 0.0;
-    c.hi = 6.0;
-    c.residual = i % 2;
-    conv_check_opts o = opts(2, 300 + (uint64_t)i);
-    CU_ASSERT(conv_check(&c, TSL_CONV2D_GEMM_1X1, &o));
-  }
+  static const int64_t chans[] = {1, 5, 8, 16, 19, 40}, lim[8] = {15, 1, 1, 1, 1, 0, 3, 2};
+  check_random_layers(TSL_CONV2D_GEMM_1X1, 6, 300, chans, 6, lim, 0.0, 6.0);
 }
 
 /* Class 7: even kernels, and a kernel as large as the (padded) input (a 1x1 output). */
@@ -116,11 +90,8 @@ static void test_even_kernels_and_kernel_equal_to_input(void) {
       {1, 9, 5, 7, 10, 7, 9, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, false},
       {1, 2, 4, 4, 2, 2, 4, 3, 1, 0, 1, 1, 0, 1, 1, 1, 0, 0, 0, true},
   };
-  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    conv_check_opts o = opts(1, 400 + i);
-    CU_ASSERT(conv_check(&cases[i], TSL_CONV2D_DIRECT, &o));
-    if (!cases[i].residual) CU_ASSERT(conv_check(&cases[i], TSL_CONV2D_IM2COL, &o));
-  }
+  static const tsl_conv2d_algo algos[] = {TSL_CONV2D_DIRECT, TSL_CONV2D_IM2COL, TSL_CONV2D_GROUPED};
+  CU_ASSERT_EQUAL(conv_check_all(cases, sizeof cases / sizeof cases[0], algos, 3, 1, 400), 0);
 }
 
 /* Class 8: dilation > 1 in regular convs (depthwise in test_conv_cases.c, C05). */
@@ -130,11 +101,8 @@ static void test_dilation_regular_conv(void) {
       {1, 3, 15, 15, 9, 3, 2, 2, 1, 3, 0, 0, 3, 3, 2, 1, 0, 0, 0, false},
       {2, 8, 9, 12, 8, 2, 3, 1, 2, 1, 1, 1, 1, 4, 1, 1, 2, 0, 6, false},
   };
-  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    conv_check_opts o = opts(1, 500 + i);
-    CU_ASSERT(conv_check(&cases[i], TSL_CONV2D_DIRECT, &o));
-    CU_ASSERT(conv_check(&cases[i], TSL_CONV2D_IM2COL, &o));
-  }
+  static const tsl_conv2d_algo algos[] = {TSL_CONV2D_DIRECT, TSL_CONV2D_IM2COL, TSL_CONV2D_GROUPED};
+  CU_ASSERT_EQUAL(conv_check_all(cases, sizeof cases / sizeof cases[0], algos, 3, 1, 500), 0);
 }
 
 /* Class 15: every epilogue (bias, relu, clip with bounds that cut both ways, residual
@@ -152,7 +120,7 @@ static void test_epilogues_after_every_schedule(void) {
       c.residual = res;
       for (size_t k = 0; k < sizeof direct_knobs / sizeof direct_knobs[0]; k++) {
         if ((act + res + (int)k) % 3 != 0) continue; /* a third of the products keeps the suite fast */
-        conv_check_opts o = opts(0, 600 + k);
+        conv_check_opts o = conv_opts(0, 600 + k);
         o.knobs = direct_knobs[k];
         o.skip_default = true;
         CU_ASSERT(conv_check(&c, TSL_CONV2D_DIRECT, &o));
@@ -160,18 +128,16 @@ static void test_epilogues_after_every_schedule(void) {
       conv_case g = c;
       g.R = g.S = 1;
       g.pt = g.pl = g.pb = g.pr = 0;
-      conv_check_opts o = opts(0, 610);
+      conv_check_opts o = conv_opts(0, 610);
       CU_ASSERT(conv_check(&g, TSL_CONV2D_GEMM_1X1, &o));
-      if (!res) {
-        CU_ASSERT(conv_check(&c, TSL_CONV2D_IM2COL, &o));
-        conv_case dw = c;
-        dw.K = dw.C;
-        dw.groups = dw.C;
-        CU_ASSERT(conv_check(&dw, TSL_CONV2D_DEPTHWISE, &o));
-        conv_case gr = c;
-        gr.groups = 4;
-        CU_ASSERT(conv_check(&gr, TSL_CONV2D_GROUPED, &o));
-      }
+      CU_ASSERT(conv_check(&c, TSL_CONV2D_IM2COL, &o));
+      conv_case dw = c;
+      dw.K = dw.C;
+      dw.groups = dw.C;
+      CU_ASSERT(conv_check(&dw, TSL_CONV2D_DEPTHWISE, &o));
+      conv_case gr = c;
+      gr.groups = 4;
+      CU_ASSERT(conv_check(&gr, TSL_CONV2D_GROUPED, &o));
     }
 }
 
@@ -181,7 +147,7 @@ static void test_other_block_widths(void) {
   conv_case c = {1, 13, 11, 9, 10, 3, 3, 2, 1, 1, 0, 2, 1, 1, 1, 1, 1, 0, 0, false};
   static const int64_t blocks[] = {1, 4, 16};
   for (int i = 0; i < 3; i++) {
-    conv_check_opts o = opts(1, 700 + (uint64_t)i);
+    conv_check_opts o = conv_opts(1, 700 + (uint64_t)i);
     o.block = blocks[i];
     CU_ASSERT(conv_check(&c, TSL_CONV2D_DIRECT, &o));
     CU_ASSERT(conv_check(&c, TSL_CONV2D_IM2COL, &o));
@@ -201,7 +167,7 @@ static void test_threads_identical(void) {
     const conv_case *cc = layers[l];
     int64_t n = cc->N * cc->K * (cc->H + cc->pt + cc->pb - cc->R + 1) * (cc->W + cc->pl + cc->pr - cc->S + 1);
     float *one = malloc(sizeof(float) * (size_t)n), *many = malloc(sizeof(float) * (size_t)n);
-    conv_check_opts o = opts(0, 800);
+    conv_check_opts o = conv_opts(0, 800);
     o.out_nchw = one;
     o.threads = 1;
     CU_ASSERT(conv_check(cc, TSL_CONV2D_DIRECT, &o));

@@ -8,14 +8,6 @@
 #include "ops/conv_check.h"
 #include "ops/ops_util.h"
 
-static conv_check_opts opts(int nrandom, uint64_t seed) {
-  conv_check_opts o;
-  memset(&o, 0, sizeof o);
-  o.nrandom = nrandom;
-  o.seed = seed;
-  return o;
-}
-
 /* C01: output width 13 with the x loop vectorized by 8 and by 16 (plain NCHW, x = 1:
  * the tile's columns are the vector), every column right and no access past any
  * buffer's end (the buffers end at guard pages; K*OH*OW is a multiple of 16 floats so the
@@ -26,7 +18,7 @@ static void test_C01_vector_tail_width_13(void) {
   conv_case c = {1, 16, 15, 15, 16, 3, 3, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 0, 0, false}; /* output 16 x 13 x 13 */
   static const char *const knobs[] = {"ow_block=8", "ow_block=16", "ow_block=8,oh_block=2", "ow_block=13"};
   for (int i = 0; i < 4; i++) {
-    conv_check_opts o = opts(0, 1000 + (uint64_t)i);
+    conv_check_opts o = conv_opts(0, 1000 + (uint64_t)i);
     o.block = 1;
     o.knobs = knobs[i];
     o.skip_default = i > 0;
@@ -35,14 +27,14 @@ static void test_C01_vector_tail_width_13(void) {
   static const int64_t widths[] = {1, 7, 8, 9, 17};
   for (int i = 0; i < 5; i++) {
     conv_case w = {1, 4, 5, widths[i] + 2, 16, 3, 3, 1, 1, 0, 0, 0, 0, 1, 1, 1, 0, 0, 0, false};
-    conv_check_opts o = opts(0, 1010 + (uint64_t)i);
+    conv_check_opts o = conv_opts(0, 1010 + (uint64_t)i);
     o.block = 1;
     o.knobs = "ow_block=8";
     CU_ASSERT(conv_check(&w, TSL_CONV2D_DIRECT, &o));
   }
   static const char *const tiles[] = {"ow_block=6", "ow_block=8,oc_blocks=1"};
   for (int i = 0; i < 2; i++) {
-    conv_check_opts o = opts(0, 1020 + (uint64_t)i);
+    conv_check_opts o = conv_opts(0, 1020 + (uint64_t)i);
     o.knobs = tiles[i];
     o.skip_default = true;
     CU_ASSERT(conv_check(&c, TSL_CONV2D_DIRECT, &o));
@@ -57,7 +49,7 @@ static void test_C02_conv_pad0_73x73_every_algorithm(void) {
   tsl_conv2d_desc d = conv_case_desc(&c, ops_lanes());
   CU_ASSERT_EQUAL(tsl_conv2d_desc_out_h(&d), 71);
   CU_ASSERT_EQUAL(tsl_conv2d_desc_out_w(&d), 71);
-  conv_check_opts o = opts(0, 1100);
+  conv_check_opts o = conv_opts(0, 1100);
   CU_ASSERT(conv_check(&c, TSL_CONV2D_DIRECT, &o));
   CU_ASSERT(conv_check(&c, TSL_CONV2D_IM2COL, &o));
   tsl_conv2d_algo def = tsl_conv2d_select(&d, ops_target());
@@ -72,7 +64,7 @@ static void test_C04_grouped_few_channels_per_group(void) {
   conv_case c = {1, 4, 1, 1, 16, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 2, 0, 0, 0, false};
   float data[4] = {0, 0, 0, 1}, w[16 * 2], bias[16] = {0}, out[16];
   for (int i = 0; i < 32; i++) w[i] = 1.0f;
-  conv_check_opts o = opts(1, 1200);
+  conv_check_opts o = conv_opts(1, 1200);
   o.data = data;
   o.weight = w;
   o.bias = bias;
@@ -85,10 +77,8 @@ static void test_C04_grouped_few_channels_per_group(void) {
       {1, 10, 5, 5, 4, 2, 2, 1, 1, 0, 1, 1, 0, 1, 1, 2, 2, 0, 6, false},  /* 5 per group, K < C */
       {1, 16, 9, 9, 24, 3, 3, 2, 2, 1, 1, 1, 1, 2, 2, 8, 1, 0, 0, false}, /* 2 per group, dilated */
   };
-  for (size_t i = 0; i < sizeof cls / sizeof cls[0]; i++) {
-    conv_check_opts oc = opts(1, 1210 + i);
-    CU_ASSERT(conv_check(&cls[i], TSL_CONV2D_GROUPED, &oc));
-  }
+  static const tsl_conv2d_algo grouped[] = {TSL_CONV2D_GROUPED};
+  CU_ASSERT_EQUAL(conv_check_all(cls, sizeof cls / sizeof cls[0], grouped, 1, 1, 1210), 0);
 }
 
 /* C05: depthwise C4 5x5, 3x3, dilation 2, stride 1, pad 2, weights 1/9, bias 1: the
@@ -100,7 +90,7 @@ static void test_C05_depthwise_dilation(void) {
   float w[36], bias[4];
   for (int i = 0; i < 36; i++) w[i] = 1.0f / 9.0f;
   for (int i = 0; i < 4; i++) bias[i] = 1.0f;
-  conv_check_opts o = opts(2, 1300);
+  conv_check_opts o = conv_opts(2, 1300);
   o.weight = w;
   o.bias = bias;
   CU_ASSERT(conv_check(&c, TSL_CONV2D_DEPTHWISE, &o));
@@ -111,12 +101,10 @@ static void test_C05_depthwise_dilation(void) {
       {1, 17, 10, 13, 17, 3, 3, 1, 1, 3, 3, 3, 3, 3, 3, 17, 0, 0, 0, false},
       {1, 8, 9, 9, 8, 5, 5, 2, 1, 0, 2, 2, 1, 1, 2, 8, 1, 0, 0, false},
   };
-  for (size_t i = 0; i < sizeof cls / sizeof cls[0]; i++) {
-    conv_check_opts oc = opts(2, 1310 + i);
-    CU_ASSERT(conv_check(&cls[i], TSL_CONV2D_DEPTHWISE, &oc));
-  }
+  static const tsl_conv2d_algo depthwise[] = {TSL_CONV2D_DEPTHWISE};
+  CU_ASSERT_EQUAL(conv_check_all(cls, sizeof cls / sizeof cls[0], depthwise, 1, 2, 1310), 0);
   conv_case mult = {1, 4, 7, 7, 8, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 4, 0, 0, 0, false};
-  conv_check_opts om = opts(1, 1320);
+  conv_check_opts om = conv_opts(1, 1320);
   CU_ASSERT(conv_check(&mult, TSL_CONV2D_GROUPED, &om));
 }
 
@@ -128,7 +116,7 @@ static void test_C06_asymmetric_padding(void) {
   tsl_conv2d_desc d = conv_case_desc(&c, ops_lanes());
   CU_ASSERT_EQUAL(tsl_conv2d_desc_out_h(&d), 16);
   CU_ASSERT_EQUAL(tsl_conv2d_desc_out_w(&d), 64);
-  conv_check_opts o = opts(2, 1400);
+  conv_check_opts o = conv_opts(2, 1400);
   CU_ASSERT(conv_check(&c, TSL_CONV2D_DIRECT, &o));
   CU_ASSERT(conv_check(&c, TSL_CONV2D_IM2COL, &o));
   static const conv_case cls[] = {
@@ -137,11 +125,8 @@ static void test_C06_asymmetric_padding(void) {
       {1, 3, 9, 9, 5, 3, 3, 2, 2, 0, 0, 3, 3, 1, 1, 1, 1, 0, 0, false}, /* bottom/right >= kernel, stride 2 */
       {2, 2, 7, 8, 4, 2, 2, 2, 3, 3, 0, 1, 4, 1, 1, 1, 0, 0, 0, false}, /* padding > kernel, uneven strides */
   };
-  for (size_t i = 0; i < sizeof cls / sizeof cls[0]; i++) {
-    conv_check_opts oc = opts(1, 1410 + i);
-    CU_ASSERT(conv_check(&cls[i], TSL_CONV2D_DIRECT, &oc));
-    CU_ASSERT(conv_check(&cls[i], TSL_CONV2D_IM2COL, &oc));
-  }
+  static const tsl_conv2d_algo algos[] = {TSL_CONV2D_DIRECT, TSL_CONV2D_IM2COL, TSL_CONV2D_GROUPED};
+  CU_ASSERT_EQUAL(conv_check_all(cls, sizeof cls / sizeof cls[0], algos, 3, 1, 1410), 0);
 }
 
 /* C13: the first conv of a net, C = 1, 640x16, 3x3, stride 2, pad 1, in the blocked
@@ -151,7 +136,7 @@ static void test_C13_first_conv_one_channel_blocked(void) {
   conv_case c = {1, 1, 640, 16, 8, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, false};
   int64_t n = 8 * 320 * 8;
   float *a = malloc(sizeof(float) * (size_t)n), *b = malloc(sizeof(float) * (size_t)n);
-  conv_check_opts o = opts(1, 1500);
+  conv_check_opts o = conv_opts(1, 1500);
   o.out_nchw = a;
   CU_ASSERT(conv_check(&c, TSL_CONV2D_DIRECT, &o));
   o.out_nchw = b;

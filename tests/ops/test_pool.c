@@ -84,18 +84,8 @@ static bool pool_check(const pool_case *c, bool is_max, int64_t x, const float *
     } else if (i < ncfg) {
       s = ops_schedule_config(tpl, prog, &cfgs[i]);
     } else {
-      tsl_config_space space;
       tsl_config cfg;
-      tpl->space(prog, ops_target(), &space);
-      tpl->default_config(prog, ops_target(), &space, &cfg);
-      char buf[256];
-      snprintf(buf, sizeof buf, "%s", knobs);
-      for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
-        char *eq = strchr(tok, '=');
-        int k = eq ? (*eq = '\0', tsl_space_knob_index(&space, tok)) : -1;
-        if (k >= 0) cfg.values[k] = strtoll(eq + 1, NULL, 10);
-      }
-      s = ops_schedule_config(tpl, prog, &cfg);
+      s = ops_config_with(tpl, prog, knobs, &cfg) ? ops_schedule_config(tpl, prog, &cfg) : NULL;
     }
     if (!s) {
       ok = false;
@@ -226,6 +216,47 @@ static void test_C08_nan_in_max_pool(void) {
   free(d);
 }
 
+/* Class 11 for average pooling: +inf in a window gives +inf, -inf gives -inf, both give
+ * NaN, a NaN gives NaN (with count_include_pad on and off, padded windows included), the
+ * same in the vector body and the masked tail of plain NCHW rows vectorized by 8. */
+static void test_inf_and_nan_in_avg_pool_windows(void) {
+  pool_case c = {1, 5, 6, 15, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, false, false}; /* 6 x 15 outputs */
+  float *d = random_data(&c, 230);
+  for (int64_t ch = 0; ch < c.C; ch++) {
+    float *p = d + ch * c.H * c.W;
+    p[0 * 15 + 0] = INFINITY;   /* corner windows (in the padding too) */
+    p[0 * 15 + 14] = -INFINITY; /* the last columns (the tail) */
+    p[3 * 15 + 6] = INFINITY;   /* +inf and -inf in overlapping windows: NaN where both */
+    p[4 * 15 + 7] = -INFINITY;
+    p[5 * 15 + 11] = NAN;
+  }
+  for (int cip = 0; cip <= 1; cip++) {
+    c.count_include_pad = cip;
+    CU_ASSERT(pool_check(&c, false, ops_lanes(), d, 1, 231 + (uint64_t)cip, NULL));
+    CU_ASSERT(pool_check(&c, false, 1, d, 0, 233 + (uint64_t)cip, "ow_block=8"));
+  }
+  CU_ASSERT(pool_check(&c, true, 1, d, 0, 235, "ow_block=8"));
+  free(d);
+}
+
+/* Strides larger than the window, a 1x1 input (every window but one tap in the
+ * padding), a window as large as the padded input (one output), batch 2. */
+static void test_pool_stride_gt_window_1x1_input_and_whole_window(void) {
+  static const pool_case cls[] = {
+      {2, 7, 11, 13, 2, 2, 3, 4, 0, 1, 1, 0, 1, 1, false, false}, /* stride > window */
+      {1, 9, 1, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, false, false},   /* 1x1 input, pad 1 */
+      {2, 9, 1, 1, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, true, true},
+      {1, 3, 5, 6, 7, 8, 1, 1, 1, 1, 1, 1, 1, 1, false, true},    /* the window is the padded input */
+      {1, 3, 5, 6, 7, 8, 1, 1, 1, 1, 1, 1, 1, 1, false, false},
+  };
+  for (size_t i = 0; i < sizeof cls / sizeof cls[0]; i++) {
+    float *d = random_data(&cls[i], 240 + i);
+    CU_ASSERT(pool_check(&cls[i], false, ops_lanes(), d, 1, 250 + i, NULL));
+    CU_ASSERT(pool_check(&cls[i], true, ops_lanes(), d, 1, 260 + i, NULL));
+    free(d);
+  }
+}
+
 static void test_global_avg_pool(void) {
   static const int64_t dims[][4] = {{1, 13, 7, 7}, {2, 8, 1, 1}, {1, 3, 13, 9}};
   for (int i = 0; i < 3; i++) {
@@ -289,6 +320,9 @@ void ops_tests_pool(CU_pSuite s) {
   CU_add_test(s, "test_max_avg_random_shapes", test_max_avg_random_shapes);
   CU_add_test(s, "test_C07_avg_pool_ceil_mode", test_C07_avg_pool_ceil_mode);
   CU_add_test(s, "test_C08_nan_in_max_pool", test_C08_nan_in_max_pool);
+  CU_add_test(s, "test_inf_and_nan_in_avg_pool_windows", test_inf_and_nan_in_avg_pool_windows);
+  CU_add_test(s, "test_pool_stride_gt_window_1x1_input_and_whole_window",
+              test_pool_stride_gt_window_1x1_input_and_whole_window);
   CU_add_test(s, "test_global_avg_pool", test_global_avg_pool);
   CU_add_test(s, "test_pool_refuses_bad_attributes", test_pool_refuses_bad_attributes);
 }

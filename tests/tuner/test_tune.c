@@ -11,6 +11,7 @@
 #include "ir/arena.h"
 #include "schedule/template.h"
 #include "tuner/cost_model.h"
+#include "tuner/ir_features.h"
 #include "tuner/runner.h"
 #include "tuner/tune.h"
 #include "tuner_tests.h"
@@ -276,21 +277,30 @@ static void test_cost_model_ranks_held_out_configs(void) {
     }
   }
   CU_ASSERT(ok >= N * 3 / 4); /* every config is legal and right; a loaded machine may time one out */
-  tsl_cost_model *model = NULL;
-  CU_ASSERT_EQUAL_FATAL(tsl_cost_model_new(&s, &model), TSL_OK);
-  CU_ASSERT_EQUAL(tsl_cost_model_fit(model, cfg, cost, TRAIN), TSL_OK);
-  CU_ASSERT_TRUE(tsl_cost_model_trained(model));
-  float score[N];
-  CU_ASSERT_EQUAL(tsl_cost_model_predict(model, cfg + TRAIN, N - TRAIN, score), TSL_OK);
-  double pred[N], speed[N];
-  for (int i = 0; i < N - TRAIN; i++) {
-    pred[i] = score[i];
-    speed[i] = isfinite(cost[TRAIN + i]) ? 1.0 / cost[TRAIN + i] : 0;
+  /* the knob-only model (annealing) and the model with loop-IR features (reranking) */
+  for (int with_ir = 0; with_ir < 2; with_ir++) {
+    tsl_cost_model *model = NULL;
+    CU_ASSERT_EQUAL_FATAL(tsl_cost_model_new(&s, &model), TSL_OK);
+    if (with_ir) {
+      CU_ASSERT_EQUAL(tsl_cost_model_set_program(model, tsl_runner_program(r), tpl, &host), TSL_OK);
+      CU_ASSERT_EQUAL(tsl_cost_model_nfeatures(model), tsl_config_nfeatures(&s) + TSL_IR_NFEATURES);
+    }
+    CU_ASSERT_EQUAL(tsl_cost_model_fit(model, cfg, cost, TRAIN), TSL_OK);
+    CU_ASSERT_TRUE(tsl_cost_model_trained(model));
+    float score[N];
+    CU_ASSERT_EQUAL(tsl_cost_model_predict(model, cfg + TRAIN, N - TRAIN, score), TSL_OK);
+    double pred[N], speed[N];
+    for (int i = 0; i < N - TRAIN; i++) {
+      pred[i] = score[i];
+      speed[i] = isfinite(cost[TRAIN + i]) ? 1.0 / cost[TRAIN + i] : 0;
+    }
+    double rho = spearman(pred, speed, N - TRAIN);
+    printf("\n    cost model (%s): Spearman %.3f on %d held-out configs (trained on %d)", with_ir ? "knobs + loop IR" : "knobs",
+           rho, N - TRAIN, TRAIN);
+    CU_ASSERT_TRUE(rho > 0.5);
+    tsl_cost_model_free(model);
   }
-  double rho = spearman(pred, speed, N - TRAIN);
-  printf("\n    cost model: Spearman %.3f on %d held-out configs (trained on %d)\n", rho, N - TRAIN, TRAIN);
-  CU_ASSERT_TRUE(rho > 0.5);
-  tsl_cost_model_free(model);
+  printf("\n");
   tsl_search_free(search);
   tsl_runner_free(r);
 }

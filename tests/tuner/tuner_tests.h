@@ -4,5 +4,6 @@
 
 void tsl_tests_tuner_records(void);
 void tsl_tests_tuner_tune(void);
+void tsl_tests_tuner_cache_features(void);
 
 #endif

@@ -1,6 +1,8 @@
 /* tunecli compile OP: ahead-of-time compilation of one operator into a shared object
  * for any target (codegen/aot.h), to be loaded by tsl_module_load_so on that machine,
- * e.g. by tessel-device-run (device/) on an AArch64 board or under qemu-aarch64. */
+ * e.g. by tessel-device-run (device/) on an AArch64 board or under qemu-aarch64.
+ * tunecli compile MODEL: a whole model into one model file (models/aot_model.h), run by
+ * examples/device_app.c (tessel-device-app) with the runtime alone. */
 #include <stdio.h>
 #include <string.h>
 
@@ -8,12 +10,87 @@
 #include "codegen/llvm.h"
 #include "codegen/target.h"
 #include "ir/arena.h"
+#include "models/aot_model.h"
+#include "models/onnx.h"
+#include "models/zoo.h"
 #include "op_args.h"
 #include "schedule/lower.h"
 #include "tunecli.h"
 
+/* Zoo models get the weights of this seed, as tsl_model_load gives them (models/api.c),
+ * so `tunecli run NAME` and the AOT file of NAME compute the same function. */
+#define ZOO_SEED 1
+
+/* A model unless it is a built-in operator or an op of a --file. */
+static bool is_model(int argc, char **argv) {
+  if (argc < 1 || argv[0][0] == '-') return false;
+  for (int i = 1; i < argc; i++)
+    if (strcmp(argv[i], "--file") == 0) return false;
+  const tsl_op_info *info = NULL;
+  bool op = tsl_op_lookup(argv[0], &info) == TSL_OK;
+  tsl_clear_error();
+  return !op;
+}
+
+static int compile_model(int argc, char **argv) {
+  const char *cmd = "compile", *model = argv[0], *out = NULL;
+  tsl_aot_model_options o = {.target = "host"};
+  for (int i = 1; i < argc; i++) {
+    bool has_value = i + 1 < argc;
+    if ((strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--output") == 0) && has_value) out = argv[++i];
+    else if (strcmp(argv[i], "--target") == 0 && has_value) o.target = argv[++i];
+    else if (strcmp(argv[i], "--records") == 0 && has_value) o.records = argv[++i];
+    else if (strcmp(argv[i], "--no-layout") == 0) o.no_layout = true;
+    else if (strcmp(argv[i], "--verbose") == 0) o.verbose = true;
+    else {
+      fprintf(stderr, "tunecli compile: error: unknown option or missing value '%s' (a model takes --target T, "
+              "--records FILE, --no-layout, --verbose, -o FILE.so)\n", argv[i]);
+      return 2;
+    }
+  }
+  if (!out || !out[0]) {
+    fprintf(stderr, "tunecli compile: error: give the output file with -o FILE.so\n");
+    return 2;
+  }
+  size_t n = strlen(model);
+  bool onnx = strchr(model, '/') || (n >= 5 && strcmp(model + n - 5, ".onnx") == 0);
+  tsl_graph *g = NULL;
+  tsl_status st = onnx ? tsl_graph_load_onnx(model, &g) : tsl_zoo_build(model, ZOO_SEED, &g);
+  if (st == TSL_ERR_NOT_FOUND && !onnx) {
+    fprintf(stderr, "tunecli compile: error: '%s' is neither a built-in operator (tunecli list) nor a model: %s\n",
+            model, tsl_last_error());
+    return 1;
+  }
+  if (st != TSL_OK) return tunecli_fail(cmd, st);
+  tsl_aot_model_stats s;
+  st = tsl_aot_compile_model(g, &o, out, &s);
+  if (st != TSL_OK) {
+    tsl_graph_free(g);
+    return tunecli_fail(cmd, st);
+  }
+  printf("%s: model %s for %s: %d kernel calls, %d distinct kernels", out, model, o.target, s.steps, s.kernels);
+  if (o.records) printf(", %d tuned from %s", s.records_used, o.records);
+  printf("\n  activations %.2f MiB (planned peak), weights %.2f MiB, plan %.2f MiB appended\n",
+         (double)s.arena_bytes / (1 << 20), (double)s.constant_bytes / (1 << 20), (double)s.plan_bytes / (1 << 20));
+  for (int i = 0; i < g->n_inputs + g->n_outputs; i++) {
+    bool in = i < g->n_inputs;
+    const tsl_value *v = &g->values[in ? g->inputs[i] : g->outputs[i - g->n_inputs]];
+    int64_t bytes = (int64_t)tsl_dtype_bytes(v->dtype);
+    printf("  %s %s %s[", in ? "input" : "output", v->name, tsl_dtype_str(v->dtype));
+    for (int d = 0; d < v->ndim; d++) {
+      printf("%s%lld", d ? "x" : "", (long long)v->shape[d]);
+      bytes *= v->shape[d];
+    }
+    printf("], %lld bytes\n", (long long)bytes);
+  }
+  printf("  lower %.2f s, LLVM + link %.2f s\n", s.lower_seconds, s.codegen_seconds);
+  tsl_graph_free(g);
+  return 0;
+}
+
 int tunecli_compile(int argc, char **argv) {
   const char *cmd = "compile";
+  if (is_model(argc, argv)) return compile_model(argc, argv);
   char *rest[64];
   int nrest = 0;
   if (argc > 60) {

@@ -55,6 +55,9 @@ int tunecli_peak(int argc, char **argv) {
   if (st != TSL_OK) return tunecli_fail(cmd, st);
   tsl_peak p;
   if ((st = tsl_peak_measure(&t, &o, &p)) != TSL_OK) return tunecli_fail(cmd, st);
+  /* the per-machine peak file keeps the largest figure ever measured ("% of peak") */
+  if (tsl_peak_store(&t, 1, p.fma_gflops_1_best) != TSL_OK || tsl_peak_store(&t, p.threads, p.fma_gflops_all_best) != TSL_OK)
+    fprintf(stderr, "tunecli peak: warning: %s\n", tsl_last_error());
   char tbuf[256];
   printf("target %s (%d-bit vectors, %d fp32 lanes)\n", tsl_target_str(&t, tbuf, sizeof tbuf), t.vector_bits,
          p.lanes);

@@ -27,9 +27,59 @@ static bool parse_int(const char *s, long lo, long hi, long *out) {
 
 static int fail(tsl_status st) { return tunecli_fail("run", st); }
 
+typedef struct step_time {
+  int step;
+  double ms, min_ms;
+} step_time;
+
+static int cmp_step_desc(const void *a, const void *b) {
+  double x = ((const step_time *)a)->ms, y = ((const step_time *)b)->ms;
+  return x > y ? -1 : x < y;
+}
+
+/* --profile: each kernel call's median (and min) time over `repeat` runs, largest first,
+ * with its share of the sum of medians. */
+static int print_profile(const tsl_compiled *c, tsl_context *ctx, long repeat) {
+  int ns = tsl_compiled_num_steps(c);
+  double *all = malloc((size_t)(ns ? ns : 1) * (size_t)repeat * sizeof *all), *one = malloc((size_t)(ns ? ns : 1) * sizeof *one);
+  step_time *st = malloc((size_t)(ns ? ns : 1) * sizeof *st);
+  int rc = 0;
+  if (!all || !one || !st) {
+    rc = fail(tsl_error(TSL_ERR_NOMEM, "run: out of memory"));
+    goto out;
+  }
+  for (long r = 0; r < repeat; r++) {
+    tsl_status s = tsl_context_run_profiled(ctx, one);
+    if (s != TSL_OK) {
+      rc = fail(s);
+      goto out;
+    }
+    for (int i = 0; i < ns; i++) all[(size_t)i * (size_t)repeat + (size_t)r] = one[i];
+  }
+  double total = 0;
+  for (int i = 0; i < ns; i++) {
+    double *v = all + (size_t)i * (size_t)repeat;
+    qsort(v, (size_t)repeat, sizeof *v, cmp_double);
+    st[i] = (step_time){i, 1e3 * (repeat % 2 ? v[repeat / 2] : 0.5 * (v[repeat / 2 - 1] + v[repeat / 2])), 1e3 * v[0]};
+    total += st[i].ms;
+  }
+  qsort(st, (size_t)ns, sizeof *st, cmp_step_desc);
+  printf("profile: %d kernel calls, sum of per-call medians %.3f ms (largest first)\n", ns, total);
+  printf("  %4s %9s %9s %6s  %s\n", "step", "median ms", "min ms", "%", "node [conv template]");
+  for (int i = 0; i < ns; i++)
+    printf("  %4d %9.3f %9.3f %5.1f%%  %s\n", st[i].step, st[i].ms, st[i].min_ms,
+           total > 0 ? 100.0 * st[i].ms / total : 0.0, tsl_compiled_step_label(c, st[i].step));
+out:
+  free(all);
+  free(one);
+  free(st);
+  return rc;
+}
+
 int tunecli_run(int argc, char **argv) {
   const char *model = NULL, *records = NULL, *input = NULL, *target = "host";
   long threads = 0, repeat = 10;
+  bool profile = false, verbose = false;
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i];
     bool has_value = i + 1 < argc;
@@ -46,6 +96,10 @@ int tunecli_run(int argc, char **argv) {
         fprintf(stderr, "tunecli run: error: --repeat wants an integer in 1..1000000, got '%s'\n", argv[i]);
         return 2;
       }
+    } else if (strcmp(a, "--profile") == 0) {
+      profile = true;
+    } else if (strcmp(a, "--verbose") == 0) {
+      verbose = true;
     } else if (a[0] == '-' ) {
       fprintf(stderr, "tunecli run: error: unknown option or missing value '%s' (see tunecli help)\n", a);
       return 2;
@@ -71,7 +125,7 @@ int tunecli_run(int argc, char **argv) {
   double t0 = tsl_time_now();
   if ((st = tsl_model_load(model, &m)) != TSL_OK) return fail(st);
   double t1 = tsl_time_now();
-  if ((st = tsl_model_compile(m, target, records, &c)) != TSL_OK) {
+  if ((st = tsl_model_compile_verbose(m, target, records, verbose, &c)) != TSL_OK) {
     rc = fail(st);
     goto done;
   }
@@ -141,6 +195,7 @@ int tunecli_run(int argc, char **argv) {
   printf("memory: planned peak activations %.2f MiB, weights %.2f MiB, process max RSS %.1f MiB\n",
          (double)tsl_compiled_activation_bytes(c) / (1 << 20), (double)tsl_compiled_weight_bytes(c) / (1 << 20),
          (double)ru.ru_maxrss / 1024.0);
+  if (profile && (rc = print_profile(c, ctx, repeat)) != 0) goto done;
   int64_t n = (int64_t)(out_bytes / sizeof(float));
   int top[5] = {-1, -1, -1, -1, -1};
   for (int k = 0; k < 5 && k < n; k++) {

@@ -9,11 +9,15 @@
 
 #include "codegen/target.h"
 #include "ir/arena.h"
+#include "models/compile.h"
 #include "models/graph.h"
+#include "models/node_kernels_binary.h"
 #include "models/onnx.h"
 #include "models/zoo.h"
 #include "op_args.h"
 #include "tuner/peak.h"
+#include "tuner/remote.h"
+#include "tessel/tessel.h"
 #include "tuner/tune.h"
 #include "tunecli.h"
 
@@ -23,6 +27,8 @@ typedef struct tune_cli {
   const char *target;
   double timeout_s;
   bool peak;
+  bool e2e; /* tune MODEL: end-to-end latency tuned vs default at the end */
+  const char *layers; /* tune MODEL: "I,J,..." 1-based distinct layers to tune; NULL = all */
 } tune_cli;
 
 static bool num(const char *s, double lo, double hi, double *out) {
@@ -46,6 +52,10 @@ static bool parse_tune_opts(const char *cmd, int argc, char **argv, tune_cli *c)
       c->peak = false;
       continue;
     }
+    if (strcmp(a, "--no-e2e") == 0) {
+      c->e2e = false;
+      continue;
+    }
     if (i + 1 >= argc) {
       fprintf(stderr, "tunecli %s: error: unknown option '%s' or missing value (see tunecli help)\n", cmd, a);
       return false;
@@ -67,7 +77,10 @@ static bool parse_tune_opts(const char *cmd, int argc, char **argv, tune_cli *c)
     else if (strcmp(a, "--seed") == 0 && (ok = num(v, 0, 1e15, &x))) c->o.seed = (uint64_t)x;
     else if (strcmp(a, "--records") == 0) c->records = v;
     else if (strcmp(a, "--target") == 0) c->target = v;
+    else if (strcmp(a, "--device") == 0) c->o.measure.device = v; /* tuner/remote.h */
+    else if (strcmp(a, "--key") == 0) c->o.measure.key = v;
     else if (strcmp(a, "--template") == 0) c->o.only_template = v;
+    else if (strcmp(a, "--layers") == 0 && strcmp(cmd, "tune") == 0) c->layers = v;
     else if (strcmp(a, "--search") == 0) ok = tsl_search_kind_parse(v, &c->o.search);
     else ok = false;
     if (!ok) {
@@ -84,6 +97,7 @@ static void tune_cli_init(tune_cli *c) {
   c->records = "tessel_records.jsonl";
   c->target = "host";
   c->peak = true;
+  c->e2e = true;
 }
 
 /* Loads the records file into db (warning on bad lines) and points the options at it. */
@@ -113,6 +127,7 @@ static void print_table(const layer_row *rows, int n, double peak_gflops) {
   printf("\n%-4s %-28s %-34s %-22s %10s %9s %7s %8s\n", "#", "layer", "shape", "algorithm", "time (us)", "GFLOP/s",
          "% peak", "speedup");
   double sum_best = 0, sum_default = 0;
+  bool any_effective = false;
   for (int i = 0; i < n; i++) {
     const tsl_tune_result *r = &rows[i].res;
     if (rows[i].failed || !r->found) {
@@ -121,8 +136,17 @@ static void print_table(const layer_row *rows, int n, double peak_gflops) {
     }
     double gf = r->flops / r->best_cost * 1e-9;
     double speedup = isfinite(r->default_cost) ? r->default_cost / r->best_cost : NAN;
-    printf("%-4d %-28.28s %-34.34s %-22.22s %10.1f %9.2f %6.1f%% %7.2fx\n", i, rows[i].label, rows[i].shape,
-           r->algorithm, r->best_cost * 1e6, gf, peak_gflops > 0 ? 100 * gf / peak_gflops : NAN, speedup);
+    /* a fast algorithm's GFLOP/s are "effective" (the direct convolution's FLOPs over
+     * its time): no fraction of the machine's peak */
+    char pct[16];
+    bool effective = strstr(r->algorithm, "winograd") != NULL;
+    if (effective) snprintf(pct, sizeof pct, "eff.");
+    else if (peak_gflops > 0 && gf <= peak_gflops) snprintf(pct, sizeof pct, "%.1f%%", 100 * gf / peak_gflops);
+    else snprintf(pct, sizeof pct, "-");
+    any_effective |= effective;
+    const char *algo = strchr(r->algorithm, '.'); /* FAMILY.ALGO: the family is the layer's */
+    printf("%-4d %-28.28s %-34.34s %-22.22s %10.1f %9.2f %7s %7.2fx\n", i, rows[i].label, rows[i].shape,
+           algo ? algo + 1 : r->algorithm, r->best_cost * 1e6, gf, pct, speedup);
     printf("     config %s\n", r->config_str);
     sum_best += r->best_cost;
     if (isfinite(r->default_cost)) sum_default += r->default_cost;
@@ -135,21 +159,97 @@ static void print_table(const layer_row *rows, int n, double peak_gflops) {
     measured += rows[i].res.measured;
     errors += rows[i].res.errors;
   }
+  if (peak_gflops > 0)
+    printf("%% peak: of %.1f GFLOP/s, this machine's fp32 FMA peak (tunecli peak; the largest measured so far)%s\n",
+           peak_gflops, any_effective ? "; eff.: Winograd's effective GFLOP/s (direct FLOPs / time), not a fraction of peak" : "");
   printf("\nsum of layer times: tuned %.3f ms, default %.3f ms (%.2fx); %d trials (%d measured now, %d errors), "
          "JIT compile %.1f s\n",
          sum_best * 1e3, sum_default * 1e3, sum_best > 0 ? sum_default / sum_best : NAN, trials, measured, errors,
          compile);
 }
 
+/* The fp32 FMA peak for "% of peak": the per-machine peak file's (the largest of every
+ * measurement so far, tuner/peak.h), measured once (best sample) when it has none;
+ * 0 when unknown. */
 static double measure_peak(const tsl_target *t, int threads) {
+  double g = 0;
+  if (tsl_peak_lookup(t, threads, &g) == TSL_OK) return g;
+  tsl_clear_error();
   tsl_peak_opts po = tsl_peak_opts_default();
-  po.repeat = 3;
+  po.repeat = 5;
   po.min_repeat_ms = 20;
   po.triad_bytes = 0;
   po.threads = threads;
   tsl_peak p;
   if (tsl_peak_measure(t, &po, &p) != TSL_OK) return 0;
-  return threads == 1 ? p.fma_gflops_1 : p.fma_gflops_all;
+  g = threads == 1 ? p.fma_gflops_1_best : p.fma_gflops_all_best;
+  if (tsl_peak_store(t, threads, g) != TSL_OK) tsl_clear_error();
+  return g;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static double median(double *x, int n) {
+  qsort(x, (size_t)n, sizeof *x, cmp_double);
+  return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
+}
+
+/* The model end to end, compiled with the default schedules and with the records, run
+ * alternately in this process (the machine's load hits both alike): medians. */
+static void end_to_end(const char *model, const char *target, const char *records, int threads) {
+  enum { RUNS = 31 };
+  tsl_model *m = NULL;
+  tsl_compiled *c[2] = {NULL, NULL};
+  tsl_context *ctx[2] = {NULL, NULL};
+  tsl_tensor *in = NULL;
+  double compile_s[2] = {0, 0}, t[2][RUNS];
+  int prev_threads = tsl_get_num_threads();
+  if (threads > 0) tsl_set_num_threads(threads);
+  tsl_status st = tsl_model_load(model, &m);
+  for (int k = 0; k < 2 && st == TSL_OK; k++) {
+    double t0 = tsl_time_now();
+    st = tsl_model_compile_verbose(m, target, k ? records : NULL, false, &c[k]);
+    compile_s[k] = tsl_time_now() - t0;
+    if (st == TSL_OK) st = tsl_context_new(c[k], &ctx[k]);
+  }
+  int ndim = 0;
+  int64_t shape[TSL_MAX_NDIM];
+  tsl_dtype dt;
+  size_t bytes = 0;
+  if (st == TSL_OK) st = tsl_compiled_input_info(c[0], 0, NULL, &dt, &ndim, shape, &bytes);
+  if (st == TSL_OK) st = tsl_tensor_new(dt, ndim, shape, &in);
+  if (st == TSL_OK) st = tsl_tensor_fill_random(in, 1, -1.0, 1.0);
+  for (int k = 0; k < 2 && st == TSL_OK; k++) {
+    st = tsl_context_set_input(ctx[k], 0, in->data, bytes);
+    for (int w = 0; w < 2 && st == TSL_OK; w++) st = tsl_context_run(ctx[k]);
+  }
+  for (int r = 0; r < RUNS && st == TSL_OK; r++)
+    for (int j = 0; j < 2 && st == TSL_OK; j++) {
+      int k = (r + j) % 2; /* alternate which goes first */
+      double t0 = tsl_time_now();
+      st = tsl_context_run(ctx[k]);
+      t[k][r] = tsl_time_now() - t0;
+    }
+  if (st == TSL_OK) {
+    double d = median(t[0], RUNS), u = median(t[1], RUNS); /* median() sorts: [0] is the min */
+    printf("end to end (%s, %d threads, %d alternating runs each): default median %.3f ms (min %.3f), tuned median "
+           "%.3f ms (min %.3f): %.2fx (min %.2fx); compile default %.0f ms, tuned %.0f ms (%d of %d kernels from "
+           "records)\n",
+           model, tsl_get_num_threads(), RUNS, d * 1e3, t[0][0] * 1e3, u * 1e3, t[1][0] * 1e3, d / u, t[0][0] / t[1][0],
+           compile_s[0] * 1e3, compile_s[1] * 1e3, tsl_compiled_num_tuned_kernels(c[1]), tsl_compiled_num_kernels(c[1]));
+  } else {
+    fprintf(stderr, "tunecli tune: end-to-end comparison failed: %s\n", tsl_last_error());
+  }
+  tsl_tensor_free(in);
+  for (int k = 0; k < 2; k++) {
+    tsl_context_free(ctx[k]);
+    tsl_compiled_free(c[k]);
+  }
+  tsl_model_free(m);
+  tsl_set_num_threads(prev_threads);
 }
 
 int tunecli_tune_op(int argc, char **argv) {
@@ -180,6 +280,7 @@ int tunecli_tune_op(int argc, char **argv) {
   }
   tsl_target t;
   tsl_status st = tsl_target_parse(c.target, &t);
+  if (st == TSL_OK && c.o.measure.device) st = tsl_remote_prepare(&t, &c.o.measure);
   if (st != TSL_OK) {
     op_args_free(&a);
     return tunecli_fail(cmd, st);
@@ -211,74 +312,34 @@ int tunecli_tune_op(int argc, char **argv) {
   return row.res.found ? 0 : 1;
 }
 
-/* Whether value v is read only by one Relu node (the graph compiler fuses it). */
-static bool relu_follows(const tsl_graph *g, int v) {
-  int readers = 0;
-  bool relu = false;
-  for (int i = 0; i < g->n_nodes; i++)
-    for (int k = 0; k < g->nodes[i].n_inputs; k++)
-      if (g->nodes[i].inputs[k] == v) {
-        readers++;
-        relu = g->nodes[i].op == TSL_OP_RELU;
-      }
-  return readers == 1 && relu;
-}
-
-static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
-/* The model's dense convolutions as the workloads the graph compiles them to: the
- * direct NCHW[x]c convolution with bias and fused ReLU (conv2d_nchwc_bias, x = the
- * target's f32 lanes, or C when C is smaller), each distinct one once. */
-static int model_workloads(const tsl_graph *g, int lanes, tsl_workload *out, layer_row *rows, int max, int *skipped) {
+/* The model's convolutions as the graph compiler builds them (models/compile.h:
+ * tsl_graph_conv_layers, after batch-norm folding, epilogue fusion and the NCHW[x]c
+ * layout): exactly the family workloads it looks up in the records, each distinct one
+ * once, in graph order. -1 on failure (reported). */
+static int model_workloads(const tsl_graph *g, const char *target, tsl_workload *out, layer_row *rows, int max) {
+  tsl_conv_layer *layers = calloc((size_t)max, sizeof *layers);
   int n = 0;
-  *skipped = 0;
-  for (int i = 0; i < g->n_nodes; i++) {
-    const tsl_node *node = &g->nodes[i];
-    if (strcmp(tsl_op_name(node->op), "Conv") != 0) continue;
-    tsl_conv2d_params p;
-    if (tsl_node_conv2d_params(g, node, &p) != TSL_OK || node->n_inputs < 2) continue;
-    const tsl_value *x = &g->values[node->inputs[0]], *wv = &g->values[node->inputs[1]];
-    if (p.group != 1 || x->ndim != 4 || wv->ndim != 4) {
-      (*skipped)++;
-      continue;
-    }
-    int64_t C = x->shape[1], K = wv->shape[0];
-    int64_t bx = C < lanes ? C : lanes, by = lanes;
-    const int64_t data[5] = {x->shape[0], cdiv(C, bx), x->shape[2], x->shape[3], bx};
-    const int64_t weight[6] = {cdiv(K, by), cdiv(C, bx), wv->shape[2], wv->shape[3], bx, by};
-    const int64_t bias[2] = {cdiv(K, by), by};
-    const int64_t *shapes[3] = {data, weight, bias};
-    const int nd[3] = {5, 6, 2};
-    tsl_dsl_param_value prm[] = {
-        tsl_dsl_int_param("stride_h", p.strides[0]),     tsl_dsl_int_param("stride_w", p.strides[1]),
-        tsl_dsl_int_param("pad_top", p.pads[0]),         tsl_dsl_int_param("pad_left", p.pads[1]),
-        tsl_dsl_int_param("pad_bottom", p.pads[2]),      tsl_dsl_int_param("pad_right", p.pads[3]),
-        tsl_dsl_int_param("dilation_h", p.dilations[0]), tsl_dsl_int_param("dilation_w", p.dilations[1]),
-        tsl_dsl_int_param("act", relu_follows(g, node->outputs[0]) ? 1 : 0)};
-    tsl_workload w;
-    if (tsl_workload_init(&w, "conv2d_nchwc_bias", 3, shapes, nd, 9, prm) != TSL_OK) continue;
-    char *key = NULL;
-    if (tsl_workload_key_of(&w, &key) != TSL_OK) {
-      fprintf(stderr, "tunecli tune: %s: %s\n", node->name, tsl_last_error());
-      continue;
-    }
-    bool dup = false;
-    for (int k = 0; k < n && !dup; k++) {
-      char *other = NULL;
-      if (tsl_workload_key_of(&out[k], &other) == TSL_OK) dup = strcmp(other, key) == 0;
-      free(other);
-    }
-    free(key);
-    if (dup || n >= max) continue;
-    out[n] = w;
-    tsl_workload_fix(&out[n]);
-    memset(&rows[n], 0, sizeof rows[n]);
-    snprintf(rows[n].label, sizeof rows[n].label, "%s", node->name);
-    snprintf(rows[n].shape, sizeof rows[n].shape, "%lldx%lldx%lld->%lld k%lldx%lld s%lld p%lld",
-             (long long)C, (long long)x->shape[2], (long long)x->shape[3], (long long)K, (long long)p.kernel[0],
-             (long long)p.kernel[1], (long long)p.strides[0], (long long)p.pads[0]);
-    n++;
+  if (!layers || tsl_graph_conv_layers(g, target, layers, max, &n) != TSL_OK) {
+    if (layers) fprintf(stderr, "tunecli tune: %s\n", tsl_last_error());
+    free(layers);
+    return -1;
   }
+  if (n > max) {
+    fprintf(stderr, "tunecli tune: warning: %d distinct convolutions, tuning the first %d\n", n, max);
+    n = max;
+  }
+  for (int i = 0; i < n; i++) {
+    const tsl_conv2d_desc *d = &layers[i].desc;
+    out[i] = layers[i].workload;
+    tsl_workload_fix(&out[i]);
+    memset(&rows[i], 0, sizeof rows[i]);
+    snprintf(rows[i].label, sizeof rows[i].label, "%s%s", layers[i].node, layers[i].count > 1 ? " (+more)" : "");
+    snprintf(rows[i].shape, sizeof rows[i].shape, "%lldx%lldx%lld->%lld k%lldx%lld s%lld p%lld%s", (long long)d->C,
+             (long long)d->H, (long long)d->W, (long long)d->K, (long long)d->R, (long long)d->S,
+             (long long)d->stride_h, (long long)d->pad_top,
+             d->groups > 1 ? (d->groups == d->C ? " dw" : " grp") : "");
+  }
+  free(layers);
   return n;
 }
 
@@ -296,6 +357,7 @@ int tunecli_tune(int argc, char **argv) {
   if (!parse_tune_opts(cmd, argc - 1, argv + 1, &c)) return 2;
   tsl_target t;
   tsl_status st = tsl_target_parse(c.target, &t);
+  if (st == TSL_OK && c.o.measure.device) st = tsl_remote_prepare(&t, &c.o.measure);
   if (st != TSL_OK) return tunecli_fail(cmd, st);
   tsl_graph *g = NULL;
   bool is_file = access(model, R_OK) == 0;
@@ -314,21 +376,74 @@ int tunecli_tune(int argc, char **argv) {
     tsl_graph_free(g);
     return 1;
   }
-  int skipped = 0;
-  int lanes = t.vector_bits >= 64 ? t.vector_bits / 32 : 4;
-  int n = model_workloads(g, lanes, ws, rows, MAX_LAYERS, &skipped);
+  int n = model_workloads(g, c.target, ws, rows, MAX_LAYERS);
+  if (n < 0) {
+    tsl_graph_free(g);
+    free(ws);
+    free(rows);
+    return 1;
+  }
+  int bnodes[MAX_LAYERS], nb = tsl_binary_model_workloads(g, ws + n, bnodes, MAX_LAYERS - n); /* binarized models */
+  for (int i = 0; i < nb; i++, n++) {
+    snprintf(rows[n].label, sizeof rows[n].label, "%s", g->nodes[bnodes[i]].name);
+    snprintf(rows[n].shape, sizeof rows[n].shape, "%s", ws[n].op);
+  }
   tsl_graph_free(g);
-  fprintf(stderr, "tunecli tune: %s: %d distinct convolution workloads%s", model, n, skipped ? "" : "\n");
-  if (skipped) fprintf(stderr, " (%d grouped/depthwise convolutions not tuned yet)\n", skipped);
+  fprintf(stderr, "tunecli tune: %s: %d distinct convolution workloads\n", model, n);
   tsl_records *db = NULL;
   if (!open_records(cmd, &c, &db)) {
     free(ws);
     free(rows);
     return 1;
   }
+  if (c.layers) {
+    /* keep the listed layers, in the order given (from copies: any order works) */
+    int k = 0;
+    tsl_workload *ws0 = malloc(sizeof *ws0 * (size_t)n);
+    layer_row *rows0 = malloc(sizeof *rows0 * (size_t)n);
+    if (!ws0 || !rows0) {
+      free(ws0);
+      free(rows0);
+      tsl_records_free(db);
+      free(ws);
+      free(rows);
+      return 1;
+    }
+    memcpy(ws0, ws, sizeof *ws0 * (size_t)n);
+    memcpy(rows0, rows, sizeof *rows0 * (size_t)n);
+    for (const char *p = c.layers; *p;) {
+      char *end = NULL;
+      long v = strtol(p, &end, 10);
+      if (end == p || v < 1 || v > n || (*end && *end != ',')) {
+        fprintf(stderr, "tunecli tune: error: --layers wants 1-based layer numbers up to %d, comma-separated: '%s'\n",
+                n, c.layers);
+        free(ws0);
+        free(rows0);
+        tsl_records_free(db);
+        free(ws);
+        free(rows);
+        return 2;
+      }
+      if (k < n) {
+        ws[k] = ws0[v - 1];
+        tsl_workload_fix(&ws[k]);
+        rows[k++] = rows0[v - 1];
+      }
+      p = *end ? end + 1 : end;
+    }
+    free(ws0);
+    free(rows0);
+    n = k;
+  }
   int failed = 0;
+  double t_start = tsl_time_now();
+  char prefix[32];
+  c.o.progress_prefix = prefix;
   for (int i = 0; i < n; i++) {
     fprintf(stderr, "[%d/%d] %s %s\n", i + 1, n, rows[i].label, rows[i].shape);
+    snprintf(prefix, sizeof prefix, "[%d/%d]", i + 1, n);
+    /* the later layers at the mean pace of the layers so far */
+    c.o.eta_after_s = i > 0 ? (tsl_time_now() - t_start) / i * (n - i - 1) : 0;
     st = tsl_tune_workload(&t, &ws[i], &c.o, &rows[i].res);
     if (st != TSL_OK) {
       rows[i].failed = true;
@@ -341,7 +456,8 @@ int tunecli_tune(int argc, char **argv) {
   print_table(rows, n, peak);
   printf("records: %s\n", c.records);
   tsl_records_free(db);
+  if (c.e2e && failed < n) end_to_end(model, c.target, c.records, c.o.measure.threads);
   free(ws);
   free(rows);
-  return failed == n && n > 0 ? 1 : 0;
+  return (failed == n && n > 0) || st == TSL_ERR_IO ? 1 : 0;
 }

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "codegen/jit_cache.h"
 #include "dsl/ops/registry.h"
 #include "tsl_config.h"
 #include "tunecli.h"
@@ -36,11 +37,13 @@ static const command commands[] = {
      "                          expression (float64; default tolerance 1e-5 of the output's\n"
      "                          magnitude) and time it"},
     {"run", tunecli_run,
-     "run MODEL [--records FILE] [--threads N] [--input FILE] [--repeat N] [--target T]\n"
+     "run MODEL [--records FILE] [--threads N] [--input FILE] [--repeat N] [--target T] [--profile] [--verbose]\n"
      "                          compile a whole model (a built-in name: squeezenet1_0/1_1, resnet18/50,\n"
      "                          mobilenet_v2, shufflenet_v2_x1_0; or an .onnx file) and run it: median\n"
      "                          and min latency over N runs (default 10), planned peak memory, top-5\n"
-     "                          of output 0; --input is raw f32 (default: seeded random in [-1, 1))"},
+     "                          of output 0; --input is raw f32 (default: seeded random in [-1, 1));\n"
+     "                          --profile: per kernel call median ms, largest first; --verbose: one\n"
+     "                          'no tuning record' line per conv layer (default: one per model)"},
     {"peak", tunecli_peak,
      "peak [--target T] [--threads N] [--repeat R] [--min-ms MS] [--triad-mib MIB] [--no-bandwidth]\n"
      "                          measure fp32 FMA peak (GFLOP/s) and STREAM triad bandwidth (GB/s),\n"
@@ -57,17 +60,32 @@ static const command commands[] = {
      "                --trials N (per workload, default 64)  --early-stopping N  --timeout S (total)\n"
      "                --search xgb|random|grid  --batch N  --seed S  --template NAME\n"
      "                --number N  --repeat N  --min-repeat-ms MS  --cache-flush  --cooldown S\n"
-     "                --threads N  --build-timeout S  --run-timeout S  --no-peak"},
+     "                --threads N  --build-timeout S  --run-timeout S  --no-peak\n"
+     "                --no-e2e (tune MODEL: no end-to-end latency, tuned vs default, at the end)\n"
+     "                --layers I,J,.. (tune MODEL: only these distinct layers, 1-based)\n"
+     "                --device tcp://HOST:PORT[,tcp://...] --key KEY   measure on a tessel-rpc-server\n"
+     "                (or a pool of identical ones, in parallel; docs/rpc.md)"},
     {"compile", tunecli_compile,
      "compile OP [OPTIONS] [--target T] -o FILE.so [--name KERNEL]\n"
      "                          compile OP ahead of time into a shared object for T (any target,\n"
      "                          e.g. armv8: no need to run here); load it with the runtime\n"
-     "                          (tsl_module_load_so) or run it with tessel-device-run (cross/)"},
+     "                          (tsl_module_load_so) or run it with tessel-device-run (cross/)\n"
+     "\n  tunecli compile MODEL [--target T] [--records FILE] [--no-layout] [--verbose] -o FILE.so\n"
+     "                          compile a whole model (built-in name or .onnx) ahead of time into\n"
+     "                          one file: kernels + plan + weights (docs/aot.md); run it with\n"
+     "                          tessel-device-app (examples/device_app.c, cross/)"},
     {"records", tunecli_records,
      "records show FILE [--workload TEXT] | best FILE [--target T] | merge OUT IN... |\n"
      "        pick-best IN OUT\n"
      "                          inspect tuning records (docs/records.md); merge keeps the fastest\n"
      "                          record per configuration, pick-best the fastest per workload"},
+    {"rpc-server", tunecli_rpc_server,
+     "rpc-server --key KEY [--host 127.0.0.1] [--port 9190] [--timeout S] [--qemu-cpu CPU] [--server PATH]\n"
+     "                          run the AArch64 device server (under qemu-aarch64 on this host) that\n"
+     "                          `tune --target armv8 --device tcp://HOST:PORT --key KEY` measures on"},
+    {"rpc-info", tunecli_rpc_info,
+     "rpc-info --device tcp://HOST:PORT --key KEY\n"
+     "                          handshake with a device server: its fingerprint and caps"},
 };
 
 static const char *op_options =
@@ -89,9 +107,18 @@ static void usage(FILE *f) {
           TSL_LLVM_VERSION);
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) fprintf(f, "  tunecli %s\n\n", commands[i].usage);
   fprintf(f, "  tunecli help | --version\n\n%s", op_options);
+  fprintf(f, "Every command: --no-cache (or TSL_CACHE=0) compiles without the on-disk JIT object cache\n"
+             "  ($TSL_CACHE_DIR, else $XDG_CACHE_HOME/tessel, else ~/.cache/tessel)\n");
 }
 
 int main(int argc, char **argv) {
+  /* --no-cache anywhere: compile without the on-disk JIT object cache (as TSL_CACHE=0) */
+  int kept = 1;
+  for (int i = 1; i < argc; i++)
+    if (strcmp(argv[i], "--no-cache") == 0) tsl_jit_cache_set_enabled(false);
+    else argv[kept++] = argv[i];
+  argc = kept;
+  argv[argc] = NULL;
   if (argc < 2 || strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
     usage(argc < 2 ? stderr : stdout);
     return argc < 2 ? 2 : 0;

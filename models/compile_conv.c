@@ -1,0 +1,364 @@
+/* Blocked convolutions through the tuner's dispatch, weights transformed once
+ * (compile_conv.h). */
+#include "models/compile_conv.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codegen/build.h"
+#include "ir/arena.h"
+#include "models/passes/fuse_conv.h"
+#include "models/compile.h"
+#include "models/passes/layout.h"
+#include "schedule/schedule.h"
+#include "schedule/templates/winograd.h"
+#include "tessel/runtime.h"
+#include "tuner/algorithms_conv.h"
+#include "tuner/dispatch.h"
+
+struct tsl_conv_cache_entry {
+  char *key;              /* the family key, or "weights:..." for a weight program */
+  const tsl_kernel *kernel;
+  tsl_conv2d_algo algo;   /* conv kernels */
+  int ninputs;            /* the kernel's arguments: inputs then the output */
+  int ndims[5];
+  int64_t shapes[5][TSL_MAX_NDIM];
+  char label[120];
+};
+
+static uint64_t hash_str(const char *s) {
+  uint64_t h = 1469598103934665603ull;
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+  return h;
+}
+
+static tsl_conv_cache_entry *cache_find(tsl_conv_lowering *cl, const char *key) {
+  for (int i = 0; i < cl->ncache; i++)
+    if (strcmp(cl->cache[i].key, key) == 0) return &cl->cache[i];
+  return NULL;
+}
+
+static tsl_status cache_add(tsl_conv_lowering *cl, const char *key, tsl_conv_cache_entry **out) {
+  if (cl->ncache == cl->capcache) {
+    int cap = cl->capcache ? 2 * cl->capcache : 32;
+    tsl_conv_cache_entry *n = realloc(cl->cache, (size_t)cap * sizeof *n);
+    if (!n) return tsl_error(TSL_ERR_NOMEM, "compile: out of memory");
+    cl->cache = n;
+    cl->capcache = cap;
+  }
+  tsl_conv_cache_entry *e = &cl->cache[cl->ncache];
+  memset(e, 0, sizeof *e);
+  if (!(e->key = strdup(key))) return tsl_error(TSL_ERR_NOMEM, "compile: out of memory");
+  cl->ncache++;
+  *out = e;
+  return TSL_OK;
+}
+
+void tsl_conv_lowering_clear(tsl_conv_lowering *cl) {
+  for (int i = 0; cl && i < cl->ncache; i++) free(cl->cache[i].key);
+  if (cl) free(cl->cache);
+  if (cl) {
+    cl->cache = NULL;
+    cl->ncache = cl->capcache = 0;
+  }
+}
+
+/* The layer node `node` states (NCHW semantics; the weight constant is OIHW). */
+static tsl_status node_desc(const tsl_graph *g, int node, tsl_conv2d_desc *d) {
+  const tsl_node *n = &g->nodes[node];
+  tsl_conv2d_params p;
+  tsl_status st = tsl_node_conv2d_params(g, n, &p);
+  if (st != TSL_OK) return st;
+  if (n->n_inputs < 2 || n->inputs[0] < 0 || n->inputs[1] < 0)
+    return tsl_error(TSL_ERR_INVALID, "compile: conv %s without data or weight", n->name);
+  const tsl_value *x = &g->values[n->inputs[0]], *w = &g->values[n->inputs[1]], *y = &g->values[n->outputs[0]];
+  if (!w->constant || w->ndim != 4 || x->ndim != 4 || y->ndim != 4 || x->layout.kind != TSL_LAYOUT_NCHWC ||
+      y->layout.kind != TSL_LAYOUT_NCHWC || x->layout.block != y->layout.block)
+    return tsl_error(TSL_ERR_INVALID, "compile: conv %s is not a blocked conv with a constant OIHW weight", n->name);
+  bool has_bias = n->n_inputs > 2 && n->inputs[2] >= 0;
+  if (has_bias && (!g->values[n->inputs[2]].constant || tsl_tensor_numel(g->values[n->inputs[2]].constant) != w->shape[0]))
+    return tsl_error(TSL_ERR_INVALID, "compile: conv %s has a bias that is not a constant of K values", n->name);
+  memset(d, 0, sizeof *d);
+  d->N = x->shape[0];
+  d->C = x->shape[1];
+  d->H = x->shape[2];
+  d->W = x->shape[3];
+  d->K = w->shape[0];
+  d->R = w->shape[2];
+  d->S = w->shape[3];
+  d->stride_h = p.strides[0];
+  d->stride_w = p.strides[1];
+  d->pad_top = p.pads[0];
+  d->pad_left = p.pads[1];
+  d->pad_bottom = p.pads[2];
+  d->pad_right = p.pads[3];
+  d->dilation_h = p.dilations[0];
+  d->dilation_w = p.dilations[1];
+  d->groups = p.group;
+  d->block = x->layout.block;
+  d->has_residual = n->n_inputs > 3 && n->inputs[3] >= 0;
+  int act = (int)tsl_node_attr_int(n, TSL_ATTR_ACTIVATION, TSL_ACT_NONE);
+  double lo = tsl_node_attr_float(n, TSL_ATTR_CLIP_MIN, -INFINITY), hi = tsl_node_attr_float(n, TSL_ATTR_CLIP_MAX, INFINITY);
+  if (act == TSL_ACT_CLIP && lo == 0.0 && isinf(hi) && hi > 0) act = TSL_ACT_RELU;
+  d->act = act;
+  d->clip_min = 0.0;
+  d->clip_max = 6.0;
+  if (act == TSL_ACT_CLIP) {
+    /* an absent bound is the largest float: the same on every finite value */
+    d->clip_min = isfinite(lo) ? lo : -3.4028234663852886e38;
+    d->clip_max = isfinite(hi) ? hi : 3.4028234663852886e38;
+  }
+  if (w->shape[1] * d->groups != d->C)
+    return tsl_error(TSL_ERR_INVALID, "compile: conv %s: weight %lld channels x %lld groups != C %lld", n->name,
+                     (long long)w->shape[1], (long long)d->groups, (long long)d->C);
+  return tsl_conv2d_desc_check(d);
+}
+
+/* Compiles program p with schedule s as `name` into the lowering's module. */
+static tsl_status build(tsl_conv_lowering *cl, const tsl_schedule *s, const char *name, const tsl_kernel **out) {
+  tsl_status st = tsl_build(s, name, cl->jit, cl->module, NULL, NULL);
+  return st == TSL_OK ? tsl_module_get_kernel(cl->module, name, out) : st;
+}
+
+/* The conv kernel of family workload w (dispatched and built once per key). */
+static tsl_status conv_kernel(tsl_conv_lowering *cl, const tsl_workload *w, tsl_conv_cache_entry **out) {
+  char *key = NULL;
+  tsl_status st = tsl_workload_key_of(w, &key);
+  if (st != TSL_OK) return st;
+  if ((*out = cache_find(cl, key))) {
+    free(key);
+    return TSL_OK;
+  }
+  double t0 = tsl_time_now();
+  tsl_arena *arena = cl->kernel_arena ? cl->kernel_arena : tsl_arena_new(), *prev = tsl_arena_set_current(arena);
+  tsl_te_program *prog = NULL;
+  tsl_schedule *s = NULL;
+  tsl_dispatch_info info;
+  st = tsl_dispatch_schedule_any(cl->records, cl->target, w, cl->warn, &prog, &s, &info);
+  tsl_conv2d_algo algo = TSL_CONV2D_DIRECT;
+  if (st == TSL_OK && !tsl_conv2d_algo_of_op(info.op_workload.op, &algo))
+    st = tsl_error(TSL_ERR_INVALID, "compile: the dispatch chose %s, no conv algorithm", info.op_workload.op);
+  if (st == TSL_OK && prog->noutputs != 1)
+    st = tsl_error(TSL_ERR_INVALID, "compile: conv program %s has %d outputs", info.op_workload.op, prog->noutputs);
+  if (st == TSL_OK && prog->ninputs + 1 > 5)
+    st = tsl_error(TSL_ERR_INVALID, "compile: conv program %s has %d inputs", info.op_workload.op, prog->ninputs);
+  char name[160];
+  snprintf(name, sizeof name, "conv_%s_%lldx%lld__%08llx", tsl_conv2d_algo_name(algo), (long long)w->shapes[1][2],
+           (long long)w->shapes[1][3], (unsigned long long)(hash_str(key) & 0xffffffffu));
+  const tsl_kernel *k = NULL;
+  if (st == TSL_OK) st = cl->build_kernel ? cl->build_kernel(cl->build_ctx, s, name, &k) : build(cl, s, name, &k);
+  tsl_conv_cache_entry *e = NULL;
+  if (st == TSL_OK) st = cache_add(cl, key, &e);
+  if (st == TSL_OK) {
+    e->kernel = k;
+    e->algo = algo;
+    e->ninputs = prog->ninputs;
+    for (int i = 0; i <= prog->ninputs; i++) {
+      const tsl_buffer *b = i < prog->ninputs ? prog->inputs[i]->buf : prog->outputs[0]->buf;
+      e->ndims[i] = b->ndim;
+      memcpy(e->shapes[i], b->shape, sizeof(int64_t) * (size_t)b->ndim);
+    }
+    snprintf(e->label, sizeof e->label, "%.80s%s", info.template_name, info.tuned ? " (tuned)" : "");
+    cl->kernels++;
+    if (info.tuned) cl->tuned++;
+    else if (cl->records) {
+      if (!cl->missed) snprintf(cl->missed_key, sizeof cl->missed_key, "%s", key);
+      cl->missed++;
+    }
+  }
+  tsl_schedule_free(s);
+  tsl_arena_set_current(prev);
+  if (arena != cl->kernel_arena) tsl_arena_free(arena);
+  free(key);
+  cl->build_seconds += tsl_time_now() - t0;
+  *out = e;
+  return st;
+}
+
+/* Runs algorithm a's weight program for layer d (as its family workload states it:
+ * C, K rounded up to whole blocks in the bias families) on node's OIHW weight;
+ * *out (owned by the caller) is the conv kernel's weight input. */
+static tsl_status transform_weights(tsl_conv_lowering *cl, const tsl_conv2d_desc *d, tsl_conv2d_algo a,
+                                    const tsl_tensor *w, tsl_tensor **out) {
+  double t0 = tsl_time_now();
+  *out = NULL;
+  tsl_arena *arena = tsl_arena_new(), *prev = tsl_arena_set_current(arena);
+  tsl_te_program *conv = NULL, *wp = NULL;
+  tsl_status st = tsl_conv2d_algo_instantiate(d, a, NULL, &conv, &wp);
+  if (st == TSL_OK && (!wp || wp->ninputs != 1 || wp->noutputs != 1))
+    st = tsl_error(TSL_ERR_INVALID, "compile: algorithm %s has no one-in one-out weight program", tsl_conv2d_algo_name(a));
+  float *oihw = NULL;
+  tsl_tensor *t = NULL;
+  if (st == TSL_OK) {
+    const tsl_buffer *in = wp->inputs[0]->buf, *o = wp->outputs[0]->buf;
+    /* the key: the weight program's name and shapes */
+    char key[256];
+    size_t len = (size_t)snprintf(key, sizeof key, "weights:%s:%s", tsl_conv2d_algo_name(a), wp->name);
+    for (int i = 0; i < in->ndim && len < sizeof key; i++)
+      len += (size_t)snprintf(key + len, sizeof key - len, "%s%lld", i ? "x" : ":", (long long)in->shape[i]);
+    for (int i = 0; i < o->ndim && len < sizeof key; i++)
+      len += (size_t)snprintf(key + len, sizeof key - len, "%s%lld", i ? "x" : "->", (long long)o->shape[i]);
+    tsl_conv_cache_entry *e = cache_find(cl, key);
+    if (!e) {
+      tsl_schedule *s = NULL;
+      bool wino = a == TSL_CONV2D_WINOGRAD_F2 || a == TSL_CONV2D_WINOGRAD_F4 || a == TSL_CONV2D_WINOGRAD_F6;
+      st = wino ? tsl_winograd_weight_schedule(wp, cl->target, &s) : tsl_schedule_create(wp, &s);
+      char name[96];
+      snprintf(name, sizeof name, "weights_%s__%08llx", tsl_conv2d_algo_name(a),
+               (unsigned long long)(hash_str(key) & 0xffffffffu));
+      const tsl_kernel *k = NULL;
+      if (st == TSL_OK) st = build(cl, s, name, &k);
+      tsl_schedule_free(s);
+      if (st == TSL_OK) st = cache_add(cl, key, &e);
+      if (st == TSL_OK) e->kernel = k;
+    }
+    /* OIHW, zero-padded to the channel counts the program reads */
+    int64_t K = in->shape[0], CG = in->shape[1], R = in->shape[2], S = in->shape[3];
+    int64_t wK = w->shape[0], wC = w->shape[1];
+    if (st == TSL_OK && (in->ndim != 4 || K < wK || CG < wC || R != w->shape[2] || S != w->shape[3]))
+      st = tsl_error(TSL_ERR_INVALID, "compile: weight program input does not hold the OIHW weight");
+    /* kernels assume the runtime's 64-byte aligned tensors */
+    size_t bytes = ((size_t)(K * CG * R * S) * sizeof *oihw + 63) / 64 * 64;
+    if (st == TSL_OK && !(oihw = aligned_alloc(64, bytes))) st = tsl_error(TSL_ERR_NOMEM, "compile: out of memory");
+    if (oihw) memset(oihw, 0, bytes);
+    for (int64_t k = 0; st == TSL_OK && k < wK; k++)
+      for (int64_t c = 0; c < wC; c++)
+        for (int64_t i = 0; i < R * S; i++)
+          oihw[(k * CG + c) * R * S + i] = (float)tsl_tensor_get_f64(w, (k * wC + c) * R * S + i);
+    if (st == TSL_OK) st = tsl_tensor_new(TSL_DTYPE_F32, o->ndim, o->shape, &t);
+    if (st == TSL_OK) {
+      void *ptrs[2] = {oihw, t->data};
+      void *args[2] = {&ptrs[0], &ptrs[1]};
+      st = tsl_kernel_call(e->kernel, args, 2);
+    }
+  }
+  free(oihw);
+  tsl_arena_set_current(prev);
+  tsl_arena_free(arena);
+  if (st != TSL_OK) tsl_tensor_free(t);
+  else *out = t;
+  cl->weight_seconds += tsl_time_now() - t0;
+  return st;
+}
+
+static tsl_status lower_one(tsl_graph *g, int node, tsl_conv_lowering *cl, tsl_node_kernel *step,
+                            const tsl_kernel **kernel) {
+  tsl_conv2d_desc layer, fam;
+  tsl_workload w;
+  tsl_status st = node_desc(g, node, &layer);
+  if (st == TSL_OK) st = tsl_conv2d_family_workload(&layer, &w);
+  /* the layer as its family states it: the programs are instantiated from it */
+  if (st == TSL_OK) st = tsl_conv2d_desc_of_workload(&w, &fam);
+  tsl_conv_cache_entry *e = NULL;
+  if (st == TSL_OK) st = conv_kernel(cl, &w, &e);
+  tsl_tensor *wt = NULL, *bias = NULL;
+  const tsl_node *n = &g->nodes[node];
+  if (st == TSL_OK) st = transform_weights(cl, &fam, e->algo, g->values[n->inputs[1]].constant, &wt);
+  if (st == TSL_OK) {
+    /* the bias: K values zero-padded to the shape the kernel reads */
+    st = tsl_tensor_new(TSL_DTYPE_F32, e->ndims[2], e->shapes[2], &bias);
+    const tsl_tensor *b = n->n_inputs > 2 && n->inputs[2] >= 0 ? g->values[n->inputs[2]].constant : NULL;
+    if (st == TSL_OK && b && tsl_tensor_numel(bias) < layer.K)
+      st = tsl_error(TSL_ERR_INVALID, "compile: conv %s: the bias does not fit the kernel's", n->name);
+    for (int64_t k = 0; st == TSL_OK && b && k < layer.K; k++) ((float *)bias->data)[k] = (float)tsl_tensor_get_f64(b, k);
+  }
+  int wid = -1, bid = -1;
+  if (st == TSL_OK) {
+    char name[300];
+    snprintf(name, sizeof name, "%s.%s", g->values[n->inputs[1]].name, tsl_conv2d_algo_name(e->algo));
+    st = tsl_graph_add_constant(g, tsl_graph_find_value(g, name) >= 0 ? NULL : name, wt, &wid);
+    wt = NULL;
+  }
+  if (st == TSL_OK) {
+    st = tsl_graph_add_constant(g, NULL, bias, &bid);
+    bias = NULL;
+  }
+  tsl_tensor_free(wt);
+  tsl_tensor_free(bias);
+  if (st == TSL_OK) {
+    n = &g->nodes[node];
+    int ins[4] = {n->inputs[0], wid, bid, layer.has_residual ? n->inputs[3] : -1};
+    st = tsl_graph_set_node_inputs(g, node, layer.has_residual ? 4 : 3, ins);
+  }
+  if (st != TSL_OK) {
+    char why[1024];
+    snprintf(why, sizeof why, "%s", tsl_last_error());
+    return tsl_error(st, "compile: node %s (Conv): %s", g->nodes[node].name, why);
+  }
+  n = &g->nodes[node];
+  memset(step, 0, sizeof *step);
+  step->kind = TSL_NODE_KERNEL;
+  step->ninputs = e->ninputs;
+  step->nargs = e->ninputs + 1;
+  for (int a = 0; a < step->nargs; a++) {
+    step->values[a] = a < e->ninputs ? n->inputs[a] : n->outputs[0];
+    step->ndims[a] = e->ndims[a];
+    memcpy(step->shapes[a], e->shapes[a], sizeof e->shapes[a]);
+  }
+  snprintf(step->label, sizeof step->label, "%.90s", e->label);
+  *kernel = e->kernel;
+  cl->layers++;
+  return TSL_OK;
+}
+
+tsl_status tsl_lower_convs(tsl_graph *g, tsl_conv_lowering *cl, tsl_node_kernel *steps, const tsl_kernel **kernels) {
+  if (!g || !cl || !steps || !kernels) return tsl_error(TSL_ERR_INVALID, "compile: NULL argument");
+  int n0 = g->n_nodes;
+  for (int i = 0; i < n0; i++) {
+    const tsl_node *n = &g->nodes[i];
+    if (n->op != TSL_OP_CONV || !tsl_node_attr_int(n, TSL_ATTR_BLOCKED_WEIGHTS, 0)) continue;
+    tsl_status st = lower_one(g, i, cl, &steps[i], &kernels[i]);
+    if (st != TSL_OK) return st;
+  }
+  return TSL_OK;
+}
+
+tsl_status tsl_graph_conv_layers(const tsl_graph *g, const char *target, tsl_conv_layer *out, int max, int *n) {
+  if (!g || !n || (max > 0 && !out)) return tsl_error(TSL_ERR_INVALID, "conv layers: NULL argument");
+  *n = 0;
+  tsl_target t;
+  tsl_status st = tsl_target_parse(target ? target : "host", &t);
+  if (st != TSL_OK) return st;
+  tsl_graph *work = NULL;
+  if ((st = tsl_graph_clone(g, &work)) != TSL_OK) return st;
+  /* the compiler's block and passes (models/compile.c) */
+  int block = t.vector_bits >= 32 ? t.vector_bits / 32 : 1;
+  st = tsl_graph_infer_shapes(work);
+  if (st == TSL_OK) st = tsl_graph_optimize(work, block, NULL);
+  char **keys = calloc((size_t)(work->n_nodes ? work->n_nodes : 1), sizeof *keys);
+  int nk = 0;
+  if (st == TSL_OK && !keys) st = tsl_error(TSL_ERR_NOMEM, "conv layers: out of memory");
+  for (int i = 0; st == TSL_OK && i < work->n_nodes; i++) {
+    const tsl_node *nd = &work->nodes[i];
+    if (nd->op != TSL_OP_CONV || !tsl_node_attr_int(nd, TSL_ATTR_BLOCKED_WEIGHTS, 0)) continue;
+    tsl_conv2d_desc d;
+    tsl_workload w;
+    char *key = NULL;
+    st = node_desc(work, i, &d);
+    if (st == TSL_OK) st = tsl_conv2d_family_workload(&d, &w);
+    if (st == TSL_OK) st = tsl_workload_key_of(&w, &key);
+    if (st != TSL_OK) break;
+    int k = 0;
+    while (k < nk && strcmp(keys[k], key) != 0) k++;
+    if (k < nk) {
+      free(key);
+      if (k < max) out[k].count++;
+      continue;
+    }
+    keys[nk++] = key;
+    if (k < max) {
+      memset(&out[k], 0, sizeof out[k]);
+      out[k].workload = w;
+      tsl_workload_fix(&out[k].workload);
+      out[k].desc = d;
+      snprintf(out[k].node, sizeof out[k].node, "%s", nd->name ? nd->name : "");
+      out[k].count = 1;
+    }
+  }
+  for (int k = 0; keys && k < nk; k++) free(keys[k]);
+  free(keys);
+  tsl_graph_free(work);
+  if (st == TSL_OK) *n = nk;
+  return st;
+}

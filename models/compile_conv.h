@@ -1,0 +1,72 @@
+/* Internal to the graph compiler (models/compile.c): the convolutions of a graph in the
+ * NCHW[x]c layout, built through the tuner's dispatch (tuner/dispatch.h).
+ *
+ * For each blocked Conv node (models/passes/layout.h: TSL_ATTR_BLOCKED_WEIGHTS; OIHW
+ * weight and bias constants, fused activation / residual attributes):
+ *   - the layer (tsl_conv2d_desc) and its family workload (tuner/algorithms_conv.h: the
+ *     key records are stored under);
+ *   - tsl_dispatch_schedule_any: the best record's algorithm and config, else the
+ *     algorithm tsl_conv2d_select picks with its template's default config;
+ *   - the kernel, JIT-compiled once per distinct family workload;
+ *   - the weight pre-transform (re-layout, Winograd kernel transform, GEMM packing): the
+ *     algorithm's weight program, compiled and run ONCE here; its output and the
+ *     zero-padded bias replace the node's weight and bias constants.
+ */
+#ifndef TESSEL_MODELS_COMPILE_CONV_H
+#define TESSEL_MODELS_COMPILE_CONV_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "codegen/jit.h"
+#include "codegen/target.h"
+#include "ir/arena.h"
+#include "models/graph.h"
+#include "models/node_kernels.h"
+#include "runtime/module.h"
+#include "schedule/schedule.h"
+#include "tuner/records.h"
+
+typedef struct tsl_conv_cache_entry tsl_conv_cache_entry;
+
+typedef struct tsl_conv_lowering {
+  /* in */
+  tsl_jit *jit;
+  tsl_module *module;
+  const tsl_target *target;
+  const tsl_records *records; /* NULL: default schedules, no warnings */
+  FILE *warn;                 /* per-layer "no tuning record" lines (verbose), or NULL */
+  /* optional (NULL: JIT-compile into module): makes the conv kernels instead, e.g. the
+   * AOT compiler (models/aot_model.c) lowers them for a cross target and returns a
+   * stand-in kernel carrying the name; weight programs still JIT-compile into module
+   * and run here. kernel_arena (optional): the arena the conv programs, schedules and
+   * kernels are made in, kept by the caller (by default a temporary one per kernel). */
+  tsl_status (*build_kernel)(void *build_ctx, const tsl_schedule *s, const char *name, const tsl_kernel **out);
+  void *build_ctx;
+  tsl_arena *kernel_arena;
+  /* out */
+  int layers;          /* conv nodes built */
+  int tuned;           /* of which a record chose the schedule */
+  int missed;          /* records given, but none matched the layer */
+  char missed_key[1024]; /* the first family key that missed */
+  int kernels;         /* distinct conv kernels built */
+  double build_seconds;
+  double weight_seconds; /* weight pre-transforms (compile + run) */
+  /* private */
+  tsl_conv_cache_entry *cache;
+  int ncache, capcache;
+} tsl_conv_lowering;
+
+/* Builds every blocked conv of g (see above); steps[node] (an array of g->n_nodes,
+ * zeroed by the caller) receives each conv node's kernel call: kind TSL_NODE_KERNEL,
+ * the arguments (node inputs then output) with the shapes the kernel sees, label = the
+ * algorithm. *kernels[node] the kernel. g gains the transformed weight constants (node
+ * inputs re-pointed; no node ids change).
+ * Errors: TSL_ERR_INVALID (a malformed conv node), those of the dispatch, the build and
+ * the weight transform (messages name the node). */
+tsl_status tsl_lower_convs(tsl_graph *g, tsl_conv_lowering *cl, tsl_node_kernel *steps, const tsl_kernel **kernels);
+
+/* Frees the lowering's private state (not the jit, module or records). */
+void tsl_conv_lowering_clear(tsl_conv_lowering *cl);
+
+#endif

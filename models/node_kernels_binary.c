@@ -1,0 +1,185 @@
+/* tsl.Binary nodes: shape inference, node kernels and schedules (node_kernels_binary.h). */
+#include "models/node_kernels_binary.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "dsl/ops/registry.h"
+#include "ir/arena.h"
+#include "models/default_schedule.h"
+#include "schedule/templates/bitserial.h"
+#include "tuner/dispatch.h"
+
+/* The registry operator of node n and its parameters (names in the registry's static
+ * storage, so they outlive the node kernel). */
+static tsl_status node_op(const tsl_graph *g, int node, const tsl_op_info **info, int *nparams,
+                          tsl_dsl_param_value *params, int max) {
+  const tsl_node *n = &g->nodes[node];
+  const tsl_attr *k = tsl_node_attr(n, "kernel");
+  if (!k || k->kind != TSL_ATTR_STRING)
+    return tsl_error(TSL_ERR_INVALID, "graph: node '%s' (tsl.Binary) has no string attribute 'kernel'", n->name);
+  if (tsl_op_lookup(k->s, info) != TSL_OK)
+    return tsl_error(TSL_ERR_INVALID, "graph: node '%s' (tsl.Binary): no operator '%s'", n->name, k->s);
+  if (strncmp((*info)->name, "bit", 3) != 0 && strncmp((*info)->name, "binary", 6) != 0 &&
+      strcmp((*info)->name, "quantize_unipolar_i32") != 0 && strncmp((*info)->name, "maxpool_packed", 14) != 0 &&
+      strcmp((*info)->name, "concat_packed64") != 0)
+    return tsl_error(TSL_ERR_INVALID, "graph: node '%s' (tsl.Binary): '%s' is not a binary-family operator", n->name,
+                     k->s);
+  *nparams = 0;
+  for (int a = 0; a < n->n_attrs; a++) {
+    const tsl_attr *at = &n->attrs[a];
+    if (strcmp(at->name, "kernel") == 0) continue;
+    const char *pname = NULL;
+    for (int p = 0; p < (*info)->nparams; p++)
+      if (strcmp((*info)->param_names[p], at->name) == 0) pname = (*info)->param_names[p];
+    if (!pname || (at->kind != TSL_ATTR_INT && at->kind != TSL_ATTR_FLOAT))
+      return tsl_error(TSL_ERR_INVALID, "graph: node '%s' (tsl.Binary %s): attribute '%s' is no int/float parameter",
+                       n->name, (*info)->name, at->name);
+    if (*nparams == max)
+      return tsl_error(TSL_ERR_UNSUPPORTED, "graph: node '%s' (tsl.Binary): more than %d parameters", n->name, max);
+    params[(*nparams)++] =
+        at->kind == TSL_ATTR_INT ? tsl_dsl_int_param(pname, at->i) : tsl_dsl_float_param(pname, at->f);
+  }
+  return TSL_OK;
+}
+
+static tsl_dtype dtype_of(tsl_type t) {
+  tsl_dtype d = {t.code, (uint8_t)(t.bits < 8 ? 8 : t.bits)};
+  return d;
+}
+
+tsl_status tsl_binary_infer_node(tsl_graph *g, int node) {
+  if (!g || node < 0 || node >= g->n_nodes) return tsl_error(TSL_ERR_INVALID, "binary infer: bad node id %d", node);
+  const tsl_node *n = &g->nodes[node];
+  const tsl_op_info *info;
+  tsl_dsl_param_value params[16];
+  int np;
+  tsl_status st = node_op(g, node, &info, &np, params, 16);
+  if (st != TSL_OK) return st;
+  if (n->n_inputs != info->ninputs || n->n_inputs > TSL_NODE_KERNEL_MAX_ARGS)
+    return tsl_error(TSL_ERR_INVALID, "graph: node '%s' (tsl.Binary %s): %d inputs (expected %d)", n->name,
+                     info->name, n->n_inputs, info->ninputs);
+  const int64_t *shapes[TSL_NODE_KERNEL_MAX_ARGS];
+  int ndims[TSL_NODE_KERNEL_MAX_ARGS];
+  for (int i = 0; i < n->n_inputs; i++) {
+    const tsl_value *v = n->inputs[i] >= 0 ? &g->values[n->inputs[i]] : NULL;
+    if (!v || v->ndim < 0)
+      return tsl_error(TSL_ERR_INVALID, "graph: node '%s' (tsl.Binary): input %d has no known shape", n->name, i);
+    shapes[i] = v->shape;
+    ndims[i] = v->ndim;
+  }
+  tsl_arena *arena = tsl_arena_new();
+  tsl_arena *prev = tsl_arena_set_current(arena);
+  tsl_te_program *p = NULL;
+  st = tsl_op_instantiate(info->name, n->n_inputs, shapes, ndims, np, params, &p);
+  if (st == TSL_OK) {
+    for (int i = 0; i < n->n_inputs && st == TSL_OK; i++) {
+      tsl_dtype want = dtype_of(p->inputs[i]->buf->dtype), have = g->values[n->inputs[i]].dtype;
+      if (!tsl_dtype_equal(want, have))
+        st = tsl_error(TSL_ERR_INVALID, "graph: node '%s' (tsl.Binary %s): input %d is %s, the operator takes %s",
+                       n->name, info->name, i, tsl_dtype_str(have), tsl_dtype_str(want));
+    }
+    if (st == TSL_OK && p->noutputs != n->n_outputs)
+      st = tsl_error(TSL_ERR_INVALID, "graph: node '%s' (tsl.Binary %s): %d outputs, the operator has %d", n->name,
+                     info->name, n->n_outputs, p->noutputs);
+    for (int o = 0; o < n->n_outputs && st == TSL_OK; o++) {
+      const tsl_buffer *b = p->outputs[o]->buf;
+      tsl_value *v = &g->values[n->outputs[o]];
+      v->dtype = dtype_of(b->dtype);
+      v->ndim = b->ndim;
+      memset(v->shape, 0, sizeof v->shape);
+      for (int d = 0; d < b->ndim; d++) v->shape[d] = b->shape[d];
+    }
+  } else {
+    char why[512];
+    snprintf(why, sizeof why, "%s", tsl_last_error());
+    st = tsl_error(st, "graph: node '%s' (tsl.Binary %s): %s", n->name, info->name, why);
+  }
+  tsl_arena_set_current(prev);
+  tsl_arena_free(arena);
+  return st;
+}
+
+tsl_status tsl_nk_make_binary(const tsl_graph *g, int node, tsl_node_kernel *k, tsl_text_buf *b) {
+  const tsl_node *n = &g->nodes[node];
+  const tsl_op_info *info;
+  int np;
+  tsl_status st = node_op(g, node, &info, &np, k->params, 16);
+  if (st != TSL_OK) return st;
+  if (n->n_inputs + n->n_outputs > TSL_NODE_KERNEL_MAX_ARGS)
+    return tsl_nk_node_err(g, node, TSL_ERR_UNSUPPORTED, "too many arguments");
+  k->registry_op = info->name;
+  k->nparams = np;
+  tsl_nk_put(b, "binary %s(", info->name);
+  for (int i = 0; i < n->n_inputs + n->n_outputs; i++) {
+    int v = i < n->n_inputs ? n->inputs[i] : n->outputs[i - n->n_inputs];
+    int64_t shape[TSL_MAX_NDIM];
+    int nd = tsl_value_storage_shape(&g->values[v], shape);
+    tsl_nk_add_arg(k, v, nd, shape);
+    tsl_nk_put(b, "%s%s[", i ? ", " : "", tsl_dtype_str(g->values[v].dtype));
+    for (int d = 0; d < nd; d++) tsl_nk_put(b, "%s%lld", d ? "x" : "", (long long)shape[d]);
+    tsl_nk_put(b, "]");
+  }
+  k->ninputs = n->n_inputs;
+  tsl_nk_put(b, ")");
+  for (int p = 0; p < np; p++) {
+    if (k->params[p].kind == TSL_DSL_PARAM_INT)
+      tsl_nk_put(b, " %s=%lld", k->params[p].name, (long long)k->params[p].i);
+    else
+      tsl_nk_put(b, " %s=%.17g", k->params[p].name, k->params[p].f);
+  }
+  tsl_nk_put(b, "\n");
+  snprintf(k->label, sizeof k->label, "%s", info->name);
+  snprintf(k->op_name, sizeof k->op_name, "binary");
+  return TSL_OK;
+}
+
+bool tsl_binary_is_bitserial(const char *op) { return op && strncmp(op, "bitserial_conv2d_", 17) == 0; }
+
+tsl_status tsl_binary_node_schedule(const tsl_records *db, const tsl_target *t, const tsl_node_kernel *nk,
+                                    FILE *warn, tsl_te_program **prog, tsl_schedule **s, bool *tuned) {
+  *tuned = false;
+  *prog = NULL;
+  *s = NULL;
+  const int64_t *shapes[TSL_NODE_KERNEL_MAX_ARGS];
+  for (int i = 0; i < nk->ninputs; i++) shapes[i] = nk->shapes[i];
+  if (db && tsl_binary_is_bitserial(nk->registry_op)) {
+    tsl_workload w;
+    tsl_dispatch_info info;
+    tsl_status st = tsl_workload_init(&w, nk->registry_op, nk->ninputs, shapes, nk->ndims, nk->nparams, nk->params);
+    if (st == TSL_OK) st = tsl_dispatch_schedule(db, t, &w, warn, prog, s, &info);
+    if (st == TSL_OK) *tuned = info.tuned;
+    return st;
+  }
+  tsl_status st = tsl_op_instantiate(nk->registry_op, nk->ninputs, shapes, nk->ndims, nk->nparams, nk->params, prog);
+  if (st != TSL_OK) return st;
+  return tsl_binary_is_bitserial(nk->registry_op) ? tsl_bitserial_schedule(*prog, t, NULL, s)
+                                                  : tsl_default_schedule(*prog, t, s);
+}
+
+int tsl_binary_model_workloads(const tsl_graph *g, tsl_workload *out, int *nodes, int max) {
+  int n = 0;
+  for (int i = 0; g && i < g->n_nodes && n < max; i++) {
+    if (g->nodes[i].op != TSL_OP_BINARY) continue;
+    tsl_node_kernel nk;
+    memset(&nk, 0, sizeof nk);
+    if (tsl_node_kernel_make(g, i, &nk) != TSL_OK) continue;
+    const int64_t *shapes[TSL_NODE_KERNEL_MAX_ARGS];
+    for (int a = 0; a < nk.ninputs; a++) shapes[a] = nk.shapes[a];
+    bool dup = false;
+    if (tsl_binary_is_bitserial(nk.registry_op) &&
+        tsl_workload_init(&out[n], nk.registry_op, nk.ninputs, shapes, nk.ndims, nk.nparams, nk.params) == TSL_OK) {
+      char *key = NULL, *other = NULL;
+      if (tsl_workload_key_of(&out[n], &key) == TSL_OK)
+        for (int k = 0; k < n && !dup; k++) {
+          if (tsl_workload_key_of(&out[k], &other) == TSL_OK) dup = strcmp(other, key) == 0;
+          free(other);
+          other = NULL;
+        }
+      free(key);
+      if (!dup) nodes[n++] = i;
+    }
+    tsl_node_kernel_clear(&nk);
+  }
+  return n;
+}

@@ -1,0 +1,66 @@
+/* tessel — graph nodes of binary (bitserial) networks: the tsl.Binary operator.
+ *
+ * A tsl.Binary node (TSL_OP_BINARY) runs one operator of the registry's binary family
+ * (dsl/ops/binary.c, docs/binary.md): its STRING attribute "kernel" names the operator
+ * (e.g. "bitserial_conv2d_unipolar64_packed"), every other INT or FLOAT attribute is a
+ * scalar parameter of that operator under the same name (C, stride_h, bits, ...). Its
+ * inputs are the operator's tensor inputs in order (packed weights, glue shifts and
+ * biases are u64 / i32 constants), its outputs the operator's outputs; values between
+ * binary nodes are u64 bit planes or i32 levels, not f32, and always in the plain layout.
+ * Shapes and dtypes come from instantiating the operator (the DSL's own shape rules).
+ *
+ * The models built from these nodes are in models/zoo_binary.h.
+ */
+#ifndef TESSEL_MODELS_NODE_KERNELS_BINARY_H
+#define TESSEL_MODELS_NODE_KERNELS_BINARY_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "codegen/target.h"
+#include "dsl/te.h"
+#include "models/graph.h"
+#include "models/node_kernels_internal.h"
+#include "schedule/schedule.h"
+#include "tessel/status.h"
+#include "tuner/records.h"
+#include "tuner/workload.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Shape inference of tsl.Binary node `node` (called by tsl_graph_infer_node): checks the
+ * "kernel" attribute names a binary-family operator, instantiates it with the inputs'
+ * shapes and the node's parameters, and sets the outputs' dtypes and shapes.
+ * Errors: TSL_ERR_INVALID naming the node (no or unknown "kernel", an input without a
+ * shape, a count or shape the operator refuses: its assert message is kept). */
+tsl_status tsl_binary_infer_node(tsl_graph *g, int node);
+
+/* The node kernel of tsl.Binary node `node` (called by tsl_node_kernel_make): a registry
+ * kernel (k->registry_op, k->params) with the text `b` as its workload key.
+ * Errors: as tsl_binary_infer_node; TSL_ERR_UNSUPPORTED for more than 16 parameters. */
+tsl_status tsl_nk_make_binary(const tsl_graph *g, int node, tsl_node_kernel *k, tsl_text_buf *b);
+
+/* Whether registry operator `op` is a bitserial convolution scheduled by the bitserial
+ * template (schedule/templates/bitserial.h). */
+bool tsl_binary_is_bitserial(const char *op);
+
+/* The program (current arena) and schedule (caller frees) of a binary registry kernel
+ * nk: for a bitserial convolution the best record of db (NULL: none) for its workload,
+ * else the bitserial template's default config (one warning line on `warn` when db is
+ * given and has no record); the default schedule for the other binary operators.
+ * *tuned tells whether a record was used. Errors: those of the instantiation, the
+ * dispatch (tuner/dispatch.h) and the schedule. */
+tsl_status tsl_binary_node_schedule(const tsl_records *db, const tsl_target *t, const tsl_node_kernel *nk,
+                                    FILE *warn, tsl_te_program **prog, tsl_schedule **s, bool *tuned);
+
+/* The distinct bitserial-conv workloads of g's tsl.Binary nodes (shapes inferred), as the
+ * graph compiler looks them up in tuning records, for `tunecli tune MODEL`: up to max
+ * into out, the node id of each one's first occurrence into nodes[i]. Returns the count. */
+int tsl_binary_model_workloads(const tsl_graph *g, tsl_workload *out, int *nodes, int max);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

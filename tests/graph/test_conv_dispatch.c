@@ -1,0 +1,387 @@
+/* Convolutions in the graph compiler go through the tuner's dispatch: every algorithm a
+ * record may choose (direct, gemm1x1, im2col, depthwise, grouped, Winograd F2/F4/F6)
+ * builds, transforms its weights at compile time and computes the layer as the naive
+ * reference executor does; without records each layer gets tsl_conv2d_select's choice;
+ * records of other layers are never used. */
+#include <CUnit/Basic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "graph_tests.h"
+#include "graph_util.h"
+#include "ir/arena.h"
+#include "models/compile.h"
+#include "models/zoo.h"
+#include "runtime/graph_executor.h"
+#include "tuner/algorithm.h"
+#include "tuner/algorithms_conv.h"
+#include "tuner/records.h"
+
+static int add_const(tsl_graph *g, int ndim, const int64_t *shape, uint64_t seed) {
+  tsl_tensor *t;
+  CU_ASSERT_EQUAL_FATAL(tsl_tensor_new(TSL_DTYPE_F32, ndim, shape, &t), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(tsl_tensor_fill_random(t, seed, -0.5, 0.5), TSL_OK);
+  int id;
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_add_constant(g, NULL, t, &id), TSL_OK);
+  return id;
+}
+
+static int add_node(tsl_graph *g, tsl_op op, int nin, const int *ins, int *node) {
+  int out, id;
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_add_value(g, NULL, &out), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_add_node(g, op, NULL, nin, ins, 1, &out, &id), TSL_OK);
+  if (node) *node = id;
+  return out;
+}
+
+/* Conv K x C/group x k x k, stride, symmetric pad, with bias. */
+static int conv(tsl_graph *g, int x, int64_t K, int64_t cg, int64_t k, int64_t stride, int64_t pad, int64_t group,
+                uint64_t seed) {
+  int64_t ws[4] = {K, cg, k, k};
+  int ins[3] = {x, add_const(g, 4, ws, seed), add_const(g, 1, &K, seed + 1)}, node;
+  int y = add_node(g, TSL_OP_CONV, 3, ins, &node);
+  int64_t st[2] = {stride, stride}, pads[4] = {pad, pad, pad, pad};
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_set_attr_ints(g, node, "strides", 2, st), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_set_attr_ints(g, node, "pads", 4, pads), TSL_OK);
+  if (group != 1) CU_ASSERT_EQUAL_FATAL(tsl_graph_set_attr_int(g, node, "group", group), TSL_OK);
+  return y;
+}
+
+static tsl_graph *new_graph(int64_t c, int64_t h, int64_t w, int *x) {
+  tsl_graph *g;
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_new("t", &g), TSL_OK);
+  int64_t s[4] = {1, c, h, w};
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_add_input(g, "x", TSL_DTYPE_F32, 4, s, x), TSL_OK);
+  return g;
+}
+
+static void finish(tsl_graph *g, int out) {
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_add_output(g, out), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_infer_shapes(g), TSL_OK);
+}
+
+static int host_block(void) {
+  tsl_target t;
+  CU_ASSERT_EQUAL_FATAL(tsl_target_parse("host", &t), TSL_OK);
+  return t.vector_bits >= 32 ? t.vector_bits / 32 : 1;
+}
+
+/* Compiles g with opts, runs it on seeded inputs, compares output 0 with the reference
+ * executor (relative error <= tol); the plan's step labels joined into labels. */
+static void compile_check(const tsl_graph *g, const tsl_compile_options *opts, double tol, tsl_compile_stats *stats,
+                          char *labels, size_t nlabels) {
+  tsl_graph_plan *plan = NULL;
+  tsl_status st = tsl_graph_compile(g, opts, &plan, stats);
+  if (st != TSL_OK) printf("\n  compile: %s", tsl_last_error());
+  CU_ASSERT_EQUAL_FATAL(st, TSL_OK);
+  labels[0] = '\0';
+  size_t len = 0;
+  for (int i = 0; i < tsl_graph_plan_num_steps(plan) && len < nlabels; i++)
+    len += (size_t)snprintf(labels + len, nlabels - len, "%s;", tsl_graph_plan_step_label(plan, i));
+  tsl_graph_ctx *ctx = NULL;
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_ctx_new(plan, &ctx), TSL_OK);
+  int64_t n = gt_numel(g, g->inputs[0]), m = gt_numel(g, g->outputs[0]);
+  tsl_tensor *x;
+  CU_ASSERT_EQUAL_FATAL(tsl_tensor_new(TSL_DTYPE_F32, 1, &n, &x), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(tsl_tensor_fill_random(x, 5, -1.0, 1.0), TSL_OK);
+  memcpy(tsl_graph_ctx_input(ctx, 0), x->data, (size_t)n * sizeof(float));
+  CU_ASSERT_EQUAL(tsl_graph_run(ctx, NULL), TSL_OK);
+  float *want[1] = {NULL};
+  const float *ins[1] = {x->data};
+  CU_ASSERT_EQUAL_FATAL(gt_reference_run(g, ins, want), TSL_OK);
+  double err = gt_rel_err(tsl_graph_ctx_output(ctx, 0), want[0], m);
+  if (!(err <= tol)) printf("\n  relative error %.3g (%s)", err, labels);
+  CU_ASSERT(err <= tol);
+  free(want[0]);
+  tsl_tensor_free(x);
+  tsl_graph_ctx_free(ctx);
+  tsl_graph_plan_free(plan);
+}
+
+/* A records file holding one successful record: choice `a` of family workload w with
+ * its template's default config. */
+static void write_record(const char *path, const tsl_workload *w, const tsl_algo_choice *a) {
+  tsl_target t;
+  CU_ASSERT_EQUAL_FATAL(tsl_target_parse("host", &t), TSL_OK);
+  tsl_arena *arena = tsl_arena_new(), *prev = tsl_arena_set_current(arena);
+  tsl_te_program *p = NULL;
+  tsl_config_space s;
+  tsl_config c;
+  CU_ASSERT_EQUAL_FATAL(tsl_workload_instantiate(&a->op_workload, &p), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(a->tpl->space(p, &t, &s), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(a->tpl->default_config(p, &t, &s, &c), TSL_OK);
+  tsl_arena_set_current(prev);
+  tsl_arena_free(arena);
+  tsl_record *r = calloc(1, sizeof *r);
+  CU_ASSERT_FATAL(r != NULL);
+  tsl_target_str(&t, r->target, sizeof r->target);
+  snprintf(r->task, sizeof r->task, "%s", a->tpl->op);
+  char *key = NULL;
+  CU_ASSERT_EQUAL_FATAL(tsl_workload_key_of(w, &key), TSL_OK);
+  snprintf(r->workload, sizeof r->workload, "%s", key);
+  free(key);
+  snprintf(r->algorithm, sizeof r->algorithm, "%s", a->name);
+  snprintf(r->template_name, sizeof r->template_name, "%s", a->tpl->name);
+  r->space_hash = tsl_space_hash(a->tpl->name, a->tpl->version, a->tpl->op, &s);
+  r->config_index = -1;
+  r->nknobs = s.nknobs;
+  for (int k = 0; k < s.nknobs; k++) {
+    snprintf(r->knob_names[k], sizeof r->knob_names[k], "%s", s.knobs[k].name);
+    r->knob_kinds[k] = s.knobs[k].kind;
+  }
+  r->config = c;
+  r->ncosts = 1;
+  r->costs[0] = 1e-3;
+  r->error_no = TSL_MEASURE_OK;
+  r->threads = 1;
+  tsl_device_info_host(&t, &r->device);
+  tsl_record_stamp(r);
+  unlink(path);
+  CU_ASSERT_EQUAL_FATAL(tsl_record_append(path, r), TSL_OK);
+  free(r);
+}
+
+/* For every algorithm that applies to the layer: a record choosing it is used and the
+ * compiled graph equals the reference. Returns how many algorithms were checked. */
+static int check_every_algorithm(const tsl_graph *g, const tsl_conv2d_desc *d, const char *tag, int missed) {
+  tsl_workload w;
+  CU_ASSERT_EQUAL_FATAL(tsl_conv2d_family_workload(d, &w), TSL_OK);
+  tsl_algo_choice *algos = calloc(32, sizeof *algos);
+  CU_ASSERT_FATAL(algos != NULL);
+  int na = tsl_algorithms_for(&w, algos, 32, NULL);
+  char path[256], labels[2048];
+  snprintf(path, sizeof path, "/tmp/tessel_test_conv_dispatch_%d_%s.json", (int)getpid(), tag);
+  for (int a = 0; a < na && a < 32; a++) {
+    write_record(path, &w, &algos[a]);
+    if (getenv("TSL_TEST_VERBOSE")) printf("\n  %s: %s (%s)", tag, algos[a].name, algos[a].tpl->name);
+    tsl_compile_options o = {.records = path};
+    tsl_compile_stats stats;
+    compile_check(g, &o, 1e-4, &stats, labels, sizeof labels);
+    if (stats.records_used != 1) printf("\n  %s: record of %s not used", tag, algos[a].name);
+    CU_ASSERT_EQUAL(stats.records_used, 1);
+    CU_ASSERT_EQUAL(stats.records_missed, missed);
+    CU_ASSERT_PTR_NOT_NULL(strstr(labels, algos[a].tpl->name));
+  }
+  unlink(path);
+  free(algos);
+  return na;
+}
+
+static tsl_conv2d_desc layer(int64_t C, int64_t H, int64_t W, int64_t K, int64_t k, int64_t stride, int64_t pad,
+                             int64_t groups) {
+  tsl_conv2d_desc d;
+  memset(&d, 0, sizeof d);
+  d.N = 1;
+  d.C = C;
+  d.H = H;
+  d.W = W;
+  d.K = K;
+  d.R = d.S = k;
+  d.stride_h = d.stride_w = stride;
+  d.pad_top = d.pad_left = d.pad_bottom = d.pad_right = pad;
+  d.dilation_h = d.dilation_w = 1;
+  d.groups = groups;
+  d.clip_max = 6.0;
+  d.block = host_block();
+  return d;
+}
+
+static void test_conv_3x3_every_algorithm_from_a_record_matches_reference(void) {
+  int x;
+  tsl_graph *g = new_graph(16, 10, 9, &x);
+  int y = conv(g, x, 24, 16, 3, 1, 1, 1, 3);
+  finish(g, add_node(g, TSL_OP_RELU, 1, &y, NULL));
+  tsl_conv2d_desc d = layer(16, 10, 9, 24, 3, 1, 1, 1);
+  d.act = 1;
+  /* direct, im2col, grouped, Winograd F2, F4, F6 */
+  CU_ASSERT(check_every_algorithm(g, &d, "3x3", 0) >= 6);
+  tsl_graph_free(g);
+}
+
+static void test_conv_1x1_every_algorithm_from_a_record_matches_reference(void) {
+  int x;
+  tsl_graph *g = new_graph(16, 7, 6, &x);
+  finish(g, conv(g, x, 16, 16, 1, 1, 0, 1, 7));
+  tsl_conv2d_desc d = layer(16, 7, 6, 16, 1, 1, 0, 1);
+  /* direct, gemm1x1, im2col, grouped */
+  CU_ASSERT(check_every_algorithm(g, &d, "1x1", 0) >= 4);
+  tsl_graph_free(g);
+}
+
+/* The residual add fuses into the later conv (conv2d_nchwc_bias_add family). */
+static void test_conv_residual_every_algorithm_from_a_record_matches_reference(void) {
+  int x;
+  tsl_graph *g = new_graph(16, 8, 8, &x);
+  int a = conv(g, x, 16, 16, 1, 1, 0, 1, 9);
+  int b = conv(g, x, 16, 16, 3, 1, 1, 1, 11);
+  int ab[2] = {a, b};
+  int s = add_node(g, TSL_OP_ADD, 2, ab, NULL);
+  finish(g, add_node(g, TSL_OP_RELU, 1, &s, NULL));
+  tsl_conv2d_desc d = layer(16, 8, 8, 16, 3, 1, 1, 1);
+  d.act = 1;
+  d.has_residual = true;
+  /* direct, Winograd F2, F4, F6; the 1x1 conv has no record */
+  CU_ASSERT(check_every_algorithm(g, &d, "res", 1) >= 4);
+  tsl_graph_free(g);
+}
+
+/* C = 3 and a depthwise layer: the grouped family (true channel counts). */
+static void test_conv_first_layer_and_depthwise_every_algorithm_from_a_record(void) {
+  int x;
+  tsl_graph *g = new_graph(3, 11, 10, &x);
+  finish(g, conv(g, x, 12, 3, 3, 2, 1, 1, 13));
+  tsl_conv2d_desc d = layer(3, 11, 10, 12, 3, 2, 1, 1);
+  CU_ASSERT(check_every_algorithm(g, &d, "first", 0) >= 3); /* direct, im2col, grouped */
+  tsl_graph_free(g);
+  g = new_graph(12, 9, 9, &x);
+  finish(g, conv(g, x, 12, 1, 3, 1, 1, 12, 15));
+  d = layer(12, 9, 9, 12, 3, 1, 1, 12);
+  CU_ASSERT(check_every_algorithm(g, &d, "dw", 0) >= 2); /* depthwise, grouped */
+  tsl_graph_free(g);
+}
+
+/* No records: each layer takes the operator library's default algorithm. */
+static void test_conv_without_records_takes_the_default_algorithm(void) {
+  int x;
+  tsl_graph *g = new_graph(3, 20, 20, &x);
+  int a = conv(g, x, 16, 3, 3, 2, 1, 1, 17);            /* C = 3: grouped */
+  int b = conv(g, a, 16, 16, 3, 1, 1, 1, 19);           /* 3x3 s1: Winograd */
+  int c = conv(g, b, 32, 16, 1, 1, 0, 1, 21);           /* 1x1: gemm1x1 */
+  int e = conv(g, c, 32, 1, 3, 1, 1, 32, 23);           /* depthwise */
+  finish(g, e);
+  char labels[2048];
+  tsl_compile_stats stats;
+  compile_check(g, NULL, 1e-4, &stats, labels, sizeof labels);
+  CU_ASSERT_EQUAL(stats.conv_layers, 4);
+  CU_ASSERT_EQUAL(stats.records_used, 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(labels, "conv2d_nchwc_grouped.tile"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(labels, "conv2d_winograd_f"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(labels, "conv2d_nchwc_1x1_bias.gemm"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(labels, "depthwise_conv2d_nchwc.tile"));
+  tsl_graph_free(g);
+}
+
+/* shared/cases C11: a record of another layer is never applied; every layer misses. */
+static void test_C11_record_of_another_layer_is_not_used(void) {
+  int x;
+  tsl_graph *g = new_graph(16, 10, 9, &x);
+  int y = conv(g, x, 24, 16, 3, 1, 1, 1, 25);
+  finish(g, conv(g, y, 8, 24, 1, 1, 0, 1, 27));
+  tsl_conv2d_desc other = layer(16, 10, 9, 24, 3, 1, 1, 1);
+  other.act = 1; /* the graph's first conv has no activation: another workload */
+  tsl_workload w;
+  CU_ASSERT_EQUAL_FATAL(tsl_conv2d_family_workload(&other, &w), TSL_OK);
+  tsl_algo_choice algos[16];
+  CU_ASSERT_FATAL(tsl_algorithms_for(&w, algos, 16, NULL) > 0);
+  char path[256], labels[2048];
+  snprintf(path, sizeof path, "/tmp/tessel_test_conv_dispatch_%d_c11.json", (int)getpid());
+  write_record(path, &w, &algos[0]);
+  tsl_compile_options o = {.records = path};
+  tsl_compile_stats stats;
+  compile_check(g, &o, 1e-4, &stats, labels, sizeof labels);
+  CU_ASSERT_EQUAL(stats.records_used, 0);
+  CU_ASSERT_EQUAL(stats.records_missed, 2);
+  unlink(path);
+  tsl_graph_free(g);
+}
+
+/* The family workload names the layer: back and forth gives the same layer. */
+static void test_conv_family_workload_round_trips_the_layer(void) {
+  tsl_conv2d_desc ds[3] = {layer(16, 10, 9, 24, 3, 1, 1, 1), layer(3, 11, 10, 12, 7, 2, 3, 1),
+                           layer(12, 9, 9, 12, 3, 1, 1, 12)};
+  ds[0].has_residual = true;
+  ds[1].act = 2;
+  ds[1].clip_min = 0.5;
+  ds[1].clip_max = 4.0;
+  const char *fam[3] = {"conv2d_nchwc_bias_add", "conv2d_nchwc_grouped", "conv2d_nchwc_grouped"};
+  for (int i = 0; i < 3; i++) {
+    tsl_workload w;
+    tsl_conv2d_desc back;
+    CU_ASSERT_EQUAL_FATAL(tsl_conv2d_family_workload(&ds[i], &w), TSL_OK);
+    CU_ASSERT_STRING_EQUAL(w.op, fam[i]);
+    CU_ASSERT_EQUAL_FATAL(tsl_conv2d_desc_of_workload(&w, &back), TSL_OK);
+    CU_ASSERT_EQUAL(back.C, ds[i].C);
+    CU_ASSERT_EQUAL(back.K, ds[i].K);
+    CU_ASSERT_EQUAL(back.groups, ds[i].groups);
+    CU_ASSERT_EQUAL(back.R, ds[i].R);
+    CU_ASSERT_EQUAL(back.pad_top, ds[i].pad_top);
+    CU_ASSERT_EQUAL(back.stride_h, ds[i].stride_h);
+    CU_ASSERT_EQUAL(back.act, ds[i].act);
+    CU_ASSERT_EQUAL(back.has_residual, ds[i].has_residual);
+    CU_ASSERT_DOUBLE_EQUAL(back.clip_min, ds[i].clip_min, 0.0);
+    CU_ASSERT_DOUBLE_EQUAL(back.clip_max, ds[i].clip_max, 0.0);
+  }
+}
+
+/* tsl_graph_conv_layers names exactly the workloads the compiler looks up: with a
+ * records file holding a record for each, every conv layer is tuned; with an empty one,
+ * every one misses. */
+static void test_conv_layers_are_the_keys_the_compiler_looks_up(void) {
+  tsl_graph *g = NULL;
+  CU_ASSERT_EQUAL_FATAL(tsl_zoo_build("squeezenet1_1", 1, &g), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_infer_shapes(g), TSL_OK);
+  tsl_conv_layer *layers = calloc(64, sizeof *layers);
+  CU_ASSERT_FATAL(layers != NULL);
+  int n = 0;
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_conv_layers(g, NULL, layers, 64, &n), TSL_OK);
+  CU_ASSERT(n >= 15 && n <= 26); /* 26 convs, identical fire layers shared */
+  int total = 0;
+  for (int i = 0; i < n && i < 64; i++) total += layers[i].count;
+  CU_ASSERT_EQUAL(total, 26);
+  CU_ASSERT_STRING_EQUAL(layers[0].workload.op, "conv2d_nchwc_grouped"); /* C = 3 */
+  char path[256];
+  snprintf(path, sizeof path, "/tmp/tessel_test_conv_layers_%d.json", (int)getpid());
+  FILE *f = fopen(path, "w");
+  CU_ASSERT_FATAL(f != NULL);
+  fclose(f);
+  tsl_compile_options o = {.records = path};
+  tsl_graph_plan *plan = NULL;
+  tsl_compile_stats stats;
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_compile(g, &o, &plan, &stats), TSL_OK);
+  CU_ASSERT_EQUAL(stats.records_missed, n);
+  CU_ASSERT_EQUAL(stats.conv_layers, 26);
+  tsl_graph_plan_free(plan);
+  unlink(path);
+  free(layers);
+  tsl_graph_free(g);
+}
+
+/* A channel concat of conv outputs in whole blocks runs no kernel: the convs write into
+ * its buffer. A concat of that concat (its producer runs no kernel) is computed. */
+static void test_concat_of_conv_outputs_is_written_in_place(void) {
+  int x, node;
+  tsl_graph *g = new_graph(8, 9, 7, &x);
+  int a = conv(g, x, 8, 8, 1, 1, 0, 1, 31), b = conv(g, x, 16, 8, 3, 1, 1, 1, 33), c = conv(g, x, 8, 8, 3, 1, 1, 1, 35);
+  int ab[2] = {a, b};
+  int cat1 = add_node(g, TSL_OP_CONCAT, 2, ab, &node);
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_set_attr_int(g, node, "axis", 1), TSL_OK);
+  int cc[2] = {cat1, c};
+  int cat2 = add_node(g, TSL_OP_CONCAT, 2, cc, &node);
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_set_attr_int(g, node, "axis", 1), TSL_OK);
+  finish(g, add_node(g, TSL_OP_RELU, 1, &cat2, NULL));
+  char labels[2048];
+  tsl_compile_stats stats;
+  compile_check(g, NULL, 1e-4, &stats, labels, sizeof labels);
+  /* to NCHW8c, three convs, the outer concat, relu, back to NCHW: the inner concat elided */
+  CU_ASSERT_EQUAL(stats.steps, 7);
+  tsl_graph_free(g);
+}
+
+void tsl_tests_graph_conv_dispatch(void) {
+  CU_pSuite s = CU_add_suite("graph_conv_dispatch", NULL, NULL);
+  CU_add_test(s, "conv_family_workload_round_trips_the_layer", test_conv_family_workload_round_trips_the_layer);
+  CU_add_test(s, "conv_without_records_takes_the_default_algorithm", test_conv_without_records_takes_the_default_algorithm);
+  CU_add_test(s, "conv_3x3_every_algorithm_from_a_record_matches_reference",
+              test_conv_3x3_every_algorithm_from_a_record_matches_reference);
+  CU_add_test(s, "conv_1x1_every_algorithm_from_a_record_matches_reference",
+              test_conv_1x1_every_algorithm_from_a_record_matches_reference);
+  CU_add_test(s, "conv_residual_every_algorithm_from_a_record_matches_reference",
+              test_conv_residual_every_algorithm_from_a_record_matches_reference);
+  CU_add_test(s, "conv_first_layer_and_depthwise_every_algorithm_from_a_record",
+              test_conv_first_layer_and_depthwise_every_algorithm_from_a_record);
+  CU_add_test(s, "C11_record_of_another_layer_is_not_used", test_C11_record_of_another_layer_is_not_used);
+  CU_add_test(s, "conv_layers_are_the_keys_the_compiler_looks_up", test_conv_layers_are_the_keys_the_compiler_looks_up);
+  CU_add_test(s, "concat_of_conv_outputs_is_written_in_place", test_concat_of_conv_outputs_is_written_in_place);
+}

@@ -1,0 +1,105 @@
+/* Classes of shared/cases across EVERY convolution algorithm (direct, 1x1 GEMM, im2col,
+ * depthwise, grouped, Winograd F(2), F(4)), against the naive reference: the relu6 and
+ * residual epilogues (class 15), stride larger than the kernel, 1x1 spatial inputs,
+ * padding at least as large as the kernel (windows wholly in the padding), kernels as
+ * large as the padded input (class 6, 7), batch > 1 — each with the default config and
+ * random configs of the algorithm's template. */
+#include <stdio.h>
+#include <string.h>
+
+#include "ops/conv_check.h"
+#include "ops/ops_util.h"
+
+/* Checks c through every algorithm that applies to it (and to its depthwise / grouped
+ * variants when `variants`); returns how many applied. */
+static int check_every_algorithm(const conv_case *c, bool variants, conv_check_opts o) {
+  static const tsl_conv2d_algo algos[] = {TSL_CONV2D_DIRECT,    TSL_CONV2D_GEMM_1X1, TSL_CONV2D_IM2COL,
+                                          TSL_CONV2D_GROUPED,   TSL_CONV2D_WINOGRAD_F2, TSL_CONV2D_WINOGRAD_F4};
+  int applied = 0;
+  tsl_conv2d_desc d = conv_case_desc(c, ops_lanes());
+  for (size_t a = 0; a < sizeof algos / sizeof algos[0]; a++) {
+    if (!tsl_conv2d_algo_applies(&d, algos[a], NULL)) continue;
+    applied++;
+    o.seed++;
+    CU_ASSERT(conv_check(c, algos[a], &o));
+  }
+  if (variants) {
+    conv_case dw = *c;
+    dw.K = dw.C;
+    dw.groups = dw.C;
+    o.seed++;
+    CU_ASSERT(conv_check(&dw, TSL_CONV2D_DEPTHWISE, &o));
+    conv_case mult = dw; /* depthwise with a channel multiplier 2: grouped */
+    mult.K = 2 * mult.C;
+    o.seed++;
+    CU_ASSERT(conv_check(&mult, TSL_CONV2D_GROUPED, &o));
+    applied += 2;
+  }
+  return applied;
+}
+
+static void check_layers(const conv_case *layers, size_t n, uint64_t seed, int min_algorithms) {
+  for (size_t l = 0; l < n; l++) CU_ASSERT(check_every_algorithm(&layers[l], true, conv_opts(1, seed + 10 * l)) >= min_algorithms);
+}
+
+/* Class 15: relu6 (clip 0..6, inputs large enough that both bounds cut) and the
+ * residual add, alone and together, on every algorithm, with batch 2. */
+static void test_relu6_and_residual_epilogues_on_every_algorithm(void) {
+  static const conv_case layers[] = {
+      /* N C  H   W  K  R  S sh sw pt pl pb pr dh dw g act lo hi residual */
+      {2, 12, 10, 9, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 0, 6, true},
+      {2, 12, 7, 6, 20, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 2, 0, 6, true},
+  };
+  for (size_t l = 0; l < sizeof layers / sizeof layers[0]; l++)
+    for (int v = 0; v < 3; v++) {
+      conv_case c = layers[l];
+      c.act = v == 1 ? 0 : 2;   /* residual alone, relu6 alone, both */
+      c.residual = v != 2 || l == 0;
+      conv_check_opts o = conv_opts(1, 4000 + 10 * l + (uint64_t)v);
+      o.lo = -12.0f;
+      o.hi = 12.0f;
+      CU_ASSERT(check_every_algorithm(&c, true, o) >= 4);
+    }
+}
+
+/* Strides larger than the kernel (input pixels no window reads): 1x1 s2, 2x2 s3,
+ * 3x3 s4 with padding, non-square strides. */
+static void test_stride_greater_than_kernel(void) {
+  static const conv_case layers[] = {
+      {2, 5, 9, 11, 7, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1, 1, 1, 0, 0, false},
+      {1, 9, 13, 10, 6, 2, 2, 3, 3, 0, 1, 1, 0, 1, 1, 1, 0, 0, 0, true},
+      {1, 4, 17, 15, 10, 3, 3, 4, 5, 1, 1, 1, 1, 1, 1, 1, 2, 0, 6, false},
+  };
+  check_layers(layers, sizeof layers / sizeof layers[0], 4100, 4);
+}
+
+/* 1x1 spatial inputs: a 3x3 kernel with padding 1 (only the centre tap is real), a
+ * 1x1 kernel, and batch 3. */
+static void test_1x1_spatial_input(void) {
+  static const conv_case layers[] = {
+      {1, 16, 1, 1, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, false},
+      {3, 7, 1, 1, 9, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 2, -1, 1, true},
+      {2, 3, 1, 1, 5, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, true},
+  };
+  check_layers(layers, sizeof layers / sizeof layers[0], 4200, 3);
+}
+
+/* Padding at least the kernel's size: outputs whose whole window is padding (they hold
+ * act(bias (+ residual))); a kernel as large as the padded input (one output). */
+static void test_padding_at_least_kernel_and_kernel_equal_to_padded_input(void) {
+  static const conv_case layers[] = {
+      {1, 6, 5, 6, 10, 3, 3, 1, 1, 3, 4, 3, 5, 1, 1, 1, 1, 0, 0, true},
+      {2, 9, 4, 4, 8, 2, 2, 2, 2, 2, 2, 3, 3, 1, 1, 1, 0, 0, 0, false},
+      {1, 10, 5, 4, 7, 7, 6, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, -0.5, 0.5, false},
+  };
+  check_layers(layers, sizeof layers / sizeof layers[0], 4300, 3);
+}
+
+void ops_tests_conv_classes(CU_pSuite s) {
+  CU_add_test(s, "test_relu6_and_residual_epilogues_on_every_algorithm",
+              test_relu6_and_residual_epilogues_on_every_algorithm);
+  CU_add_test(s, "test_stride_greater_than_kernel", test_stride_greater_than_kernel);
+  CU_add_test(s, "test_1x1_spatial_input", test_1x1_spatial_input);
+  CU_add_test(s, "test_padding_at_least_kernel_and_kernel_equal_to_padded_input",
+              test_padding_at_least_kernel_and_kernel_equal_to_padded_input);
+}
