@@ -186,8 +186,14 @@ static void elide_concats(const tsl_graph *g, const tsl_kernel *const *conv_kern
         for (int k = 0; ok && k < g->nodes[m].n_inputs; k++)
           if (g->nodes[m].inputs[k] == v && (m != n || k != i)) ok = false;
     }
-    if (!ok) continue;
+    /* each slice must start 64-byte aligned: kernels take aligned pointers (runtime/module.h) */
     int64_t at = 0;
+    for (int i = 0; i < c->n_inputs && ok; i++) {
+      ok = at % TSL_TENSOR_ALIGN == 0;
+      at += g->values[c->inputs[i]].shape[1] / X * plane;
+    }
+    if (!ok) continue;
+    at = 0;
     for (int i = 0; i < c->n_inputs; i++) {
       root[c->inputs[i]] = c->outputs[0];
       off[c->inputs[i]] = at;

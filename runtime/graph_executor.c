@@ -120,6 +120,10 @@ tsl_status tsl_graph_plan_add_view(tsl_graph_plan *p, int base, int64_t offset, 
   if (offset < 0 || bytes < 0 || offset > p->bufs[base].bytes || bytes > p->bufs[base].bytes - offset)
     return tsl_error(TSL_ERR_INVALID, "graph plan: view [%lld, +%lld) outside buffer %d of %lld bytes",
                      (long long)offset, (long long)bytes, base, (long long)p->bufs[base].bytes);
+  /* kernels take 64-byte aligned pointers (runtime/module.h) and claim that alignment */
+  if (offset % TSL_TENSOR_ALIGN != 0)
+    return tsl_error(TSL_ERR_INVALID, "graph plan: view at offset %lld of buffer %d is not %d-byte aligned",
+                     (long long)offset, base, TSL_TENSOR_ALIGN);
   plan_buf b = {BUF_VIEW, NULL, base, offset, bytes};
   return push_buf(p, b, buf);
 }

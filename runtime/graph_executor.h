@@ -57,8 +57,10 @@ tsl_status tsl_graph_plan_add_constant(tsl_graph_plan *p, tsl_tensor *t, int *bu
  * Errors: TSL_ERR_INVALID (negative or misaligned offset, negative size), TSL_ERR_NOMEM. */
 tsl_status tsl_graph_plan_add_activation(tsl_graph_plan *p, int64_t offset, int64_t bytes, int *buf);
 
-/* Adds a view of buffer `base` starting `offset` bytes into it, `bytes` long.
- * Errors: TSL_ERR_INVALID (bad base, the range outside base), TSL_ERR_NOMEM. */
+/* Adds a view of buffer `base` starting `offset` bytes into it (offset a multiple of
+ * TSL_TENSOR_ALIGN: kernels take aligned pointers), `bytes` long.
+ * Errors: TSL_ERR_INVALID (bad base, the range outside base, a misaligned offset),
+ * TSL_ERR_NOMEM. */
 tsl_status tsl_graph_plan_add_view(tsl_graph_plan *p, int base, int64_t offset, int64_t bytes, int *buf);
 
 /* Size in bytes of buffer `buf` (0 for a bad id). */

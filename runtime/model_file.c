@@ -139,6 +139,9 @@ tsl_status tsl_model_writer_add_view(tsl_model_writer *w, int base, int64_t offs
       bytes > w->bufs[base].bytes - offset)
     return tsl_error(TSL_ERR_INVALID, "model writer: add_view: bad base %d or range [%lld, +%lld)", base,
                      (long long)offset, (long long)bytes);
+  if (offset % TSL_TENSOR_ALIGN != 0) /* kernels take aligned pointers (runtime/module.h) */
+    return tsl_error(TSL_ERR_INVALID, "model writer: add_view: offset %lld is not %d-byte aligned", (long long)offset,
+                     TSL_TENSOR_ALIGN);
   return push_buf(w, (wbuf){KIND_VIEW, {0, 0}, 0, {0}, NULL, base, offset, bytes}, buf);
 }
 

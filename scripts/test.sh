@@ -22,6 +22,10 @@ logdir="$builddir/test-logs"
 rm -rf "$logdir"
 mkdir -p "$logdir"
 mods=$("$runner" --list)
+if [ -z "$mods" ]; then
+  echo "scripts/test.sh: $runner --list named no test module" >&2
+  exit 1
+fi
 order=""
 for m in schedule graph winograd cross ops tuner e2e models templates; do
   if grep -qx "$m" <<<"$mods"; then order+="$m "; fi

@@ -7,7 +7,10 @@
  * JIT-compiles the kernel (tsl_build, a fresh JIT in the worker), runs it once on the
  * workload's seeded random inputs and compares every output element with the reference,
  * then times it with the time evaluator (include/tessel/runtime.h: one warm-up, `repeat`
- * samples each at least `min_repeat_ms` long). The worker reports through a pipe; the
+ * samples each at least `min_repeat_ms` long). With one thread (and no cache flush or
+ * cool-down) the samples are taken on the process's CPU clock instead of the wall
+ * clock, with the same protocol: on a shared machine that is the kernel's own time,
+ * not the time other processes took from it. The worker reports through a pipe; the
  * parent enforces the build timeout (from fork to "built") and the run timeout (from
  * "built" to the result) by SIGKILL.
  *

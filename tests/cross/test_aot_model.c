@@ -493,13 +493,14 @@ static void test_model_file_round_trip_and_damaged_files(void) {
   CU_ASSERT_EQUAL(tsl_model_writer_add_activation(w, 0, n * 4, &in_buf), TSL_OK);
   CU_ASSERT_EQUAL(tsl_model_writer_add_activation(w, padded, n * 4, &out_buf), TSL_OK);
   CU_ASSERT_EQUAL(tsl_model_writer_add_activation(w, 3, 4, &c_buf), TSL_ERR_INVALID); /* misaligned */
-  int64_t cshape[2] = {2, 3};
+  int64_t cshape[2] = {4, 6};
   tsl_tensor *ct = NULL;
   CU_ASSERT_EQUAL_FATAL(tsl_tensor_new(TSL_DTYPE_F32, 2, cshape, &ct), TSL_OK);
-  for (int i = 0; i < 6; i++) ((float *)ct->data)[i] = 0.5f * (float)i - 1.0f;
+  for (int i = 0; i < 24; i++) ((float *)ct->data)[i] = 0.5f * (float)i - 1.0f;
   CU_ASSERT_EQUAL(tsl_model_writer_add_constant(w, ct, &c_buf), TSL_OK);
-  CU_ASSERT_EQUAL(tsl_model_writer_add_view(w, c_buf, 8, 16, &v_buf), TSL_OK);
-  CU_ASSERT_EQUAL(tsl_model_writer_add_view(w, c_buf, 8, 17, &v_buf), TSL_ERR_INVALID); /* past the base */
+  CU_ASSERT_EQUAL(tsl_model_writer_add_view(w, c_buf, 64, 16, &v_buf), TSL_OK);
+  CU_ASSERT_EQUAL(tsl_model_writer_add_view(w, c_buf, 64, 33, &v_buf), TSL_ERR_INVALID); /* past the base */
+  CU_ASSERT_EQUAL(tsl_model_writer_add_view(w, c_buf, 8, 16, &v_buf), TSL_ERR_INVALID);  /* misaligned */
   CU_ASSERT_EQUAL(tsl_model_writer_add_step(w, "relu_k", "the relu", 2, (int[]){in_buf, out_buf}), TSL_OK);
   CU_ASSERT_EQUAL(tsl_model_writer_add_step(w, "relu_k", NULL, 2, (int[]){in_buf, 99}), TSL_ERR_INVALID);
   int64_t shape1[1] = {n}, shape4[1] = {4};
@@ -526,7 +527,7 @@ static void test_model_file_round_trip_and_damaged_files(void) {
   int wrong = 0;
   for (int64_t i = 0; i < n; i++) wrong += y[i] != (x[i] > 0 ? x[i] : 0.0f);
   CU_ASSERT_EQUAL(wrong, 0);
-  for (int i = 0; i < 4; i++) CU_ASSERT_EQUAL(cv[i], 0.5f * (float)(i + 2) - 1.0f);
+  for (int i = 0; i < 4; i++) CU_ASSERT_EQUAL(cv[i], 0.5f * (float)(i + 16) - 1.0f);
   tsl_graph_ctx_free(ctx);
   tsl_graph_plan_free(p);
   tsl_tensor_free(ct);
@@ -583,13 +584,13 @@ static void test_model_file_mutated_plans_fail_cleanly(void) {
   tsl_model_writer *w = NULL;
   CU_ASSERT_EQUAL_FATAL(tsl_model_writer_new("host", &w), TSL_OK);
   int b[4];
-  int64_t cshape[1] = {8}, shape[1] = {n};
+  int64_t cshape[1] = {32}, shape[1] = {n};
   tsl_tensor *ct = NULL;
   CU_ASSERT_EQUAL_FATAL(tsl_tensor_new(TSL_DTYPE_F32, 1, cshape, &ct), TSL_OK);
   CU_ASSERT_EQUAL(tsl_model_writer_add_activation(w, 0, n * 4, &b[0]), TSL_OK);
   CU_ASSERT_EQUAL(tsl_model_writer_add_activation(w, (n * 4 + 63) / 64 * 64, n * 4, &b[1]), TSL_OK);
   CU_ASSERT_EQUAL(tsl_model_writer_add_constant(w, ct, &b[2]), TSL_OK);
-  CU_ASSERT_EQUAL(tsl_model_writer_add_view(w, b[2], 4, 8, &b[3]), TSL_OK);
+  CU_ASSERT_EQUAL(tsl_model_writer_add_view(w, b[2], 64, 8, &b[3]), TSL_OK);
   CU_ASSERT_EQUAL(tsl_model_writer_add_step(w, "relu_m", "relu", 2, b), TSL_OK);
   CU_ASSERT_EQUAL(tsl_model_writer_add_input(w, "x", b[0], TSL_DTYPE_F32, 1, shape), TSL_OK);
   CU_ASSERT_EQUAL(tsl_model_writer_add_output(w, "y", b[1], TSL_DTYPE_F32, 1, shape), TSL_OK);

@@ -144,7 +144,7 @@ bool conv_check(const conv_case *c, tsl_conv2d_algo a, const conv_check_opts *o)
   }
   int64_t OH = tsl_conv2d_desc_out_h(&d), OW = tsl_conv2d_desc_out_w(&d), cg = d.C / d.groups;
   int64_t nin = d.N * d.C * d.H * d.W, nw = d.K * cg * d.R * d.S, nres = d.N * d.K * OH * OW;
-  float *in = malloc(sizeof(float) * (size_t)nin), *w = malloc(sizeof(float) * (size_t)nw);
+  float *in = malloc(sizeof(float) * (size_t)nin), *w = aligned_alloc(64, (sizeof(float) * (size_t)nw + 63) / 64 * 64); /* a kernel argument (Winograd) */
   float *bias = malloc(sizeof(float) * (size_t)d.K), *res = malloc(sizeof(float) * (size_t)nres);
   uint64_t seed = o->seed ? o->seed : 1234;
   float lo = o->lo != o->hi ? o->lo : -1.0f, hi = o->lo != o->hi ? o->hi : 1.0f;

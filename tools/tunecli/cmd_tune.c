@@ -117,7 +117,7 @@ static bool open_records(const char *cmd, tune_cli *c, tsl_records **db) {
 }
 
 typedef struct layer_row {
-  char label[96];
+  char label[144]; /* node name (< 128) + " (+more)" */
   char shape[160];
   tsl_tune_result res;
   bool failed;
