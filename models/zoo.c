@@ -422,7 +422,7 @@ tsl_status tsl_zoo_build(const char *name, uint64_t seed, tsl_graph **out) {
   if (which < 0)
     return tsl_error(TSL_ERR_NOT_FOUND,
                      "zoo: no model '%s' (known: squeezenet1_0, squeezenet1_1, resnet18, resnet50, mobilenet_v2, "
-                     "shufflenet_v2_x1_0)",
+                     "shufflenet_v2_x1_0; binarized: bsqueezenet1_1, bsqueezenet1_1_a2, bresnet18, bresnet18_a2)",
                      name);
   zb b = {NULL, seed, TSL_OK, NULL};
   tsl_status st = tsl_graph_new(name, &b.g);

@@ -41,7 +41,7 @@ typedef struct tsl_dispatch_info {
                                for a conv2d_nchwc_bias layer: its weights need the
                                algorithm's transform) and its shapes */
   char config_str[512];
-  double cost;              /* the record's mean cost in seconds; +inf for the default */
+  double cost;              /* the record's cost in seconds (its fastest sample); +inf for the default */
 } tsl_dispatch_info;
 
 /* The program (instantiated in the current arena) and its schedule (caller frees with
