@@ -19,11 +19,8 @@
 #include <nng/nng.h>
 #include <nng/protocol/reqrep0/req.h>
 
-#include "codegen/aot.h"
 #include "device/rpc_proto.h"
-#include "ir/arena.h"
-#include "schedule/lower.h"
-#include "schedule/schedule.h"
+#include "tuner/remote_build.h"
 
 struct tsl_remote {
   nng_socket sock;
@@ -495,105 +492,6 @@ bool tsl_remote_device_info(const char *device, tsl_device_info *out) {
   return true;
 }
 
-/* ---- building a candidate ------------------------------------------------------- */
-
-typedef struct build_msg {
-  int error_no;
-  double compile_s;
-  char msg[256];
-} build_msg;
-
-static void build_worker(int fd, const char *so, const tsl_target *t, const tsl_te_program *p,
-                         const tsl_template *tpl, const tsl_config_space *s, const tsl_config *c) {
-  static const int fatal[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
-  for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++) signal(fatal[i], SIG_DFL);
-  tsl_arena *a = tsl_arena_new();
-  tsl_arena_set_current(a);
-  build_msg m = {.error_no = TSL_MEASURE_OK};
-  double t0 = tsl_time_now();
-  tsl_schedule *sch = NULL;
-  tsl_func *f = NULL;
-  tsl_lower_options lo = tsl_lower_options_default();
-  lo.vector_bits = t->vector_bits;
-  const char *step = "apply";
-  tsl_status st = tpl->apply(p, t, s, c, &sch);
-  if (st != TSL_OK) m.error_no = TSL_MEASURE_INSTANTIATION;
-  if (st == TSL_OK && (st = tsl_lower_with(sch, "candidate", &lo, &f)) != TSL_OK) step = "lower";
-  const tsl_func *funcs[1] = {f};
-  if (st == TSL_OK && (st = tsl_aot_compile(funcs, 1, t, so)) != TSL_OK) step = "compile";
-  if (st != TSL_OK) {
-    if (m.error_no == TSL_MEASURE_OK) m.error_no = TSL_MEASURE_COMPILE;
-    snprintf(m.msg, sizeof m.msg, "%s: %s", step, tsl_last_error());
-  }
-  m.compile_s = tsl_time_now() - t0;
-  ssize_t w;
-  do w = write(fd, &m, sizeof m);
-  while (w < 0 && errno == EINTR);
-  _exit(0);
-}
-
-/* Builds the candidate into so under the build timeout; fills res on failure. */
-static tsl_status build_candidate(const char *so, const tsl_target *t, const tsl_te_program *p,
-                                  const tsl_measure_opts *o, const tsl_template *tpl, const tsl_config_space *s,
-                                  const tsl_config *c, tsl_measure_result *res) {
-  int fds[2];
-  if (pipe(fds) != 0) return tsl_error(TSL_ERR_RUNTIME, "remote: pipe: %s", strerror(errno));
-  fflush(stdout);
-  fflush(stderr);
-  pid_t pid = fork();
-  if (pid < 0) {
-    close(fds[0]);
-    close(fds[1]);
-    return tsl_error(TSL_ERR_RUNTIME, "remote: fork: %s", strerror(errno));
-  }
-  if (pid == 0) {
-    close(fds[0]);
-    build_worker(fds[1], so, t, p, tpl, s, c);
-  }
-  close(fds[1]);
-  build_msg m;
-  size_t got = 0;
-  double deadline = tsl_time_now() + o->build_timeout_s;
-  bool timed_out = false;
-  while (got < sizeof m) {
-    double left = deadline - tsl_time_now();
-    if (left <= 0) {
-      timed_out = true;
-      break;
-    }
-    struct pollfd pfd = {fds[0], POLLIN, 0};
-    int pr = poll(&pfd, 1, (int)(left * 1000) + 1);
-    if (pr <= 0) continue;
-    ssize_t n = read(fds[0], (char *)&m + got, sizeof m - got);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    got += (size_t)n;
-  }
-  close(fds[0]);
-  if (timed_out) kill(pid, SIGKILL);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (got == sizeof m) {
-    res->compile_s = m.compile_s;
-    res->error_no = m.error_no;
-    m.msg[sizeof m.msg - 1] = '\0';
-    snprintf(res->error_msg, sizeof res->error_msg, "%s", m.msg);
-  } else if (timed_out) {
-    res->error_no = TSL_MEASURE_BUILD_TIMEOUT;
-    snprintf(res->error_msg, sizeof res->error_msg, "build did not finish in %.3g s", o->build_timeout_s);
-  } else {
-    res->error_no = TSL_MEASURE_COMPILE;
-    if (WIFSIGNALED(status))
-      snprintf(res->error_msg, sizeof res->error_msg, "builder killed by signal %d (%s)", WTERMSIG(status),
-               strsignal(WTERMSIG(status)));
-    else
-      snprintf(res->error_msg, sizeof res->error_msg, "builder exited with status %d",
-               WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-  }
-  return TSL_OK;
-}
-
 /* 0 when out (bytes of ref's dtype and shape) matches ref within rtol; else why in msg. */
 static int compare_output(const void *out, size_t bytes, const tsl_tensor *ref, double rtol, char *msg, size_t n) {
   if (bytes != tsl_tensor_nbytes(ref)) {
@@ -631,23 +529,17 @@ static void fill_arg(tsl_remote_arg *a, int kind, const tsl_tensor *t) {
   a->data = kind == TSL_RPC_ARG_INPUT ? t->data : NULL;
 }
 
-/* One candidate on session r (see tsl_remote_measure_candidate). */
-static tsl_status measure_on(tsl_remote *r, const tsl_target *t, const tsl_te_program *p, tsl_tensor *const *inputs,
-                             int nin, tsl_tensor *const *refs, int nout, const tsl_measure_opts *o,
-                             const tsl_template *tpl, const tsl_config_space *s, const tsl_config *c,
-                             tsl_measure_result *res) {
-  memset(res, 0, sizeof *res);
+/* Uploads built candidate so (res holds its build result; nothing to do when that is a
+ * failure) to session r, measures it and compares its outputs (see
+ * tsl_remote_measure_candidate); all_cost gets the build's and this call's seconds. */
+static tsl_status measure_on(tsl_remote *r, const char *so, tsl_tensor *const *inputs, int nin,
+                             tsl_tensor *const *refs, int nout, const tsl_measure_opts *o, tsl_measure_result *res) {
   double start = tsl_time_now();
   tsl_status st = TSL_OK;
   if (atomic_load(&r->lost)) return lost_error(r, "");
-  char dir[] = "/tmp/tessel-remote-XXXXXX";
-  if (!mkdtemp(dir)) return tsl_error(TSL_ERR_RUNTIME, "remote: temporary folder: %s", strerror(errno));
-  char so[sizeof dir + 16];
-  snprintf(so, sizeof so, "%s/cand.so", dir);
-  st = build_candidate(so, t, p, o, tpl, s, c, res);
   uint32_t handle = 0;
   bool uploaded = false;
-  if (st == TSL_OK && res->error_no == TSL_MEASURE_OK) {
+  if (res->error_no == TSL_MEASURE_OK) {
     st = tsl_remote_upload_file(r, so, &handle);
     uploaded = st == TSL_OK;
     if (st == TSL_ERR_INVALID) { /* over the server's caps: this candidate's failure */
@@ -656,8 +548,6 @@ static tsl_status measure_on(tsl_remote *r, const tsl_target *t, const tsl_te_pr
       st = TSL_OK;
     }
   }
-  unlink(so);
-  rmdir(dir);
   if (st == TSL_OK && uploaded) {
     tsl_remote_arg args[TSL_RPC_MAX_ARGS];
     for (int i = 0; i < nin; i++) fill_arg(&args[i], TSL_RPC_ARG_INPUT, inputs[i]);
@@ -691,7 +581,7 @@ static tsl_status measure_on(tsl_remote *r, const tsl_target *t, const tsl_te_pr
       if (fs != TSL_OK) st = fs;
     }
   }
-  res->all_cost = tsl_time_now() - start;
+  res->all_cost = res->compile_s + (tsl_time_now() - start);
   return st;
 }
 
@@ -701,6 +591,23 @@ static bool bad_args(const tsl_target *t, const tsl_te_program *p, int nin, int 
          nin + nout > TSL_RPC_MAX_ARGS;
 }
 
+/* A private temporary folder for a batch's objects (the caller removes it with
+ * remove_batch_dir). */
+static tsl_status batch_dir(char dir[32]) {
+  snprintf(dir, 32, "/tmp/tessel-remote-XXXXXX");
+  if (!mkdtemp(dir)) return tsl_error(TSL_ERR_RUNTIME, "remote: temporary folder: %s", strerror(errno));
+  return TSL_OK;
+}
+
+static void remove_batch_dir(const char *dir, int n) {
+  char so[64];
+  for (int i = 0; i < n; i++) {
+    tsl_remote_build_path(dir, i, so, sizeof so);
+    unlink(so);
+  }
+  rmdir(dir);
+}
+
 tsl_status tsl_remote_measure_candidate(const tsl_target *t, const tsl_te_program *p, tsl_tensor *const *inputs,
                                         int nin, tsl_tensor *const *refs, int nout, const tsl_measure_opts *o,
                                         const tsl_template *tpl, const tsl_config_space *s, const tsl_config *c,
@@ -708,22 +615,25 @@ tsl_status tsl_remote_measure_candidate(const tsl_target *t, const tsl_te_progra
   if (bad_args(t, p, nin, nout, o, tpl, s, c, res))
     return tsl_error(TSL_ERR_INVALID, "remote measure: NULL argument or more than %d tensors", TSL_RPC_MAX_ARGS);
   tsl_remote *r = NULL;
+  char dir[32], so[64];
   tsl_status st = first_session(o->device, o->key, &r);
-  return st != TSL_OK ? st : measure_on(r, t, p, inputs, nin, refs, nout, o, tpl, s, c, res);
+  if (st == TSL_OK && atomic_load(&r->lost)) st = lost_error(r, "");
+  if (st != TSL_OK || (st = batch_dir(dir)) != TSL_OK) return st;
+  st = tsl_remote_build_batch(dir, t, p, o, tpl, s, c, 1, 1, res);
+  tsl_remote_build_path(dir, 0, so, sizeof so);
+  if (st == TSL_OK) st = measure_on(r, so, inputs, nin, refs, nout, o, res);
+  remove_batch_dir(dir, 1);
+  return st;
 }
 
 /* ---- a pool: one thread per device, candidates from a shared counter ------------ */
 
 typedef struct pool_job {
-  const tsl_target *t;
-  const tsl_te_program *p;
+  const char *dir; /* the batch's objects (remote_build.h) */
   tsl_tensor *const *inputs, *const *refs;
   int nin, nout;
   const tsl_measure_opts *o;
-  const tsl_template *tpl;
-  const tsl_config_space *s;
-  const tsl_config *cs;
-  tsl_measure_result *res;
+  tsl_measure_result *res; /* built; measured here */
   int n;
   atomic_int next;
   atomic_bool failed;
@@ -736,14 +646,16 @@ typedef struct pool_worker {
   char msg[512]; /* the error message (thread-local in the worker) */
 } pool_worker;
 
+/* A device's thread: uploads and measures; it never forks (remote_build.h says why). */
 static void *pool_thread(void *arg) {
   pool_worker *w = arg;
   pool_job *j = w->job;
+  char so[64];
   while (!atomic_load(&j->failed)) {
     int i = atomic_fetch_add(&j->next, 1);
     if (i >= j->n) break;
-    w->st = measure_on(w->r, j->t, j->p, j->inputs, j->nin, j->refs, j->nout, j->o, j->tpl, j->s, &j->cs[i],
-                       &j->res[i]);
+    tsl_remote_build_path(j->dir, i, so, sizeof so);
+    w->st = measure_on(w->r, so, j->inputs, j->nin, j->refs, j->nout, j->o, &j->res[i]);
     if (w->st != TSL_OK) {
       snprintf(w->msg, sizeof w->msg, "%s", tsl_last_error());
       atomic_store(&j->failed, true);
@@ -762,23 +674,25 @@ tsl_status tsl_remote_measure_candidates(const tsl_target *t, const tsl_te_progr
   int naddr = 0;
   tsl_status st = split_pool(o->device, addrs, &naddr);
   pool_worker w[MAX_SESSIONS];
-  pool_job job = {t, p, inputs, refs, nin, nout, o, tpl, s, cs, res, n, 0, false};
+  char dir[32];
+  pool_job job = {dir, inputs, refs, nin, nout, o, res, n, 0, false};
   for (int i = 0; st == TSL_OK && i < naddr; i++) {
     memset(&w[i], 0, sizeof w[i]);
     w[i].job = &job;
     st = session_get(addrs[i], o->key, &w[i].r);
+    if (st == TSL_OK && atomic_load(&w[i].r->lost)) st = lost_error(w[i].r, "");
   }
-  if (st != TSL_OK) return st;
+  if (st != TSL_OK || (st = batch_dir(dir)) != TSL_OK) return st;
+  /* every build first, forked from this thread alone; then one thread per device */
+  st = tsl_remote_build_batch(dir, t, p, o, tpl, s, cs, n, 0, res);
   pthread_t th[MAX_SESSIONS];
   bool started[MAX_SESSIONS] = {false};
-  for (int i = 1; i < naddr; i++) started[i] = pthread_create(&th[i], NULL, pool_thread, &w[i]) == 0;
-  pool_thread(&w[0]); /* this thread is the first device's */
+  for (int i = 1; st == TSL_OK && i < naddr; i++) started[i] = pthread_create(&th[i], NULL, pool_thread, &w[i]) == 0;
+  if (st == TSL_OK) pool_thread(&w[0]); /* this thread is the first device's */
   for (int i = 1; i < naddr; i++)
     if (started[i]) pthread_join(th[i], NULL);
-  for (int i = 0; i < naddr; i++)
-    if (w[i].st != TSL_OK) return tsl_error(w[i].st, "%s", w[i].msg);
-  if (atomic_load(&job.next) < n) /* no thread could start: measure here one by one */
-    for (int i = atomic_load(&job.next); i < n && st == TSL_OK; i++)
-      st = measure_on(w[0].r, t, p, inputs, nin, refs, nout, o, tpl, s, &cs[i], &res[i]);
+  for (int i = 0; st == TSL_OK && i < naddr; i++)
+    if (w[i].st != TSL_OK) st = tsl_error(w[i].st, "%s", w[i].msg);
+  remove_batch_dir(dir, n);
   return st;
 }

@@ -218,27 +218,35 @@ static void worker(tsl_runner *r, int fd, const tsl_template *tpl, const tsl_con
   _exit(0);
 }
 
+tsl_status tsl_fork_piped(const char *who, pid_t *pid, int *fd) {
+  int fds[2];
+  if (pipe(fds) != 0) return tsl_error(TSL_ERR_RUNTIME, "%s: pipe: %s", who, strerror(errno));
+  fflush(stdout);
+  fflush(stderr);
+  *pid = fork();
+  if (*pid < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    return tsl_error(TSL_ERR_RUNTIME, "%s: fork: %s", who, strerror(errno));
+  }
+  close(fds[*pid == 0 ? 0 : 1]);
+  *fd = fds[*pid == 0 ? 1 : 0];
+  return TSL_OK;
+}
+
 /* Forks a worker and collects its result under the timeouts. */
 static tsl_status run_worker(tsl_runner *r, const tsl_template *tpl, const tsl_config_space *s, const tsl_config *c,
                              bool copy_out, tsl_measure_result *res) {
   memset(res, 0, sizeof *res);
   double start = tsl_time_now();
-  int fds[2];
-  if (pipe(fds) != 0) return tsl_error(TSL_ERR_RUNTIME, "runner: pipe: %s", strerror(errno));
-  fflush(stdout);
-  fflush(stderr);
-  pid_t pid = fork();
-  if (pid < 0) {
-    close(fds[0]);
-    close(fds[1]);
-    return tsl_error(TSL_ERR_RUNTIME, "runner: fork: %s", strerror(errno));
-  }
+  int fd;
+  pid_t pid;
+  tsl_status fs = tsl_fork_piped("runner", &pid, &fd);
+  if (fs != TSL_OK) return fs;
   if (pid == 0) {
-    close(fds[0]);
-    worker(r, fds[1], tpl, s, c, copy_out);
+    worker(r, fd, tpl, s, c, copy_out);
     _exit(0);
   }
-  close(fds[1]);
   bool built = false, done = false, timed_out = false;
   double deadline = start + r->opts.build_timeout_s;
   worker_msg m;
@@ -249,11 +257,11 @@ static tsl_status run_worker(tsl_runner *r, const tsl_template *tpl, const tsl_c
       timed_out = true;
       break;
     }
-    struct pollfd pfd = {fds[0], POLLIN, 0};
+    struct pollfd pfd = {fd, POLLIN, 0};
     int pr = poll(&pfd, 1, (int)(left * 1000) + 1);
     if (pr < 0 && errno == EINTR) continue;
     if (pr <= 0) continue;
-    ssize_t n = read(fds[0], (char *)&m + got, sizeof m - got);
+    ssize_t n = read(fd, (char *)&m + got, sizeof m - got);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break; /* EOF: the worker died */
     got += (size_t)n;
@@ -273,7 +281,7 @@ static tsl_status run_worker(tsl_runner *r, const tsl_template *tpl, const tsl_c
       snprintf(res->error_msg, sizeof res->error_msg, "%s", m.msg);
     }
   }
-  close(fds[0]);
+  close(fd);
   if (timed_out) kill(pid, SIGKILL);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {

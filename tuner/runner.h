@@ -24,6 +24,7 @@
 #define TESSEL_TUNER_RUNNER_H
 
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "codegen/target.h"
 #include "schedule/template.h"
@@ -102,6 +103,13 @@ tsl_status tsl_runner_measure(tsl_runner *r, const tsl_template *tpl, const tsl_
  * lost device (TSL_ERR_IO naming it; no res[] is then valid). */
 tsl_status tsl_runner_measure_batch(tsl_runner *r, const tsl_template *tpl, const tsl_config_space *s,
                                     const tsl_config *cs, int n, tsl_measure_result *res);
+
+/* Forks a measurement or build worker joined to the caller by a pipe (stdout and stderr
+ * flushed first). Returns in both processes: *pid 0 in the child, whose *fd is the
+ * pipe's write end; the child's pid in the parent, whose *fd is the read end. who names
+ * the caller in the message. Errors: TSL_ERR_RUNTIME (pipe or fork failed; nothing
+ * forked, no descriptor left open). */
+tsl_status tsl_fork_piped(const char *who, pid_t *pid, int *fd);
 
 #ifdef __cplusplus
 }
