@@ -4,22 +4,30 @@
  *   1. per layer, 1 thread: every distinct bitserial conv of bresnet18 (1- and 2-bit
  *      activations: bitserial_conv2d_unipolar64_*, glue and bitpack fused) against the
  *      fp32 conv of the same shape with the operator library's default algorithm and
- *      config (schedule/templates/conv2d_select.h: what a graph compiles untuned);
+ *      config (schedule/templates/conv2d_select.h: what a graph compiles untuned), and
+ *      the 1-bit conv with the template's one-pass accumulator (knob fuse_rows -1);
  *   2. end to end at 1 and 2 threads: squeezenet1_1 vs bsqueezenet1_1(_a2), resnet18 vs
  *      bresnet18(_a2), compiled by the graph compiler (default schedules, or the tuned
  *      ones with --records FILE, the same file for both);
  *   3. activation memory (all activation tensors, and the planned arena) of each
  *      binarized model with and without bitpack fusion (zoo_binary.h: no_fusion), and
- *      the unfused model's latency.
+ *      the unfused model's latency;
+ *   4. (x86-64 with AVX2) the popcount bound: layer1's 1-bit 3x3 conv accumulator
+ *      (64x56x56 -> 64) written by hand with AVX2 intrinsics in four ways, next to
+ *      tessel's kernel, round-robin: what the popcount sequence itself allows on this CPU.
  *
- * Usage: binary [--records FILE] [--reps N] [--skip-layers] [--skip-models] */
+ * Usage: binary [--records FILE] [--reps N] [--skip-layers] [--skip-models] [--skip-bound] */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 #include "codegen/build.h"
 #include "codegen/target.h"
+#include "dsl/ops/registry.h"
 #include "ir/arena.h"
 #include "models/compile.h"
 #include "models/node_kernels_binary.h"
@@ -84,8 +92,8 @@ static tsl_status prepare(tsl_jit *jit, const tsl_te_program *p, const tsl_sched
 
 /* Runs the n kernels round-robin (the first of each round rotating) reps times: the
  * machine's other load hits all of them alike. med[i] = median seconds of kernel i;
- * ratio[i] = median over rounds of time(kernel 0) / time(kernel i). */
-static void round_robin(prepared *pk, int n, int reps, double *med, double *ratio) {
+ * ratio[i] = median over rounds of time(kernel base[i]) / time(kernel i) (base NULL: 0). */
+static void round_robin(prepared *pk, int n, int reps, const int *base, double *med, double *ratio) {
   double t[4][MAX_REPS], r[4][MAX_REPS];
   for (int rep = 0; rep < reps; rep++) {
     for (int j = 0; j < n; j++) {
@@ -94,7 +102,7 @@ static void round_robin(prepared *pk, int n, int reps, double *med, double *rati
       if (pk[i].k) tsl_kernel_call(pk[i].k, pk[i].args, pk[i].n);
       t[i][rep] = now() - t0;
     }
-    for (int i = 0; i < n; i++) r[i][rep] = t[0][rep] / t[i][rep];
+    for (int i = 0; i < n; i++) r[i][rep] = t[base ? base[i] : 0][rep] / t[i][rep];
   }
   for (int i = 0; i < n; i++) {
     qsort(t[i], (size_t)reps, sizeof(double), cmp_double);
@@ -104,15 +112,16 @@ static void round_robin(prepared *pk, int n, int reps, double *med, double *rati
   }
 }
 
-/* A binary workload with the records' schedule (or the template default). */
+/* A binary workload with the records' schedule, or the template with knobs kn (NULL:
+ * the template default). */
 static void prep_binary(tsl_jit *jit, const tsl_target *t, const tsl_records *db, const tsl_workload *w,
-                        prepared *pk) {
+                        const tsl_bitserial_knobs *kn, prepared *pk) {
   tsl_arena *arena = tsl_arena_new(), *prev = tsl_arena_set_current(arena);
   tsl_te_program *p = NULL;
   tsl_schedule *s = NULL;
   memset(pk, 0, sizeof *pk);
   tsl_status st = db ? tsl_dispatch_schedule(db, t, w, NULL, &p, &s, NULL) : tsl_workload_instantiate(w, &p);
-  if (st == TSL_OK && !s) st = tsl_bitserial_schedule(p, t, NULL, &s);
+  if (st == TSL_OK && !s) st = tsl_bitserial_schedule(p, t, kn, &s);
   if (st == TSL_OK) prepare(jit, p, s, pk);
   else fprintf(stderr, "%s: %s\n", w->op, tsl_last_error());
   tsl_schedule_free(s);
@@ -158,22 +167,28 @@ static void per_layer(tsl_jit *jit, const tsl_target *t, const tsl_records *db, 
   printf("\n1. bresnet18 binary convs vs fp32 (same shape), 1 thread, the three kernels run round-robin %d times:\n"
          "   median times, and x = median over rounds of fp32 time / binary time; %s\n", reps,
          db ? "binary schedules from the records" : "default schedules");
-  printf("%-20s %-24s %-10s %9s %9s %6s %9s %6s %8s\n", "layer", "C x H x W -> K kxk/s", "fp32 algo", "fp32 ms",
-         "1-bit ms", "x", "2-bit ms", "x", "Gpair/s");
-  double s32 = 0, s1 = 0, s2 = 0;
+  printf("   1pass = the 1-bit conv with the template's one-pass accumulator (fuse_rows -1: the whole acc,\n"
+         "   then the epilogue; the default before row fusion), xr = median over rounds of 1pass / 1-bit time\n");
+  printf("%-20s %-24s %-10s %9s %9s %6s %9s %6s %8s %8s %5s\n", "layer", "C x H x W -> K kxk/s", "fp32 algo",
+         "fp32 ms", "1-bit ms", "x", "2-bit ms", "x", "Gpair/s", "1pass ms", "xr");
+  double s32 = 0, s1 = 0, s2 = 0, s1p = 0;
   for (int i = 0; i < n1 && i < n2; i++) {
     const tsl_workload *w = &w1[i];
     int64_t C = wparam(w, "C", 0), H = w->shapes[0][3], W = w->shapes[0][4], K = w->shapes[1][3],
             R = w->shapes[1][1], st = wparam(w, "stride_h", 1), pad = wparam(w, "pad_h", 0);
     tsl_conv2d_desc d = {1, C, H, W, K, R, R, st, st, pad, pad, pad, pad, 1, 1, 1, 1, 0.0, 0.0, false, 8};
     const char *algo = "?";
-    prepared pk[3];
+    prepared pk[4];
     prep_fp32(jit, t, &d, &algo, &pk[0]);
-    prep_binary(jit, t, db, w, &pk[1]);
-    prep_binary(jit, t, db, &w2[i], &pk[2]);
-    double med[3], ratio[3];
-    round_robin(pk, 3, reps, med, ratio);
-    for (int k = 0; k < 3; k++) prepared_free(&pk[k]);
+    prep_binary(jit, t, db, w, NULL, &pk[1]);
+    prep_binary(jit, t, db, &w2[i], NULL, &pk[2]);
+    tsl_bitserial_knobs one_pass = tsl_bitserial_default_knobs(t, R, R);
+    one_pass.fuse_rows = -1;
+    prep_binary(jit, t, NULL, w, &one_pass, &pk[3]);
+    double med[4], ratio[4];
+    static const int base[4] = {0, 0, 0, 1};
+    round_robin(pk, 4, reps, base, med, ratio);
+    for (int k = 0; k < 4; k++) prepared_free(&pk[k]);
     double tf = med[0], tb1 = med[1], tb2 = med[2];
     char shape[64];
     snprintf(shape, sizeof shape, "%lldx%lldx%lld->%lld %lldx%lld/%lld", (long long)C, (long long)H, (long long)W,
@@ -181,14 +196,15 @@ static void per_layer(tsl_jit *jit, const tsl_target *t, const tsl_records *db, 
     /* word pairs (data word & weight word) of the 1-bit conv: the popcount work */
     double pairs = (double)tsl_conv2d_desc_out_h(&d) * (double)tsl_conv2d_desc_out_w(&d) * (double)K *
                    (double)((C + 63) / 64) * (double)(R * R);
-    printf("%-20.20s %-24s %-10s %9.3f %9.3f %6.1f %9.3f %6.1f %8.2f\n", g1->nodes[nodes1[i]].name, shape, algo,
-           tf * 1e3, tb1 * 1e3, ratio[1], tb2 * 1e3, ratio[2], pairs / tb1 * 1e-9);
+    printf("%-20.20s %-24s %-10s %9.3f %9.3f %6.1f %9.3f %6.1f %8.2f %8.3f %5.2f\n", g1->nodes[nodes1[i]].name, shape,
+           algo, tf * 1e3, tb1 * 1e3, ratio[1], tb2 * 1e3, ratio[2], pairs / tb1 * 1e-9, med[3] * 1e3, 1.0 / ratio[3]);
     s32 += tf;
     s1 += tb1;
     s2 += tb2;
+    s1p += med[3];
   }
-  printf("%-20s %-24s %-10s %9.3f %9.3f %6.1f %9.3f %6.1f\n", "sum (distinct)", "", "", s32 * 1e3, s1 * 1e3, s32 / s1,
-         s2 * 1e3, s32 / s2);
+  printf("%-20s %-24s %-10s %9.3f %9.3f %6.1f %9.3f %6.1f %8s %8.3f %5.2f\n", "sum (distinct)", "", "", s32 * 1e3,
+         s1 * 1e3, s32 / s1, s2 * 1e3, s32 / s2, "", s1p * 1e3, s1p / s1);
   tsl_graph_free(g1);
   tsl_graph_free(g2);
 }
@@ -326,17 +342,208 @@ static void models(const char *records, int reps) {
   }
 }
 
+/* ---- 4. the popcount bound, by hand ---- */
+#if defined(__x86_64__)
+/* layer1.0.conv1 of bresnet18: 1-bit, 64 channels (one word), 56x56, 3x3, pad 1, 64 outputs.
+ * The hand kernels read an input padded by hand (58x58 words, zeros at the border: exact
+ * for unipolar data), so they do all 9 taps at the border too (tessel's kernel skips
+ * them); tile = 2 pixels x 16 channels, like the template's default. */
+enum { BD_H = 56, BD_W = 56, BD_K = 64, BD_PW = BD_W + 2 };
+typedef struct bound_ctx {
+  uint64_t *data;         /* [58][58] */
+  uint64_t *w, *wlo, *whi; /* [9][64]; wlo/whi = the weights' low / high nibbles */
+  int64_t *acc;           /* [56][56][64] */
+  prepared *tessel;
+} bound_ctx;
+
+/* the nests need their small loops unrolled (accumulators in registers), as -O3 does */
+#define BOUND_FN __attribute__((target("avx2,popcnt"), optimize("O3"), noinline))
+#define BOUND_INLINE __attribute__((target("avx2,popcnt"), optimize("O3"), always_inline)) inline
+
+BOUND_INLINE static __m256i bd_nibble_counts(__m256i x) {
+  const __m256i lut = _mm256_setr_epi8(0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4, 0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2,
+                                       3, 2, 3, 3, 4);
+  const __m256i m = _mm256_set1_epi8(15);
+  return _mm256_add_epi8(_mm256_shuffle_epi8(lut, _mm256_and_si256(x, m)),
+                         _mm256_shuffle_epi8(lut, _mm256_and_si256(_mm256_srli_epi16(x, 4), m)));
+}
+
+/* mode 0: per word pair the sequence LLVM emits for ctpop on <4 x i64> (byte counts, then
+ * vpsadbw to i64 and an i64 add); mode 1: byte counts accumulated over the 9 taps (vpaddb),
+ * one vpsadbw per accumulator (Mula, Kurz and Lemire, sec. 3); mode 2: as 1 with the
+ * weights' nibbles split beforehand and the data word's high nibbles shifted once per tap,
+ * so a pair costs two vpand and two vpshufb. */
+BOUND_INLINE static void bd_vector(const bound_ctx *c, int mode) {
+  const __m256i lut = _mm256_setr_epi8(0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4, 0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2,
+                                       3, 2, 3, 3, 4);
+  const __m256i zero = _mm256_setzero_si256();
+  for (int y = 0; y < BD_H; y++)
+    for (int kb = 0; kb < BD_K; kb += 16)
+      for (int x = 0; x < BD_W; x += 2) {
+        __m256i acc[2][4];
+        for (int i = 0; i < 2; i++)
+          for (int j = 0; j < 4; j++) acc[i][j] = zero;
+        for (int r = 0; r < 3; r++)
+          for (int s = 0; s < 3; s++) {
+            uint64_t d0 = c->data[(y + r) * BD_PW + x + s], d1 = c->data[(y + r) * BD_PW + x + s + 1];
+            __m256i a[2] = {_mm256_set1_epi64x((long long)d0), _mm256_set1_epi64x((long long)d1)};
+            __m256i ah[2] = {_mm256_set1_epi64x((long long)(d0 >> 4)), _mm256_set1_epi64x((long long)(d1 >> 4))};
+            int wi = (r * 3 + s) * BD_K + kb;
+            for (int j = 0; j < 4; j++) {
+              __m256i w = _mm256_loadu_si256((const __m256i *)&c->w[wi + 4 * j]);
+              __m256i wl = _mm256_loadu_si256((const __m256i *)&c->wlo[wi + 4 * j]);
+              __m256i wh = _mm256_loadu_si256((const __m256i *)&c->whi[wi + 4 * j]);
+              for (int i = 0; i < 2; i++) {
+                if (mode == 0)
+                  acc[i][j] = _mm256_add_epi64(acc[i][j],
+                                               _mm256_sad_epu8(bd_nibble_counts(_mm256_and_si256(a[i], w)), zero));
+                else if (mode == 1)
+                  acc[i][j] = _mm256_add_epi8(acc[i][j], bd_nibble_counts(_mm256_and_si256(a[i], w)));
+                else
+                  acc[i][j] = _mm256_add_epi8(acc[i][j],
+                                              _mm256_add_epi8(_mm256_shuffle_epi8(lut, _mm256_and_si256(a[i], wl)),
+                                                              _mm256_shuffle_epi8(lut, _mm256_and_si256(ah[i], wh))));
+              }
+            }
+          }
+        for (int i = 0; i < 2; i++)
+          for (int j = 0; j < 4; j++)
+            _mm256_storeu_si256((__m256i *)&c->acc[((y * BD_W) + x + i) * BD_K + kb + 4 * j],
+                                mode == 0 ? acc[i][j] : _mm256_sad_epu8(acc[i][j], zero));
+      }
+}
+
+/* scalar popcnt, 2 pixels x 8 channels in registers */
+BOUND_FN static void bd_scalar(const bound_ctx *c) {
+  for (int y = 0; y < BD_H; y++)
+    for (int kb = 0; kb < BD_K; kb += 8)
+      for (int x = 0; x < BD_W; x += 2) {
+        int64_t acc[2][8] = {{0}};
+        for (int r = 0; r < 3; r++)
+          for (int s = 0; s < 3; s++) {
+            uint64_t a0 = c->data[(y + r) * BD_PW + x + s], a1 = c->data[(y + r) * BD_PW + x + s + 1];
+            for (int j = 0; j < 8; j++) {
+              uint64_t w = c->w[(r * 3 + s) * BD_K + kb + j];
+              acc[0][j] += __builtin_popcountll(a0 & w);
+              acc[1][j] += __builtin_popcountll(a1 & w);
+            }
+          }
+        for (int i = 0; i < 2; i++)
+          for (int j = 0; j < 8; j++) c->acc[((y * BD_W) + x + i) * BD_K + kb + j] = acc[i][j];
+      }
+}
+
+/* one copy of the loop nest per mode (mode a constant in each) */
+BOUND_FN static void bd_vector0(const bound_ctx *c) { bd_vector(c, 0); }
+BOUND_FN static void bd_vector1(const bound_ctx *c) { bd_vector(c, 1); }
+BOUND_FN static void bd_vector2(const bound_ctx *c) { bd_vector(c, 2); }
+
+static void bd_run(const bound_ctx *c, int v) {
+  if (v == 0) tsl_kernel_call(c->tessel->k, c->tessel->args, c->tessel->n);
+  else if (v == 1) bd_vector0(c);
+  else if (v == 2) bd_vector1(c);
+  else if (v == 3) bd_vector2(c);
+  else bd_scalar(c);
+}
+
+static void popcount_bound(tsl_jit *jit, const tsl_target *t, int reps) {
+  __builtin_cpu_init();
+  if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("popcnt")) {
+    printf("\n4. popcount bound: skipped (no AVX2 on this CPU)\n");
+    return;
+  }
+  bound_ctx c = {aligned_alloc(64, (size_t)BD_PW * BD_PW * 8), aligned_alloc(64, 9 * BD_K * 8),
+                 aligned_alloc(64, 9 * BD_K * 8), aligned_alloc(64, 9 * BD_K * 8),
+                 aligned_alloc(64, (size_t)BD_H * BD_W * BD_K * 8), NULL};
+  prepared tk;
+  memset(&tk, 0, sizeof tk);
+  c.tessel = &tk;
+  tsl_arena *arena = tsl_arena_new(), *prev = tsl_arena_set_current(arena);
+  int64_t sd[5] = {1, 1, 1, BD_H, BD_W}, sw[4] = {1, 3, 3, BD_K}, sk[1] = {BD_K};
+  const int64_t *shapes[4] = {sd, sw, sk, sk};
+  int ndims[4] = {5, 4, 1, 1};
+  tsl_dsl_param_value prm[3] = {{"C", TSL_DSL_PARAM_INT, 64, 0.0}, {"pad_h", TSL_DSL_PARAM_INT, 1, 0.0},
+                                {"pad_w", TSL_DSL_PARAM_INT, 1, 0.0}};
+  tsl_te_program *p = NULL;
+  tsl_schedule *s = NULL;
+  tsl_status st = c.data && c.w && c.wlo && c.whi && c.acc ? TSL_OK : tsl_error(TSL_ERR_NOMEM, "bench: out of memory");
+  if (st == TSL_OK) st = tsl_op_instantiate("bitserial_conv2d_unipolar64_packed", 4, shapes, ndims, 3, prm, &p);
+  if (st == TSL_OK) st = tsl_bitserial_schedule(p, t, NULL, &s);
+  if (st == TSL_OK) st = prepare(jit, p, s, &tk);
+  tsl_schedule_free(s);
+  tsl_arena_set_current(prev);
+  tsl_arena_free(arena);
+  if (st != TSL_OK || !tk.k) {
+    fprintf(stderr, "bench: popcount bound: %s\n", tsl_last_error());
+  } else {
+    uint64_t seed = 12345;
+    for (int i = 0; i < BD_PW * BD_PW; i++) {
+      int y = i / BD_PW, x = i % BD_PW;
+      seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+      c.data[i] = y == 0 || x == 0 || y == BD_PW - 1 || x == BD_PW - 1 ? 0 : seed ^ (seed >> 29);
+    }
+    for (int i = 0; i < 9 * BD_K; i++) {
+      seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+      c.w[i] = seed ^ (seed >> 31);
+      c.wlo[i] = c.w[i] & 0x0f0f0f0f0f0f0f0full;
+      c.whi[i] = (c.w[i] >> 4) & 0x0f0f0f0f0f0f0f0full;
+    }
+    static const char *const names[5] = {"tessel (template default, with glue + packing)",
+                                         "by hand: LLVM's ctpop sequence per pair", "by hand: bytes summed over the window",
+                                         "by hand: + weights' nibbles pre-split", "by hand: scalar popcnt"};
+    double tm[5][MAX_REPS], r[5][MAX_REPS];
+    tsl_set_num_threads(1);
+    for (int v = 0; v < 5; v++) bd_run(&c, v); /* warm-up */
+    for (int rep = 0; rep < reps; rep++) {
+      for (int j = 0; j < 5; j++) {
+        int v = (rep + j) % 5;
+        double t0 = now();
+        bd_run(&c, v);
+        tm[v][rep] = now() - t0;
+      }
+      for (int v = 0; v < 5; v++) r[v][rep] = tm[0][rep] / tm[v][rep];
+    }
+    printf("\n4. popcount bound: layer1.0.conv1's 1-bit accumulator (64x56x56 -> 64, 3x3), 1 thread, round-robin %d\n"
+           "   times; the hand kernels do all 9 taps at the border (tessel skips the padded ones) and no epilogue;\n"
+           "   x = median over rounds of tessel time / variant time\n", reps);
+    printf("%-48s %9s %8s %6s\n", "kernel", "ms", "Gpair/s", "x");
+    double pairs = (double)BD_H * BD_W * BD_K * 9;
+    for (int v = 0; v < 5; v++) {
+      qsort(tm[v], (size_t)reps, sizeof(double), cmp_double);
+      qsort(r[v], (size_t)reps, sizeof(double), cmp_double);
+      printf("%-48s %9.3f %8.2f %6.2f\n", names[v], tm[v][reps / 2] * 1e3, pairs / tm[v][reps / 2] * 1e-9,
+             r[v][reps / 2]);
+    }
+  }
+  prepared_free(&tk);
+  free(c.data);
+  free(c.w);
+  free(c.wlo);
+  free(c.whi);
+  free(c.acc);
+}
+#else
+static void popcount_bound(tsl_jit *jit, const tsl_target *t, int reps) {
+  (void)jit;
+  (void)t;
+  (void)reps;
+  printf("\n4. popcount bound: skipped (x86-64 only)\n");
+}
+#endif
+
 int main(int argc, char **argv) {
   const char *records = NULL;
   int reps = 11;
-  bool layers = true, whole = true;
+  bool layers = true, whole = true, bound = true;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--records") == 0 && i + 1 < argc) records = argv[++i];
     else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc) reps = atoi(argv[++i]);
     else if (strcmp(argv[i], "--skip-layers") == 0) layers = false;
     else if (strcmp(argv[i], "--skip-models") == 0) whole = false;
+    else if (strcmp(argv[i], "--skip-bound") == 0) bound = false;
     else {
-      fprintf(stderr, "usage: binary [--records FILE] [--reps N (1..%d)] [--skip-layers] [--skip-models]\n", MAX_REPS);
+      fprintf(stderr, "usage: binary [--records FILE] [--reps N (1..%d)] [--skip-layers] [--skip-models] [--skip-bound]\n",
+              MAX_REPS);
       return 2;
     }
   }
@@ -357,6 +564,7 @@ int main(int argc, char **argv) {
   printf("bench/binary on %s (%s)\n", t.cpu, records ? records : "no records");
   if (layers) per_layer(jit, &t, db, reps);
   if (whole) models(records, reps);
+  if (bound) popcount_bound(jit, &t, reps);
   tsl_records_free(db);
   tsl_jit_free(jit);
   return 0;

@@ -407,10 +407,18 @@ static int shufflenet_v2(zb *b, int x) {
 
 /* ---- entry points ---- */
 
+/* The full-precision models: zoo_names[i] is case i of tsl_zoo_build's switch. */
 static const char *const zoo_names[] = {"squeezenet1_0", "squeezenet1_1",     "resnet18", "resnet50",
                                         "mobilenet_v2",  "shufflenet_v2_x1_0", NULL};
 
-const char *const *tsl_zoo_list(void) { return zoo_names; }
+/* Every name tsl_zoo_build takes (aliases aside): the full-precision models, then the
+ * binarized ones (models/zoo_binary.h). */
+static const char *const all_names[] = {"squeezenet1_0",   "squeezenet1_1",     "resnet18",
+                                        "resnet50",        "mobilenet_v2",      "shufflenet_v2_x1_0",
+                                        "bsqueezenet1_1",  "bsqueezenet1_1_a2", "bresnet18",
+                                        "bresnet18_a2",    NULL};
+
+const char *const *tsl_zoo_list(void) { return all_names; }
 
 tsl_status tsl_zoo_build(const char *name, uint64_t seed, tsl_graph **out) {
   if (!name || !out) return tsl_error(TSL_ERR_INVALID, "zoo: NULL argument");

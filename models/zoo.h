@@ -42,7 +42,9 @@ extern "C" {
  * lists the known ones), TSL_ERR_NOMEM. */
 tsl_status tsl_zoo_build(const char *name, uint64_t seed, tsl_graph **out);
 
-/* The model names, NULL-terminated; static storage. */
+/* The model names tsl_zoo_build takes, NULL-terminated, static storage: the six
+ * full-precision models, then the binarized ones of models/zoo_binary.h (aliases such as
+ * "squeezenet" and "bsqueezenet" are not listed). */
 const char *const *tsl_zoo_list(void);
 
 #ifdef __cplusplus

@@ -7,7 +7,7 @@
 
 tsl_bitserial_knobs tsl_bitserial_default_knobs(const tsl_target *t, int64_t R, int64_t S) {
   int64_t words = t && t->vector_bits >= 128 ? t->vector_bits / 64 : 2;
-  tsl_bitserial_knobs k = {words * 2, true, R * S <= 25, true, 16, 2};
+  tsl_bitserial_knobs k = {words * 2, true, R * S <= 25, true, 16, 2, 0};
   return k;
 }
 
@@ -23,8 +23,16 @@ tsl_status tsl_bitserial_knobs_check(const tsl_bitserial_knobs *k) {
   if (k->ow_block < 0 || k->ow_block > 16)
     return tsl_error(TSL_ERR_INVALID, "bitserial template: knob ow_block = %lld outside [0, 16]",
                      (long long)k->ow_block);
+  if (k->fuse_rows < -1 || k->fuse_rows > 1)
+    return tsl_error(TSL_ERR_INVALID, "bitserial template: knob fuse_rows = %d outside [-1, 1]", k->fuse_rows);
   return TSL_OK;
 }
+
+/* fuse_rows 0: rows of at least this many output pixels compute acc row by row. Measured
+ * here (bench/binary column xr: one process, 1 thread, bresnet18's 1-bit convs):
+ * 1.02-1.26x at 56, 28 and 14 pixels a row; 0.9x at 7 in scratch runs (there the whole acc
+ * fits in L2 anyway and 7 rows are a poorer unit of parallel work than the channel blocks). */
+enum { FUSE_ROWS_MIN_OW = 14 };
 
 /* Nest 2 (acc[n, k, y, x]): the step list, applied in order; the first refusal stops it. */
 static tsl_status apply_kyx(tsl_schedule *s, const tsl_bitserial_knobs *k, bool planes) {
@@ -58,11 +66,19 @@ static tsl_status apply_yxk(tsl_schedule *s, const tsl_te_program *p, const tsl_
   static const char *const glue_stages[] = {"glued", "q"};
   for (int i = 0; i < 2; i++)
     if (tsl_schedule_stage(s, glue_stages[i])) tpl_compute_inline(&b, glue_stages[i]);
+  const char *out = p->outputs[0]->op ? p->outputs[0]->op->name : NULL;
+  tsl_stage *os = out && strcmp(out, "acc") != 0 ? tsl_schedule_stage(s, out) : NULL;
+  bool has_rows = os && tsl_stage_iter_index(os, "y") >= 0 && tsl_stage_iter_index(os, "n") >= 0;
+  bool rows = has_rows && (k->fuse_rows > 0 || (k->fuse_rows == 0 && OW >= FUSE_ROWS_MIN_OW));
   tpl_name local;
   tpl_cache_write(&b, "acc", local);
   tpl_split(&b, "acc", "k", kb);
   tpl_split(&b, "acc", "x", xb);
-  tpl_reorder(&b, "acc", 6, (const char *const[]){"n", "k.outer", "y", "x.outer", "x.inner", "k.inner"});
+  /* per row: the channel block outside the pixels, so its weights stay in L1 along the row */
+  if (rows)
+    tpl_reorder(&b, "acc", 6, (const char *const[]){"n", "y", "k.outer", "x.outer", "x.inner", "k.inner"});
+  else
+    tpl_reorder(&b, "acc", 6, (const char *const[]){"n", "k.outer", "y", "x.outer", "x.inner", "k.inner"});
   tpl_compute_at(&b, local, "acc", "x.outer");
   if (planes)
     tpl_reorder(&b, local, 8, (const char *const[]){"n", "y", "b", "c", "r", "s", "x", "k"});
@@ -77,15 +93,19 @@ static tsl_status apply_yxk(tsl_schedule *s, const tsl_te_program *p, const tsl_
     tpl_vectorize(&b, local, "k");
     tpl_vectorize(&b, "acc", "k.inner");
   }
+  /* the epilogue's rows outermost (y takes n's place): the row loop is the parallel one
+   * and, with rows, the one acc and apop are computed in */
+  if (has_rows) tpl_reorder(&b, out, 2, (const char *const[]){"y", "n"});
+  if (rows) {
+    tpl_compute_at(&b, "acc", out, "y");
+    if (tsl_schedule_stage(s, "apop")) tpl_compute_at(&b, "apop", out, "y");
+  }
   if (k->parallel) {
-    tpl_parallel(&b, "acc", "k.outer");
-    if (tsl_schedule_stage(s, "apop")) tpl_parallel(&b, "apop", "y");
-    const char *out = p->outputs[0]->op ? p->outputs[0]->op->name : NULL;
-    tsl_stage *os = out ? tsl_schedule_stage(s, out) : NULL;
-    if (os && tsl_stage_iter_index(os, "y") >= 0 && tsl_stage_iter_index(os, "n") >= 0) {
-      tpl_reorder(&b, out, 2, (const char *const[]){"y", "n"});
-      tpl_parallel(&b, out, "y");
+    if (!rows) {
+      tpl_parallel(&b, "acc", "k.outer");
+      if (tsl_schedule_stage(s, "apop")) tpl_parallel(&b, "apop", "y");
     }
+    if (has_rows) tpl_parallel(&b, out, "y");
   }
   return b.st;
 }
@@ -168,6 +188,7 @@ static tsl_status space(const tsl_te_program *p, const tsl_target *t, tsl_config
       if (xbs[i] <= OW) v[n++] = xbs[i];
     if ((st = tpl_knob(out, "ow_block", TSL_KNOB_SPLIT, n, v, d.ow_block <= OW ? d.ow_block : 1)) != TSL_OK)
       return st;
+    if ((st = tpl_knob(out, "fuse_rows", TSL_KNOB_ANNOTATE, 2, bools, OW >= FUSE_ROWS_MIN_OW)) != TSL_OK) return st;
   } else {
     for (int64_t tx = 1; tx <= 16; tx *= 2) v[n++] = tx;
     int64_t dt = d.tile_x;
@@ -184,6 +205,8 @@ static tsl_bitserial_knobs knobs_of(const tsl_target *t, const tsl_config_space 
   tsl_bitserial_knobs k = tsl_bitserial_default_knobs(t, R, S);
   k.oc_block = tsl_config_get(s, c, "oc_block", k.oc_block);
   k.ow_block = tsl_config_get(s, c, "ow_block", k.ow_block);
+  /* a config names both choices; 0 (decide from the row) only where the space has no knob */
+  if (tsl_space_knob_index(s, "fuse_rows") >= 0) k.fuse_rows = tsl_config_get(s, c, "fuse_rows", 0) != 0 ? 1 : -1;
   k.tile_x = tsl_config_get(s, c, "tile_x", k.tile_x);
   k.vectorize = tsl_config_get(s, c, "vectorize", k.vectorize) != 0 || tsl_space_knob_index(s, "vectorize") < 0;
   k.unroll_kernel = tsl_config_get(s, c, "unroll_kernel", k.unroll_kernel) != 0;
@@ -208,9 +231,9 @@ static tsl_status default_config(const tsl_te_program *p, const tsl_target *t, c
   int64_t dt = d.tile_x;
   while (dt > OW && dt > 1) dt /= 2;
   if (yxk) {
-    const char *names[] = {"oc_block", "ow_block", "unroll_kernel", "parallel"};
-    int64_t vals[] = {dk, d.ow_block <= OW ? d.ow_block : 1, d.unroll_kernel, d.parallel};
-    return tpl_config_of(s, 4, names, vals, out);
+    const char *names[] = {"oc_block", "ow_block", "fuse_rows", "unroll_kernel", "parallel"};
+    int64_t vals[] = {dk, d.ow_block <= OW ? d.ow_block : 1, OW >= FUSE_ROWS_MIN_OW, d.unroll_kernel, d.parallel};
+    return tpl_config_of(s, 5, names, vals, out);
   }
   const char *names[] = {"tile_x", "vectorize", "unroll_kernel", "parallel"};
   int64_t vals[] = {dt, dt >= 2, d.unroll_kernel, d.parallel};

@@ -301,6 +301,11 @@ static void test_bitserial_template_rejects_bad_knobs(void) {
   k.tile_x = 1;
   k.vectorize = true;
   CU_ASSERT_EQUAL(tsl_bitserial_knobs_check(&k), TSL_ERR_INVALID);
+  k = tsl_bitserial_default_knobs(&host, 3, 3);
+  k.fuse_rows = 2;
+  CU_ASSERT_EQUAL(tsl_bitserial_knobs_check(&k), TSL_ERR_INVALID);
+  k.fuse_rows = -1;
+  CU_ASSERT_EQUAL(tsl_bitserial_knobs_check(&k), TSL_OK);
 }
 
 /* C14: exact 0.0 activations (and -0.0), C = 33, SAME padding: the tessel path (bitpack op

@@ -159,9 +159,12 @@ static void check_uconv_configs(int in_bits, int64_t C, int64_t H, int64_t W, in
       for (int p = 0; p < out_bits; p++)
         if ((q >> p) & 1) want[(p * KW + k / 64) * OH * OW + i] |= 1ull << (k % 64);
     }
-  static const tsl_bitserial_knobs cfgs[] = {{8, true, true, true, 0, 0},  {8, true, false, false, 4, 1},
-                                             {8, true, true, true, 8, 3},  {8, true, true, false, 16, 4},
-                                             {8, false, true, true, 32, 2}, {8, true, false, true, 64, 8}};
+  /* fuse_rows: 0 = the template's choice, 1 = acc row by row inside the epilogue's rows
+   * (with ragged pixel tiles, channel tails, stride 2), -1 = one acc pass */
+  static const tsl_bitserial_knobs cfgs[] = {
+      {8, true, true, true, 0, 0, 0},   {8, true, false, false, 4, 1, -1}, {8, true, true, true, 8, 3, 1},
+      {8, true, true, false, 16, 4, 1}, {8, false, true, true, 32, 2, -1}, {8, true, false, true, 64, 8, 1},
+      {8, true, true, true, 16, 2, 1}};
   tsl_target host;
   tsl_jit *jit = NULL;
   CU_ASSERT_EQUAL_FATAL(tsl_target_parse("host", &host), TSL_OK);
@@ -215,6 +218,56 @@ static void test_bitserial_unipolar_template_configs_3x3_stride2(void) {
   check_uconv_configs(2, 70, 9, 11, 48, 3, 2, 1);
 }
 static void test_bitserial_unipolar_template_configs_1x1_odd(void) { check_uconv_configs(2, 130, 7, 5, 64, 1, 1, 0); }
+/* rows of >= 14 pixels: the default computes acc row by row (fuse_rows), odd sizes and
+ * border taps on both sides of every row */
+static void test_bitserial_unipolar_template_configs_row_fused_border(void) {
+  check_uconv_configs(1, 70, 15, 17, 48, 3, 1, 1);
+  check_uconv_configs(2, 64, 13, 29, 64, 3, 2, 1);
+}
+
+/* The tuner sees knob fuse_rows on the unipolar convs: its default follows the output row
+ * (rows of >= 14 pixels: acc computed per row of the epilogue), and both values apply. */
+static void check_fuse_rows_space(int64_t side, int64_t want_default) {
+  tsl_arena *arena = tsl_arena_new(), *prev = tsl_arena_set_current(arena);
+  int64_t sd[5] = {1, 1, 1, side, side}, sw[4] = {1, 3, 3, 32}, sk[1] = {32}, sr[4] = {1, 32, side, side};
+  const int64_t *shapes[5] = {sd, sw, sk, sk, sr};
+  int ndims[5] = {5, 4, 1, 1, 4};
+  tsl_dsl_param_value prm[3] = {tsl_dsl_int_param("C", 64), tsl_dsl_int_param("pad_h", 1), tsl_dsl_int_param("pad_w", 1)};
+  tsl_te_program *p = NULL;
+  tsl_target host;
+  CU_ASSERT_EQUAL_FATAL(tsl_target_parse("host", &host), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(tsl_op_instantiate("bitserial_conv2d_unipolar64_requant_add", 5, shapes, ndims, 3, prm, &p), TSL_OK);
+  int n = 0;
+  const tsl_template *tpl = NULL, *all = tsl_bitserial_templates(&n);
+  for (int i = 0; i < n; i++)
+    if (strcmp(all[i].op, "bitserial_conv2d_unipolar64_requant_add") == 0) tpl = &all[i];
+  CU_ASSERT_PTR_NOT_NULL_FATAL(tpl);
+  tsl_config_space sp;
+  tsl_config c;
+  CU_ASSERT_EQUAL_FATAL(tpl->space(p, &host, &sp), TSL_OK);
+  CU_ASSERT(tsl_space_knob_index(&sp, "fuse_rows") >= 0);
+  CU_ASSERT_EQUAL_FATAL(tpl->default_config(p, &host, &sp, &c), TSL_OK);
+  CU_ASSERT_EQUAL(tsl_config_get(&sp, &c, "fuse_rows", -1), want_default);
+  for (int64_t v = 0; v <= 1; v++) {
+    c.values[tsl_space_knob_index(&sp, "fuse_rows")] = v;
+    tsl_schedule *s = NULL;
+    CU_ASSERT_EQUAL(tpl->apply(p, &host, &sp, &c, &s), TSL_OK);
+    char *text = s ? tsl_schedule_to_string(s) : NULL;
+    CU_ASSERT_PTR_NOT_NULL(text);
+    /* rows: acc is computed in the output's row loop; one pass: acc parallel by itself */
+    CU_ASSERT_EQUAL(text && strstr(text, "compute_at(acc, out, y)") != NULL, v == 1);
+    CU_ASSERT_EQUAL(text && strstr(text, "parallel(acc, k.outer)") != NULL, v == 0);
+    free(text);
+    tsl_schedule_free(s);
+  }
+  tsl_arena_set_current(prev);
+  tsl_arena_free(arena);
+}
+
+static void test_bitserial_template_fuse_rows_knob(void) {
+  check_fuse_rows_space(16, 1);
+  check_fuse_rows_space(7, 0);
+}
 
 void tsl_tests_binary_net(void) {
   CU_pSuite s = CU_add_suite("binary_net", NULL, NULL);
@@ -230,5 +283,8 @@ void tsl_tests_binary_net(void) {
   CU_add_test(s, "test_bitserial_unipolar_template_configs_3x3_stride2",
               test_bitserial_unipolar_template_configs_3x3_stride2);
   CU_add_test(s, "test_bitserial_unipolar_template_configs_1x1_odd", test_bitserial_unipolar_template_configs_1x1_odd);
+  CU_add_test(s, "test_bitserial_unipolar_template_configs_row_fused_border",
+              test_bitserial_unipolar_template_configs_row_fused_border);
+  CU_add_test(s, "test_bitserial_template_fuse_rows_knob", test_bitserial_template_fuse_rows_knob);
   CU_add_test(s, "test_zoo_binary_names_build_full_models", test_zoo_binary_names_build_full_models);
 }

@@ -10,6 +10,7 @@
 
 #include "models/onnx.h"
 #include "models/zoo.h"
+#include "models/zoo_binary.h"
 #include "models_tests.h"
 #include "models_util.h"
 #include "ref/ref_graph.h"
@@ -28,7 +29,13 @@ static void test_zoo_list_and_unknown_name(void) {
   const char *const *names = tsl_zoo_list();
   int n = 0;
   while (names[n]) n++;
-  CU_ASSERT_EQUAL(n, 6);
+  CU_ASSERT_EQUAL(n, 10);
+  /* every listed name is a model, the binarized ones included */
+  static const char *const expected[] = {"squeezenet1_0",  "squeezenet1_1",     "resnet18",  "resnet50",
+                                         "mobilenet_v2",   "shufflenet_v2_x1_0", "bsqueezenet1_1",
+                                         "bsqueezenet1_1_a2", "bresnet18",       "bresnet18_a2"};
+  for (int i = 0; i < n && i < 10; i++) CU_ASSERT_STRING_EQUAL(names[i], expected[i]);
+  for (int i = 6; i < n; i++) CU_ASSERT(tsl_zoo_binary_has(names[i]));
   tsl_graph *g = NULL;
   CU_ASSERT_EQUAL(tsl_zoo_build("alexnet", 1, &g), TSL_ERR_NOT_FOUND);
   CU_ASSERT_PTR_NOT_NULL(strstr(tsl_last_error(), "resnet50"));
