@@ -59,9 +59,13 @@ typedef struct compiler {
   kernel_entry *kernels;
   int nkernels, cap;
   tsl_target target;
-  tsl_records *records; /* NULL: default schedules */
+  const tsl_records *records; /* NULL: default schedules */
+  tsl_records *owned;          /* records loaded from a file (freed at the end) */
   double build_seconds;
   tsl_conv_lowering convs;
+  tsl_conv_step *conv_steps;   /* wanted by tsl_graph_compile_conv_steps, else NULL */
+  int nconv_steps;
+  bool want_conv_steps;
 } compiler;
 
 static uint64_t text_hash(const char *s) {
@@ -210,15 +214,20 @@ static tsl_status make_plan(compiler *c, tsl_graph *g, const tsl_graph *orig, ts
   /* the convolutions first: they add their transformed weights to g */
   tsl_node_kernel *conv_steps = calloc((size_t)(g->n_nodes ? g->n_nodes : 1), sizeof *conv_steps);
   const tsl_kernel **conv_kernels = calloc((size_t)(g->n_nodes ? g->n_nodes : 1), sizeof *conv_kernels);
-  if (!conv_steps || !conv_kernels) {
+  const tsl_dispatch_info **conv_info = calloc((size_t)(g->n_nodes ? g->n_nodes : 1), sizeof *conv_info);
+  if (!conv_steps || !conv_kernels || !conv_info) {
     free(conv_steps);
     free(conv_kernels);
+    free(conv_info);
     return tsl_error(TSL_ERR_NOMEM, "compile: out of memory");
   }
+  c->convs.node_info = conv_info;
   tsl_status cst = tsl_lower_convs(g, &c->convs, conv_steps, conv_kernels);
+  c->convs.node_info = NULL;
   if (cst != TSL_OK) {
     free(conv_steps);
     free(conv_kernels);
+    free(conv_info);
     return cst;
   }
   int nv = g->n_values;
@@ -343,6 +352,20 @@ static tsl_status make_plan(compiler *c, tsl_graph *g, const tsl_graph *orig, ts
     st = tsl_graph_plan_add_output(plan, orig->values[orig->outputs[i]].name, buf[g->outputs[i]], val->dtype, val->ndim,
                                    val->shape);
   }
+  if (st == TSL_OK && c->want_conv_steps) {
+    int nc = 0;
+    for (int s = 0; s < nsteps; s++) nc += conv_info[steps[s].node] != NULL;
+    if (nc > 0 && !(c->conv_steps = calloc((size_t)nc, sizeof *c->conv_steps)))
+      st = tsl_error(TSL_ERR_NOMEM, "compile: out of memory");
+    for (int s = 0; st == TSL_OK && s < nsteps; s++) {
+      const tsl_dispatch_info *di = conv_info[steps[s].node];
+      if (!di) continue;
+      tsl_conv_step *cs = &c->conv_steps[c->nconv_steps++];
+      cs->step = s;
+      snprintf(cs->node, sizeof cs->node, "%s", g->nodes[steps[s].node].name ? g->nodes[steps[s].node].name : "");
+      cs->info = *di;
+    }
+  }
   stats->steps = nsteps;
   stats->planned_peak_bytes = tsl_graph_plan_arena_bytes(plan);
   stats->constant_bytes = tsl_graph_plan_constant_bytes(plan);
@@ -360,11 +383,12 @@ done:
   free(req_value);
   free(conv_steps);
   free(conv_kernels);
+  free(conv_info);
   return st;
 }
 
-tsl_status tsl_graph_compile(const tsl_graph *g, const tsl_compile_options *opts, tsl_graph_plan **out,
-                             tsl_compile_stats *stats) {
+static tsl_status compile_graph(const tsl_graph *g, const tsl_compile_options *opts, tsl_graph_plan **out,
+                                tsl_compile_stats *stats, tsl_conv_step **conv_steps, int *nconv) {
   if (!g || !out) return tsl_error(TSL_ERR_INVALID, "compile: NULL argument");
   *out = NULL;
   tsl_compile_stats local;
@@ -374,19 +398,23 @@ tsl_status tsl_graph_compile(const tsl_graph *g, const tsl_compile_options *opts
   if (opts) o = *opts;
   double t0 = tsl_time_now();
   compiler c = {0};
+  c.want_conv_steps = conv_steps != NULL;
   tsl_status st = tsl_target_parse(o.target ? o.target : "host", &c.target);
   if (st != TSL_OK) return st;
-  if (o.records) {
-    if ((st = tsl_records_new(&c.records)) != TSL_OK) return st;
-    if ((st = tsl_records_load(c.records, o.records, true, stderr)) != TSL_OK) {
-      tsl_records_free(c.records);
+  if (o.records_db) {
+    c.records = o.records_db;
+  } else if (o.records) {
+    if ((st = tsl_records_new(&c.owned)) != TSL_OK) return st;
+    if ((st = tsl_records_load(c.owned, o.records, true, stderr)) != TSL_OK) {
+      tsl_records_free(c.owned);
       return st;
     }
+    c.records = c.owned;
   }
   tsl_graph *work = NULL;
   tsl_graph_plan *plan = NULL;
   if ((st = tsl_graph_clone(g, &work)) != TSL_OK) {
-    tsl_records_free(c.records);
+    tsl_records_free(c.owned);
     return st;
   }
   int block = o.no_layout ? 0 : (c.target.vector_bits >= 32 ? c.target.vector_bits / 32 : 1);
@@ -424,7 +452,7 @@ tsl_status tsl_graph_compile(const tsl_graph *g, const tsl_compile_options *opts
             "default schedules for them (per-layer lines: --verbose)\n",
             c.convs.missed, c.convs.kernels, target, c.convs.missed_key);
   }
-  tsl_records_free(c.records);
+  tsl_records_free(c.owned);
   stats->build_seconds = c.build_seconds + c.convs.build_seconds;
   stats->weight_seconds = c.convs.weight_seconds;
   tsl_conv_lowering_clear(&c.convs);
@@ -434,9 +462,27 @@ tsl_status tsl_graph_compile(const tsl_graph *g, const tsl_compile_options *opts
   tsl_graph_free(work);
   if (st != TSL_OK) {
     tsl_graph_plan_free(plan);
+    free(c.conv_steps);
     return st;
   }
   stats->total_seconds = tsl_time_now() - t0;
   *out = plan;
+  if (conv_steps) {
+    *conv_steps = c.conv_steps;
+    *nconv = c.nconv_steps;
+  }
   return TSL_OK;
+}
+
+tsl_status tsl_graph_compile(const tsl_graph *g, const tsl_compile_options *opts, tsl_graph_plan **out,
+                             tsl_compile_stats *stats) {
+  return compile_graph(g, opts, out, stats, NULL, NULL);
+}
+
+tsl_status tsl_graph_compile_conv_steps(const tsl_graph *g, const tsl_compile_options *opts, tsl_graph_plan **out,
+                                        tsl_compile_stats *stats, tsl_conv_step **conv_steps, int *nconv) {
+  if (!conv_steps || !nconv) return tsl_error(TSL_ERR_INVALID, "compile: NULL conv_steps");
+  *conv_steps = NULL;
+  *nconv = 0;
+  return compile_graph(g, opts, out, stats, conv_steps, nconv);
 }

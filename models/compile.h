@@ -24,6 +24,8 @@
 #include "models/graph.h"
 #include "runtime/graph_executor.h"
 #include "schedule/templates/conv2d_select.h"
+#include "tuner/dispatch.h"
+#include "tuner/records.h"
 #include "tuner/workload.h"
 #include "tessel/status.h"
 
@@ -58,7 +60,18 @@ typedef struct tsl_compile_options {
   bool no_passes;      /* compile the graph as given (for checking the passes) */
   bool no_layout;      /* keep every tensor in plain NCHW (skip layout selection) */
   bool verbose;        /* the dispatch's per-layer "no tuning record" lines on stderr */
+  const tsl_records *records_db; /* records held in memory, used instead of the `records`
+                                    file when non-NULL (not owned, not modified): the
+                                    in-situ pass compiles model variants from them */
 } tsl_compile_options;
+
+/* One conv kernel call of a compiled plan and what the dispatch chose for it. */
+typedef struct tsl_conv_step {
+  int step;               /* index among the plan's steps (tsl_graph_run's step_seconds) */
+  char node[128];         /* the conv node (after the passes) */
+  tsl_dispatch_info info; /* algorithm, template, config; info.record.workload is the
+                             layer's family workload key, the records key */
+} tsl_conv_step;
 
 /* What compilation did. Sizes in bytes, times in seconds. */
 typedef struct tsl_compile_stats {
@@ -93,6 +106,13 @@ tsl_status tsl_graph_optimize(tsl_graph *g, int block, tsl_compile_stats *stats)
  * TSL_ERR_CODEGEN (a kernel failed to build: the message names the node), NOMEM. */
 tsl_status tsl_graph_compile(const tsl_graph *g, const tsl_compile_options *opts, tsl_graph_plan **out,
                              tsl_compile_stats *stats);
+
+/* As tsl_graph_compile; also *conv_steps (malloc'd, the caller frees; NULL when the
+ * plan has no conv step) receives one entry per conv kernel call of the plan, in step
+ * order, and *nconv their number. Errors: as tsl_graph_compile (then *conv_steps NULL,
+ * *nconv 0); TSL_ERR_INVALID for NULL conv_steps or nconv. */
+tsl_status tsl_graph_compile_conv_steps(const tsl_graph *g, const tsl_compile_options *opts, tsl_graph_plan **out,
+                                        tsl_compile_stats *stats, tsl_conv_step **conv_steps, int *nconv);
 
 #ifdef __cplusplus
 }

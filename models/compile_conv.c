@@ -25,6 +25,7 @@ struct tsl_conv_cache_entry {
   int ndims[5];
   int64_t shapes[5][TSL_MAX_NDIM];
   char label[120];
+  tsl_dispatch_info *info; /* conv kernels: what the dispatch chose (malloc'd) */
 };
 
 static uint64_t hash_str(const char *s) {
@@ -56,7 +57,10 @@ static tsl_status cache_add(tsl_conv_lowering *cl, const char *key, tsl_conv_cac
 }
 
 void tsl_conv_lowering_clear(tsl_conv_lowering *cl) {
-  for (int i = 0; cl && i < cl->ncache; i++) free(cl->cache[i].key);
+  for (int i = 0; cl && i < cl->ncache; i++) {
+    free(cl->cache[i].key);
+    free(cl->cache[i].info);
+  }
   if (cl) free(cl->cache);
   if (cl) {
     cl->cache = NULL;
@@ -160,6 +164,10 @@ static tsl_status conv_kernel(tsl_conv_lowering *cl, const tsl_workload *w, tsl_
       memcpy(e->shapes[i], b->shape, sizeof(int64_t) * (size_t)b->ndim);
     }
     snprintf(e->label, sizeof e->label, "%.80s%s", info.template_name, info.tuned ? " (tuned)" : "");
+    if ((e->info = malloc(sizeof *e->info))) *e->info = info;
+    else st = tsl_error(TSL_ERR_NOMEM, "compile: out of memory");
+  }
+  if (st == TSL_OK) {
     cl->kernels++;
     if (info.tuned) cl->tuned++;
     else if (cl->records) {
@@ -297,6 +305,7 @@ static tsl_status lower_one(tsl_graph *g, int node, tsl_conv_lowering *cl, tsl_n
     memcpy(step->shapes[a], e->shapes[a], sizeof e->shapes[a]);
   }
   snprintf(step->label, sizeof step->label, "%.90s", e->label);
+  if (cl->node_info) cl->node_info[node] = e->info;
   *kernel = e->kernel;
   cl->layers++;
   return TSL_OK;

@@ -25,6 +25,7 @@
 #include "models/node_kernels.h"
 #include "runtime/module.h"
 #include "schedule/schedule.h"
+#include "tuner/dispatch.h"
 #include "tuner/records.h"
 
 typedef struct tsl_conv_cache_entry tsl_conv_cache_entry;
@@ -44,6 +45,10 @@ typedef struct tsl_conv_lowering {
   tsl_status (*build_kernel)(void *build_ctx, const tsl_schedule *s, const char *name, const tsl_kernel **out);
   void *build_ctx;
   tsl_arena *kernel_arena;
+  /* optional: an array of the graph's node count (zeroed by the caller); each conv
+   * node's entry receives what the dispatch chose for it (valid until
+   * tsl_conv_lowering_clear) */
+  const tsl_dispatch_info **node_info;
   /* out */
   int layers;          /* conv nodes built */
   int tuned;           /* of which a record chose the schedule */

@@ -5,17 +5,35 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tessel/runtime.h"
 #include "tuner/algorithms_conv.h"
 
 enum { MAX_ALGOS = 16 };
 
 static void info_set(tsl_dispatch_info *info, const tsl_algo_choice *a, const tsl_config_space *s,
-                     const tsl_config *c, tsl_match_kind match, double cost) {
+                     const tsl_config *c, tsl_match_kind match, const tsl_record *used, const char *target,
+                     const char *key) {
   if (!info) return;
   memset(info, 0, sizeof *info);
   info->tuned = match != TSL_MATCH_NONE;
   info->match = match;
-  info->cost = cost;
+  info->cost = used ? tsl_record_cost(used) : INFINITY;
+  info->in_model = used && tsl_record_in_model(used);
+  tsl_record *r = &info->record;
+  if (used) *r = *used;
+  snprintf(r->target, sizeof r->target, "%s", used ? used->target : target);
+  snprintf(r->task, sizeof r->task, "%s", a->tpl->op);
+  snprintf(r->workload, sizeof r->workload, "%s", key);
+  snprintf(r->algorithm, sizeof r->algorithm, "%s", a->name);
+  snprintf(r->template_name, sizeof r->template_name, "%s", a->tpl->name);
+  r->space_hash = tsl_space_hash(a->tpl->name, a->tpl->version, a->tpl->op, s);
+  r->config_index = tsl_config_index(s, c);
+  r->nknobs = s->nknobs;
+  for (int i = 0; i < s->nknobs && i < TSL_MAX_KNOBS; i++) {
+    snprintf(r->knob_names[i], TSL_KNOB_NAME_LEN, "%s", s->knobs[i].name);
+    r->knob_kinds[i] = s->knobs[i].kind;
+  }
+  r->config = *c;
   snprintf(info->algorithm, sizeof info->algorithm, "%s", a->name);
   snprintf(info->template_name, sizeof info->template_name, "%s", a->tpl->name);
   info->op_workload = a->op_workload;
@@ -24,27 +42,26 @@ static void info_set(tsl_dispatch_info *info, const tsl_algo_choice *a, const ts
 }
 
 /* tsl_records_best restricted to records whose config is a point of space s (an
- * invalid config must not hide a valid slower one). */
+ * invalid config must not hide a valid slower one); *rank: tsl_record_rank's (0..7;
+ * below 4 the exact target). */
 static bool best_valid(const tsl_records *db, const char *target, const char *key, const char *tpl, uint64_t hash,
-                       const tsl_config_space *s, const tsl_record **out, tsl_match_kind *match) {
-  char fam[192], rfam[192];
+                       const tsl_config_space *s, const tsl_record **out, int *rank) {
+  char fam[192];
   tsl_target_family(target, fam, sizeof fam);
-  const tsl_record *best[2] = {NULL, NULL};
+  int threads = tsl_get_num_threads();
+  const tsl_record *best[8] = {NULL};
   for (int i = 0; i < db->n; i++) {
     const tsl_record *r = &db->recs[i];
     if (r->error_no != TSL_MEASURE_OK || r->space_hash != hash || strcmp(r->workload, key) != 0 ||
         strcmp(r->template_name, tpl) != 0 || tsl_config_check(s, &r->config) != TSL_OK)
       continue;
-    int k;
-    if (strcmp(r->target, target) == 0) k = 0;
-    else if (strcmp(tsl_target_family(r->target, rfam, sizeof rfam), fam) == 0) k = 1;
-    else continue;
-    if (!best[k] || tsl_record_cost(r) < tsl_record_cost(best[k])) best[k] = r;
+    int k = tsl_record_rank(r, target, fam, threads);
+    if (k >= 0 && (!best[k] || tsl_record_cost(r) < tsl_record_cost(best[k]))) best[k] = r;
   }
-  for (int k = 0; k < 2; k++)
+  for (int k = 0; k < 8; k++)
     if (best[k]) {
       *out = best[k];
-      *match = k == 0 ? TSL_MATCH_EXACT : TSL_MATCH_FAMILY;
+      *rank = k;
       return true;
     }
   return false;
@@ -97,10 +114,11 @@ static tsl_status dispatch(const tsl_records *db, const tsl_target *t, const tsl
     st = tsl_error(TSL_ERR_NOT_FOUND, "dispatch: no algorithm applies to %s", key);
     goto out;
   }
-  /* the best record per algorithm; exact-target matches rank before family ones */
-  int best = -1;
+  /* the best record per algorithm; ranks (best_valid, tsl_record_rank) put the exact
+   * target before its family, this thread count before others, in-model records before
+   * isolated ones */
+  int best = -1, best_tier = 8;
   const tsl_record *best_rec = NULL;
-  tsl_match_kind best_match = TSL_MATCH_NONE;
   bool ok[MAX_ALGOS] = {false}, tried[MAX_ALGOS] = {false};
   for (int a = 0; a < na && db; a++) {
     /* instantiating a program and its space costs milliseconds: only for a template
@@ -112,13 +130,14 @@ static tsl_status dispatch(const tsl_records *db, const tsl_target *t, const tsl
     ok[a] = true;
     uint64_t h = tsl_space_hash(algos[a].tpl->name, algos[a].tpl->version, algos[a].tpl->op, &spaces[a]);
     const tsl_record *r = NULL;
-    tsl_match_kind m = TSL_MATCH_NONE;
-    if (!best_valid(db, target, key, algos[a].tpl->name, h, &spaces[a], &r, &m)) continue;
-    bool better = !best_rec || m < best_match || (m == best_match && tsl_record_cost(r) < tsl_record_cost(best_rec));
+    int tier = 8;
+    if (!best_valid(db, target, key, algos[a].tpl->name, h, &spaces[a], &r, &tier)) continue;
+    bool better =
+        !best_rec || tier < best_tier || (tier == best_tier && tsl_record_cost(r) < tsl_record_cost(best_rec));
     if (better) {
       best = a;
       best_rec = r;
-      best_match = m;
+      best_tier = tier;
     }
   }
   if (best_rec) {
@@ -126,7 +145,8 @@ static tsl_status dispatch(const tsl_records *db, const tsl_target *t, const tsl
     if (algos[best].tpl->apply(progs[best], t, &spaces[best], &best_rec->config, &s) == TSL_OK) {
       *program = progs[best];
       *sched = s;
-      info_set(info, &algos[best], &spaces[best], &best_rec->config, best_match, tsl_record_cost(best_rec));
+      info_set(info, &algos[best], &spaces[best], &best_rec->config, best_tier < 4 ? TSL_MATCH_EXACT : TSL_MATCH_FAMILY,
+               best_rec, target, key);
       st = TSL_OK;
       goto out;
     }
@@ -153,7 +173,7 @@ static tsl_status dispatch(const tsl_records *db, const tsl_target *t, const tsl
     if (st != TSL_OK) continue;
     *program = progs[a];
     *sched = s;
-    info_set(info, &algos[a], &spaces[a], &c, TSL_MATCH_NONE, INFINITY);
+    info_set(info, &algos[a], &spaces[a], &c, TSL_MATCH_NONE, NULL, target, key);
     if (warn) {
       char cs[512];
       fprintf(warn, "tessel: warning: no tuning record for %s on %s; using the default schedule %s (%s)\n", key,

@@ -5,7 +5,10 @@
  * builds its current config space; tsl_records_best finds its best record with that
  * space's hash (records of another space — a changed template, a stale file — are
  * ignored) on the exact target, else the target family; the fastest such record over
- * all algorithms wins, exact-target matches before family ones. Its config is checked
+ * all algorithms wins, exact-target matches before family ones. Within each (exact,
+ * family), in-model records (records.h: context, written by the in-situ pass of
+ * models/insitu.h) come first: when a workload has any valid one, the best in-model
+ * record over all algorithms wins and isolated records are not compared with it. Its config is checked
  * against the space and applied. When nothing matches (an unknown shape, another
  * target only, an invalid or stale config), the family's default algorithm (for the
  * conv families of tuner/algorithms_conv.h: the one tsl_conv2d_select picks; else the
@@ -41,7 +44,13 @@ typedef struct tsl_dispatch_info {
                                for a conv2d_nchwc_bias layer: its weights need the
                                algorithm's transform) and its shapes */
   char config_str[512];
-  double cost;              /* the record's cost in seconds (its fastest sample); +inf for the default */
+  double cost;              /* the record's cost in seconds (tsl_record_cost: its fastest
+                               sample); +inf for the default */
+  bool in_model;            /* the record used was measured inside a model */
+  tsl_record record;        /* the schedule as a record: target, task, family workload key,
+                               algorithm, template, space hash, config index, knobs and
+                               config; when tuned, also the used record's result, device
+                               and context; for the default no costs (ncosts 0) */
 } tsl_dispatch_info;
 
 /* The program (instantiated in the current arena) and its schedule (caller frees with

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tessel/runtime.h"
 #include "tsl_config.h"
 
 #define RECORD_SCHEMA_VERSION 0.2
@@ -50,6 +51,19 @@ void tsl_device_info_host(const tsl_target *t, tsl_device_info *out) {
       int w = snprintf(out->isa + len, sizeof out->isa - len, "%s%s", len ? "," : "", feats[i]);
       if (w > 0) len += (size_t)w;
     }
+}
+
+bool tsl_record_in_model(const tsl_record *r) { return r && r->context[0] != '\0'; }
+
+int tsl_record_rank(const tsl_record *r, const char *target, const char *family, int threads) {
+  char rfam[192];
+  int rank;
+  if (strcmp(r->target, target) == 0) rank = 0;
+  else if (strcmp(tsl_target_family(r->target, rfam, sizeof rfam), family) == 0) rank = 4;
+  else return -1;
+  if (r->threads != threads) rank += 2;
+  if (!tsl_record_in_model(r)) rank += 1;
+  return rank;
 }
 
 double tsl_record_cost(const tsl_record *r) {
@@ -112,6 +126,7 @@ char *tsl_record_to_json(const tsl_record *r) {
   json_object_object_add(root, "version", json_object_new_double_s(RECORD_SCHEMA_VERSION, RECORD_SCHEMA_VERSION_TEXT));
   json_object_object_add(root, "tessel_version", jstr(r->tessel_version));
   json_object_object_add(root, "llvm_version", jstr(r->llvm_version));
+  if (tsl_record_in_model(r)) json_object_object_add(root, "context", jstr(r->context));
 
   const char *s = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
   char *copy = s ? strdup(s) : NULL;
@@ -277,6 +292,8 @@ static tsl_status parse_record(json_object *root, tsl_record *r) {
   if ((o = member(root, "llvm_version")) &&
       (st = get_str(o, "llvm_version", r->llvm_version, sizeof r->llvm_version)) != TSL_OK)
     return st;
+  if ((o = member(root, "context")) && (st = get_str(o, "context", r->context, sizeof r->context)) != TSL_OK)
+    return st;
   double version = 0;
   if ((st = get_num(member(root, "version"), "version", &version)) != TSL_OK) return st;
   return TSL_OK;
@@ -430,29 +447,22 @@ tsl_status tsl_records_best(const tsl_records *db, const char *target, const cha
   if (match) *match = TSL_MATCH_NONE;
   if (out) *out = NULL;
   if (!db || !target || !workload || !out) return tsl_error(TSL_ERR_INVALID, "records best: NULL argument");
-  char fam[192], rfam[192];
+  char fam[192];
   tsl_target_family(target, fam, sizeof fam);
-  const tsl_record *best[2] = {NULL, NULL};
-  double cost[2] = {INFINITY, INFINITY};
+  int threads = tsl_get_num_threads();
+  const tsl_record *best[8] = {NULL};
   for (int i = 0; i < db->n; i++) {
     const tsl_record *r = &db->recs[i];
     if (r->error_no != TSL_MEASURE_OK || strcmp(r->workload, workload) != 0) continue;
     if (template_name && strcmp(r->template_name, template_name) != 0) continue;
     if (space_hash && r->space_hash != space_hash) continue;
-    int kind;
-    if (strcmp(r->target, target) == 0) kind = 0;
-    else if (strcmp(tsl_target_family(r->target, rfam, sizeof rfam), fam) == 0) kind = 1;
-    else continue;
-    double c = tsl_record_cost(r);
-    if (c < cost[kind]) {
-      cost[kind] = c;
-      best[kind] = r;
-    }
+    int k = tsl_record_rank(r, target, fam, threads);
+    if (k >= 0 && (!best[k] || tsl_record_cost(r) < tsl_record_cost(best[k]))) best[k] = r;
   }
-  for (int k = 0; k < 2; k++)
+  for (int k = 0; k < 8; k++)
     if (best[k]) {
       *out = best[k];
-      if (match) *match = k == 0 ? TSL_MATCH_EXACT : TSL_MATCH_FAMILY;
+      if (match) *match = k < 4 ? TSL_MATCH_EXACT : TSL_MATCH_FAMILY;
       return TSL_OK;
     }
   return tsl_error(TSL_ERR_NOT_FOUND, "records: no successful record of %s on %s (family %s)", workload, target, fam);
@@ -469,8 +479,8 @@ bool tsl_records_has(const tsl_records *db, const char *target, const char *work
                      uint64_t space_hash, const tsl_config *c) {
   for (int i = 0; db && c && i < db->n; i++) {
     const tsl_record *r = &db->recs[i];
-    if (r->space_hash == space_hash && same_config(r, c) && strcmp(r->workload, workload) == 0 &&
-        strcmp(r->target, target) == 0 && strcmp(r->template_name, template_name) == 0)
+    if (!tsl_record_in_model(r) && r->space_hash == space_hash && same_config(r, c) &&
+        strcmp(r->workload, workload) == 0 && strcmp(r->target, target) == 0 && strcmp(r->template_name, template_name) == 0)
       return true;
   }
   return false;
@@ -484,13 +494,14 @@ static uint64_t fnv(uint64_t h, const void *p, size_t n) {
 
 static bool same_task(const tsl_record *a, const tsl_record *b) {
   return strcmp(a->workload, b->workload) == 0 && strcmp(a->target, b->target) == 0 &&
-         strcmp(a->template_name, b->template_name) == 0;
+         strcmp(a->template_name, b->template_name) == 0 && strcmp(a->context, b->context) == 0;
 }
 
 static uint64_t hash_task(const tsl_record *r) {
   uint64_t h = 1469598103934665603ull;
   h = fnv(h, r->workload, strlen(r->workload) + 1);
   h = fnv(h, r->target, strlen(r->target) + 1);
+  h = fnv(h, r->context, strlen(r->context) + 1);
   return fnv(h, r->template_name, strlen(r->template_name) + 1);
 }
 

@@ -14,7 +14,8 @@
  * target family or another workload. Target family: the target string without
  * " -device=..."; for named targets also without " -mcpu=..." (same ISA, tuned on
  * another CPU of it); "host -mcpu=X" keeps its CPU (host records of another machine
- * are another family).
+ * are another family). Within each, in-model records (context: measured inside a
+ * model by the in-situ pass, models/insitu.h) rank before isolated ones.
  */
 #ifndef TESSEL_TUNER_RECORDS_H
 #define TESSEL_TUNER_RECORDS_H
@@ -83,6 +84,11 @@ typedef struct tsl_record {
   tsl_device_info device;
   int threads;                       /* thread-pool threads while timing */
   char tessel_version[32], llvm_version[32];
+  char context[128];                 /* where it was measured: "" = in isolation (the
+                                        runner's time evaluator, hot caches); "model NAME"
+                                        = inside that model's run (the in-situ pass of
+                                        models/insitu.h): costs are per-call times of
+                                        the layer's steps in whole-model runs */
 } tsl_record;
 
 /* Sets the tessel and LLVM version fields to this build's. */
@@ -90,7 +96,11 @@ void tsl_record_stamp(tsl_record *r);
 
 /* The smallest of the costs (seconds); +inf for an error record or one without costs.
  * The minimum, not the mean: on a shared machine other work only ever slows a sample
- * down, and one preempted sample would otherwise decide between two candidates. */
+ * down, and one preempted sample would otherwise decide between two candidates. The
+ * same for an in-model record (context non-empty): the cold caches a layer meets in the
+ * model are there in every run, so its fastest run keeps them and drops the load (the
+ * medians of a loaded 2-core machine were up to 10x a layer's fastest run and ranked
+ * candidates by the other job's scheduling). */
 double tsl_record_cost(const tsl_record *r);
 
 /* Appends r as one line to `path` (created when absent) with a single write().
@@ -136,27 +146,46 @@ typedef enum tsl_match_kind {
   TSL_MATCH_FAMILY = 2  /* the same target family */
 } tsl_match_kind;
 
-/* The successful record of `workload` with the least cost (tsl_record_cost), on `target` exactly,
- * else on its family. template_name non-NULL restricts to that template; space_hash
- * non-zero restricts to records of that space (older spaces are stale). *out points
- * into db (valid until db changes); *match (may be NULL) says how it matched.
- * Errors: TSL_ERR_INVALID (NULL arguments), TSL_ERR_NOT_FOUND (no such record: *out
- * NULL, *match TSL_MATCH_NONE). Never falls back to another family or workload. */
+/* True for a record measured inside a model (context non-empty). */
+bool tsl_record_in_model(const tsl_record *r);
+
+/* How well record r matches a lookup on `target` (whose family is `family`,
+ * tsl_target_family) by a process running `threads` pool threads: a rank, lower first,
+ * or -1 when r is of neither target nor its family. Ranks, most significant first:
+ * the exact target before the family; records timed with `threads` threads before
+ * those timed with another count (a schedule tuned for 2 threads can lose at 1: its
+ * parallel split and its tiles were chosen for another share of the caches); in-model
+ * records before isolated ones (their costs are not comparable, and they are the
+ * verified choice). 0..7. */
+int tsl_record_rank(const tsl_record *r, const char *target, const char *family, int threads);
+
+/* The successful record of `workload` with the least cost (tsl_record_cost) among those
+ * of the best rank (tsl_record_rank, with the current tsl_get_num_threads()): on
+ * `target` exactly, else on its family; within each, timed with the current thread
+ * count first; within that, in-model records first (when any in-model record matches,
+ * only in-model records are compared). template_name non-NULL restricts to that
+ * template; space_hash non-zero restricts to records of that space (older spaces are
+ * stale). *out points into db (valid until db changes); *match (may be NULL) says how
+ * it matched. Errors: TSL_ERR_INVALID (NULL arguments), TSL_ERR_NOT_FOUND (no such
+ * record: *out NULL, *match TSL_MATCH_NONE). Never falls back to another family or
+ * workload. */
 tsl_status tsl_records_best(const tsl_records *db, const char *target, const char *workload,
                             const char *template_name, uint64_t space_hash, const tsl_record **out,
                             tsl_match_kind *match);
 
-/* True when db holds a record (success or error) of exactly this target, workload,
- * template, space hash and config: the candidate was measured already (resume). */
+/* True when db holds an isolated record (success or error) of exactly this target,
+ * workload, template, space hash and config: the candidate was measured already
+ * (resume). In-model records do not count. */
 bool tsl_records_has(const tsl_records *db, const char *target, const char *workload, const char *template_name,
                      uint64_t space_hash, const tsl_config *c);
 
-/* Keeps one record per (target, workload, template, space hash, config): the
+/* Keeps one record per (target, workload, template, space hash, config, context): the
  * successful one of least cost, else the first error record (merging files). */
 void tsl_records_dedupe(tsl_records *db);
 
-/* Keeps, per (target, workload, template), only the successful record of least cost
- * (AutoTVM's pick_best) — error records are dropped. Order: first occurrence. */
+/* Keeps, per (target, workload, template, context), only the successful record of
+ * least cost (AutoTVM's pick_best) — error records are dropped; an in-model record and
+ * the isolated one of the same template both stay. Order: first occurrence. */
 void tsl_records_pick_best(tsl_records *db);
 
 #ifdef __cplusplus

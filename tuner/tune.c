@@ -150,6 +150,9 @@ static tsl_status tune_algorithm(task *tk, int new_budget, bool first, double *d
     if (!held || !held_cost) st = tsl_error(TSL_ERR_NOMEM, "tune: out of memory");
     for (int i = 0; st == TSL_OK && i < o->db->n; i++) {
       const tsl_record *r = &o->db->recs[i];
+      /* in-model records (the in-situ pass) are no trials: their costs are not the
+       * runner's and their configs were measured in isolation first */
+      if (tsl_record_in_model(r)) continue;
       if (r->space_hash != tk->hash || strcmp(r->workload, tk->key) != 0 || strcmp(r->target, tk->target_str) != 0 ||
           strcmp(r->template_name, tk->tpl->name) != 0 || tsl_config_check(&tk->space, &r->config) != TSL_OK)
         continue;
@@ -176,7 +179,8 @@ static tsl_status tune_algorithm(task *tk, int new_budget, bool first, double *d
     const tsl_record *prev = NULL;
     for (int i = 0; o->db && i < o->db->n && !prev; i++) {
       const tsl_record *r = &o->db->recs[i];
-      if (r->space_hash == tk->hash && strcmp(r->workload, tk->key) == 0 && strcmp(r->target, tk->target_str) == 0 &&
+      if (!tsl_record_in_model(r) && r->space_hash == tk->hash && strcmp(r->workload, tk->key) == 0 &&
+          strcmp(r->target, tk->target_str) == 0 &&
           strcmp(r->template_name, tk->tpl->name) == 0 && tsl_config_index(&tk->space, &r->config) ==
                                                               tsl_config_index(&tk->space, &dflt))
         prev = r;

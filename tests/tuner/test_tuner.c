@@ -7,4 +7,5 @@ void tsl_tests_tuner(void) {
   tsl_tests_tuner_records();
   tsl_tests_tuner_tune();
   tsl_tests_tuner_cache_features();
+  tsl_tests_tuner_insitu();
 }

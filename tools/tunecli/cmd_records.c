@@ -17,8 +17,11 @@ static const char *records_usage =
 static void print_record(const tsl_record *r) {
   printf("%s | %s | %s | ", r->target, r->algorithm, r->workload);
   for (int k = 0; k < r->nknobs; k++) printf("%s%s=%lld", k ? "," : "", r->knob_names[k], (long long)r->config.values[k]);
-  if (r->error_no == TSL_MEASURE_OK)
-    printf(" | %.3f us\n", tsl_record_cost(r) * 1e6);
+  /* a record says where it was measured (records.h: context) */
+  if (r->error_no == TSL_MEASURE_OK && tsl_record_in_model(r))
+    printf(" | %.3f us | in %s\n", tsl_record_cost(r) * 1e6, r->context);
+  else if (r->error_no == TSL_MEASURE_OK)
+    printf(" | %.3f us | isolated\n", tsl_record_cost(r) * 1e6);
   else
     printf(" | %s: %s\n", tsl_measure_error_name(r->error_no), r->error_msg);
 }

@@ -11,6 +11,7 @@
 #include "ir/arena.h"
 #include "models/compile.h"
 #include "models/graph.h"
+#include "models/insitu.h"
 #include "models/node_kernels_binary.h"
 #include "models/onnx.h"
 #include "models/zoo.h"
@@ -28,6 +29,7 @@ typedef struct tune_cli {
   double timeout_s;
   bool peak;
   bool e2e; /* tune MODEL: end-to-end latency tuned vs default at the end */
+  bool insitu; /* tune MODEL: verify the per-layer choice inside the model (models/insitu.h) */
   const char *layers; /* tune MODEL: "I,J,..." 1-based distinct layers to tune; NULL = all */
 } tune_cli;
 
@@ -54,6 +56,10 @@ static bool parse_tune_opts(const char *cmd, int argc, char **argv, tune_cli *c)
     }
     if (strcmp(a, "--no-e2e") == 0) {
       c->e2e = false;
+      continue;
+    }
+    if (strcmp(a, "--no-insitu") == 0 && strcmp(cmd, "tune") == 0) {
+      c->insitu = false;
       continue;
     }
     if (i + 1 >= argc) {
@@ -98,6 +104,7 @@ static void tune_cli_init(tune_cli *c) {
   c->target = "host";
   c->peak = true;
   c->e2e = true;
+  c->insitu = true;
 }
 
 /* Loads the records file into db (warning on bad lines) and points the options at it. */
@@ -197,21 +204,25 @@ static double median(double *x, int n) {
   return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
 }
 
-/* The model end to end, compiled with the default schedules and with the records, run
- * alternately in this process (the machine's load hits both alike): medians. */
-static void end_to_end(const char *model, const char *target, const char *records, int threads) {
+/* The model end to end, compiled with the default schedules and with the records (and,
+ * when `isolated` is given, with those isolated records only: the choice before the
+ * in-situ pass), run alternately in this process (the machine's load hits all alike):
+ * medians. */
+static void end_to_end(const char *model, const char *target, const char *records, const char *isolated,
+                       int threads) {
   enum { RUNS = 31 };
   tsl_model *m = NULL;
-  tsl_compiled *c[2] = {NULL, NULL};
-  tsl_context *ctx[2] = {NULL, NULL};
+  tsl_compiled *c[3] = {NULL, NULL, NULL};
+  tsl_context *ctx[3] = {NULL, NULL, NULL};
   tsl_tensor *in = NULL;
-  double compile_s[2] = {0, 0}, t[2][RUNS];
+  double compile_s[3] = {0, 0, 0}, t[3][RUNS];
+  int nv = isolated ? 3 : 2;
   int prev_threads = tsl_get_num_threads();
   if (threads > 0) tsl_set_num_threads(threads);
   tsl_status st = tsl_model_load(model, &m);
-  for (int k = 0; k < 2 && st == TSL_OK; k++) {
+  for (int k = 0; k < nv && st == TSL_OK; k++) {
     double t0 = tsl_time_now();
-    st = tsl_model_compile_verbose(m, target, k ? records : NULL, false, &c[k]);
+    st = tsl_model_compile_verbose(m, target, k == 0 ? NULL : k == 1 ? records : isolated, false, &c[k]);
     compile_s[k] = tsl_time_now() - t0;
     if (st == TSL_OK) st = tsl_context_new(c[k], &ctx[k]);
   }
@@ -222,13 +233,13 @@ static void end_to_end(const char *model, const char *target, const char *record
   if (st == TSL_OK) st = tsl_compiled_input_info(c[0], 0, NULL, &dt, &ndim, shape, &bytes);
   if (st == TSL_OK) st = tsl_tensor_new(dt, ndim, shape, &in);
   if (st == TSL_OK) st = tsl_tensor_fill_random(in, 1, -1.0, 1.0);
-  for (int k = 0; k < 2 && st == TSL_OK; k++) {
+  for (int k = 0; k < nv && st == TSL_OK; k++) {
     st = tsl_context_set_input(ctx[k], 0, in->data, bytes);
     for (int w = 0; w < 2 && st == TSL_OK; w++) st = tsl_context_run(ctx[k]);
   }
   for (int r = 0; r < RUNS && st == TSL_OK; r++)
-    for (int j = 0; j < 2 && st == TSL_OK; j++) {
-      int k = (r + j) % 2; /* alternate which goes first */
+    for (int j = 0; j < nv && st == TSL_OK; j++) {
+      int k = (r + j) % nv; /* rotate which goes first */
       double t0 = tsl_time_now();
       st = tsl_context_run(ctx[k]);
       t[k][r] = tsl_time_now() - t0;
@@ -240,16 +251,107 @@ static void end_to_end(const char *model, const char *target, const char *record
            "records)\n",
            model, tsl_get_num_threads(), RUNS, d * 1e3, t[0][0] * 1e3, u * 1e3, t[1][0] * 1e3, d / u, t[0][0] / t[1][0],
            compile_s[0] * 1e3, compile_s[1] * 1e3, tsl_compiled_num_tuned_kernels(c[1]), tsl_compiled_num_kernels(c[1]));
+    if (isolated) {
+      double b = median(t[2], RUNS);
+      printf("  before the in-situ pass (the isolated records' choice, same runs): median %.3f ms (min %.3f): %.2fx "
+             "default; in-model choice vs isolated choice %.2fx\n",
+             b * 1e3, t[2][0] * 1e3, d / b, b / u);
+    }
   } else {
     fprintf(stderr, "tunecli tune: end-to-end comparison failed: %s\n", tsl_last_error());
   }
   tsl_tensor_free(in);
-  for (int k = 0; k < 2; k++) {
+  for (int k = 0; k < 3; k++) {
     tsl_context_free(ctx[k]);
     tsl_compiled_free(c[k]);
   }
   tsl_model_free(m);
   tsl_set_num_threads(prev_threads);
+}
+
+static const char *short_algo(const tsl_record *r) {
+  const char *a = strchr(r->algorithm, '.'); /* FAMILY.ALGO: the family is the layer's */
+  return a ? a + 1 : r->algorithm;
+}
+
+/* The in-model cost per layer: the default, the isolated records' choice and the
+ * verified choice (us per call; a layer's steps all run its kernel), then sums over
+ * the model's conv steps. */
+static void print_insitu(const tsl_insitu_result *res) {
+  printf("\nin situ: per-layer cost measured inside the model (us per call, fastest of the runs; %d variants, "
+         "%.1f s)\n",
+         res->variants, res->seconds);
+  printf("%-4s %-26s %-24s %-24s %-24s %8s\n", "#", "layer", "default", "isolated choice", "in-model choice",
+         "vs dflt");
+  double sum[3] = {0, 0, 0};
+  int changed = 0;
+  for (int l = 0; l < res->nlayers; l++) {
+    const tsl_insitu_layer *L = &res->layers[l];
+    if (L->ncand < 2) continue;
+    const tsl_insitu_candidate *c3[3] = {&L->cand[0], &L->cand[L->isolated_choice], &L->cand[L->chosen]};
+    char col[3][48];
+    for (int k = 0; k < 3; k++) {
+      snprintf(col[k], sizeof col[k], "%-12.12s %9.1f", short_algo(&c3[k]->rec), c3[k]->model_cost * 1e6);
+      sum[k] += c3[k]->model_cost * L->steps;
+    }
+    changed += L->chosen != L->isolated_choice;
+    printf("%-4d %-26.26s %-24s %-24s %-24s %7.2fx%s\n", l, L->node, col[0], col[1], col[2],
+           c3[0]->model_cost / c3[2]->model_cost, L->chosen != L->isolated_choice ? "  (changed)" : "");
+    for (int c = 1; c < L->ncand; c++)
+      if (c != L->isolated_choice && c != L->chosen)
+        printf("     also measured: %s %.1f us (isolated %.1f us)\n", short_algo(&L->cand[c].rec),
+               L->cand[c].model_cost * 1e6, L->cand[c].isolated_cost * 1e6);
+  }
+  printf("sum over the conv steps, in the model: default %.3f ms, isolated choice %.3f ms (%.2fx), in-model choice "
+         "%.3f ms (%.2fx); %d layers changed by the pass, %d in-model records written\n",
+         sum[0] * 1e3, sum[1] * 1e3, sum[0] / sum[1], sum[2] * 1e3, sum[0] / sum[2], changed, res->records_written);
+}
+
+/* The in-situ pass over the model (models/insitu.h); on success *isolated_path names a
+ * temporary file of the isolated records alone (the choice before the pass, for the
+ * end-to-end comparison; the caller unlinks it) when some in-model record was made. */
+static bool insitu_pass(const char *model, bool is_file, const tune_cli *c, tsl_records *db, char *isolated_path,
+                        size_t n) {
+  isolated_path[0] = '\0';
+  tsl_graph *g = NULL;
+  tsl_status st = is_file ? tsl_graph_load_onnx(model, &g) : tsl_zoo_build(model, 1, &g);
+  if (st == TSL_OK) st = tsl_graph_infer_shapes(g);
+  tsl_insitu_opts io = tsl_insitu_opts_default();
+  char context[128];
+  const char *base = strrchr(model, '/');
+  snprintf(context, sizeof context, "model %s", base ? base + 1 : model);
+  io.context = context;
+  io.target = c->target;
+  io.threads = c->o.measure.threads;
+  io.records_path = c->records;
+  io.log = stderr;
+  tsl_insitu_result res;
+  memset(&res, 0, sizeof res);
+  if (st == TSL_OK) st = tsl_insitu_verify(g, db, &io, &res);
+  tsl_graph_free(g);
+  if (st != TSL_OK) {
+    fprintf(stderr, "tunecli tune: in-situ pass failed: %s\n", tsl_last_error());
+    return false;
+  }
+  if (res.variants > 0) print_insitu(&res);
+  else printf("\nin situ: no tuned conv workload to verify\n");
+  if (res.records_written > 0) {
+    tsl_records *iso = NULL;
+    st = tsl_records_new(&iso);
+    for (int i = 0; st == TSL_OK && i < db->n; i++)
+      if (!tsl_record_in_model(&db->recs[i])) st = tsl_records_add(iso, &db->recs[i]);
+    snprintf(isolated_path, n, "/tmp/tessel-isolated-XXXXXX.jsonl");
+    int fd = st == TSL_OK ? mkstemps(isolated_path, 6) : -1;
+    if (fd >= 0) close(fd);
+    if (fd < 0 || tsl_records_save(iso, isolated_path) != TSL_OK) {
+      if (fd >= 0) unlink(isolated_path);
+      isolated_path[0] = '\0';
+      tsl_clear_error();
+    }
+    tsl_records_free(iso);
+  }
+  tsl_insitu_result_clear(&res);
+  return true;
 }
 
 int tunecli_tune_op(int argc, char **argv) {
@@ -455,8 +557,15 @@ int tunecli_tune(int argc, char **argv) {
   double peak = c.peak ? measure_peak(&t, c.o.measure.threads > 0 ? c.o.measure.threads : tsl_get_num_threads()) : 0;
   print_table(rows, n, peak);
   printf("records: %s\n", c.records);
+  char isolated[64] = "";
+  /* the choice verified where it runs: isolated timing keeps a kernel's weights hot,
+   * the model does not (models/insitu.h) */
+  if (c.insitu && failed < n && st != TSL_ERR_IO && !c.o.measure.device)
+    insitu_pass(model, is_file, &c, db, isolated, sizeof isolated);
   tsl_records_free(db);
-  if (c.e2e && failed < n) end_to_end(model, c.target, c.records, c.o.measure.threads);
+  if (c.e2e && failed < n)
+    end_to_end(model, c.target, c.records, isolated[0] ? isolated : NULL, c.o.measure.threads);
+  if (isolated[0]) unlink(isolated);
   free(ws);
   free(rows);
   return (failed == n && n > 0) || st == TSL_ERR_IO ? 1 : 0;

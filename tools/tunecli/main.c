@@ -52,7 +52,10 @@ static const command commands[] = {
      "tune MODEL [TUNE OPTIONS]\n"
      "                          tune every distinct convolution of a model (a built-in name, e.g.\n"
      "                          squeezenet = squeezenet1_1, or an .onnx file) across its algorithms;\n"
-     "                          defaults --trials 32 --early-stopping 16; prints a table per layer"},
+     "                          defaults --trials 32 --early-stopping 16; prints a table per layer;\n"
+     "                          then verifies each layer's choice inside the model (in-situ pass:\n"
+     "                          default vs the best isolated algorithms, timed in whole-model runs,\n"
+     "                          in-model records appended and preferred by the lookup)"},
     {"tune-op", tunecli_tune_op,
      "tune-op OP [--shape IN=AxBx..] [--param NAME=VALUE] [TUNE OPTIONS]\n"
      "                          tune one operator instantiation across its algorithms/templates\n"
@@ -62,7 +65,7 @@ static const command commands[] = {
      "                --number N  --repeat N  --min-repeat-ms MS  --cache-flush  --cooldown S\n"
      "                --threads N  --build-timeout S  --run-timeout S  --no-peak\n"
      "                --no-e2e (tune MODEL: no end-to-end latency, tuned vs default, at the end)\n"
-     "                --layers I,J,.. (tune MODEL: only these distinct layers, 1-based)\n"
+     "                --layers I,J,.. (tune MODEL: only these distinct layers, 1-based)\n"     "                --no-insitu (tune MODEL: keep the isolated choice, no in-model verification)\n"
      "                --device tcp://HOST:PORT[,tcp://...] --key KEY   measure on a tessel-rpc-server\n"
      "                (or a pool of identical ones, in parallel; docs/rpc.md)"},
     {"compile", tunecli_compile,

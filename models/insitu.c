@@ -1,0 +1,344 @@
+/* In-model verification of the per-layer tuning choice (insitu.h). */
+#include "models/insitu.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ir/arena.h"
+#include "models/compile.h"
+#include "runtime/graph_executor.h"
+#include "tessel/runtime.h"
+#include "tuner/dispatch.h"
+
+enum { MAX_LAYERS = 512 };
+
+tsl_insitu_opts tsl_insitu_opts_default(void) {
+  tsl_insitu_opts o;
+  memset(&o, 0, sizeof o);
+  o.context = "model";
+  o.top_algos = 3;
+  o.rounds = 31;
+  o.warmup = 3;
+  return o;
+}
+
+void tsl_insitu_result_clear(tsl_insitu_result *res) {
+  if (!res) return;
+  free(res->layers);
+  memset(res, 0, sizeof *res);
+}
+
+static bool same_choice(const tsl_record *a, const tsl_record *b) {
+  if (strcmp(a->template_name, b->template_name) != 0 || a->space_hash != b->space_hash ||
+      a->config.nknobs != b->config.nknobs)
+    return false;
+  for (int i = 0; i < a->config.nknobs; i++)
+    if (a->config.values[i] != b->config.values[i]) return false;
+  return true;
+}
+
+/* The dispatch's choice for w from db (what compiling with db runs); false when no
+ * record of db applies. */
+static bool dispatch_choice(const tsl_records *db, const tsl_target *t, const tsl_workload *w,
+                            tsl_dispatch_info *info) {
+  tsl_arena *ar = tsl_arena_new(), *prev = tsl_arena_set_current(ar);
+  tsl_te_program *p = NULL;
+  tsl_schedule *s = NULL;
+  tsl_status st = tsl_dispatch_schedule_any(db, t, w, NULL, &p, &s, info);
+  tsl_schedule_free(s);
+  tsl_arena_set_current(prev);
+  tsl_arena_free(ar);
+  if (st != TSL_OK) tsl_clear_error();
+  return st == TSL_OK && info->tuned;
+}
+
+/* Candidates 1.. of layer L: the best isolated record of each of the `top` best
+ * algorithms, as the dispatch ranks them (exact target before family, valid configs of
+ * the current spaces only): its choice, then its choice without that template, ... */
+static tsl_status isolated_candidates(const tsl_records *db, const tsl_target *t, const tsl_workload *w, int top,
+                                      tsl_insitu_layer *L, tsl_dispatch_info *info) {
+  tsl_records *sub = NULL;
+  tsl_status st = tsl_records_new(&sub);
+  for (int i = 0; st == TSL_OK && i < db->n; i++) {
+    const tsl_record *r = &db->recs[i];
+    if (!tsl_record_in_model(r) && r->error_no == TSL_MEASURE_OK && strcmp(r->workload, L->key) == 0) {
+      st = tsl_records_add(sub, r);
+      /* the default's isolated cost (tune.c measures every algorithm's default) */
+      if (st == TSL_OK && same_choice(r, &L->cand[0].rec) && tsl_record_cost(r) < L->cand[0].isolated_cost)
+        L->cand[0].isolated_cost = tsl_record_cost(r);
+    }
+  }
+  for (int k = 0; st == TSL_OK && k < top && sub->n > 0 && L->ncand < TSL_INSITU_MAX_CANDIDATES; k++) {
+    if (!dispatch_choice(sub, t, w, info)) break;
+    if (!same_choice(&info->record, &L->cand[0].rec)) {
+      if (k == 0) L->isolated_choice = L->ncand;
+      tsl_insitu_candidate *c = &L->cand[L->ncand++];
+      memset(c, 0, sizeof *c);
+      c->rec = info->record; /* a copy of the isolated record */
+      c->isolated_cost = info->cost;
+      c->model_cost = INFINITY;
+    }
+    int n = 0;
+    for (int i = 0; i < sub->n; i++)
+      if (strcmp(sub->recs[i].template_name, info->record.template_name) != 0) sub->recs[n++] = sub->recs[i];
+    sub->n = n;
+  }
+  tsl_records_free(sub);
+  return st;
+}
+
+typedef struct variant {
+  tsl_records *db; /* NULL for variant 0 */
+  tsl_graph_plan *plan;
+  tsl_graph_ctx *ctx;
+  tsl_conv_step *steps;
+  int nsteps, nplan;
+  int *layer_of;  /* conv step -> layer, -1 when it ran another choice than meant */
+  double *secs;   /* per plan step */
+} variant;
+
+static void variant_free(variant *v) {
+  tsl_records_free(v->db);
+  tsl_graph_ctx_free(v->ctx);
+  tsl_graph_plan_free(v->plan);
+  free(v->steps);
+  free(v->layer_of);
+  free(v->secs);
+}
+
+static int find_layer(const tsl_insitu_result *res, const char *key) {
+  for (int i = 0; i < res->nlayers; i++)
+    if (strcmp(res->layers[i].key, key) == 0) return i;
+  return -1;
+}
+
+/* The candidate variant k runs for layer L (its k-th, else its isolated best). */
+static int candidate_in(const tsl_insitu_layer *L, int k) {
+  return k == 0 || L->ncand < 2 ? 0 : (k < L->ncand ? k : 1);
+}
+
+static tsl_status compile_variant(const tsl_graph *g, const char *target, int k, const tsl_insitu_result *res,
+                                  variant *v) {
+  tsl_status st = TSL_OK;
+  if (k > 0) {
+    st = tsl_records_new(&v->db);
+    for (int i = 0; st == TSL_OK && i < res->nlayers; i++) {
+      int c = candidate_in(&res->layers[i], k);
+      if (c > 0) st = tsl_records_add(v->db, &res->layers[i].cand[c].rec);
+    }
+  }
+  tsl_compile_options co = {.target = target, .records_db = v->db};
+  if (st == TSL_OK) st = tsl_graph_compile_conv_steps(g, &co, &v->plan, NULL, &v->steps, &v->nsteps);
+  if (st == TSL_OK) st = tsl_graph_ctx_new(v->plan, &v->ctx);
+  if (st != TSL_OK) {
+    char why[1024];
+    snprintf(why, sizeof why, "%s", tsl_last_error());
+    return tsl_error(st, "in situ: variant %d: %s", k, why);
+  }
+  v->nplan = tsl_graph_plan_num_steps(v->plan);
+  v->layer_of = malloc(sizeof *v->layer_of * (size_t)(v->nsteps > 0 ? v->nsteps : 1));
+  v->secs = calloc((size_t)(v->nplan > 0 ? v->nplan : 1), sizeof *v->secs);
+  if (!v->layer_of || !v->secs) return tsl_error(TSL_ERR_NOMEM, "in situ: out of memory");
+  for (int s = 0; s < v->nsteps; s++) {
+    int l = find_layer(res, v->steps[s].info.record.workload);
+    /* the candidate is measured only where the dispatch chose exactly it */
+    if (l >= 0 && !same_choice(&v->steps[s].info.record, &res->layers[l].cand[candidate_in(&res->layers[l], k)].rec))
+      l = -1;
+    v->layer_of[s] = l;
+  }
+  return TSL_OK;
+}
+
+/* The layers (distinct conv workloads in step order) and their default candidate, from
+ * variant 0's steps; then every layer's isolated candidates. */
+static tsl_status collect_layers(const tsl_graph *g, tsl_records *db, const tsl_target *t, const char *target,
+                                 const tsl_insitu_opts *o, const variant *v0, tsl_insitu_result *res) {
+  res->layers = calloc((size_t)(v0->nsteps > 0 ? v0->nsteps : 1), sizeof *res->layers);
+  tsl_conv_layer *cl = calloc(MAX_LAYERS, sizeof *cl);
+  tsl_dispatch_info *info = malloc(sizeof *info);
+  int ncl = 0;
+  tsl_status st = res->layers && cl && info ? TSL_OK : tsl_error(TSL_ERR_NOMEM, "in situ: out of memory");
+  if (st == TSL_OK) st = tsl_graph_conv_layers(g, target, cl, MAX_LAYERS, &ncl);
+  if (ncl > MAX_LAYERS) ncl = MAX_LAYERS;
+  for (int s = 0; st == TSL_OK && s < v0->nsteps; s++) {
+    const tsl_dispatch_info *di = &v0->steps[s].info;
+    int l = find_layer(res, di->record.workload);
+    if (l >= 0) {
+      res->layers[l].steps++;
+      continue;
+    }
+    tsl_insitu_layer *L = &res->layers[res->nlayers++];
+    snprintf(L->key, sizeof L->key, "%s", di->record.workload);
+    snprintf(L->node, sizeof L->node, "%s", v0->steps[s].node);
+    L->steps = 1;
+    L->ncand = 1;
+    L->cand[0].rec = di->record;
+    L->cand[0].is_default = true;
+    L->cand[0].isolated_cost = INFINITY;
+    L->cand[0].model_cost = INFINITY;
+  }
+  for (int l = 0; st == TSL_OK && l < res->nlayers; l++) {
+    const tsl_workload *w = NULL;
+    for (int i = 0; i < ncl && !w; i++) {
+      char *key = NULL;
+      if (tsl_workload_key_of(&cl[i].workload, &key) != TSL_OK) {
+        tsl_clear_error();
+        continue;
+      }
+      if (strcmp(key, res->layers[l].key) == 0) w = &cl[i].workload;
+      free(key);
+    }
+    if (w) st = isolated_candidates(db, t, w, o->top_algos, &res->layers[l], info);
+  }
+  free(info);
+  free(cl);
+  return st;
+}
+
+static void fill_input(tsl_graph_ctx *ctx, const tsl_graph_plan *plan) {
+  uint64_t s = 0x9e3779b97f4a7c15ull;
+  for (int i = 0; i < tsl_graph_plan_num_inputs(plan); i++) {
+    tsl_graph_io_info io = tsl_graph_plan_input_info(plan, i);
+    void *p = tsl_graph_ctx_input(ctx, i);
+    if (!p) continue;
+    if (!tsl_dtype_equal(io.dtype, TSL_DTYPE_F32)) {
+      memset(p, 0, (size_t)io.bytes);
+      continue;
+    }
+    float *f = p;
+    for (int64_t k = 0; k < io.bytes / 4; k++) {
+      s = s * 6364136223846793005ull + 1442695040888963407ull;
+      f[k] = (float)((double)(s >> 40) / (double)(1ull << 24) * 2.0 - 1.0);
+    }
+  }
+}
+
+/* Runs every variant alternately; samples[(k * nlayers + l) * rounds + r]. */
+static tsl_status run_variants(variant *v, int nv, const tsl_insitu_opts *o, int nlayers, double *samples,
+                               double *acc) {
+  tsl_status st = TSL_OK;
+  for (int w = 0; w < o->warmup && st == TSL_OK; w++)
+    for (int k = 0; k < nv && st == TSL_OK; k++) st = tsl_graph_run(v[k].ctx, NULL);
+  for (int r = 0; r < o->rounds && st == TSL_OK; r++)
+    for (int j = 0; j < nv && st == TSL_OK; j++) {
+      int k = (r + j) % nv; /* which variant goes first rotates */
+      if ((st = tsl_graph_run(v[k].ctx, v[k].secs)) != TSL_OK) break;
+      for (int l = 0; l < nlayers; l++) acc[l] = 0;
+      for (int s = 0; s < v[k].nsteps; s++)
+        if (v[k].layer_of[s] >= 0) acc[v[k].layer_of[s]] += v[k].secs[v[k].steps[s].step];
+      for (int l = 0; l < nlayers; l++)
+        samples[((size_t)k * (size_t)nlayers + (size_t)l) * (size_t)o->rounds + (size_t)r] = acc[l];
+    }
+  return st;
+}
+
+/* Each measured candidate's in-model record: appended, added to db. */
+static tsl_status write_records(tsl_records *db, const tsl_target *t, const tsl_insitu_opts *o, tsl_insitu_result *res,
+                                double timed_s) {
+  tsl_device_info dev;
+  tsl_device_info_host(t, &dev);
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  tsl_status st = TSL_OK;
+  for (int l = 0; l < res->nlayers && st == TSL_OK; l++)
+    for (int c = 0; c < res->layers[l].ncand && st == TSL_OK; c++) {
+      tsl_insitu_candidate *cd = &res->layers[l].cand[c];
+      if (!cd->measured || res->layers[l].ncand < 2) continue;
+      tsl_record *r = &cd->rec;
+      snprintf(r->context, sizeof r->context, "%s", o->context);
+      r->error_no = TSL_MEASURE_OK;
+      r->error_msg[0] = '\0';
+      r->all_cost = timed_s;
+      r->compile_s = 0;
+      r->timestamp = (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+      r->device = dev;
+      r->threads = tsl_get_num_threads();
+      tsl_record_stamp(r);
+      if (o->records_path) st = tsl_record_append(o->records_path, r);
+      if (st == TSL_OK) st = tsl_records_add(db, r);
+      if (st == TSL_OK) res->records_written++;
+    }
+  return st;
+}
+
+tsl_status tsl_insitu_verify(const tsl_graph *g, tsl_records *db, const tsl_insitu_opts *o, tsl_insitu_result *res) {
+  if (!g || !db || !o || !res) return tsl_error(TSL_ERR_INVALID, "in situ: NULL argument");
+  memset(res, 0, sizeof *res);
+  if (!o->context || !o->context[0] || o->top_algos < 1 || o->top_algos >= TSL_INSITU_MAX_CANDIDATES ||
+      o->rounds < 1 || o->rounds > TSL_RECORD_MAX_COSTS || o->warmup < 0 || o->threads < 0)
+    return tsl_error(TSL_ERR_INVALID, "in situ: context must be non-empty, top_algos 1..%d, rounds 1..%d, warmup >= 0",
+                     TSL_INSITU_MAX_CANDIDATES - 1, TSL_RECORD_MAX_COSTS);
+  double t0 = tsl_time_now();
+  const char *target = o->target ? o->target : "host";
+  tsl_target t;
+  tsl_status st = tsl_target_parse(target, &t);
+  if (st != TSL_OK) return st;
+  int prev_threads = tsl_get_num_threads();
+  if (o->threads > 0) tsl_set_num_threads(o->threads);
+  variant v[TSL_INSITU_MAX_CANDIDATES];
+  memset(v, 0, sizeof v);
+  int nv = 1;
+  double *samples = NULL, *acc = NULL, t_run = 0;
+  st = compile_variant(g, target, 0, res, &v[0]);
+  if (st == TSL_OK) st = collect_layers(g, db, &t, target, o, &v[0], res);
+  for (int l = 0; st == TSL_OK && l < res->nlayers; l++)
+    if (res->layers[l].ncand > nv) nv = res->layers[l].ncand;
+  if (st == TSL_OK && nv < 2) {
+    /* no workload has an isolated record: nothing to verify */
+    res->variants = 0;
+    goto done;
+  }
+  if (o->log)
+    fprintf(o->log, "in situ: %d conv workloads, %d model variants, %d+%d alternating runs each, %d threads\n",
+            res->nlayers, nv, o->warmup, o->rounds, tsl_get_num_threads());
+  /* variant 0 saw no candidate list when compiled: map its steps now */
+  for (int s = 0; st == TSL_OK && s < v[0].nsteps; s++)
+    v[0].layer_of[s] = find_layer(res, v[0].steps[s].info.record.workload);
+  for (int k = 1; k < nv && st == TSL_OK; k++) st = compile_variant(g, target, k, res, &v[k]);
+  res->variants = nv;
+  if (st == TSL_OK) {
+    size_t n = (size_t)nv * (size_t)(res->nlayers > 0 ? res->nlayers : 1) * (size_t)o->rounds;
+    samples = calloc(n, sizeof *samples);
+    acc = calloc((size_t)(res->nlayers > 0 ? res->nlayers : 1), sizeof *acc);
+    if (!samples || !acc) st = tsl_error(TSL_ERR_NOMEM, "in situ: out of memory");
+  }
+  for (int k = 0; k < nv && st == TSL_OK; k++) fill_input(v[k].ctx, v[k].plan);
+  t_run = tsl_time_now();
+  if (st == TSL_OK) st = run_variants(v, nv, o, res->nlayers, samples, acc);
+  t_run = tsl_time_now() - t_run;
+  for (int l = 0; l < res->nlayers && st == TSL_OK; l++) {
+    tsl_insitu_layer *L = &res->layers[l];
+    for (int c = 0; c < L->ncand; c++) {
+      tsl_insitu_candidate *cd = &L->cand[c];
+      int k = c; /* candidate c runs in variant c */
+      int hits = 0;
+      for (int s = 0; s < v[k].nsteps; s++) hits += v[k].layer_of[s] == l;
+      cd->measured = hits == L->steps;
+      if (!cd->measured) continue;
+      const double *x = &samples[((size_t)k * (size_t)res->nlayers + (size_t)l) * (size_t)o->rounds];
+      cd->rec.ncosts = o->rounds;
+      for (int r = 0; r < o->rounds; r++) cd->rec.costs[r] = x[r] / L->steps; /* seconds per call */
+      cd->rec.error_no = TSL_MEASURE_OK;
+      cd->model_cost = tsl_record_cost(&cd->rec);
+    }
+    L->chosen = 0;
+    for (int c = 1; c < L->ncand; c++)
+      if (L->cand[c].model_cost < L->cand[L->chosen].model_cost) L->chosen = c;
+  }
+  if (st == TSL_OK) st = write_records(db, &t, o, res, t_run);
+done:
+  for (int k = 0; k < nv; k++) variant_free(&v[k]);
+  free(samples);
+  free(acc);
+  if (o->threads > 0) tsl_set_num_threads(prev_threads);
+  res->seconds = tsl_time_now() - t0;
+  if (st != TSL_OK) {
+    char why[1024];
+    snprintf(why, sizeof why, "%s", tsl_last_error());
+    tsl_insitu_result_clear(res);
+    return tsl_error(st, "%s", why);
+  }
+  return TSL_OK;
+}

@@ -1,0 +1,99 @@
+/* In-model ("in situ") verification of the per-layer tuning choice.
+ *
+ * Isolated measurement (tuner/runner.h) repeats one kernel with its weights and input
+ * hot in the caches; inside a model the weights are cold (each layer's weights are read
+ * once per run, after the other layers evicted them) and a Winograd F(4)/F(6) kernel
+ * with its larger transformed weights can lose there to the F(2) it beat in isolation.
+ * So the choice is verified where it runs, as MegEngine's Fast-Run profiles algorithms
+ * inside the real graph:
+ *
+ *   1. candidates per tuned conv workload of the model: the model's default (what
+ *      compiling without records runs: tsl_conv2d_select's algorithm at its template's
+ *      default config) and the best isolated record of each of the `top_algos` best
+ *      algorithms (by isolated cost, as tuner/dispatch.h ranks them);
+ *   2. variants: variant 0 is the model compiled without records; variant k >= 1 is
+ *      compiled from records holding, per workload, its k-th candidate (its best
+ *      isolated one when it has fewer). All variants run alternately (`warmup` untimed
+ *      rounds, then `rounds` timed ones, the first variant of a round rotating) so the
+ *      machine's load hits them alike, with per-step times (tsl_graph_run);
+ *   3. a candidate's in-model samples: per timed run of its variant, the seconds of the
+ *      steps that compute its workload divided by their number (seconds per call); its
+ *      in-model cost is the fastest of them (tuner/records.h: tsl_record_cost; the cold
+ *      caches are there in every run, the load of the machine is not), and the layer's
+ *      choice the candidate of least in-model cost;
+ *   4. every measured candidate becomes a record with the input and config of its
+ *      isolated record, its in-model samples as costs and `context` set (appended to
+ *      records_path and added to db), which the lookup then prefers (tuner/dispatch.h).
+ *
+ * A workload without isolated records is left alone (it keeps the default). */
+#ifndef TESSEL_MODELS_INSITU_H
+#define TESSEL_MODELS_INSITU_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "models/graph.h"
+#include "tuner/records.h"
+#include "tessel/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TSL_INSITU_MAX_CANDIDATES 8
+
+typedef struct tsl_insitu_opts {
+  const char *target;       /* target string; NULL = "host" */
+  const char *context;      /* the records' context, e.g. "model squeezenet1_1"; non-empty */
+  int top_algos;            /* isolated algorithms verified per workload, 1 .. MAX_CANDIDATES-1 */
+  int rounds;               /* timed runs of every variant, 1 .. TSL_RECORD_MAX_COSTS */
+  int warmup;               /* untimed runs of every variant first, >= 0 */
+  int threads;              /* thread-pool threads while running; 0 = as set */
+  const char *records_path; /* in-model records are appended here; NULL = nowhere */
+  FILE *log;                /* progress lines; NULL = quiet */
+} tsl_insitu_opts;
+
+/* top_algos 3, rounds 31, warmup 3, threads 0, context "model", no file, quiet. */
+tsl_insitu_opts tsl_insitu_opts_default(void);
+
+typedef struct tsl_insitu_candidate {
+  tsl_record rec;       /* input and config; after the pass its in-model record (costs =
+                           per-call samples in seconds, context set) when measured */
+  bool is_default;      /* the model's default (candidate 0) */
+  bool measured;        /* its variant ran it (the dispatch chose it there) */
+  double isolated_cost; /* seconds, its isolated record's (tsl_record_cost); +inf if none */
+  double model_cost;    /* seconds per call in the model (its fastest run); +inf if not measured */
+} tsl_insitu_candidate;
+
+typedef struct tsl_insitu_layer {
+  char key[TSL_RECORD_KEY_LEN]; /* the family workload key */
+  char node[128];               /* the first conv node computing it */
+  int steps;                    /* its conv steps per run */
+  int ncand;
+  tsl_insitu_candidate cand[TSL_INSITU_MAX_CANDIDATES]; /* [0] the default, [1] the isolated best, ... */
+  int chosen;                   /* the candidate of least model_cost */
+  int isolated_choice;          /* what the isolated records alone choose (0: the default) */
+} tsl_insitu_layer;
+
+typedef struct tsl_insitu_result {
+  int nlayers;
+  tsl_insitu_layer *layers; /* malloc'd: tsl_insitu_result_clear */
+  int variants;             /* models compiled and run */
+  int records_written;      /* in-model records added */
+  double seconds;           /* the whole pass (compiles + runs) */
+} tsl_insitu_result;
+
+/* Runs the pass on model graph g (not modified) with the isolated records of db (the
+ * in-model records made are added to db and appended to o->records_path). The target
+ * must run here. res is cleared first; free it with tsl_insitu_result_clear.
+ * Errors: TSL_ERR_INVALID (NULL arguments, options out of range), errors of the
+ * compilation and runs (messages say which variant), TSL_ERR_IO (the records file),
+ * TSL_ERR_NOMEM. */
+tsl_status tsl_insitu_verify(const tsl_graph *g, tsl_records *db, const tsl_insitu_opts *o, tsl_insitu_result *res);
+
+void tsl_insitu_result_clear(tsl_insitu_result *res);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

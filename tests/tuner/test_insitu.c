@@ -1,0 +1,434 @@
+/* In-model records (context) and the in-situ pass (models/insitu.h): the schema round
+ * trip, the lookup's preference for in-model records (records_best and the dispatch),
+ * and a small model tuned, verified in the model and compiled with the in-model
+ * winner. */
+#include <CUnit/CUnit.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ir/arena.h"
+#include "tessel/runtime.h"
+#include "models/compile.h"
+#include "models/graph.h"
+#include "models/insitu.h"
+#include "runtime/graph_executor.h"
+#include "tuner/algorithm.h"
+#include "tuner/dispatch.h"
+#include "tuner/records.h"
+#include "tuner/tune.h"
+#include "tuner_tests.h"
+
+static tsl_record plain_record(const char *target, const char *workload, const char *tpl, double cost) {
+  tsl_record r;
+  memset(&r, 0, sizeof r);
+  snprintf(r.target, sizeof r.target, "%s", target);
+  snprintf(r.task, sizeof r.task, "op");
+  snprintf(r.workload, sizeof r.workload, "%s", workload);
+  snprintf(r.algorithm, sizeof r.algorithm, "%s", tpl);
+  snprintf(r.template_name, sizeof r.template_name, "%s", tpl);
+  r.space_hash = 0x1234;
+  r.nknobs = r.config.nknobs = 1;
+  snprintf(r.knob_names[0], TSL_KNOB_NAME_LEN, "tile");
+  r.knob_kinds[0] = TSL_KNOB_SPLIT;
+  r.config.values[0] = 4;
+  r.ncosts = 1;
+  r.costs[0] = cost;
+  return r;
+}
+
+static void test_records_with_and_without_context_round_trip(void) {
+  tsl_record r = plain_record("host -mcpu=znver3", "w", "t.a", 1e-3), back;
+  /* an isolated record has no context field at all: files of older readers stay alike */
+  char *line = tsl_record_to_json(&r);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(line);
+  CU_ASSERT_PTR_NULL(strstr(line, "context"));
+  CU_ASSERT_EQUAL(tsl_record_from_json(line, &back), TSL_OK);
+  CU_ASSERT_STRING_EQUAL(back.context, "");
+  CU_ASSERT_FALSE(tsl_record_in_model(&back));
+  free(line);
+  snprintf(r.context, sizeof r.context, "model squeezenet1_1");
+  line = tsl_record_to_json(&r);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(line);
+  CU_ASSERT_PTR_NOT_NULL(strstr(line, "\"context\":\"model squeezenet1_1\""));
+  CU_ASSERT_EQUAL(tsl_record_from_json(line, &back), TSL_OK);
+  CU_ASSERT_STRING_EQUAL(back.context, "model squeezenet1_1");
+  CU_ASSERT_TRUE(tsl_record_in_model(&back));
+  free(line);
+  /* a context of the wrong type loses the line, as every typed field does */
+  const char *bad = "{\"input\":[\"host\",\"op\",\"w\"],\"config\":{\"algorithm\":\"a\",\"template\":\"t\","
+                    "\"space_hash\":\"0000000000001234\",\"index\":0,\"entity\":[]},\"result\":[[0.001],0,0.1,1.0],"
+                    "\"version\":0.2,\"context\":7}";
+  CU_ASSERT_EQUAL(tsl_record_from_json(bad, &back), TSL_ERR_PARSE);
+}
+
+static void test_in_model_record_costs_its_fastest_run_like_an_isolated_one(void) {
+  tsl_record r = plain_record("host", "w", "t.a", 0);
+  const double c[5] = {3e-3, 10e-3, 2e-3, 1.5e-3, 4e-3};
+  r.ncosts = 5;
+  memcpy(r.costs, c, sizeof c);
+  snprintf(r.context, sizeof r.context, "model m");
+  CU_ASSERT_DOUBLE_EQUAL(tsl_record_cost(&r), 1.5e-3, 1e-15);
+  r.error_no = TSL_MEASURE_RUNTIME;
+  CU_ASSERT_TRUE(isinf(tsl_record_cost(&r)));
+}
+
+static void test_records_best_prefers_in_model_even_when_isolated_is_cheaper(void) {
+  const char *t = "host -mcpu=znver3";
+  tsl_records *db = NULL;
+  CU_ASSERT_EQUAL_FATAL(tsl_records_new(&db), TSL_OK);
+  tsl_record iso = plain_record(t, "w", "t.fast_alone", 1e-3);
+  tsl_record in = plain_record(t, "w", "t.fast_in_model", 5e-3);
+  snprintf(in.context, sizeof in.context, "model m");
+  tsl_records_add(db, &iso);
+  tsl_records_add(db, &in);
+  const tsl_record *best = NULL;
+  tsl_match_kind m;
+  CU_ASSERT_EQUAL(tsl_records_best(db, t, "w", NULL, 0, &best, &m), TSL_OK);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(best);
+  CU_ASSERT_STRING_EQUAL(best->template_name, "t.fast_in_model");
+  CU_ASSERT_EQUAL(m, TSL_MATCH_EXACT);
+  /* another space: the in-model record is stale, the isolated one answers */
+  tsl_records *db2 = NULL;
+  tsl_records_new(&db2);
+  in.space_hash = 0x9999;
+  tsl_records_add(db2, &iso);
+  tsl_records_add(db2, &in);
+  CU_ASSERT_EQUAL(tsl_records_best(db2, t, "w", NULL, 0x1234, &best, &m), TSL_OK);
+  CU_ASSERT_STRING_EQUAL(best->template_name, "t.fast_alone");
+  /* merging keeps both the isolated and the in-model record of one config */
+  tsl_record in_same = iso;
+  snprintf(in_same.context, sizeof in_same.context, "model m");
+  tsl_records_add(db2, &in_same);
+  tsl_records_dedupe(db2);
+  CU_ASSERT_EQUAL(db2->n, 3);
+  tsl_records_free(db2);
+  tsl_records_free(db);
+}
+
+/* Records timed with this process's thread count rank before cheaper ones timed with
+ * another count (then in-model before isolated within each); with none at this count,
+ * the others answer. */
+static void test_records_best_prefers_this_thread_count(void) {
+  const char *t = "host -mcpu=znver3";
+  int prev = tsl_get_num_threads();
+  tsl_set_num_threads(1);
+  tsl_records *db = NULL;
+  CU_ASSERT_EQUAL_FATAL(tsl_records_new(&db), TSL_OK);
+  tsl_record two = plain_record(t, "w", "t.tuned_for_two", 1e-3);
+  two.threads = 2;
+  tsl_record two_in = plain_record(t, "w", "t.two_in_model", 2e-3);
+  two_in.threads = 2;
+  snprintf(two_in.context, sizeof two_in.context, "model m");
+  tsl_record one = plain_record(t, "w", "t.tuned_for_one", 4e-3);
+  one.threads = 1;
+  tsl_records_add(db, &two);
+  tsl_records_add(db, &two_in);
+  const tsl_record *best = NULL;
+  /* nothing at 1 thread yet: the 2-thread records answer, in-model first */
+  CU_ASSERT_EQUAL(tsl_records_best(db, t, "w", NULL, 0, &best, NULL), TSL_OK);
+  CU_ASSERT_STRING_EQUAL(best->template_name, "t.two_in_model");
+  tsl_records_add(db, &one);
+  CU_ASSERT_EQUAL(tsl_records_best(db, t, "w", NULL, 0, &best, NULL), TSL_OK);
+  CU_ASSERT_STRING_EQUAL(best->template_name, "t.tuned_for_one");
+  /* at 2 threads the 2-thread in-model record is the choice again */
+  tsl_set_num_threads(2);
+  CU_ASSERT_EQUAL(tsl_records_best(db, t, "w", NULL, 0, &best, NULL), TSL_OK);
+  CU_ASSERT_STRING_EQUAL(best->template_name, "t.two_in_model");
+  /* the rank itself: exact target, then threads, then in-model */
+  char fam[192];
+  tsl_target_family(t, fam, sizeof fam);
+  CU_ASSERT_EQUAL(tsl_record_rank(&two_in, t, fam, 2), 0);
+  CU_ASSERT_EQUAL(tsl_record_rank(&two, t, fam, 2), 1);
+  CU_ASSERT_EQUAL(tsl_record_rank(&two_in, t, fam, 1), 2);
+  CU_ASSERT_EQUAL(tsl_record_rank(&one, t, fam, 2), 3);
+  tsl_record arm = plain_record("armv8 -mcpu=cortex-a53", "w", "t.arm", 1e-4);
+  CU_ASSERT_EQUAL(tsl_record_rank(&arm, t, fam, 2), -1);
+  tsl_records_free(db);
+  tsl_set_num_threads(prev);
+}
+
+/* ---- the dispatch on a real conv layer ------------------------------------------ */
+
+/* x[1,8,12,12] -> conv 3x3 8->16 pad 1 -> conv 3x3 16->16 pad 1 -> y */
+static tsl_graph *small_model(void) {
+  tsl_graph *g = NULL;
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_new("small", &g), TSL_OK);
+  int64_t xs[4] = {1, 8, 12, 12};
+  int x;
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_add_input(g, "x", TSL_DTYPE_F32, 4, xs, &x), TSL_OK);
+  int64_t K[2] = {16, 16}, C[2] = {8, 16};
+  for (int l = 0; l < 2; l++) {
+    int64_t ws[4] = {K[l], C[l], 3, 3};
+    tsl_tensor *w = NULL, *b = NULL;
+    CU_ASSERT_EQUAL_FATAL(tsl_tensor_new(TSL_DTYPE_F32, 4, ws, &w), TSL_OK);
+    CU_ASSERT_EQUAL_FATAL(tsl_tensor_fill_random(w, 11 + (uint64_t)l, -0.3, 0.3), TSL_OK);
+    CU_ASSERT_EQUAL_FATAL(tsl_tensor_new(TSL_DTYPE_F32, 1, &K[l], &b), TSL_OK);
+    CU_ASSERT_EQUAL_FATAL(tsl_tensor_fill_random(b, 21 + (uint64_t)l, -0.1, 0.1), TSL_OK);
+    int ins[3], y, node;
+    ins[0] = x;
+    CU_ASSERT_EQUAL_FATAL(tsl_graph_add_constant(g, NULL, w, &ins[1]), TSL_OK);
+    CU_ASSERT_EQUAL_FATAL(tsl_graph_add_constant(g, NULL, b, &ins[2]), TSL_OK);
+    CU_ASSERT_EQUAL_FATAL(tsl_graph_add_value(g, NULL, &y), TSL_OK);
+    char name[16];
+    snprintf(name, sizeof name, "conv%d", l);
+    CU_ASSERT_EQUAL_FATAL(tsl_graph_add_node(g, TSL_OP_CONV, name, 3, ins, 1, &y, &node), TSL_OK);
+    int64_t st[2] = {1, 1}, pads[4] = {1, 1, 1, 1};
+    CU_ASSERT_EQUAL_FATAL(tsl_graph_set_attr_ints(g, node, "strides", 2, st), TSL_OK);
+    CU_ASSERT_EQUAL_FATAL(tsl_graph_set_attr_ints(g, node, "pads", 4, pads), TSL_OK);
+    x = y;
+  }
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_add_output(g, x), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_infer_shapes(g), TSL_OK);
+  return g;
+}
+
+/* A successful record of algorithm `a` (index among tsl_algorithms_for(w)) at its
+ * template's default config. */
+static bool algo_record(const tsl_workload *w, const char *target, int a, double cost, const char *context,
+                        tsl_record *r) {
+  tsl_target t;
+  if (tsl_target_parse(target, &t) != TSL_OK) return false;
+  tsl_algo_choice algos[16];
+  int na = tsl_algorithms_for(w, algos, 16, NULL);
+  if (a >= na || a >= 16) return false;
+  tsl_arena *ar = tsl_arena_new(), *prev = tsl_arena_set_current(ar);
+  tsl_te_program *p = NULL;
+  tsl_config_space s;
+  tsl_config c;
+  char *key = NULL;
+  bool ok = tsl_workload_instantiate(&algos[a].op_workload, &p) == TSL_OK &&
+            algos[a].tpl->space(p, &t, &s) == TSL_OK && algos[a].tpl->default_config(p, &t, &s, &c) == TSL_OK &&
+            tsl_workload_key_of(w, &key) == TSL_OK;
+  if (ok) {
+    memset(r, 0, sizeof *r);
+    tsl_target_str(&t, r->target, sizeof r->target);
+    snprintf(r->task, sizeof r->task, "%s", algos[a].tpl->op);
+    snprintf(r->workload, sizeof r->workload, "%s", key);
+    snprintf(r->algorithm, sizeof r->algorithm, "%s", algos[a].name);
+    snprintf(r->template_name, sizeof r->template_name, "%s", algos[a].tpl->name);
+    r->space_hash = tsl_space_hash(algos[a].tpl->name, algos[a].tpl->version, algos[a].tpl->op, &s);
+    r->config_index = -1;
+    r->nknobs = s.nknobs;
+    for (int i = 0; i < s.nknobs; i++) {
+      snprintf(r->knob_names[i], TSL_KNOB_NAME_LEN, "%s", s.knobs[i].name);
+      r->knob_kinds[i] = s.knobs[i].kind;
+    }
+    r->config = c;
+    r->ncosts = 1;
+    r->costs[0] = cost;
+    snprintf(r->context, sizeof r->context, "%s", context ? context : "");
+  }
+  free(key);
+  tsl_arena_set_current(prev);
+  tsl_arena_free(ar);
+  return ok;
+}
+
+/* The dispatch's template for w from db. */
+static void dispatched(const tsl_records *db, const tsl_workload *w, tsl_dispatch_info *info) {
+  tsl_target t;
+  CU_ASSERT_EQUAL_FATAL(tsl_target_parse("host", &t), TSL_OK);
+  tsl_arena *ar = tsl_arena_new(), *prev = tsl_arena_set_current(ar);
+  tsl_te_program *p = NULL;
+  tsl_schedule *s = NULL;
+  CU_ASSERT_EQUAL(tsl_dispatch_schedule_any(db, &t, w, NULL, &p, &s, info), TSL_OK);
+  tsl_schedule_free(s);
+  tsl_arena_set_current(prev);
+  tsl_arena_free(ar);
+}
+
+static void test_dispatch_prefers_in_model_falls_back_and_ignores_other_target_or_space(void) {
+  tsl_graph *g = small_model();
+  tsl_conv_layer layers[4];
+  int n = 0;
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_conv_layers(g, "host", layers, 4, &n), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(n, 2);
+  const tsl_workload *w = &layers[1].workload;
+  tsl_target host;
+  tsl_target_parse("host", &host);
+  char tstr[192];
+  tsl_target_str(&host, tstr, sizeof tstr);
+  tsl_record iso0, iso1, in1;
+  CU_ASSERT_TRUE_FATAL(algo_record(w, "host", 0, 1e-6, NULL, &iso0));
+  CU_ASSERT_TRUE_FATAL(algo_record(w, "host", 1, 5e-6, NULL, &iso1));
+  CU_ASSERT_TRUE_FATAL(algo_record(w, "host", 1, 50e-6, "model small", &in1));
+  CU_ASSERT_STRING_NOT_EQUAL(iso0.template_name, iso1.template_name);
+  tsl_dispatch_info *info = malloc(sizeof *info);
+  tsl_records *db = NULL;
+  tsl_records_new(&db);
+  tsl_records_add(db, &iso0);
+  tsl_records_add(db, &iso1);
+  /* isolated only: the cheapest isolated record */
+  dispatched(db, w, info);
+  CU_ASSERT_TRUE(info->tuned);
+  CU_ASSERT_FALSE(info->in_model);
+  CU_ASSERT_STRING_EQUAL(info->template_name, iso0.template_name);
+  /* an in-model record of another target family, or of another space: ignored */
+  tsl_record other = in1;
+  snprintf(other.target, sizeof other.target, "host -mcpu=some-other-cpu");
+  tsl_records_add(db, &other);
+  tsl_record stale = in1;
+  stale.space_hash ^= 1;
+  tsl_records_add(db, &stale);
+  dispatched(db, w, info);
+  CU_ASSERT_STRING_EQUAL(info->template_name, iso0.template_name);
+  CU_ASSERT_FALSE(info->in_model);
+  /* a valid in-model record wins although its cost is 50x the isolated best's */
+  tsl_records_add(db, &in1);
+  dispatched(db, w, info);
+  CU_ASSERT_TRUE(info->in_model);
+  CU_ASSERT_STRING_EQUAL(info->template_name, iso1.template_name);
+  CU_ASSERT_STRING_EQUAL(info->record.context, "model small");
+  CU_ASSERT_STRING_EQUAL(info->record.target, tstr);
+  /* layer 0 has no in-model record: it keeps the isolated choice */
+  tsl_record l0;
+  CU_ASSERT_TRUE_FATAL(algo_record(&layers[0].workload, "host", 1, 1e-6, NULL, &l0));
+  tsl_records_add(db, &l0);
+  dispatched(db, &layers[0].workload, info);
+  CU_ASSERT_FALSE(info->in_model);
+  CU_ASSERT_STRING_EQUAL(info->template_name, l0.template_name);
+  tsl_records_free(db);
+  free(info);
+  tsl_graph_free(g);
+}
+
+/* ---- the pass on a small model, tuned for real ---------------------------------- */
+
+static double naive_min(const double *x, int n) {
+  double m = INFINITY;
+  for (int i = 0; i < n; i++)
+    if (x[i] < m) m = x[i];
+  return m;
+}
+
+static int count_lines_with(const char *path, const char *needle) {
+  FILE *f = fopen(path, "r");
+  if (!f) return -1;
+  char *line = NULL;
+  size_t cap = 0;
+  int n = 0;
+  while (getline(&line, &cap, f) >= 0) n += strstr(line, needle) != NULL;
+  free(line);
+  fclose(f);
+  return n;
+}
+
+static void test_insitu_small_model_writes_in_model_records_and_compile_uses_the_winner(void) {
+  tsl_graph *g = small_model();
+  tsl_conv_layer layers[4];
+  int n = 0;
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_conv_layers(g, "host", layers, 4, &n), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(n, 2);
+  char path[128];
+  snprintf(path, sizeof path, "/tmp/tsl_insitu_%ld.jsonl", (long)getpid());
+  unlink(path);
+  tsl_target host;
+  CU_ASSERT_EQUAL_FATAL(tsl_target_parse("host", &host), TSL_OK);
+  /* isolated tuning: each algorithm's default config (the first pass), one thread */
+  tsl_tune_opts o = tsl_tune_opts_default();
+  o.trials = 1;
+  o.measure.time.repeat = 2;
+  o.measure.time.min_repeat_ms = 1;
+  o.measure.build_timeout_s = 10;
+  o.measure.run_timeout_s = 10;
+  o.measure.threads = 1;
+  o.records_path = path;
+  tsl_tune_result tr[2];
+  for (int l = 0; l < 2; l++) CU_ASSERT_EQUAL_FATAL(tsl_tune_workload(&host, &layers[l].workload, &o, &tr[l]), TSL_OK);
+  tsl_records *db = NULL;
+  tsl_records_new(&db);
+  CU_ASSERT_EQUAL_FATAL(tsl_records_load(db, path, true, NULL), TSL_OK);
+  int isolated_lines = db->n;
+
+  tsl_insitu_opts io = tsl_insitu_opts_default();
+  io.context = "model small";
+  io.top_algos = 2;
+  io.rounds = 5;
+  io.warmup = 1;
+  io.threads = 1;
+  io.records_path = path;
+  tsl_insitu_result res;
+  CU_ASSERT_EQUAL_FATAL(tsl_insitu_verify(g, db, &io, &res), TSL_OK);
+  CU_ASSERT_EQUAL(res.nlayers, 2);
+  CU_ASSERT_TRUE(res.variants >= 2);
+  int candidates = 0;
+  for (int l = 0; l < res.nlayers; l++) {
+    const tsl_insitu_layer *L = &res.layers[l];
+    CU_ASSERT_EQUAL(L->steps, 1);
+    /* the default and at least one other algorithm (two were verified) */
+    CU_ASSERT_TRUE(L->ncand >= 2);
+    CU_ASSERT_TRUE(L->cand[0].is_default);
+    int best = -1;
+    double best_cost = INFINITY;
+    for (int c = 0; c < L->ncand; c++) {
+      const tsl_insitu_candidate *cd = &L->cand[c];
+      CU_ASSERT_TRUE(cd->measured);
+      CU_ASSERT_EQUAL(cd->rec.ncosts, 5);
+      CU_ASSERT_STRING_EQUAL(cd->rec.context, "model small");
+      double fastest = naive_min(cd->rec.costs, cd->rec.ncosts);
+      CU_ASSERT_DOUBLE_EQUAL(cd->model_cost, fastest, 1e-12);
+      CU_ASSERT_TRUE(fastest > 0 && fastest < 1.0);
+      if (fastest < best_cost) {
+        best_cost = fastest;
+        best = c;
+      }
+      candidates++;
+    }
+    CU_ASSERT_EQUAL(L->chosen, best);
+  }
+  CU_ASSERT_EQUAL(res.records_written, candidates);
+  CU_ASSERT_EQUAL(count_lines_with(path, "\"context\":\"model small\""), candidates);
+  CU_ASSERT_EQUAL(db->n, isolated_lines + candidates);
+
+  /* the file as a later compile reads it: every conv runs its layer's in-model winner */
+  tsl_compile_options co = {.target = "host", .records = path};
+  tsl_graph_plan *plan = NULL;
+  tsl_conv_step *steps = NULL;
+  int ns = 0;
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_compile_conv_steps(g, &co, &plan, NULL, &steps, &ns), TSL_OK);
+  CU_ASSERT_EQUAL(ns, 2);
+  for (int s = 0; s < ns; s++) {
+    int l = -1;
+    for (int k = 0; k < res.nlayers; k++)
+      if (strcmp(res.layers[k].key, steps[s].info.record.workload) == 0) l = k;
+    CU_ASSERT_FATAL(l >= 0);
+    const tsl_record *want = &res.layers[l].cand[res.layers[l].chosen].rec;
+    CU_ASSERT_TRUE(steps[s].info.in_model);
+    CU_ASSERT_STRING_EQUAL(steps[s].info.template_name, want->template_name);
+    CU_ASSERT_EQUAL(steps[s].info.record.config.nknobs, want->config.nknobs);
+    CU_ASSERT_EQUAL(memcmp(steps[s].info.record.config.values, want->config.values,
+                           sizeof want->config.values[0] * (size_t)want->config.nknobs),
+                    0);
+  }
+  free(steps);
+  tsl_graph_plan_free(plan);
+
+  /* resuming the isolated tuning counts no in-model record as a trial */
+  o.db = db;
+  tsl_tune_result again;
+  CU_ASSERT_EQUAL(tsl_tune_workload(&host, &layers[0].workload, &o, &again), TSL_OK);
+  CU_ASSERT_EQUAL(again.measured, 0);
+  CU_ASSERT_EQUAL(again.trials, tr[0].trials);
+
+  tsl_insitu_result_clear(&res);
+  tsl_records_free(db);
+  tsl_graph_free(g);
+  unlink(path);
+}
+
+void tsl_tests_tuner_insitu(void) {
+  CU_pSuite s = CU_add_suite("tuner_insitu", NULL, NULL);
+  CU_add_test(s, "test_records_with_and_without_context_round_trip", test_records_with_and_without_context_round_trip);
+  CU_add_test(s, "test_in_model_record_costs_its_fastest_run_like_an_isolated_one",
+              test_in_model_record_costs_its_fastest_run_like_an_isolated_one);
+  CU_add_test(s, "test_records_best_prefers_in_model_even_when_isolated_is_cheaper",
+              test_records_best_prefers_in_model_even_when_isolated_is_cheaper);
+  CU_add_test(s, "test_records_best_prefers_this_thread_count", test_records_best_prefers_this_thread_count);
+  CU_add_test(s, "test_dispatch_prefers_in_model_falls_back_and_ignores_other_target_or_space",
+              test_dispatch_prefers_in_model_falls_back_and_ignores_other_target_or_space);
+  CU_add_test(s, "test_insitu_small_model_writes_in_model_records_and_compile_uses_the_winner",
+              test_insitu_small_model_writes_in_model_records_and_compile_uses_the_winner);
+}
