@@ -1,6 +1,7 @@
 /* bench/models: end-to-end latency of whole CNNs compiled by tessel, at 1 and 2
  * threads, with the default schedules or (--records FILE) the tuner's best records,
- * next to ONNX Runtime's latency on the same files.
+ * next to ONNX Runtime's latency on the same files. Each model is compiled once per
+ * thread count, so records tuned at that count are the ones used (docs/records.md).
  *
  *   models [--repeat N] [--models DIR] [--records FILE] [--ort FILE] [MODEL...]
  *
@@ -107,7 +108,7 @@ int main(int argc, char **argv) {
   printf("models: %s\n", have_files ? dir : "built-in zoo (no shared models found)");
   printf("ONNX Runtime: %s\n\n", ort ? ort : "../shared/anchors.md figures (another machine)");
   printf("| model | tessel 1 thread | tessel 2 threads | ORT 1 thread | ORT 2 threads | tessel/ORT 1t | tessel/ORT 2t | "
-         "compile s | kernels | tuned | peak act. MiB |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+         "compile s 1t / 2t | kernels | tuned 1t / 2t | peak act. MiB |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   for (size_t p = 0; p < sizeof peers / sizeof peers[0]; p++) {
     bool want = nonly == 0;
     for (int i = 0; i < nonly; i++) want |= strcmp(only[i], peers[p].model) == 0;
@@ -115,24 +116,40 @@ int main(int argc, char **argv) {
     char src[4400];
     if (have_files) snprintf(src, sizeof src, "%s/%s.onnx", dir, peers[p].model);
     else snprintf(src, sizeof src, "%s", peers[p].model);
-    tsl_model *m;
-    tsl_compiled *c;
-    tsl_context *ctx;
-    double t0 = tsl_time_now();
-    if (tsl_model_load(src, &m) != TSL_OK || tsl_model_compile(m, "host", records, &c) != TSL_OK) {
-      printf("| %s | error: %s |\n", peers[p].model, tsl_last_error());
-      continue;
+    /* compiled once per thread count: the records' lookup prefers records timed with
+     * the compiling process's thread count (docs/records.md) */
+    double med[2] = {0}, mn[2] = {0}, compile_s[2] = {0};
+    int kernels[2] = {0}, tuned[2] = {0};
+    size_t act_bytes = 0;
+    float *x = NULL;
+    bool ok = true;
+    for (int t = 0; ok && t < 2; t++) {
+      tsl_model *m = NULL;
+      tsl_compiled *c = NULL;
+      tsl_context *ctx = NULL;
+      ok = tsl_set_num_threads(t + 1) == TSL_OK;
+      double t0 = tsl_time_now();
+      ok = ok && tsl_model_load(src, &m) == TSL_OK && tsl_model_compile(m, "host", records, &c) == TSL_OK;
+      compile_s[t] = tsl_time_now() - t0;
+      tsl_model_free(m);
+      size_t in_bytes = 0;
+      if (ok) ok = tsl_compiled_input_info(c, 0, NULL, NULL, NULL, NULL, &in_bytes) == TSL_OK;
+      if (ok && !x) {
+        x = calloc(in_bytes / sizeof(float), sizeof(float));
+        for (size_t i = 0; x && i < in_bytes / sizeof(float); i++)
+          x[i] = (float)((i * 2654435761u) % 1000) / 500.0f - 1.0f;
+      }
+      ok = ok && x && tsl_context_new(c, &ctx) == TSL_OK;
+      if (ok) ok = tsl_context_set_input(ctx, 0, x, in_bytes) == TSL_OK;
+      if (ok) ok = time_runs(ctx, repeat, &med[t], &mn[t]) == 0;
+      if (ok) {
+        kernels[t] = tsl_compiled_num_kernels(c);
+        tuned[t] = tsl_compiled_num_tuned_kernels(c);
+        act_bytes = tsl_compiled_activation_bytes(c);
+      }
+      tsl_context_free(ctx);
+      tsl_compiled_free(c);
     }
-    double compile_s = tsl_time_now() - t0;
-    tsl_model_free(m);
-    size_t in_bytes;
-    tsl_compiled_input_info(c, 0, NULL, NULL, NULL, NULL, &in_bytes);
-    float *x = calloc(in_bytes / sizeof(float), sizeof(float));
-    for (size_t i = 0; x && i < in_bytes / sizeof(float); i++) x[i] = (float)((i * 2654435761u) % 1000) / 500.0f - 1.0f;
-    double med[2] = {0}, mn[2] = {0};
-    bool ok = x && tsl_context_new(c, &ctx) == TSL_OK;
-    if (ok) ok = tsl_context_set_input(ctx, 0, x, in_bytes) == TSL_OK;
-    for (int t = 0; ok && t < 2; t++) ok = tsl_set_num_threads(t + 1) == TSL_OK && time_runs(ctx, repeat, &med[t], &mn[t]) == 0;
     if (!ok) printf("| %s | error: %s |\n", peers[p].model, tsl_last_error());
     else {
       double o[2], om[2];
@@ -140,15 +157,13 @@ int main(int argc, char **argv) {
         o[t] = orts[p].med[t] > 0 ? orts[p].med[t] : peers[p].ort_ms[t];
         om[t] = orts[p].med[t] > 0 ? orts[p].min[t] : o[t];
       }
-      printf("| %s | %.2f (%.2f) | %.2f (%.2f) | %.2f (%.2f) | %.2f (%.2f) | %.2fx | %.2fx | %.1f | %d | %d | %.2f |\n",
+      printf("| %s | %.2f (%.2f) | %.2f (%.2f) | %.2f (%.2f) | %.2f (%.2f) | %.2fx | %.2fx | %.1f / %.1f | %d | %d / %d | "
+             "%.2f |\n",
              peers[p].model, med[0], mn[0], med[1], mn[1], o[0], om[0], o[1], om[1], med[0] / o[0], med[1] / o[1],
-             compile_s, tsl_compiled_num_kernels(c), tsl_compiled_num_tuned_kernels(c),
-             tsl_compiled_activation_bytes(c) / 1048576.0);
+             compile_s[0], compile_s[1], kernels[1], tuned[0], tuned[1], act_bytes / 1048576.0);
     }
     fflush(stdout);
     free(x);
-    if (ok) tsl_context_free(ctx);
-    tsl_compiled_free(c);
   }
   return 0;
 }

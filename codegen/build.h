@@ -22,7 +22,17 @@ typedef struct tsl_build_stats {
  * vector width, so a vectorized loop becomes register-wide vectors) and JIT-compiles it into m
  * (codegen/jit.h). The kernel's arguments are the program's inputs then outputs, all
  * pointers. If func is non-NULL it receives the lowered IR (in the current arena).
- * stats may be NULL. Errors: those of tsl_lower and tsl_jit_compile. */
+ * stats may be NULL.
+ *
+ * Cache (codegen/jit_cache.h). When the cache is enabled and func is NULL, the kernel is
+ * first looked up by its schedule (level 1, key: codegen/build_key.h): a hit adds the
+ * stored object to m (tsl_jit_add_object) without lowering or LLVM, and
+ * stats->lower_seconds is 0. A miss (or an entry whose symbol this JIT already uses)
+ * lowers and compiles through tsl_jit_compile_object, whose object cache is level 2,
+ * then stores the kernel at level 1. A caller asking for the lowered IR (func non-NULL)
+ * always lowers. stats->compile_seconds includes the key and the lookup.
+ * Errors: TSL_ERR_INVALID for NULL s, name, jit or m; those of tsl_lower, tsl_jit_compile
+ * and tsl_jit_add_object. */
 tsl_status tsl_build(const tsl_schedule *s, const char *name, tsl_jit *jit, tsl_module *m, tsl_func **func,
                      tsl_build_stats *stats);
 

@@ -297,11 +297,32 @@ static tsl_status module_owner(tsl_jit *j, tsl_module *m, jit_owner **out) {
   return TSL_OK;
 }
 
+/* Links object buffer obj (taken) into m's resource tracker and looks up symbol. */
+static tsl_status link_object(tsl_jit *j, tsl_module *m, LLVMMemoryBufferRef obj, const char *name,
+                              const char *symbol, void **fn) {
+  jit_owner *o = NULL;
+  tsl_status st = module_owner(j, m, &o);
+  if (st != TSL_OK) {
+    LLVMDisposeMemoryBuffer(obj);
+    return st;
+  }
+  LLVMErrorRef err = LLVMOrcLLJITAddObjectFileWithRT(j->lljit, o->rt, obj);
+  if (err) return llvm_error(err, TSL_ERR_CODEGEN, "jit: adding the object of kernel", name);
+  LLVMOrcExecutorAddress addr = 0;
+  err = LLVMOrcLLJITLookup(j->lljit, &addr, symbol);
+  if (err) return llvm_error(err, TSL_ERR_CODEGEN, "jit: linking kernel", name);
+  *fn = (void *)(uintptr_t)addr;
+  return TSL_OK;
+}
+
 /* Through the on-disk object cache (jit_cache.h): the object is read from the cache
  * or optimized, emitted by j->tm (configured as the session's machine) and stored;
- * either way the session links the object instead of compiling IR. */
+ * either way the session links the object instead of compiling IR. A copy of the
+ * object goes to *copy when copy is non-NULL (NULL data when out of memory: the
+ * caller only loses a cache entry). */
 static tsl_status compile_cached(tsl_jit *j, const tsl_func *f, tsl_module *m, LLVMModuleRef mod,
-                                 LLVMOrcThreadSafeContextRef tsc, const char *symbol, void **fn) {
+                                 LLVMOrcThreadSafeContextRef tsc, const char *symbol, void **fn,
+                                 tsl_jit_object *copy) {
   char what[300];
   snprintf(what, sizeof what, "codegen %s", f->name);
   LLVMMemoryBufferRef obj = NULL;
@@ -310,30 +331,27 @@ static tsl_status compile_cached(tsl_jit *j, const tsl_func *f, tsl_module *m, L
   LLVMDisposeModule(mod);
   LLVMOrcDisposeThreadSafeContext(tsc);
   if (st != TSL_OK) return st;
-  jit_owner *o = NULL;
-  st = module_owner(j, m, &o);
-  if (st != TSL_OK) {
-    LLVMDisposeMemoryBuffer(obj);
-    return st;
+  if (copy) {
+    size_t n = LLVMGetBufferSize(obj);
+    copy->data = n ? malloc(n) : NULL;
+    if (copy->data) {
+      memcpy(copy->data, LLVMGetBufferStart(obj), n);
+      copy->size = n;
+      snprintf(copy->symbol, sizeof copy->symbol, "%s", symbol);
+    }
   }
-  LLVMErrorRef err = LLVMOrcLLJITAddObjectFileWithRT(j->lljit, o->rt, obj);
-  if (err) return llvm_error(err, TSL_ERR_CODEGEN, "jit: adding the object of kernel", f->name);
-  LLVMOrcExecutorAddress addr = 0;
-  err = LLVMOrcLLJITLookup(j->lljit, &addr, symbol);
-  if (err) return llvm_error(err, TSL_ERR_CODEGEN, "jit: linking kernel", f->name);
-  *fn = (void *)(uintptr_t)addr;
-  return TSL_OK;
+  return link_object(j, m, obj, f->name, symbol, fn);
 }
 
 /* Emission through machine code, under j->lock. */
-static tsl_status compile_locked(tsl_jit *j, const tsl_func *f, tsl_module *m, void **fn) {
+static tsl_status compile_locked(tsl_jit *j, const tsl_func *f, tsl_module *m, void **fn, tsl_jit_object *copy) {
   const char *symbol = unique_symbol(j, f->name);
   if (!symbol) return tsl_error(TSL_ERR_NOMEM, "jit: out of memory");
   LLVMOrcThreadSafeContextRef tsc = LLVMOrcCreateNewThreadSafeContext();
   LLVMModuleRef mod;
   tsl_status st =
       tsl_codegen_emit(f, &j->target, LLVMOrcThreadSafeContextGetContext(tsc), symbol, j->data_layout, &mod);
-  if (st == TSL_OK && j->cache_ctx && tsl_jit_cache_enabled()) return compile_cached(j, f, m, mod, tsc, symbol, fn);
+  if (st == TSL_OK && j->cache_ctx && tsl_jit_cache_enabled()) return compile_cached(j, f, m, mod, tsc, symbol, fn, copy);
   if (st == TSL_OK) {
     char what[300];
     snprintf(what, sizeof what, "codegen %s", f->name);
@@ -361,7 +379,19 @@ static tsl_status compile_locked(tsl_jit *j, const tsl_func *f, tsl_module *m, v
   return TSL_OK;
 }
 
+void tsl_jit_object_free(tsl_jit_object *o) {
+  if (!o) return;
+  free(o->data);
+  memset(o, 0, sizeof *o);
+}
+
 tsl_status tsl_jit_compile(tsl_jit *j, const tsl_func *f, tsl_module *m, double *compile_seconds) {
+  return tsl_jit_compile_object(j, f, m, compile_seconds, NULL);
+}
+
+tsl_status tsl_jit_compile_object(tsl_jit *j, const tsl_func *f, tsl_module *m, double *compile_seconds,
+                                  tsl_jit_object *obj) {
+  if (obj) memset(obj, 0, sizeof *obj);
   if (!j || !f || !m) return tsl_error(TSL_ERR_INVALID, "jit: NULL argument");
   double t0 = now_seconds();
   tsl_kernel_sig sig;
@@ -373,9 +403,43 @@ tsl_status tsl_jit_compile(tsl_jit *j, const tsl_func *f, tsl_module *m, double 
   tsl_clear_error();
   void *fn = NULL;
   pthread_mutex_lock(&j->lock);
-  st = compile_locked(j, f, m, &fn);
+  st = compile_locked(j, f, m, &fn, obj);
   pthread_mutex_unlock(&j->lock);
   if (compile_seconds) *compile_seconds = now_seconds() - t0;
-  if (st != TSL_OK) return st;
-  return tsl_module_add_kernel(m, f->name, fn, &sig);
+  if (st == TSL_OK) st = tsl_module_add_kernel(m, f->name, fn, &sig);
+  if (st != TSL_OK) {
+    tsl_jit_object_free(obj);
+    return st;
+  }
+  if (obj) obj->sig = sig;
+  return TSL_OK;
 }
+
+tsl_status tsl_jit_add_object(tsl_jit *j, tsl_module *m, const char *name, const tsl_jit_object *obj, bool *added) {
+  if (added) *added = false;
+  if (!j || !m || !name || !obj || !added) return tsl_error(TSL_ERR_INVALID, "jit: NULL argument");
+  if (!obj->data || obj->size == 0 || !obj->symbol[0])
+    return tsl_error(TSL_ERR_INVALID, "jit: empty object for kernel %s", name);
+  const tsl_kernel *existing;
+  if (tsl_module_get_kernel(m, name, &existing) == TSL_OK)
+    return tsl_error(TSL_ERR_INVALID, "jit: module already has a kernel named %s", name);
+  tsl_clear_error();
+  void *fn = NULL;
+  tsl_status st = TSL_OK;
+  pthread_mutex_lock(&j->lock);
+  if (symbol_taken(j, obj->symbol)) {
+    pthread_mutex_unlock(&j->lock);
+    return TSL_OK;
+  }
+  LLVMMemoryBufferRef buf = NULL;
+  if (!symbol_add(j, obj->symbol) ||
+      !(buf = LLVMCreateMemoryBufferWithMemoryRangeCopy(obj->data, obj->size, obj->symbol)))
+    st = tsl_error(TSL_ERR_NOMEM, "jit: out of memory");
+  if (st == TSL_OK) st = link_object(j, m, buf, name, obj->symbol, &fn);
+  pthread_mutex_unlock(&j->lock);
+  if (st == TSL_OK) st = tsl_module_add_kernel(m, name, fn, &obj->sig);
+  if (st == TSL_OK) *added = true;
+  return st;
+}
+
+const char *tsl_jit_cache_ctx(const tsl_jit *j) { return j ? j->cache_ctx : NULL; }

@@ -59,6 +59,42 @@ const tsl_target *tsl_jit_target(const tsl_jit *j);
  * TSL_ERR_INVALID (NULL arguments, or f->name already in m), TSL_ERR_NOMEM. */
 tsl_status tsl_jit_compile(tsl_jit *j, const tsl_func *f, tsl_module *m, double *compile_seconds);
 
+/* A compiled kernel as a relocatable object file: what tsl_jit_add_object needs to
+ * register it again without lowering or LLVM (the build cache, codegen/build.h). */
+typedef struct tsl_jit_object {
+  void *data;       /* the object file's bytes (malloc'd; tsl_jit_object_free) */
+  size_t size;      /* bytes */
+  char symbol[256]; /* the kernel's global symbol in the object */
+  tsl_kernel_sig sig;
+} tsl_jit_object;
+
+/* Frees o->data and clears o. NULL is a no-op. */
+void tsl_jit_object_free(tsl_jit_object *o);
+
+/* tsl_jit_compile that also hands back the kernel's object (when obj is non-NULL):
+ * obj->data is set only when the kernel went through the on-disk object cache (the
+ * cache is enabled and the JIT has a cache context), since only then does an object
+ * file exist; otherwise obj is cleared (data NULL). The caller frees obj with
+ * tsl_jit_object_free. Errors: as tsl_jit_compile; obj is cleared on error. */
+tsl_status tsl_jit_compile_object(tsl_jit *j, const tsl_func *f, tsl_module *m, double *compile_seconds,
+                                  tsl_jit_object *obj);
+
+/* Adds a ready object (made by tsl_jit_compile_object for a JIT of the same context,
+ * see tsl_jit_cache_ctx) to module m as kernel `name` with obj->sig, linking
+ * obj->symbol, exactly as tsl_jit_compile would have (m becomes an owner of the JIT;
+ * the object's code is freed with m). The symbol cannot be renamed inside an object:
+ * when this JIT already uses obj->symbol (or the process defines it), nothing is added
+ * and *added is false (compile the kernel instead); otherwise *added is true. The
+ * object's bytes are copied. Errors: TSL_ERR_INVALID (NULL arguments, an empty object,
+ * or `name` already in m), TSL_ERR_CODEGEN (LLVM refused or could not link the
+ * object; the message says which), TSL_ERR_NOMEM; errors of tsl_module_add_kernel. */
+tsl_status tsl_jit_add_object(tsl_jit *j, tsl_module *m, const char *name, const tsl_jit_object *obj, bool *added);
+
+/* The JIT context string of the on-disk caches (codegen/jit_cache.h
+ * tsl_jit_cache_context of the JIT's target), owned by the JIT; NULL when the JIT has
+ * none (out of memory at creation), in which case it uses no cache. */
+const char *tsl_jit_cache_ctx(const tsl_jit *j);
+
 #ifdef __cplusplus
 }
 #endif

@@ -2,6 +2,13 @@
  * second time (e.g. `tunecli run MODEL --records R` after tuning) skips LLVM's
  * optimizer and code generator.
  *
+ * Two levels. Level 1 (kernel entries, used by tsl_build, codegen/build.h) is keyed
+ * by the schedule before lowering and holds the object plus the kernel's symbol and
+ * signature, so a hit skips lowering, IR emission and LLVM. Level 2 (object entries,
+ * described below, used by tsl_jit_compile) is keyed by the emitted LLVM module: a
+ * kernel that misses level 1 is lowered and emitted, and may still hit here (e.g. a
+ * schedule written differently that lowers to the same IR).
+ *
  * Key: a 128-bit hash of (a) the emitted, not yet optimized LLVM module of the kernel as
  * bitcode (which holds the kernel's symbol, every loop and constant of the lowered IR,
  * the data layout and the triple) and (b) the JIT context string (tsl_jit_cache_context:
@@ -33,6 +40,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "codegen/jit.h"
 #include "codegen/target.h"
 #include "tessel/status.h"
 
@@ -68,10 +76,16 @@ tsl_status tsl_jit_cache_path(const tsl_jit_cache_key *k, char *buf, size_t n);
 
 /* Counters since process start (or the last tsl_jit_cache_reset_stats). */
 typedef struct tsl_jit_cache_stats {
+  /* level 2: object entries by LLVM module (tsl_jit_compile) */
   long hits;    /* valid entries used */
   long misses;  /* lookups without a (valid) entry: compiled, then stored */
   long corrupt; /* entries found corrupt (each also counts as a miss) */
   long stores;  /* entries written */
+  /* level 1: kernel entries by schedule (tsl_build) */
+  long kernel_hits;    /* entries used: the kernel was neither lowered nor compiled */
+  long kernel_misses;  /* lookups without a usable entry: lowered, then level 2 */
+  long kernel_corrupt; /* entries found corrupt (each also counts as a miss) */
+  long kernel_stores;  /* entries written */
 } tsl_jit_cache_stats;
 
 void tsl_jit_cache_get_stats(tsl_jit_cache_stats *out);
@@ -87,6 +101,30 @@ void tsl_jit_cache_reset_stats(void);
  * TSL_ERR_NOMEM. Cache I/O problems are never errors. */
 tsl_status tsl_jit_cache_object(LLVMModuleRef mod, LLVMTargetMachineRef tm, const char *ctx, const char *what,
                                 LLVMMemoryBufferRef *obj, bool *hit);
+
+/* ---- level 1: kernel entries -------------------------------------------------------
+ * Files kernel-v1/<32 hex digits>.kernel in the cache directory, written and checked
+ * like the object entries (header with magic, key, size and checksum; temp file then
+ * rename; a corrupt entry is one warning, removed). The key is made by
+ * tsl_build_cache_key (codegen/build_key.h). */
+
+/* The kernel entry's path for key k into buf (n bytes). Errors: as tsl_jit_cache_dir. */
+tsl_status tsl_jit_cache_kernel_path(const tsl_jit_cache_key *k, char *buf, size_t n);
+
+/* Reads the kernel entry of k into *obj (cleared first; free with
+ * tsl_jit_object_free): true when a valid entry exists. false when there is none or
+ * it is corrupt (one warning on stderr, entry removed, counted in kernel_corrupt).
+ * Counts no hit or miss: the caller reports the outcome (tsl_jit_cache_count_kernel),
+ * since a valid entry may still be unusable (its symbol taken in the JIT). */
+bool tsl_jit_cache_kernel_load(const tsl_jit_cache_key *k, tsl_jit_object *obj);
+
+/* Writes obj (data, symbol, signature) as the kernel entry of k; an incomplete obj
+ * (no data or symbol) or an I/O problem only costs the entry (one warning per process
+ * for an unwritable directory). */
+void tsl_jit_cache_kernel_store(const tsl_jit_cache_key *k, const tsl_jit_object *obj);
+
+/* Counts one level-1 lookup as a hit (entry used) or a miss. */
+void tsl_jit_cache_count_kernel(bool hit);
 
 #ifdef __cplusplus
 }

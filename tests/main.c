@@ -9,12 +9,18 @@
  * suites to the registry. They are weak here so a module without tests yet links.
  * Exit status is non-zero when any assertion failed. The last line is the plain
  * "N passed, N failed" summary (tests, not assertions).
+ *
+ * Kernels compiled by the tests go to a private disk cache (codegen/jit_cache.h), a
+ * temporary folder removed at exit, unless TSL_CACHE_DIR is set: a test run never fills
+ * the user's ~/.cache/tessel. Child processes the tests start (tunecli) inherit it.
  */
 #include <CUnit/Basic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ir/arena.h"
+#include "test_cache_dir.h"
 
 #define MODULES(X) X(ir) X(dsl) X(schedule) X(codegen) X(runtime) X(e2e) X(models) X(templates) X(tuner) X(graph) X(winograd) X(cross) X(binary) X(ops) X(rpc)
 #define DECLARE(m) void tsl_tests_##m(void) __attribute__((weak));
@@ -55,6 +61,9 @@ int main(int argc, char **argv) {
       return 2;
     }
   }
+  tsl_test_cache_dir cache = {0};
+  if (!getenv("TSL_CACHE_DIR") && tsl_test_cache_dir_enter(&cache, "tessel-tests-cache") != 0)
+    fprintf(stderr, "tessel-tests: no private kernel cache folder; using the default one\n");
   CU_basic_set_mode(CU_BRM_VERBOSE);
   CU_basic_run_tests();
   unsigned failed_tests = CU_get_number_of_tests_failed();
@@ -63,6 +72,7 @@ int main(int argc, char **argv) {
   unsigned errors = CU_get_error();
   CU_cleanup_registry();
   tsl_arena_free_default();
+  tsl_test_cache_dir_leave(&cache);
   printf("\n%u passed, %u failed\n", run_tests - failed_tests, failed_tests);
   (void)selected;
   return (failed_asserts || failed_tests || errors) ? 1 : 0;

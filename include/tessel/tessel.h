@@ -47,7 +47,9 @@ void tsl_model_free(tsl_model *m);
 
 /* Compiles m for `target` (a target string such as "host" or "x86-64-avx2"; NULL means
  * "host"; it must run on this machine). `records` is a tuning records file (NULL: the
- * default schedules). The model may be freed afterwards.
+ * default schedules); per layer, records timed with the current thread count
+ * (tsl_set_num_threads: set it before compiling) are preferred, in-model ones first
+ * (docs/records.md "Lookup"). The model may be freed afterwards.
  * Errors: TSL_ERR_UNSUPPORTED (target, an operator no kernel computes), TSL_ERR_IO
  * (records unreadable), TSL_ERR_CODEGEN (a kernel failed to build), TSL_ERR_NOMEM. */
 tsl_status tsl_model_compile(const tsl_model *m, const char *target, const char *records, tsl_compiled **out);
