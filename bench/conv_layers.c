@@ -6,6 +6,7 @@
  *   conv_layers [--models squeezenet1_1,resnet18,mobilenet_v2] [--models-dir DIR]
  *               [--rounds R] [--repeat N] [--min-ms MS] [--filter SUBSTRING] [--no-peak]
  *               [--algos direct,gemm1x1,...] [--knobs name=value,...] [--schedule]
+ *               [--records FILE]
  *
  * Each layer is taken as the graph states it: N x C x H x W input, K x C/g x R x S
  * weights, strides, paddings, dilations, groups, bias, and the activation that follows
@@ -33,6 +34,21 @@
  * the single-thread fp32 FMA peak of tuner/peak.h. Every tessel output is checked
  * against oneDNN's (max error relative to the output's magnitude; "BAD" past 1e-3, and
  * a BAD result never counts as best).
+ *
+ * --records FILE (tuning records, tuner/records.h; read only) adds a "tuned" column: the
+ * schedule the graph compiler would run for the layer, i.e. the layer's family workload
+ * (tuner/algorithms_conv.h) through tsl_dispatch_schedule_any at 1 thread (so records
+ * timed at 1 thread are preferred). Its program may be another operator than the
+ * layer's (Winograd: info.op_workload); the weights then go through that algorithm's
+ * transform, found by the operator as the compiler does (tsl_conv2d_algo_of_op). It is
+ * built, checked and timed like the other candidates. A layer without a record shows
+ * "-" and counts as its default algorithm in the tuned geometric mean (as the compiler
+ * would run the default there); so does a tuned schedule that fails to build or is BAD.
+ * "rec" is the record's own GFLOP/s (its fastest sample) and where it was timed: "m2" in
+ * a model at 2 threads, "i1" in isolation at 1 thread (dispatch prefers this thread
+ * count, then in-model records; another count's record is used when no other matches).
+ * The keys are the bench's layers: residual adds are not fused here, so a layer the
+ * compiler fuses with an Add is looked up as conv2d_nchwc_bias and may find no record.
  */
 #include <dnnl.h>
 #include <errno.h>
@@ -50,7 +66,10 @@
 #include "runtime/module.h"
 #include "schedule/templates/conv2d_select.h"
 #include "tessel/runtime.h"
+#include "tuner/algorithms_conv.h"
+#include "tuner/dispatch.h"
 #include "tuner/peak.h"
+#include "tuner/records.h"
 
 enum { MAX_LAYERS = 256, MAX_SAMPLES = 256, NALGO = TSL_CONV2D_ALGO_COUNT };
 
@@ -63,6 +82,7 @@ typedef struct opts {
   bool peak, quiet, print_schedule;
   bool algo_on[NALGO];
   const char *knobs;
+  const char *records;
 } opts;
 
 typedef struct layer {
@@ -374,35 +394,31 @@ static tsl_status schedule_with_knobs(const tsl_te_program *conv, const tsl_targ
   return tpl->apply(conv, t, &space, &c, out);
 }
 
-/* Builds algorithm a for layer d: weights transformed from w (OIHW), bias from bias,
- * data from src (NCHW) converted to NCHW[x]c. */
-static bool tessel_setup(tessel_conv *c, tsl_jit *jit, tsl_module *m, const tsl_target *t, const tsl_conv2d_desc *d,
-                         tsl_conv2d_algo a, const float *src, float *w, const float *bias, const opts *o,
-                         int layer_index) {
-  const char *knobs = o->knobs;
-  memset(c, 0, sizeof *c);
-  tsl_te_program *conv = NULL, *wt = NULL;
-  tsl_status st = tsl_conv2d_algo_instantiate(d, a, t, &conv, &wt);
-  tsl_schedule *s = NULL;
-  if (st == TSL_OK && knobs) st = schedule_with_knobs(conv, t, knobs, &s);
-  else if (st == TSL_OK) st = tsl_conv2d_algo_schedule(conv, a, t, &s);
-  char name[96];
-  snprintf(name, sizeof name, "l%d_%s", layer_index, tsl_conv2d_algo_name(a));
-  if (st == TSL_OK && o->print_schedule) {
-    printf("# layer %d, %s\n", layer_index, name);
-    tsl_schedule_print(stdout, s);
-  }
+/* Builds conv program `conv` with schedule s as kernel `name` into c: its buffers, the
+ * data from src (NCHW) converted to NCHW[x]c, the bias, and the weights from w (OIHW)
+ * through weight program wt (its default schedule, not timed). label names the
+ * candidate in error messages. */
+static bool tessel_finish(tessel_conv *c, tsl_jit *jit, tsl_module *m, const tsl_conv2d_desc *d,
+                          const tsl_te_program *conv, const tsl_te_program *wt, const tsl_schedule *s,
+                          const char *name, const char *label, const float *src, float *w, const float *bias) {
+  tsl_status st = TSL_OK;
+  if (conv->ninputs < 3 || conv->noutputs != 1 || conv->ninputs + conv->noutputs > 8)
+    st = tsl_error(TSL_ERR_INVALID, "bench: program %s has %d inputs and %d outputs", conv->name, conv->ninputs,
+                   conv->noutputs);
   if (st == TSL_OK) st = tsl_build(s, name, jit, m, NULL, NULL);
-  tsl_schedule_free(s);
   if (st == TSL_OK) st = tsl_module_get_kernel(m, name, &c->kernel);
   if (st != TSL_OK) {
-    fprintf(stderr, "conv_layers: %s: %s\n", tsl_conv2d_algo_name(a), tsl_last_error());
+    fprintf(stderr, "conv_layers: %s: %s\n", label, tsl_last_error());
     return false;
   }
   c->nargs = conv->ninputs + conv->noutputs;
   for (int i = 0; i < c->nargs; i++) {
     const tsl_buffer *b = i < conv->ninputs ? conv->inputs[i]->buf : conv->outputs[0]->buf;
     float *p = alloc_floats(numel(b));
+    if (!p) {
+      fprintf(stderr, "conv_layers: %s: out of memory\n", label);
+      return false;
+    }
     c->owned[c->nowned++] = p;
     c->ptrs[i] = p;
     c->args[i] = &c->ptrs[i];
@@ -419,15 +435,96 @@ static bool tessel_setup(tessel_conv *c, tsl_jit *jit, tsl_module *m, const tsl_
   /* weights through the algorithm's transform */
   if (wt) {
     void *bufs[2] = {w, c->ptrs[1]};
-    char wname[96];
-    snprintf(wname, sizeof wname, "l%d_%s_weights", layer_index, tsl_conv2d_algo_name(a));
+    char wname[112];
+    snprintf(wname, sizeof wname, "%s_weights", name);
     if ((st = run_once(jit, m, wt, wname, bufs)) != TSL_OK) {
-      fprintf(stderr, "conv_layers: weights of %s: %s\n", tsl_conv2d_algo_name(a), tsl_last_error());
+      fprintf(stderr, "conv_layers: weights of %s: %s\n", label, tsl_last_error());
       return false;
     }
   }
   c->ok = true;
   return true;
+}
+
+/* Builds algorithm a for layer d with its template's default config (and --knobs). */
+static bool tessel_setup(tessel_conv *c, tsl_jit *jit, tsl_module *m, const tsl_target *t, const tsl_conv2d_desc *d,
+                         tsl_conv2d_algo a, const float *src, float *w, const float *bias, const opts *o,
+                         int layer_index) {
+  const char *knobs = o->knobs;
+  memset(c, 0, sizeof *c);
+  tsl_te_program *conv = NULL, *wt = NULL;
+  tsl_status st = tsl_conv2d_algo_instantiate(d, a, t, &conv, &wt);
+  tsl_schedule *s = NULL;
+  if (st == TSL_OK && knobs) st = schedule_with_knobs(conv, t, knobs, &s);
+  else if (st == TSL_OK) st = tsl_conv2d_algo_schedule(conv, a, t, &s);
+  char name[96];
+  snprintf(name, sizeof name, "l%d_%s", layer_index, tsl_conv2d_algo_name(a));
+  if (st != TSL_OK) {
+    fprintf(stderr, "conv_layers: %s: %s\n", tsl_conv2d_algo_name(a), tsl_last_error());
+    return false;
+  }
+  if (o->print_schedule) {
+    printf("# layer %d, %s\n", layer_index, name);
+    tsl_schedule_print(stdout, s);
+  }
+  bool ok = tessel_finish(c, jit, m, d, conv, wt, s, name, tsl_conv2d_algo_name(a), src, w, bias);
+  tsl_schedule_free(s);
+  return ok;
+}
+
+/* Whether programs a and b have the same inputs and outputs (count and shapes). */
+static bool same_signature(const tsl_te_program *a, const tsl_te_program *b) {
+  if (a->ninputs != b->ninputs || a->noutputs != b->noutputs) return false;
+  for (int i = 0; i < a->ninputs + a->noutputs; i++) {
+    const tsl_buffer *x = i < a->ninputs ? a->inputs[i]->buf : a->outputs[i - a->ninputs]->buf;
+    const tsl_buffer *y = i < b->ninputs ? b->inputs[i]->buf : b->outputs[i - b->ninputs]->buf;
+    if (x->ndim != y->ndim || memcmp(x->shape, y->shape, sizeof(int64_t) * (size_t)x->ndim) != 0) return false;
+  }
+  return true;
+}
+
+enum { TUNED_NONE = 0, TUNED_OK = 1, TUNED_ERR = -1 };
+
+/* The schedule the graph compiler picks for layer d from db: d's family workload through
+ * tsl_dispatch_schedule_any (the caller has set 1 thread). TUNED_NONE when no record
+ * matched (nothing is built: the compiler runs the default), TUNED_ERR on a failure
+ * (printed). *algo is the algorithm whose operator the program instantiates. */
+static int tuned_setup(tessel_conv *c, tsl_jit *jit, tsl_module *m, const tsl_target *t, const tsl_conv2d_desc *d,
+                       const tsl_records *db, const float *src, float *w, const float *bias, const opts *o,
+                       int layer_index, tsl_dispatch_info *info, tsl_conv2d_algo *algo) {
+  memset(c, 0, sizeof *c);
+  tsl_workload fw;
+  tsl_te_program *prog = NULL, *conv = NULL, *wt = NULL;
+  tsl_schedule *s = NULL;
+  tsl_status st = tsl_conv2d_family_workload(d, &fw);
+  if (st == TSL_OK) st = tsl_dispatch_schedule_any(db, t, &fw, NULL, &prog, &s, info);
+  if (st == TSL_OK && !info->tuned) {
+    tsl_schedule_free(s);
+    return TUNED_NONE;
+  }
+  /* the weight transform of the algorithm whose operator the program is, as the graph
+   * compiler finds it ("conv2d_nchwc_grouped.tile" is the grouped operator's own
+   * template: no algorithm name to go by) */
+  if (st == TSL_OK && !tsl_conv2d_algo_of_op(info->op_workload.op, algo))
+    st = tsl_error(TSL_ERR_INVALID, "bench: the dispatch chose operator %s, no conv algorithm", info->op_workload.op);
+  if (st == TSL_OK) st = tsl_conv2d_algo_instantiate(d, *algo, t, &conv, &wt);
+  if (st == TSL_OK && !same_signature(conv, prog))
+    st = tsl_error(TSL_ERR_INVALID, "bench: dispatched %s differs in shapes from %s's instantiation of the layer",
+                   prog->name, tsl_conv2d_algo_name(*algo));
+  if (st != TSL_OK) {
+    fprintf(stderr, "conv_layers: tuned: %s\n", tsl_last_error());
+    tsl_schedule_free(s);
+    return TUNED_ERR;
+  }
+  char name[96];
+  snprintf(name, sizeof name, "l%d_tuned_%s", layer_index, tsl_conv2d_algo_name(*algo));
+  if (o->print_schedule) {
+    printf("# layer %d, %s: %s (%s)\n", layer_index, name, info->template_name, info->config_str);
+    tsl_schedule_print(stdout, s);
+  }
+  bool ok = tessel_finish(c, jit, m, d, prog, wt, s, name, "tuned", src, w, bias);
+  tsl_schedule_free(s);
+  return ok ? TUNED_OK : TUNED_ERR;
 }
 
 static void tessel_free(tessel_conv *c) {
@@ -454,7 +551,8 @@ static double compare(const tessel_conv *c, const tsl_conv2d_desc *d, const floa
 
 static int usage(void) {
   fprintf(stderr, "usage: conv_layers [--models a,b] [--models-dir DIR] [--rounds R] [--repeat N] [--min-ms MS] "
-                  "[--filter S] [--algos a,b] [--knobs k=v,...] [--schedule] [--no-peak] [--quiet]\n");
+                  "[--filter S] [--algos a,b] [--knobs k=v,...] [--schedule] [--no-peak] [--quiet] "
+                  "[--records FILE]\n");
   return 2;
 }
 
@@ -480,6 +578,7 @@ static bool parse_args(int argc, char **argv, opts *o) {
     else if (strcmp(a, "--min-ms") == 0 && (o->min_ms = atof(argv[++i])) >= 0) continue;
     else if (strcmp(a, "--filter") == 0) o->filter = argv[++i];
     else if (strcmp(a, "--knobs") == 0) o->knobs = argv[++i];
+    else if (strcmp(a, "--records") == 0) o->records = argv[++i];
     else if (strcmp(a, "--algos") == 0) {
       for (int k = 0; k < NALGO; k++) o->algo_on[k] = strstr(v, tsl_conv2d_algo_name((tsl_conv2d_algo)k)) != NULL;
       i++;
@@ -495,15 +594,26 @@ static double best_of(const double *s, int n) {
 }
 
 typedef struct summary {
-  double log_default, log_best;
-  int n;
+  double log_default, log_best, log_tuned;
+  int n, n_tuned; /* n_tuned: layers whose tuned figure is a record's schedule */
 } summary;
 
-static void add_summary(summary *s, double r_default, double r_best) {
+/* r_tuned <= 0: no tuned schedule (the layer counts as its default in the tuned mean). */
+static void add_summary(summary *s, double r_default, double r_best, double r_tuned) {
   if (!(r_default > 0) || !(r_best > 0)) return;
   s->log_default += log(r_default);
   s->log_best += log(r_best);
+  s->log_tuned += log(r_tuned > 0 ? r_tuned : r_default);
+  s->n_tuned += r_tuned > 0;
   s->n++;
+}
+
+static void print_summary(const char *name, const summary *s, bool tuned) {
+  if (!s->n) return;
+  printf("  %-16s %3d layers: default algorithm %.2f, best algorithm %.2f", name, s->n, exp(s->log_default / s->n),
+         exp(s->log_best / s->n));
+  if (tuned) printf(", tuned %.2f (%d of %d run a record's schedule)", exp(s->log_tuned / s->n), s->n_tuned, s->n);
+  printf("\n");
 }
 
 int main(int argc, char **argv) {
@@ -538,6 +648,17 @@ int main(int argc, char **argv) {
       fprintf(stderr, "conv_layers: peak: %s\n", tsl_last_error());
     }
   }
+  tsl_records *db = NULL;
+  if (o.records) {
+    if (tsl_records_new(&db) != TSL_OK || tsl_records_load(db, o.records, true, stderr) != TSL_OK) {
+      fprintf(stderr, "conv_layers: records %s: %s\n", o.records, tsl_last_error());
+      tsl_records_free(db);
+      return 1;
+    }
+    printf("records %s: %d loaded, %d bad lines skipped; tuned = the dispatched schedule "
+           "(tuner/dispatch.h) at 1 thread\n",
+           o.records, db->n, db->skipped);
+  }
   static layer layers[MAX_LAYERS];
   int nl = load_layers(&o, block, layers);
   if (nl == 0) {
@@ -553,10 +674,13 @@ int main(int argc, char **argv) {
          "oneDNN");
   for (int a = 0; a < NALGO; a++)
     if (o.algo_on[a]) printf(" %11s", tsl_conv2d_algo_name((tsl_conv2d_algo)a));
-  printf(" | %-11s %5s %4s | %5s\n", "default", "ratio", "%pk", "best");
+  printf(" | %-11s %5s %4s | %5s", "default", "ratio", "%pk", "best");
+  if (db) printf(" | %-11s %7s %5s %7s", "tuned", "GFLOP/s", "ratio", "rec");
+  printf("\n");
   summary sum_3x3 = {0}, sum_1x1 = {0}, sum_dw = {0}, sum_all = {0};
   double *samples = malloc(sizeof(double) * MAX_SAMPLES);
-  static double all[NALGO + 1][MAX_SAMPLES];
+  enum { TUNED = NALGO + 1 }; /* sample slots: algorithms, oneDNN, tuned */
+  static double all[NALGO + 2][MAX_SAMPLES];
   for (int li = 0; li < nl && samples; li++) {
     layer *L = &layers[li];
     tsl_conv2d_desc *d = &L->d;
@@ -584,9 +708,24 @@ int main(int argc, char **argv) {
       }
       err[a] = have_dnnl ? compare(&tc[a], d, ref) : 0.0;
     }
-    int ns[NALGO + 1] = {0};
+    tessel_conv tuned;
+    memset(&tuned, 0, sizeof tuned);
+    static tsl_dispatch_info info;
+    tsl_conv2d_algo tuned_algo = TSL_CONV2D_DIRECT;
+    int tuned_state = TUNED_NONE;
+    double tuned_err = 0.0;
+    if (db) {
+      tuned_state = tuned_setup(&tuned, jit, mod, &target, d, db, src, w, bias, &o, li, &info, &tuned_algo);
+      if (tuned_state == TUNED_OK && tessel_run(&tuned) != 0) {
+        fprintf(stderr, "conv_layers: tuned schedule of layer %d failed to run\n", li);
+        tuned.ok = false;
+        tuned_state = TUNED_ERR;
+      }
+      if (tuned_state == TUNED_OK) tuned_err = have_dnnl ? compare(&tuned, d, ref) : 0.0;
+    }
+    int ns[NALGO + 2] = {0};
     for (int r = 0; r < o.rounds; r++) {
-      for (int a = 0; a <= NALGO; a++) {
+      for (int a = 0; a <= TUNED; a++) {
         tsl_time_opts to = tsl_time_opts_default();
         to.repeat = o.repeat;
         to.min_repeat_ms = o.min_ms;
@@ -594,6 +733,9 @@ int main(int argc, char **argv) {
         if (a == NALGO) {
           if (!have_dnnl) continue;
           st = tsl_time_callback(dnnl_run, &dc, "oneDNN", &to, samples);
+        } else if (a == TUNED) {
+          if (!tuned.ok) continue;
+          st = tsl_time_callback(tessel_run, &tuned, "tuned", &to, samples);
         } else {
           if (!tc[a].ok) continue;
           st = tsl_time_callback(tessel_run, &tc[a], tsl_conv2d_algo_name((tsl_conv2d_algo)a), &to, samples);
@@ -604,8 +746,8 @@ int main(int argc, char **argv) {
       }
     }
     double flops = tsl_conv2d_desc_flops(d);
-    double gf[NALGO + 1];
-    for (int a = 0; a <= NALGO; a++) gf[a] = ns[a] ? flops / best_of(all[a], ns[a]) * 1e-9 : 0.0;
+    double gf[NALGO + 2];
+    for (int a = 0; a <= TUNED; a++) gf[a] = ns[a] ? flops / best_of(all[a], ns[a]) * 1e-9 : 0.0;
     char shape[64];
     const char *act = d->act == 1 ? "relu" : d->act == 2 ? "clip" : "-";
     snprintf(shape, sizeof shape, "%lld %lldx%lld %lld %lldx%lld s%lld p%lld g%lld %s", (long long)d->C,
@@ -625,15 +767,34 @@ int main(int argc, char **argv) {
     tsl_conv2d_algo def = tsl_conv2d_select(d, &target);
     double gdef = tc[def].ok ? gf[def] : 0.0;
     double rdef = gf[NALGO] > 0 ? gdef / gf[NALGO] : 0.0, rbest = best >= 0 && gf[NALGO] > 0 ? gf[best] / gf[NALGO] : 0.0;
-    printf(" | %-11s %5.2f %4.0f | %5.2f\n", tsl_conv2d_algo_name(def), rdef, peak > 0 ? 100.0 * gdef / peak : 0.0,
+    printf(" | %-11s %5.2f %4.0f | %5.2f", tsl_conv2d_algo_name(def), rdef, peak > 0 ? 100.0 * gdef / peak : 0.0,
            rbest);
+    /* the tuned ratio; 0 when the layer runs its default (no record, a failure, BAD) */
+    double rtuned = 0.0;
+    if (db) {
+      bool bad = tuned_state == TUNED_OK && tuned_err > 1e-3;
+      if (tuned_state == TUNED_NONE) printf(" | %-11s %7s %5s %7s", "-", "-", "-", "-");
+      else if (tuned_state == TUNED_ERR || !(gf[TUNED] > 0)) printf(" | %-11s %7s %5s %7s", "error", "-", "-", "-");
+      else {
+        rtuned = gf[NALGO] > 0 && !bad ? gf[TUNED] / gf[NALGO] : 0.0;
+        /* the record's algorithm (FAMILY.ALGO: "tile" is the grouped operator's own
+         * template), its own figure and where it was timed (m: in a model, i: isolated)
+         * at how many threads */
+        const char *dot = strrchr(info.algorithm, '.');
+        printf(" | %-11.11s %7.1f %5.2f %7.1f %c%d%s", dot ? dot + 1 : tsl_conv2d_algo_name(tuned_algo), gf[TUNED],
+               gf[NALGO] > 0 ? gf[TUNED] / gf[NALGO] : 0.0, info.cost > 0 ? flops / info.cost * 1e-9 : 0.0,
+               info.in_model ? 'm' : 'i', info.record.threads, bad ? " BAD" : "");
+      }
+    }
+    printf("\n");
     fflush(stdout);
     for (int c = 0; c < L->count; c++) {
-      if (d->groups > 1 && d->groups == d->C) add_summary(&sum_dw, rdef, rbest);
-      else if (d->R == 3 && d->S == 3) add_summary(&sum_3x3, rdef, rbest);
-      else if (d->R == 1 && d->S == 1) add_summary(&sum_1x1, rdef, rbest);
-      add_summary(&sum_all, rdef, rbest);
+      if (d->groups > 1 && d->groups == d->C) add_summary(&sum_dw, rdef, rbest, rtuned);
+      else if (d->R == 3 && d->S == 3) add_summary(&sum_3x3, rdef, rbest, rtuned);
+      else if (d->R == 1 && d->S == 1) add_summary(&sum_1x1, rdef, rbest, rtuned);
+      add_summary(&sum_all, rdef, rbest, rtuned);
     }
+    tessel_free(&tuned);
     for (int a = 0; a < NALGO; a++) tessel_free(&tc[a]);
     if (have_dnnl || dc.engine) dnnl_free(&dc);
     free(src);
@@ -646,20 +807,18 @@ int main(int argc, char **argv) {
   }
   free(samples);
   printf("\ngeometric mean of tessel / oneDNN over layers (each layer counted as often as it occurs):\n");
+  if (db)
+    printf("  (tuned: a layer without a record (\"-\"), or whose tuned schedule failed or was BAD, counts as "
+           "its default algorithm)\n");
   const struct {
     const char *name;
     summary *s;
   } rows[] = {{"3x3 (groups 1)", &sum_3x3}, {"1x1 (groups 1)", &sum_1x1}, {"depthwise", &sum_dw}, {"all", &sum_all}};
-  for (int i = 0; i < 4; i++)
-    if (rows[i].s->n)
-      printf("  %-16s %3d layers: default algorithm %.2f, best algorithm %.2f\n", rows[i].name, rows[i].s->n,
-             exp(rows[i].s->log_default / rows[i].s->n), exp(rows[i].s->log_best / rows[i].s->n));
-  if (sum_3x3.n + sum_1x1.n) {
-    double ld = sum_3x3.log_default + sum_1x1.log_default, lb = sum_3x3.log_best + sum_1x1.log_best;
-    int n = sum_3x3.n + sum_1x1.n;
-    printf("  %-16s %3d layers: default algorithm %.2f, best algorithm %.2f\n", "3x3 and 1x1", n, exp(ld / n),
-           exp(lb / n));
-  }
+  for (int i = 0; i < 4; i++) print_summary(rows[i].name, rows[i].s, db != NULL);
+  summary both = {sum_3x3.log_default + sum_1x1.log_default, sum_3x3.log_best + sum_1x1.log_best,
+                  sum_3x3.log_tuned + sum_1x1.log_tuned, sum_3x3.n + sum_1x1.n, sum_3x3.n_tuned + sum_1x1.n_tuned};
+  print_summary("3x3 and 1x1", &both, db != NULL);
   tsl_jit_free(jit);
+  tsl_records_free(db);
   return 0;
 }
