@@ -230,10 +230,19 @@ static tsl_status transform_weights(tsl_conv_lowering *cl, const tsl_conv2d_desc
     size_t bytes = ((size_t)(K * CG * R * S) * sizeof *oihw + 63) / 64 * 64;
     if (st == TSL_OK && !(oihw = aligned_alloc(64, bytes))) st = tsl_error(TSL_ERR_NOMEM, "compile: out of memory");
     if (oihw) memset(oihw, 0, bytes);
+    /* compact f32 weights (what the importer and the passes make) are read directly;
+     * anything else element by element through the dtype-generic accessor */
+    const float *wf = w->dtype.code == TSL_DT_FLOAT && w->dtype.bits == 32 && tsl_tensor_is_contiguous(w)
+                          ? (const float *)w->data
+                          : NULL;
     for (int64_t k = 0; st == TSL_OK && k < wK; k++)
-      for (int64_t c = 0; c < wC; c++)
-        for (int64_t i = 0; i < R * S; i++)
-          oihw[(k * CG + c) * R * S + i] = (float)tsl_tensor_get_f64(w, (k * wC + c) * R * S + i);
+      for (int64_t c = 0; c < wC; c++) {
+        float *dst = &oihw[(k * CG + c) * R * S];
+        int64_t src = (k * wC + c) * R * S;
+        if (wf) memcpy(dst, wf + src, (size_t)(R * S) * sizeof *dst);
+        else
+          for (int64_t i = 0; i < R * S; i++) dst[i] = (float)tsl_tensor_get_f64(w, src + i);
+      }
     if (st == TSL_OK) st = tsl_tensor_new(TSL_DTYPE_F32, o->ndim, o->shape, &t);
     if (st == TSL_OK) {
       void *ptrs[2] = {oihw, t->data};

@@ -42,9 +42,14 @@ static tsl_status fold_one(tsl_graph *g, int conv, int bn, bool *done) {
     return st;
   }
   float *wd = nw->data, *bd = nb->data;
+  /* compact f32 weights are read directly, others through the dtype-generic accessor */
+  const float *wf = w->dtype.code == TSL_DT_FLOAT && w->dtype.bits == 32 && tsl_tensor_is_contiguous(w)
+                        ? (const float *)w->data
+                        : NULL;
   for (int64_t m = 0; m < M; m++) {
     double s = tsl_tensor_get_f64(scale, m) / sqrt(tsl_tensor_get_f64(var, m) + eps);
-    for (int64_t e = 0; e < per; e++) wd[m * per + e] = (float)(tsl_tensor_get_f64(w, m * per + e) * s);
+    for (int64_t e = 0; e < per; e++)
+      wd[m * per + e] = (float)((wf ? (double)wf[m * per + e] : tsl_tensor_get_f64(w, m * per + e)) * s);
     double b0 = bias ? tsl_tensor_get_f64(bias, m) : 0.0;
     bd[m] = (float)((b0 - tsl_tensor_get_f64(mean, m)) * s + tsl_tensor_get_f64(shift, m));
   }
