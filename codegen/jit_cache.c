@@ -150,8 +150,7 @@ tsl_status tsl_jit_cache_kernel_path(const tsl_jit_cache_key *k, char *buf, size
   return entry_path(k, KERNEL_SUBDIR, "kernel", buf, n);
 }
 
-/* mkdir -p of the directory part of path. */
-static bool make_parent_dirs(const char *path) {
+bool tsl_jit_cache_make_parent_dirs(const char *path) {
   char p[4400];
   size_t len = strlen(path);
   if (len >= sizeof p) return false;
@@ -231,7 +230,7 @@ static void store_entry(const char *path, const char *magic, const tsl_jit_cache
                         atomic_long *stores) {
   static atomic_int warned;
   static atomic_long serial;
-  if (!make_parent_dirs(path)) goto fail;
+  if (!tsl_jit_cache_make_parent_dirs(path)) goto fail;
   char tmp[4400];
   snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%ld", path, (long)getpid(), atomic_fetch_add(&serial, 1));
   int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);

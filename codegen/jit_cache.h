@@ -74,6 +74,11 @@ tsl_jit_cache_key tsl_jit_cache_key_of(const void *ir, size_t n, const char *ctx
 /* The entry's path for key k into buf (n bytes). Errors: as tsl_jit_cache_dir. */
 tsl_status tsl_jit_cache_path(const tsl_jit_cache_key *k, char *buf, size_t n);
 
+/* `mkdir -p` of the directory part of path (mode 0755; existing folders are fine), for
+ * the files kept in the cache directory (entries, the peak file of tuner/peak_cache.c).
+ * False when a folder cannot be made or path is over 4399 bytes. */
+bool tsl_jit_cache_make_parent_dirs(const char *path);
+
 /* Counters since process start (or the last tsl_jit_cache_reset_stats). */
 typedef struct tsl_jit_cache_stats {
   /* level 2: object entries by LLVM module (tsl_jit_compile) */

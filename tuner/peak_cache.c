@@ -73,23 +73,6 @@ tsl_status tsl_peak_lookup(const tsl_target *t, int threads, double *gflops) {
   return TSL_OK;
 }
 
-static bool mkdirs(const char *path) {
-  char p[4000];
-  size_t len = strlen(path);
-  if (len >= sizeof p) return false;
-  memcpy(p, path, len + 1);
-  char *slash = strrchr(p, '/');
-  if (!slash) return true;
-  *slash = '\0';
-  for (char *c = p + 1; *c; c++)
-    if (*c == '/') {
-      *c = '\0';
-      if (mkdir(p, 0755) != 0 && errno != EEXIST) return false;
-      *c = '/';
-    }
-  return mkdir(p, 0755) == 0 || errno == EEXIST;
-}
-
 tsl_status tsl_peak_store(const tsl_target *t, int threads, double gflops) {
   if (!t) return tsl_error(TSL_ERR_INVALID, "peak: NULL target");
   if (!(isfinite(gflops) && gflops > 0)) return tsl_error(TSL_ERR_INVALID, "peak: %g GFLOP/s is not a peak", gflops);
@@ -113,7 +96,7 @@ tsl_status tsl_peak_store(const tsl_target *t, int threads, double gflops) {
     lines[n++].gflops = gflops;
   }
   snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-  FILE *f = mkdirs(path) ? fopen(tmp, "w") : NULL;
+  FILE *f = tsl_jit_cache_make_parent_dirs(path) ? fopen(tmp, "w") : NULL;
   bool ok = f != NULL;
   for (int i = 0; ok && i < n; i++) ok = fprintf(f, "%s %d %.3f\n", lines[i].key, lines[i].threads, lines[i].gflops) > 0;
   if (f) ok = fclose(f) == 0 && ok;
