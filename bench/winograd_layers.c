@@ -163,6 +163,8 @@ static bool parse_knobs(const char *text, tsl_winograd_knobs *k) {
     else if (!strcmp(tok, "ucx")) k->unroll_cx = v != 0;
     else if (!strcmp(tok, "pad")) k->pad_at = (int)v;
     else if (!strcmp(tok, "rows")) k->row_buffers = v != 0;
+    else if (!strcmp(tok, "par")) k->parallel = (int)v;
+    else if (!strcmp(tok, "gat")) k->gemm_at_tiles = v != 0;
     else return false;
   }
   return true;
@@ -185,7 +187,7 @@ static bool setup_winograd(tsl_jit *jit, const layer *L, int m, int64_t X, const
   ok = ok && tsl_winograd_program_shape(conv, &sh) == TSL_OK;
   if (ok) {
     k = tsl_winograd_default_knobs(tsl_jit_target(jit), &sh);
-    k.parallel = false;
+    k.parallel = TSL_WINOGRAD_PAR_NONE;
     if (knobs && !parse_knobs(knobs, &k)) {
       fprintf(stderr, "winograd_layers: bad --knobs %s\n", knobs);
       exit(2);

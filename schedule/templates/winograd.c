@@ -21,6 +21,9 @@ static int64_t l2_of(const tsl_target *t) { return t && t->l2_bytes > 0 ? t->l2_
 /* Fewest tiles per block before re-streaming U costs more than it saves (see
  * tsl_winograd_default_knobs). */
 enum { MIN_BLOCK_TILES = 32 };
+/* Fewest blocks (over all images) for which the default puts blocks, not output
+ * channels, on the thread pool: two rounds of blocks on 2 threads. */
+enum { MIN_PAR_BLOCKS = 4 };
 
 /* ---- the program ---------------------------------------------------------- */
 
@@ -82,7 +85,7 @@ tsl_winograd_knobs tsl_winograd_default_knobs(const tsl_target *t, const tsl_win
   k.pad_at = TSL_WINOGRAD_PAD_BLOCK;
   k.row_buffers = true;
   k.gemm_at_tiles = false;
-  k.parallel = true;
+  k.parallel = TSL_WINOGRAD_PAR_BLOCKS;
   /* Blocks: the block's transformed input and GEMM output (alpha^2 x tiles x (CP + KP)
    * floats) within twice L2, but at least MIN_BLOCK_TILES tiles (or the whole image),
    * because every block streams all of U (alpha^2 x CP x KP floats) once: smaller
@@ -99,6 +102,10 @@ tsl_winograd_knobs tsl_winograd_default_knobs(const tsl_target *t, const tsl_win
     else tiles = ceil_div(s->TW, ceil_div(s->TW, tiles));
   }
   k.nr_tiles = tiles;
+  if (s && s->TW > 0 && s->TH > 0) {
+    int64_t blocks = tiles >= s->TW ? ceil_div(s->TH, tiles / s->TW) : s->TH * ceil_div(s->TW, tiles);
+    if (s->N * blocks < MIN_PAR_BLOCKS && s->KP / k.nr >= MIN_PAR_BLOCKS) k.parallel = TSL_WINOGRAD_PAR_CHANNELS;
+  }
   return k;
 }
 
@@ -116,6 +123,9 @@ tsl_status tsl_winograd_knobs_check(const tsl_winograd_knobs *k) {
     return tsl_error(TSL_ERR_INVALID, "winograd template: knob gemm_order = %d (0 or 1)", k->gemm_order);
   if (k->pad_at < TSL_WINOGRAD_PAD_INLINE || k->pad_at > TSL_WINOGRAD_PAD_ROOT)
     return tsl_error(TSL_ERR_INVALID, "winograd template: knob pad_at = %d (0 inline, 1 block, 2 root)", k->pad_at);
+  if (k->parallel < TSL_WINOGRAD_PAR_NONE || k->parallel > TSL_WINOGRAD_PAR_CHANNELS)
+    return tsl_error(TSL_ERR_INVALID, "winograd template: knob parallel = %d (0 none, 1 blocks, 2 channels)",
+                     k->parallel);
   return TSL_OK;
 }
 
@@ -184,7 +194,13 @@ static void schedule_gemm(builder *b, const tsl_winograd_knobs *k, int64_t block
   b_split(b, "M", "kb", nkb, ko, ki);
   const char *order_k[] = {"e", "nu", "n", ko, to, "cb", "cx", ti, ki, "kx"};
   const char *order_t[] = {"e", "nu", "n", to, ko, "cb", "cx", ti, ki, "kx"};
-  b_reorder(b, "M", 10, k->gemm_order == TSL_WINOGRAD_GEMM_T_OUTER ? order_t : order_k);
+  /* channels in parallel: the register blocks of output channels outermost (whatever
+   * gemm_order says), so one parallel region covers the whole GEMM and each thread
+   * reads only its columns of U */
+  const char *order_kp[] = {ko, "e", "nu", "n", to, "cb", "cx", ti, ki, "kx"};
+  bool channels = k->parallel == TSL_WINOGRAD_PAR_CHANNELS;
+  b_reorder(b, "M", 10, channels ? order_kp : k->gemm_order == TSL_WINOGRAD_GEMM_T_OUTER ? order_t : order_k);
+  if (channels && b->st == TSL_OK) b->st = tsl_schedule_parallel(b->s, "M", ko);
   b_unroll(b, "M", ti);
   b_unroll(b, "M", ki);
   if (X > 1) b_vectorize(b, "M", "kx");
@@ -268,7 +284,9 @@ tsl_status tsl_winograd_schedule(const tsl_te_program *p, const tsl_target *t, c
   b_unroll(&b, "out", ohi);
   b_unroll(&b, "out", owi);
   if (sh.X > 1) b_vectorize(&b, "out", "kx");
-  if (k.parallel && b.st == TSL_OK) b.st = tsl_schedule_parallel(b.s, "out", par);
+  if (k.parallel == TSL_WINOGRAD_PAR_BLOCKS && b.st == TSL_OK) b.st = tsl_schedule_parallel(b.s, "out", par);
+  if (k.parallel == TSL_WINOGRAD_PAR_CHANNELS && b.st == TSL_OK)
+    b.st = tsl_schedule_parallel(b.s, "out", k.gemm_at_tiles ? kbo : "kb");
 
   /* per tile: A^T M (alpha x m x X), in a small buffer or inlined */
   if (k.row_buffers) {
@@ -298,6 +316,7 @@ tsl_status tsl_winograd_schedule(const tsl_te_program *p, const tsl_target *t, c
   b_reorder(&b, "V", 6, vorder);
   b_unroll(&b, "V", "e");
   b_unroll(&b, "V", "nu");
+  if (k.parallel == TSL_WINOGRAD_PAR_CHANNELS && b.st == TSL_OK) b.st = tsl_schedule_parallel(b.s, "V", "t");
   if (sh.X > 1) b_vectorize(&b, "V", "cx");
   if (k.row_buffers) {
     /* B^T d of one tile and channel block: alpha x alpha x X floats in L1 (or in
@@ -390,7 +409,8 @@ static tsl_status space_fn(const tsl_te_program *p, const tsl_target *t, tsl_con
   if ((st = tsl_space_add_knob(out, "pad_at", TSL_KNOB_OTHER, 3, pads)) != TSL_OK) return st;
   if ((st = tsl_space_add_knob(out, "row_buffers", TSL_KNOB_OTHER, 2, bools)) != TSL_OK) return st;
   if ((st = tsl_space_add_knob(out, "gemm_at_tiles", TSL_KNOB_REORDER, 2, bools)) != TSL_OK) return st;
-  return tsl_space_add_knob(out, "parallel", TSL_KNOB_ANNOTATE, 2, bools);
+  static const int64_t pars[] = {TSL_WINOGRAD_PAR_NONE, TSL_WINOGRAD_PAR_BLOCKS, TSL_WINOGRAD_PAR_CHANNELS};
+  return tsl_space_add_knob(out, "parallel", TSL_KNOB_ANNOTATE, 3, pars);
 }
 
 static tsl_status default_fn(const tsl_te_program *p, const tsl_target *t, const tsl_config_space *s,
@@ -419,7 +439,7 @@ static tsl_status apply_fn(const tsl_te_program *p, const tsl_target *t, const t
   k.pad_at = (int)tsl_config_get(s, c, "pad_at", TSL_WINOGRAD_PAD_BLOCK);
   k.row_buffers = tsl_config_get(s, c, "row_buffers", 1) != 0;
   k.gemm_at_tiles = tsl_config_get(s, c, "gemm_at_tiles", 0) != 0;
-  k.parallel = tsl_config_get(s, c, "parallel", 1) != 0;
+  k.parallel = (int)tsl_config_get(s, c, "parallel", TSL_WINOGRAD_PAR_BLOCKS);
   return tsl_winograd_schedule(p, t, &k, out);
 }
 

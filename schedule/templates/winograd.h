@@ -5,7 +5,7 @@
  * nr_tiles; the transformed input of a block is written once, in the layout the batched
  * GEMM reads, with no packing pass) on top of Lavin & Gray's algorithm:
  *
- *   for n, for blk in blocks of tiles      (parallel when `parallel`)
+ *   for n, for blk in blocks of tiles      (parallel when parallel = blocks)
  *     [padded: the block's input rows, zero-padded     when pad_at = block]
  *     V  = B^T d B for every tile of the block and every channel:
  *          for t, cb: Vr = B^T d into an alpha x alpha x X buffer, V = Vr B;
@@ -16,6 +16,12 @@
  *     out = act(A^T M A + bias): for kb, tile: Ya = A^T M (m x alpha x X buffer), the
  *          m x m outputs unrolled, the x lanes vectorized
  *   (gemm_at_tiles moves M inside the tile loop: per group of mr tiles and nr channels.)
+ *
+ * parallel = channels suits small images (7x7, 14x14 on resnet18's deep layers), where
+ * there are fewer blocks than threads, or the layer is bound by streaming U: V's tiles
+ * are split over the threads, then M's nr-channel register blocks (the outermost GEMM
+ * loop then, so each thread streams only its columns of U) and the output transform's
+ * channel blocks (with gemm_at_tiles, one region over output-channel groups does both).
  *
  * A block is whole rows of tiles of one image (nr_tiles >= TW: nr_tiles / TW rows) or
  * part of one row (nr_tiles < TW), so its tiles are consecutive and bound inference
@@ -50,6 +56,15 @@ typedef enum tsl_winograd_pad_at {
   TSL_WINOGRAD_PAD_ROOT = 2    /* the whole padded input, once per call */
 } tsl_winograd_pad_at;
 
+/* What runs on the thread pool. */
+typedef enum tsl_winograd_parallel {
+  TSL_WINOGRAD_PAR_NONE = 0,    /* nothing: the whole conv on the calling thread */
+  TSL_WINOGRAD_PAR_BLOCKS = 1,  /* the blocks of tiles (each thread streams all of U) */
+  TSL_WINOGRAD_PAR_CHANNELS = 2 /* inside each block: the input transform over tiles, then
+                                   the GEMM and the output transform over blocks of output
+                                   channels (each thread streams only its part of U) */
+} tsl_winograd_parallel;
+
 /* GEMM loop order inside a block. */
 typedef enum tsl_winograd_gemm_order {
   TSL_WINOGRAD_GEMM_K_OUTER = 0, /* e, nu, k blocks, t blocks: a C x nr panel of U stays in L1 */
@@ -61,7 +76,7 @@ typedef struct tsl_winograd_knobs {
   int64_t mr;       /* tiles per GEMM register block, >= 1 */
   int64_t nr;       /* output channels per GEMM register block, a multiple of the layout's
                        block x (nr / x vectors of x lanes) */
-  int gemm_order;   /* tsl_winograd_gemm_order */
+  int gemm_order;   /* tsl_winograd_gemm_order (k-outer when parallel = channels) */
   bool unroll_cx;   /* unroll the GEMM's innermost reduction loop (the x lanes of c) */
   int pad_at;       /* tsl_winograd_pad_at */
   bool row_buffers; /* realize B^T d and A^T M per tile in small buffers (else inline them
@@ -70,7 +85,7 @@ typedef struct tsl_winograd_knobs {
   bool gemm_at_tiles; /* compute the GEMM per group of mr tiles of a row and nr channels
                          right before their output transform (M stays register-block
                          sized) instead of for the whole block at once */
-  bool parallel;    /* blocks on the thread pool */
+  int parallel;     /* tsl_winograd_parallel */
 } tsl_winograd_knobs;
 
 /* What the template reads off a Winograd program. */
@@ -91,14 +106,15 @@ tsl_status tsl_winograd_program_shape(const tsl_te_program *p, tsl_winograd_shap
  * 32 KiB L1d, 512 KiB L2) on resnet18's 3x3 layers: a 6 x 16 GEMM register block on
  * 16-register targets (12 x 2 vectors on 32-register ones), nr = two native vectors of
  * output channels, k-outer GEMM order, the padded rows copied per block, the row
- * transforms in small per-tile buffers, blocks in parallel. nr_tiles: the block's V and
+ * transforms in small per-tile buffers, blocks in parallel when there are at least
+ * MIN_PAR_BLOCKS (4) of them, else output channels in parallel. nr_tiles: the block's V and
  * M (alpha^2 x nr_tiles x (CP + KP) floats) within twice the target's L2
  * (t->l2_bytes), but at least 32 tiles or the whole image, since each block streams all
  * of U; whole rows of tiles when that is at least one row. */
 tsl_winograd_knobs tsl_winograd_default_knobs(const tsl_target *t, const tsl_winograd_shape *s);
 
 /* TSL_ERR_INVALID naming the knob when nr_tiles, mr or nr is < 1 or gemm_order / pad_at
- * is out of range. (tsl_winograd_schedule also refuses an nr that is not a multiple of
+ * / parallel is out of range. (tsl_winograd_schedule also refuses an nr that is not a multiple of
  * the program's block x.) */
 tsl_status tsl_winograd_knobs_check(const tsl_winograd_knobs *k);
 

@@ -224,7 +224,7 @@ static void test_random_template_configs(void) {
       k.pad_at = (int)rnd(0, 2);
       k.row_buffers = rnd(0, 1);
       k.gemm_at_tiles = rnd(0, 1);
-      k.parallel = rnd(0, 1);
+      k.parallel = (int)rnd(0, 2);
       wino_result r = wino_check(jit, c, &k, 7 + (uint64_t)round);
       CU_ASSERT(r.ok);
       CU_ASSERT(r.max_err <= tsl_winograd_error_bound(c->m));
@@ -233,12 +233,12 @@ static void test_random_template_configs(void) {
 }
 
 /* class 16: blocks on 2 threads give bit-identical results to 1 thread, also with more
- * threads than blocks */
+ * threads than blocks, and so do output channels on the thread pool */
 static void test_parallel_blocks_equal_serial_bitwise(void) {
   static const wino_case c = {2, 16, 14, 14, 16, 1, 1, 1, 1, 4, 1, false, 0};
   int64_t lanes = tsl_jit_target(jit)->vector_bits / 32;
   tsl_winograd_knobs k = {.nr_tiles = 4, .mr = 6, .nr = 2 * lanes, .pad_at = TSL_WINOGRAD_PAD_BLOCK,
-                          .row_buffers = true, .parallel = true};
+                          .row_buffers = true, .parallel = TSL_WINOGRAD_PAR_BLOCKS};
   wino_data d;
   wino_data_make(&c, 1.0, 5, &d);
   float *one = NULL, *two = NULL, *many = NULL;
@@ -252,6 +252,19 @@ static void test_parallel_blocks_equal_serial_bitwise(void) {
   if (one && two) CU_ASSERT(memcmp(one, two, bytes) == 0);
   /* other blocks, same arithmetic per tile: the same bits */
   if (one && many) CU_ASSERT(memcmp(one, many, bytes) == 0);
+  /* output channels in parallel (one block: 2 threads split tiles, then channels; with
+   * the GEMM per block or per tile group; 2 channel blocks, also on 3 threads) */
+  for (int gat = 0; gat < 2; gat++) {
+    tsl_winograd_knobs kc = k;
+    kc.parallel = TSL_WINOGRAD_PAR_CHANNELS;
+    kc.gemm_at_tiles = gat;
+    kc.nr = lanes;
+    float *ch = NULL;
+    wino_result rc = wino_run(jit, &c, &d, NULL, &kc, 2 + gat, &ch);
+    CU_ASSERT(rc.ok);
+    if (one && ch) CU_ASSERT(memcmp(one, ch, bytes) == 0);
+    free(ch);
+  }
   free(one);
   free(two);
   free(many);
