@@ -22,6 +22,7 @@
 #include "models/passes/fuse_conv.h"
 #include "models/passes/plan_memory.h"
 #include "models/passes/layout.h"
+#include "models/passes/pack_dense.h"
 #include "schedule/schedule.h"
 #include "tessel/runtime.h"
 #include "tuner/records.h"
@@ -41,6 +42,7 @@ tsl_status tsl_graph_optimize(tsl_graph *g, int block, tsl_compile_stats *stats)
   if (st == TSL_OK) st = tsl_pass_fuse_conv(g, &stats->nodes_fused);
   if (st == TSL_OK) st = tsl_pass_channel_shuffle(g, &stats->channel_shuffles);
   if (st == TSL_OK && block > 0) st = tsl_pass_select_layout(g, block, &stats->layout_transforms);
+  if (st == TSL_OK && block > 0) st = tsl_pass_pack_dense(g, block, NULL);
   stats->nodes_after = g->n_nodes;
   return st;
 }

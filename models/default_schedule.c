@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "schedule/templates/nn.h"
 #include "tessel/tensor.h"
 
 /* Loops shorter than this run serially: a launch on the pool costs about a microsecond. */
@@ -72,7 +73,22 @@ static tsl_status schedule_stage(tsl_schedule *s, int si, int64_t lanes) {
   return r;
 }
 
+/* A program of the operator library's packed dense form (tagged "dense_packed": a GEMV
+ * over a packed weight, models/passes/pack_dense.h): the dense template's schedule. */
+static bool is_dense_packed(const tsl_te_program *p) {
+  for (int i = 0; i < p->noutputs; i++) {
+    const tsl_te_op *op = p->outputs[i]->op;
+    if (op->tag && strcmp(op->tag, "dense_packed") == 0) return true;
+    for (int k = 0; op->kind == TSL_TE_COMPUTE && k < op->ninputs; k++) {
+      const tsl_te_op *in = op->inputs[k]->op;
+      if (in->kind == TSL_TE_COMPUTE && in->tag && strcmp(in->tag, "dense_packed") == 0) return true;
+    }
+  }
+  return false;
+}
+
 tsl_status tsl_default_schedule(const tsl_te_program *p, const tsl_target *t, tsl_schedule **out) {
+  if (p && is_dense_packed(p)) return tsl_dense_schedule(p, t, NULL, out);
   tsl_schedule *s = NULL;
   tsl_status st = tsl_schedule_create(p, &s);
   if (st != TSL_OK) return st;

@@ -4,7 +4,10 @@
  * injective stages inlined (tsl_schedule_create), then on the output stage the
  * outermost axes fused and run in parallel on the thread pool, and the innermost
  * spatial axis vectorized by the target's lanes when it is long enough (the tail is
- * guarded by lowering). Operator-specific templates replace it as they exist.
+ * guarded by lowering). Operator-specific templates replace it as they exist: a
+ * program tagged "dense_packed" (a fully connected layer over a packed weight,
+ * models/passes/pack_dense.h) gets the dense template's GEMV schedule
+ * (schedule/templates/nn.h, default knobs).
  */
 #ifndef TESSEL_MODELS_DEFAULT_SCHEDULE_H
 #define TESSEL_MODELS_DEFAULT_SCHEDULE_H

@@ -12,6 +12,7 @@
 #include "models/node_kernels_binary.h"
 #include "models/passes/fuse_conv.h"
 #include "models/passes/layout.h"
+#include "models/passes/pack_dense.h"
 
 void tsl_nk_put(tsl_text_buf *b, const char *fmt, ...) {
   if (b->oom) return;
@@ -481,12 +482,59 @@ static tsl_status make_channel_shuffle(const tsl_graph *g, int node, tsl_node_ke
 
 /* ---- matrix products and softmax ---- */
 
+/* A product whose weight the graph passes packed [N/Y, K, Y] (models/passes/pack_dense.h):
+ * the operator library's dense_packed form, acc[i0, i1, i2] = sum(k: a[i0, k] w[i1, k, i2])
+ * over the output viewed [M, N/Y, Y], with the Gemm epilogue (alpha, beta times a bias
+ * broadcast to [M, N], seen [M or 1, N/Y or 1, Y or 1]). The "dense_packed" tag gives it
+ * the dense template's GEMV schedule (models/default_schedule.h). a: [M, K], or [K, M]
+ * with ta; c NULL without a bias. */
+static tsl_status make_dense_packed(const tsl_graph *g, int node, tsl_node_kernel *k, tsl_text_buf *b, int64_t M,
+                                    bool ta, double alpha, double beta, const tsl_value *c) {
+  const tsl_node *n = &g->nodes[node];
+  const tsl_value *w = tsl_nk_in_val(g, n, 1);
+  if (w->ndim != 3) return tsl_nk_node_err(g, node, TSL_ERR_INVALID, "a packed weight is not [N/Y, K, Y]");
+  int64_t OB = w->shape[0], K = w->shape[1], Y = w->shape[2];
+  tsl_nk_add_arg(k, n->inputs[0], 2, ta ? (const int64_t[]){K, M} : (const int64_t[]){M, K});
+  tsl_nk_add_arg(k, n->inputs[1], 3, w->shape);
+  if (c && beta != 0.0) {
+    int64_t cm = c->ndim == 2 ? c->shape[0] : 1, cn = c->ndim >= 1 ? c->shape[c->ndim - 1] : 1;
+    bool full = cn == OB * Y;
+    tsl_nk_add_arg(k, n->inputs[2], 3, (const int64_t[]){cm, full ? OB : 1, full ? Y : 1});
+  }
+  k->ninputs = k->nargs;
+  int64_t view[3] = {M, OB, Y};
+  tsl_nk_add_arg(k, n->outputs[0], 3, view);
+  snprintf(k->label, sizeof k->label, "dense_packed%s", k->ninputs == 3 ? "_bias" : "");
+  tsl_nk_put_header(b, k);
+  bool epi = k->ninputs == 3 || alpha != 1.0;
+  tsl_nk_put(b, "  @tag(\"dense_packed\")\n  %s[i0, i1, i2] = sum(k: x0[%s] * x1[i1, k, i2])\n"
+         "    where i0 < %lld, i1 < %lld, i2 < %lld, k < %lld\n",
+      epi ? "acc" : "out", ta ? "k, i0" : "i0, k", (long long)M, (long long)OB, (long long)Y, (long long)K);
+  if (!epi) return TSL_OK;
+  tsl_nk_put(b, "  out[i0, i1, i2] = acc[i0, i1, i2]");
+  if (alpha != 1.0) {
+    tsl_nk_put(b, " * ");
+    tsl_nk_put_float(b, alpha);
+  }
+  if (k->ninputs == 3) {
+    tsl_nk_put(b, " + ");
+    put_bcast_read(b, k, 2, 3, view);
+    if (beta != 1.0) {
+      tsl_nk_put(b, " * ");
+      tsl_nk_put_float(b, beta);
+    }
+  }
+  tsl_nk_put(b, "\n");
+  return TSL_OK;
+}
+
 static tsl_status make_gemm(const tsl_graph *g, int node, tsl_node_kernel *k, tsl_text_buf *b) {
   const tsl_node *n = &g->nodes[node];
   const tsl_value *a = tsl_nk_in_val(g, n, 0), *w = tsl_nk_in_val(g, n, 1), *c = tsl_nk_in_val(g, n, 2), *y = &g->values[n->outputs[0]];
   bool ta = tsl_node_attr_int(n, "transA", 0) != 0, tb = tsl_node_attr_int(n, "transB", 0) != 0;
   double alpha = tsl_node_attr_float(n, "alpha", 1.0), beta = tsl_node_attr_float(n, "beta", 1.0);
   if (!isfinite(alpha) || !isfinite(beta)) return tsl_nk_node_err(g, node, TSL_ERR_UNSUPPORTED, "non-finite alpha or beta");
+  if (tsl_node_attr_int(n, TSL_ATTR_PACKED_DENSE, 0)) return make_dense_packed(g, node, k, b, y->shape[0], ta, alpha, beta, c);
   tsl_nk_add_arg(k, n->inputs[0], 2, a->shape);
   tsl_nk_add_arg(k, n->inputs[1], 2, w->shape);
   if (c && beta != 0.0) {
@@ -523,6 +571,8 @@ static tsl_status make_gemm(const tsl_graph *g, int node, tsl_node_kernel *k, ts
 static tsl_status make_matmul(const tsl_graph *g, int node, tsl_node_kernel *k, tsl_text_buf *b) {
   const tsl_node *n = &g->nodes[node];
   const tsl_value *a = tsl_nk_in_val(g, n, 0), *w = tsl_nk_in_val(g, n, 1), *y = &g->values[n->outputs[0]];
+  if (a->ndim >= 2 && tsl_node_attr_int(n, TSL_ATTR_PACKED_DENSE, 0))
+    return make_dense_packed(g, node, k, b, tsl_nk_numel(a) / a->shape[a->ndim - 1], false, 1.0, 1.0, NULL);
   if (a->ndim >= 3 && w->ndim == a->ndim) {
     /* a batch of products: equal batch dimensions (ONNX's broadcast of them is not) */
     int64_t B = 1;
