@@ -9,6 +9,10 @@
 
 static const char *const WHO = "depthwise template";
 
+/* A broadcast conv with at most this many input channels (first layers: 1-5) gets the
+ * first-layer reduction order and pad mode below; longer ones keep the grouped ones. */
+enum { BCAST_MAX_UNROLLED_CI = 8 };
+
 tsl_status tsl_depthwise_get_shape(const tsl_te_program *p, tsl_depthwise_shape *out) {
   memset(out, 0, sizeof *out);
   tpl_conv_geometry g;
@@ -27,6 +31,9 @@ tsl_status tsl_depthwise_get_shape(const tsl_te_program *p, tsl_depthwise_shape 
   out->broadcast_input = grouped && !tpl_conv_input_varies_with_lane(&g);
   out->stride_h = g.stride_h;
   out->stride_w = g.stride_w;
+  out->CG = 1;
+  for (int i = 0; i < g.conv->nreduce; i++)
+    if (strcmp(g.conv->reduce_axis[i].var->var.name, "ci") == 0) out->CG = g.conv->reduce_axis[i].extent;
   return TSL_OK;
 }
 
@@ -64,11 +71,17 @@ tsl_depthwise_knobs tsl_depthwise_default_knobs(const tsl_target *t, const tsl_d
   int64_t max_taps = sh->grouped && !sh->broadcast_input ? 9 : 49;
   k.unroll_kernel = sh->R * sh->S <= max_taps && tpl_window_unroll_fits(t, &w, k.ow_block, 1, k.oc_blocks);
   k.loop_order = 0;
-  /* tiny images: the copy of the rows is cheap and the guards are most of the work;
+  /* a broadcast conv with a small window (first layers, 3x3) reads the padding through
+   * guarded loads: its padded copy holds only the true channels (3 of 8 lanes), copied
+   * by masked 3-lane moves that cost about as much as the conv's border tiles (MobileNetV2's
+   * 3x3 s2 first conv: 0.33 -> 0.28 ms); 7x7 has too many border tiles for guards
+   * (ResNet-18's conv1 ~80 -> ~40 GFLOP/s) and copies the input.
+   * Tiny images: the copy of the rows is cheap and the guards are most of the work;
    * large stride-1 images: one padded copy (read once, written once) beats guards on
    * every tap; stride 2 and mid sizes: guarded loads (depthwise.h has the figures) */
   bool s1 = sh->stride_h == 1 && sh->stride_w == 1;
   k.pad_mode = !sh->padded                        ? 0
+               : sh->broadcast_input && sh->CG <= BCAST_MAX_UNROLLED_CI && sh->R * sh->S <= 9 ? 0
                : sh->grouped                      ? 1
                : sh->OH * sh->OW <= 64            ? 2
                : s1 && sh->OH * sh->OW >= 28 * 28 ? 1
@@ -89,6 +102,28 @@ static tpl_window_dims dims_of(const tsl_depthwise_shape *sh) {
   return w;
 }
 
+/* The reduction of a broadcast grouped conv with few channels (first layers) whose
+ * window is unrolled: s as a loop outermost, then r and ci unrolled (more channels than
+ * BCAST_MAX_UNROLLED_CI, a body past lowering's limit or unroll_kernel off: the window
+ * order ci, r, s of the other grouped convs, unchanged). Within one s iteration every unrolled tap then reads
+ * a distinct input value. With s unrolled too (the window order ci, r, s) neighbouring
+ * columns of the tile read the same input at other taps (x*stride + s), LLVM merges
+ * those broadcasts into values live across many taps, and with 10-12 accumulators they
+ * spill: ResNet-18's 7x7 s2 conv1 kept 5-9 broadcast vectors on the stack in its inner
+ * loop (~60 GFLOP/s); this order has no spill there (~80 GFLOP/s, 91 peak). */
+static void broadcast_reduction(tpl_conv_tile *tile, const tsl_target *t, const tsl_depthwise_shape *sh,
+                                const tsl_depthwise_knobs *k) {
+  /* unrolled copies of the body per tap: one per accumulator register */
+  int64_t copies = k->ow_block * k->oh_block * k->oc_blocks * tpl_max(1, tpl_ceil_div(sh->Y, tpl_lanes(t)));
+  if (!k->unroll_kernel || sh->CG > BCAST_MAX_UNROLLED_CI || !tpl_unroll_fits(copies * sh->R * sh->CG)) return;
+  tile->nreduce = 0;
+  tile->reduce_names[tile->nreduce++] = "s";
+  tile->reduce_names[tile->nreduce++] = "r";
+  tile->reduce_names[tile->nreduce++] = "ci";
+  tile->unroll_names[0] = "r";
+  tile->unroll_names[1] = "ci";
+}
+
 tsl_status tsl_depthwise_schedule(const tsl_te_program *p, const tsl_target *t, const tsl_depthwise_knobs *kn,
                                   tsl_schedule **out) {
   if (!out) return tsl_error(TSL_ERR_INVALID, "%s: NULL result", WHO);
@@ -101,6 +136,7 @@ tsl_status tsl_depthwise_schedule(const tsl_te_program *p, const tsl_target *t, 
   tpl_window_dims w = dims_of(&sh);
   tpl_conv_tile tile = tpl_window_tile(&w, k.ow_block, k.oh_block, k.oc_blocks, k.unroll_kernel, k.pad_mode,
                                        k.loop_order, k.parallel, sh.grouped ? "ci" : NULL);
+  if (sh.broadcast_input) broadcast_reduction(&tile, t, &sh, &k);
   tpl_builder b;
   if ((st = tpl_begin(&b, p, WHO)) != TSL_OK) return st;
   tpl_conv_tile_schedule(&b, p, sh.grouped ? "conv2d_nchwc_grouped" : "depthwise_nchwc", &tile);

@@ -24,7 +24,12 @@
  * fewer than x (shared/cases C04) and depthwise multipliers > 1, but not tuned for speed.
  * With groups = 1 every lane reads the same input channel (a broadcast): then it is the
  * direct convolution over the true input channels, the algorithm for first layers whose
- * 3 channels would leave 5 of 8 lanes of conv2d_nchwc's reduction zero.
+ * 3 channels would leave 5 of 8 lanes of conv2d_nchwc's reduction zero. With at most 8
+ * channels and the window unrolled, its reduction is ordered s, r, ci with r and ci
+ * unrolled (otherwise ci, r, s as for the gathering convs): one
+ * iteration of s reads a distinct input value per tap, so no broadcast stays live
+ * across taps (with s unrolled, neighbouring columns share inputs and LLVM's merged
+ * broadcasts spilled: ResNet-18's 7x7 s2 conv1 ~60 -> ~80 GFLOP/s of 91 at 1 thread).
  */
 #ifndef TESSEL_SCHEDULE_TEMPLATES_DEPTHWISE_H
 #define TESSEL_SCHEDULE_TEMPLATES_DEPTHWISE_H
@@ -51,6 +56,7 @@ typedef struct tsl_depthwise_shape {
   bool broadcast_input; /* grouped, and every output lane reads the same input value
                            (groups 1): no gather */
   int64_t stride_h, stride_w;
+  int64_t CG; /* input channels per group (grouped: the reduction axis ci), else 1 */
 } tsl_depthwise_shape;
 
 typedef struct tsl_depthwise_knobs {
@@ -79,7 +85,9 @@ tsl_status tsl_depthwise_get_shape(const tsl_te_program *p, tsl_depthwise_shape 
  * through guarded loads (pad_mode 0); parallel. Grouped: the window not unrolled past 9 taps
  * when the lanes gather (49 when they broadcast: first layers, ResNet-18's 7x7 s2 conv
  * 0.78-0.82 -> 0.86-0.88 of oneDNN unrolled), the whole padded input copied first
- * (pad_mode 1). */
+ * (pad_mode 1) except for a broadcast conv of at most 8 channels and 3x3 taps, which reads the
+ * padding through guarded loads (pad_mode 0: MobileNetV2's 3x3 s2 first conv 0.33 ->
+ * 0.28 ms; its copy moves 3-lane vectors with masked loads). */
 tsl_depthwise_knobs tsl_depthwise_default_knobs(const tsl_target *t, const tsl_depthwise_shape *sh);
 
 /* TSL_ERR_INVALID naming the knob when a block is < 1, loop_order is outside {0, 1} or

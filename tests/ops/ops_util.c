@@ -259,4 +259,6 @@ void tsl_tests_ops(void) {
   ops_tests_select(sel);
   CU_pSuite spaces = CU_add_suite("ops_spaces", ops_suite_init, ops_suite_clean);
   ops_tests_spaces(spaces);
+  CU_pSuite first = CU_add_suite("ops_first_layer", ops_suite_init, ops_suite_clean);
+  ops_tests_first_layer(first);
 }

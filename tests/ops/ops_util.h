@@ -68,5 +68,6 @@ void ops_tests_pool(CU_pSuite s);
 void ops_tests_nn(CU_pSuite s);
 void ops_tests_select(CU_pSuite s);
 void ops_tests_spaces(CU_pSuite s);
+void ops_tests_first_layer(CU_pSuite s);
 
 #endif
