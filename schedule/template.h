@@ -42,7 +42,9 @@ extern "C" {
 typedef enum tsl_knob_kind {
   TSL_KNOB_SPLIT = 0,    /* "sp": a tile or block size */
   TSL_KNOB_REORDER = 1,  /* "re": a loop-order choice (index) */
-  TSL_KNOB_ANNOTATE = 2, /* "an": vectorize / unroll / parallel / pack on-off (0/1) */
+  TSL_KNOB_ANNOTATE = 2, /* "an": vectorize / unroll / parallel / pack: 0 off, 1 on, or
+                            which loop when a template has several (Winograd's parallel:
+                            0 none, 1 blocks, 2 channels) */
   TSL_KNOB_OTHER = 3     /* "ot": anything else */
 } tsl_knob_kind;
 

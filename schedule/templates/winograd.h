@@ -106,8 +106,9 @@ tsl_status tsl_winograd_program_shape(const tsl_te_program *p, tsl_winograd_shap
  * 32 KiB L1d, 512 KiB L2) on resnet18's 3x3 layers: a 6 x 16 GEMM register block on
  * 16-register targets (12 x 2 vectors on 32-register ones), nr = two native vectors of
  * output channels, k-outer GEMM order, the padded rows copied per block, the row
- * transforms in small per-tile buffers, blocks in parallel when there are at least
- * MIN_PAR_BLOCKS (4) of them, else output channels in parallel. nr_tiles: the block's V and
+ * transforms in small per-tile buffers, blocks in parallel, except output channels in
+ * parallel when there are fewer than MIN_PAR_BLOCKS (4) blocks over all images and at
+ * least 4 register blocks (KP / nr) of output channels. nr_tiles: the block's V and
  * M (alpha^2 x nr_tiles x (CP + KP) floats) within twice the target's L2
  * (t->l2_bytes), but at least 32 tiles or the whole image, since each block streams all
  * of U; whole rows of tiles when that is at least one row. */

@@ -252,8 +252,9 @@ static void test_parallel_blocks_equal_serial_bitwise(void) {
   if (one && two) CU_ASSERT(memcmp(one, two, bytes) == 0);
   /* other blocks, same arithmetic per tile: the same bits */
   if (one && many) CU_ASSERT(memcmp(one, many, bytes) == 0);
-  /* output channels in parallel (one block: 2 threads split tiles, then channels; with
-   * the GEMM per block or per tile group; 2 channel blocks, also on 3 threads) */
+  /* output channels in parallel (nr_tiles 1000: one block per image; 2 threads split
+   * its tiles, then the channels; the GEMM per block or per tile group; 3 threads on
+   * fewer channel blocks) */
   for (int gat = 0; gat < 2; gat++) {
     tsl_winograd_knobs kc = k;
     kc.parallel = TSL_WINOGRAD_PAR_CHANNELS;
@@ -273,6 +274,46 @@ static void test_parallel_blocks_equal_serial_bitwise(void) {
 
 /* the kernel transform compiled with its template equals the interpreter's (float64) to
  * float32 rounding, zero padding included */
+/* class 16: output channels on the thread pool with every other knob that changes the
+ * loop nest (parts of a row per block, padding inline / per block / whole input, row
+ * buffers off, t-outer GEMM order, GEMM per tile group), 4 channel blocks of the
+ * target's lanes over 2 and 3 threads: bit-identical to 1 thread */
+static void test_parallel_channels_configs_equal_serial_bitwise(void) {
+  int64_t lanes = tsl_jit_target(jit)->vector_bits / 32;
+  wino_case c = {2, 12, 13, 15, 4 * lanes, 1, 0, 2, 1, 2, 1, true, 0};
+  wino_data d;
+  wino_data_make(&c, 1.0, 17, &d);
+  size_t bytes = sizeof(float) * 2 * 4 * (size_t)d.OH * (size_t)d.OW * (size_t)lanes;
+  static const struct {
+    int64_t nr_tiles;
+    int pad_at, gemm_order;
+    bool row_buffers, gemm_at_tiles;
+  } cfg[] = {
+      {3, TSL_WINOGRAD_PAD_BLOCK, TSL_WINOGRAD_GEMM_K_OUTER, true, false},
+      {1000, TSL_WINOGRAD_PAD_INLINE, TSL_WINOGRAD_GEMM_T_OUTER, false, false},
+      {8, TSL_WINOGRAD_PAD_ROOT, TSL_WINOGRAD_GEMM_K_OUTER, false, true},
+      {5, TSL_WINOGRAD_PAD_INLINE, TSL_WINOGRAD_GEMM_T_OUTER, true, true},
+  };
+  for (size_t i = 0; i < sizeof cfg / sizeof cfg[0]; i++) {
+    tsl_winograd_knobs k = {.nr_tiles = cfg[i].nr_tiles, .mr = 4, .nr = lanes, .gemm_order = cfg[i].gemm_order,
+                            .pad_at = cfg[i].pad_at, .row_buffers = cfg[i].row_buffers,
+                            .gemm_at_tiles = cfg[i].gemm_at_tiles, .parallel = TSL_WINOGRAD_PAR_NONE};
+    float *one = NULL, *par = NULL;
+    wino_result r1 = wino_run(jit, &c, &d, NULL, &k, 1, &one);
+    CU_ASSERT(r1.ok && r1.max_err <= tsl_winograd_error_bound(2));
+    k.parallel = TSL_WINOGRAD_PAR_CHANNELS;
+    for (int threads = 2; threads <= 3; threads++) {
+      wino_result rp = wino_run(jit, &c, &d, NULL, &k, threads, &par);
+      CU_ASSERT(rp.ok);
+      if (one && par) CU_ASSERT(memcmp(one, par, bytes) == 0);
+      free(par);
+      par = NULL;
+    }
+    free(one);
+  }
+  wino_data_free(&d);
+}
+
 static void test_weight_transform_kernel_matches_interpreter(void) {
   for (int m = 2; m <= 6; m += 2) {
     tsl_arena *arena = tsl_arena_new();
@@ -439,6 +480,7 @@ void tsl_tests_winograd_conv(void) {
   CU_add_test(s, "test_plain_nchw_and_narrow_blocks", test_plain_nchw_and_narrow_blocks);
   CU_add_test(s, "test_random_template_configs", test_random_template_configs);
   CU_add_test(s, "test_parallel_blocks_equal_serial_bitwise", test_parallel_blocks_equal_serial_bitwise);
+  CU_add_test(s, "test_parallel_channels_configs_equal_serial_bitwise", test_parallel_channels_configs_equal_serial_bitwise);
   CU_add_test(s, "test_weight_transform_kernel_matches_interpreter", test_weight_transform_kernel_matches_interpreter);
   CU_add_test(s, "test_registry_ops_and_template_interface", test_registry_ops_and_template_interface);
   CU_add_test(s, "test_default_knobs_follow_the_target", test_default_knobs_follow_the_target);
