@@ -41,8 +41,10 @@ tsl_status tsl_graph_optimize(tsl_graph *g, int block, tsl_compile_stats *stats)
   if (st == TSL_OK) st = tsl_pass_fold_batch_norm(g, &stats->batch_norms_folded);
   if (st == TSL_OK) st = tsl_pass_fuse_conv(g, &stats->nodes_fused);
   if (st == TSL_OK) st = tsl_pass_channel_shuffle(g, &stats->channel_shuffles);
-  if (st == TSL_OK && block > 0) st = tsl_pass_select_layout(g, block, &stats->layout_transforms);
+  /* packing first: the layout pass then leaves the packed weights alone instead of
+   * transposing them for the packing to copy again */
   if (st == TSL_OK && block > 0) st = tsl_pass_pack_dense(g, block, NULL);
+  if (st == TSL_OK && block > 0) st = tsl_pass_select_layout(g, block, &stats->layout_transforms);
   stats->nodes_after = g->n_nodes;
   return st;
 }

@@ -94,8 +94,9 @@ typedef struct tsl_compile_stats {
 } tsl_compile_stats;
 
 /* Runs the graph passes on g in place (in the order above, then, when block > 0, layout
- * selection into NCHW[x]c with x = block, models/passes/layout.h, and the packing of
- * few-row fully connected weights into [N/x, K, x], models/passes/pack_dense.h) and
+ * the packing of few-row fully connected weights into [N/x, K, x],
+ * models/passes/pack_dense.h, and layout selection into NCHW[x]c with x = block,
+ * models/passes/layout.h) and
  * counts what they did in stats (may be NULL). Value and node ids change.
  * Errors: those of the passes (TSL_ERR_INVALID for a malformed graph, TSL_ERR_NOMEM). */
 tsl_status tsl_graph_optimize(tsl_graph *g, int block, tsl_compile_stats *stats);

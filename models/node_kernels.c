@@ -482,6 +482,26 @@ static tsl_status make_channel_shuffle(const tsl_graph *g, int node, tsl_node_ke
 
 /* ---- matrix products and softmax ---- */
 
+/* Gemm's epilogue after the product stage acc of rank `ndim` (output extents `shape`):
+ * out = acc * alpha + C * beta, C (argument 2, present when k has 3 inputs) broadcast. */
+static void put_gemm_epilogue(tsl_text_buf *b, const tsl_node_kernel *k, double alpha, double beta, int ndim,
+                              const int64_t *shape) {
+  tsl_nk_put(b, ndim == 3 ? "  out[i0, i1, i2] = acc[i0, i1, i2]" : "  out[i0, i1] = acc[i0, i1]");
+  if (alpha != 1.0) {
+    tsl_nk_put(b, " * ");
+    tsl_nk_put_float(b, alpha);
+  }
+  if (k->ninputs == 3) {
+    tsl_nk_put(b, " + ");
+    put_bcast_read(b, k, 2, ndim, shape);
+    if (beta != 1.0) {
+      tsl_nk_put(b, " * ");
+      tsl_nk_put_float(b, beta);
+    }
+  }
+  tsl_nk_put(b, "\n");
+}
+
 /* A product whose weight the graph passes packed [N/Y, K, Y] (models/passes/pack_dense.h):
  * the operator library's dense_packed form, acc[i0, i1, i2] = sum(k: a[i0, k] w[i1, k, i2])
  * over the output viewed [M, N/Y, Y], with the Gemm epilogue (alpha, beta times a bias
@@ -510,21 +530,7 @@ static tsl_status make_dense_packed(const tsl_graph *g, int node, tsl_node_kerne
   tsl_nk_put(b, "  @tag(\"dense_packed\")\n  %s[i0, i1, i2] = sum(k: x0[%s] * x1[i1, k, i2])\n"
          "    where i0 < %lld, i1 < %lld, i2 < %lld, k < %lld\n",
       epi ? "acc" : "out", ta ? "k, i0" : "i0, k", (long long)M, (long long)OB, (long long)Y, (long long)K);
-  if (!epi) return TSL_OK;
-  tsl_nk_put(b, "  out[i0, i1, i2] = acc[i0, i1, i2]");
-  if (alpha != 1.0) {
-    tsl_nk_put(b, " * ");
-    tsl_nk_put_float(b, alpha);
-  }
-  if (k->ninputs == 3) {
-    tsl_nk_put(b, " + ");
-    put_bcast_read(b, k, 2, 3, view);
-    if (beta != 1.0) {
-      tsl_nk_put(b, " * ");
-      tsl_nk_put_float(b, beta);
-    }
-  }
-  tsl_nk_put(b, "\n");
+  if (epi) put_gemm_epilogue(b, k, alpha, beta, 3, view);
   return TSL_OK;
 }
 
@@ -550,21 +556,7 @@ static tsl_status make_gemm(const tsl_graph *g, int node, tsl_node_kernel *k, ts
   tsl_nk_put(b, "  @tag(\"matmul\")\n  %s[i0, i1] = sum(k: x0[%s] * x1[%s])\n    where i0 < %lld, i1 < %lld, k < %lld\n",
       epi ? "acc" : "out", ta ? "k, i0" : "i0, k", tb ? "i1, k" : "k, i1", (long long)y->shape[0], (long long)y->shape[1],
       (long long)K);
-  if (!epi) return TSL_OK;
-  tsl_nk_put(b, "  out[i0, i1] = acc[i0, i1]");
-  if (alpha != 1.0) {
-    tsl_nk_put(b, " * ");
-    tsl_nk_put_float(b, alpha);
-  }
-  if (k->ninputs == 3) {
-    tsl_nk_put(b, " + ");
-    put_bcast_read(b, k, 2, 2, y->shape);
-    if (beta != 1.0) {
-      tsl_nk_put(b, " * ");
-      tsl_nk_put_float(b, beta);
-    }
-  }
-  tsl_nk_put(b, "\n");
+  if (epi) put_gemm_epilogue(b, k, alpha, beta, 2, y->shape);
   return TSL_OK;
 }
 

@@ -17,9 +17,10 @@
  * it on the pool (a 4 KB stride per row defeats the hardware prefetch).
  *
  * With more rows the dense template would stream the weight once per row, so those (and
- * column counts off the block, which would need a padded output) keep the [K, N] weight
- * of the layout pass (models/passes/layout.h) and the default schedule. Runs after the
- * layout pass (tsl_graph_optimize, models/compile.h), with the same block.
+ * column counts off the block, which would need a padded output) keep their weight, which
+ * the layout pass (models/passes/layout.h) then stores [K, N], and the default schedule.
+ * Runs before the layout pass, with its block (tsl_graph_optimize, models/compile.h), so
+ * a packed weight is copied once, not transposed first.
  */
 #ifndef TESSEL_MODELS_PASSES_PACK_DENSE_H
 #define TESSEL_MODELS_PASSES_PACK_DENSE_H
