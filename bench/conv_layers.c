@@ -624,7 +624,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "conv_layers: %s\n", tsl_last_error());
     return 1;
   }
-  int64_t block = target.vector_bits >= 64 ? target.vector_bits / 32 : 1;
+  int64_t block = tsl_target_f32_lanes(&target);
   tsl_set_num_threads(1);
   omp_set_num_threads(1);
   char tbuf[256];

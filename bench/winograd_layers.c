@@ -354,7 +354,7 @@ int main(int argc, char **argv) {
   }
   tsl_set_num_threads(1);
   omp_set_num_threads(1);
-  int64_t X = t.vector_bits / 32;
+  int64_t X = tsl_target_f32_lanes(&t);
   char tbuf[256];
   printf("bench/winograd_layers: resnet18 3x3 stride-1 layers, N1, pad 1, bias + relu, 1 thread\n");
   printf("target %s, NCHW%lldc; GFLOP/s of the direct conv's 2*K*C*9*OH*OW FLOPs: median [best] of %d x %d "

@@ -47,6 +47,12 @@ bool tsl_feature_string_has(const char *features, const char *feature) {
   return false;
 }
 
+int tsl_target_f32_lanes(const tsl_target *t) { return t && t->vector_bits >= 128 ? t->vector_bits / 32 : 4; }
+
+int tsl_target_vector_registers(const tsl_target *t) {
+  return t && (t->arch == TSL_ARCH_AARCH64 || t->vector_bits >= 512) ? 32 : 16;
+}
+
 bool tsl_target_has_feature(const tsl_target *t, const char *feature) {
   return tsl_feature_string_has(t->features, feature);
 }

@@ -58,6 +58,16 @@ tsl_status tsl_target_parse(const char *s, tsl_target *out);
  * target. */
 const char *tsl_target_str(const tsl_target *t, char *buf, size_t n);
 
+/* The f32 lanes of t's native vector register: vector_bits / 32 (4 with NEON or SSE, 8
+ * with AVX2, 16 with AVX-512); 4 for a NULL target or one narrower than 128 bits. This
+ * is the NCHW[x]c block x the graph compiler and the default schedules use: every lane
+ * count in the library comes from here. */
+int tsl_target_f32_lanes(const tsl_target *t);
+
+/* Vector registers of t's ISA: 32 with AVX-512 or AArch64 NEON, 16 with AVX2/SSE (what
+ * register tiles of the default schedules are sized against). */
+int tsl_target_vector_registers(const tsl_target *t);
+
 /* Does the target's feature string enable `feature` (given without the '+', e.g.
  * "avx512f")? */
 bool tsl_target_has_feature(const tsl_target *t, const char *feature);

@@ -338,7 +338,7 @@ tsl_status tsl_aot_compile_model(const tsl_graph *g, const tsl_aot_model_options
   const tsl_func **funcs = NULL;
   bool wrote = false;
   if ((st = tsl_graph_clone(g, &work)) != TSL_OK) goto done;
-  int block = o.no_layout ? 0 : (c.target.vector_bits >= 32 ? c.target.vector_bits / 32 : 1);
+  int block = o.no_layout ? 0 : tsl_target_f32_lanes(&c.target);
   if ((st = tsl_graph_optimize(work, block, NULL)) != TSL_OK) goto done;
   /* the convolutions' weight programs run here, whatever the target: a host JIT */
   if ((st = tsl_target_parse("host", &host)) != TSL_OK || (st = tsl_jit_new(&host, &host_jit)) != TSL_OK) goto done;

@@ -421,7 +421,7 @@ static tsl_status compile_graph(const tsl_graph *g, const tsl_compile_options *o
     tsl_records_free(c.owned);
     return st;
   }
-  int block = o.no_layout ? 0 : (c.target.vector_bits >= 32 ? c.target.vector_bits / 32 : 1);
+  int block = o.no_layout ? 0 : tsl_target_f32_lanes(&c.target);
   if (!o.no_passes) st = tsl_graph_optimize(work, block, stats);
   else stats->nodes_before = stats->nodes_after = work->n_nodes;
   stats->pass_seconds = tsl_time_now() - t0;

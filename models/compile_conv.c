@@ -341,7 +341,7 @@ tsl_status tsl_graph_conv_layers(const tsl_graph *g, const char *target, tsl_con
   tsl_graph *work = NULL;
   if ((st = tsl_graph_clone(g, &work)) != TSL_OK) return st;
   /* the compiler's block and passes (models/compile.c) */
-  int block = t.vector_bits >= 32 ? t.vector_bits / 32 : 1;
+  int block = tsl_target_f32_lanes(&t);
   st = tsl_graph_infer_shapes(work);
   if (st == TSL_OK) st = tsl_graph_optimize(work, block, NULL);
   char **keys = calloc((size_t)(work->n_nodes ? work->n_nodes : 1), sizeof *keys);

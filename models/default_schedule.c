@@ -92,7 +92,7 @@ tsl_status tsl_default_schedule(const tsl_te_program *p, const tsl_target *t, ts
   tsl_schedule *s = NULL;
   tsl_status st = tsl_schedule_create(p, &s);
   if (st != TSL_OK) return st;
-  int64_t lanes = t && t->vector_bits >= 32 ? t->vector_bits / 32 : 1;
+  int64_t lanes = tsl_target_f32_lanes(t);
   int n = s->nstages;
   for (int i = 0; i < n && st == TSL_OK; i++)
     if (s->stages[i]->attach == TSL_ATTACH_ROOT) st = schedule_stage(s, i, lanes);

@@ -12,7 +12,7 @@
 #include "tuner/algorithm.h"
 
 static const char *const FAM_BIAS = "conv2d_nchwc_bias", *const FAM_ADD = "conv2d_nchwc_bias_add",
-                         *const FAM_GROUPED = "conv2d_nchwc_grouped";
+                         *const FAM_GROUPED = "conv2d_nchwc_grouped", *const FAM_GROUPED_ADD = "conv2d_nchwc_grouped_add";
 
 static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -33,7 +33,8 @@ static double fparam(const tsl_workload *w, const char *name, double dflt) {
 }
 
 bool tsl_conv2d_is_family(const tsl_workload *w) {
-  return w && (strcmp(w->op, FAM_BIAS) == 0 || strcmp(w->op, FAM_ADD) == 0 || strcmp(w->op, FAM_GROUPED) == 0);
+  return w && (strcmp(w->op, FAM_BIAS) == 0 || strcmp(w->op, FAM_ADD) == 0 || strcmp(w->op, FAM_GROUPED) == 0 ||
+               strcmp(w->op, FAM_GROUPED_ADD) == 0);
 }
 
 /* The parameters of layer d under the names every NCHW[x]c conv operator uses; clip
@@ -66,28 +67,26 @@ tsl_status tsl_conv2d_family_workload(const tsl_conv2d_desc *d, tsl_workload *ou
   int64_t wb[6] = {KB, CB, d->R, d->S, x, x}, wg[5] = {KB, d->C / d->groups, d->R, d->S, x};
   tsl_dsl_param_value p[16];
   int np = layer_params(d, p);
-  if (d->has_residual) {
-    if (d->groups != 1) return tsl_error(TSL_ERR_UNSUPPORTED, "conv family: a grouped conv with a residual");
+  bool r = d->has_residual;
+  if (d->groups == 1 && d->C % x == 0 && d->K % x == 0) {
     const int64_t *shapes[4] = {data, wb, bias, res};
     const int nd[4] = {5, 6, 2, 5};
-    return tsl_workload_init(out, FAM_ADD, 4, shapes, nd, np, p);
+    return tsl_workload_init(out, r ? FAM_ADD : FAM_BIAS, r ? 4 : 3, shapes, nd, np, p);
   }
-  if (d->groups == 1 && d->C % x == 0 && d->K % x == 0) {
-    const int64_t *shapes[3] = {data, wb, bias};
-    const int nd[3] = {5, 6, 2};
-    return tsl_workload_init(out, FAM_BIAS, 3, shapes, nd, np, p);
-  }
+  /* channel counts that do not fill their blocks (or groups): the key names the true
+   * layer, so a K = 24 layer at 16 lanes is not the K = 32 one */
   p[np++] = tsl_dsl_int_param("groups", d->groups);
   p[np++] = tsl_dsl_int_param("out_channels", d->K);
-  const int64_t *shapes[3] = {data, wg, bias};
-  const int nd[3] = {5, 5, 2};
-  return tsl_workload_init(out, FAM_GROUPED, 3, shapes, nd, np, p);
+  const int64_t *shapes[4] = {data, wg, bias, res};
+  const int nd[4] = {5, 5, 2, 5};
+  return tsl_workload_init(out, r ? FAM_GROUPED_ADD : FAM_GROUPED, r ? 4 : 3, shapes, nd, np, p);
 }
 
 tsl_status tsl_conv2d_desc_of_workload(const tsl_workload *w, tsl_conv2d_desc *d) {
   if (!w || !d) return tsl_error(TSL_ERR_INVALID, "conv family: NULL argument");
   if (!tsl_conv2d_is_family(w)) return tsl_error(TSL_ERR_UNSUPPORTED, "conv family: %s is not a conv family", w->op);
-  bool grouped = strcmp(w->op, FAM_GROUPED) == 0, residual = strcmp(w->op, FAM_ADD) == 0;
+  bool grouped = strcmp(w->op, FAM_GROUPED) == 0 || strcmp(w->op, FAM_GROUPED_ADD) == 0,
+       residual = strcmp(w->op, FAM_ADD) == 0 || strcmp(w->op, FAM_GROUPED_ADD) == 0;
   int wrank = grouped ? 5 : 6;
   if (w->ninputs != (residual ? 4 : 3) || w->ndims[0] != 5 || w->ndims[1] != wrank || w->ndims[2] != 2)
     return tsl_error(TSL_ERR_INVALID, "conv family: %s with inputs of unexpected ranks", w->op);
@@ -138,6 +137,8 @@ bool tsl_conv2d_algo_of_op(const char *op, tsl_conv2d_algo *out) {
       {"conv2d_nchwc_bias", TSL_CONV2D_DIRECT},         {"conv2d_nchwc_bias_add", TSL_CONV2D_DIRECT},
       {"conv2d_nchwc_1x1_bias", TSL_CONV2D_GEMM_1X1},   {"conv2d_nchwc_1x1_bias_add", TSL_CONV2D_GEMM_1X1},
       {"conv2d_nchwc_im2col", TSL_CONV2D_IM2COL},       {"depthwise_conv2d_nchwc", TSL_CONV2D_DEPTHWISE},
+      {"conv2d_nchwc_im2col_add", TSL_CONV2D_IM2COL},   {"depthwise_conv2d_nchwc_add", TSL_CONV2D_DEPTHWISE},
+      {"conv2d_nchwc_grouped_add", TSL_CONV2D_GROUPED},
       {"conv2d_nchwc_grouped", TSL_CONV2D_GROUPED},     {"conv2d_winograd_f2", TSL_CONV2D_WINOGRAD_F2},
       {"conv2d_winograd_f2_add", TSL_CONV2D_WINOGRAD_F2}, {"conv2d_winograd_f4", TSL_CONV2D_WINOGRAD_F4},
       {"conv2d_winograd_f4_add", TSL_CONV2D_WINOGRAD_F4}, {"conv2d_winograd_f6", TSL_CONV2D_WINOGRAD_F6},
@@ -157,9 +158,9 @@ static const char *algo_op(const tsl_conv2d_desc *d, tsl_conv2d_algo a) {
   switch (a) {
   case TSL_CONV2D_DIRECT: return r ? "conv2d_nchwc_bias_add" : "conv2d_nchwc_bias";
   case TSL_CONV2D_GEMM_1X1: return r ? "conv2d_nchwc_1x1_bias_add" : "conv2d_nchwc_1x1_bias";
-  case TSL_CONV2D_IM2COL: return "conv2d_nchwc_im2col";
-  case TSL_CONV2D_DEPTHWISE: return "depthwise_conv2d_nchwc";
-  case TSL_CONV2D_GROUPED: return "conv2d_nchwc_grouped";
+  case TSL_CONV2D_IM2COL: return r ? "conv2d_nchwc_im2col_add" : "conv2d_nchwc_im2col";
+  case TSL_CONV2D_DEPTHWISE: return r ? "depthwise_conv2d_nchwc_add" : "depthwise_conv2d_nchwc";
+  case TSL_CONV2D_GROUPED: return r ? "conv2d_nchwc_grouped_add" : "conv2d_nchwc_grouped";
   case TSL_CONV2D_WINOGRAD_F2: return r ? "conv2d_winograd_f2_add" : "conv2d_winograd_f2";
   case TSL_CONV2D_WINOGRAD_F4: return r ? "conv2d_winograd_f4_add" : "conv2d_winograd_f4";
   case TSL_CONV2D_WINOGRAD_F6: return r ? "conv2d_winograd_f6_add" : "conv2d_winograd_f6";
@@ -252,6 +253,9 @@ ALGO_FNS(winograd_f6, TSL_CONV2D_WINOGRAD_F6)
 #define RESIDUAL_ALGOS(FAM)                                                                                 \
   {FAM ".direct", FAM, "conv2d_nchwc_bias_add.direct", applies_direct, map_direct},                        \
       {FAM ".gemm1x1", FAM, "conv2d_nchwc_1x1_bias_add.gemm", applies_gemm1x1, map_gemm1x1},               \
+      {FAM ".im2col", FAM, "conv2d_nchwc_im2col_add.blocked", applies_im2col, map_im2col},                 \
+      {FAM ".depthwise", FAM, "depthwise_conv2d_nchwc_add.tile", applies_depthwise, map_depthwise},        \
+      {FAM ".grouped", FAM, "conv2d_nchwc_grouped_add.tile", applies_grouped, map_grouped},                \
       {FAM ".winograd_f2", FAM, "conv2d_winograd_f2_add.blocked", applies_winograd_f2, map_winograd_f2},   \
       {FAM ".winograd_f4", FAM, "conv2d_winograd_f4_add.blocked", applies_winograd_f4, map_winograd_f4},   \
       {FAM ".winograd_f6", FAM, "conv2d_winograd_f6_add.blocked", applies_winograd_f6, map_winograd_f6}
@@ -260,6 +264,7 @@ static const tsl_algorithm conv_algorithms[] = {
     FAMILY_ALGOS("conv2d_nchwc_bias"),
     FAMILY_ALGOS("conv2d_nchwc_grouped"),
     RESIDUAL_ALGOS("conv2d_nchwc_bias_add"),
+    RESIDUAL_ALGOS("conv2d_nchwc_grouped_add"),
 };
 
 void tsl_tuner_register_conv_algorithms(void) {

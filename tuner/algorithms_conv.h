@@ -13,6 +13,11 @@
  *                          a multiple of x (first layers, C = 3): data as above, weight
  *                          f32[ceil(K/x), C/groups, R, S, x], bias f32[ceil(K/x), x],
  *                          groups, out_channels = K (the true channel counts)
+ *   conv2d_nchwc_grouped_add  every other layer with a residual: the same + residual
+ *                          f32[N, ceil(K/x), OH, OW, x]
+ *
+ * So a key always names the true layer: C and K read back from it exactly (a K = 24
+ * layer at 16 lanes is not the K = 32 one), whatever x is (4 NEON, 8 AVX2, 16 AVX-512).
  *
  * with the parameters stride_h/w, pad_top/left/bottom/right, dilation_h/w, act and (act
  * 2 only) clip_min/clip_max. These are registry operators (dsl/ops/conv2d_nchwc.c), so
@@ -40,15 +45,13 @@
 extern "C" {
 #endif
 
-/* The family workload of layer d (above). Errors: TSL_ERR_INVALID (tsl_conv2d_desc_check),
- * TSL_ERR_UNSUPPORTED (a grouped layer with a residual: no family takes it). */
+/* The family workload of layer d (above). Errors: TSL_ERR_INVALID (tsl_conv2d_desc_check). */
 tsl_status tsl_conv2d_family_workload(const tsl_conv2d_desc *d, tsl_workload *out);
 
 /* Whether w is a workload of the conv family (its operator is one of the three). */
 bool tsl_conv2d_is_family(const tsl_workload *w);
 
-/* The layer family workload w states (its inverse up to the rounding of C and K to whole
- * blocks in the bias families). Errors: TSL_ERR_UNSUPPORTED (not a family workload, or
+/* The layer family workload w states: the inverse of tsl_conv2d_family_workload. Errors: TSL_ERR_UNSUPPORTED (not a family workload, or
  * data and output blocks that differ), TSL_ERR_INVALID (inconsistent shapes). */
 tsl_status tsl_conv2d_desc_of_workload(const tsl_workload *w, tsl_conv2d_desc *d);
 

@@ -26,16 +26,10 @@ tsl_peak_opts tsl_peak_opts_default(void) {
   return o;
 }
 
-int tsl_peak_lanes(const tsl_target *t) {
-  int lanes = t->vector_bits / 32;
-  return lanes < 1 ? 1 : lanes;
-}
-
 int tsl_peak_chains(const tsl_target *t) {
   /* 16 vector registers on x86 below AVX-512: 12 accumulators plus m and a leave
    * room for the loop; 32 registers elsewhere (AVX-512 zmm, AArch64 v0-v31). */
-  bool wide_file = t->arch == TSL_ARCH_AARCH64 || tsl_target_has_feature(t, "avx512f");
-  return wide_file ? 24 : 12;
+  return tsl_target_vector_registers(t) >= 32 ? 24 : 12;
 }
 
 static tsl_expr *vec_at(tsl_buffer *b, tsl_expr *base, int lanes) {
@@ -161,7 +155,7 @@ static tsl_status time_func(tsl_jit *jit, tsl_module *m, const tsl_func *f, void
 
 static tsl_status measure_fma(tsl_jit *jit, tsl_module *m, const tsl_target *t, const tsl_peak_opts *o,
                               int threads, tsl_peak *out) {
-  int lanes = tsl_peak_lanes(t), chains = tsl_peak_chains(t);
+  int lanes = tsl_target_f32_lanes(t), chains = tsl_peak_chains(t);
   size_t pbytes = ((size_t)3 * (size_t)lanes * sizeof(float) + 63) & ~(size_t)63;
   size_t obytes = ((size_t)threads * (size_t)lanes * sizeof(float) + 63) & ~(size_t)63;
   float *params = aligned_alloc(64, pbytes), *res = aligned_alloc(64, obytes);
@@ -195,7 +189,7 @@ static tsl_status measure_fma(tsl_jit *jit, tsl_module *m, const tsl_target *t, 
 
 static tsl_status measure_triad(tsl_jit *jit, tsl_module *m, const tsl_target *t, const tsl_peak_opts *o,
                                 tsl_peak *out) {
-  int lanes = tsl_peak_lanes(t);
+  int lanes = tsl_target_f32_lanes(t);
   int64_t n = o->triad_bytes / (int64_t)sizeof(float) / lanes * lanes;
   size_t bytes = ((size_t)n * sizeof(float) + 4095) & ~(size_t)4095;
   float *a = aligned_alloc(4096, bytes), *b = aligned_alloc(4096, bytes), *c = aligned_alloc(4096, bytes);
@@ -236,7 +230,7 @@ tsl_status tsl_peak_measure(const tsl_target *t, const tsl_peak_opts *opts, tsl_
     return tsl_error(TSL_ERR_INVALID, "peak: min_repeat_ms %g (must be >= 0)", o.min_repeat_ms);
   if (o.threads < 0 || o.threads > TSL_MAX_THREADS)
     return tsl_error(TSL_ERR_INVALID, "peak: threads %d (must be 0..%d)", o.threads, TSL_MAX_THREADS);
-  int lanes = tsl_peak_lanes(t);
+  int lanes = tsl_target_f32_lanes(t);
   if (o.triad_bytes < 0 || (o.triad_bytes > 0 && o.triad_bytes < (int64_t)sizeof(float) * lanes))
     return tsl_error(TSL_ERR_INVALID, "peak: triad_bytes %lld (must be 0 or at least one %d-lane vector)",
                      (long long)o.triad_bytes, lanes);

@@ -79,8 +79,6 @@ typedef struct tsl_peak {
  * of tsl_jit_compile and tsl_time_kernel. */
 tsl_status tsl_peak_measure(const tsl_target *t, const tsl_peak_opts *opts, tsl_peak *out);
 
-/* fp32 lanes of t's native vector (t->vector_bits / 32, at least 1). */
-int tsl_peak_lanes(const tsl_target *t);
 /* Independent FMA chains the peak kernel uses for t (see the top of this file). */
 int tsl_peak_chains(const tsl_target *t);
 

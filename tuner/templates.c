@@ -38,7 +38,6 @@ static void push_value(int64_t *list, int *n, int64_t v) {
   if (*n < TSL_MAX_KNOB_VALUES) list[(*n)++] = v;
 }
 
-static int lanes_of(const tsl_target *t) { return t && t->vector_bits >= 64 ? t->vector_bits / 32 : 4; }
 
 /* ---- matmul.blis ------------------------------------------------------------ */
 
@@ -133,7 +132,7 @@ static tsl_status tile_space(const tsl_te_program *p, const tsl_target *t, tsl_c
   tsl_status st = tile_shape(p, e);
   if (st != TSL_OK) return st;
   memset(out, 0, sizeof *out);
-  int64_t lanes = lanes_of(t), v[TSL_MAX_KNOB_VALUES];
+  int64_t lanes = tsl_target_f32_lanes(t), v[TSL_MAX_KNOB_VALUES];
   int n = 0;
   for (int64_t f = 1; f <= 64; f *= 2) push_value(v, &n, min64(f, e[2]));
   push_value(v, &n, min64(lanes * 3, e[2]));
@@ -156,7 +155,7 @@ static tsl_status tile_default(const tsl_te_program *p, const tsl_target *t, con
   int64_t e[3];
   tsl_status st = tile_shape(p, e);
   if (st != TSL_OK) return st;
-  int64_t lanes = lanes_of(t);
+  int64_t lanes = tsl_target_f32_lanes(t);
   out->nknobs = s->nknobs;
   out->values[0] = min64(lanes, e[2]);
   out->values[1] = min64(4, e[1]);

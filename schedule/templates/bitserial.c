@@ -6,7 +6,7 @@
 #include "schedule/templates/tpl_util.h"
 
 tsl_bitserial_knobs tsl_bitserial_default_knobs(const tsl_target *t, int64_t R, int64_t S) {
-  int64_t words = t && t->vector_bits >= 128 ? t->vector_bits / 64 : 2;
+  int64_t words = tsl_target_f32_lanes(t) / 2; /* 64-bit words a vector holds */
   tsl_bitserial_knobs k = {words * 2, true, R * S <= 25, true, 16, 2, 0};
   return k;
 }

@@ -74,9 +74,9 @@ tsl_conv2d_nchwc_knobs tsl_conv2d_nchwc_default_knobs(const tsl_target *t, const
                                                       bool gemm) {
   tsl_conv2d_nchwc_knobs k;
   memset(&k, 0, sizeof k);
-  int64_t lanes = tpl_lanes(t);
+  int64_t lanes = tsl_target_f32_lanes(t);
   int64_t rpa = tpl_max(1, tpl_ceil_div(sh->Y, lanes));
-  int64_t regs = tpl_vector_registers(t);
+  int64_t regs = tsl_target_vector_registers(t);
   /* a _1x1 op tiles its one pixel axis (OH pixels) */
   int64_t width = sh->flat ? sh->OH : gemm ? sh->OH * sh->OW : sh->OW;
   double red = (double)(sh->CB * sh->R * sh->S * sh->X);
@@ -202,10 +202,10 @@ static tpl_tile_limits tile_limits(const tsl_target *t, const tsl_conv2d_nchwc_s
   l.max_ow = tpl_min(16, sh->flat ? sh->OH : sh->OW);
   l.max_oh = sh->flat ? 1 : tpl_min(4, sh->OH);
   l.max_oc = tpl_min(4, sh->KB);
-  l.lanes = tpl_lanes(t);
+  l.lanes = tsl_target_f32_lanes(t);
   l.acc_regs = tpl_max(1, tpl_ceil_div(sh->Y, l.lanes));
   l.vector_x = sh->Y == 1;
-  l.max_acc = tpl_vector_registers(t) - 1;
+  l.max_acc = tsl_target_vector_registers(t) - 1;
   l.unroll = (unroll_ic ? sh->X : 1) * (unroll_kw ? sh->S : 1);
   return l;
 }

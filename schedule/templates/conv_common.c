@@ -593,10 +593,10 @@ static tpl_tile_limits window_limits(const tsl_target *t, const tpl_window_dims 
   l.max_ow = tpl_min(16, w->OW);
   l.max_oh = tpl_min(4, w->OH);
   l.max_oc = tpl_min(4, w->KB);
-  l.lanes = tpl_lanes(t);
+  l.lanes = tsl_target_f32_lanes(t);
   l.acc_regs = tpl_max(1, tpl_ceil_div(w->Y, l.lanes));
   l.vector_x = w->Y == 1;
-  l.max_acc = tpl_vector_registers(t) - 2;
+  l.max_acc = tsl_target_vector_registers(t) - 2;
   l.unroll = unroll;
   return l;
 }

@@ -49,11 +49,11 @@ static double row_cost(int64_t extent, int64_t w, int64_t oc, int64_t chains) {
 tsl_depthwise_knobs tsl_depthwise_default_knobs(const tsl_target *t, const tsl_depthwise_shape *sh) {
   tsl_depthwise_knobs k;
   memset(&k, 0, sizeof k);
-  int64_t rpa = tpl_max(1, tpl_ceil_div(sh->Y, tpl_lanes(t)));
+  int64_t rpa = tpl_max(1, tpl_ceil_div(sh->Y, tsl_target_f32_lanes(t)));
   /* a grouped conv whose lanes all read one input value (groups 1: the direct conv over
    * the true channels) broadcasts it to two output blocks, like conv2d_nchwc */
   k.oc_blocks = sh->broadcast_input ? tpl_min(2, sh->KB) : 1;
-  int64_t max_acc = (tpl_vector_registers(t) - (k.oc_blocks + 1) * rpa - 2) / (rpa * k.oc_blocks);
+  int64_t max_acc = (tsl_target_vector_registers(t) - (k.oc_blocks + 1) * rpa - 2) / (rpa * k.oc_blocks);
   k.oh_block = 1;
   double best = 0.0;
   k.ow_block = 1;
@@ -114,7 +114,7 @@ static tpl_window_dims dims_of(const tsl_depthwise_shape *sh) {
 static void broadcast_reduction(tpl_conv_tile *tile, const tsl_target *t, const tsl_depthwise_shape *sh,
                                 const tsl_depthwise_knobs *k) {
   /* unrolled copies of the body per tap: one per accumulator register */
-  int64_t copies = k->ow_block * k->oh_block * k->oc_blocks * tpl_max(1, tpl_ceil_div(sh->Y, tpl_lanes(t)));
+  int64_t copies = k->ow_block * k->oh_block * k->oc_blocks * tpl_max(1, tpl_ceil_div(sh->Y, tsl_target_f32_lanes(t)));
   if (!k->unroll_kernel || sh->CG > BCAST_MAX_UNROLLED_CI || !tpl_unroll_fits(copies * sh->R * sh->CG)) return;
   tile->nreduce = 0;
   tile->reduce_names[tile->nreduce++] = "s";

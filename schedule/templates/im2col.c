@@ -9,7 +9,7 @@
 
 static const char *const WHO = "im2col template";
 
-int64_t tsl_im2col_pack_rows(const tsl_target *t) { return tpl_vector_registers(t) >= 32 ? 12 : 6; }
+int64_t tsl_im2col_pack_rows(const tsl_target *t) { return tsl_target_vector_registers(t) >= 32 ? 12 : 6; }
 
 tsl_status tsl_im2col_get_shape(const tsl_te_program *p, tsl_im2col_shape *out) {
   memset(out, 0, sizeof *out);
@@ -37,7 +37,7 @@ tsl_im2col_knobs tsl_im2col_default_knobs(const tsl_target *t, const tsl_im2col_
   int64_t ntiles = tpl_ceil_div(P, fit);
   k.tile_px = tpl_ceil_div(tpl_ceil_div(P, ntiles), mr) * mr;
   k.oc_blocks = tpl_min(2, sh->KB);
-  k.unroll_kw = sh->S <= 7 && tpl_unroll_fits(mr * k.oc_blocks * tpl_max(1, tpl_ceil_div(sh->Y, tpl_lanes(t))) * sh->S);
+  k.unroll_kw = sh->S <= 7 && tpl_unroll_fits(mr * k.oc_blocks * tpl_max(1, tpl_ceil_div(sh->Y, tsl_target_f32_lanes(t))) * sh->S);
   k.parallel = true;
   return k;
 }
@@ -214,10 +214,10 @@ static tsl_status space(const tsl_te_program *p, const tsl_target *t, tsl_config
   /* register tiles of pack_rows x oc_blocks vectors within the registers (the default
    * always offered); the kernel columns unrolled only where every tile stays within
    * lowering's unroll limit */
-  int64_t rpa = tpl_max(1, tpl_ceil_div(sh.Y, tpl_lanes(t))), max_oc = 1;
+  int64_t rpa = tpl_max(1, tpl_ceil_div(sh.Y, tsl_target_f32_lanes(t))), max_oc = 1;
   nv = 0;
   for (int64_t o = 1; o <= tpl_min(4, sh.KB); o++)
-    if (sh.pack_rows * o * rpa < tpl_vector_registers(t)) v[nv++] = max_oc = o;
+    if (sh.pack_rows * o * rpa < tsl_target_vector_registers(t)) v[nv++] = max_oc = o;
   max_oc = tpl_max(max_oc, d.oc_blocks);
   if ((st = tpl_knob(out, "oc_blocks", TSL_KNOB_SPLIT, nv, v, d.oc_blocks)) != TSL_OK) return st;
   static const int64_t bools[] = {0, 1};

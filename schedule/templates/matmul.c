@@ -33,8 +33,8 @@ static int64_t fitted_block(int64_t extent, int64_t target, int64_t unit) {
 
 tsl_matmul_knobs tsl_matmul_default_knobs(const tsl_target *t, int64_t M, int64_t N, int64_t K) {
   tsl_matmul_knobs k;
-  int64_t lanes = t && t->vector_bits >= 64 ? t->vector_bits / 32 : 4;
-  bool wide_file = t && (t->arch == TSL_ARCH_AARCH64 || t->vector_bits >= 512);
+  int64_t lanes = tsl_target_f32_lanes(t);
+  bool wide_file = tsl_target_vector_registers(t) >= 32;
   int64_t l1 = t && t->l1d_bytes > 0 ? t->l1d_bytes : 32 * 1024;
   int64_t l2 = t && t->l2_bytes > 0 ? t->l2_bytes : 512 * 1024;
   const int64_t elem = 4;

@@ -28,7 +28,7 @@ tsl_status tsl_elementwise_schedule(const tsl_te_program *p, const tsl_target *t
   tpl_builder b;
   tsl_status st = tpl_begin_inlined(&b, p, "elementwise template");
   if (st != TSL_OK) return st;
-  tpl_elementwise_root(&b, p->outputs[0]->op->name, k.vectorize ? tpl_lanes(t) : 1, k.parallel);
+  tpl_elementwise_root(&b, p->outputs[0]->op->name, k.vectorize ? tsl_target_f32_lanes(t) : 1, k.parallel);
   return tpl_finish(&b, out);
 }
 
@@ -132,7 +132,7 @@ tsl_status tsl_softmax_schedule(const tsl_te_program *p, const tsl_target *t, ts
                   *total = p ? tpl_find_tagged(p, "softmax_sum") : NULL;
   if (!mx || !e || !total || p->noutputs != 1 || p->outputs[0]->op->naxis != 2)
     return tsl_error(TSL_ERR_INVALID, "softmax template: %s is not a softmax program", p && p->name ? p->name : "?");
-  int64_t lanes = tpl_lanes(t), C = p->outputs[0]->op->axis[1].extent;
+  int64_t lanes = tsl_target_f32_lanes(t), C = p->outputs[0]->op->axis[1].extent;
   tpl_builder b;
   tsl_status st = tpl_begin(&b, p, "softmax template");
   if (st != TSL_OK) return st;

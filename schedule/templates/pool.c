@@ -43,8 +43,8 @@ tsl_status tsl_pool_get_shape(const tsl_te_program *p, tsl_pool_shape *out) {
 tsl_pool_knobs tsl_pool_default_knobs(const tsl_target *t, const tsl_pool_shape *sh) {
   tsl_pool_knobs k;
   memset(&k, 0, sizeof k);
-  int64_t rpa = tpl_max(1, tpl_ceil_div(sh->X, tpl_lanes(t)));
-  int64_t max_acc = tpl_max(1, (tpl_vector_registers(t) - 4) / rpa);
+  int64_t rpa = tpl_max(1, tpl_ceil_div(sh->X, tsl_target_f32_lanes(t)));
+  int64_t max_acc = tpl_max(1, (tsl_target_vector_registers(t) - 4) / rpa);
   k.oc_blocks = 1;
   k.oh_block = 1;
   k.ow_block = 1;

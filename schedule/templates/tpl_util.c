@@ -123,12 +123,6 @@ const tsl_te_op *tpl_find_named(const tsl_te_program *p, const char *name) {
   return NULL;
 }
 
-int64_t tpl_lanes(const tsl_target *t) { return t && t->vector_bits >= 128 ? t->vector_bits / 32 : 4; }
-
-int tpl_vector_registers(const tsl_target *t) {
-  return t && (t->arch == TSL_ARCH_AARCH64 || t->vector_bits >= 512) ? 32 : 16;
-}
-
 int64_t tpl_l1_bytes(const tsl_target *t) { return t && t->l1d_bytes > 0 ? t->l1d_bytes : 32 * 1024; }
 int64_t tpl_l2_bytes(const tsl_target *t) { return t && t->l2_bytes > 0 ? t->l2_bytes : 512 * 1024; }
 

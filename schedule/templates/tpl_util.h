@@ -73,10 +73,8 @@ const tsl_te_op *tpl_find_tagged(const tsl_te_program *p, const char *tag);
 /* The compute op called `name` among p's stages, or NULL. */
 const tsl_te_op *tpl_find_named(const tsl_te_program *p, const char *name);
 
-/* Native f32 lanes of t (vector_bits / 32, 4 when unknown or narrower). */
-int64_t tpl_lanes(const tsl_target *t);
-/* Vector registers of t: 32 on AVX-512 and AArch64, 16 otherwise. */
-int tpl_vector_registers(const tsl_target *t);
+/* Lanes and vector registers of t: tsl_target_f32_lanes, tsl_target_vector_registers
+ * (codegen/target.h). */
 /* L1d / L2 bytes of t (32 KiB / 512 KiB when unknown). */
 int64_t tpl_l1_bytes(const tsl_target *t);
 int64_t tpl_l2_bytes(const tsl_target *t);

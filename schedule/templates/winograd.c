@@ -12,10 +12,7 @@ static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-static int64_t lanes_of(const tsl_target *t) { return t && t->vector_bits >= 64 ? t->vector_bits / 32 : 4; }
-static bool wide_register_file(const tsl_target *t) {
-  return t && (t->arch == TSL_ARCH_AARCH64 || t->vector_bits >= 512);
-}
+static bool wide_register_file(const tsl_target *t) { return tsl_target_vector_registers(t) >= 32; }
 static int64_t l2_of(const tsl_target *t) { return t && t->l2_bytes > 0 ? t->l2_bytes : 512 * 1024; }
 
 /* Fewest tiles per block before re-streaming U costs more than it saves (see
@@ -75,7 +72,7 @@ tsl_status tsl_winograd_program_shape(const tsl_te_program *p, tsl_winograd_shap
 
 tsl_winograd_knobs tsl_winograd_default_knobs(const tsl_target *t, const tsl_winograd_shape *s) {
   tsl_winograd_knobs k;
-  int64_t lanes = lanes_of(t), X = s && s->X > 0 ? s->X : lanes;
+  int64_t lanes = tsl_target_f32_lanes(t), X = s && s->X > 0 ? s->X : lanes;
   /* 16 registers: 6 x 2 accumulators + 2 U vectors + 1 broadcast; 32: 12 x 2. Two
    * native vectors of output channels: nr / X blocks of the layout's x lanes. */
   k.mr = wide_register_file(t) ? 12 : 6;

@@ -65,7 +65,7 @@ static void finish(tsl_graph *g, int out) {
 static int host_block(void) {
   tsl_target t;
   CU_ASSERT_EQUAL_FATAL(tsl_target_parse("host", &t), TSL_OK);
-  return t.vector_bits >= 32 ? t.vector_bits / 32 : 1;
+  return tsl_target_f32_lanes(&t);
 }
 
 /* Compiles g with opts, runs it on seeded inputs, compares output 0 with the reference
@@ -227,6 +227,26 @@ static void test_conv_residual_every_algorithm_from_a_record_matches_reference(v
   tsl_graph_free(g);
 }
 
+/* A residual layer whose channel counts fill no whole block at the host's lanes (C = x + 4,
+ * K = 3x/2: 12 and 12 at 8 lanes, 20 and 24 at 16): the conv2d_nchwc_grouped_add family,
+ * every algorithm of which computes it, padding lanes included. */
+static void test_conv_residual_partial_blocks_every_algorithm_from_a_record(void) {
+  int64_t x = host_block(), C = x + 4, K = 3 * x / 2;
+  int in;
+  tsl_graph *g = new_graph(C, 9, 7, &in);
+  int a = conv(g, in, K, C, 1, 1, 0, 1, 41);
+  int b = conv(g, in, K, C, 3, 1, 1, 1, 43);
+  int ab[2] = {a, b};
+  int s = add_node(g, TSL_OP_ADD, 2, ab, NULL);
+  finish(g, add_node(g, TSL_OP_RELU, 1, &s, NULL));
+  tsl_conv2d_desc d = layer(C, 9, 7, K, 3, 1, 1, 1);
+  d.act = 1;
+  d.has_residual = true;
+  /* direct and Winograd F2, F4, F6 at least; the 1x1 conv has no record */
+  CU_ASSERT(check_every_algorithm(g, &d, "respart", 1) >= 4);
+  tsl_graph_free(g);
+}
+
 /* C = 3 and a depthwise layer: the grouped family (true channel counts). */
 static void test_conv_first_layer_and_depthwise_every_algorithm_from_a_record(void) {
   int x;
@@ -287,32 +307,65 @@ static void test_C11_record_of_another_layer_is_not_used(void) {
   tsl_graph_free(g);
 }
 
-/* The family workload names the layer: back and forth gives the same layer. */
+/* The family workload names the layer: back and forth gives the same layer, at any
+ * block (x = 4, 8, 16 and the host's), channel counts filling whole blocks or not (a
+ * K = 24 residual layer at 16 lanes is not read back as K = 32). */
 static void test_conv_family_workload_round_trips_the_layer(void) {
-  tsl_conv2d_desc ds[3] = {layer(16, 10, 9, 24, 3, 1, 1, 1), layer(3, 11, 10, 12, 7, 2, 3, 1),
-                           layer(12, 9, 9, 12, 3, 1, 1, 12)};
-  ds[0].has_residual = true;
-  ds[1].act = 2;
-  ds[1].clip_min = 0.5;
-  ds[1].clip_max = 4.0;
-  const char *fam[3] = {"conv2d_nchwc_bias_add", "conv2d_nchwc_grouped", "conv2d_nchwc_grouped"};
-  for (int i = 0; i < 3; i++) {
-    tsl_workload w;
-    tsl_conv2d_desc back;
-    CU_ASSERT_EQUAL_FATAL(tsl_conv2d_family_workload(&ds[i], &w), TSL_OK);
-    CU_ASSERT_STRING_EQUAL(w.op, fam[i]);
-    CU_ASSERT_EQUAL_FATAL(tsl_conv2d_desc_of_workload(&w, &back), TSL_OK);
-    CU_ASSERT_EQUAL(back.C, ds[i].C);
-    CU_ASSERT_EQUAL(back.K, ds[i].K);
-    CU_ASSERT_EQUAL(back.groups, ds[i].groups);
-    CU_ASSERT_EQUAL(back.R, ds[i].R);
-    CU_ASSERT_EQUAL(back.pad_top, ds[i].pad_top);
-    CU_ASSERT_EQUAL(back.stride_h, ds[i].stride_h);
-    CU_ASSERT_EQUAL(back.act, ds[i].act);
-    CU_ASSERT_EQUAL(back.has_residual, ds[i].has_residual);
-    CU_ASSERT_DOUBLE_EQUAL(back.clip_min, ds[i].clip_min, 0.0);
-    CU_ASSERT_DOUBLE_EQUAL(back.clip_max, ds[i].clip_max, 0.0);
+  enum { NL = 5 };
+  int64_t blocks[4] = {4, 8, 16, host_block()};
+  for (int bi = 0; bi < 4; bi++) {
+    int64_t x = blocks[bi];
+    tsl_conv2d_desc ds[NL] = {layer(16, 10, 9, 24, 3, 1, 1, 1), layer(3, 11, 10, 12, 7, 2, 3, 1),
+                              layer(12, 9, 9, 12, 3, 1, 1, 12), layer(x + 4, 6, 5, 3 * x / 2, 3, 1, 1, 1),
+                              layer(2 * x, 6, 5, 4 * x, 1, 1, 0, 1)};
+    ds[0].has_residual = true;
+    ds[1].act = 2;
+    ds[1].clip_min = 0.5;
+    ds[1].clip_max = 4.0;
+    ds[3].has_residual = true;
+    for (int i = 0; i < NL; i++) {
+      ds[i].block = x;
+      /* whole blocks of one group: the bias families; otherwise the grouped ones */
+      bool whole = ds[i].groups == 1 && ds[i].C % x == 0 && ds[i].K % x == 0;
+      const char *fam = whole ? (ds[i].has_residual ? "conv2d_nchwc_bias_add" : "conv2d_nchwc_bias")
+                              : (ds[i].has_residual ? "conv2d_nchwc_grouped_add" : "conv2d_nchwc_grouped");
+      tsl_workload w;
+      tsl_conv2d_desc back;
+      CU_ASSERT_EQUAL_FATAL(tsl_conv2d_family_workload(&ds[i], &w), TSL_OK);
+      CU_ASSERT_STRING_EQUAL(w.op, fam);
+      CU_ASSERT_EQUAL_FATAL(tsl_conv2d_desc_of_workload(&w, &back), TSL_OK);
+      if (back.C != ds[i].C || back.K != ds[i].K)
+        printf("\n  block %lld layer %d: C %lld K %lld read back as C %lld K %lld", (long long)x, i,
+               (long long)ds[i].C, (long long)ds[i].K, (long long)back.C, (long long)back.K);
+      CU_ASSERT_EQUAL(back.block, x);
+      CU_ASSERT_EQUAL(back.C, ds[i].C);
+      CU_ASSERT_EQUAL(back.K, ds[i].K);
+      CU_ASSERT_EQUAL(back.groups, ds[i].groups);
+      CU_ASSERT_EQUAL(back.R, ds[i].R);
+      CU_ASSERT_EQUAL(back.pad_top, ds[i].pad_top);
+      CU_ASSERT_EQUAL(back.stride_h, ds[i].stride_h);
+      CU_ASSERT_EQUAL(back.act, ds[i].act);
+      CU_ASSERT_EQUAL(back.has_residual, ds[i].has_residual);
+      CU_ASSERT_DOUBLE_EQUAL(back.clip_min, ds[i].clip_min, 0.0);
+      CU_ASSERT_DOUBLE_EQUAL(back.clip_max, ds[i].clip_max, 0.0);
+    }
   }
+}
+
+/* A grouped family workload whose out_channels do not fit its blocks is refused. */
+static void test_conv_family_workload_with_channels_outside_the_blocks_refused(void) {
+  tsl_conv2d_desc d = layer(12, 6, 5, 12, 3, 1, 1, 1);
+  d.block = 8;
+  d.has_residual = true;
+  tsl_workload w;
+  CU_ASSERT_EQUAL_FATAL(tsl_conv2d_family_workload(&d, &w), TSL_OK);
+  tsl_conv2d_desc back;
+  for (int k = 0; k < w.nparams; k++)
+    if (strcmp(w.param_names[k], "out_channels") == 0) w.params[k].i = 17; /* past 2 blocks of 8 */
+  CU_ASSERT_EQUAL(tsl_conv2d_desc_of_workload(&w, &back), TSL_ERR_INVALID);
+  for (int k = 0; k < w.nparams; k++)
+    if (strcmp(w.param_names[k], "out_channels") == 0) w.params[k].i = 8; /* fills only one block */
+  CU_ASSERT_EQUAL(tsl_conv2d_desc_of_workload(&w, &back), TSL_ERR_INVALID);
 }
 
 /* tsl_graph_conv_layers names exactly the workloads the compiler looks up: with a
@@ -350,12 +403,16 @@ static void test_conv_layers_are_the_keys_the_compiler_looks_up(void) {
 
 /* A channel concat of conv outputs in whole blocks runs no kernel: the convs write into
  * its buffer. A concat of that concat (its producer runs no kernel) is computed. Only
- * where every slice starts 64-byte aligned (kernels take aligned pointers): with an
- * odd H*W an 8-channel block is 32*H*W bytes, and the concat runs as a kernel. */
-static void concat_in_place(int64_t H, int64_t W, int want_steps) {
-  int x, node;
-  tsl_graph *g = new_graph(8, H, W, &x);
-  int a = conv(g, x, 8, 8, 1, 1, 0, 1, 31), b = conv(g, x, 16, 8, 3, 1, 1, 1, 33), c = conv(g, x, 8, 8, 3, 1, 1, 1, 35);
+ * where every slice is whole blocks and starts 64-byte aligned (kernels take aligned
+ * pointers): a block of x lanes is 4*x*H*W bytes, so with an odd H*W at x = 8 (32-byte
+ * blocks of a pixel) the concat runs as a kernel; at x = 16 every block is aligned.
+ * ka: the first conv's output channels (a multiple of x or not). */
+static void concat_in_place(int64_t H, int64_t W, int64_t ka) {
+  int64_t x = host_block();
+  int in, node;
+  tsl_graph *g = new_graph(8, H, W, &in);
+  int a = conv(g, in, ka, 8, 1, 1, 0, 1, 31), b = conv(g, in, 2 * x, 8, 3, 1, 1, 1, 33),
+      c = conv(g, in, x, 8, 3, 1, 1, 1, 35);
   int ab[2] = {a, b};
   int cat1 = add_node(g, TSL_OP_CONCAT, 2, ab, &node);
   CU_ASSERT_EQUAL_FATAL(tsl_graph_set_attr_int(g, node, "axis", 1), TSL_OK);
@@ -366,15 +423,23 @@ static void concat_in_place(int64_t H, int64_t W, int want_steps) {
   char labels[2048];
   tsl_compile_stats stats;
   compile_check(g, NULL, 1e-4, &stats, labels, sizeof labels);
+  /* to NCHW[x]c, three convs, the outer concat, relu, back to NCHW; + the inner concat
+   * unless it is elided */
+  bool elided = ka % x == 0 && (4 * ka * H * W) % 64 == 0;
+  int want_steps = elided ? 7 : 8;
+  if (stats.steps != want_steps)
+    printf("\n  %lldx%lld, first conv K %lld at %lld lanes: %d steps, want %d (%s)", (long long)H, (long long)W,
+           (long long)ka, (long long)x, stats.steps, want_steps, labels);
   CU_ASSERT_EQUAL(stats.steps, want_steps);
   tsl_graph_free(g);
 }
 
 static void test_concat_of_conv_outputs_is_written_in_place(void) {
-  /* to NCHW8c, three convs, the outer concat, relu, back to NCHW: the inner concat elided */
-  concat_in_place(8, 7, 7);
-  /* 9x7: the second slice would start 32 bytes past a 64-byte boundary: both concats run */
-  concat_in_place(9, 7, 8);
+  int64_t x = host_block();
+  concat_in_place(8, 7, x);     /* whole, aligned blocks: elided */
+  concat_in_place(9, 7, x);     /* odd H*W: elided at 16 lanes, not at 8 or 4 */
+  concat_in_place(8, 7, 2 * x); /* two blocks in the first slice */
+  concat_in_place(8, 7, x / 2); /* a part block: both concats run */
 }
 
 void tsl_tests_graph_conv_dispatch(void) {
@@ -385,6 +450,10 @@ void tsl_tests_graph_conv_dispatch(void) {
               test_conv_3x3_every_algorithm_from_a_record_matches_reference);
   CU_add_test(s, "conv_1x1_every_algorithm_from_a_record_matches_reference",
               test_conv_1x1_every_algorithm_from_a_record_matches_reference);
+  CU_add_test(s, "conv_family_workload_with_channels_outside_the_blocks_refused",
+              test_conv_family_workload_with_channels_outside_the_blocks_refused);
+  CU_add_test(s, "conv_residual_partial_blocks_every_algorithm_from_a_record",
+              test_conv_residual_partial_blocks_every_algorithm_from_a_record);
   CU_add_test(s, "conv_residual_every_algorithm_from_a_record_matches_reference",
               test_conv_residual_every_algorithm_from_a_record_matches_reference);
   CU_add_test(s, "conv_first_layer_and_depthwise_every_algorithm_from_a_record",

@@ -66,7 +66,7 @@ static void reference(const gemm_case *c, const float *a, const float *b, const 
 static bool packs_on_host(int64_t N) {
   tsl_target t;
   CU_ASSERT_EQUAL_FATAL(tsl_target_parse("host", &t), TSL_OK);
-  int64_t lanes = t.vector_bits >= 32 ? t.vector_bits / 32 : 1;
+  int64_t lanes = tsl_target_f32_lanes(&t);
   return N % lanes == 0;
 }
 

@@ -34,7 +34,7 @@ int ops_suite_clean(void) {
 
 const tsl_target *ops_target(void) { return &target; }
 
-int64_t ops_lanes(void) { return target.vector_bits >= 64 ? target.vector_bits / 32 : 1; }
+int64_t ops_lanes(void) { return tsl_target_f32_lanes(&target); }
 
 /* ---- guarded buffers ---- */
 

@@ -149,10 +149,15 @@ static void test_templates_refuse_bad_knobs_and_programs(void) {
   k = tsl_conv2d_nchwc_default_knobs(ops_target(), &sh, false);
   k.pad_mode = 3;
   CU_ASSERT_EQUAL(tsl_conv2d_nchwc_schedule(p, ops_target(), &k, &s), TSL_ERR_INVALID);
-  /* the register tile of the default fits the 16 ymm registers of AVX2 with room */
-  if (ops_target()->vector_bits == 256) {
-    k = tsl_conv2d_nchwc_default_knobs(ops_target(), &sh, false);
-    CU_ASSERT(k.ow_block * k.oh_block * k.oc_blocks + k.oc_blocks <= 14);
+  /* the register tile of the default fits the vector registers with room (16 ymm of
+   * AVX2: 14; 32 zmm of AVX-512 or NEON's v0-v31: 30), at every target's lanes */
+  const char *targets[] = {"x86-64-avx2", "x86-64-avx512", "armv8"};
+  const int regs[] = {16, 32, 32};
+  for (int i = 0; i < 3; i++) {
+    tsl_target tg;
+    CU_ASSERT_EQUAL_FATAL(tsl_target_parse(targets[i], &tg), TSL_OK);
+    k = tsl_conv2d_nchwc_default_knobs(&tg, &sh, false);
+    CU_ASSERT(k.ow_block * k.oh_block * k.oc_blocks + k.oc_blocks <= regs[i] - 2);
   }
   /* a matmul is no convolution, for any of the templates */
   int64_t a[2] = {4, 5}, b[2] = {5, 6};

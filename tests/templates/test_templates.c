@@ -173,7 +173,7 @@ static void test_matmul_default_knobs_are_valid(void) {
     tsl_matmul_knobs k = tsl_matmul_default_knobs(&host, M, N, K);
     CU_ASSERT_EQUAL(tsl_matmul_knobs_check(&k, M, N, K), TSL_OK);
     CU_ASSERT_EQUAL(k.nr % k.vec, 0);
-    CU_ASSERT_EQUAL(k.vec, host.vector_bits / 32);
+    CU_ASSERT_EQUAL(k.vec, host.vector_bits / 32); /* 8 with AVX2, 16 with AVX-512 */
   }
   /* a long K takes k blocks (balanced: 20000 = 80 x 250, no tail), a short one the
    * whole-K register blocks */
@@ -285,7 +285,7 @@ static const tsl_kernel *compile(tsl_module *m, tsl_func *f) {
 static void test_peak_fma_kernel_equals_fmaf_chains(void) {
   tsl_arena *arena = tsl_arena_new();
   tsl_arena *prev = tsl_arena_set_current(arena);
-  int lanes = tsl_peak_lanes(&host), chains = tsl_peak_chains(&host), threads = 3;
+  int lanes = tsl_target_f32_lanes(&host), chains = tsl_peak_chains(&host), threads = 3;
   tsl_module *m = NULL;
   CU_ASSERT_EQUAL_FATAL(tsl_module_new(&m), TSL_OK);
   float *params = alloc_floats(3 * lanes), *out = alloc_floats(threads * lanes);
@@ -323,7 +323,7 @@ static void test_peak_fma_kernel_equals_fmaf_chains(void) {
 static void test_peak_triad_kernel_equals_fmaf(void) {
   tsl_arena *arena = tsl_arena_new();
   tsl_arena *prev = tsl_arena_set_current(arena);
-  int lanes = tsl_peak_lanes(&host);
+  int lanes = tsl_target_f32_lanes(&host);
   /* fewer vectors than the 1024 blocks, then more (uneven blocks) */
   int64_t sizes[2] = {(int64_t)lanes * 37, (int64_t)lanes * 5003};
   tsl_module *m = NULL;
@@ -370,7 +370,7 @@ static void test_peak_measure_reports_positive_figures(void) {
   CU_ASSERT(p.fma_gflops_1_best >= p.fma_gflops_1 && p.fma_gflops_all_best >= p.fma_gflops_all);
   CU_ASSERT(p.triad_gbs_1_best >= p.triad_gbs_1 && p.triad_gbs_all_best >= p.triad_gbs_all);
   CU_ASSERT_EQUAL(p.threads, 2);
-  CU_ASSERT_EQUAL(p.lanes, tsl_peak_lanes(&host));
+  CU_ASSERT_EQUAL(p.lanes, tsl_target_f32_lanes(&host));
   CU_ASSERT_EQUAL(p.triad_bytes, (int64_t)1 << 20);
   CU_ASSERT_EQUAL(tsl_get_num_threads(), saved); /* the pool's count is restored */
 }

@@ -210,7 +210,7 @@ static void test_random_template_configs(void) {
       {1, 8, 15, 17, 16, 0, 1, 1, 0, 6, 0, false, 0},
   };
   const tsl_target *t = tsl_jit_target(jit);
-  int64_t lanes = t->vector_bits / 32;
+  int64_t lanes = tsl_target_f32_lanes(t);
   for (int round = 0; round < 3; round++)
     for (int i = 0; i < 3; i++) {
       const wino_case *c = &shapes[i];
@@ -233,10 +233,11 @@ static void test_random_template_configs(void) {
 }
 
 /* class 16: blocks on 2 threads give bit-identical results to 1 thread, also with more
- * threads than blocks, and so do output channels on the thread pool */
+ * threads than blocks, and so do output channels on the thread pool. K is two channel
+ * blocks of the target's lanes (16 at 8 lanes, 32 at 16), so 3 threads outnumber them. */
 static void test_parallel_blocks_equal_serial_bitwise(void) {
-  static const wino_case c = {2, 16, 14, 14, 16, 1, 1, 1, 1, 4, 1, false, 0};
-  int64_t lanes = tsl_jit_target(jit)->vector_bits / 32;
+  int64_t lanes = tsl_target_f32_lanes(tsl_jit_target(jit));
+  const wino_case c = {2, 16, 14, 14, 2 * lanes, 1, 1, 1, 1, 4, 1, false, 0};
   tsl_winograd_knobs k = {.nr_tiles = 4, .mr = 6, .nr = 2 * lanes, .pad_at = TSL_WINOGRAD_PAD_BLOCK,
                           .row_buffers = true, .parallel = TSL_WINOGRAD_PAR_BLOCKS};
   wino_data d;
@@ -248,7 +249,9 @@ static void test_parallel_blocks_equal_serial_bitwise(void) {
   wino_result r4 = wino_run(jit, &c, &d, NULL, &k, 4, &many);
   CU_ASSERT(r1.ok && r2.ok && r4.ok);
   CU_ASSERT(r1.max_err <= tsl_winograd_error_bound(4) && r4.max_err <= tsl_winograd_error_bound(4));
-  size_t bytes = sizeof(float) * 2 * 2 * 14 * 14 * (size_t)lanes;
+  /* the whole NCHW[x]c output: N x K/x blocks x OH x OW x x lanes */
+  size_t bytes = sizeof(float) * (size_t)(c.N * (c.K / lanes) * d.OH * d.OW * lanes);
+  CU_ASSERT_EQUAL(d.OH * d.OW, 14 * 14);
   if (one && two) CU_ASSERT(memcmp(one, two, bytes) == 0);
   /* other blocks, same arithmetic per tile: the same bits */
   if (one && many) CU_ASSERT(memcmp(one, many, bytes) == 0);
@@ -279,11 +282,11 @@ static void test_parallel_blocks_equal_serial_bitwise(void) {
  * buffers off, t-outer GEMM order, GEMM per tile group), 4 channel blocks of the
  * target's lanes over 2 and 3 threads: bit-identical to 1 thread */
 static void test_parallel_channels_configs_equal_serial_bitwise(void) {
-  int64_t lanes = tsl_jit_target(jit)->vector_bits / 32;
+  int64_t lanes = tsl_target_f32_lanes(tsl_jit_target(jit));
   wino_case c = {2, 12, 13, 15, 4 * lanes, 1, 0, 2, 1, 2, 1, true, 0};
   wino_data d;
   wino_data_make(&c, 1.0, 17, &d);
-  size_t bytes = sizeof(float) * 2 * 4 * (size_t)d.OH * (size_t)d.OW * (size_t)lanes;
+  size_t bytes = sizeof(float) * (size_t)(c.N * (c.K / lanes) * d.OH * d.OW * lanes);
   static const struct {
     int64_t nr_tiles;
     int pad_at, gemm_order;

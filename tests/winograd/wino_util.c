@@ -88,7 +88,7 @@ static bool fail(const wino_case *c, const char *what) {
 
 static int64_t lanes_for(tsl_jit *jit, const wino_case *c) {
   const tsl_target *tg = tsl_jit_target(jit);
-  return c->lanes > 0 ? c->lanes : (tg->vector_bits >= 64 ? tg->vector_bits / 32 : 4);
+  return c->lanes > 0 ? c->lanes : tsl_target_f32_lanes(tg);
 }
 
 bool wino_kernel_build(tsl_jit *jit, const wino_case *c, const tsl_winograd_transform *T,
