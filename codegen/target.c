@@ -261,6 +261,33 @@ static tsl_status set_preset(const char *name, tsl_target *t) {
   return TSL_ERR_NOT_FOUND;
 }
 
+/* "host" as TSL_HOST_TARGET names it: a known target (its options allowed) that runs
+ * here, never "host" itself. */
+static tsl_status forced_host(const char *forced, tsl_target *t) {
+  char head[8];
+  if (sscanf(forced, " %7s", head) == 1 && strcmp(head, "host") == 0)
+    return tsl_error(TSL_ERR_INVALID, "%s=%s: name a target other than host (known: x86-64-avx2, x86-64-avx512)",
+                     TSL_HOST_TARGET_ENV, forced);
+  tsl_status st = tsl_target_parse(forced, t);
+  if (st != TSL_OK) {
+    char why[512];
+    snprintf(why, sizeof why, "%s", tsl_last_error());
+    return tsl_error(st, "%s=%s: %s", TSL_HOST_TARGET_ENV, forced, why);
+  }
+  if (t->device[0])
+    return tsl_error(TSL_ERR_INVALID, "%s=%s: the host target takes no -device=", TSL_HOST_TARGET_ENV, forced);
+  const char *why = NULL;
+  if (!tsl_target_runs_on_host(t, &why))
+    return tsl_error(TSL_ERR_UNSUPPORTED, "%s=%s: that target cannot run on this machine (%s)", TSL_HOST_TARGET_ENV,
+                     forced, why);
+  return TSL_OK;
+}
+
+tsl_status tsl_target_detected_host(tsl_target *out) {
+  if (!out) return tsl_error(TSL_ERR_INVALID, "target: NULL argument");
+  return get_host(out);
+}
+
 tsl_status tsl_target_parse(const char *s, tsl_target *out) {
   if (!s || !out) return tsl_error(TSL_ERR_INVALID, "target: NULL argument");
   char buf[512];
@@ -270,7 +297,11 @@ tsl_status tsl_target_parse(const char *s, tsl_target *out) {
   char *name = strtok_r(buf, " \t\n", &save);
   if (!name) return tsl_error(TSL_ERR_INVALID, "target: empty target string");
   tsl_target t;
-  if (strcmp(name, "host") == 0) {
+  const char *forced = getenv(TSL_HOST_TARGET_ENV);
+  if (strcmp(name, "host") == 0 && forced && *forced) {
+    tsl_status st = forced_host(forced, &t);
+    if (st != TSL_OK) return st;
+  } else if (strcmp(name, "host") == 0) {
     tsl_status st = get_host(&t);
     if (st != TSL_OK) return st;
   } else if (set_preset(name, &t) != TSL_OK) {

@@ -5,7 +5,12 @@
  * but does not change code generation):
  *
  *   host                the machine tessel runs on: LLVM's host CPU and features,
- *                       cache sizes read from /sys (or sysconf)
+ *                       cache sizes read from /sys (or sysconf); or, when the
+ *                       environment variable TSL_HOST_TARGET names another target
+ *                       that runs here (e.g. TSL_HOST_TARGET=x86-64-avx2 on an
+ *                       AVX-512 machine), that target: every "host" in the process
+ *                       (JIT, graph compiler, tuner, tunecli) then compiles for it, so
+ *                       the AVX2 code path runs and is tested on an AVX-512 host
  *   x86-64-avx2         x86-64-v3 (AVX2, FMA, F16C, BMI2), 256-bit vectors
  *   x86-64-avx512       x86-64-v4 (AVX-512 F/BW/CD/DQ/VL), 512-bit vectors
  *   armv8               AArch64 + NEON, Cortex-A53 class, 128-bit vectors
@@ -45,11 +50,21 @@ typedef struct tsl_target {
   bool cpu_overridden; /* "-mcpu=" was given */
 } tsl_target;
 
+/* The environment variable that redefines "host" (above). */
+#define TSL_HOST_TARGET_ENV "TSL_HOST_TARGET"
+
 /* Parse a target string (see the top of this file) into *out.
  * Errors: TSL_ERR_UNSUPPORTED for an unknown target name (the message names the
- * string and lists the known ones); TSL_ERR_INVALID for a malformed option
- * (unknown "-flag", empty or over-long -mcpu value). */
+ * string and lists the known ones), or for "host" when TSL_HOST_TARGET names a target
+ * this machine cannot run (the message names the variable and the missing feature);
+ * TSL_ERR_INVALID for a malformed option (unknown "-flag", empty or over-long -mcpu
+ * value) or a TSL_HOST_TARGET that names host or a -device. */
 tsl_status tsl_target_parse(const char *s, tsl_target *out);
+
+/* The machine's own target as detected (LLVM's host CPU and features, caches from
+ * /sys), whatever TSL_HOST_TARGET says. Errors: TSL_ERR_UNSUPPORTED (an architecture
+ * tessel has no backend for). */
+tsl_status tsl_target_detected_host(tsl_target *out);
 
 /* The canonical string of a target, written into buf (n bytes, truncated if
  * shorter) and returned: the name, then " -mcpu=CPU" when the CPU was overridden

@@ -2,6 +2,12 @@
 # Installs dependencies if missing, builds, and runs the whole test suite.
 #   scripts/test.sh               # normal build (build/)
 #   scripts/test.sh --sanitize    # under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/)
+#
+# Passes: every module with "host" as the machine's own target; then, on an x86-64
+# machine, the modules that compile for the host once more for each other x86-64 target
+# this machine runs with other vector lanes (TSL_HOST_TARGET=x86-64-avx2 on an AVX-512
+# machine: the AVX2 code path, 8 f32 lanes). A target the machine cannot run is skipped
+# with a line that says so. TSL_TEST_TARGETS=host runs the host pass only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh "$@"
@@ -14,46 +20,90 @@ if [ "${1:-}" = "--sanitize" ]; then
   export LSAN_OPTIONS="suppressions=$PWD/scripts/lsan.supp:print_suppressions=0"
   export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 fi
-# One process per test module, TSL_TEST_JOBS at a time (default: the core count), heaviest
-# modules first so the processes finish together. Each module's CUnit output goes to
-# $builddir/test-logs/<module>.log and is printed whole, in order, afterwards.
+# "host" means the machine itself in the first pass, whatever the caller's environment says.
+unset TSL_HOST_TARGET
 runner="$builddir/tests/tessel-tests"
-logdir="$builddir/test-logs"
-rm -rf "$logdir"
-mkdir -p "$logdir"
+logroot="$builddir/test-logs"
+rm -rf "$logroot"
+mkdir -p "$logroot"
 mods=$("$runner" --list)
 if [ -z "$mods" ]; then
   echo "scripts/test.sh: $runner --list named no test module" >&2
   exit 1
 fi
-order=""
-for m in schedule graph winograd cross ops tuner e2e models templates; do
-  if grep -qx "$m" <<<"$mods"; then order+="$m "; fi
-done
-for m in $mods; do
-  case " $order " in *" $m "*) ;; *) order+="$m " ;; esac
-done
-start=$SECONDS
-# shellcheck disable=SC2086
-printf '%s\n' $order | xargs -P "${TSL_TEST_JOBS:-$(nproc)}" -I{} \
-  sh -c '"$0" "$2" > "$1/$2.log" 2>&1; echo $? > "$1/$2.rc"' "$runner" "$logdir" {}
+# Modules that never compile for the host (IR, DSL interpreter, runtime): one pass is enough.
+host_independent=" ir dsl runtime "
+
 passed=0
 failed=0
 bad=""
-for m in $order; do
-  cat "$logdir/$m.log"
-  rc=$(cat "$logdir/$m.rc" 2>/dev/null || echo 99)
-  last=$(tail -n 1 "$logdir/$m.log")
-  if [[ "$last" =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
-    passed=$((passed + BASH_REMATCH[1]))
-    failed=$((failed + BASH_REMATCH[2]))
-  else
-    last="no summary line (the process died)"
-  fi
-  if [ "$rc" != 0 ]; then bad+="  $m: exit status $rc, $last ($logdir/$m.log)"$'\n'; fi
+summary=""
+
+# run_pass LABEL TARGET MODULES...: one process per module, TSL_TEST_JOBS at a time
+# (default: the core count), heaviest modules first so the processes finish together.
+# TARGET is "" for the machine's own host target, else the TSL_HOST_TARGET value. Each
+# module's CUnit output goes to $logroot/LABEL/<module>.log and is printed whole, in
+# order, afterwards.
+run_pass() {
+  local label=$1 target=$2
+  shift 2
+  local logdir="$logroot/$label" order="" m
+  mkdir -p "$logdir"
+  for m in schedule graph winograd cross ops tuner e2e models templates; do
+    case " $* " in *" $m "*) order+="$m " ;; esac
+  done
+  for m in "$@"; do
+    case " $order " in *" $m "*) ;; *) order+="$m " ;; esac
+  done
+  local start=$SECONDS
+  # shellcheck disable=SC2086
+  printf '%s\n' $order | TSL_HOST_TARGET="$target" xargs -P "${TSL_TEST_JOBS:-$(nproc)}" -I{} \
+    sh -c '"$0" "$2" > "$1/$2.log" 2>&1; echo $? > "$1/$2.rc"' "$runner" "$logdir" {}
+  local p=0 f=0 rc last
+  for m in $order; do
+    cat "$logdir/$m.log"
+    rc=$(cat "$logdir/$m.rc" 2>/dev/null || echo 99)
+    last=$(tail -n 1 "$logdir/$m.log")
+    if [[ "$last" =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
+      p=$((p + BASH_REMATCH[1]))
+      f=$((f + BASH_REMATCH[2]))
+    else
+      last="no summary line (the process died)"
+    fi
+    if [ "$rc" != 0 ]; then bad+="  [$label] $m: exit status $rc, $last ($logdir/$m.log)"$'\n'; fi
+  done
+  passed=$((passed + p))
+  failed=$((failed + f))
+  summary+="  [$label] $(wc -w <<<"$order") modules in $((SECONDS - start)) s: $p passed, $f failed"$'\n'
+}
+
+# shellcheck disable=SC2086
+run_pass host "" $mods
+host_line=$(grep -h -m1 '^tessel-tests: target host' "$logroot"/host/*.log | head -n 1)
+summary="  host pass: ${host_line#tessel-tests: }"$'\n'"$summary"
+
+jit_mods=""
+for m in $mods; do
+  case "$host_independent" in *" $m "*) ;; *) jit_mods+="$m " ;; esac
 done
+while read -r kind name reason; do
+  [ -n "$kind" ] || continue
+  case "$kind" in
+    run)
+      if [ "${TSL_TEST_TARGETS:-all}" = host ]; then
+        summary+="  $name pass: skipped (TSL_TEST_TARGETS=host)"$'\n'
+      else
+        # shellcheck disable=SC2086
+        run_pass "$name" "$name" $jit_mods
+      fi ;;
+    host) summary+="  $name: its code path is the host pass's"$'\n' ;;
+    skip) summary+="  $name pass: skipped: $reason"$'\n' ;;
+  esac
+done < <("$runner" --target-passes)
+
 echo
-echo "tessel-tests, $(wc -w <<<"$order") modules in $((SECONDS - start)) s: $passed passed, $failed failed"
+echo "tessel-tests: $passed passed, $failed failed"
+printf '%s' "$summary"
 if [ -n "$bad" ]; then
   printf 'FAILED modules:\n%s' "$bad"
   exit 1

@@ -38,8 +38,14 @@ static void test_target_parse_known_targets(void) {
 }
 
 static void test_target_host_detection(void) {
-  tsl_target t;
-  CU_ASSERT_EQUAL_FATAL(tsl_target_parse("host", &t), TSL_OK);
+  tsl_target t, h;
+  CU_ASSERT_EQUAL_FATAL(tsl_target_detected_host(&t), TSL_OK);
+  /* "host" is the detected machine unless TSL_HOST_TARGET forces another target */
+  const char *forced = getenv(TSL_HOST_TARGET_ENV);
+  CU_ASSERT_EQUAL_FATAL(tsl_target_parse("host", &h), TSL_OK);
+  if (!forced || !*forced)
+    CU_ASSERT(h.is_host && strcmp(h.cpu, t.cpu) == 0 && strcmp(h.features, t.features) == 0 &&
+              h.vector_bits == t.vector_bits && h.l2_bytes == t.l2_bytes);
   CU_ASSERT(t.is_host);
   CU_ASSERT(t.cpu[0] != '\0' && t.triple[0] != '\0');
   int want_bits = tsl_target_has_feature(&t, "avx512f") ? 512 : tsl_target_has_feature(&t, "avx") ? 256 : 128;
@@ -53,6 +59,64 @@ static void test_target_host_detection(void) {
   CU_ASSERT(tsl_target_runs_on_host(&t, NULL));
 }
 
+/* TSL_HOST_TARGET redefines "host" (the second x86 pass of scripts/test.sh): a target
+ * that runs here is taken as it is; one that cannot, host itself, a -device or an unknown
+ * name are refused naming the variable. */
+static void test_target_host_forced_by_environment(void) {
+  const char *saved = getenv(TSL_HOST_TARGET_ENV);
+  char keep[256] = "";
+  if (saved) snprintf(keep, sizeof keep, "%s", saved);
+  tsl_target det, t;
+  CU_ASSERT_EQUAL_FATAL(tsl_target_detected_host(&det), TSL_OK);
+  char buf[256];
+  if (det.arch == TSL_ARCH_X86_64) {
+    setenv(TSL_HOST_TARGET_ENV, "x86-64-avx2", 1);
+    CU_ASSERT_EQUAL(tsl_target_parse("host", &t), TSL_OK);
+    CU_ASSERT_STRING_EQUAL(t.name, "x86-64-avx2");
+    CU_ASSERT_EQUAL(t.vector_bits, 256);
+    CU_ASSERT_EQUAL(tsl_target_f32_lanes(&t), 8);
+    CU_ASSERT(!t.is_host);
+    CU_ASSERT_STRING_EQUAL(tsl_target_str(&t, buf, sizeof buf), "x86-64-avx2");
+    CU_ASSERT(tsl_target_runs_on_host(&t, NULL));
+    /* options of the forced target and of the "host" string both apply */
+    setenv(TSL_HOST_TARGET_ENV, "x86-64-avx2 -mcpu=znver3", 1);
+    CU_ASSERT_EQUAL(tsl_target_parse("host -device=tcp://127.0.0.1:9190", &t), TSL_OK);
+    CU_ASSERT_STRING_EQUAL(t.cpu, "znver3");
+    CU_ASSERT_STRING_EQUAL(t.device, "tcp://127.0.0.1:9190");
+    /* AVX-512: taken where the machine has it, refused naming the feature where not */
+    setenv(TSL_HOST_TARGET_ENV, "x86-64-avx512", 1);
+    tsl_status st = tsl_target_parse("host", &t);
+    if (tsl_target_has_feature(&det, "avx512f") && tsl_target_has_feature(&det, "avx512bw") &&
+        tsl_target_has_feature(&det, "avx512dq") && tsl_target_has_feature(&det, "avx512vl") &&
+        tsl_target_has_feature(&det, "avx512cd")) {
+      CU_ASSERT_EQUAL(st, TSL_OK);
+      CU_ASSERT_EQUAL(t.vector_bits, 512);
+    } else {
+      CU_ASSERT_EQUAL(st, TSL_ERR_UNSUPPORTED);
+      CU_ASSERT_PTR_NOT_NULL(strstr(tsl_last_error(), "feature avx512"));
+    }
+    setenv(TSL_HOST_TARGET_ENV, "armv8", 1);
+    CU_ASSERT_EQUAL(tsl_target_parse("host", &t), TSL_ERR_UNSUPPORTED);
+    CU_ASSERT_PTR_NOT_NULL(strstr(tsl_last_error(), "TSL_HOST_TARGET=armv8"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(tsl_last_error(), "aarch64"));
+  }
+  setenv(TSL_HOST_TARGET_ENV, " host", 1);
+  CU_ASSERT_EQUAL(tsl_target_parse("host", &t), TSL_ERR_INVALID);
+  CU_ASSERT_PTR_NOT_NULL(strstr(tsl_last_error(), "TSL_HOST_TARGET"));
+  setenv(TSL_HOST_TARGET_ENV, "x86-64-avx3", 1);
+  CU_ASSERT_EQUAL(tsl_target_parse("host", &t), TSL_ERR_UNSUPPORTED);
+  CU_ASSERT_PTR_NOT_NULL(strstr(tsl_last_error(), "unknown target"));
+  setenv(TSL_HOST_TARGET_ENV, "x86-64-avx2 -device=tcp://10.0.0.1:9190", 1);
+  CU_ASSERT_EQUAL(tsl_target_parse("host", &t), TSL_ERR_INVALID);
+  /* other names are never redefined; an empty variable is no override */
+  CU_ASSERT_EQUAL(tsl_target_parse("armv8", &t), TSL_OK);
+  setenv(TSL_HOST_TARGET_ENV, "", 1);
+  CU_ASSERT_EQUAL(tsl_target_parse("host", &t), TSL_OK);
+  CU_ASSERT(t.is_host);
+  if (saved) setenv(TSL_HOST_TARGET_ENV, keep, 1);
+  else unsetenv(TSL_HOST_TARGET_ENV);
+}
+
 static void test_target_mcpu_override_and_string_round_trip(void) {
   tsl_target t, u;
   char s[256], s2[256];
@@ -63,12 +127,15 @@ static void test_target_mcpu_override_and_string_round_trip(void) {
   CU_ASSERT_STRING_EQUAL(tsl_target_str(&u, s2, sizeof s2), s);
   CU_ASSERT_EQUAL_FATAL(tsl_target_parse("x86-64-avx2", &t), TSL_OK);
   CU_ASSERT_STRING_EQUAL(tsl_target_str(&t, s, sizeof s), "x86-64-avx2");
-  CU_ASSERT_EQUAL_FATAL(tsl_target_parse("host", &t), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(tsl_target_detected_host(&t), TSL_OK);
   tsl_target_str(&t, s, sizeof s);
   CU_ASSERT_PTR_NOT_NULL(strstr(s, "-mcpu=")); /* records say which machine measured */
-  CU_ASSERT_EQUAL_FATAL(tsl_target_parse(s, &u), TSL_OK);
-  CU_ASSERT_STRING_EQUAL(u.cpu, t.cpu);
-  CU_ASSERT_STRING_EQUAL(u.features, t.features);
+  const char *forced = getenv(TSL_HOST_TARGET_ENV);
+  if (!forced || !*forced) { /* else "host" names the forced target */
+    CU_ASSERT_EQUAL_FATAL(tsl_target_parse(s, &u), TSL_OK);
+    CU_ASSERT_STRING_EQUAL(u.cpu, t.cpu);
+    CU_ASSERT_STRING_EQUAL(u.features, t.features);
+  }
   CU_ASSERT_EQUAL_FATAL(tsl_target_parse("armv8 -device=tcp://10.0.0.2:9090", &t), TSL_OK);
   CU_ASSERT_STRING_EQUAL(t.device, "tcp://10.0.0.2:9090");
   CU_ASSERT_STRING_EQUAL(tsl_target_str(&t, s, sizeof s), "armv8 -device=tcp://10.0.0.2:9090");
@@ -253,7 +320,7 @@ static void test_invalid_llvm_module_is_an_error_not_an_abort(void) {
 static void test_C12_jit_refuses_targets_the_host_cannot_run(void) {
   tsl_target t, host;
   tsl_jit *j = NULL;
-  CU_ASSERT_EQUAL_FATAL(tsl_target_parse("host", &host), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(tsl_target_detected_host(&host), TSL_OK); /* the machine's own features */
   CU_ASSERT_EQUAL_FATAL(tsl_target_parse("armv8", &t), TSL_OK);
   if (host.arch != TSL_ARCH_AARCH64) {
     CU_ASSERT_EQUAL(tsl_jit_new(&t, &j), TSL_ERR_UNSUPPORTED);
@@ -264,6 +331,23 @@ static void test_C12_jit_refuses_targets_the_host_cannot_run(void) {
   if (host.arch == TSL_ARCH_X86_64 && !tsl_target_has_feature(&host, "avx512f")) {
     CU_ASSERT_EQUAL(tsl_jit_new(&t, &j), TSL_ERR_UNSUPPORTED);
     CU_ASSERT_PTR_NOT_NULL(strstr(tsl_last_error(), "avx512"));
+  }
+  /* on any x86 host: an AVX2 target asking for one x86 feature this machine lacks is
+   * refused naming that feature (the class of avx512f on an AVX2 host) */
+  static const char *const rare[] = {"amx-tile", "avx512fp16", "amx-int8", "avx10.1-512", "sha512", "usermsr"};
+  const char *missing = NULL;
+  for (size_t i = 0; i < sizeof rare / sizeof rare[0] && !missing; i++)
+    if (!tsl_target_has_feature(&host, rare[i])) missing = rare[i];
+  if (host.arch == TSL_ARCH_X86_64 && missing) {
+    CU_ASSERT_EQUAL_FATAL(tsl_target_parse("x86-64-avx2", &t), TSL_OK);
+    size_t len = strlen(t.features);
+    snprintf(t.features + len, sizeof t.features - len, ",+%s", missing);
+    const char *why = NULL;
+    CU_ASSERT(!tsl_target_runs_on_host(&t, &why));
+    CU_ASSERT(why && strstr(why, missing));
+    CU_ASSERT_EQUAL(tsl_jit_new(&t, &j), TSL_ERR_UNSUPPORTED);
+    CU_ASSERT_PTR_NULL(j);
+    CU_ASSERT_PTR_NOT_NULL(strstr(tsl_last_error(), missing));
   }
 }
 
@@ -368,6 +452,7 @@ void cg_add_target_tests(void) {
   CU_pSuite s = CU_add_suite("codegen_target", cg_suite_init, cg_suite_clean);
   CU_add_test(s, "test_target_parse_known_targets", test_target_parse_known_targets);
   CU_add_test(s, "test_target_host_detection", test_target_host_detection);
+  CU_add_test(s, "test_target_host_forced_by_environment", test_target_host_forced_by_environment);
   CU_add_test(s, "test_target_mcpu_of_wrong_arch_refused", test_target_mcpu_of_wrong_arch_refused);
   CU_add_test(s, "test_target_mcpu_override_and_string_round_trip", test_target_mcpu_override_and_string_round_trip);
   CU_add_test(s, "test_target_unknown_string_is_unsupported_and_lists_known",
