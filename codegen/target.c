@@ -152,18 +152,11 @@ static tsl_status get_host(tsl_target *out) {
   return TSL_OK;
 }
 
-bool tsl_target_runs_on_host(const tsl_target *t, const char **why) {
-  static _Thread_local char reason[96];
-  tsl_target host;
-  if (get_host(&host) != TSL_OK) {
-    if (why) *why = "the host is not supported";
-    return false;
-  }
-  if (t->is_host) return true;
-  if (t->arch != host.arch) {
-    snprintf(reason, sizeof reason, "architecture %s (host is %s)",
-             tsl_target_backend_of(t->arch)->arch_name, tsl_target_backend_of(host.arch)->arch_name);
-    if (why) *why = reason;
+/* Can code for t run on a machine whose target is host? *reason (n bytes) says why not. */
+static bool runs_on(const tsl_target *t, const tsl_target *host, char *reason, size_t n) {
+  if (t->arch != host->arch) {
+    snprintf(reason, n, "architecture %s (host is %s)", tsl_target_backend_of(t->arch)->arch_name,
+             tsl_target_backend_of(host->arch)->arch_name);
     return false;
   }
   for (const char *p = t->features; *p;) {
@@ -173,15 +166,42 @@ bool tsl_target_runs_on_host(const tsl_target *t, const char **why) {
       char feature[64];
       memcpy(feature, p + 1, len - 1);
       feature[len - 1] = '\0';
-      if (!tsl_feature_string_has(host.features, feature)) {
-        snprintf(reason, sizeof reason, "feature %s", feature);
-        if (why) *why = reason;
+      if (!tsl_feature_string_has(host->features, feature)) {
+        snprintf(reason, n, "feature %s", feature);
         return false;
       }
     }
     p = end ? end + 1 : p + len;
   }
   return true;
+}
+
+static tsl_status forced_host(const char *forced, tsl_target *t);
+
+bool tsl_target_runs_on_host(const tsl_target *t, const char **why) {
+  static _Thread_local char reason[192];
+  tsl_target host;
+  if (get_host(&host) != TSL_OK) {
+    if (why) *why = "the host is not supported";
+    return false;
+  }
+  if (t->is_host) return true;
+  /* a forced host is the machine as far as tessel is concerned: code for features it
+   * lacks is refused as on such a machine */
+  const char *forced = getenv(TSL_HOST_TARGET_ENV);
+  bool is_forced = forced && *forced;
+  if (is_forced && forced_host(forced, &host) != TSL_OK) {
+    snprintf(reason, sizeof reason, "%s=%s names no target this machine runs", TSL_HOST_TARGET_ENV, forced);
+    if (why) *why = reason;
+    return false;
+  }
+  if (runs_on(t, &host, reason, sizeof reason)) return true;
+  if (is_forced) {
+    size_t len = strlen(reason);
+    snprintf(reason + len, sizeof reason - len, " (this machine is %s=%s)", TSL_HOST_TARGET_ENV, forced);
+  }
+  if (why) *why = reason;
+  return false;
 }
 
 /* ---- parsing ---- */
@@ -276,8 +296,11 @@ static tsl_status forced_host(const char *forced, tsl_target *t) {
   }
   if (t->device[0])
     return tsl_error(TSL_ERR_INVALID, "%s=%s: the host target takes no -device=", TSL_HOST_TARGET_ENV, forced);
-  const char *why = NULL;
-  if (!tsl_target_runs_on_host(t, &why))
+  tsl_target real;
+  char why[192];
+  st = get_host(&real);
+  if (st != TSL_OK) return st;
+  if (!runs_on(t, &real, why, sizeof why))
     return tsl_error(TSL_ERR_UNSUPPORTED, "%s=%s: that target cannot run on this machine (%s)", TSL_HOST_TARGET_ENV,
                      forced, why);
   return TSL_OK;

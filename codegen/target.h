@@ -8,9 +8,11 @@
  *                       cache sizes read from /sys (or sysconf); or, when the
  *                       environment variable TSL_HOST_TARGET names another target
  *                       that runs here (e.g. TSL_HOST_TARGET=x86-64-avx2 on an
- *                       AVX-512 machine), that target: every "host" in the process
- *                       (JIT, graph compiler, tuner, tunecli) then compiles for it, so
- *                       the AVX2 code path runs and is tested on an AVX-512 host
+ *                       AVX-512 machine), that target: the process treats the machine
+ *                       as that target. Every "host" (JIT, graph compiler, tuner,
+ *                       tunecli) compiles for it, and code for features it lacks
+ *                       (x86-64-avx512 then) is refused as on such a machine, so the
+ *                       AVX2 code path and its refusals are tested on an AVX-512 host
  *   x86-64-avx2         x86-64-v3 (AVX2, FMA, F16C, BMI2), 256-bit vectors
  *   x86-64-avx512       x86-64-v4 (AVX-512 F/BW/CD/DQ/VL), 512-bit vectors
  *   armv8               AArch64 + NEON, Cortex-A53 class, 128-bit vectors
@@ -88,7 +90,8 @@ int tsl_target_vector_registers(const tsl_target *t);
 bool tsl_target_has_feature(const tsl_target *t, const char *feature);
 
 /* Can code compiled for t run on this machine? True when t has the host's
- * architecture and every feature t enables ("+x") is enabled on the host.
+ * architecture and every feature t enables ("+x") is enabled on the host (the
+ * target TSL_HOST_TARGET names, when it is set; the detected machine otherwise).
  * On false, *why (if non-NULL) points at a description of the first missing piece
  * ("architecture aarch64 (host is x86_64)", "feature avx512f"), valid until the next
  * call on the same thread. */

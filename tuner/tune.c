@@ -281,11 +281,13 @@ static tsl_status tune_workload(const tsl_target *t, const tsl_workload *w, cons
   tsl_config_space *spaces = calloc(MAX_ALGOS, sizeof *spaces);
   int ok_algos = 0;
   tsl_status last = TSL_OK;
+  char last_why[512] = "";
   for (int a = 0; a < na && spaces; a++) {
     tsl_status sa = tsl_runner_new(t, &algos[a].op_workload, &opts->measure, &runners[a]);
     if (sa == TSL_OK) sa = algos[a].tpl->space(tsl_runner_program(runners[a]), t, &spaces[a]);
     if (sa != TSL_OK) {
       last = sa;
+      snprintf(last_why, sizeof last_why, "%s: %s", algos[a].name, tsl_last_error());
       if (opts->log) fprintf(opts->log, "algorithm %s skipped: %s\n", algos[a].name, tsl_last_error());
       tsl_runner_free(runners[a]);
       runners[a] = NULL;
@@ -368,16 +370,32 @@ static tsl_status tune_workload(const tsl_target *t, const tsl_workload *w, cons
     tsl_arena_free(ar);
   }
   free(spaces);
-  if (st == TSL_OK && ok_algos == 0) st = last;
+  if (st == TSL_OK && ok_algos == 0)
+    st = tsl_error(last, "tune: no algorithm of %s could be set up (the last, %s)", key, last_why);
   free(tk);
   free(algos);
   free(key);
   return st;
 }
 
+tsl_status tsl_tune_check_target(const tsl_target *t, const tsl_measure_opts *m) {
+  if (!t || !m) return tsl_error(TSL_ERR_INVALID, "tune: NULL argument");
+  const char *why = NULL;
+  if (m->device || tsl_target_runs_on_host(t, &why)) return TSL_OK;
+  char name[256];
+  tsl_target_str(t, name, sizeof name);
+  return tsl_error(TSL_ERR_UNSUPPORTED,
+                   "tune: code for target '%s' cannot run on this machine (%s), so its candidates cannot be measured "
+                   "here: measure them on a device that runs it (--device tcp://HOST:PORT --key KEY, docs/rpc.md), "
+                   "or tune a target this machine runs (--target host)",
+                   name, why ? why : "");
+}
+
 tsl_status tsl_tune_workload(const tsl_target *t, const tsl_workload *w, const tsl_tune_opts *opts,
                              tsl_tune_result *res) {
   if (!t || !w || !opts || !res) return tsl_error(TSL_ERR_INVALID, "tune: NULL argument");
+  tsl_status ct = tsl_tune_check_target(t, &opts->measure);
+  if (ct != TSL_OK) return ct;
   if (opts->db) return tune_workload(t, w, opts, res);
   /* the second pass learns from the first pass's measurements through a records db: a
    * private one when the caller keeps none */

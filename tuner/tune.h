@@ -66,11 +66,20 @@ typedef struct tsl_tune_result {
   double compile_s;          /* JIT compile seconds spent now */
 } tsl_tune_result;
 
-/* Tunes family workload w on target t (which must run here). Candidate failures are
+/* Whether candidates for target t can be measured with options m: on the device
+ * m->device names (checked when connecting), or here, when code for t runs on this
+ * machine (tsl_target_runs_on_host). Errors: TSL_ERR_UNSUPPORTED, with one message naming
+ * the target, what this machine lacks (an architecture or a feature, e.g. avx512f on an
+ * AVX2 machine) and the ways out (--device, or a target that runs here). */
+tsl_status tsl_tune_check_target(const tsl_target *t, const tsl_measure_opts *m);
+
+/* Tunes family workload w on target t (which must run here, or m.device set: checked
+ * first with tsl_tune_check_target). Candidate failures are
  * records, not errors. Errors: TSL_ERR_INVALID (bad options), TSL_ERR_NOT_FOUND (no
  * algorithm applies to w), errors of tsl_workload_key_of, tsl_runner_new (when the
  * reference fails: then that algorithm is skipped, and the error is returned only if
- * every algorithm was skipped), TSL_ERR_IO (the records file). */
+ * every algorithm was skipped: the message names the last one's reason), TSL_ERR_IO
+ * (the records file), TSL_ERR_UNSUPPORTED (tsl_tune_check_target). */
 tsl_status tsl_tune_workload(const tsl_target *t, const tsl_workload *w, const tsl_tune_opts *opts,
                              tsl_tune_result *res);
 

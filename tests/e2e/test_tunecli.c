@@ -1,6 +1,7 @@
 /* The command-line tool and the example program, run as a user runs them: exit codes,
  * the key lines of their output, and clear errors (never a signal) on bad input. */
 #include <CUnit/CUnit.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,6 +100,81 @@ static void test_tunecli_bad_input_is_refused_clearly(void) {
   expect("frobnicate", 2, "unknown command");
 }
 
+#include "codegen/target.h"
+
+/* The five (class, score) pairs of a `tunecli run` output's top-5 line; false without one. */
+static bool parse_top5(const char *text, int cls[5], double score[5]) {
+  const char *p = strstr(text, "top-5 of output 0:");
+  if (!p) return false;
+  p += strlen("top-5 of output 0:");
+  for (int i = 0; i < 5; i++) {
+    int used = 0;
+    if (sscanf(p, " %d (%lf)%n", &cls[i], &score[i], &used) != 2) return false;
+    p += used;
+  }
+  return true;
+}
+
+/* C12 through the tool: every x86-64 target this machine runs gives the host's results
+ * from `run-op`, `run` (squeezenet1_1, seeded input: the same top-5 classes, scores
+ * within 1e-2) and `tune-op` (records of that target); one it cannot run (AVX-512 on an
+ * AVX2 machine) is refused by each command with exit 1 and the missing feature named,
+ * never an illegal-instruction signal. */
+static void test_C12_tunecli_on_every_x86_target_runs_as_host_or_is_refused(void) {
+  tsl_target host;
+  CU_ASSERT_EQUAL_FATAL(tsl_target_detected_host(&host), TSL_OK);
+  if (host.arch != TSL_ARCH_X86_64) return;
+  const char *run_args = "run squeezenet1_1 --repeat 1 --threads 1";
+  char args[1024];
+  int want_cls[5];
+  double want_score[5];
+  snprintf(args, sizeof args, "%s --target host", run_args);
+  expect(args, 0, "top-5 of output 0:");
+  CU_ASSERT_FATAL(parse_top5(out, want_cls, want_score));
+  char records[] = "/tmp/tessel-tunecli-target-XXXXXX";
+  int fd = mkstemp(records);
+  CU_ASSERT_FATAL(fd >= 0);
+  close(fd);
+  const char *const targets[] = {"x86-64-avx2", "x86-64-avx512"};
+  for (int i = 0; i < 2; i++) {
+    tsl_target t;
+    const char *why = NULL;
+    CU_ASSERT_EQUAL_FATAL(tsl_target_parse(targets[i], &t), TSL_OK);
+    bool runs = tsl_target_runs_on_host(&t, &why);
+    char missing[96] = "";
+    if (!runs) snprintf(missing, sizeof missing, "%s", why); /* "feature avx512f" */
+    snprintf(args, sizeof args, "run-op conv2d --target %s", targets[i]);
+    expect(args, runs ? 0 : 1, runs ? "check: PASS" : missing);
+    snprintf(args, sizeof args, "%s --target %s", run_args, targets[i]);
+    expect(args, runs ? 0 : 1, runs ? "top-5 of output 0:" : missing);
+    if (runs) {
+      int cls[5];
+      double score[5];
+      CU_ASSERT_FATAL(parse_top5(out, cls, score));
+      for (int k = 0; k < 5; k++) {
+        CU_ASSERT_EQUAL(cls[k], want_cls[k]);
+        CU_ASSERT_DOUBLE_EQUAL(score[k], want_score[k], 1e-2);
+      }
+    }
+    unlink(records);
+    snprintf(args, sizeof args, "tune-op conv2d --trials 2 --target %s --records %s", targets[i], records);
+    expect(args, runs ? 0 : 1, runs ? "records:" : missing);
+    FILE *f = fopen(records, "r");
+    char line[4096] = "", want[128];
+    snprintf(want, sizeof want, "{\"input\":[\"%s\",", targets[i]);
+    if (f) {
+      if (!fgets(line, sizeof line, f)) line[0] = '\0';
+      fclose(f);
+    }
+    if (runs) {
+      CU_ASSERT_PTR_NOT_NULL(strstr(line, want));
+    } else {
+      CU_ASSERT_STRING_EQUAL(line, ""); /* refused before any record */
+    }
+  }
+  unlink(records);
+}
+
 static void test_custom_op_example_prints_scaled_add(void) {
   int rc = run(TSL_CUSTOM_OP_PATH, out, sizeof out);
   CU_ASSERT_EQUAL(rc, 0);
@@ -112,4 +188,6 @@ void tsl_tests_e2e_tunecli(void) {
   CU_add_test(s, "test_tunecli_user_dsl_file_and_schedule_file", test_tunecli_user_dsl_file_and_schedule_file);
   CU_add_test(s, "test_tunecli_bad_input_is_refused_clearly", test_tunecli_bad_input_is_refused_clearly);
   CU_add_test(s, "test_custom_op_example_prints_scaled_add", test_custom_op_example_prints_scaled_add);
+  CU_add_test(s, "test_C12_tunecli_on_every_x86_target_runs_as_host_or_is_refused",
+              test_C12_tunecli_on_every_x86_target_runs_as_host_or_is_refused);
 }

@@ -382,6 +382,7 @@ int tunecli_tune_op(int argc, char **argv) {
   }
   tsl_target t;
   tsl_status st = tsl_target_parse(c.target, &t);
+  if (st == TSL_OK) st = tsl_tune_check_target(&t, &c.o.measure); /* before any work */
   if (st == TSL_OK && c.o.measure.device) st = tsl_remote_prepare(&t, &c.o.measure);
   if (st != TSL_OK) {
     op_args_free(&a);
@@ -459,6 +460,7 @@ int tunecli_tune(int argc, char **argv) {
   if (!parse_tune_opts(cmd, argc - 1, argv + 1, &c)) return 2;
   tsl_target t;
   tsl_status st = tsl_target_parse(c.target, &t);
+  if (st == TSL_OK) st = tsl_tune_check_target(&t, &c.o.measure); /* before any work */
   if (st == TSL_OK && c.o.measure.device) st = tsl_remote_prepare(&t, &c.o.measure);
   if (st != TSL_OK) return tunecli_fail(cmd, st);
   tsl_graph *g = NULL;
