@@ -256,6 +256,10 @@ static tsl_status write_records(tsl_records *db, const tsl_target *t, const tsl_
       r->device = dev;
       r->threads = tsl_get_num_threads();
       tsl_record_stamp(r);
+      if (tsl_record_check(r) != TSL_OK) { /* a sample below the clock's resolution: no measurement */
+        tsl_clear_error();
+        continue;
+      }
       if (o->records_path) st = tsl_record_append(o->records_path, r);
       if (st == TSL_OK) st = tsl_records_add(db, r);
       if (st == TSL_OK) res->records_written++;

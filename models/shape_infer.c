@@ -170,6 +170,33 @@ static int64_t window_out(int64_t in, int64_t pad_begin, int64_t pad_end, int64_
   return out;
 }
 
+/* Does some window of an axis hold no input tap? Window o reads input positions
+ * o*stride - pad_begin + j*dil, j < k, of [0, in); out windows. Only windows that start
+ * in the leading padding or past the input can miss it: one starting inside holds its
+ * first tap. *unknown is set when the leading windows are too many to check
+ * (pathological dilations; the caller refuses them). */
+static bool window_in_padding_only(int64_t in, int64_t pad_begin, int64_t k, int64_t stride, int64_t dil, int64_t out,
+                                   bool *unknown) {
+  *unknown = false;
+  if (out < 1) return false;
+  if ((out - 1) * stride - pad_begin >= in) return true; /* the last window starts past the input */
+  if (pad_begin > (k - 1) * dil) return true;            /* the first window's last tap is still padding */
+  /* the first tap at or past 0 is the only candidate; with in >= dil it is always inside */
+  if (in >= dil) return false;
+  enum { MAX_CHECKED = 1 << 22 };
+  for (int64_t o = 0, n = 0; o < out; o++, n++) {
+    int64_t start = o * stride - pad_begin;
+    if (start >= 0) break;
+    if (n >= MAX_CHECKED) {
+      *unknown = true;
+      return false;
+    }
+    int64_t j = (-start + dil - 1) / dil; /* first tap >= 0 */
+    if (j >= k || start + j * dil >= in) return true;
+  }
+  return false;
+}
+
 static tsl_status infer_window(tsl_graph *g, int node) {
   const tsl_node *n = &g->nodes[node];
   shape x = in_shape(g, n, 0);
@@ -208,11 +235,6 @@ static tsl_status infer_window(tsl_graph *g, int node) {
       }
     }
     y.d[1] = w.d[0];
-  } else {
-    if (p.pads[0] >= p.kernel[0] || p.pads[2] >= p.kernel[0] || p.pads[1] >= p.kernel[1] ||
-        p.pads[3] >= p.kernel[1])
-      return node_err(g, node, TSL_ERR_UNSUPPORTED,
-                      "padding >= kernel extent (windows entirely in padding) is not supported");
   }
   for (int i = 0; i < 2; i++) {
     y.d[2 + i] = window_out(x.d[2 + i], p.pads[i], p.pads[i + 2], p.kernel[i], p.strides[i],
@@ -222,6 +244,22 @@ static tsl_status infer_window(tsl_graph *g, int node) {
                       "window of %lld (dilation %lld) does not fit input extent %lld + pads %lld+%lld on axis %d",
                       (long long)p.kernel[i], (long long)p.dilations[i], (long long)x.d[2 + i],
                       (long long)p.pads[i], (long long)p.pads[i + 2], 2 + i);
+    /* A pooling window entirely in padding has no defined max (nor an average over the
+     * input alone); an average that counts the padding is defined for every window. */
+    bool unknown = false;
+    if (n->op != TSL_OP_CONV && !(n->op == TSL_OP_AVERAGE_POOL && p.count_include_pad) &&
+        window_in_padding_only(x.d[2 + i], p.pads[i], p.kernel[i], p.strides[i], p.dilations[i], y.d[2 + i],
+                               &unknown))
+      return node_err(g, node, TSL_ERR_UNSUPPORTED,
+                      "a window entirely in padding on axis %d (input %lld, kernel %lld, dilation %lld, stride %lld, "
+                      "pads %lld+%lld) is not supported",
+                      2 + i, (long long)x.d[2 + i], (long long)p.kernel[i], (long long)p.dilations[i],
+                      (long long)p.strides[i], (long long)p.pads[i], (long long)p.pads[i + 2]);
+    if (unknown)
+      return node_err(g, node, TSL_ERR_UNSUPPORTED,
+                      "over 2^22 windows start in the padding on axis %d with a dilation of %lld beyond the input "
+                      "extent %lld: not checked, not supported",
+                      2 + i, (long long)p.dilations[i], (long long)x.d[2 + i]);
   }
   return set_output(g, node, 0, &y);
 }

@@ -134,8 +134,26 @@ char *tsl_record_to_json(const tsl_record *r) {
   return copy;
 }
 
+tsl_status tsl_record_check(const tsl_record *r) {
+  if (!r) return tsl_error(TSL_ERR_INVALID, "records: NULL record");
+  if (r->ncosts < 0 || r->ncosts > TSL_RECORD_MAX_COSTS)
+    return tsl_error(TSL_ERR_INVALID, "records: %d costs (0..%d)", r->ncosts, TSL_RECORD_MAX_COSTS);
+  bool ok = r->error_no == TSL_MEASURE_OK;
+  if (ok && r->ncosts == 0) return tsl_error(TSL_ERR_INVALID, "records: a successful record without costs");
+  for (int i = 0; i < r->ncosts; i++) {
+    if (!isfinite(r->costs[i]) || r->costs[i] < 0)
+      return tsl_error(TSL_ERR_INVALID, "records: costs[%d] = %g s: costs must be finite and >= 0", i, r->costs[i]);
+    if (ok && !(r->costs[i] > 0))
+      return tsl_error(TSL_ERR_INVALID, "records: costs[%d] = %g s: a successful record's costs must be > 0", i,
+                       r->costs[i]);
+  }
+  return TSL_OK;
+}
+
 tsl_status tsl_record_append(const char *path, const tsl_record *r) {
   if (!path || !r) return tsl_error(TSL_ERR_INVALID, "records: NULL argument");
+  tsl_status ck = tsl_record_check(r);
+  if (ck != TSL_OK) return ck;
   char *line = tsl_record_to_json(r);
   if (!line) return tsl_error(TSL_ERR_NOMEM, "records: out of memory");
   size_t len = strlen(line);
@@ -263,6 +281,12 @@ static tsl_status parse_record(json_object *root, tsl_record *r) {
   if ((st = get_int(json_object_array_get_idx(result, 1), "result[1]", &eno)) != TSL_OK) return st;
   if (eno < 0 || eno >= TSL_MEASURE_ERROR_COUNT_) return bad("result[1]", "an error number 0..6");
   r->error_no = (int)eno;
+  for (int i = 0; i < r->ncosts && r->error_no == TSL_MEASURE_OK; i++)
+    if (!(r->costs[i] > 0)) {
+      char field[32];
+      snprintf(field, sizeof field, "result[0][%d]", i);
+      return bad(field, "a cost > 0 s for a successful record");
+    }
   if (r->error_no == TSL_MEASURE_OK && r->ncosts == 0) return bad("result[0]", "costs for a successful record");
   if ((st = get_num(json_object_array_get_idx(result, 2), "result[2]", &r->all_cost)) != TSL_OK) return st;
   if ((st = get_num(json_object_array_get_idx(result, 3), "result[3]", &r->timestamp)) != TSL_OK) return st;
@@ -339,6 +363,8 @@ void tsl_records_free(tsl_records *db) {
 
 tsl_status tsl_records_add(tsl_records *db, const tsl_record *r) {
   if (!db || !r) return tsl_error(TSL_ERR_INVALID, "records: NULL argument");
+  tsl_status ck = tsl_record_check(r);
+  if (ck != TSL_OK) return ck;
   if (db->n == db->cap) {
     int cap = db->cap ? db->cap * 2 : 64;
     tsl_record *recs = realloc(db->recs, (size_t)cap * sizeof *recs);

@@ -103,8 +103,16 @@ void tsl_record_stamp(tsl_record *r);
  * candidates by the other job's scheduling). */
 double tsl_record_cost(const tsl_record *r);
 
-/* Appends r as one line to `path` (created when absent) with a single write().
- * Errors: TSL_ERR_IO (naming the file and errno's text), TSL_ERR_NOMEM. */
+/* Whether r's result is one a measurement can give: every cost finite and >= 0, and a
+ * successful record (error_no TSL_MEASURE_OK) has at least one cost, each > 0 seconds
+ * (a 0 s cost would win every comparison). Errors: TSL_ERR_INVALID naming the cost
+ * ("costs[2] = 0 s: a successful record's costs must be > 0"). */
+tsl_status tsl_record_check(const tsl_record *r);
+
+/* Appends r as one line to `path` (created when absent) with a single write(), after
+ * tsl_record_check (a record the reader would skip is never written).
+ * Errors: TSL_ERR_INVALID (tsl_record_check), TSL_ERR_IO (naming the file and errno's
+ * text), TSL_ERR_NOMEM. */
 tsl_status tsl_record_append(const char *path, const tsl_record *r);
 
 /* The record as one JSON line without the newline, malloc'd (caller frees); NULL when
@@ -112,7 +120,8 @@ tsl_status tsl_record_append(const char *path, const tsl_record *r);
 char *tsl_record_to_json(const tsl_record *r);
 
 /* Parses one line. Errors: TSL_ERR_PARSE naming the first bad field ("result[0][2]:
- * expected a number"). */
+ * expected a number", or a result tsl_record_check refuses: "result[0][0]: expected a
+ * cost > 0 s for a successful record"). */
 tsl_status tsl_record_from_json(const char *line, tsl_record *out);
 
 /* An in-memory set of records. */
@@ -124,7 +133,7 @@ typedef struct tsl_records {
 
 tsl_status tsl_records_new(tsl_records **out);
 void tsl_records_free(tsl_records *db);
-/* Appends a copy of r. Errors: TSL_ERR_NOMEM. */
+/* Appends a copy of r. Errors: TSL_ERR_INVALID (tsl_record_check), TSL_ERR_NOMEM. */
 tsl_status tsl_records_add(tsl_records *db, const tsl_record *r);
 
 /* Adds every good line of `path`; each bad line is skipped with the warning

@@ -92,6 +92,16 @@ static double measure_one(task *tk, const tsl_config *c, const tsl_measure_resul
     return INFINITY;
   }
   fill_record(tk, c, &m, r);
+  if (tsl_record_check(r) != TSL_OK) {
+    /* a "success" whose costs are no measurement (0 s, NaN: a device's bad reply) is
+     * recorded as the runtime error it is, never as the fastest candidate */
+    char why[200];
+    snprintf(why, sizeof why, "%s", tsl_last_error());
+    r->error_no = m.error_no = TSL_MEASURE_RUNTIME;
+    r->ncosts = m.ncosts = 0;
+    snprintf(r->error_msg, sizeof r->error_msg, "not a measurement: %s", why);
+    snprintf(m.error_msg, sizeof m.error_msg, "%s", r->error_msg);
+  }
   if (tk->o->records_path && *io == TSL_OK) *io = tsl_record_append(tk->o->records_path, r);
   if (tk->o->db) tsl_records_add(tk->o->db, r);
   double cost = tsl_record_cost(r);

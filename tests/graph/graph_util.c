@@ -1,6 +1,8 @@
 /* Helpers of the graph suites (graph_util.h). */
 #include "graph_util.h"
 
+#include <CUnit/CUnit.h>
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,4 +72,12 @@ double gt_rel_err(const float *a, const float *b, int64_t n) {
     err = fmax(err, fabs((double)a[i] - (double)b[i]));
   }
   return err / (scale > 0.0 ? scale : 1.0);
+}
+
+int gt_add_node(tsl_graph *g, tsl_op op, int nin, const int *ins, int *node) {
+  int out, id;
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_add_value(g, NULL, &out), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_add_node(g, op, NULL, nin, ins, 1, &out, &id), TSL_OK);
+  if (node) *node = id;
+  return out;
 }

@@ -16,6 +16,10 @@ tsl_status gt_compile_run(const tsl_graph *g, const tsl_compile_options *opts, c
 /* Runs g with the naive reference executor; output k into outputs[k] (malloc'd). */
 tsl_status gt_reference_run(const tsl_graph *g, const float *const *inputs, float **outputs);
 
+/* Adds a node of op on inputs ins[0..nin) with one new output value, returned; the
+ * node's id in *node (may be NULL). A failure is a fatal CUnit assertion. */
+int gt_add_node(tsl_graph *g, tsl_op op, int nin, const int *ins, int *node);
+
 /* Element count of value v of g. */
 int64_t gt_numel(const tsl_graph *g, int v);
 

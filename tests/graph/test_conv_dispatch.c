@@ -28,20 +28,12 @@ static int add_const(tsl_graph *g, int ndim, const int64_t *shape, uint64_t seed
   return id;
 }
 
-static int add_node(tsl_graph *g, tsl_op op, int nin, const int *ins, int *node) {
-  int out, id;
-  CU_ASSERT_EQUAL_FATAL(tsl_graph_add_value(g, NULL, &out), TSL_OK);
-  CU_ASSERT_EQUAL_FATAL(tsl_graph_add_node(g, op, NULL, nin, ins, 1, &out, &id), TSL_OK);
-  if (node) *node = id;
-  return out;
-}
-
 /* Conv K x C/group x k x k, stride, symmetric pad, with bias. */
 static int conv(tsl_graph *g, int x, int64_t K, int64_t cg, int64_t k, int64_t stride, int64_t pad, int64_t group,
                 uint64_t seed) {
   int64_t ws[4] = {K, cg, k, k};
   int ins[3] = {x, add_const(g, 4, ws, seed), add_const(g, 1, &K, seed + 1)}, node;
-  int y = add_node(g, TSL_OP_CONV, 3, ins, &node);
+  int y = gt_add_node(g, TSL_OP_CONV, 3, ins, &node);
   int64_t st[2] = {stride, stride}, pads[4] = {pad, pad, pad, pad};
   CU_ASSERT_EQUAL_FATAL(tsl_graph_set_attr_ints(g, node, "strides", 2, st), TSL_OK);
   CU_ASSERT_EQUAL_FATAL(tsl_graph_set_attr_ints(g, node, "pads", 4, pads), TSL_OK);
@@ -192,7 +184,7 @@ static void test_conv_3x3_every_algorithm_from_a_record_matches_reference(void) 
   int x;
   tsl_graph *g = new_graph(16, 10, 9, &x);
   int y = conv(g, x, 24, 16, 3, 1, 1, 1, 3);
-  finish(g, add_node(g, TSL_OP_RELU, 1, &y, NULL));
+  finish(g, gt_add_node(g, TSL_OP_RELU, 1, &y, NULL));
   tsl_conv2d_desc d = layer(16, 10, 9, 24, 3, 1, 1, 1);
   d.act = 1;
   /* direct, im2col, grouped, Winograd F2, F4, F6 */
@@ -217,8 +209,8 @@ static void test_conv_residual_every_algorithm_from_a_record_matches_reference(v
   int a = conv(g, x, 16, 16, 1, 1, 0, 1, 9);
   int b = conv(g, x, 16, 16, 3, 1, 1, 1, 11);
   int ab[2] = {a, b};
-  int s = add_node(g, TSL_OP_ADD, 2, ab, NULL);
-  finish(g, add_node(g, TSL_OP_RELU, 1, &s, NULL));
+  int s = gt_add_node(g, TSL_OP_ADD, 2, ab, NULL);
+  finish(g, gt_add_node(g, TSL_OP_RELU, 1, &s, NULL));
   tsl_conv2d_desc d = layer(16, 8, 8, 16, 3, 1, 1, 1);
   d.act = 1;
   d.has_residual = true;
@@ -237,8 +229,8 @@ static void test_conv_residual_partial_blocks_every_algorithm_from_a_record(void
   int a = conv(g, in, K, C, 1, 1, 0, 1, 41);
   int b = conv(g, in, K, C, 3, 1, 1, 1, 43);
   int ab[2] = {a, b};
-  int s = add_node(g, TSL_OP_ADD, 2, ab, NULL);
-  finish(g, add_node(g, TSL_OP_RELU, 1, &s, NULL));
+  int s = gt_add_node(g, TSL_OP_ADD, 2, ab, NULL);
+  finish(g, gt_add_node(g, TSL_OP_RELU, 1, &s, NULL));
   tsl_conv2d_desc d = layer(C, 9, 7, K, 3, 1, 1, 1);
   d.act = 1;
   d.has_residual = true;
@@ -414,12 +406,12 @@ static void concat_in_place(int64_t H, int64_t W, int64_t ka) {
   int a = conv(g, in, ka, 8, 1, 1, 0, 1, 31), b = conv(g, in, 2 * x, 8, 3, 1, 1, 1, 33),
       c = conv(g, in, x, 8, 3, 1, 1, 1, 35);
   int ab[2] = {a, b};
-  int cat1 = add_node(g, TSL_OP_CONCAT, 2, ab, &node);
+  int cat1 = gt_add_node(g, TSL_OP_CONCAT, 2, ab, &node);
   CU_ASSERT_EQUAL_FATAL(tsl_graph_set_attr_int(g, node, "axis", 1), TSL_OK);
   int cc[2] = {cat1, c};
-  int cat2 = add_node(g, TSL_OP_CONCAT, 2, cc, &node);
+  int cat2 = gt_add_node(g, TSL_OP_CONCAT, 2, cc, &node);
   CU_ASSERT_EQUAL_FATAL(tsl_graph_set_attr_int(g, node, "axis", 1), TSL_OK);
-  finish(g, add_node(g, TSL_OP_RELU, 1, &cat2, NULL));
+  finish(g, gt_add_node(g, TSL_OP_RELU, 1, &cat2, NULL));
   char labels[2048];
   tsl_compile_stats stats;
   compile_check(g, NULL, 1e-4, &stats, labels, sizeof labels);

@@ -27,14 +27,6 @@ static int add_const(tsl_graph *g, const char *name, int ndim, const int64_t *sh
   return id;
 }
 
-static int add_node(tsl_graph *g, tsl_op op, int nin, const int *ins, int *node) {
-  int out, id;
-  CU_ASSERT_EQUAL_FATAL(tsl_graph_add_value(g, NULL, &out), TSL_OK);
-  CU_ASSERT_EQUAL_FATAL(tsl_graph_add_node(g, op, NULL, nin, ins, 1, &out, &id), TSL_OK);
-  if (node) *node = id;
-  return out;
-}
-
 static void set_ints(tsl_graph *g, int node, const char *name, int n, int64_t a, int64_t b, int64_t c, int64_t d) {
   int64_t v[4] = {a, b, c, d};
   CU_ASSERT_EQUAL_FATAL(tsl_graph_set_attr_ints(g, node, name, n, v), TSL_OK);
@@ -45,7 +37,7 @@ static int conv_node(tsl_graph *g, int x, int64_t m, int64_t cg, int64_t k, int 
   int64_t ws[4] = {m, cg, k, k};
   int ins[3] = {x, add_const(g, NULL, 4, ws, seed, -0.5, 0.5), bias ? add_const(g, NULL, 1, &m, seed + 1, -0.2, 0.2) : -1};
   int node;
-  int y = add_node(g, TSL_OP_CONV, bias ? 3 : 2, ins, &node);
+  int y = gt_add_node(g, TSL_OP_CONV, bias ? 3 : 2, ins, &node);
   set_ints(g, node, "strides", 2, stride, stride, 0, 0);
   set_ints(g, node, "pads", 4, pad, pad, pad, pad);
   return y;
@@ -54,7 +46,7 @@ static int conv_node(tsl_graph *g, int x, int64_t m, int64_t cg, int64_t k, int 
 static int bn_node(tsl_graph *g, int x, int64_t c, uint64_t seed) {
   int ins[5] = {x, add_const(g, NULL, 1, &c, seed, 0.5, 1.5), add_const(g, NULL, 1, &c, seed + 1, -0.25, 0.25),
                 add_const(g, NULL, 1, &c, seed + 2, -0.25, 0.25), add_const(g, NULL, 1, &c, seed + 3, 0.5, 1.5)};
-  return add_node(g, TSL_OP_BATCH_NORM, 5, ins, NULL);
+  return gt_add_node(g, TSL_OP_BATCH_NORM, 5, ins, NULL);
 }
 
 /* Compiles g, runs it on seeded random inputs and compares every output with the
@@ -113,7 +105,7 @@ static void test_batch_norm_folds_into_conv_and_relu_fuses(void) {
   tsl_graph *g = new_graph(1, 3, 9, 11, &x);
   int y = conv_node(g, x, 8, 3, 3, 2, 1, false, 1);
   y = bn_node(g, y, 8, 5);
-  int relu = add_node(g, TSL_OP_RELU, 1, &y, NULL);
+  int relu = gt_add_node(g, TSL_OP_RELU, 1, &y, NULL);
   finish(g, relu);
   check_against_reference(g, NULL, 1e-5);
   tsl_compile_stats stats;
@@ -151,8 +143,8 @@ static void test_residual_add_and_relu_fuse_into_the_later_conv(void) {
   int a = conv_node(g, x, 6, 4, 3, 1, 1, true, 1);
   int b = conv_node(g, x, 6, 4, 1, 1, 0, false, 3);
   int ab[2] = {a, b};
-  int s = add_node(g, TSL_OP_ADD, 2, ab, NULL);
-  int r = add_node(g, TSL_OP_RELU, 1, &s, NULL);
+  int s = gt_add_node(g, TSL_OP_ADD, 2, ab, NULL);
+  int r = gt_add_node(g, TSL_OP_RELU, 1, &s, NULL);
   finish(g, r);
   check_against_reference(g, NULL, 1e-5);
   tsl_compile_stats stats;
@@ -172,7 +164,7 @@ static void test_fusion_keeps_a_conv_output_that_is_read_elsewhere(void) {
   int x;
   tsl_graph *g = new_graph(1, 3, 6, 6, &x);
   int y = conv_node(g, x, 4, 3, 3, 1, 1, true, 1);
-  int r = add_node(g, TSL_OP_RELU, 1, &y, NULL);
+  int r = gt_add_node(g, TSL_OP_RELU, 1, &y, NULL);
   CU_ASSERT_EQUAL_FATAL(tsl_graph_add_output(g, y), TSL_OK);
   finish(g, r);
   check_against_reference(g, NULL, 1e-5);
@@ -191,7 +183,7 @@ static void test_clip_fuses_as_relu6(void) {
   tsl_graph *g = new_graph(1, 2, 5, 5, &x);
   int y = conv_node(g, x, 3, 2, 3, 1, 1, true, 4);
   int node;
-  int c = add_node(g, TSL_OP_CLIP, 1, &y, &node);
+  int c = gt_add_node(g, TSL_OP_CLIP, 1, &y, &node);
   CU_ASSERT_EQUAL_FATAL(tsl_graph_set_attr_float(g, node, "min", 0.0), TSL_OK);
   CU_ASSERT_EQUAL_FATAL(tsl_graph_set_attr_float(g, node, "max", 0.25), TSL_OK);
   finish(g, c);
@@ -208,12 +200,12 @@ static void test_constant_subgraph_is_folded_at_compile_time(void) {
   tsl_graph *g = new_graph(1, 2, 3, 4, &x);
   int64_t cs[4] = {1, 2, 4, 3};
   int c = add_const(g, "c", 4, cs, 2, -1.0, 1.0), node;
-  int t = add_node(g, TSL_OP_TRANSPOSE, 1, &c, &node);
+  int t = gt_add_node(g, TSL_OP_TRANSPOSE, 1, &c, &node);
   set_ints(g, node, "perm", 4, 0, 1, 3, 2);
   int two[2] = {t, add_const(g, "k", 1, (const int64_t[]){1}, 3, 2.0, 3.0)};
-  int m = add_node(g, TSL_OP_MUL, 2, two, NULL);
+  int m = gt_add_node(g, TSL_OP_MUL, 2, two, NULL);
   int xa[2] = {x, m};
-  int s = add_node(g, TSL_OP_ADD, 2, xa, NULL);
+  int s = gt_add_node(g, TSL_OP_ADD, 2, xa, NULL);
   finish(g, s);
   check_against_reference(g, NULL, 1e-6);
   tsl_compile_stats stats;
@@ -281,7 +273,7 @@ static void test_C04_grouped_conv_few_channels_per_group(void) {
   int wid, node;
   CU_ASSERT_EQUAL_FATAL(tsl_graph_add_constant(g, "w", w, &wid), TSL_OK);
   int ins[2] = {x, wid};
-  int y = add_node(g, TSL_OP_CONV, 2, ins, &node);
+  int y = gt_add_node(g, TSL_OP_CONV, 2, ins, &node);
   CU_ASSERT_EQUAL_FATAL(tsl_graph_set_attr_int(g, node, "group", 2), TSL_OK);
   finish(g, y);
   float in[4] = {0, 0, 0, 1};
@@ -298,7 +290,7 @@ static void test_C05_depthwise_dilated_conv_with_bias(void) {
   tsl_graph *g = new_graph(1, 4, 5, 5, &x);
   int64_t ws[4] = {4, 1, 3, 3}, four = 4;
   int ins[3] = {x, add_const(g, "w", 4, ws, 1, 1.0 / 9, 1.0 / 9), add_const(g, "b", 1, &four, 2, 1.0, 1.0)}, node;
-  int y = add_node(g, TSL_OP_CONV, 3, ins, &node);
+  int y = gt_add_node(g, TSL_OP_CONV, 3, ins, &node);
   CU_ASSERT_EQUAL_FATAL(tsl_graph_set_attr_int(g, node, "group", 4), TSL_OK);
   set_ints(g, node, "dilations", 2, 2, 2, 0, 0);
   set_ints(g, node, "pads", 4, 2, 2, 2, 2);
@@ -312,7 +304,7 @@ static void test_C06_asymmetric_padding_conv(void) {
   tsl_graph *g = new_graph(1, 1, 32, 64, &x);
   int64_t ws[4] = {1, 1, 2, 4};
   int ins[2] = {x, add_const(g, "w", 4, ws, 1, -1.0, 1.0)}, node;
-  int y = add_node(g, TSL_OP_CONV, 2, ins, &node);
+  int y = gt_add_node(g, TSL_OP_CONV, 2, ins, &node);
   set_ints(g, node, "strides", 2, 2, 1, 0, 0);
   set_ints(g, node, "pads", 4, 0, 1, 0, 2);
   finish(g, y);
@@ -326,7 +318,7 @@ static void test_C07_avgpool_ceil_mode_count_include_pad(void) {
   int x;
   tsl_graph *g = new_graph(1, 3, 17, 17, &x);
   int node;
-  int y = add_node(g, TSL_OP_AVERAGE_POOL, 1, &x, &node);
+  int y = gt_add_node(g, TSL_OP_AVERAGE_POOL, 1, &x, &node);
   set_ints(g, node, "kernel_shape", 2, 2, 2, 0, 0);
   set_ints(g, node, "strides", 2, 2, 2, 0, 0);
   set_ints(g, node, "pads", 4, 1, 1, 1, 1);
@@ -342,7 +334,7 @@ static void test_C08_maxpool_propagates_nan(void) {
   int x;
   tsl_graph *g = new_graph(1, 9, 4, 4, &x);
   int node;
-  int y = add_node(g, TSL_OP_MAX_POOL, 1, &x, &node);
+  int y = gt_add_node(g, TSL_OP_MAX_POOL, 1, &x, &node);
   set_ints(g, node, "kernel_shape", 2, 2, 2, 0, 0);
   set_ints(g, node, "strides", 2, 2, 2, 0, 0);
   finish(g, y);
@@ -368,7 +360,7 @@ static void test_C13_first_conv_one_channel_wide_input(void) {
   int x;
   tsl_graph *g = new_graph(1, 1, 640, 16, &x);
   int y = conv_node(g, x, 8, 1, 3, 2, 1, true, 21);
-  int r = add_node(g, TSL_OP_RELU, 1, &y, NULL);
+  int r = gt_add_node(g, TSL_OP_RELU, 1, &y, NULL);
   finish(g, r);
   check_against_reference(g, NULL, 1e-5);
   tsl_graph_free(g);
@@ -423,12 +415,12 @@ static void test_channel_shuffle_chain_becomes_one_node(void) {
   int x;
   tsl_graph *g = new_graph(1, 12, 3, 5, &x);
   int y = conv_node(g, x, 12, 12, 1, 1, 0, true, 5), node;
-  int r1 = add_node(g, TSL_OP_RESHAPE, 1, &y, &node);
+  int r1 = gt_add_node(g, TSL_OP_RESHAPE, 1, &y, &node);
   int64_t s5[5] = {1, 3, 4, 3, 5}, s4[4] = {1, 12, 3, 5}, perm[5] = {0, 2, 1, 3, 4};
   CU_ASSERT_EQUAL_FATAL(tsl_graph_set_attr_ints(g, node, "shape", 5, s5), TSL_OK);
-  int t = add_node(g, TSL_OP_TRANSPOSE, 1, &r1, &node);
+  int t = gt_add_node(g, TSL_OP_TRANSPOSE, 1, &r1, &node);
   CU_ASSERT_EQUAL_FATAL(tsl_graph_set_attr_ints(g, node, "perm", 5, perm), TSL_OK);
-  int r2 = add_node(g, TSL_OP_RESHAPE, 1, &t, &node);
+  int r2 = gt_add_node(g, TSL_OP_RESHAPE, 1, &t, &node);
   CU_ASSERT_EQUAL_FATAL(tsl_graph_set_attr_ints(g, node, "shape", 4, s4), TSL_OK);
   int z = conv_node(g, r2, 8, 12, 1, 1, 0, true, 7);
   finish(g, z);
@@ -453,18 +445,18 @@ static void test_layout_blocked_ops_on_channel_tails(void) {
   int a = conv_node(g, x, 12, 5, 3, 1, 1, true, 1);
   int b = conv_node(g, x, 3, 5, 1, 1, 0, false, 2);
   int ab[2] = {a, b}, node;
-  int cat = add_node(g, TSL_OP_CONCAT, 2, ab, &node);
+  int cat = gt_add_node(g, TSL_OP_CONCAT, 2, ab, &node);
   CU_ASSERT_EQUAL_FATAL(tsl_graph_set_attr_int(g, node, "axis", 1), TSL_OK);
-  int sl = add_node(g, TSL_OP_SLICE, 1, &cat, &node);
+  int sl = gt_add_node(g, TSL_OP_SLICE, 1, &cat, &node);
   set_ints(g, node, "starts", 1, 3, 0, 0, 0);
   set_ints(g, node, "ends", 1, 14, 0, 0, 0);
   set_ints(g, node, "axes", 1, 1, 0, 0, 0);
   int bn = bn_node(g, sl, 11, 30);
-  int pool = add_node(g, TSL_OP_AVERAGE_POOL, 1, &bn, &node);
+  int pool = gt_add_node(g, TSL_OP_AVERAGE_POOL, 1, &bn, &node);
   set_ints(g, node, "kernel_shape", 2, 2, 2, 0, 0);
   set_ints(g, node, "pads", 4, 1, 0, 1, 0);
-  int r = add_node(g, TSL_OP_RELU, 1, &pool, NULL);
-  int gp = add_node(g, TSL_OP_GLOBAL_AVERAGE_POOL, 1, &r, NULL);
+  int r = gt_add_node(g, TSL_OP_RELU, 1, &pool, NULL);
+  int gp = gt_add_node(g, TSL_OP_GLOBAL_AVERAGE_POOL, 1, &r, NULL);
   finish(g, gp);
   check_against_reference(g, NULL, 1e-5);
   tsl_graph *o;

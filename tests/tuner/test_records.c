@@ -194,6 +194,66 @@ static void test_records_corrupt_file_loses_no_good_line(void) {
   free(path);
 }
 
+/* Class 17: a successful record's costs are measurements: finite and > 0 s. One that
+ * claims 0 s (or NaN, or a negative time) is refused by the writer, the reader (the
+ * line skipped with its field named, the good lines kept) and an in-memory set, so it
+ * can never win `records best`; an error record may carry no costs. */
+static void test_record_with_zero_or_invalid_cost_never_wins(void) {
+  const double bad_costs[] = {0.0, -0.0, -1e-3, NAN, INFINITY};
+  tsl_records *db = NULL;
+  CU_ASSERT_EQUAL_FATAL(tsl_records_new(&db), TSL_OK);
+  tsl_record good, bad;
+  make_record(&good, "host", "w", "t", 1, 4, 2e-3, 0);
+  CU_ASSERT_EQUAL(tsl_record_check(&good), TSL_OK);
+  CU_ASSERT_EQUAL(tsl_records_add(db, &good), TSL_OK);
+  char *path = temp_path("zero_cost");
+  CU_ASSERT_EQUAL(tsl_record_append(path, &good), TSL_OK);
+  for (size_t i = 0; i < sizeof bad_costs / sizeof bad_costs[0]; i++) {
+    make_record(&bad, "host", "w", "t", 1, 8, 1e-3, 0);
+    bad.costs[1] = bad_costs[i];
+    CU_ASSERT_EQUAL(tsl_record_check(&bad), TSL_ERR_INVALID);
+    CU_ASSERT_PTR_NOT_NULL(strstr(tsl_last_error(), "costs[1]"));
+    CU_ASSERT_EQUAL(tsl_record_append(path, &bad), TSL_ERR_INVALID);
+    CU_ASSERT_EQUAL(tsl_records_add(db, &bad), TSL_ERR_INVALID);
+  }
+  /* written by another tool: every cost 0, one cost 0 among good ones, a lone 0 */
+  make_record(&bad, "host", "w", "t", 1, 16, 1e-3, 0);
+  char *line = tsl_record_to_json(&bad);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(line);
+  char *costs = strstr(line, "\"result\":[[");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(costs);
+  char *end = strchr(costs, ']');
+  CU_ASSERT_PTR_NOT_NULL_FATAL(end);
+  const char *repl[] = {"\"result\":[[0,0,0", "\"result\":[[1e-3,0.0,1e-3", "\"result\":[[0"};
+  FILE *f = fopen(path, "a");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  for (int i = 0; i < 3; i++) fprintf(f, "%.*s%s%s\n", (int)(costs - line), line, repl[i], end);
+  fclose(f);
+  tsl_record back;
+  char one[4096];
+  snprintf(one, sizeof one, "%.*s%s%s", (int)(costs - line), line, repl[1], end);
+  CU_ASSERT_EQUAL(tsl_record_from_json(one, &back), TSL_ERR_PARSE);
+  CU_ASSERT_PTR_NOT_NULL(strstr(tsl_last_error(), "result[0][1]"));
+  free(line);
+  tsl_records *file = NULL;
+  CU_ASSERT_EQUAL_FATAL(tsl_records_new(&file), TSL_OK);
+  CU_ASSERT_EQUAL(tsl_records_load(file, path, true, NULL), TSL_OK);
+  CU_ASSERT_EQUAL(file->n, 1); /* the good record only */
+  CU_ASSERT_EQUAL(file->skipped, 3);
+  const tsl_record *best = NULL;
+  tsl_match_kind m;
+  CU_ASSERT_EQUAL(tsl_records_best(file, "host", "w", NULL, 0, &best, &m), TSL_OK);
+  CU_ASSERT(best && best->config.values[0] == 4);
+  CU_ASSERT_EQUAL(db->n, 1);
+  /* an error record needs no costs */
+  make_record(&bad, "host", "w", "t", 1, 2, 0.0, 3);
+  CU_ASSERT_EQUAL(tsl_record_check(&bad), TSL_OK);
+  tsl_records_free(file);
+  tsl_records_free(db);
+  unlink(path);
+  free(path);
+}
+
 static void test_records_merge_keeps_best(void) {
   tsl_records *db = NULL;
   tsl_records_new(&db);
@@ -524,6 +584,7 @@ void tsl_tests_tuner_records(void) {
   CU_add_test(s, "test_record_json_roundtrip", test_record_json_roundtrip);
   CU_add_test(s, "test_records_corrupt_file_loses_no_good_line", test_records_corrupt_file_loses_no_good_line);
   CU_add_test(s, "test_records_merge_keeps_best", test_records_merge_keeps_best);
+  CU_add_test(s, "test_record_with_zero_or_invalid_cost_never_wins", test_record_with_zero_or_invalid_cost_never_wins);
   CU_add_test(s, "test_records_best_exact_then_family_never_other", test_records_best_exact_then_family_never_other);
   CU_add_test(s, "test_tunecli_records_merge_pick_best_show", test_tunecli_records_merge_pick_best_show);
   CU_add_test(s, "test_dispatch_own_operator_unless_any_requested", test_dispatch_own_operator_unless_any_requested);
