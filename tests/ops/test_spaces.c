@@ -25,19 +25,19 @@ static uint64_t next(void) {
 
 /* Applies and lowers the default and n uniformly drawn points of tpl's space for p;
  * returns how many failed (printing each). */
-static int lower_sample(const tsl_template *tpl, const tsl_te_program *p, int n) {
+static int lower_sample_for(const tsl_template *tpl, const tsl_te_program *p, const tsl_target *t, int n) {
   tsl_config_space space;
-  if (tpl->space(p, ops_target(), &space) != TSL_OK) {
+  if (tpl->space(p, t, &space) != TSL_OK) {
     printf("\n  %s: space: %s\n", tpl->name, tsl_last_error());
     return 1;
   }
   tsl_lower_options lo = tsl_lower_options_default();
-  lo.vector_bits = ops_target()->vector_bits;
+  lo.vector_bits = t->vector_bits;
   int failed = 0;
   for (int i = -1; i < n; i++) {
     tsl_config c;
     if (i < 0) {
-      if (tpl->default_config(p, ops_target(), &space, &c) != TSL_OK) {
+      if (tpl->default_config(p, t, &space, &c) != TSL_OK || tsl_config_check(&space, &c) != TSL_OK) {
         printf("\n  %s: default config: %s\n", tpl->name, tsl_last_error());
         failed++;
         continue;
@@ -48,17 +48,21 @@ static int lower_sample(const tsl_template *tpl, const tsl_te_program *p, int n)
     }
     tsl_schedule *s = NULL;
     tsl_func *f = NULL;
-    tsl_status st = tpl->apply(p, ops_target(), &space, &c, &s);
+    tsl_status st = tpl->apply(p, t, &space, &c, &s);
     if (st == TSL_OK) st = tsl_lower_with(s, "space_point", &lo, &f);
     if (st != TSL_OK) {
       char buf[256];
-      printf("\n  %s on %s, config %s: %s\n", tpl->name, p->name, tsl_config_str(&space, &c, buf, sizeof buf),
-             tsl_last_error());
+      printf("\n  %s on %s for %s, config %s: %s\n", tpl->name, p->name, t->name,
+             tsl_config_str(&space, &c, buf, sizeof buf), tsl_last_error());
       failed++;
     }
     tsl_schedule_free(s);
   }
   return failed;
+}
+
+static int lower_sample(const tsl_template *tpl, const tsl_te_program *p, int n) {
+  return lower_sample_for(tpl, p, ops_target(), n);
 }
 
 /* Layers whose spaces used to hold configs over the unroll limit: wide blocks (x = 16
@@ -184,7 +188,89 @@ static void test_random_points_with_any_tile_match_reference(void) {
   }
 }
 
+/* Every default schedule is right at 4 (NEON), 8 (AVX2) and 16 (AVX-512) f32 lanes:
+ * for each target, layers blocked at its lanes (channel counts that fill blocks or not,
+ * first layers, depthwise, grouped, 1x1, 3x3 for Winograd) and pools get, from every
+ * algorithm that applies, a default config that is a point of its space, whose
+ * register tile fits the target's vector registers, and that applies and lowers at the
+ * target's vector width (with a few random points). Nothing runs: the targets need not
+ * be this machine. */
+static void test_default_configs_of_every_algorithm_lower_for_every_target(void) {
+  static const char *const targets[] = {"armv8", "x86-64-avx2", "x86-64-avx512"};
+  static const conv_case layers[] = {
+      {1, 64, 14, 14, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, false},
+      {1, 24, 28, 28, 40, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 0, 0, true},
+      {1, 3, 56, 56, 24, 7, 7, 2, 2, 3, 3, 3, 3, 1, 1, 1, 1, 0, 0, false},
+      {1, 96, 15, 15, 96, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 96, 2, 0, 6, false},
+      {1, 64, 9, 11, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 8, 1, 0, 0, false},
+      {1, 20, 10, 9, 36, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, true},
+  };
+  int failed = 0, checked = 0;
+  for (int ti = 0; ti < 3; ti++) {
+    tsl_target t;
+    CU_ASSERT_EQUAL_FATAL(tsl_target_parse(targets[ti], &t), TSL_OK);
+    int64_t lanes = tsl_target_f32_lanes(&t);
+    int regs = tsl_target_vector_registers(&t);
+    CU_ASSERT_EQUAL(lanes, ti == 0 ? 4 : ti == 1 ? 8 : 16);
+    for (size_t i = 0; i < sizeof layers / sizeof layers[0]; i++)
+      for (int a = 0; a < TSL_CONV2D_ALGO_COUNT; a++) {
+        tsl_conv2d_desc d = conv_case_desc(&layers[i], lanes);
+        if (!tsl_conv2d_algo_applies(&d, (tsl_conv2d_algo)a, NULL)) continue;
+        tsl_arena *arena = tsl_arena_new();
+        tsl_arena *prev = tsl_arena_set_current(arena);
+        tsl_te_program *conv = NULL;
+        if (tsl_conv2d_algo_instantiate(&d, (tsl_conv2d_algo)a, &t, &conv, NULL) != TSL_OK) {
+          printf("\n  %s layer %zu %s: %s\n", targets[ti], i, tsl_conv2d_algo_name((tsl_conv2d_algo)a),
+                 tsl_last_error());
+          failed++;
+        } else {
+          const tsl_template *tpl = tsl_conv2d_algo_template(conv);
+          CU_ASSERT_PTR_NOT_NULL_FATAL(tpl);
+          failed += lower_sample_for(tpl, conv, &t, 2);
+          checked++;
+          tsl_config_space space;
+          tsl_config def;
+          int tk = -1;
+          if (tpl->space(conv, &t, &space) == TSL_OK && tpl->default_config(conv, &t, &space, &def) == TSL_OK &&
+              (tk = tsl_space_knob_index(&space, "tile")) >= 0) {
+            int64_t v = def.values[tk], ow = v % 100, oh = v / 100 % 100, oc = v / 10000;
+            if (!(ow * oh * oc < regs))
+              printf("\n  %s layer %zu %s: default tile %lldx%lldx%lld over %d registers\n", targets[ti], i,
+                     tpl->name, (long long)ow, (long long)oh, (long long)oc, regs);
+            CU_ASSERT(ow * oh * oc < regs);
+          }
+        }
+        tsl_arena_set_current(prev);
+        tsl_arena_free(arena);
+      }
+    static const char *const pools[] = {"max_pool2d_nchwc", "avg_pool2d_nchwc", "global_avg_pool2d_nchwc"};
+    for (int pi = 0; pi < 3; pi++) {
+      tsl_arena *arena = tsl_arena_new();
+      tsl_arena *prev = tsl_arena_set_current(arena);
+      int64_t shape[5] = {1, 3, 28, 27, lanes};
+      const int64_t *shapes[1] = {shape};
+      int ndims[1] = {5};
+      tsl_dsl_param_value p[3] = {tsl_dsl_int_param("kernel_h", 3), tsl_dsl_int_param("kernel_w", 3),
+                                  tsl_dsl_int_param("stride_h", 2)};
+      tsl_te_program *prog = NULL;
+      if (tsl_op_instantiate(pools[pi], 1, shapes, ndims, pi < 2 ? 3 : 0, p, &prog) != TSL_OK) {
+        printf("\n  %s %s: %s\n", targets[ti], pools[pi], tsl_last_error());
+        failed++;
+      } else {
+        failed += lower_sample_for(ops_template(pools[pi], NULL), prog, &t, 2);
+        checked++;
+      }
+      tsl_arena_set_current(prev);
+      tsl_arena_free(arena);
+    }
+  }
+  CU_ASSERT(checked >= 3 * 20);
+  CU_ASSERT_EQUAL(failed, 0);
+}
+
 void ops_tests_spaces(CU_pSuite s) {
+  CU_add_test(s, "test_default_configs_of_every_algorithm_lower_for_every_target",
+              test_default_configs_of_every_algorithm_lower_for_every_target);
   CU_add_test(s, "test_every_sampled_point_of_every_space_lowers", test_every_sampled_point_of_every_space_lowers);
   CU_add_test(s, "test_tile_knob_holds_only_fitting_tiles", test_tile_knob_holds_only_fitting_tiles);
   CU_add_test(s, "test_random_points_with_any_tile_match_reference", test_random_points_with_any_tile_match_reference);
