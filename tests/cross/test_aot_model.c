@@ -258,12 +258,13 @@ static void test_aot_model_armv8_squeezenet_under_qemu_matches_jit(void) {
   cross_path(out, sizeof out, "squeezenet_out.f32");
   cross_path(logpath, sizeof logpath, "aot_model.log");
   /* records: one armv8 record choosing a non-default algorithm for features.3.expand3x3,
-   * and a host record for features.4.squeeze, which an armv8 file must not use; the
-   * other layers take the defaults, with ONE warning line saying so */
+   * and a host record for features.4.squeeze (at armv8's block 4: the same workload key,
+   * so only the target tells them apart), which an armv8 file must not use; the other
+   * layers take the defaults, with ONE warning line saying so */
   char records[512], armv8_tpl[96], host_tpl[96];
   cross_path(records, sizeof records, "squeezenet_records.jsonl");
   unlink(records);
-  tsl_conv2d_desc expand3x3 = fire_layer(16, 64, 3, 4), squeeze = fire_layer(128, 16, 1, 8);
+  tsl_conv2d_desc expand3x3 = fire_layer(16, 64, 3, 4), squeeze = fire_layer(128, 16, 1, 4);
   append_record(records, "armv8", &expand3x3, armv8_tpl, sizeof armv8_tpl);
   append_record(records, "host", &squeeze, host_tpl, sizeof host_tpl);
   double t0 = tsl_time_now();

@@ -141,12 +141,13 @@ static void test_epilogues_after_every_schedule(void) {
     }
 }
 
-/* Blocks other than the host's lanes: x = 4 (NEON's) and 16 (AVX-512's) build and run
- * here too (wider vectors are split by LLVM), x = 1 is plain NCHW. */
+/* Blocks other than the host's lanes: x = 4 (NEON's), 8, 16 (AVX-512's) and twice the
+ * host's lanes build and run here too (vectors wider than a register are split by
+ * LLVM), x = 1 is plain NCHW. */
 static void test_other_block_widths(void) {
   conv_case c = {1, 13, 11, 9, 10, 3, 3, 2, 1, 1, 0, 2, 1, 1, 1, 1, 1, 0, 0, false};
-  static const int64_t blocks[] = {1, 4, 16};
-  for (int i = 0; i < 3; i++) {
+  const int64_t blocks[] = {1, 4, 8, 16, 2 * ops_lanes()};
+  for (int i = 0; i < 5; i++) {
     conv_check_opts o = conv_opts(1, 700 + (uint64_t)i);
     o.block = blocks[i];
     CU_ASSERT(conv_check(&c, TSL_CONV2D_DIRECT, &o));

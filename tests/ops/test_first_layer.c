@@ -42,11 +42,12 @@ static void check_case(const conv_case *c, uint64_t seed) {
 }
 
 /* ResNet-18's conv1 geometry on a small image: 7x7 stride 2, padding 3, 3 channels, and
- * 5 channels with K = 20 (not a multiple of 8: the last output block is part padding). */
+ * 5 channels with K = 2.5 blocks (20 at 8 lanes, 40 at 16: the last output block is
+ * half padding). */
 static void test_first_layer_7x7_s2_default(void) {
   conv_case c = {1, 3, 30, 34, 64, 7, 7, 2, 2, 3, 3, 3, 3, 1, 1, 1, 1, 0, 0, false};
   check_case(&c, 4000);
-  conv_case k20 = {1, 5, 23, 19, 20, 7, 7, 2, 2, 3, 3, 3, 3, 1, 1, 1, 0, 0, 0, false};
+  conv_case k20 = {1, 5, 23, 19, 5 * ops_lanes() / 2, 7, 7, 2, 2, 3, 3, 3, 3, 1, 1, 1, 0, 0, 0, false};
   check_case(&k20, 4010);
 }
 

@@ -137,7 +137,8 @@ static void test_max_avg_random_shapes(void) {
       {1, 3, 15, 15, 3, 3, 2, 2, 0, 0, 0, 0, 1, 1, true, false}, /* SqueezeNet's 3x3 s2 ceil */
       {1, 9, 12, 10, 5, 4, 3, 3, 2, 2, 2, 2, 1, 1, false, true},
   };
-  static const int64_t blocks[] = {0, 1, 4, 16};
+  /* the host's lanes, plain, NEON's 4 and twice the host's (wider than a register) */
+  const int64_t blocks[] = {0, 1, 4, 2 * ops_lanes()};
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     float *d = random_data(&cases[i], 40 + i);
     int64_t x = blocks[i % 4] ? blocks[i % 4] : ops_lanes();
@@ -181,12 +182,12 @@ static void test_C07_avg_pool_ceil_mode(void) {
 }
 
 /* C08: a NaN at the first, a middle and the last position of a window, and an all-NaN
- * window, in max pooling with channel counts on both sides of the vector width (5, 8,
- * 13), and in plain NCHW with the columns vectorized by 8 over a width of 13 (vector
+ * window, in max pooling with channel counts on both sides of the vector width (lanes
+ * - 3, lanes, lanes + 5: 5, 8, 13 with AVX2, 13, 16, 21 with AVX-512), and in plain NCHW with the columns vectorized by 8 over a width of 13 (vector
  * body and masked tail): NaN for every window holding a NaN, never a finite value; +inf
  * and -inf in windows too. */
 static void test_C08_nan_in_max_pool(void) {
-  static const int64_t channels[] = {5, 8, 13};
+  const int64_t channels[] = {ops_lanes() - 3, ops_lanes(), ops_lanes() + 5};
   for (int ci = 0; ci < 3; ci++) {
     pool_case c = {1, channels[ci], 9, 9, 3, 3, 3, 3, 0, 0, 0, 0, 1, 1, false, false};
     float *d = random_data(&c, 200 + (uint64_t)ci);

@@ -150,14 +150,24 @@ static void test_templates_refuse_bad_knobs_and_programs(void) {
   k.pad_mode = 3;
   CU_ASSERT_EQUAL(tsl_conv2d_nchwc_schedule(p, ops_target(), &k, &s), TSL_ERR_INVALID);
   /* the register tile of the default fits the vector registers with room (16 ymm of
-   * AVX2: 14; 32 zmm of AVX-512 or NEON's v0-v31: 30), at every target's lanes */
+   * AVX2; 32 zmm of AVX-512 or NEON's v0-v31), for the layer blocked at each target's
+   * lanes (one register per accumulator) and at 8 (two NEON registers each) */
   const char *targets[] = {"x86-64-avx2", "x86-64-avx512", "armv8"};
   const int regs[] = {16, 32, 32};
   for (int i = 0; i < 3; i++) {
     tsl_target tg;
     CU_ASSERT_EQUAL_FATAL(tsl_target_parse(targets[i], &tg), TSL_OK);
-    k = tsl_conv2d_nchwc_default_knobs(&tg, &sh, false);
-    CU_ASSERT(k.ow_block * k.oh_block * k.oc_blocks + k.oc_blocks <= regs[i] - 2);
+    int64_t lanes = tsl_target_f32_lanes(&tg), blocks[2] = {lanes, 8};
+    for (int b = 0; b < 2; b++) {
+      tsl_conv2d_desc db = conv_case_desc(&c, blocks[b]);
+      tsl_te_program *pb = NULL;
+      CU_ASSERT_EQUAL_FATAL(tsl_conv2d_algo_instantiate(&db, TSL_CONV2D_DIRECT, &tg, &pb, NULL), TSL_OK);
+      tsl_conv2d_nchwc_shape shb;
+      CU_ASSERT_EQUAL_FATAL(tsl_conv2d_nchwc_get_shape(pb, &shb), TSL_OK);
+      k = tsl_conv2d_nchwc_default_knobs(&tg, &shb, false);
+      int64_t rpa = (blocks[b] + lanes - 1) / lanes; /* registers per accumulator */
+      CU_ASSERT(k.ow_block * k.oh_block * k.oc_blocks * rpa + k.oc_blocks * rpa <= regs[i] - 1);
+    }
   }
   /* a matmul is no convolution, for any of the templates */
   int64_t a[2] = {4, 5}, b[2] = {5, 6};

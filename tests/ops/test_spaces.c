@@ -154,7 +154,7 @@ static void test_tile_knob_holds_only_fitting_tiles(void) {
     int t = tsl_space_knob_index(&space, "tile");
     CU_ASSERT_FATAL(t >= 0);
     CU_ASSERT(tsl_space_knob_index(&space, "ow_block") < 0);
-    int regs = ops_target()->vector_bits >= 512 || ops_target()->arch == TSL_ARCH_AARCH64 ? 32 : 16;
+    int regs = tsl_target_vector_registers(ops_target());
     CU_ASSERT(space.knobs[t].nvalues >= 8);
     for (int i = 0; i < space.knobs[t].nvalues; i++) {
       int64_t v = space.knobs[t].values[i], ow = v % 100, oh = v / 100 % 100, oc = v / 10000;

@@ -173,7 +173,7 @@ static void test_matmul_default_knobs_are_valid(void) {
     tsl_matmul_knobs k = tsl_matmul_default_knobs(&host, M, N, K);
     CU_ASSERT_EQUAL(tsl_matmul_knobs_check(&k, M, N, K), TSL_OK);
     CU_ASSERT_EQUAL(k.nr % k.vec, 0);
-    CU_ASSERT_EQUAL(k.vec, host.vector_bits / 32); /* 8 with AVX2, 16 with AVX-512 */
+    CU_ASSERT_EQUAL(k.vec, tsl_target_f32_lanes(&host)); /* 8 with AVX2, 16 with AVX-512 */
   }
   /* a long K takes k blocks (balanced: 20000 = 80 x 250, no tail), a short one the
    * whole-K register blocks */
