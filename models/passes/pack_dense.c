@@ -3,8 +3,22 @@
 
 #include <stdio.h>
 
-/* Rows, reduction and columns of node n's product when it is one to pack, else false. */
-static bool packable(const tsl_graph *g, const tsl_node *n, int block, int64_t *M, int64_t *K, int64_t *N) {
+/* The panel width for N columns at the graph's block: the block when it divides N, else
+ * the widest power of two below it, down to 4, that does (1000 classes at 16 lanes: 8);
+ * 0 when none does. */
+static int panel_width(int64_t N, int block) {
+  if (N % block == 0) return block;
+  int p = 1;
+  while (p * 2 < block) p *= 2;
+  for (; p >= 4; p /= 2)
+    if (N % p == 0) return p;
+  return 0;
+}
+
+/* Rows, reduction, columns and panel width of node n's product when it is one to pack,
+ * else false. */
+static bool packable(const tsl_graph *g, const tsl_node *n, int block, int64_t *M, int64_t *K, int64_t *N,
+                     int *panel) {
   if ((n->op != TSL_OP_GEMM && n->op != TSL_OP_MATMUL) || n->n_inputs < 2 || n->n_outputs != 1 || n->inputs[0] < 0 ||
       n->inputs[1] < 0 || tsl_node_attr_int(n, TSL_ATTR_PACKED_DENSE, 0))
     return false;
@@ -18,7 +32,8 @@ static bool packable(const tsl_graph *g, const tsl_node *n, int block, int64_t *
   int64_t rows = 1;
   for (int d = 0; d + 1 < y->ndim; d++) rows *= y->shape[d];
   *M = rows;
-  return y->shape[y->ndim - 1] == *N && rows >= 1 && rows <= TSL_PACK_DENSE_MAX_ROWS && *N % block == 0 && *K >= 1;
+  *panel = *N >= 1 ? panel_width(*N, block) : 0;
+  return y->shape[y->ndim - 1] == *N && rows >= 1 && rows <= TSL_PACK_DENSE_MAX_ROWS && *panel > 0 && *K >= 1;
 }
 
 static tsl_status pack_one(tsl_graph *g, int node, int block, int64_t K, int64_t N) {
@@ -52,8 +67,9 @@ tsl_status tsl_pass_pack_dense(tsl_graph *g, int block, int *packed) {
   tsl_status st = TSL_OK;
   for (int i = 0; i < g->n_nodes && st == TSL_OK; i++) {
     int64_t M, K, N;
-    if (!packable(g, &g->nodes[i], block, &M, &K, &N)) continue;
-    if ((st = pack_one(g, i, block, K, N)) == TSL_OK) count++;
+    int panel;
+    if (!packable(g, &g->nodes[i], block, &M, &K, &N, &panel)) continue;
+    if ((st = pack_one(g, i, panel, K, N)) == TSL_OK) count++;
   }
   if (packed) *packed = count;
   return st;

@@ -61,13 +61,14 @@ static void reference(const gemm_case *c, const float *a, const float *b, const 
     }
 }
 
-/* The graph compiler packs with the host's f32 lanes as the block (8 with AVX2, 16 with
- * AVX-512), so a width packs only when it is a multiple of them. */
+/* The graph compiler packs in panels of the host's f32 lanes (8 with AVX2, 16 with
+ * AVX-512), or of 8 or 4 columns where the lanes do not divide the width: a width packs
+ * when one of them divides it (1000 classes: 8-wide panels at 16 lanes). */
 static bool packs_on_host(int64_t N) {
   tsl_target t;
   CU_ASSERT_EQUAL_FATAL(tsl_target_parse("host", &t), TSL_OK);
   int64_t lanes = tsl_target_f32_lanes(&t);
-  return N % lanes == 0;
+  return N % lanes == 0 || N % 8 == 0 || N % 4 == 0;
 }
 
 /* Compiles g (layout passes on unless plain), runs it at `threads`, compares output 0
@@ -146,6 +147,10 @@ static void test_gemm_one_row_transposed_weight_odd_k_is_packed(void) {
   check_gemm(&c, false, true);
   c.N = c.bias[0] = 1000; /* a classifier's width: 125 vectors, 4 per block with a tail block */
   c.K = 129;
+  CU_ASSERT(packs_on_host(c.N)); /* at 8 lanes and at 16 (in 8-wide panels) */
+  check_gemm(&c, false, true);
+  c.N = c.bias[0] = 1002; /* no panel of 4 or more divides it: the plain kernel */
+  CU_ASSERT(!packs_on_host(c.N));
   check_gemm(&c, false, true);
 }
 
