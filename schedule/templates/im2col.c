@@ -9,7 +9,10 @@
 
 static const char *const WHO = "im2col template";
 
-int64_t tsl_im2col_pack_rows(const tsl_target *t) { return tsl_target_vector_registers(t) >= 32 ? 12 : 6; }
+int64_t tsl_im2col_pack_rows(const tsl_target *t) {
+  (void)t; /* the same panel on every target: the register tile grows in output blocks */
+  return 6;
+}
 
 tsl_status tsl_im2col_get_shape(const tsl_te_program *p, tsl_im2col_shape *out) {
   memset(out, 0, sizeof *out);
@@ -36,8 +39,11 @@ tsl_im2col_knobs tsl_im2col_default_knobs(const tsl_target *t, const tsl_im2col_
   int64_t fit = tpl_max(1, tpl_l2_bytes(t) / 2 / tpl_max(1, row_bytes * mr)) * mr;
   int64_t ntiles = tpl_ceil_div(P, fit);
   k.tile_px = tpl_ceil_div(tpl_ceil_div(P, ntiles), mr) * mr;
-  k.oc_blocks = tpl_min(2, sh->KB);
-  k.unroll_kw = sh->S <= 7 && tpl_unroll_fits(mr * k.oc_blocks * tpl_max(1, tpl_ceil_div(sh->Y, tsl_target_f32_lanes(t))) * sh->S);
+  /* mr x oc accumulators of rpa registers, oc weight vectors and one broadcast within the
+   * registers: 2 blocks with 16 registers, 4 with 32 (AVX-512, NEON), at most 4 */
+  int64_t rpa = tpl_max(1, tpl_ceil_div(sh->Y, tsl_target_f32_lanes(t)));
+  k.oc_blocks = tpl_max(1, tpl_min(tpl_min(4, sh->KB), (tsl_target_vector_registers(t) - 1) / (rpa * (mr + 1))));
+  k.unroll_kw = sh->S <= 7 && tpl_unroll_fits(mr * k.oc_blocks * rpa * sh->S);
   k.parallel = true;
   return k;
 }

@@ -54,15 +54,19 @@ typedef struct tsl_im2col_knobs {
 } tsl_im2col_knobs;
 
 /* The pack_rows (GEMM row block) to instantiate conv2d_nchwc_im2col with for target t:
- * 6 on 16-register targets (6 x 2 accumulators), 12 on 32-register ones. */
+ * 6 on every target, so the graph compiler's key (which has no target) and a program
+ * built for a target agree; 32-register targets widen the tile in output blocks
+ * instead (6 x 4 accumulators: 10 loads per 24 FMAs, where 12 x 2 needs 14). */
 int64_t tsl_im2col_pack_rows(const tsl_target *t);
 
 /* Reads the shape of a conv2d_nchwc_im2col program. TSL_ERR_INVALID otherwise. */
 tsl_status tsl_im2col_get_shape(const tsl_te_program *p, tsl_im2col_shape *out);
 
 /* Defaults for target t: the largest tile (a multiple of pack_rows) whose im2col panel
- * fits in half of the target's L2 (t->l2_bytes), balanced over the pixels; oc_blocks 2
- * (1 with a single output block); unroll_kw when S <= 7; parallel. */
+ * fits in half of the target's L2 (t->l2_bytes), balanced over the pixels; oc_blocks the
+ * most (up to 4, and KB) whose pack_rows x oc_blocks accumulators, weight vectors and a
+ * broadcast fit the vector registers (2 with 16 registers, 4 with 32); unroll_kw when
+ * S <= 7 and within the unroll limit; parallel. */
 tsl_im2col_knobs tsl_im2col_default_knobs(const tsl_target *t, const tsl_im2col_shape *sh);
 
 /* TSL_ERR_INVALID naming the knob when tile_px is not a positive multiple of pack_rows
