@@ -9,11 +9,14 @@
 
 /* Loops shorter than this run serially: a launch on the pool costs about a microsecond. */
 #define MIN_PARALLEL_ITERS 4
+/* Shortest innermost axis that is vectorized when it is shorter than the lanes. */
+#define MIN_VECTOR_EXTENT 4
 
 /* Schedules one compute_root stage: reductions moved outside the innermost spatial axis
  * (the accumulators become vectors, as in the GEMM micro-kernel), that axis vectorized
- * by `lanes` (split when longer; lowering guards a tail), and the outer spatial axes
- * fused into one parallel loop. */
+ * by `lanes` (split when longer; lowering guards a tail) or, shorter than a register but
+ * at least MIN_VECTOR_EXTENT long, as one partial vector (a 14-wide row at 16 lanes),
+ * and the outer spatial axes fused into one parallel loop. */
 static tsl_status schedule_stage(tsl_schedule *s, int si, int64_t lanes) {
   tsl_stage *st = s->stages[si];
   const char *name = st->name;
@@ -32,7 +35,7 @@ static tsl_status schedule_stage(tsl_schedule *s, int si, int64_t lanes) {
   int64_t inner_extent = st->iters[inner].extent;
   char inner_name[160];
   snprintf(inner_name, sizeof inner_name, "%s", st->iters[inner].name);
-  bool vec = lanes > 1 && inner_extent >= lanes;
+  bool vec = lanes > 1 && inner_extent >= (lanes < MIN_VECTOR_EXTENT ? lanes : MIN_VECTOR_EXTENT);
   if (vec && nrd > 0) {
     const char *order[32];
     int n = 0;
@@ -43,7 +46,7 @@ static tsl_status schedule_stage(tsl_schedule *s, int si, int64_t lanes) {
     st = s->stages[si];
   }
   if (r == TSL_OK && vec) {
-    if (inner_extent == lanes) {
+    if (inner_extent <= lanes) {
       r = tsl_schedule_vectorize(s, name, inner_name);
     } else {
       r = tsl_schedule_split(s, name, inner_name, lanes);
