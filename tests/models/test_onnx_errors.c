@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "models/onnx.h"
 #include "models_tests.h"
@@ -203,6 +204,62 @@ static void test_onnx_valid_but_unsupported_inputs_are_refused(void) {
   ob_free(m);
 }
 
+/* Found by coverage-guided fuzzing (tests/fuzz/fuzz_onnx_load.c): an initializer with a
+ * zero extent beside huge ones was accepted as empty and its strides overflowed int64
+ * in tsl_tensor_new. Each must be refused with a message naming the tensor, whether it
+ * comes in a model (from memory or a file) or alone as a TensorProto. The shapes are
+ * chosen by hand to pass 2^40 elements once the zero counts as 1. */
+static void test_onnx_empty_initializer_beside_huge_extents_is_refused(void) {
+  const int64_t p20 = INT64_C(1) << 20, p21 = INT64_C(1) << 21, p62 = INT64_C(1) << 62;
+  const int64_t shapes[4][3] = {{0, p62, p62}, {p62, p62, 0}, {p62, 0, 4}, {0, p21, p20}};
+  for (int k = 0; k < 4; k++) {
+    ob_model *m = small_model(13);
+    ob_init_raw(m, "huge", OB_FLOAT, 3, shapes[k], NULL, 0);
+    CU_ASSERT_EQUAL(load(m), TSL_ERR_INVALID);
+    CU_ASSERT(msg_has("onnx: tensor 'huge'", "zero extents count as 1"));
+    size_t n;
+    uint8_t *buf = ob_pack_initializer(m, 1, &n);
+    tsl_tensor *t = NULL;
+    char name[16];
+    CU_ASSERT_EQUAL(tsl_onnx_tensor_from_memory(buf, n, &t, name, sizeof name), TSL_ERR_INVALID);
+    CU_ASSERT(msg_has("onnx: tensor 'huge'", "passes 2^40 elements"));
+    CU_ASSERT_PTR_NULL(t);
+    free(buf);
+    ob_free(m);
+  }
+  /* the same model through a file */
+  ob_model *m = small_model(13);
+  ob_init_raw(m, "huge", OB_FLOAT, 3, shapes[0], NULL, 0);
+  size_t n;
+  uint8_t *buf = ob_pack(m, &n);
+  char path[] = "/tmp/tessel-onnx-empty-XXXXXX";
+  int fd = mkstemp(path);
+  CU_ASSERT_FATAL(fd >= 0);
+  FILE *f = fdopen(fd, "wb");
+  CU_ASSERT_EQUAL(fwrite(buf, 1, n, f), n);
+  fclose(f);
+  tsl_graph *g = NULL;
+  CU_ASSERT_EQUAL(tsl_graph_load_onnx(path, &g), TSL_ERR_INVALID);
+  CU_ASSERT(msg_has("'huge'", path));
+  CU_ASSERT_PTR_NULL(g);
+  unlink(path);
+  free(buf);
+  ob_free(m);
+  /* a graph input of that shape is refused the same way */
+  m = ob_new(13);
+  ob_input(m, "x", OB_FLOAT, 3, shapes[0]);
+  ob_node(m, "Relu", "r", 1, (const char *[]){"x"}, 1, (const char *[]){"y"});
+  ob_output(m, "y");
+  CU_ASSERT_EQUAL(load(m), TSL_ERR_INVALID);
+  CU_ASSERT(msg_has("'x'", "zero extents count as 1"));
+  ob_free(m);
+  /* and an empty initializer within the bound still loads */
+  m = small_model(13);
+  ob_init_raw(m, "empty", OB_FLOAT, 3, (const int64_t[]){0, p20, p20}, NULL, 0);
+  CU_ASSERT_EQUAL(load(m), TSL_OK);
+  ob_free(m);
+}
+
 static void test_onnx_unreadable_and_empty_files(void) {
   tsl_graph *g = NULL;
   CU_ASSERT_EQUAL(tsl_graph_load_onnx("/nonexistent/model.onnx", &g), TSL_ERR_IO);
@@ -361,6 +418,8 @@ void tsl_tests_models_onnx_errors(void) {
   CU_add_test(s, "onnx_wrong_opsets_and_domains_are_refused", test_onnx_wrong_opsets_and_domains_are_refused);
   CU_add_test(s, "onnx_malformed_graphs_are_invalid", test_onnx_malformed_graphs_are_invalid);
   CU_add_test(s, "onnx_valid_but_unsupported_inputs_are_refused", test_onnx_valid_but_unsupported_inputs_are_refused);
+  CU_add_test(s, "onnx_empty_initializer_beside_huge_extents_is_refused",
+              test_onnx_empty_initializer_beside_huge_extents_is_refused);
   CU_add_test(s, "onnx_unreadable_and_empty_files", test_onnx_unreadable_and_empty_files);
   CU_add_test(s, "onnx_fuzz_small_models_every_truncation_and_byte_flips",
               test_onnx_fuzz_small_models_every_truncation_and_byte_flips);
