@@ -62,10 +62,9 @@ run() {
   local h=$1 bin="$builddir/tests/fuzz/fuzz_$1"
   mkdir -p "$work/corpus/$h" "$work/artifacts/$h"
   local rc=0
-  # in a subshell, so that the shell's own "Aborted" line lands in the log too
-  ("$bin" "$work/corpus/$h" "$work/seeds/$h" -max_total_time="$seconds" \
+  "$bin" "$work/corpus/$h" "$work/seeds/$h" -max_total_time="$seconds" \
     -rss_limit_mb="${TSL_FUZZ_RSS_MB:-2048}" -timeout="${TSL_FUZZ_TIMEOUT:-30}" \
-    -artifact_prefix="$work/artifacts/$h/" -print_final_stats=1 -close_fd_mask=1) \
+    -artifact_prefix="$work/artifacts/$h/" -print_final_stats=1 -close_fd_mask=1 \
     > "$work/logs/$h.log" 2>&1 || rc=$?
   echo "$rc" > "$work/logs/$h.rc"
 }
@@ -78,7 +77,7 @@ for h in "${harnesses[@]}"; do
     running=$((running - 1))
   fi
   echo "fuzz: $h for ${seconds} s"
-  run "$h" &
+  run "$h" 2>>"$work/logs/$h.log" & # the shell's own "Aborted" line goes to the log too
   running=$((running + 1))
 done
 wait || true
@@ -99,7 +98,7 @@ for h in "${harnesses[@]}"; do
      || [ "$rc" != 0 ]; then
     what=$(grep -oE 'ERROR: LeakSanitizer|ERROR: AddressSanitizer: [a-z-]+|ERROR: libFuzzer: [a-z-]+|runtime error: .{0,60}|deadly signal' "$log" \
            | head -n 1 || true)
-    artifact=$(ls "$work/artifacts/$h" 2>/dev/null | head -n 1 || true)
+    artifact=$(ls -t "$work/artifacts/$h" 2>/dev/null | head -n 1 || true) # the newest
     status="FAILED (exit $rc${what:+: $what}${artifact:+; input $work/artifacts/$h/$artifact}; log $log)"
     bad=1
   fi
