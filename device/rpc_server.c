@@ -46,6 +46,7 @@
 #include <nng/protocol/reqrep0/rep.h>
 
 #include "device/rpc_proto.h"
+#include "device/rpc_request.h"
 #include "runtime/module.h"
 #include "runtime/parallel.h"
 #include "tessel/runtime.h"
@@ -157,10 +158,9 @@ static void drop_module(server *s, int slot) {
   s->handles[slot] = 0;
 }
 
-static void do_upload(server *s, tsl_rpc_reader *r, tsl_rpc_buf *out) {
-  const void *so = NULL;
-  size_t n = tsl_rpc_get_blob(r, &so);
-  if (!r->ok) return reply_error(out, TSL_RPC_E_BAD_MESSAGE, "upload: malformed request");
+static void do_upload(server *s, const tsl_rpc_request *req, tsl_rpc_buf *out) {
+  const void *so = req->so;
+  size_t n = req->so_bytes;
   if (n > s->max_file)
     return reply_error(out, TSL_RPC_E_TOO_LARGE, "upload: file of %zu bytes over the cap of %llu bytes", n,
                        (unsigned long long)s->max_file);
@@ -202,8 +202,9 @@ static void do_upload(server *s, tsl_rpc_reader *r, tsl_rpc_buf *out) {
 
 /* ---- measurement ------------------------------------------------------------------ */
 
+/* A decoded argument (rpc_request.h) and, for buffers, the memory the kernel gets. */
 typedef struct marg {
-  uint8_t kind, code, bits, ndim;
+  uint8_t kind, code, bits;
   size_t bytes;
   const void *data;
   int64_t scalar;
@@ -288,58 +289,26 @@ static void *alloc_buf(size_t bytes) {
   return aligned_alloc(64, rounded ? rounded : 64);
 }
 
-static void do_measure(server *s, tsl_rpc_reader *r, tsl_rpc_buf *out) {
-  uint32_t handle = tsl_rpc_get_u32(r);
-  char kernel[256];
-  tsl_rpc_get_str(r, kernel, sizeof kernel);
+static void do_measure(server *s, const tsl_rpc_request *req, tsl_rpc_buf *out) {
+  uint32_t handle = req->handle;
+  const char *kernel = req->kernel;
   tsl_time_opts to = tsl_time_opts_default();
-  to.number = (int)tsl_rpc_get_u32(r);
-  to.repeat = (int)tsl_rpc_get_u32(r);
-  to.min_repeat_ms = tsl_rpc_get_f64(r);
-  double timeout = tsl_rpc_get_f64(r);
-  int threads = (int)tsl_rpc_get_u32(r);
-  uint8_t want_outputs = tsl_rpc_get_u8(r);
-  uint32_t nargs = tsl_rpc_get_u32(r);
-  if (!r->ok || nargs > TSL_RPC_MAX_ARGS)
-    return reply_error(out, TSL_RPC_E_BAD_MESSAGE, "measure: malformed request (at most %d arguments)",
-                       TSL_RPC_MAX_ARGS);
-  if (to.number < 1 || to.repeat < 0 || to.repeat > TSL_RPC_MAX_COSTS || !(to.min_repeat_ms >= 0) ||
-      !(to.min_repeat_ms <= 1e6) || !(timeout > 0) || threads < 0)
-    return reply_error(out, TSL_RPC_E_BAD_MESSAGE,
-                       "measure: bad options (number >= 1, repeat 0..%d, min_repeat_ms 0..1e6, timeout > 0)",
-                       TSL_RPC_MAX_COSTS);
+  to.number = req->number;
+  to.repeat = req->repeat;
+  to.min_repeat_ms = req->min_repeat_ms;
+  double timeout = req->timeout_s;
+  int threads = req->threads;
+  bool want_outputs = req->want_outputs;
+  uint32_t nargs = req->nargs;
   if (timeout > s->max_timeout_s) timeout = s->max_timeout_s;
   if (threads == 0 || threads > s->max_threads) threads = s->max_threads;
   marg args[TSL_RPC_MAX_ARGS];
   memset(args, 0, sizeof args);
-  uint64_t total = 0, out_total = 0;
   for (uint32_t i = 0; i < nargs; i++) {
-    marg *a = &args[i];
-    a->kind = tsl_rpc_get_u8(r);
-    if (a->kind == TSL_RPC_ARG_I32 || a->kind == TSL_RPC_ARG_I64) {
-      a->scalar = (int64_t)tsl_rpc_get_u64(r);
-      continue;
-    }
-    if (a->kind != TSL_RPC_ARG_INPUT && a->kind != TSL_RPC_ARG_OUTPUT) r->ok = false;
-    a->code = tsl_rpc_get_u8(r);
-    a->bits = tsl_rpc_get_u8(r);
-    a->ndim = tsl_rpc_get_u8(r);
-    if (a->ndim > TSL_RPC_MAX_DIMS || a->bits == 0 || a->bits % 8) r->ok = false;
-    uint64_t numel = 1;
-    for (int d = 0; r->ok && d < a->ndim; d++) {
-      uint64_t e = tsl_rpc_get_u64(r);
-      if (e > ((uint64_t)1 << 40) || (e && numel > ((uint64_t)1 << 40) / e)) r->ok = false;
-      else numel *= e;
-    }
-    if (!r->ok) break;
-    uint64_t bytes = numel * (a->bits / 8);
-    if (a->kind == TSL_RPC_ARG_INPUT && tsl_rpc_get_blob(r, &a->data) != bytes && r->ok)
-      return reply_error(out, TSL_RPC_E_BAD_MESSAGE, "measure: argument %u: data of the wrong size for its shape", i);
-    a->bytes = (size_t)bytes;
-    total += bytes;
-    if (a->kind == TSL_RPC_ARG_OUTPUT) out_total += bytes;
+    const tsl_rpc_measure_arg *a = &req->args[i];
+    args[i] = (marg){a->kind, a->code, a->bits, a->bytes, a->data, a->scalar, NULL};
   }
-  if (!r->ok) return reply_error(out, TSL_RPC_E_BAD_MESSAGE, "measure: malformed arguments");
+  uint64_t total = req->buffer_bytes, out_total = req->output_bytes;
   if (total > s->max_buffer)
     return reply_error(out, TSL_RPC_E_TOO_LARGE, "measure: %llu bytes of buffers over the cap of %llu bytes",
                        (unsigned long long)total, (unsigned long long)s->max_buffer);
@@ -471,19 +440,14 @@ static void do_measure(server *s, tsl_rpc_reader *r, tsl_rpc_buf *out) {
 /* ---- the loop -------------------------------------------------------------------- */
 
 static void handle(server *s, const void *data, size_t len, tsl_rpc_buf *out) {
-  tsl_rpc_reader r;
-  tsl_rpc_reader_init(&r, data, len);
-  uint16_t type = 0;
-  char key[512];
-  if (!tsl_rpc_get_header(&r, &type))
-    return reply_error(out, TSL_RPC_E_BAD_MESSAGE, "not a tessel RPC message of version %d", TSL_RPC_VERSION);
-  tsl_rpc_get_str(&r, key, sizeof key);
-  if (!r.ok || !tsl_rpc_key_equal(key, s->key)) {
-    fprintf(stderr, "tessel-rpc-server: refused a request (type %u) with a %s key\n", type,
-            r.ok && key[0] ? "wrong" : "missing");
-    return reply_error(out, TSL_RPC_E_KEY, "key refused");
-  }
-  switch (type) {
+  tsl_rpc_request req;
+  char msg[512];
+  uint32_t code = tsl_rpc_decode_request(data, len, s->key, &req, msg, sizeof msg);
+  if (code == TSL_RPC_E_KEY)
+    fprintf(stderr, "tessel-rpc-server: refused a request (type %u) with a %s key\n", req.type,
+            req.key_given ? "wrong" : "missing");
+  if (code) return reply_error(out, code, "%s", msg);
+  switch (req.type) {
   case TSL_RPC_HELLO:
     tsl_rpc_put_header(out, TSL_RPC_HELLO_OK);
     tsl_rpc_put_str(out, s->fingerprint);
@@ -495,18 +459,15 @@ static void handle(server *s, const void *data, size_t len, tsl_rpc_buf *out) {
     tsl_rpc_put_f64(out, s->max_timeout_s);
     return;
   case TSL_RPC_UPLOAD:
-    return do_upload(s, &r, out);
+    return do_upload(s, &req, out);
   case TSL_RPC_MEASURE:
-    return do_measure(s, &r, out);
-  case TSL_RPC_FREE: {
-    uint32_t h = tsl_rpc_get_u32(&r);
-    int slot = r.ok ? find_module(s, h) : -1;
+    return do_measure(s, &req, out);
+  default: { /* TSL_RPC_FREE: the decoder knows no other type */
+    int slot = find_module(s, req.handle);
     if (slot >= 0) drop_module(s, slot);
     tsl_rpc_put_header(out, TSL_RPC_DONE);
     return;
   }
-  default:
-    return reply_error(out, TSL_RPC_E_BAD_MESSAGE, "unknown request type %u", type);
   }
 }
 

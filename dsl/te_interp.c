@@ -348,12 +348,15 @@ static bool eval_stage(interp *in, int s) {
   return true;
 }
 
+tsl_dtype tsl_te_dtype(tsl_type t) {
+  tsl_dtype_code c = t.code == TSL_TYPE_BOOL ? TSL_DT_BOOL
+                     : t.code == TSL_TYPE_INT ? TSL_DT_INT
+                     : t.code == TSL_TYPE_UINT ? TSL_DT_UINT : TSL_DT_FLOAT;
+  return (tsl_dtype){(uint8_t)c, (uint8_t)(t.code == TSL_TYPE_BOOL ? 8 : t.bits)};
+}
+
 static bool same_type(const tsl_tensor *t, const tsl_buffer *b) {
-  tsl_dtype_code c = b->dtype.code == TSL_TYPE_BOOL ? TSL_DT_BOOL
-                     : b->dtype.code == TSL_TYPE_INT ? TSL_DT_INT
-                     : b->dtype.code == TSL_TYPE_UINT ? TSL_DT_UINT : TSL_DT_FLOAT;
-  int bits = b->dtype.code == TSL_TYPE_BOOL ? 8 : b->dtype.bits;
-  if (!t || t->dtype.code != c || t->dtype.bits != bits || t->ndim != b->ndim) return false;
+  if (!t || !tsl_dtype_equal(t->dtype, tsl_te_dtype(b->dtype)) || t->ndim != b->ndim) return false;
   for (int d = 0; d < b->ndim; d++)
     if (t->shape[d] != b->shape[d]) return false;
   return true;

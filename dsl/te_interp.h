@@ -19,6 +19,10 @@
 extern "C" {
 #endif
 
+/* The runtime dtype that holds elements of IR type t (lanes ignored; bool is stored
+ * in 8 bits): the dtype of a tensor tsl_te_interpret takes for a buffer of type t. */
+tsl_dtype tsl_te_dtype(tsl_type t);
+
 /* Evaluates every stage of p.
  * inputs[i]: a runtime tensor with p->inputs[i]'s dtype and shape (any strides).
  * outputs[k]: a runtime tensor with p->outputs[k]'s dtype and shape; overwritten.

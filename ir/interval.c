@@ -277,11 +277,9 @@ static xi xi_mul(xi a, xi b) {
   return r;
 }
 
-/* floor(a / b) over all a in A, b in B with b != 0 (division by zero is UB). */
-static xi xi_div(xi a, xi b) {
-  if (b.lo == 0) b.lo = 1;
-  if (b.hi == 0) b.hi = -1;
-  if (b.lo > b.hi) return xi_all(); /* only b == 0: undefined */
+/* floor(a / b) over all a in A and the b in B other than 0; B holds some b != 0 and
+ * neither of its ends is 0. */
+static xi xi_div_nonzero(xi a, xi b) {
   if (b.lo > 0 || b.hi < 0) {
     /* b has one sign: floor(a/b) is monotone in a and in b, so the extremes are at
      * the corners; an infinite end of b contributes its limits 0 and -1. */
@@ -306,11 +304,25 @@ static xi xi_div(xi a, xi b) {
   return xi_make(-m, m);
 }
 
-static xi xi_mod(xi a, xi b) {
-  /* a zero divisor is undefined: it neither bounds nor folds anything */
+/* a / b over all a in A, b in B, where a zero divisor gives 0 (ir/ir.h): a divisor that
+ * may be 0 adds 0 to the quotients of the others. */
+static xi xi_div(xi a, xi b) {
+  bool may_be_zero = b.lo <= 0 && b.hi >= 0;
   if (b.lo == 0) b.lo = 1;
   if (b.hi == 0) b.hi = -1;
+  /* only b == 0: the quotient is 0, but the interval stays unbounded so that no pass
+   * folds a constant zero divisor away (the DSL and the codegen refuse one, ir/ir.h) */
   if (b.lo > b.hi) return xi_all();
+  xi r = xi_div_nonzero(a, b);
+  return may_be_zero ? xi_union(r, xi_make(0, 0)) : r;
+}
+
+static xi xi_mod(xi a, xi b) {
+  /* a zero divisor gives 0 (ir/ir.h), which every range below for the other divisors
+   * holds already */
+  if (b.lo == 0) b.lo = 1;
+  if (b.hi == 0) b.hi = -1;
+  if (b.lo > b.hi) return xi_all(); /* only b == 0: unbounded, as for division */
   if (b.lo == b.hi && b.lo != 0 && !is_inf(b.lo)) {
     xint c = b.lo;
     if (!is_inf(a.lo) && !is_inf(a.hi) && xfloordiv(a.lo, c) == xfloordiv(a.hi, c)) {

@@ -57,8 +57,10 @@ typedef struct tsl_conv_lowering {
   int kernels;         /* distinct conv kernels built */
   double build_seconds;
   double weight_seconds; /* weight pre-transforms (compile + run) */
-  /* private */
-  tsl_conv_cache_entry *cache;
+  /* private: entries allocated one by one, so a pointer to one stays valid while
+   * others are added (a layer holds its conv kernel's entry across its weight
+   * program's) */
+  tsl_conv_cache_entry **cache;
   int ncache, capcache;
 } tsl_conv_lowering;
 

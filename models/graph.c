@@ -2,6 +2,7 @@
  * Shape inference lives in shape_infer.c, the printer in graph_print.c. */
 #include "models/graph.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -217,21 +218,15 @@ tsl_status tsl_graph_add_input(tsl_graph *g, const char *name, tsl_dtype dt, int
   if (ndim < 0 || ndim > TSL_MAX_NDIM)
     return tsl_error(TSL_ERR_INVALID, "graph input '%s': rank %d outside 0..%d", name, ndim,
                      TSL_MAX_NDIM);
-  int64_t numel = 1;
-  for (int d = 0; d < ndim; d++) {
-    if (shape[d] < 0)
-      return tsl_error(TSL_ERR_INVALID, "graph input '%s': extent %lld on axis %d", name,
-                       (long long)shape[d], d);
-    /* The same bound shape inference puts on every value (2^40 elements). */
-    if (shape[d] > 0 && numel > (INT64_C(1) << 40) / shape[d])
-      return tsl_error(TSL_ERR_INVALID, "graph input '%s': more than 2^40 elements", name);
-    numel *= shape[d];
-  }
+  char where[160];
+  snprintf(where, sizeof where, "graph input '%s'", name);
+  tsl_status st = tsl_shape_check(where, ndim, shape, TSL_GRAPH_MAX_NUMEL, NULL);
+  if (st != TSL_OK) return st;
   int *ni = realloc(g->inputs, (size_t)(g->n_inputs + 1) * sizeof *ni);
   if (!ni) return tsl_error(TSL_ERR_NOMEM, "graph: inputs");
   g->inputs = ni;
   int v;
-  tsl_status st = new_value(g, name, &v);
+  st = new_value(g, name, &v);
   if (st != TSL_OK) return st;
   tsl_value *val = &g->values[v];
   val->dtype = dt;
@@ -248,8 +243,15 @@ tsl_status tsl_graph_add_constant(tsl_graph *g, const char *name, tsl_tensor *t,
     tsl_tensor_free(t);
     return tsl_error(TSL_ERR_INVALID, "tsl_graph_add_constant: NULL argument");
   }
+  char where[160];
+  snprintf(where, sizeof where, "graph constant '%s'", name ? name : "");
+  tsl_status st = tsl_shape_check(where, t->ndim, t->shape, TSL_GRAPH_MAX_NUMEL, NULL);
+  if (st != TSL_OK) {
+    tsl_tensor_free(t);
+    return st;
+  }
   int v;
-  tsl_status st = new_value(g, name, &v);
+  st = new_value(g, name, &v);
   if (st != TSL_OK) {
     tsl_tensor_free(t);
     return st;

@@ -83,6 +83,13 @@
 extern "C" {
 #endif
 
+/* The largest value of a graph, in elements: far beyond any CNN tensor, and it keeps
+ * every size computation (elements times bytes, sums of a few sizes) clear of int64
+ * overflow. It bounds the extents with zeros counted as 1 (tsl_shape_check), so an
+ * empty value is bounded too and products of any of its extents stay below it. Graph
+ * inputs, constants and every inferred shape are checked against it. */
+#define TSL_GRAPH_MAX_NUMEL (INT64_C(1) << 40)
+
 /* Operators of the CNN set. The printed name is the ONNX op type. Later passes append
  * their own (fused, layout-transform) operators after TSL_OP_PAD. */
 typedef enum tsl_op {
@@ -209,13 +216,15 @@ int tsl_graph_find_value(const tsl_graph *g, const char *name);
 tsl_status tsl_graph_add_value(tsl_graph *g, const char *name, int *id);
 
 /* Adds a graph input with a static shape (`ndim` extents >= 0 in `shape`).
- * Errors: TSL_ERR_INVALID (duplicate name, bad dtype/ndim/extent), TSL_ERR_NOMEM. */
+ * Errors: TSL_ERR_INVALID (duplicate name, bad dtype/ndim/extent, a shape above
+ * TSL_GRAPH_MAX_NUMEL with zeros counted as 1), TSL_ERR_NOMEM. */
 tsl_status tsl_graph_add_input(tsl_graph *g, const char *name, tsl_dtype dt, int ndim,
                                const int64_t *shape, int *id);
 
 /* Adds a constant value holding `t`. Ownership of `t` moves to the graph in every
  * case (on failure it is freed). The value's dtype and shape are t's.
- * Errors: TSL_ERR_INVALID (NULL t, duplicate name), TSL_ERR_NOMEM. */
+ * Errors: TSL_ERR_INVALID (NULL t, duplicate name, a shape above TSL_GRAPH_MAX_NUMEL
+ * with zeros counted as 1), TSL_ERR_NOMEM. */
 tsl_status tsl_graph_add_constant(tsl_graph *g, const char *name, tsl_tensor *t, int *id);
 
 /* Appends `value` to the graph outputs (a value may be listed once).

@@ -143,6 +143,12 @@ tsl_status onnx_input(const onnx_ctx *c, int k, int *id) {
   return TSL_OK;
 }
 
+tsl_status onnx_required_input(const onnx_ctx *c, int k, int *id) {
+  tsl_status st = onnx_input(c, k, id);
+  if (st == TSL_OK && *id < 0) return onnx_err(c, TSL_ERR_INVALID, "required input %d is omitted (empty name)", k);
+  return st;
+}
+
 const tsl_tensor *onnx_const_input(const onnx_ctx *c, int k) {
   int v;
   if (onnx_input(c, k, &v) != TSL_OK || v < 0) return NULL;

@@ -20,12 +20,13 @@ bool onnx_is_foldable(const char *op_type) {
 
 static tsl_status new_result(onnx_ctx *c, tsl_dtype dt, int ndim, const int64_t *shape, tsl_tensor **out) {
   if (ndim > TSL_MAX_NDIM) return onnx_err(c, TSL_ERR_UNSUPPORTED, "folded result of rank %d", ndim);
-  int64_t numel = 1;
-  for (int d = 0; d < ndim; d++) {
+  for (int d = 0; d < ndim; d++)
     if (shape[d] < 0) return onnx_err(c, TSL_ERR_INVALID, "folded result extent %lld", (long long)shape[d]);
-    if (shape[d] > 0 && numel > ONNX_FOLD_MAX_NUMEL / shape[d])
-      return onnx_err(c, TSL_ERR_UNSUPPORTED, "constant folding result larger than 2^26 elements");
-    numel *= shape[d];
+  /* zero extents count as 1 (tsl_shape_check): an empty result is bounded like the others */
+  if (tsl_shape_check("folded result", ndim, shape, ONNX_FOLD_MAX_NUMEL, NULL) != TSL_OK) {
+    char msg[512];
+    snprintf(msg, sizeof msg, "%s", tsl_last_error());
+    return onnx_err(c, TSL_ERR_UNSUPPORTED, "constant folding result larger than 2^26 elements: %s", msg);
   }
   tsl_status st = tsl_tensor_new(dt, ndim, shape, out);
   return st == TSL_OK ? st : onnx_wrap(c, st);

@@ -50,6 +50,9 @@ int onnx_n_inputs(const onnx_ctx *c);  /* count without trailing omitted ("") in
 /* Value id of input k, -1 if omitted or beyond the node's inputs; an undefined name is
  * TSL_ERR_INVALID. */
 tsl_status onnx_input(const onnx_ctx *c, int k, int *id);
+/* As onnx_input for an input the operator requires: omitted (an empty name, or beyond
+ * the node's inputs) is TSL_ERR_INVALID, so *id is always a value id on success. */
+tsl_status onnx_required_input(const onnx_ctx *c, int k, int *id);
 /* The constant tensor of input k, or NULL when omitted or not constant. */
 const tsl_tensor *onnx_const_input(const onnx_ctx *c, int k);
 /* Reads integer constant input k (i32/i64, rank <= 1) into v[max]; *n = -1 if the input

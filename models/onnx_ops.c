@@ -23,12 +23,14 @@ static tsl_status emit(onnx_ctx *c, tsl_op op, const char *name, int n_in, const
   return st == TSL_OK ? st : onnx_wrap(c, st);
 }
 
-/* The common case: the ONNX node's inputs 0..n_in-1 and its first output. */
+/* The common case: the ONNX node's inputs 0..n_in-1 and its first output. Input 0, the
+ * data, is required by every operator (and read by the handlers after emitting); the
+ * others may be omitted where shape inference allows it. */
 static tsl_status emit_simple(onnx_ctx *c, tsl_op op, int n_in, int *node) {
   int in[16];
   if (n_in > 16) return onnx_err(c, TSL_ERR_UNSUPPORTED, "%d inputs", n_in);
   for (int k = 0; k < n_in; k++) {
-    tsl_status st = onnx_input(c, k, &in[k]);
+    tsl_status st = k == 0 ? onnx_required_input(c, k, &in[k]) : onnx_input(c, k, &in[k]);
     if (st != TSL_OK) return st;
   }
   const char *out = c->node->output[0];
@@ -199,8 +201,8 @@ static tsl_status binary(onnx_ctx *c, tsl_op op) {
   int64_t bcast = 0, axis;
   int a, b;
   if (st == TSL_OK) st = onnx_attr_int(c, "broadcast", 0, &bcast);
-  if (st == TSL_OK) st = onnx_input(c, 0, &a);
-  if (st == TSL_OK) st = onnx_input(c, 1, &b);
+  if (st == TSL_OK) st = onnx_required_input(c, 0, &a);
+  if (st == TSL_OK) st = onnx_required_input(c, 1, &b);
   if (st != TSL_OK) return st;
   int ra = c->g->values[a].ndim, rb = c->g->values[b].ndim;
   if ((st = onnx_attr_int(c, "axis", ra - rb, &axis)) != TSL_OK) return st;
@@ -394,7 +396,7 @@ static tsl_status h_split(onnx_ctx *c) {
   if (st == TSL_OK) st = onnx_attr_int(c, "axis", 0, &axis);
   if (st == TSL_OK) st = onnx_attr_int(c, "num_outputs", 0, &num_outputs);
   int x;
-  if (st == TSL_OK) st = onnx_input(c, 0, &x);
+  if (st == TSL_OK) st = onnx_required_input(c, 0, &x);
   if (st != TSL_OK) return st;
   if (ns < 0 && num_outputs > 0) {
     /* Opset 18: chunks of ceil(extent / num_outputs), the last one smaller. */
@@ -430,7 +432,7 @@ static tsl_status h_softmax(onnx_ctx *c) {
   int64_t axis;
   if (st == TSL_OK) st = onnx_attr_int(c, "axis", c->opset < 13 ? 1 : -1, &axis);
   int x;
-  if (st == TSL_OK) st = onnx_input(c, 0, &x);
+  if (st == TSL_OK) st = onnx_required_input(c, 0, &x);
   if (st != TSL_OK) return st;
   const tsl_value *xv = &c->g->values[x];
   int r = xv->ndim;
@@ -508,7 +510,7 @@ static tsl_status h_pad(onnx_ctx *c) {
   tsl_status st = onnx_check_attrs(c, old ? old_ok : new_ok);
   if (st == TSL_OK) st = need_inputs(c, old ? 1 : 2, old ? 1 : 4);
   int x;
-  if (st == TSL_OK) st = onnx_input(c, 0, &x);
+  if (st == TSL_OK) st = onnx_required_input(c, 0, &x);
   if (st != TSL_OK) return st;
   int r = c->g->values[x].ndim;
   int64_t pads[2 * TSL_MAX_NDIM] = {0};

@@ -12,9 +12,10 @@
 #error "ONNX raw_data is little-endian; this reader copies it as is"
 #endif
 
-/* Largest tensor accepted from a file, in elements (bounded again by the bytes the file
- * really holds before anything is allocated). */
-#define MAX_TENSOR_NUMEL (INT64_C(1) << 40)
+/* Largest tensor accepted from a file, in elements with zero extents counted as 1 (the
+ * graph's bound; bounded again by the bytes the file really holds before anything is
+ * allocated). */
+#define MAX_TENSOR_NUMEL TSL_GRAPH_MAX_NUMEL
 
 tsl_status onnx_dtype(int32_t t, tsl_dtype *out) {
   switch (t) {
@@ -160,14 +161,12 @@ tsl_status onnx_tensor_decode(const Onnx__TensorProto *tp, const char *base_dir,
   if (tp->segment) return tsl_error(TSL_ERR_UNSUPPORTED, "onnx: tensor '%s': segmented tensors are not supported", name);
   if (tp->n_dims > TSL_MAX_NDIM)
     return tsl_error(TSL_ERR_UNSUPPORTED, "onnx: tensor '%s' has rank %zu (at most %d)", name, tp->n_dims, TSL_MAX_NDIM);
-  int64_t shape[TSL_MAX_NDIM], numel = 1;
-  for (size_t d = 0; d < tp->n_dims; d++) {
-    shape[d] = tp->dims[d];
-    if (shape[d] < 0) return tsl_error(TSL_ERR_INVALID, "onnx: tensor '%s': extent %lld", name, (long long)shape[d]);
-    if (shape[d] > 0 && numel > MAX_TENSOR_NUMEL / shape[d])
-      return tsl_error(TSL_ERR_INVALID, "onnx: tensor '%s' has more than 2^40 elements", name);
-    numel *= shape[d];
-  }
+  int64_t shape[TSL_MAX_NDIM], numel;
+  for (size_t d = 0; d < tp->n_dims; d++) shape[d] = tp->dims[d];
+  char where[160];
+  snprintf(where, sizeof where, "onnx: tensor '%s'", name);
+  st = tsl_shape_check(where, (int)tp->n_dims, shape, MAX_TENSOR_NUMEL, &numel);
+  if (st != TSL_OK) return st;
   size_t nbytes = (size_t)numel * tsl_dtype_bytes(dt);
   bool external = tp->has_data_location && tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
   size_t typed = typed_count(tp);

@@ -9,9 +9,9 @@
 #include "models/graph.h"
 #include "models/node_kernels_binary.h"
 
-/* Shapes larger than this many elements are refused: far beyond any CNN tensor, and it
- * keeps every size computation (elements times bytes) clear of int64 overflow. */
-#define MAX_NUMEL (INT64_C(1) << 40)
+/* Shapes larger than this many elements are refused (graph.h): with zeros counted as 1,
+ * so an empty input's other extents stay bounded and products of them cannot overflow. */
+#define MAX_NUMEL TSL_GRAPH_MAX_NUMEL
 
 typedef struct shape {
   int ndim;
@@ -40,13 +40,13 @@ static shape in_shape(const tsl_graph *g, const tsl_node *n, int k) {
 }
 
 static tsl_status set_output(tsl_graph *g, int node, int k, const shape *s) {
-  int64_t numel = 1;
-  for (int d = 0; d < s->ndim; d++) {
+  for (int d = 0; d < s->ndim; d++)
     if (s->d[d] < 0) return node_err(g, node, TSL_ERR_INVALID, "output extent %lld on axis %d",
                                      (long long)s->d[d], d);
-    if (s->d[d] > 0 && numel > MAX_NUMEL / s->d[d])
-      return node_err(g, node, TSL_ERR_INVALID, "output of more than 2^40 elements");
-    numel *= s->d[d];
+  if (tsl_shape_check("output", s->ndim, s->d, MAX_NUMEL, NULL) != TSL_OK) {
+    char msg[512];
+    snprintf(msg, sizeof msg, "%s", tsl_last_error());
+    return node_err(g, node, TSL_ERR_INVALID, "%s", msg);
   }
   tsl_value *v = &g->values[g->nodes[node].outputs[k]];
   v->dtype = TSL_DTYPE_F32;
@@ -354,6 +354,9 @@ static tsl_status infer_concat(tsl_graph *g, int node) {
       shape_str(&s, sk, sizeof sk);
       return node_err(g, node, TSL_ERR_INVALID, "input %d %s does not match %s outside axis %d", k, sk, s0, axis);
     }
+    /* each extent is at most MAX_NUMEL (a checked value), so the sum is checked before it can overflow */
+    if (s.d[axis] > MAX_NUMEL - y.d[axis])
+      return node_err(g, node, TSL_ERR_INVALID, "the inputs' extents on axis %d add up past 2^40", axis);
     y.d[axis] += s.d[axis];
   }
   return set_output(g, node, 0, &y);

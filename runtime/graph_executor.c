@@ -1,6 +1,7 @@
 /* The graph executor: a plan of kernel calls over planned buffers (graph_executor.h). */
 #include "runtime/graph_executor.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -172,11 +173,13 @@ static tsl_status add_io(tsl_graph_plan *p, bool input, const char *name, int bu
     return tsl_error(TSL_ERR_INVALID, "graph plan: %s %s: bad dtype or rank", what, name ? name : "?");
   if (input && p->bufs[buf].kind == BUF_CONST)
     return tsl_error(TSL_ERR_INVALID, "graph plan: input %s is a constant buffer", name ? name : "?");
-  tsl_graph_io_info info = {NULL, dt, ndim, {0}, (int64_t)tsl_dtype_bytes(dt)};
-  for (int d = 0; d < ndim; d++) {
-    info.shape[d] = shape[d];
-    info.bytes *= shape[d];
-  }
+  int64_t esize = (int64_t)tsl_dtype_bytes(dt), numel;
+  char where[160];
+  snprintf(where, sizeof where, "graph plan: %s %s (its byte size must fit int64)", what, name ? name : "?");
+  tsl_status st = tsl_shape_check(where, ndim, shape, INT64_MAX / esize, &numel);
+  if (st != TSL_OK) return st;
+  tsl_graph_io_info info = {NULL, dt, ndim, {0}, numel * esize};
+  for (int d = 0; d < ndim; d++) info.shape[d] = shape[d];
   if (info.bytes != p->bufs[buf].bytes)
     return tsl_error(TSL_ERR_INVALID, "graph plan: %s %s holds %lld bytes, its buffer %lld", what, name ? name : "?",
                      (long long)info.bytes, (long long)p->bufs[buf].bytes);

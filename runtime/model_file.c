@@ -184,12 +184,12 @@ static tsl_status add_io(tsl_model_writer *w, int k, const char *name, int buf, 
     return tsl_error(TSL_ERR_INVALID, "model writer: %s %s: bad buffer, dtype or rank", what, name);
   if (k == 0 && w->bufs[buf].kind == KIND_CONST)
     return tsl_error(TSL_ERR_INVALID, "model writer: input %s is a constant buffer", name);
-  int64_t bytes = (int64_t)tsl_dtype_bytes(dt);
-  for (int d = 0; d < ndim; d++) {
-    if (shape[d] < 0 || (shape[d] > 0 && bytes > INT64_MAX / shape[d]))
-      return tsl_error(TSL_ERR_INVALID, "model writer: %s %s: bad shape", what, name);
-    bytes *= shape[d];
-  }
+  int64_t esize = (int64_t)tsl_dtype_bytes(dt), numel;
+  char where[TSL_MODEL_FILE_MAX_STRING + 64];
+  snprintf(where, sizeof where, "model writer: %s %s (its byte size must fit int64)", what, name);
+  tsl_status st = tsl_shape_check(where, ndim, shape, INT64_MAX / esize, &numel);
+  if (st != TSL_OK) return st;
+  int64_t bytes = numel * esize;
   if (bytes != w->bufs[buf].bytes)
     return tsl_error(TSL_ERR_INVALID, "model writer: %s %s holds %lld bytes, its buffer %lld", what, name,
                      (long long)bytes, (long long)w->bufs[buf].bytes);

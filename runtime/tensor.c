@@ -3,6 +3,7 @@
 
 #include <float.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,8 +56,65 @@ tsl_status tsl_dtype_parse(const char *s, tsl_dtype *out) {
   return tsl_error(TSL_ERR_PARSE, "tsl_dtype_parse: unknown dtype '%s' (want bool, i8..i64, u8..u64, f16, f32, f64)", s);
 }
 
+/* "2^k", "2^k - 1" or the decimal value: bounds read better as powers of two. */
+static void bound_str(int64_t v, char *buf, size_t n) {
+  uint64_t u = (uint64_t)v;
+  if ((u & (u - 1)) == 0)
+    snprintf(buf, n, "2^%d", __builtin_ctzll(u));
+  else if (((u + 1) & u) == 0)
+    snprintf(buf, n, "2^%d - 1", __builtin_ctzll(u + 1));
+  else
+    snprintf(buf, n, "%lld", (long long)v);
+}
+
+static void extents_str(int ndim, const int64_t *shape, char *buf, size_t n) {
+  size_t len = (size_t)snprintf(buf, n, "[");
+  for (int d = 0; d < ndim && len < n; d++)
+    len += (size_t)snprintf(buf + len, n - len, d ? "x%lld" : "%lld", (long long)shape[d]);
+  if (len < n) snprintf(buf + len, n - len, "]");
+}
+
+tsl_status tsl_shape_check(const char *where, int ndim, const int64_t *shape, int64_t max_span,
+                           int64_t *numel) {
+  if (!where) where = "tsl_shape_check";
+  if (ndim < 0 || ndim > TSL_MAX_NDIM)
+    return tsl_error(TSL_ERR_INVALID, "%s: rank %d outside 0..%d", where, ndim, TSL_MAX_NDIM);
+  if (ndim > 0 && !shape) return tsl_error(TSL_ERR_INVALID, "%s: NULL shape for rank %d", where, ndim);
+  if (max_span < 1) return tsl_error(TSL_ERR_INVALID, "%s: size bound %lld (must be >= 1)", where, (long long)max_span);
+  bool empty = false;
+  for (int d = 0; d < ndim; d++) {
+    if (shape[d] < 0)
+      return tsl_error(TSL_ERR_INVALID, "%s: negative extent %lld in dimension %d", where, (long long)shape[d], d);
+    empty |= shape[d] == 0;
+  }
+  /* span = the product of max(extent, 1): every compact stride and every product of
+   * some of the extents is at most span, so bounding it keeps all of them in range. */
+  int64_t span = 1, n = 1;
+  for (int d = 0; d < ndim; d++) {
+    int64_t e = shape[d] > 0 ? shape[d] : 1;
+    if (e > max_span / span) {
+      char ext[8 * 24 + 4], bound[32];
+      extents_str(ndim, shape, ext, sizeof ext);
+      bound_str(max_span, bound, sizeof bound);
+      return tsl_error(TSL_ERR_INVALID,
+                       "%s: shape %s is too large: the product of its extents passes %s elements at "
+                       "dimension %d (extent %lld)%s",
+                       where, ext, bound, d, (long long)shape[d],
+                       empty ? " (zero extents count as 1: an empty tensor's strides still multiply the "
+                               "other extents)"
+                             : "");
+    }
+    span *= e;
+    n = shape[d] == 0 ? 0 : n * shape[d]; /* n <= span, no overflow */
+  }
+  if (numel) *numel = n;
+  return TSL_OK;
+}
+
 /* Validates dtype, rank and extents shared by new and wrap; on success *numel and
- * *nbytes hold the element count and the compact byte size. */
+ * *nbytes hold the element count and the compact byte size. Every extent counts
+ * (tsl_shape_check): the compact strides of an empty tensor multiply the other extents
+ * just as a full tensor's do, and in bytes they must fit int64 and size_t. */
 static tsl_status check_shape(const char *where, tsl_dtype dt, int ndim, const int64_t *shape,
                               int64_t *numel, size_t *nbytes) {
   if (!tsl_dtype_valid(dt))
@@ -64,30 +122,23 @@ static tsl_status check_shape(const char *where, tsl_dtype dt, int ndim, const i
   if (ndim < 0 || ndim > TSL_MAX_NDIM)
     return tsl_error(TSL_ERR_INVALID, "%s: ndim %d outside 0..%d", where, ndim, TSL_MAX_NDIM);
   if (ndim > 0 && !shape) return tsl_error(TSL_ERR_INVALID, "%s: NULL shape for ndim %d", where, ndim);
-  int64_t n = 1;
-  bool overflow = false;
-  for (int i = 0; i < ndim; i++) {
+  for (int i = 0; i < ndim; i++)
     if (shape[i] < 0)
       return tsl_error(TSL_ERR_INVALID, "%s: negative extent %lld in dimension %d", where,
                        (long long)shape[i], i);
-    /* A zero extent makes the tensor empty whatever the other extents multiply to. */
-    if (!overflow && __builtin_mul_overflow(n, shape[i], &n)) overflow = true;
-    if (shape[i] == 0) {
-      n = 0;
-      overflow = false;
-      break;
-    }
-  }
-  int64_t bytes = 0;
-  if (overflow || __builtin_mul_overflow(n, (int64_t)tsl_dtype_bytes(dt), &bytes) ||
-      (uint64_t)bytes > (uint64_t)(SIZE_MAX - TSL_TENSOR_ALIGN))
-    return tsl_error(TSL_ERR_INVALID, "%s: size of a %s tensor of rank %d overflows", where,
-                     tsl_dtype_str(dt), ndim);
-  *numel = n;
-  *nbytes = (size_t)bytes;
+  int64_t esize = (int64_t)tsl_dtype_bytes(dt);
+  uint64_t max_bytes = (uint64_t)SIZE_MAX - TSL_TENSOR_ALIGN < (uint64_t)INT64_MAX
+                           ? (uint64_t)SIZE_MAX - TSL_TENSOR_ALIGN
+                           : (uint64_t)INT64_MAX;
+  char what[96];
+  snprintf(what, sizeof what, "%s (the byte size of this %s tensor overflows int64)", where, tsl_dtype_str(dt));
+  tsl_status st = tsl_shape_check(what, ndim, shape, (int64_t)(max_bytes / (uint64_t)esize), numel);
+  if (st != TSL_OK) return st;
+  *nbytes = (size_t)(*numel * esize);
   return TSL_OK;
 }
 
+/* Compact row-major strides; check_shape bounded their product, so none overflows. */
 static void set_compact_strides(tsl_tensor *t) {
   int64_t s = 1;
   for (int i = t->ndim - 1; i >= 0; i--) {

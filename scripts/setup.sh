@@ -3,6 +3,8 @@
 # and configures + builds it in ./build. Run as root or with sudo available.
 #   scripts/setup.sh                 # release-ish build in build/
 #   scripts/setup.sh --sanitize      # ASan+UBSan build in build-asan/
+#   scripts/setup.sh --deps-only [PKG...]  # only install (the packages below and PKG...),
+#                                    # no build (scripts/fuzz.sh: clang-19 and libFuzzer)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -14,6 +16,12 @@ packages=(llvm-19-dev lld-19 libffi-dev libcunit1-dev meson ninja-build pkg-conf
           libdnnl-dev libopenblas-dev
           libjson-c-dev libxgboost-dev libstb-dev libnng-dev
           qemu-user gcc-aarch64-linux-gnu libc6-dev-arm64-cross)
+deps_only=false
+if [ "${1:-}" = "--deps-only" ]; then
+  deps_only=true
+  shift
+  packages+=("$@")
+fi
 
 missing=()
 for p in "${packages[@]}"; do
@@ -30,6 +38,7 @@ fi
 # The AArch64 RPC server links Debian's arm64 nng (+ mbedtls) statically: downloaded and
 # unpacked into build-arm64-sysroot/, nothing arm64 installed (cross/fetch-arm64-deps.sh).
 cross/fetch-arm64-deps.sh >/dev/null
+if $deps_only; then exit 0; fi
 
 builddir=build
 opts=()

@@ -8,8 +8,9 @@
  *
  * Strides count elements, not bytes. A tensor of ndim 0 is a scalar holding one
  * element. Extents may be 0 (an empty tensor: numel 0, data still a valid pointer for
- * owned tensors). Element counts are int64_t: tensors with more than 2^31 elements are
- * fine wherever memory allows.
+ * owned tensors; its strides are those of the extents with zeros made 1, and they too
+ * must fit in int64 bytes). Element counts are int64_t: tensors with more than 2^31
+ * elements are fine wherever memory allows.
  *
  * Element types: bool (8-bit storage: 0 or 1), i8/i16/i32/i64, u8/u16/u32/u64,
  * f16 (storage only), f32, f64. The IR's 1-bit bool is stored as one byte here.
@@ -86,12 +87,29 @@ const char *tsl_dtype_str(tsl_dtype dt);
  * which the message quotes). */
 tsl_status tsl_dtype_parse(const char *s, tsl_dtype *out);
 
+/* Checks `ndim` extents against a size bound; every constructor of tensors and of
+ * shaped values calls it. Each extent must be >= 0, and the extents multiplied together
+ * with each 0 counted as 1 (the "span") must be at most `max_span` elements. The span
+ * bounds every compact stride and every product of some of the extents, so code that
+ * multiplies extents of a checked shape cannot overflow. An empty shape is held to the
+ * bound of the same shape with its zeros made 1: an empty tensor's strides multiply
+ * its other extents just the same (so [0, 2^40, 2^40] is refused under any bound below
+ * 2^80). `where` starts the message (NULL: "tsl_shape_check"). On success *numel, when
+ * numel is not NULL, holds the element count (0 when an extent is 0).
+ * Errors: TSL_ERR_INVALID (ndim outside 0..TSL_MAX_NDIM, NULL shape for ndim > 0,
+ * max_span < 1, a negative extent, a span above max_span: the message gives the shape,
+ * the dimension where the product passes the bound, and the bound). */
+tsl_status tsl_shape_check(const char *where, int ndim, const int64_t *shape, int64_t max_span,
+                           int64_t *numel);
+
 /* A new compact row-major tensor owning zeroed, TSL_TENSOR_ALIGN-aligned data.
  * `shape` holds `ndim` extents (may be NULL when ndim is 0). The data pointer is never
  * NULL, even for an empty tensor. *out is set only on success; free it with
  * tsl_tensor_free.
  * Errors: TSL_ERR_INVALID (invalid dtype, ndim outside 0..TSL_MAX_NDIM, a negative
- * extent, NULL out or shape, byte size overflowing size_t/int64), TSL_ERR_NOMEM. */
+ * extent, NULL out or shape, a byte size overflowing int64 or size_t: the extents count
+ * with zeros as 1, as in tsl_shape_check, so an empty tensor whose strides would
+ * overflow is refused too), TSL_ERR_NOMEM. */
 tsl_status tsl_tensor_new(tsl_dtype dt, int ndim, const int64_t *shape, tsl_tensor **out);
 
 /* A tensor describing caller memory `data` (not owned: tsl_tensor_free leaves it).

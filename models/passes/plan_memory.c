@@ -25,10 +25,19 @@ tsl_status tsl_pass_plan_memory(int n, const tsl_mem_request *req, int64_t *offs
   if (!peak || n < 0 || (n > 0 && (!req || !offsets)))
     return tsl_error(TSL_ERR_INVALID, "plan_memory: bad arguments");
   *peak = 0;
-  for (int i = 0; i < n; i++)
+  /* Every offset plus size is at most the sum of the aligned sizes: bounding the sum
+   * keeps the arithmetic below clear of overflow. */
+  int64_t total = 0;
+  for (int i = 0; i < n; i++) {
     if (req[i].bytes < 0 || req[i].first > req[i].last)
       return tsl_error(TSL_ERR_INVALID, "plan_memory: tensor %d: %lld bytes live over [%d, %d]", i,
                        (long long)req[i].bytes, req[i].first, req[i].last);
+    if (req[i].bytes > INT64_MAX - TSL_TENSOR_ALIGN ||
+        __builtin_add_overflow(total, (req[i].bytes + TSL_TENSOR_ALIGN - 1) / TSL_TENSOR_ALIGN * TSL_TENSOR_ALIGN,
+                               &total))
+      return tsl_error(TSL_ERR_INVALID, "plan_memory: tensor %d of %lld bytes takes the tensors' total past 2^63 bytes",
+                       i, (long long)req[i].bytes);
+  }
   if (n == 0) return TSL_OK;
   sized *order = malloc((size_t)n * sizeof *order);
   int *placed = malloc((size_t)n * sizeof *placed);

@@ -28,8 +28,8 @@ typedef struct tsl_mem_request {
 
 /* Fills offsets[0..n) (bytes from the arena's start) and *peak, the arena size: the
  * planned peak activation bytes. n = 0 gives peak 0.
- * Errors: TSL_ERR_INVALID (NULL arrays with n > 0, negative sizes, first > last),
- * TSL_ERR_NOMEM. */
+ * Errors: TSL_ERR_INVALID (NULL arrays with n > 0, negative sizes, first > last, sizes
+ * rounded up to TSL_TENSOR_ALIGN that add up past INT64_MAX), TSL_ERR_NOMEM. */
 tsl_status tsl_pass_plan_memory(int n, const tsl_mem_request *req, int64_t *offsets, int64_t *peak);
 
 #ifdef __cplusplus

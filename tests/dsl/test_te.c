@@ -136,6 +136,24 @@ static void test_check_flags_out_of_bounds_read(void) {
   CU_ASSERT_STRING_EQUAL(tsl_last_error(), "shift: read of A[dim 0] may reach [1, 8] outside [0, 8)");
 }
 
+/* Found by fuzzing (tests/fuzz/fuzz_dsl.c): integer division by a zero that only the
+ * run time sees gives 0 (ir/ir.h), so x[N - 1 / i] reads x[N] at i = 0; the interval
+ * analysis took the zero divisor for undefined, left the 0 out of 1 / i and let the
+ * read through. The TE interpreter, run on the same program, reads out of bounds. */
+static void test_check_flags_read_past_end_through_division_by_zero(void) {
+  const char *text = "op two(x: i16[N])\n  @output\n  a[i] = x[i] * 2\n  @output\n  b[i] = max(a[i], x[N - 1 / i])\n";
+  for (int64_t n = 2; n <= 3; n++) {
+    tsl_te_program *p = dsl_instantiate_text(text, "two", n, 0, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    CU_ASSERT_EQUAL(tsl_te_check(p), TSL_ERR_INVALID);
+    CU_ASSERT_PTR_NOT_NULL(strstr(tsl_last_error(), "read of x[dim 0] may reach"));
+  }
+  /* a divisor that cannot be 0 keeps the read in bounds: i / 2 <= N - 1 */
+  tsl_te_program *ok = dsl_instantiate_text("op half(x: i16[N])\n  b[i] = x[i / 2]\n    where i < N\n", "half", 3, 0, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(ok);
+  CU_ASSERT_EQUAL(tsl_te_check(ok), TSL_OK);
+}
+
 static void test_check_accepts_reads_guarded_by_select_and_reduce_condition(void) {
   tsl_te_tensor *A = tsl_te_placeholder("A", TSL_F32, 1, (int64_t[]){8});
   tsl_iter_var *ax = tsl_te_axes(1, (int64_t[]){8}, (const char *[]){"i"});
@@ -219,6 +237,8 @@ void tsl_tests_dsl_te(void) {
   CU_add_test(s, "read_wrong_index_count_and_bad_shapes", test_read_wrong_index_count_and_bad_shapes);
   CU_add_test(s, "program_stages_topological_and_unique", test_program_stages_topological_and_unique);
   CU_add_test(s, "check_flags_out_of_bounds_read", test_check_flags_out_of_bounds_read);
+  CU_add_test(s, "check_flags_read_past_end_through_division_by_zero",
+              test_check_flags_read_past_end_through_division_by_zero);
   CU_add_test(s, "check_accepts_reads_guarded_by_select_and_reduce_condition",
               test_check_accepts_reads_guarded_by_select_and_reduce_condition);
   CU_add_test(s, "check_uses_linear_constraint_of_several_variables", test_check_uses_linear_constraint_of_several_variables);

@@ -72,6 +72,14 @@ static void test_executor_runs_steps_over_planned_buffers(void) {
   CU_ASSERT_EQUAL(tsl_graph_plan_add_input(p, "c", bc, TSL_DTYPE_F32, 1, &s8), TSL_ERR_INVALID);
   CU_ASSERT_EQUAL(tsl_graph_plan_add_output(p, "z", by, TSL_DTYPE_F32, 1, &s8), TSL_OK);
   CU_ASSERT_EQUAL(tsl_graph_plan_add_output(p, "w", by, TSL_DTYPE_F32, 1, (const int64_t[]){7}), TSL_ERR_INVALID);
+  /* shapes whose byte size overflows int64 (4 * 2^62 * 2^62), empty or not: an error,
+   * not a wrapped size (a model file's shapes come from the file) */
+  const int64_t p62 = INT64_C(1) << 62;
+  CU_ASSERT_EQUAL(tsl_graph_plan_add_output(p, "o", by, TSL_DTYPE_F32, 3, (const int64_t[]){p62, p62, 0}),
+                  TSL_ERR_INVALID);
+  CU_ASSERT_PTR_NOT_NULL(strstr(tsl_last_error(), "graph plan: output o"));
+  CU_ASSERT_EQUAL(tsl_graph_plan_add_output(p, "o", by, TSL_DTYPE_F32, 2, (const int64_t[]){p62, 2}), TSL_ERR_INVALID);
+  CU_ASSERT_EQUAL(tsl_graph_plan_add_input(p, "i", bx, TSL_DTYPE_F32, 2, (const int64_t[]){2, -8}), TSL_ERR_INVALID);
   tsl_graph_ctx *ctx;
   CU_ASSERT_EQUAL_FATAL(tsl_graph_ctx_new(p, &ctx), TSL_OK);
   float *x = tsl_graph_ctx_input(ctx, 0);

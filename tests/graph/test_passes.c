@@ -259,6 +259,17 @@ static void test_plan_memory_refuses_bad_requests(void) {
   CU_ASSERT_EQUAL(tsl_pass_plan_memory(1, &r, &off, &peak), TSL_ERR_INVALID);
   CU_ASSERT_EQUAL(tsl_pass_plan_memory(0, NULL, NULL, &peak), TSL_OK);
   CU_ASSERT_EQUAL(peak, 0);
+  /* sizes whose aligned sum passes INT64_MAX: an error, never a wrapped offset */
+  tsl_mem_request huge = {INT64_MAX, 0, 0};
+  CU_ASSERT_EQUAL(tsl_pass_plan_memory(1, &huge, &off, &peak), TSL_ERR_INVALID);
+  tsl_mem_request two[2] = {{INT64_C(1) << 62, 0, 1}, {INT64_C(1) << 62, 1, 2}};
+  int64_t offs[2];
+  CU_ASSERT_EQUAL(tsl_pass_plan_memory(2, two, offs, &peak), TSL_ERR_INVALID);
+  CU_ASSERT_PTR_NOT_NULL(strstr(tsl_last_error(), "past 2^63 bytes"));
+  /* 2^61 + 2^61 = 2^62 fits: both live at step 1, so one sits above the other */
+  two[0].bytes = two[1].bytes = INT64_C(1) << 61;
+  CU_ASSERT_EQUAL(tsl_pass_plan_memory(2, two, offs, &peak), TSL_OK);
+  CU_ASSERT_EQUAL(peak, INT64_C(1) << 62);
 }
 
 /* ---- single operators on the shared edge cases ---- */

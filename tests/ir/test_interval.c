@@ -160,6 +160,26 @@ static void test_interval_empty_range_propagates(void) {
   CU_ASSERT_FALSE(tsl_interval_of(c64(1), r).empty);
 }
 
+/* Integer division and modulo by zero give 0 (ir/ir.h): a divisor whose range holds 0
+ * adds 0 to the result (the intervals below are worked out by hand). */
+static void test_interval_division_by_a_divisor_that_may_be_zero(void) {
+  tsl_var_ranges *r = tsl_var_ranges_new();
+  tsl_expr *i = tsl_var("i", TSL_I64), *z = tsl_var("z", TSL_I64), *m = tsl_var("m", TSL_I64);
+  tsl_var_ranges_set(r, i, tsl_interval_range(0, 2));
+  tsl_var_ranges_set(r, z, tsl_interval_point(0));
+  tsl_var_ranges_set(r, m, tsl_interval_range(-1, 0));
+  CHECK_RANGE(tsl_interval_of(tsl_div(c64(1), i), r), 0, 1);     /* 1/0 = 0, 1/1 = 1, 1/2 = 0 */
+  CHECK_RANGE(tsl_interval_of(tsl_div(c64(-5), i), r), -5, 0);   /* 0, -5, -3 */
+  tsl_interval only_zero = tsl_interval_of(tsl_div(c64(7), z), r); /* 0, left unbounded: never folded */
+  CU_ASSERT(contains(only_zero, 0) && !only_zero.has_lo && !only_zero.has_hi);
+  CHECK_RANGE(tsl_interval_of(tsl_div(c64(6), m), r), -6, 0);    /* 6/-1 = -6, 6/0 = 0 */
+  CU_ASSERT(contains(tsl_interval_of(tsl_mod(c64(7), z), r), 0));
+  CHECK_RANGE(tsl_interval_of(tsl_mod(c64(5), i), r), 0, 1);     /* 0, 0, 1 */
+  /* a divisor that cannot be 0 keeps the tight quotient */
+  tsl_var_ranges_set(r, i, tsl_interval_range(1, 2));
+  CHECK_RANGE(tsl_interval_of(tsl_div(c64(8), i), r), 4, 8);
+}
+
 static void test_interval_helpers_and_union(void) {
   tsl_interval p = tsl_interval_point(5);
   CHECK_RANGE(p, 5, 5);
@@ -217,6 +237,7 @@ void tsl_tests_ir_interval(void) {
       {"test_interval_of_unknowns_is_the_type_range", test_interval_of_unknowns_is_the_type_range},
       {"test_interval_narrow_type_wraps_to_full_range", test_interval_narrow_type_wraps_to_full_range},
       {"test_interval_empty_range_propagates", test_interval_empty_range_propagates},
+      {"test_interval_division_by_a_divisor_that_may_be_zero", test_interval_division_by_a_divisor_that_may_be_zero},
       {"test_interval_helpers_and_union", test_interval_helpers_and_union},
       {"test_var_ranges_set_get_replace_copy", test_var_ranges_set_get_replace_copy},
       {"test_interval_of_shared_dag_is_fast", test_interval_of_shared_dag_is_fast},

@@ -258,6 +258,16 @@ void ob_attr_tensor_f32(ob_model *m, const char *name, int ndim, const int64_t *
 
 void ob_node_domain(ob_model *m, const char *domain) { m->graph.node[m->graph.n_node - 1]->domain = ob_str(m, domain); }
 
+uint8_t *ob_pack_initializer(const ob_model *m, size_t i, size_t *size) {
+  if (i >= m->graph.n_initializer) abort();
+  const Onnx__TensorProto *t = m->graph.initializer[i];
+  *size = onnx__tensor_proto__get_packed_size(t);
+  uint8_t *buf = malloc(*size ? *size : 1);
+  if (!buf) abort();
+  onnx__tensor_proto__pack(t, buf);
+  return buf;
+}
+
 uint8_t *ob_pack(const ob_model *m, size_t *size) {
   *size = onnx__model_proto__get_packed_size(&m->model);
   uint8_t *buf = malloc(*size ? *size : 1);

@@ -48,5 +48,8 @@ void ob_node_domain(ob_model *m, const char *domain);
 
 /* Serializes the model into a malloc'd buffer (*size bytes). */
 uint8_t *ob_pack(const ob_model *m, size_t *size);
+/* Serializes initializer `i` (in the order added) alone, as a TensorProto file holds
+ * it, into a malloc'd buffer (*size bytes). */
+uint8_t *ob_pack_initializer(const ob_model *m, size_t i, size_t *size);
 
 #endif

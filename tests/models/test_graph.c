@@ -270,6 +270,38 @@ static void test_reshape_zero_copies_and_minus_one_infers(void) {
   tsl_graph_free(g);
 }
 
+/* Every graph value is bounded by 2^40 elements with its zero extents counted as 1:
+ * an empty value beside huge extents is refused where it enters the graph (input,
+ * constant, inferred output), so later products of its extents cannot overflow. */
+static void test_graph_empty_values_beside_huge_extents_are_refused(void) {
+  const int64_t p20 = INT64_C(1) << 20, p21 = INT64_C(1) << 21, p40 = INT64_C(1) << 40;
+  tsl_graph *g = new_graph();
+  int id = -1;
+  CU_ASSERT_EQUAL(tsl_graph_add_input(g, "x", TSL_DTYPE_F32, 3, (const int64_t[]){0, p40, p40}, &id), TSL_ERR_INVALID);
+  CU_ASSERT_PTR_NOT_NULL(strstr(tsl_last_error(), "graph input 'x'"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(tsl_last_error(), "zero extents count as 1"));
+  CU_ASSERT_EQUAL(tsl_graph_add_input(g, "x", TSL_DTYPE_F32, 3, (const int64_t[]){p21, 0, p20}, &id), TSL_ERR_INVALID);
+  CU_ASSERT_EQUAL(g->n_values, 0);
+  /* at the bound (2^20 * 2^20 = 2^40) the empty input is fine */
+  int x = input(g, "x", 3, (const int64_t[]){0, p20, p20});
+  /* a valid runtime tensor, but above the graph's bound: refused (and freed) */
+  tsl_tensor *t = NULL;
+  CU_ASSERT_EQUAL_FATAL(tsl_tensor_new(TSL_DTYPE_F32, 3, (const int64_t[]){p21, 0, p20}, &t), TSL_OK);
+  CU_ASSERT_EQUAL(tsl_graph_add_constant(g, "c", t, &id), TSL_ERR_INVALID);
+  CU_ASSERT_PTR_NOT_NULL(strstr(tsl_last_error(), "graph constant 'c'"));
+  /* shape inference: Reshape (allowzero) of the empty input into [0, 2^40, 2^40] */
+  int n = node(g, TSL_OP_RESHAPE, "r", 1, &x);
+  tsl_graph_set_attr_ints(g, n, "shape", 3, (const int64_t[]){0, p40, p40});
+  tsl_graph_set_attr_int(g, n, "allowzero", 1);
+  CU_ASSERT_EQUAL(tsl_graph_infer_node(g, n), TSL_ERR_INVALID);
+  CU_ASSERT_PTR_NOT_NULL(strstr(tsl_last_error(), "Reshape 'r'"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(tsl_last_error(), "passes 2^40 elements"));
+  tsl_graph_set_attr_ints(g, n, "shape", 3, (const int64_t[]){0, p40, 1});
+  CU_ASSERT_EQUAL(tsl_graph_infer_node(g, n), TSL_OK);
+  CU_ASSERT(shape_is(out_of(g, n), 3, (const int64_t[]){0, p40, 1}));
+  tsl_graph_free(g);
+}
+
 static void test_slice_clamps_and_negative_steps(void) {
   tsl_graph *g = new_graph();
   int64_t xs[2] = {10, 6};
@@ -478,6 +510,8 @@ void tsl_tests_models_graph(void) {
               test_pool_ceil_mode_without_padding_keeps_partial_window);
   CU_add_test(s, "conv_errors_name_node_and_cause", test_conv_errors_name_node_and_cause);
   CU_add_test(s, "reshape_zero_copies_and_minus_one_infers", test_reshape_zero_copies_and_minus_one_infers);
+  CU_add_test(s, "graph_empty_values_beside_huge_extents_are_refused",
+              test_graph_empty_values_beside_huge_extents_are_refused);
   CU_add_test(s, "slice_clamps_and_negative_steps", test_slice_clamps_and_negative_steps);
   CU_add_test(s, "matmul_and_binary_broadcast_shapes", test_matmul_and_binary_broadcast_shapes);
   CU_add_test(s, "split_concat_transpose_flatten_pad_shapes", test_split_concat_transpose_flatten_pad_shapes);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "models/onnx.h"
 #include "models_tests.h"
@@ -203,6 +204,94 @@ static void test_onnx_valid_but_unsupported_inputs_are_refused(void) {
   ob_free(m);
 }
 
+/* Found by coverage-guided fuzzing (tests/fuzz/fuzz_onnx_load.c): an initializer with a
+ * zero extent beside huge ones was accepted as empty and its strides overflowed int64
+ * in tsl_tensor_new. Each must be refused with a message naming the tensor, whether it
+ * comes in a model (from memory or a file) or alone as a TensorProto. The shapes are
+ * chosen by hand to pass 2^40 elements once the zero counts as 1. */
+static void test_onnx_empty_initializer_beside_huge_extents_is_refused(void) {
+  const int64_t p20 = INT64_C(1) << 20, p21 = INT64_C(1) << 21, p62 = INT64_C(1) << 62;
+  const int64_t shapes[4][3] = {{0, p62, p62}, {p62, p62, 0}, {p62, 0, 4}, {0, p21, p20}};
+  for (int k = 0; k < 4; k++) {
+    ob_model *m = small_model(13);
+    ob_init_raw(m, "huge", OB_FLOAT, 3, shapes[k], NULL, 0);
+    CU_ASSERT_EQUAL(load(m), TSL_ERR_INVALID);
+    CU_ASSERT(msg_has("onnx: tensor 'huge'", "zero extents count as 1"));
+    size_t n;
+    uint8_t *buf = ob_pack_initializer(m, 1, &n);
+    tsl_tensor *t = NULL;
+    char name[16];
+    CU_ASSERT_EQUAL(tsl_onnx_tensor_from_memory(buf, n, &t, name, sizeof name), TSL_ERR_INVALID);
+    CU_ASSERT(msg_has("onnx: tensor 'huge'", "passes 2^40 elements"));
+    CU_ASSERT_PTR_NULL(t);
+    free(buf);
+    ob_free(m);
+  }
+  /* the same model through a file */
+  ob_model *m = small_model(13);
+  ob_init_raw(m, "huge", OB_FLOAT, 3, shapes[0], NULL, 0);
+  size_t n;
+  uint8_t *buf = ob_pack(m, &n);
+  char path[] = "/tmp/tessel-onnx-empty-XXXXXX";
+  int fd = mkstemp(path);
+  CU_ASSERT_FATAL(fd >= 0);
+  FILE *f = fdopen(fd, "wb");
+  CU_ASSERT_EQUAL(fwrite(buf, 1, n, f), n);
+  fclose(f);
+  tsl_graph *g = NULL;
+  CU_ASSERT_EQUAL(tsl_graph_load_onnx(path, &g), TSL_ERR_INVALID);
+  CU_ASSERT(msg_has("'huge'", path));
+  CU_ASSERT_PTR_NULL(g);
+  unlink(path);
+  free(buf);
+  ob_free(m);
+  /* a graph input of that shape is refused the same way */
+  m = ob_new(13);
+  ob_input(m, "x", OB_FLOAT, 3, shapes[0]);
+  ob_node(m, "Relu", "r", 1, (const char *[]){"x"}, 1, (const char *[]){"y"});
+  ob_output(m, "y");
+  CU_ASSERT_EQUAL(load(m), TSL_ERR_INVALID);
+  CU_ASSERT(msg_has("'x'", "zero extents count as 1"));
+  ob_free(m);
+  /* and an empty initializer within the bound still loads */
+  m = small_model(13);
+  ob_init_raw(m, "empty", OB_FLOAT, 3, (const int64_t[]){0, p20, p20}, NULL, 0);
+  CU_ASSERT_EQUAL(load(m), TSL_OK);
+  ob_free(m);
+}
+
+/* Found by fuzzing (tests/fuzz/fuzz_onnx_load.c): a node whose data input is omitted
+ * (an empty name) while a later input is given passed the input count, and the
+ * handlers that look at the data's shape before shape inference (legacy Add, Pad,
+ * Split, Conv's auto_pad, ReduceMean without axes) read value -1. Each must be refused
+ * naming the node. */
+static void test_onnx_omitted_required_input_is_refused(void) {
+  int64_t four[1] = {4}, x4[4] = {1, 2, 4, 4};
+  float w[18] = {0};
+  struct {
+    int64_t opset;
+    const char *op;
+    int n_in;
+    const char *in[2];
+  } cases[] = {{6, "Add", 2, {"", "x"}},    {13, "Pad", 2, {"", "pads"}},   {13, "Split", 2, {"", "sp"}},
+               {13, "Conv", 2, {"", "w"}}, {18, "ReduceMean", 2, {"", "ax"}}, {13, "Add", 2, {"", "x"}}};
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    ob_model *m = ob_new(cases[k].opset);
+    ob_input(m, "x", OB_FLOAT, 4, x4);
+    ob_init_i64(m, "pads", 1, (int64_t[]){8}, (int64_t[]){0, 0, 1, 1, 0, 0, 1, 1}, OB_RAW);
+    ob_init_i64(m, "sp", 1, (int64_t[]){2}, (int64_t[]){1, 1}, OB_RAW);
+    ob_init_i64(m, "ax", 1, four, (int64_t[]){0, 1, 2, 3}, OB_RAW);
+    ob_init_f32(m, "w", 4, (int64_t[]){1, 2, 3, 3}, w, OB_RAW, NULL, 0);
+    ob_node(m, cases[k].op, "n", cases[k].n_in, cases[k].in, 1, (const char *[]){"y"});
+    if (strcmp(cases[k].op, "Conv") == 0) ob_attr_string(m, "auto_pad", "SAME_UPPER");
+    if (strcmp(cases[k].op, "Split") == 0) ob_attr_int(m, "axis", 1);
+    ob_output(m, "y");
+    CU_ASSERT_EQUAL(load(m), TSL_ERR_INVALID);
+    CU_ASSERT(msg_has("node 'n'", "required input 0 is omitted"));
+    ob_free(m);
+  }
+}
+
 static void test_onnx_unreadable_and_empty_files(void) {
   tsl_graph *g = NULL;
   CU_ASSERT_EQUAL(tsl_graph_load_onnx("/nonexistent/model.onnx", &g), TSL_ERR_IO);
@@ -361,6 +450,9 @@ void tsl_tests_models_onnx_errors(void) {
   CU_add_test(s, "onnx_wrong_opsets_and_domains_are_refused", test_onnx_wrong_opsets_and_domains_are_refused);
   CU_add_test(s, "onnx_malformed_graphs_are_invalid", test_onnx_malformed_graphs_are_invalid);
   CU_add_test(s, "onnx_valid_but_unsupported_inputs_are_refused", test_onnx_valid_but_unsupported_inputs_are_refused);
+  CU_add_test(s, "onnx_empty_initializer_beside_huge_extents_is_refused",
+              test_onnx_empty_initializer_beside_huge_extents_is_refused);
+  CU_add_test(s, "onnx_omitted_required_input_is_refused", test_onnx_omitted_required_input_is_refused);
   CU_add_test(s, "onnx_unreadable_and_empty_files", test_onnx_unreadable_and_empty_files);
   CU_add_test(s, "onnx_fuzz_small_models_every_truncation_and_byte_flips",
               test_onnx_fuzz_small_models_every_truncation_and_byte_flips);

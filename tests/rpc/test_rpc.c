@@ -26,6 +26,7 @@
 #include "dsl/ops/registry.h"
 #include "ir/arena.h"
 #include "ref/ref_ops.h"
+#include "rpc_tests.h"
 #include "rpc/rpc_paths.h"
 #include "schedule/lower.h"
 #include "schedule/schedule.h"
@@ -703,4 +704,5 @@ void tsl_tests_rpc(void) {
               test_rpc_server_killed_mid_tuning_clear_error_records_intact);
   CU_add_test(s, "test_rpc_pool_of_two_servers_tunes_and_mixed_pool_refused",
               test_rpc_pool_of_two_servers_tunes_and_mixed_pool_refused);
+  tsl_tests_rpc_request();
 }

@@ -3,6 +3,7 @@
 #define TESSEL_TESTS_RUNTIME_TESTS_H
 
 void tsl_tests_runtime_tensor(void);
+void tsl_tests_runtime_tensor_bounds(void);
 void tsl_tests_runtime_module(void);
 void tsl_tests_runtime_aot(void);
 void tsl_tests_runtime_parallel(void);

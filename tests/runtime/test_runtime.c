@@ -5,6 +5,7 @@ void tsl_tests_runtime(void);
 
 void tsl_tests_runtime(void) {
   tsl_tests_runtime_tensor();
+  tsl_tests_runtime_tensor_bounds();
   tsl_tests_runtime_module();
   tsl_tests_runtime_aot();
   tsl_tests_runtime_parallel();
