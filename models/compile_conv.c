@@ -36,30 +36,36 @@ static uint64_t hash_str(const char *s) {
 
 static tsl_conv_cache_entry *cache_find(tsl_conv_lowering *cl, const char *key) {
   for (int i = 0; i < cl->ncache; i++)
-    if (strcmp(cl->cache[i].key, key) == 0) return &cl->cache[i];
+    if (strcmp(cl->cache[i]->key, key) == 0) return cl->cache[i];
   return NULL;
 }
 
+/* A new zeroed entry for key. Entries do not move: lower_one holds its conv kernel's
+ * entry while transform_weights adds the weight program's. */
 static tsl_status cache_add(tsl_conv_lowering *cl, const char *key, tsl_conv_cache_entry **out) {
+  *out = NULL;
   if (cl->ncache == cl->capcache) {
     int cap = cl->capcache ? 2 * cl->capcache : 32;
-    tsl_conv_cache_entry *n = realloc(cl->cache, (size_t)cap * sizeof *n);
+    tsl_conv_cache_entry **n = realloc(cl->cache, (size_t)cap * sizeof *n);
     if (!n) return tsl_error(TSL_ERR_NOMEM, "compile: out of memory");
     cl->cache = n;
     cl->capcache = cap;
   }
-  tsl_conv_cache_entry *e = &cl->cache[cl->ncache];
-  memset(e, 0, sizeof *e);
-  if (!(e->key = strdup(key))) return tsl_error(TSL_ERR_NOMEM, "compile: out of memory");
-  cl->ncache++;
+  tsl_conv_cache_entry *e = calloc(1, sizeof *e);
+  if (!e || !(e->key = strdup(key))) {
+    free(e);
+    return tsl_error(TSL_ERR_NOMEM, "compile: out of memory");
+  }
+  cl->cache[cl->ncache++] = e;
   *out = e;
   return TSL_OK;
 }
 
 void tsl_conv_lowering_clear(tsl_conv_lowering *cl) {
   for (int i = 0; cl && i < cl->ncache; i++) {
-    free(cl->cache[i].key);
-    free(cl->cache[i].info);
+    free(cl->cache[i]->key);
+    free(cl->cache[i]->info);
+    free(cl->cache[i]);
   }
   if (cl) free(cl->cache);
   if (cl) {

@@ -57,8 +57,9 @@ typedef struct tsl_conv_lowering {
   int kernels;         /* distinct conv kernels built */
   double build_seconds;
   double weight_seconds; /* weight pre-transforms (compile + run) */
-  /* private */
-  tsl_conv_cache_entry *cache;
+  /* private: each entry allocated alone, so that a pointer to one stays valid while
+   * later entries are added */
+  tsl_conv_cache_entry **cache;
   int ncache, capcache;
 } tsl_conv_lowering;
 
