@@ -31,11 +31,13 @@ fi
 # unpacked into build-arm64-sysroot/, nothing arm64 installed (cross/fetch-arm64-deps.sh).
 cross/fetch-arm64-deps.sh >/dev/null
 
+# werror is off in meson.build's defaults (users' builds); the project's own builds keep
+# failing on any warning. An existing build folder keeps the options it was set up with.
 builddir=build
-opts=()
+opts=(-Dwerror=true)
 if [ "${1:-}" = "--sanitize" ]; then
   builddir=build-asan
-  opts=(-Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug)
+  opts+=(-Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug)
 fi
 if [ ! -f "$builddir/build.ninja" ]; then
   meson setup "$builddir" "${opts[@]}" >/dev/null
