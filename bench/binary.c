@@ -358,9 +358,16 @@ typedef struct bound_ctx {
   prepared *tessel;
 } bound_ctx;
 
-/* the nests need their small loops unrolled (accumulators in registers), as -O3 does */
-#define BOUND_FN __attribute__((target("avx2,popcnt"), optimize("O3"), noinline))
-#define BOUND_INLINE __attribute__((target("avx2,popcnt"), optimize("O3"), always_inline)) inline
+/* the nests need their small loops unrolled (accumulators in registers), as -O3 does; gcc
+ * takes the level per function, clang has no optimize attribute (there the nests get the
+ * build's own level, -O2 by default) */
+#if defined(__clang__)
+#define BOUND_O3
+#else
+#define BOUND_O3 optimize("O3"),
+#endif
+#define BOUND_FN __attribute__((target("avx2,popcnt"), BOUND_O3 noinline))
+#define BOUND_INLINE __attribute__((target("avx2,popcnt"), BOUND_O3 always_inline)) inline
 
 BOUND_INLINE static __m256i bd_nibble_counts(__m256i x) {
   const __m256i lut = _mm256_setr_epi8(0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4, 0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2,

@@ -8,7 +8,7 @@ builddir=${1:-build-aarch64}
 # arm64 nng for tessel-rpc-server (a no-op when already unpacked)
 cross/fetch-arm64-deps.sh || echo "cross: warning: no arm64 nng: tessel-rpc-server will not be built" >&2
 if [ ! -f "$builddir/build.ninja" ]; then
-  meson setup --cross-file cross/aarch64-linux-gnu.ini "$builddir" cross >/dev/null
+  meson setup --cross-file cross/aarch64-linux-gnu.ini -Dwerror=true "$builddir" cross >/dev/null
 fi
 ninja -C "$builddir" -j2 >/dev/null
 echo "cross: built $builddir/tessel-device-run and tessel-rpc-server (aarch64; the server needs cross/fetch-arm64-deps.sh first)"

@@ -42,7 +42,11 @@ bool dsl_is_reserved(const char *name) {
   return dsl_parse_dtype(name, &t) || dsl_fn_lookup(name) != FN_COUNT_;
 }
 
-#define FAIL(pos, ...) dsl_fail(S->src, TSL_ERR_PARSE, (pos), __VA_ARGS__)
+/* Records the message and evaluates to TSL_ERR_PARSE. The status is the macro's constant,
+ * not dsl_fail's result (which lives in another file), so that the compiler sees that
+ * every failure returns an error: unify() leaves its out-parameters unset when it fails,
+ * and gcc -O3 otherwise warns that its callers may read them uninitialized. */
+#define FAIL(pos, ...) (dsl_fail(S->src, TSL_ERR_PARSE, (pos), __VA_ARGS__), TSL_ERR_PARSE)
 
 static const char *tstr(tsl_type t, char *buf) { return tsl_type_str(t, buf, 16); }
 

@@ -54,7 +54,10 @@ typedef struct aot_compiler {
 /* What a stand-in kernel points at; never called (the plan is written, not run). */
 static int32_t standin_fn(void) { return 1; }
 
+/* A zeroed kernel appended to c->kernels (counted once the caller has filled it); *out is
+ * NULL when allocation fails. */
 static tsl_status push_kernel(aot_compiler *c, aot_kernel **out) {
+  *out = NULL;
   if (c->nkernels == c->cap) {
     int cap = c->cap ? 2 * c->cap : 32;
     aot_kernel *nkp = realloc(c->kernels, (size_t)cap * sizeof *nkp);

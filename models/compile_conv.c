@@ -40,7 +40,10 @@ static tsl_conv_cache_entry *cache_find(tsl_conv_lowering *cl, const char *key) 
   return NULL;
 }
 
+/* A new zeroed entry for key. Entries do not move: lower_one holds its conv kernel's
+ * entry while transform_weights adds the weight program's. */
 static tsl_status cache_add(tsl_conv_lowering *cl, const char *key, tsl_conv_cache_entry **out) {
+  *out = NULL;
   if (cl->ncache == cl->capcache) {
     int cap = cl->capcache ? 2 * cl->capcache : 32;
     tsl_conv_cache_entry **n = realloc(cl->cache, (size_t)cap * sizeof *n);

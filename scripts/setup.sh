@@ -40,11 +40,13 @@ fi
 cross/fetch-arm64-deps.sh >/dev/null
 if $deps_only; then exit 0; fi
 
+# werror is off in meson.build's defaults (users' builds); the project's own builds keep
+# failing on any warning. An existing build folder keeps the options it was set up with.
 builddir=build
-opts=()
+opts=(-Dwerror=true)
 if [ "${1:-}" = "--sanitize" ]; then
   builddir=build-asan
-  opts=(-Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug)
+  opts+=(-Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug)
 fi
 if [ ! -f "$builddir/build.ninja" ]; then
   meson setup "$builddir" "${opts[@]}" >/dev/null

@@ -2,6 +2,8 @@
 # Installs dependencies if missing, builds, and runs the whole test suite.
 #   scripts/test.sh               # normal build (build/)
 #   scripts/test.sh --sanitize    # under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/)
+#   scripts/test.sh --builddir DIR   # the suite of a folder built already (e.g. by
+#                                    # scripts/build_matrix.sh); no set-up, no build
 #
 # Passes: every module with "host" as the machine's own target; then, on an x86-64
 # machine, the modules that compile for the host once more for each other x86-64 target
@@ -10,8 +12,13 @@
 # with a line that says so. TSL_TEST_TARGETS=host runs the host pass only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh "$@"
 builddir=build
+if [ "${1:-}" = "--builddir" ]; then
+  builddir=${2:?scripts/test.sh: --builddir needs a build folder}
+  [ -x "$builddir/tests/tessel-tests" ] || { echo "scripts/test.sh: no $builddir/tests/tessel-tests (build it first)" >&2; exit 1; }
+else
+  scripts/setup.sh "$@"
+fi
 if [ "${1:-}" = "--sanitize" ]; then
   builddir=build-asan
   # LLVM's own allocations live for the process; only our leaks matter to LeakSanitizer

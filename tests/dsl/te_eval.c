@@ -110,8 +110,11 @@ static double eval(ev *E, const tsl_expr *e) {
   case TSL_E_LE: return eval(E, e->bin.a) <= eval(E, e->bin.b);
   case TSL_E_GT: return eval(E, e->bin.a) > eval(E, e->bin.b);
   case TSL_E_GE: return eval(E, e->bin.a) >= eval(E, e->bin.b);
-  case TSL_E_AND: return (eval(E, e->bin.a) != 0) & (eval(E, e->bin.b) != 0);
-  case TSL_E_OR: return (eval(E, e->bin.a) != 0) | (eval(E, e->bin.b) != 0);
+  case TSL_E_AND:
+  case TSL_E_OR: { /* no short circuit (ir/ir.h): both operands are evaluated */
+    bool a = eval(E, e->bin.a) != 0, b = eval(E, e->bin.b) != 0;
+    return e->kind == TSL_E_AND ? a && b : a || b;
+  }
   case TSL_E_NOT: return eval(E, e->un.a) == 0;
   /* only the taken branch: a guarded read outside its tensor is never made */
   case TSL_E_SELECT: return eval(E, e->select.cond) != 0 ? eval(E, e->select.t) : eval(E, e->select.f);

@@ -434,6 +434,30 @@ static void test_concat_of_conv_outputs_is_written_in_place(void) {
   concat_in_place(8, 7, x / 2); /* a part block: both concats run */
 }
 
+/* The compiler's conv cache holds a kernel entry per family key and a weight-program
+ * entry per weight shape, 32 before it first grows. Layer 1 shares layer 0's weight
+ * shape (only its padding differs), so from then on each layer's weight entry is an odd
+ * one, and the 33rd entry, which grows the cache, is a weight entry added while the
+ * layer's kernel entry is in use: that entry must stay valid (it was read after the
+ * cache had moved; AddressSanitizer saw it in mobilenet_v2). */
+static void test_conv_cache_growth_keeps_the_layer_entry(void) {
+  int64_t b = host_block();
+  int x;
+  tsl_graph *g = new_graph(b, 10, 10, &x);
+  int y = conv(g, x, b, b, 3, 1, 1, 1, 31); /* 2 entries */
+  y = conv(g, y, b, b, 3, 1, 0, 1, 33);     /* 1 entry: 8x8, the same weight program */
+  for (int i = 0; i < 20; i++) {            /* 2 entries each: 1x1, new channel pairs */
+    int64_t cin = i % 2 ? (i + 1) / 2 * b + b : b, cout = i % 2 ? b : (i / 2 + 2) * b;
+    y = conv(g, y, cout, cin, 1, 1, 0, 1, 35 + 2 * (uint64_t)i);
+  }
+  finish(g, y);
+  char labels[8192];
+  tsl_compile_stats stats;
+  compile_check(g, NULL, 1e-4, &stats, labels, sizeof labels);
+  CU_ASSERT_EQUAL(stats.conv_layers, 22);
+  tsl_graph_free(g);
+}
+
 void tsl_tests_graph_conv_dispatch(void) {
   CU_pSuite s = CU_add_suite("graph_conv_dispatch", NULL, NULL);
   CU_add_test(s, "conv_family_workload_round_trips_the_layer", test_conv_family_workload_round_trips_the_layer);
@@ -453,4 +477,5 @@ void tsl_tests_graph_conv_dispatch(void) {
   CU_add_test(s, "C11_record_of_another_layer_is_not_used", test_C11_record_of_another_layer_is_not_used);
   CU_add_test(s, "conv_layers_are_the_keys_the_compiler_looks_up", test_conv_layers_are_the_keys_the_compiler_looks_up);
   CU_add_test(s, "concat_of_conv_outputs_is_written_in_place", test_concat_of_conv_outputs_is_written_in_place);
+  CU_add_test(s, "conv_cache_growth_keeps_the_layer_entry", test_conv_cache_growth_keeps_the_layer_entry);
 }

@@ -488,7 +488,7 @@ static void test_op_names_round_trip(void) {
   for (int op = 0; op < TSL_OP_COUNT; op++) {
     tsl_op back;
     CU_ASSERT_EQUAL(tsl_op_from_name(tsl_op_name((tsl_op)op), &back), TSL_OK);
-    CU_ASSERT_EQUAL(back, op);
+    CU_ASSERT_EQUAL(back, (tsl_op)op);
   }
   tsl_op o;
   CU_ASSERT_EQUAL(tsl_op_from_name("LeakyRelu", &o), TSL_ERR_NOT_FOUND);
