@@ -80,6 +80,7 @@ static void on_stop(int sig) {
 
 /* ---- fingerprint ----------------------------------------------------------------- */
 
+#if defined(__aarch64__) /* MIDR_EL1 is read on AArch64 only */
 static const char *arm_part_name(unsigned implementer, unsigned part) {
   static const struct {
     unsigned part;
@@ -93,6 +94,7 @@ static const char *arm_part_name(unsigned implementer, unsigned part) {
     if (arm[i].part == part) return arm[i].name;
   return NULL;
 }
+#endif
 
 static void make_fingerprint(server *s) {
   struct utsname u;
