@@ -23,19 +23,10 @@ for c in "${configs[@]}"; do
   esac
 done
 
-# packages (and build/, which the other folders do not need but setup.sh makes anyway)
-scripts/setup.sh >/dev/null
-case " ${configs[*]} " in
-  *" clang"*)
-    if ! dpkg-query -W -f='${Status}' clang-19 2>/dev/null | grep -q "install ok installed"; then
-      echo "build_matrix: installing clang-19"
-      sudo_cmd=()
-      [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
-      "${sudo_cmd[@]}" apt-get update -qq
-      DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get -o DPkg::Lock::Timeout=900 install -y -qq clang-19
-    fi
-    ;;
-esac
+# packages (setup.sh's list, and clang-19 for the clang configurations); no build/
+extra=()
+case " ${configs[*]} " in *" clang"*) extra=(clang-19) ;; esac
+scripts/setup.sh --deps-only "${extra[@]}" >/dev/null
 
 failed=""
 for c in "${configs[@]}"; do
