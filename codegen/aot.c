@@ -86,61 +86,6 @@ static void add_tables(LLVMModuleRef m, LLVMContextRef ctx, const tsl_func *cons
   add_const_string(m, ctx, TSL_AOT_TARGET_SYMBOL, target_rec, true);
 }
 
-/* Features a CPU model enables in LLVM beyond the target's feature string, limited to
- * those generated code can use without intrinsics (vector ISA extensions the vectorizer
- * and instruction selection pick on their own): an -mcpu= override must not let an
- * object pass the loader's check on a CPU that lacks them. */
-static const char *cpu_implied_features(const tsl_target *t) {
-  static const struct {
-    const char *cpu, *features;
-  } rows[] = {
-      {"cortex-a55", "+v8.2a,+dotprod,+fullfp16"},
-      {"cortex-a75", "+v8.2a,+dotprod,+fullfp16"},
-      {"cortex-a76", "+v8.2a,+dotprod,+fullfp16"},
-      {"cortex-a77", "+v8.2a,+dotprod,+fullfp16"},
-      {"cortex-a78", "+v8.2a,+dotprod,+fullfp16"},
-      {"cortex-x1", "+v8.2a,+dotprod,+fullfp16"},
-      {"neoverse-n1", "+v8.2a,+dotprod,+fullfp16"},
-      {"carmel", "+v8.2a,+fullfp16"},
-      {"apple-m1", "+v8.2a,+dotprod,+fullfp16"},
-      {"apple-m2", "+v8.2a,+dotprod,+fullfp16"},
-      {"ampere1", "+v8.2a,+dotprod,+fullfp16"},
-      {"cortex-a510", "+v8.2a,+dotprod,+fullfp16,+sve,+sve2"},
-      {"cortex-a710", "+v8.2a,+dotprod,+fullfp16,+sve,+sve2"},
-      {"cortex-x2", "+v8.2a,+dotprod,+fullfp16,+sve,+sve2"},
-      {"neoverse-n2", "+v8.2a,+dotprod,+fullfp16,+sve,+sve2"},
-      {"neoverse-v1", "+v8.2a,+dotprod,+fullfp16,+sve"},
-      {"neoverse-v2", "+v8.2a,+dotprod,+fullfp16,+sve,+sve2"},
-      {"btver2", "+avx"},
-      {"x86-64-v3", "+avx2,+fma"},
-      {"haswell", "+avx2,+fma"},
-      {"broadwell", "+avx2,+fma"},
-      {"skylake", "+avx2,+fma"},
-      {"alderlake", "+avx2,+fma"},
-      {"raptorlake", "+avx2,+fma"},
-      {"meteorlake", "+avx2,+fma"},
-      {"znver1", "+avx2,+fma"},
-      {"znver2", "+avx2,+fma"},
-      {"znver3", "+avx2,+fma"},
-      {"bdver4", "+avx2,+fma"},
-      {"x86-64-v4", "+avx2,+fma,+avx512f,+avx512bw,+avx512dq,+avx512vl"},
-      {"skylake-avx512", "+avx2,+fma,+avx512f,+avx512bw,+avx512dq,+avx512vl"},
-      {"cascadelake", "+avx2,+fma,+avx512f,+avx512bw,+avx512dq,+avx512vl,+avx512vnni"},
-      {"cooperlake", "+avx2,+fma,+avx512f,+avx512bw,+avx512dq,+avx512vl,+avx512vnni"},
-      {"cannonlake", "+avx2,+fma,+avx512f,+avx512bw,+avx512dq,+avx512vl"},
-      {"icelake-client", "+avx2,+fma,+avx512f,+avx512bw,+avx512dq,+avx512vl,+avx512vnni"},
-      {"icelake-server", "+avx2,+fma,+avx512f,+avx512bw,+avx512dq,+avx512vl,+avx512vnni"},
-      {"tigerlake", "+avx2,+fma,+avx512f,+avx512bw,+avx512dq,+avx512vl,+avx512vnni"},
-      {"sapphirerapids", "+avx2,+fma,+avx512f,+avx512bw,+avx512dq,+avx512vl,+avx512vnni"},
-      {"graniterapids", "+avx2,+fma,+avx512f,+avx512bw,+avx512dq,+avx512vl,+avx512vnni"},
-      {"znver4", "+avx2,+fma,+avx512f,+avx512bw,+avx512dq,+avx512vl,+avx512vnni"},
-      {"znver5", "+avx2,+fma,+avx512f,+avx512bw,+avx512dq,+avx512vl,+avx512vnni"},
-  };
-  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
-    if (strcmp(rows[i].cpu, t->cpu) == 0) return rows[i].features;
-  return "";
-}
-
 /* Reads at most n-1 bytes of the file at path into buf (NUL-terminated). */
 static void read_text(const char *path, char *buf, size_t n) {
   buf[0] = '\0';
@@ -222,7 +167,7 @@ static tsl_status build_module(const tsl_func *const *funcs, int n, const tsl_ta
   free(dl);
   if (st == TSL_OK) {
     /* Feature strings may name a feature twice; the loader checks each mention. */
-    const char *implied = cpu_implied_features(t);
+    const char *implied = tsl_target_cpu_features(t->cpu);
     char rec[sizeof t->features + 256];
     snprintf(rec, sizeof rec, "%s %s%s%s", tsl_target_backend_of(t->arch)->arch_name, t->features,
              t->features[0] && implied[0] ? "," : "", implied);

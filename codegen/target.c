@@ -57,6 +57,59 @@ bool tsl_target_has_feature(const tsl_target *t, const char *feature) {
   return tsl_feature_string_has(t->features, feature);
 }
 
+/* The vector ISA features of the CPU models tessel accepts for -mcpu= (target.h). */
+const char *tsl_target_cpu_features(const char *cpu) {
+  static const struct {
+    const char *cpu, *features;
+  } rows[] = {
+      {"cortex-a55", "+v8.2a,+dotprod,+fullfp16"},
+      {"cortex-a75", "+v8.2a,+dotprod,+fullfp16"},
+      {"cortex-a76", "+v8.2a,+dotprod,+fullfp16"},
+      {"cortex-a77", "+v8.2a,+dotprod,+fullfp16"},
+      {"cortex-a78", "+v8.2a,+dotprod,+fullfp16"},
+      {"cortex-x1", "+v8.2a,+dotprod,+fullfp16"},
+      {"neoverse-n1", "+v8.2a,+dotprod,+fullfp16"},
+      {"carmel", "+v8.2a,+fullfp16"},
+      {"apple-m1", "+v8.2a,+dotprod,+fullfp16"},
+      {"apple-m2", "+v8.2a,+dotprod,+fullfp16"},
+      {"ampere1", "+v8.2a,+dotprod,+fullfp16"},
+      {"cortex-a510", "+v8.2a,+dotprod,+fullfp16,+sve,+sve2"},
+      {"cortex-a710", "+v8.2a,+dotprod,+fullfp16,+sve,+sve2"},
+      {"cortex-x2", "+v8.2a,+dotprod,+fullfp16,+sve,+sve2"},
+      {"neoverse-n2", "+v8.2a,+dotprod,+fullfp16,+sve,+sve2"},
+      {"neoverse-v1", "+v8.2a,+dotprod,+fullfp16,+sve"},
+      {"neoverse-v2", "+v8.2a,+dotprod,+fullfp16,+sve,+sve2"},
+      {"btver2", "+avx"},
+      {"x86-64-v3", "+avx2,+fma"},
+      {"haswell", "+avx2,+fma"},
+      {"broadwell", "+avx2,+fma"},
+      {"skylake", "+avx2,+fma"},
+      {"alderlake", "+avx2,+fma"},
+      {"raptorlake", "+avx2,+fma"},
+      {"meteorlake", "+avx2,+fma"},
+      {"znver1", "+avx2,+fma"},
+      {"znver2", "+avx2,+fma"},
+      {"znver3", "+avx2,+fma"},
+      {"bdver4", "+avx2,+fma"},
+      {"x86-64-v4", "+avx2,+fma,+avx512f,+avx512bw,+avx512dq,+avx512vl"},
+      {"skylake-avx512", "+avx2,+fma,+avx512f,+avx512bw,+avx512dq,+avx512vl"},
+      {"cascadelake", "+avx2,+fma,+avx512f,+avx512bw,+avx512dq,+avx512vl,+avx512vnni"},
+      {"cooperlake", "+avx2,+fma,+avx512f,+avx512bw,+avx512dq,+avx512vl,+avx512vnni"},
+      {"cannonlake", "+avx2,+fma,+avx512f,+avx512bw,+avx512dq,+avx512vl"},
+      {"icelake-client", "+avx2,+fma,+avx512f,+avx512bw,+avx512dq,+avx512vl,+avx512vnni"},
+      {"icelake-server", "+avx2,+fma,+avx512f,+avx512bw,+avx512dq,+avx512vl,+avx512vnni"},
+      {"tigerlake", "+avx2,+fma,+avx512f,+avx512bw,+avx512dq,+avx512vl,+avx512vnni"},
+      {"sapphirerapids", "+avx2,+fma,+avx512f,+avx512bw,+avx512dq,+avx512vl,+avx512vnni"},
+      {"graniterapids", "+avx2,+fma,+avx512f,+avx512bw,+avx512dq,+avx512vl,+avx512vnni"},
+      {"znver4", "+avx2,+fma,+avx512f,+avx512bw,+avx512dq,+avx512vl,+avx512vnni"},
+      {"znver5", "+avx2,+fma,+avx512f,+avx512bw,+avx512dq,+avx512vl,+avx512vnni"},
+  };
+  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+    if (cpu && strcmp(rows[i].cpu, cpu) == 0) return rows[i].features;
+  return "";
+}
+
+
 /* ---- host detection ---- */
 
 /* "32K", "1024K", "32M" -> bytes; 0 if unreadable. */
@@ -152,26 +205,39 @@ static tsl_status get_host(tsl_target *out) {
   return TSL_OK;
 }
 
-/* Can code for t run on a machine whose target is host? *reason (n bytes) says why not. */
+/* The first "+x" of `features` that `have` (and `have_cpu`'s implied features) lack,
+ * copied into missing (64 bytes); false when there is none. */
+static bool first_missing(const char *features, const char *have, const char *have_cpu, char *missing) {
+  for (const char *p = features; *p;) {
+    const char *end = strchr(p, ',');
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    if (len > 1 && len < 64 && p[0] == '+') {
+      memcpy(missing, p + 1, len - 1);
+      missing[len - 1] = '\0';
+      if (!tsl_feature_string_has(have, missing) && !tsl_feature_string_has(tsl_target_cpu_features(have_cpu), missing))
+        return true;
+    }
+    p = end ? end + 1 : p + len;
+  }
+  return false;
+}
+
+/* Can code for t run on a machine whose target is host? Its features and those its CPU
+ * implies must be the host's (or its CPU's). *reason (n bytes) says why not. */
 static bool runs_on(const tsl_target *t, const tsl_target *host, char *reason, size_t n) {
   if (t->arch != host->arch) {
     snprintf(reason, n, "architecture %s (host is %s)", tsl_target_backend_of(t->arch)->arch_name,
              tsl_target_backend_of(host->arch)->arch_name);
     return false;
   }
-  for (const char *p = t->features; *p;) {
-    const char *end = strchr(p, ',');
-    size_t len = end ? (size_t)(end - p) : strlen(p);
-    if (len > 1 && len < 64 && p[0] == '+') {
-      char feature[64];
-      memcpy(feature, p + 1, len - 1);
-      feature[len - 1] = '\0';
-      if (!tsl_feature_string_has(host->features, feature)) {
-        snprintf(reason, n, "feature %s", feature);
-        return false;
-      }
-    }
-    p = end ? end + 1 : p + len;
+  char feature[64];
+  if (first_missing(t->features, host->features, host->cpu, feature)) {
+    snprintf(reason, n, "feature %s", feature);
+    return false;
+  }
+  if (first_missing(tsl_target_cpu_features(t->cpu), host->features, host->cpu, feature)) {
+    snprintf(reason, n, "feature %s (enabled by -mcpu=%s)", feature, t->cpu);
+    return false;
   }
   return true;
 }
@@ -191,7 +257,7 @@ bool tsl_target_runs_on_host(const tsl_target *t, const char **why) {
   const char *forced = getenv(TSL_HOST_TARGET_ENV);
   bool is_forced = forced && *forced;
   if (is_forced && forced_host(forced, &host) != TSL_OK) {
-    snprintf(reason, sizeof reason, "%s=%s names no target this machine runs", TSL_HOST_TARGET_ENV, forced);
+    snprintf(reason, sizeof reason, "%s", tsl_last_error()); /* what is wrong with the variable */
     if (why) *why = reason;
     return false;
   }
@@ -286,7 +352,7 @@ static tsl_status set_preset(const char *name, tsl_target *t) {
 static tsl_status forced_host(const char *forced, tsl_target *t) {
   char head[8];
   if (sscanf(forced, " %7s", head) == 1 && strcmp(head, "host") == 0)
-    return tsl_error(TSL_ERR_INVALID, "%s=%s: name a target other than host (known: x86-64-avx2, x86-64-avx512)",
+    return tsl_error(TSL_ERR_INVALID, "%s=%s: name a target other than host (one of the known targets this machine runs)",
                      TSL_HOST_TARGET_ENV, forced);
   tsl_status st = tsl_target_parse(forced, t);
   if (st != TSL_OK) {
@@ -296,6 +362,14 @@ static tsl_status forced_host(const char *forced, tsl_target *t) {
   }
   if (t->device[0])
     return tsl_error(TSL_ERR_INVALID, "%s=%s: the host target takes no -device=", TSL_HOST_TARGET_ENV, forced);
+  /* the forced host is that target's ISA: a CPU that enables more (x86-64-avx2
+   * -mcpu=znver4: AVX-512) would make its code something else */
+  char extra[64];
+  if (first_missing(tsl_target_cpu_features(t->cpu), t->features, NULL, extra))
+    return tsl_error(TSL_ERR_INVALID,
+                     "%s=%s: -mcpu=%s enables %s, which %s does not have: name a CPU of that class or a target "
+                     "with %s",
+                     TSL_HOST_TARGET_ENV, forced, t->cpu, extra, t->name, extra);
   tsl_target real;
   char why[192];
   st = get_host(&real);

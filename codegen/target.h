@@ -89,9 +89,18 @@ int tsl_target_vector_registers(const tsl_target *t);
  * "avx512f")? */
 bool tsl_target_has_feature(const tsl_target *t, const char *feature);
 
+/* The vector ISA features ("+x,+y") LLVM's model of CPU `cpu` enables on its own, for
+ * the CPU names -mcpu= accepts ("+avx2,+fma" for znver3, "+v8.2a,+dotprod,+fullfp16"
+ * for cortex-a76, ... ; "" for an unknown name): limited to those generated code can use
+ * without intrinsics (what the vectorizer and instruction selection pick). A target's
+ * code may use them besides its feature string, so they count wherever code is checked
+ * against a machine (tsl_target_runs_on_host, the AOT loader's record). */
+const char *tsl_target_cpu_features(const char *cpu);
+
 /* Can code compiled for t run on this machine? True when t has the host's
- * architecture and every feature t enables ("+x") is enabled on the host (the
- * target TSL_HOST_TARGET names, when it is set; the detected machine otherwise).
+ * architecture and every feature t enables ("+x", and those its CPU implies:
+ * tsl_target_cpu_features) is enabled on the host (the target TSL_HOST_TARGET names,
+ * with its CPU's, when it is set; the detected machine otherwise).
  * On false, *why (if non-NULL) points at a description of the first missing piece
  * ("architecture aarch64 (host is x86_64)", "feature avx512f"), valid until the next
  * call on the same thread. */

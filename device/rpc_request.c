@@ -2,6 +2,7 @@
 #include "device/rpc_request.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -39,6 +40,7 @@ static bool decode_buffer(tsl_rpc_reader *r, tsl_rpc_measure_arg *a, bool *wrong
     a->dims[d] = e;
   }
   uint64_t bytes = numel * (a->bits / 8);
+  if (bytes > SIZE_MAX) return false; /* not addressable on this (32-bit) device */
   if (a->kind == TSL_RPC_ARG_INPUT) {
     size_t got = tsl_rpc_get_blob(r, &a->data);
     if (!r->ok) return false;
@@ -85,9 +87,10 @@ static uint32_t decode_measure(tsl_rpc_reader *r, tsl_rpc_request *req, char *ms
       r->ok = false;
       break;
     }
-    /* at most 16 buffers of 2^40 elements of 31 bytes: no overflow */
-    req->buffer_bytes += a->bytes;
-    if (a->kind == TSL_RPC_ARG_OUTPUT) req->output_bytes += a->bytes;
+    /* at most 16 buffers of 2^40 elements of 31 bytes: no overflow in 64 bits (a->bytes
+     * is the whole size: decode_buffer refuses one beyond SIZE_MAX) */
+    req->buffer_bytes += (uint64_t)a->bytes;
+    if (a->kind == TSL_RPC_ARG_OUTPUT) req->output_bytes += (uint64_t)a->bytes;
   }
   if (!r->ok) return refuse(msg, n, TSL_RPC_E_BAD_MESSAGE, "measure: malformed arguments");
   return 0;

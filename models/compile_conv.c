@@ -190,8 +190,8 @@ static tsl_status conv_kernel(tsl_conv_lowering *cl, const tsl_workload *w, tsl_
   return st;
 }
 
-/* Runs algorithm a's weight program for layer d (as its family workload states it:
- * C, K rounded up to whole blocks in the bias families) on node's OIHW weight;
+/* Runs algorithm a's weight program for layer d (as its family workload states it: the
+ * true C and K; the program reads them zero-padded to whole blocks) on node's OIHW weight;
  * *out (owned by the caller) is the conv kernel's weight input. */
 static tsl_status transform_weights(tsl_conv_lowering *cl, const tsl_conv2d_desc *d, tsl_conv2d_algo a,
                                     const tsl_tensor *w, tsl_tensor **out) {

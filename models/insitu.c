@@ -327,6 +327,10 @@ tsl_status tsl_insitu_verify(const tsl_graph *g, tsl_records *db, const tsl_insi
       cd->rec.error_no = TSL_MEASURE_OK;
       cd->model_cost = tsl_record_cost(&cd->rec);
     }
+    /* a sample below the clock's resolution is no measurement: never the choice (its
+     * record is not written either, write_records) */
+    for (int c = 0; c < L->ncand; c++)
+      if (L->cand[c].measured && !(L->cand[c].model_cost > 0)) L->cand[c].model_cost = INFINITY;
     L->chosen = 0;
     for (int c = 1; c < L->ncand; c++)
       if (L->cand[c].model_cost < L->cand[L->chosen].model_cost) L->chosen = c;

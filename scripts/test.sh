@@ -19,8 +19,9 @@ if [ "${1:-}" = "--builddir" ]; then
 else
   scripts/setup.sh "$@"
 fi
-if [ "${1:-}" = "--sanitize" ]; then
-  builddir=build-asan
+if [ "${1:-}" = "--sanitize" ]; then builddir=build-asan; fi
+# a sanitizer build (--sanitize, or --builddir of one) runs with the sanitizers' options
+if [ "${1:-}" = "--sanitize" ] || grep -q -- '-fsanitize=address' "$builddir/build.ninja" 2>/dev/null; then
   # LLVM's own allocations live for the process; only our leaks matter to LeakSanitizer
   # through the suppressions file.
   export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}"
@@ -86,8 +87,28 @@ run_pass() {
 
 # shellcheck disable=SC2086
 run_pass host "" $mods
-host_line=$(grep -h -m1 '^tessel-tests: target host' "$logroot"/host/*.log | head -n 1)
+host_line=$(grep -h -m1 '^tessel-tests: target host' "$logroot"/host/*.log | head -n 1 || true)
 summary="  host pass: ${host_line#tessel-tests: }"$'\n'"$summary"
+
+# the other x86-64 passes; which targets this machine runs is checked against the
+# kernel's CPU flags, so a wrong detection cannot drop a pass unnoticed
+if ! passes=$("$runner" --target-passes); then
+  echo "scripts/test.sh: $runner --target-passes failed" >&2
+  exit 1
+fi
+if [ "$(uname -m)" = x86_64 ]; then
+  flags=" $(grep -m1 '^flags' /proc/cpuinfo | cut -d: -f2) "
+  has() { for f in "$@"; do case "$flags" in *" $f "*) ;; *) return 1 ;; esac; done; }
+  want=""
+  if has avx2 fma bmi2 f16c movbe; then
+    if has avx512f avx512bw avx512cd avx512dq avx512vl; then want="run x86-64-avx2"; else want="skip x86-64-avx512"; fi
+  fi
+  if [ -n "$want" ] && ! grep -q "^$want" <<<"$passes"; then
+    echo "scripts/test.sh: /proc/cpuinfo calls for '$want', but tessel-tests --target-passes says:" >&2
+    echo "$passes" >&2
+    exit 1
+  fi
+fi
 
 jit_mods=""
 for m in $mods; do
@@ -106,7 +127,7 @@ while read -r kind name reason; do
     host) summary+="  $name: its code path is the host pass's"$'\n' ;;
     skip) summary+="  $name pass: skipped: $reason"$'\n' ;;
   esac
-done < <("$runner" --target-passes)
+done <<<"$passes"
 
 echo
 echo "tessel-tests: $passed passed, $failed failed"

@@ -44,8 +44,9 @@ typedef struct tsl_algorithm {
 void tsl_tuner_register_templates(void);
 
 /* Registers the Fast-Run algorithms of the NCHW[x]c convolution families
- * (tuner/algorithms_conv.h: conv2d_nchwc_bias, conv2d_nchwc_bias_add and
- * conv2d_nchwc_grouped, each as every tsl_conv2d_algo); called by
+ * (tuner/algorithms_conv.h: conv2d_nchwc_bias, conv2d_nchwc_bias_add,
+ * conv2d_nchwc_grouped and conv2d_nchwc_grouped_add, each as every tsl_conv2d_algo);
+ * called by
  * tsl_tuner_register_templates. */
 void tsl_tuner_register_conv_algorithms(void);
 

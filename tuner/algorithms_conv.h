@@ -7,8 +7,8 @@
  *   conv2d_nchwc_bias      groups 1, no residual, C and K multiples of x:
  *                          data f32[N, C/x, H, W, x], weight f32[K/x, C/x, R, S, x, x],
  *                          bias f32[K/x, x]
- *   conv2d_nchwc_bias_add  groups 1 with a fused residual (C, K rounded up to whole
- *                          blocks): the same + residual f32[N, K/x, OH, OW, x]
+ *   conv2d_nchwc_bias_add  groups 1 with a fused residual, C and K multiples of x: the
+ *                          same + residual f32[N, K/x, OH, OW, x]
  *   conv2d_nchwc_grouped   every other layer without residual: groups > 1, or C or K not
  *                          a multiple of x (first layers, C = 3): data as above, weight
  *                          f32[ceil(K/x), C/groups, R, S, x], bias f32[ceil(K/x), x],
@@ -48,11 +48,12 @@ extern "C" {
 /* The family workload of layer d (above). Errors: TSL_ERR_INVALID (tsl_conv2d_desc_check). */
 tsl_status tsl_conv2d_family_workload(const tsl_conv2d_desc *d, tsl_workload *out);
 
-/* Whether w is a workload of the conv family (its operator is one of the three). */
+/* Whether w is a workload of the conv family (its operator is one of the four). */
 bool tsl_conv2d_is_family(const tsl_workload *w);
 
-/* The layer family workload w states: the inverse of tsl_conv2d_family_workload. Errors: TSL_ERR_UNSUPPORTED (not a family workload, or
- * data and output blocks that differ), TSL_ERR_INVALID (inconsistent shapes). */
+/* The layer family workload w states: the inverse of tsl_conv2d_family_workload.
+ * Errors: TSL_ERR_UNSUPPORTED (not a family workload, or data and output blocks that
+ * differ), TSL_ERR_INVALID (inconsistent shapes, or out_channels outside its blocks). */
 tsl_status tsl_conv2d_desc_of_workload(const tsl_workload *w, tsl_conv2d_desc *d);
 
 /* The algorithm whose operator is `op` (an operator workload's name: conv2d_nchwc_bias

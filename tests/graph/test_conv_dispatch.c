@@ -239,6 +239,32 @@ static void test_conv_residual_partial_blocks_every_algorithm_from_a_record(void
   tsl_graph_free(g);
 }
 
+/* Grouped and depthwise convs whose output a residual add takes (the add fuses into
+ * them): blocked in the conv2d_nchwc_grouped_add family, every algorithm computes them. */
+static void test_conv_grouped_and_depthwise_residual_every_algorithm_from_a_record(void) {
+  int64_t x = host_block();
+  /* 4 groups of 3x/4 channels, then depthwise on 2x + 2 channels (a part block) */
+  const int64_t channels[2] = {3 * x, 2 * x + 2};
+  for (int i = 0; i < 2; i++) {
+    int64_t C = channels[i], K = C, g = i ? C : 4;
+    int in;
+    tsl_graph *gr = new_graph(C, 9, 8, &in);
+    int a = conv(gr, in, K, C / g, 3, 1, 1, g, 51 + (uint64_t)i);
+    int ab[2] = {a, in};
+    int s = gt_add_node(gr, TSL_OP_ADD, 2, ab, NULL);
+    finish(gr, gt_add_node(gr, TSL_OP_RELU, 1, &s, NULL));
+    tsl_conv2d_desc d = layer(C, 9, 8, K, 3, 1, 1, g);
+    d.act = 1;
+    d.has_residual = true;
+    tsl_workload w;
+    CU_ASSERT_EQUAL_FATAL(tsl_conv2d_family_workload(&d, &w), TSL_OK);
+    CU_ASSERT_STRING_EQUAL(w.op, "conv2d_nchwc_grouped_add");
+    /* grouped (and depthwise for the depthwise layer) at least */
+    CU_ASSERT(check_every_algorithm(gr, &d, i ? "resdw" : "resgrp", 0) >= 1 + i);
+    tsl_graph_free(gr);
+  }
+}
+
 /* C = 3 and a depthwise layer: the grouped family (true channel counts). */
 static void test_conv_first_layer_and_depthwise_every_algorithm_from_a_record(void) {
   int x;
@@ -470,6 +496,8 @@ void tsl_tests_graph_conv_dispatch(void) {
               test_conv_family_workload_with_channels_outside_the_blocks_refused);
   CU_add_test(s, "conv_residual_partial_blocks_every_algorithm_from_a_record",
               test_conv_residual_partial_blocks_every_algorithm_from_a_record);
+  CU_add_test(s, "conv_grouped_and_depthwise_residual_every_algorithm_from_a_record",
+              test_conv_grouped_and_depthwise_residual_every_algorithm_from_a_record);
   CU_add_test(s, "conv_residual_every_algorithm_from_a_record_matches_reference",
               test_conv_residual_every_algorithm_from_a_record_matches_reference);
   CU_add_test(s, "conv_first_layer_and_depthwise_every_algorithm_from_a_record",
