@@ -77,7 +77,7 @@ out:
 }
 
 int tunecli_run(int argc, char **argv) {
-  const char *model = NULL, *records = NULL, *input = NULL, *target = "host";
+  const char *model = NULL, *records = NULL, *input = NULL, *output = NULL, *target = "host";
   long threads = 0, repeat = 10;
   bool profile = false, verbose = false;
   for (int i = 0; i < argc; i++) {
@@ -85,6 +85,7 @@ int tunecli_run(int argc, char **argv) {
     bool has_value = i + 1 < argc;
     if (strcmp(a, "--records") == 0 && has_value) records = argv[++i];
     else if (strcmp(a, "--input") == 0 && has_value) input = argv[++i];
+    else if (strcmp(a, "--output") == 0 && has_value) output = argv[++i];
     else if (strcmp(a, "--target") == 0 && has_value) target = argv[++i];
     else if (strcmp(a, "--threads") == 0 && has_value) {
       if (!parse_int(argv[++i], 1, TSL_MAX_THREADS, &threads)) {
@@ -182,6 +183,21 @@ int tunecli_run(int argc, char **argv) {
   if ((st = tsl_context_get_output(ctx, 0, out, out_bytes)) != TSL_OK) {
     rc = fail(st);
     goto done;
+  }
+  if (output) {
+    /* written whole to a temporary name, then renamed: a failed write never leaves a
+     * truncated file under the name asked for */
+    char tmp[4096];
+    int len = snprintf(tmp, sizeof tmp, "%s.tmp", output);
+    FILE *f = len > 0 && (size_t)len < sizeof tmp ? fopen(tmp, "wb") : NULL;
+    bool ok = f && fwrite(out, 1, out_bytes, f) == out_bytes;
+    if (f) ok = fclose(f) == 0 && ok;
+    if (ok) ok = rename(tmp, output) == 0;
+    if (!ok) {
+      if (f) remove(tmp);
+      rc = fail(tsl_error(TSL_ERR_IO, "run: --output %s: cannot write %zu bytes (%s)", output, out_bytes, strerror(errno)));
+      goto done;
+    }
   }
   qsort(times, (size_t)repeat, sizeof *times, cmp_double);
   double median = repeat % 2 ? times[repeat / 2] : 0.5 * (times[repeat / 2 - 1] + times[repeat / 2]);

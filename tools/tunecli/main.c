@@ -37,11 +37,13 @@ static const command commands[] = {
      "                          expression (float64; default tolerance 1e-5 of the output's\n"
      "                          magnitude) and time it"},
     {"run", tunecli_run,
-     "run MODEL [--records FILE] [--threads N] [--input FILE] [--repeat N] [--target T] [--profile] [--verbose]\n"
+     "run MODEL [--records FILE] [--threads N] [--input FILE] [--output FILE] [--repeat N] [--target T] [--profile]\n"
+     "          [--verbose]\n"
      "                          compile a whole model (a built-in name: squeezenet1_0/1_1, resnet18/50,\n"
      "                          mobilenet_v2, shufflenet_v2_x1_0; or an .onnx file) and run it: median\n"
      "                          and min latency over N runs (default 10), planned peak memory, top-5\n"
      "                          of output 0; --input is raw f32 (default: seeded random in [-1, 1));\n"
+     "                          --output writes output 0 as raw little-endian f32 (after the timed runs);\n"
      "                          --profile: per kernel call median ms, largest first; --verbose: one\n"
      "                          'no tuning record' line per conv layer (default: one per model)"},
     {"peak", tunecli_peak,
