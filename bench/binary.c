@@ -26,7 +26,6 @@
 #endif
 
 #include "codegen/build.h"
-#include "codegen/target.h"
 #include "dsl/ops/registry.h"
 #include "ir/arena.h"
 #include "models/compile.h"
@@ -36,6 +35,7 @@
 #include "runtime/module.h"
 #include "schedule/templates/bitserial.h"
 #include "schedule/templates/conv2d_select.h"
+#include "target/target.h"
 #include "tessel/runtime.h"
 #include "tuner/dispatch.h"
 #include "tuner/records.h"

@@ -59,12 +59,12 @@
 #include <string.h>
 
 #include "codegen/build.h"
-#include "codegen/target.h"
 #include "ir/arena.h"
 #include "models/graph.h"
 #include "models/onnx.h"
 #include "runtime/module.h"
 #include "schedule/templates/conv2d_select.h"
+#include "target/target.h"
 #include "tessel/runtime.h"
 #include "tuner/algorithms_conv.h"
 #include "tuner/dispatch.h"

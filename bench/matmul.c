@@ -35,11 +35,11 @@
 #include <unistd.h>
 
 #include "codegen/build.h"
-#include "codegen/target.h"
 #include "dsl/ops/registry.h"
 #include "ir/arena.h"
 #include "runtime/module.h"
 #include "schedule/templates/matmul.h"
+#include "target/target.h"
 #include "tessel/runtime.h"
 #include "tuner/peak.h"
 

@@ -28,12 +28,12 @@
 #include <string.h>
 
 #include "codegen/build.h"
-#include "codegen/target.h"
 #include "dsl/te_interp.h"
 #include "ir/arena.h"
 #include "runtime/module.h"
 #include "schedule/templates/conv2d_select.h"
 #include "schedule/templates/winograd.h"
+#include "target/target.h"
 #include "tessel/runtime.h"
 
 enum { NIMPL = 6, MAX_SAMPLES = 512 };

@@ -13,9 +13,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "codegen/kernel_abi.h"
 #include "codegen/llvm.h"
 #include "codegen/machine.h"
-#include "codegen/target_backend.h"
+#include "target/arch.h"
 
 extern char **environ;
 
@@ -169,7 +170,7 @@ static tsl_status build_module(const tsl_func *const *funcs, int n, const tsl_ta
     /* Feature strings may name a feature twice; the loader checks each mention. */
     const char *implied = tsl_target_cpu_features(t->cpu);
     char rec[sizeof t->features + 256];
-    snprintf(rec, sizeof rec, "%s %s%s%s", tsl_target_backend_of(t->arch)->arch_name, t->features,
+    snprintf(rec, sizeof rec, "%s %s%s%s", tsl_arch_info_of(t->arch)->name, t->features,
              t->features[0] && implied[0] ? "," : "", implied);
     add_tables(dest, ctx, funcs, n, syms, sigs, rec);
     st = tsl_codegen_verify(dest, "aot");

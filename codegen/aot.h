@@ -29,8 +29,8 @@
 #ifndef TESSEL_CODEGEN_AOT_H
 #define TESSEL_CODEGEN_AOT_H
 
-#include "codegen/target.h"
 #include "ir/ir.h"
+#include "target/target.h"
 
 #ifdef __cplusplus
 extern "C" {

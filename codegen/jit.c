@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "codegen/jit_cache.h"
+#include "codegen/kernel_abi.h"
 #include "codegen/llvm.h"
 #include "codegen/machine.h"
 #include "runtime/parallel.h"

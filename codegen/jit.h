@@ -18,9 +18,9 @@
 #ifndef TESSEL_CODEGEN_JIT_H
 #define TESSEL_CODEGEN_JIT_H
 
-#include "codegen/target.h"
 #include "ir/ir.h"
 #include "runtime/module.h"
+#include "target/target.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -41,7 +41,7 @@
 #include <stdint.h>
 
 #include "codegen/jit.h"
-#include "codegen/target.h"
+#include "target/target.h"
 #include "tessel/status.h"
 
 #ifdef __cplusplus

@@ -33,10 +33,8 @@
  *   tsl_kernel_alloc and is freed after the body; if that allocation fails the
  *   kernel frees what it holds and returns TSL_KERNEL_ERR_ALLOC.
  *
- * Kernel ABI: f becomes `int32_t symbol(args...)`; buffer args are pointers marked
- * noalias nonnull align(64) dereferenceable(size); scalar args are passed as
- * int64_t (64-bit int/uint), int32_t (narrower int/uint and bool, truncated inside),
- * float, double, or void* (handles). f16 and vector scalars cannot be arguments.
+ * Kernel ABI (what f becomes: its signature, symbol name and return codes):
+ * codegen/kernel_abi.h.
  */
 #ifndef TESSEL_CODEGEN_LLVM_H
 #define TESSEL_CODEGEN_LLVM_H
@@ -45,9 +43,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "codegen/target.h"
 #include "ir/ir.h"
-#include "runtime/module.h"
+#include "target/target.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -55,18 +52,6 @@ extern "C" {
 
 /* Largest local buffer (bytes) placed on the stack; larger ones use the heap. */
 #define TSL_CODEGEN_STACK_LIMIT (64 * 1024)
-/* What a kernel returns when a workspace allocation failed. */
-#define TSL_KERNEL_ERR_ALLOC 1
-
-/* Writes f's kernel symbol into buf: `name` with every character outside
- * [A-Za-z0-9_] replaced by '_' (and a leading '_' if it would start with a digit or
- * be empty), truncated to n-1 bytes. Returns buf. */
-char *tsl_codegen_symbol_name(const char *name, char *buf, size_t n);
-
-/* The runtime signature of f's kernel (one entry per f->args, see the ABI above).
- * Errors: TSL_ERR_UNSUPPORTED for an argument type the ABI cannot pass (f16, vector,
- * more than TSL_MAX_KERNEL_ARGS arguments). */
-tsl_status tsl_codegen_kernel_sig(const tsl_func *f, tsl_kernel_sig *sig);
 
 /* Builds the LLVM module of f in `ctx`: the kernel function (external, named
  * `symbol`, or the sanitized f->name when symbol is NULL) and its outlined parallel

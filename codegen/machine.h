@@ -6,8 +6,8 @@
 #include <llvm-c/TargetMachine.h>
 #include <stdbool.h>
 
-#include "codegen/target.h"
 #include "ir/ir.h"
+#include "target/target.h"
 
 #ifdef __cplusplus
 extern "C" {

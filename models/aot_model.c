@@ -14,13 +14,12 @@
 #include <unistd.h>
 
 #include "codegen/aot.h"
-#include "codegen/target.h"
+#include "codegen/jit.h"
+#include "codegen/kernel_abi.h"
 #include "dsl/ops/registry.h"
 #include "dsl/parser.h"
 #include "dsl/te.h"
 #include "ir/arena.h"
-#include "codegen/jit.h"
-#include "codegen/llvm.h"
 #include "models/compile.h"
 #include "models/compile_conv.h"
 #include "models/default_schedule.h"
@@ -30,6 +29,7 @@
 #include "runtime/model_file.h"
 #include "schedule/lower.h"
 #include "schedule/schedule.h"
+#include "target/target.h"
 #include "tessel/runtime.h"
 #include "tuner/records.h"
 

@@ -32,7 +32,7 @@ extern "C" {
 #endif
 
 typedef struct tsl_aot_model_options {
-  const char *target;  /* target string (codegen/target.h); NULL = "host" */
+  const char *target;  /* target string (target/target.h); NULL = "host" */
   const char *records; /* tuning records file (tuner/records.h), as for tsl_graph_compile;
                           NULL = default schedules */
   bool no_layout;      /* keep every tensor in plain NCHW */

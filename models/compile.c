@@ -7,7 +7,6 @@
 
 #include "codegen/build.h"
 #include "codegen/jit.h"
-#include "codegen/target.h"
 #include "dsl/ops/registry.h"
 #include "dsl/parser.h"
 #include "dsl/te.h"
@@ -24,6 +23,7 @@
 #include "models/passes/layout.h"
 #include "models/passes/pack_dense.h"
 #include "schedule/schedule.h"
+#include "target/target.h"
 #include "tessel/runtime.h"
 #include "tuner/records.h"
 

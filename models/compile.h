@@ -50,7 +50,7 @@ typedef struct tsl_conv_layer {
 tsl_status tsl_graph_conv_layers(const tsl_graph *g, const char *target, tsl_conv_layer *out, int max, int *n);
 
 typedef struct tsl_compile_options {
-  const char *target;  /* target string (codegen/target.h); NULL = "host" */
+  const char *target;  /* target string (target/target.h); NULL = "host" */
   const char *records; /* tuning records file (tuner/records.h): each NCHW[x]c conv
                           takes its best record's algorithm and config through
                           tsl_dispatch_schedule_any (tuner/dispatch.h); layers without

@@ -19,12 +19,12 @@
 #include <stdio.h>
 
 #include "codegen/jit.h"
-#include "codegen/target.h"
 #include "ir/arena.h"
 #include "models/graph.h"
 #include "models/node_kernels.h"
 #include "runtime/module.h"
 #include "schedule/schedule.h"
+#include "target/target.h"
 #include "tuner/dispatch.h"
 #include "tuner/records.h"
 

@@ -12,9 +12,9 @@
 #ifndef TESSEL_MODELS_DEFAULT_SCHEDULE_H
 #define TESSEL_MODELS_DEFAULT_SCHEDULE_H
 
-#include "codegen/target.h"
 #include "dsl/te.h"
 #include "schedule/schedule.h"
+#include "target/target.h"
 #include "tessel/status.h"
 
 #ifdef __cplusplus

@@ -17,11 +17,11 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "codegen/target.h"
 #include "dsl/te.h"
 #include "models/graph.h"
 #include "models/node_kernels_internal.h"
 #include "schedule/schedule.h"
+#include "target/target.h"
 #include "tessel/status.h"
 #include "tuner/records.h"
 #include "tuner/workload.h"

@@ -44,7 +44,7 @@ typedef enum tsl_tail_strategy {
 
 typedef struct tsl_lower_options {
   tsl_tail_strategy tail;
-  /* The target's native vector register width in bits (codegen/target.h vector_bits):
+  /* The target's native vector register width in bits (target/target.h vector_bits):
    * a vectorized loop wider than one register of its widest element type becomes
    * unrolled register-wide vectors (plus a narrower remainder). 0: one vector as wide as
    * the loop. */
@@ -62,7 +62,7 @@ typedef struct tsl_lower_options {
  *   matmul 500^3, 6x16 register block + packed B panel:  4.1 ms partitioned, 158 ms guarded
  *   matmul 250^3, 4x16 unrolled + vectorized tiles:      0.65 ms partitioned, 9.6 ms guarded
  *   conv 1x32x54x54 -> 30, 3x3 pad 1, 4x8 output tiles:  3.2 ms partitioned, 35.7 ms guarded
- * Callers that compile for a target should set vector_bits from it (codegen/target.h). */
+ * Callers that compile for a target should set vector_bits from it (target/target.h). */
 tsl_lower_options tsl_lower_options_default(void);
 
 /* Lowers s to the kernel `kernel_name`. The kernel's arguments are the program's inputs,

@@ -26,9 +26,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "codegen/target.h"
 #include "dsl/te.h"
 #include "schedule/schedule.h"
+#include "target/target.h"
 #include "tessel/status.h"
 
 #ifdef __cplusplus

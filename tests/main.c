@@ -11,7 +11,7 @@
  *                           "skip NAME REASON" (this machine cannot run it)
  *
  * The run prints first which target "host" is (TSL_HOST_TARGET may force one,
- * codegen/target.h), so every log says which code path it tested.
+ * target/target.h), so every log says which code path it tested.
  *
  * Each module's tests define `void tsl_tests_<module>(void)` that adds its CUnit
  * suites to the registry. They are weak here so a module without tests yet links.
@@ -27,8 +27,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "codegen/target.h"
 #include "ir/arena.h"
+#include "target/target.h"
 #include "test_cache_dir.h"
 
 #define MODULES(X) X(ir) X(dsl) X(schedule) X(codegen) X(runtime) X(e2e) X(models) X(templates) X(tuner) X(graph) X(winograd) X(cross) X(binary) X(ops) X(rpc)

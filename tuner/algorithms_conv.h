@@ -37,8 +37,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "codegen/target.h"
 #include "schedule/templates/conv2d_select.h"
+#include "target/target.h"
 #include "tuner/workload.h"
 
 #ifdef __cplusplus

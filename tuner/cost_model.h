@@ -20,8 +20,8 @@
 #ifndef TESSEL_TUNER_COST_MODEL_H
 #define TESSEL_TUNER_COST_MODEL_H
 
-#include "codegen/target.h"
 #include "schedule/template.h"
+#include "target/target.h"
 #include "tessel/status.h"
 
 #ifdef __cplusplus

@@ -32,8 +32,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "codegen/target.h"
 #include "ir/ir.h"
+#include "target/target.h"
 #include "tessel/status.h"
 
 #ifdef __cplusplus

@@ -25,8 +25,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "codegen/target.h"
 #include "schedule/template.h"
+#include "target/target.h"
 #include "tessel/status.h"
 
 #ifdef __cplusplus

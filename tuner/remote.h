@@ -20,9 +20,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "codegen/target.h"
 #include "dsl/te.h"
 #include "schedule/template.h"
+#include "target/target.h"
 #include "tessel/runtime.h"
 #include "tessel/tensor.h"
 #include "tuner/records.h"

@@ -26,8 +26,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "codegen/target.h"
 #include "schedule/template.h"
+#include "target/target.h"
 #include "tessel/runtime.h"
 #include "tuner/records.h"
 #include "tuner/workload.h"

@@ -17,9 +17,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "codegen/target.h"
 #include "schedule/schedule.h"
 #include "schedule/template.h"
+#include "target/target.h"
 #include "tessel/status.h"
 
 /* Longest axis or stage name the builder handles (derived names grow by ".outer" etc.). */
@@ -74,7 +74,7 @@ const tsl_te_op *tpl_find_tagged(const tsl_te_program *p, const char *tag);
 const tsl_te_op *tpl_find_named(const tsl_te_program *p, const char *name);
 
 /* Lanes and vector registers of t: tsl_target_f32_lanes, tsl_target_vector_registers
- * (codegen/target.h). */
+ * (target/target.h). */
 /* L1d / L2 bytes of t (32 KiB / 512 KiB when unknown). */
 int64_t tpl_l1_bytes(const tsl_target *t);
 int64_t tpl_l2_bytes(const tsl_target *t);

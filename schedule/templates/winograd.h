@@ -38,11 +38,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "codegen/target.h"
 #include "dsl/ops/winograd.h"
 #include "dsl/te.h"
 #include "schedule/schedule.h"
 #include "schedule/template.h"
+#include "target/target.h"
 #include "tessel/status.h"
 
 #ifdef __cplusplus

@@ -8,12 +8,12 @@
 #include <string.h>
 
 #include "codegen/build.h"
-#include "codegen/target.h"
 #include "dsl/ops/registry.h"
 #include "ir/arena.h"
 #include "ref/ref_binary.h"
 #include "schedule/templates/bitserial.h"
 #include "runtime/module.h"
+#include "target/target.h"
 
 static tsl_jit *jit;
 static tsl_target host;

@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "codegen/build.h"
-#include "codegen/target.h"
 #include "dsl/ops/registry.h"
 #include "ir/arena.h"
 #include "models/compile.h"
@@ -19,6 +18,7 @@
 #include "ref/ref_binary_net.h"
 #include "runtime/module.h"
 #include "schedule/templates/bitserial.h"
+#include "target/target.h"
 #include "tessel/runtime.h"
 
 static uint64_t rng;

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "codegen/kernel_abi.h"
 #include "codegen/llvm.h"
 #include "codegen/machine.h"
 #include "tessel/runtime.h"

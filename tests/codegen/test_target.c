@@ -1,13 +1,16 @@
 /* Targets, the JIT's lifecycle and symbols, LLVM IR / assembly text, and errors
  * that must be reported (never aborts). */
 #include <llvm-c/Core.h>
+#include <llvm-c/TargetMachine.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "codegen/kernel_abi.h"
 #include "codegen/llvm.h"
 #include "codegen/machine.h"
+#include "target/host_probe.h"
 #include "tests/codegen/cg_util.h"
 #include "tests/x86_level.h"
 
@@ -58,6 +61,26 @@ static void test_target_host_detection(void) {
   if (l1 > 0) CU_ASSERT_EQUAL(t.l1d_bytes, l1);
   if (l2 > 0) CU_ASSERT_EQUAL(t.l2_bytes, l2);
   CU_ASSERT(tsl_target_runs_on_host(&t, NULL));
+}
+
+/* The seam of target/host_probe.h: codegen/'s probe reports LLVM's own view of the
+ * machine, and the detected host (target/, no LLVM) is built from exactly that. */
+static void test_target_host_probe_is_llvms_view(void) {
+  tsl_target p, t;
+  memset(&p, 0, sizeof p);
+  CU_ASSERT_EQUAL_FATAL(tsl_target_probe_host(&p), TSL_OK);
+  char *triple = LLVMGetDefaultTargetTriple(), *cpu = LLVMGetHostCPUName(), *features = LLVMGetHostCPUFeatures();
+  CU_ASSERT_STRING_EQUAL(p.triple, triple);
+  CU_ASSERT_STRING_EQUAL(p.cpu, cpu);
+  CU_ASSERT_STRING_EQUAL(p.features, features);
+  LLVMDisposeMessage(triple);
+  LLVMDisposeMessage(cpu);
+  LLVMDisposeMessage(features);
+  CU_ASSERT(p.name[0] == '\0' && p.vector_bits == 0 && !p.is_host); /* touches nothing else */
+  CU_ASSERT_EQUAL_FATAL(tsl_target_detected_host(&t), TSL_OK);
+  CU_ASSERT_STRING_EQUAL(t.triple, p.triple);
+  CU_ASSERT_STRING_EQUAL(t.cpu, p.cpu);
+  CU_ASSERT_STRING_EQUAL(t.features, p.features);
 }
 
 /* TSL_HOST_TARGET redefines "host" (the second x86 pass of scripts/test.sh): a target
@@ -478,6 +501,7 @@ void cg_add_target_tests(void) {
   CU_pSuite s = CU_add_suite("codegen_target", cg_suite_init, cg_suite_clean);
   CU_add_test(s, "test_target_parse_known_targets", test_target_parse_known_targets);
   CU_add_test(s, "test_target_host_detection", test_target_host_detection);
+  CU_add_test(s, "test_target_host_probe_is_llvms_view", test_target_host_probe_is_llvms_view);
   CU_add_test(s, "test_target_host_forced_by_environment", test_target_host_forced_by_environment);
   CU_add_test(s, "test_target_mcpu_of_wrong_arch_refused", test_target_mcpu_of_wrong_arch_refused);
   CU_add_test(s, "test_target_mcpu_override_and_string_round_trip", test_target_mcpu_override_and_string_round_trip);

@@ -8,9 +8,9 @@
 #include <stdint.h>
 
 #include "codegen/jit.h"
-#include "codegen/target.h"
 #include "dsl/ops/registry.h"
 #include "ir/ir.h"
+#include "target/target.h"
 
 #define CROSS_MAX_BUFS 16
 

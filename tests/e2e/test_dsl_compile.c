@@ -12,12 +12,12 @@
 #include <string.h>
 
 #include "codegen/build.h"
-#include "codegen/target.h"
 #include "dsl/ops/registry.h"
 #include "dsl/te_interp.h"
 #include "dsl/dsl_tests.h"
 #include "ir/arena.h"
 #include "runtime/module.h"
+#include "target/target.h"
 
 static tsl_jit *jit;
 

@@ -9,12 +9,12 @@
 #include <string.h>
 
 #include "codegen/build.h"
-#include "codegen/target.h"
 #include "dsl/ops/registry.h"
 #include "dsl/parser.h"
 #include "ir/arena.h"
 #include "ref/ref_ops.h"
 #include "runtime/module.h"
+#include "target/target.h"
 
 static tsl_jit *jit;
 

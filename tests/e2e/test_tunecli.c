@@ -100,7 +100,7 @@ static void test_tunecli_bad_input_is_refused_clearly(void) {
   expect("frobnicate", 2, "unknown command");
 }
 
-#include "codegen/target.h"
+#include "target/target.h"
 #include "tests/x86_level.h"
 
 /* The five (class, score) pairs of a `tunecli run` output's top-5 line; false without one. */

@@ -12,7 +12,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "codegen/target.h"
 #include "device/rpc_proto.h"
 #include "dsl/ops/registry.h"
 #include "fuzz_programs.h"
@@ -20,6 +19,7 @@
 #include "models/onnx_build.h"
 #include "schedule/schedule.h"
 #include "schedule/template.h"
+#include "target/target.h"
 #include "tuner/algorithm.h"
 #include "tessel/tensor.h"
 #include "tuner/records.h"

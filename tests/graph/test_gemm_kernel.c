@@ -12,8 +12,8 @@
 #include "models/compile.h"
 #include "models/graph.h"
 #include "runtime/graph_executor.h"
-#include "codegen/target.h"
 #include "runtime/module.h"
+#include "target/target.h"
 #include "tessel/runtime.h"
 
 typedef struct gemm_case {

@@ -11,8 +11,8 @@
 
 #include "graph_tests.h"
 #include "graph_util.h"
-#include "codegen/target.h"
 #include "models/compile.h"
+#include "target/target.h"
 
 typedef struct pool_case {
   bool is_max;

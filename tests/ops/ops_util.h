@@ -8,10 +8,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "codegen/target.h"
 #include "dsl/te.h"
 #include "schedule/schedule.h"
 #include "schedule/template.h"
+#include "target/target.h"
 
 /* Suite init/cleanup: one JIT for the host target per suite. */
 int ops_suite_init(void);

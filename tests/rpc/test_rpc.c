@@ -21,7 +21,6 @@
 #include <nng/protocol/reqrep0/req.h>
 
 #include "codegen/aot.h"
-#include "codegen/target.h"
 #include "device/rpc_proto.h"
 #include "dsl/ops/registry.h"
 #include "ir/arena.h"
@@ -30,6 +29,7 @@
 #include "rpc/rpc_paths.h"
 #include "schedule/lower.h"
 #include "schedule/schedule.h"
+#include "target/target.h"
 #include "tuner/records.h"
 #include "tuner/remote.h"
 

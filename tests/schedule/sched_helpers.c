@@ -6,9 +6,9 @@
 #include <unistd.h>
 
 #include "codegen/jit.h"
-#include "codegen/target.h"
 #include "runtime/module.h"
 #include "sched_tests.h"
+#include "target/target.h"
 
 st_arena st_arena_begin(void) {
   st_arena a;

@@ -12,13 +12,13 @@
 #include <string.h>
 
 #include "codegen/build.h"
-#include "codegen/target.h"
 #include "dsl/ops/registry.h"
 #include "ir/arena.h"
 #include "ref/ref_ops.h"
 #include "runtime/module.h"
 #include "schedule/lower.h"
 #include "schedule/templates/matmul.h"
+#include "target/target.h"
 #include "tessel/runtime.h"
 #include "tuner/peak.h"
 

@@ -9,7 +9,7 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "codegen/target.h"
+#include "target/target.h"
 #include "winograd/wino_util.h"
 #include "winograd/winograd_tests.h"
 

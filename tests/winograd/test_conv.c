@@ -11,12 +11,12 @@
 #include <string.h>
 
 #include "codegen/build.h"
-#include "codegen/target.h"
 #include "dsl/ops/registry.h"
 #include "dsl/te_interp.h"
 #include "ir/arena.h"
 #include "ref/ref_ops.h"
 #include "runtime/module.h"
+#include "target/target.h"
 #include "winograd/wino_util.h"
 #include "winograd/winograd_tests.h"
 

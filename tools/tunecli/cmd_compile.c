@@ -7,14 +7,15 @@
 #include <string.h>
 
 #include "codegen/aot.h"
+#include "codegen/kernel_abi.h"
 #include "codegen/llvm.h"
-#include "codegen/target.h"
 #include "ir/arena.h"
 #include "models/aot_model.h"
 #include "models/onnx.h"
 #include "models/zoo.h"
 #include "op_args.h"
 #include "schedule/lower.h"
+#include "target/target.h"
 #include "tunecli.h"
 
 /* Zoo models get the weights of this seed, as tsl_model_load gives them (models/api.c),

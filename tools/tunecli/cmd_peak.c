@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "codegen/target.h"
 #include "op_args.h"
+#include "target/target.h"
 #include "tuner/peak.h"
 #include "tunecli.h"
 

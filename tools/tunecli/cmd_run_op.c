@@ -8,11 +8,11 @@
 #include <string.h>
 
 #include "codegen/build.h"
-#include "codegen/target.h"
 #include "dsl/te_interp.h"
 #include "ir/arena.h"
 #include "op_args.h"
 #include "runtime/module.h"
+#include "target/target.h"
 #include "tessel/runtime.h"
 #include "tessel/tensor.h"
 #include "tunecli.h"

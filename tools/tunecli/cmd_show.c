@@ -6,11 +6,11 @@
 
 #include "codegen/build.h"
 #include "codegen/machine.h"
-#include "codegen/target.h"
 #include "schedule/lower.h"
 #include "ir/arena.h"
 #include "op_args.h"
 #include "runtime/module.h"
+#include "target/target.h"
 #include "tunecli.h"
 
 int tunecli_show(int argc, char **argv) {

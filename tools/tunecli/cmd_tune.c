@@ -7,7 +7,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "codegen/target.h"
 #include "ir/arena.h"
 #include "models/compile.h"
 #include "models/graph.h"
@@ -16,6 +15,7 @@
 #include "models/onnx.h"
 #include "models/zoo.h"
 #include "op_args.h"
+#include "target/target.h"
 #include "tuner/peak.h"
 #include "tuner/remote.h"
 #include "tessel/tessel.h"

@@ -1,20 +1,16 @@
-/* Target strings: parsing, host detection, printing. */
-#include "codegen/target.h"
+/* Target strings: parsing, printing, presets, host detection (through the probe of
+ * target/host_probe.h), whether code runs here. No LLVM. */
+#include "target/target.h"
 
 #include <ctype.h>
-#include <llvm-c/Core.h>
-#include <llvm-c/TargetMachine.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "codegen/target_backend.h"
-
-static const tsl_target_backend *const backends[] = {&tsl_target_backend_x86,
-                                                     &tsl_target_backend_arm};
-#define NBACKENDS ((int)(sizeof backends / sizeof backends[0]))
+#include "target/arch.h"
+#include "target/host_probe.h"
 
 static const char *const known_names[] = {"host", "x86-64-avx2", "x86-64-avx512", "armv8",
                                           "armv8.2-a+dotprod"};
@@ -22,29 +18,6 @@ static const char *const known_names[] = {"host", "x86-64-avx2", "x86-64-avx512"
 const char *const *tsl_target_known_names(int *count) {
   *count = (int)(sizeof known_names / sizeof known_names[0]);
   return known_names;
-}
-
-const tsl_target_backend *tsl_target_backend_of(tsl_arch arch) {
-  for (int i = 0; i < NBACKENDS; i++)
-    if (backends[i]->arch == arch) return backends[i];
-  return NULL;
-}
-
-const tsl_target_backend *tsl_target_backend_for_triple(const char *triple) {
-  for (int i = 0; i < NBACKENDS; i++)
-    if (backends[i]->matches_triple(triple)) return backends[i];
-  return NULL;
-}
-
-bool tsl_feature_string_has(const char *features, const char *feature) {
-  size_t n = strlen(feature);
-  for (const char *p = features; p && *p;) {
-    const char *end = strchr(p, ',');
-    size_t len = end ? (size_t)(end - p) : strlen(p);
-    if (len == n + 1 && p[0] == '+' && strncmp(p + 1, feature, n) == 0) return true;
-    p = end ? end + 1 : NULL;
-  }
-  return false;
 }
 
 int tsl_target_f32_lanes(const tsl_target *t) { return t && t->vector_bits >= 128 ? t->vector_bits / 32 : 4; }
@@ -170,29 +143,19 @@ static void detect_host_once(void) {
   tsl_target *t = &host_target;
   memset(t, 0, sizeof *t);
   copy_str(t->name, sizeof t->name, "host");
-  char *triple = LLVMGetDefaultTargetTriple();
-  char *cpu = LLVMGetHostCPUName();
-  char *features = LLVMGetHostCPUFeatures();
-  copy_str(t->triple, sizeof t->triple, triple);
-  copy_str(t->cpu, sizeof t->cpu, cpu);
-  if (strlen(features) >= sizeof t->features) {
+  if (tsl_target_probe_host(t) != TSL_OK) {
     host_status = TSL_ERR_UNSUPPORTED;
-    snprintf(host_error, sizeof host_error, "target host: feature string of %zu bytes is too long",
-             strlen(features));
+    copy_str(host_error, sizeof host_error, tsl_last_error());
   }
-  copy_str(t->features, sizeof t->features, features);
-  LLVMDisposeMessage(triple);
-  LLVMDisposeMessage(cpu);
-  LLVMDisposeMessage(features);
-  const tsl_target_backend *be = tsl_target_backend_for_triple(t->triple);
-  if (!be) {
+  const tsl_arch_info *arch = tsl_arch_info_for_triple(t->triple);
+  if (!arch) {
     host_status = TSL_ERR_UNSUPPORTED;
     snprintf(host_error, sizeof host_error, "target host: architecture of '%.64s' is not supported",
              t->triple);
     return;
   }
-  t->arch = be->arch;
-  t->vector_bits = be->vector_bits(t);
+  t->arch = arch->arch;
+  t->vector_bits = arch->vector_bits(t);
   t->is_host = true;
   host_caches(&t->l1d_bytes, &t->l2_bytes);
 }
@@ -226,8 +189,8 @@ static bool first_missing(const char *features, const char *have, const char *ha
  * implies must be the host's (or its CPU's). *reason (n bytes) says why not. */
 static bool runs_on(const tsl_target *t, const tsl_target *host, char *reason, size_t n) {
   if (t->arch != host->arch) {
-    snprintf(reason, n, "architecture %s (host is %s)", tsl_target_backend_of(t->arch)->arch_name,
-             tsl_target_backend_of(host->arch)->arch_name);
+    snprintf(reason, n, "architecture %s (host is %s)", tsl_arch_info_of(t->arch)->name,
+             tsl_arch_info_of(host->arch)->name);
     return false;
   }
   char feature[64];
@@ -329,17 +292,19 @@ static tsl_status unknown_target(const char *s) {
 }
 
 static tsl_status set_preset(const char *name, tsl_target *t) {
-  for (int b = 0; b < NBACKENDS; b++)
-    for (int i = 0; i < backends[b]->npresets; i++) {
-      const tsl_target_preset *p = &backends[b]->presets[i];
+  int narch;
+  const tsl_arch_info *const *archs = tsl_arch_infos(&narch);
+  for (int a = 0; a < narch; a++)
+    for (int i = 0; i < archs[a]->npresets; i++) {
+      const tsl_target_preset *p = &archs[a]->presets[i];
       if (strcmp(p->name, name) != 0) continue;
       memset(t, 0, sizeof *t);
       copy_str(t->name, sizeof t->name, p->name);
       copy_str(t->triple, sizeof t->triple, p->triple);
       copy_str(t->cpu, sizeof t->cpu, p->cpu);
       copy_str(t->features, sizeof t->features, p->features);
-      t->arch = backends[b]->arch;
-      t->vector_bits = backends[b]->vector_bits(t);
+      t->arch = archs[a]->arch;
+      t->vector_bits = archs[a]->vector_bits(t);
       t->l1d_bytes = p->l1d_bytes;
       t->l2_bytes = p->l2_bytes;
       return TSL_OK;

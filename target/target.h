@@ -1,4 +1,4 @@
-/* Code-generation targets: what machine a kernel is compiled for.
+/* The target description: what machine a kernel is compiled for (no LLVM).
  *
  * A target string names one of the known targets, optionally followed by
  * " -mcpu=NAME" (and, for the tuner, " -device=tcp://HOST:PORT", which is recorded
@@ -19,9 +19,15 @@
  *   armv8.2-a+dotprod   AArch64 v8.2 + NEON + dot product (Cortex-A76 class)
  *
  * A tsl_target is a plain value (fixed-size strings, no heap): copy it freely.
+ *
+ * target/ is a leaf: schedules, operators, the tuner and codegen/ read it, and it
+ * includes none of them. The one thing it cannot do without LLVM, asking for the
+ * running machine's triple, CPU and features, goes through the probe declared in
+ * target/host_probe.h and defined in codegen/host_probe.c (a link-time seam); the
+ * per-architecture tables (presets, triples, vector widths) are target/arch.h.
  */
-#ifndef TESSEL_CODEGEN_TARGET_H
-#define TESSEL_CODEGEN_TARGET_H
+#ifndef TESSEL_TARGET_TARGET_H
+#define TESSEL_TARGET_TARGET_H
 
 #include <stdbool.h>
 #include <stddef.h>
