@@ -13,9 +13,11 @@
  * and every knob's name, kind and candidate values: a record made for one space is
  * never applied to another (a changed template bumps its version).
  *
- * Registry: templates are registered by name (tsl_template_register); the tuner
- * registers its adapters of the built-in templates (tuner/algorithm.h,
- * tsl_tuner_register_templates) and tests may register their own.
+ * Registry: templates are registered by name (tsl_template_register), a name being
+ * "OP.VARIANT" with OP the template's operator, written out as one literal in the source
+ * so a name read in a records file is found with grep; the library registers every
+ * built-in template in one place (tuner/algorithm.h, tsl_tuner_register_templates) and
+ * tests may register their own.
  *
  * A space is a plain value (fixed-size arrays, about 16 KiB): copy it freely.
  */

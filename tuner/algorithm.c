@@ -29,6 +29,18 @@ done:
   return st;
 }
 
+int tsl_algorithm_list(const char *family, const tsl_algorithm **out, int max) {
+  int n = 0;
+  pthread_mutex_lock(&algo_lock);
+  for (int i = 0; i < nalgos; i++)
+    if (!family || strcmp(algos[i]->family, family) == 0) {
+      if (out && n < max) out[n] = algos[i];
+      n++;
+    }
+  pthread_mutex_unlock(&algo_lock);
+  return n;
+}
+
 static bool same_workload(const tsl_workload *a, const tsl_workload *b) {
   char *ka = NULL, *kb = NULL;
   bool same = tsl_workload_key_of(a, &ka) == TSL_OK && tsl_workload_key_of(b, &kb) == TSL_OK && strcmp(ka, kb) == 0;

@@ -39,20 +39,29 @@ typedef struct tsl_algorithm {
   tsl_status (*map)(const tsl_workload *w, tsl_workload *out);
 } tsl_algorithm;
 
-/* Registers the adapters of tessel's built-in templates (tuner/templates.c) once per
- * process; every tuner entry point calls it, so callers rarely need to. */
+/* Registers every built-in template (tsl_tuner_builtin_templates: convolutions, Winograd,
+ * bitserial, pooling, injective/dense/softmax, matmul) and the conv families' Fast-Run
+ * algorithms (tsl_tuner_register_conv_algorithms), once per process (idempotent,
+ * thread-safe); every tuner entry point calls it, so callers rarely need to. */
 void tsl_tuner_register_templates(void);
+
+/* The templates tsl_tuner_register_templates registers (static storage), in registration
+ * order: writes up to max into out (out may be NULL) and returns how many there are. */
+int tsl_tuner_builtin_templates(const tsl_template **out, int max);
 
 /* Registers the Fast-Run algorithms of the NCHW[x]c convolution families
  * (tuner/algorithms_conv.h: conv2d_nchwc_bias, conv2d_nchwc_bias_add,
- * conv2d_nchwc_grouped and conv2d_nchwc_grouped_add, each as every tsl_conv2d_algo);
- * called by
- * tsl_tuner_register_templates. */
+ * conv2d_nchwc_grouped and conv2d_nchwc_grouped_add, each as every tsl_conv2d_algo,
+ * named FAMILY.ALGO); called by tsl_tuner_register_templates. */
 void tsl_tuner_register_conv_algorithms(void);
 
 /* Registers an algorithm (pointer kept: static storage). Errors: TSL_ERR_INVALID (NULL
  * fields, a name already registered, more than 64 algorithms). */
 tsl_status tsl_algorithm_register(const tsl_algorithm *a);
+
+/* Writes up to max registered algorithms of family (every family when NULL), in
+ * registration order, into out (may be NULL); returns how many there are in all. */
+int tsl_algorithm_list(const char *family, const tsl_algorithm **out, int max);
 
 /* One applicable algorithm for a family workload. */
 typedef struct tsl_algo_choice {

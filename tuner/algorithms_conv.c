@@ -239,32 +239,48 @@ ALGO_FNS(winograd_f2, TSL_CONV2D_WINOGRAD_F2)
 ALGO_FNS(winograd_f4, TSL_CONV2D_WINOGRAD_F4)
 ALGO_FNS(winograd_f6, TSL_CONV2D_WINOGRAD_F6)
 
-#define FAMILY_ALGOS(FAM)                                                                                   \
-  {FAM ".direct", FAM, "conv2d_nchwc_bias.direct", applies_direct, map_direct},                            \
-      {FAM ".gemm1x1", FAM, "conv2d_nchwc_1x1_bias.gemm", applies_gemm1x1, map_gemm1x1},                   \
-      {FAM ".im2col", FAM, "conv2d_nchwc_im2col.blocked", applies_im2col, map_im2col},                     \
-      {FAM ".depthwise", FAM, "depthwise_conv2d_nchwc.tile", applies_depthwise, map_depthwise},            \
-      {FAM ".grouped", FAM, "conv2d_nchwc_grouped.tile", applies_grouped, map_grouped},                    \
-      {FAM ".winograd_f2", FAM, "conv2d_winograd_f2.blocked", applies_winograd_f2, map_winograd_f2},       \
-      {FAM ".winograd_f4", FAM, "conv2d_winograd_f4.blocked", applies_winograd_f4, map_winograd_f4},       \
-      {FAM ".winograd_f6", FAM, "conv2d_winograd_f6.blocked", applies_winograd_f6, map_winograd_f6}
-
-/* The residual family's operators end in _add: its algorithms name those templates. */
-#define RESIDUAL_ALGOS(FAM)                                                                                 \
-  {FAM ".direct", FAM, "conv2d_nchwc_bias_add.direct", applies_direct, map_direct},                        \
-      {FAM ".gemm1x1", FAM, "conv2d_nchwc_1x1_bias_add.gemm", applies_gemm1x1, map_gemm1x1},               \
-      {FAM ".im2col", FAM, "conv2d_nchwc_im2col_add.blocked", applies_im2col, map_im2col},                 \
-      {FAM ".depthwise", FAM, "depthwise_conv2d_nchwc_add.tile", applies_depthwise, map_depthwise},        \
-      {FAM ".grouped", FAM, "conv2d_nchwc_grouped_add.tile", applies_grouped, map_grouped},                \
-      {FAM ".winograd_f2", FAM, "conv2d_winograd_f2_add.blocked", applies_winograd_f2, map_winograd_f2},   \
-      {FAM ".winograd_f4", FAM, "conv2d_winograd_f4_add.blocked", applies_winograd_f4, map_winograd_f4},   \
-      {FAM ".winograd_f6", FAM, "conv2d_winograd_f6_add.blocked", applies_winograd_f6, map_winograd_f6}
+/* One line per algorithm, its full name written out (config.algorithm in a records file,
+ * found with grep); ALGO shares only the applies/map functions of its tsl_conv2d_algo.
+ * The residual families' operators end in _add: their algorithms name those templates. */
+#define ALGO(NAME, FAM, TEMPLATE, FNS) {NAME, FAM, TEMPLATE, applies_##FNS, map_##FNS}
 
 static const tsl_algorithm conv_algorithms[] = {
-    FAMILY_ALGOS("conv2d_nchwc_bias"),
-    FAMILY_ALGOS("conv2d_nchwc_grouped"),
-    RESIDUAL_ALGOS("conv2d_nchwc_bias_add"),
-    RESIDUAL_ALGOS("conv2d_nchwc_grouped_add"),
+    ALGO("conv2d_nchwc_bias.direct", "conv2d_nchwc_bias", "conv2d_nchwc_bias.direct", direct),
+    ALGO("conv2d_nchwc_bias.gemm1x1", "conv2d_nchwc_bias", "conv2d_nchwc_1x1_bias.gemm", gemm1x1),
+    ALGO("conv2d_nchwc_bias.im2col", "conv2d_nchwc_bias", "conv2d_nchwc_im2col.blocked", im2col),
+    ALGO("conv2d_nchwc_bias.depthwise", "conv2d_nchwc_bias", "depthwise_conv2d_nchwc.tile", depthwise),
+    ALGO("conv2d_nchwc_bias.grouped", "conv2d_nchwc_bias", "conv2d_nchwc_grouped.tile", grouped),
+    ALGO("conv2d_nchwc_bias.winograd_f2", "conv2d_nchwc_bias", "conv2d_winograd_f2.blocked", winograd_f2),
+    ALGO("conv2d_nchwc_bias.winograd_f4", "conv2d_nchwc_bias", "conv2d_winograd_f4.blocked", winograd_f4),
+    ALGO("conv2d_nchwc_bias.winograd_f6", "conv2d_nchwc_bias", "conv2d_winograd_f6.blocked", winograd_f6),
+    ALGO("conv2d_nchwc_grouped.direct", "conv2d_nchwc_grouped", "conv2d_nchwc_bias.direct", direct),
+    ALGO("conv2d_nchwc_grouped.gemm1x1", "conv2d_nchwc_grouped", "conv2d_nchwc_1x1_bias.gemm", gemm1x1),
+    ALGO("conv2d_nchwc_grouped.im2col", "conv2d_nchwc_grouped", "conv2d_nchwc_im2col.blocked", im2col),
+    ALGO("conv2d_nchwc_grouped.depthwise", "conv2d_nchwc_grouped", "depthwise_conv2d_nchwc.tile", depthwise),
+    ALGO("conv2d_nchwc_grouped.grouped", "conv2d_nchwc_grouped", "conv2d_nchwc_grouped.tile", grouped),
+    ALGO("conv2d_nchwc_grouped.winograd_f2", "conv2d_nchwc_grouped", "conv2d_winograd_f2.blocked", winograd_f2),
+    ALGO("conv2d_nchwc_grouped.winograd_f4", "conv2d_nchwc_grouped", "conv2d_winograd_f4.blocked", winograd_f4),
+    ALGO("conv2d_nchwc_grouped.winograd_f6", "conv2d_nchwc_grouped", "conv2d_winograd_f6.blocked", winograd_f6),
+    ALGO("conv2d_nchwc_bias_add.direct", "conv2d_nchwc_bias_add", "conv2d_nchwc_bias_add.direct", direct),
+    ALGO("conv2d_nchwc_bias_add.gemm1x1", "conv2d_nchwc_bias_add", "conv2d_nchwc_1x1_bias_add.gemm", gemm1x1),
+    ALGO("conv2d_nchwc_bias_add.im2col", "conv2d_nchwc_bias_add", "conv2d_nchwc_im2col_add.blocked", im2col),
+    ALGO("conv2d_nchwc_bias_add.depthwise", "conv2d_nchwc_bias_add", "depthwise_conv2d_nchwc_add.tile", depthwise),
+    ALGO("conv2d_nchwc_bias_add.grouped", "conv2d_nchwc_bias_add", "conv2d_nchwc_grouped_add.tile", grouped),
+    ALGO("conv2d_nchwc_bias_add.winograd_f2", "conv2d_nchwc_bias_add", "conv2d_winograd_f2_add.blocked", winograd_f2),
+    ALGO("conv2d_nchwc_bias_add.winograd_f4", "conv2d_nchwc_bias_add", "conv2d_winograd_f4_add.blocked", winograd_f4),
+    ALGO("conv2d_nchwc_bias_add.winograd_f6", "conv2d_nchwc_bias_add", "conv2d_winograd_f6_add.blocked", winograd_f6),
+    ALGO("conv2d_nchwc_grouped_add.direct", "conv2d_nchwc_grouped_add", "conv2d_nchwc_bias_add.direct", direct),
+    ALGO("conv2d_nchwc_grouped_add.gemm1x1", "conv2d_nchwc_grouped_add", "conv2d_nchwc_1x1_bias_add.gemm", gemm1x1),
+    ALGO("conv2d_nchwc_grouped_add.im2col", "conv2d_nchwc_grouped_add", "conv2d_nchwc_im2col_add.blocked", im2col),
+    ALGO("conv2d_nchwc_grouped_add.depthwise", "conv2d_nchwc_grouped_add", "depthwise_conv2d_nchwc_add.tile",
+         depthwise),
+    ALGO("conv2d_nchwc_grouped_add.grouped", "conv2d_nchwc_grouped_add", "conv2d_nchwc_grouped_add.tile", grouped),
+    ALGO("conv2d_nchwc_grouped_add.winograd_f2", "conv2d_nchwc_grouped_add", "conv2d_winograd_f2_add.blocked",
+         winograd_f2),
+    ALGO("conv2d_nchwc_grouped_add.winograd_f4", "conv2d_nchwc_grouped_add", "conv2d_winograd_f4_add.blocked",
+         winograd_f4),
+    ALGO("conv2d_nchwc_grouped_add.winograd_f6", "conv2d_nchwc_grouped_add", "conv2d_winograd_f6_add.blocked",
+         winograd_f6),
 };
 
 void tsl_tuner_register_conv_algorithms(void) {

@@ -2,31 +2,37 @@
  *
  *   matmul.blis        schedule/templates/matmul.h (GotoBLAS/BLIS loop nest), its knobs
  *                      as a config space; the hand-tuned defaults are always a point of it
- *   OP.tile            a generic register-tiling template for any operator whose output
- *                      stage has >= 2 spatial axes (direct conv2d_nchw, dense): the three
+ *   conv2d_nchw.tile,  a generic register-tiling template for any operator whose output
+ *   dense.tile         stage has >= 2 spatial axes (direct conv2d_nchw, dense): the three
  *                      innermost output axes are split into tiles, the reduction loops go
  *                      outside the tile (an accumulator tile stays in registers) or
  *                      innermost, the innermost tile axis is vectorized, the other tile
  *                      axes unrolled, the outermost non-trivial axis parallel.
  *
- * and registers the adapters the operator library exports itself: the direct and 1x1-GEMM
- * NCHW[x]c convolutions (schedule/templates/conv2d_nchwc.h), depthwise and grouped
- * (schedule/templates/depthwise.h), im2col + GEMM (schedule/templates/im2col.h) and
- * Winograd F(m x m, 3 x 3) (schedule/templates/winograd.h), then the conv family's
- * Fast-Run algorithms (tuner/algorithms_conv.h).
+ * and the one registration of every built-in template (tsl_tuner_register_templates):
+ * these adapters, then the tables the operator library exports itself: the direct and
+ * 1x1-GEMM NCHW[x]c convolutions (schedule/templates/conv2d_nchwc.h), depthwise and
+ * grouped (schedule/templates/depthwise.h), im2col + GEMM (schedule/templates/im2col.h),
+ * Winograd F(m x m, 3 x 3) (schedule/templates/winograd.h), the bitserial convolutions
+ * of the binary networks (schedule/templates/bitserial.h), pooling
+ * (schedule/templates/pool.h) and the injective, dense and softmax operators
+ * (schedule/templates/nn.h); then the conv family's Fast-Run algorithms
+ * (tuner/algorithms_conv.h).
  */
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "schedule/template.h"
+#include "schedule/templates/bitserial.h"
 #include "schedule/templates/conv2d_nchwc.h"
 #include "schedule/templates/depthwise.h"
 #include "schedule/templates/im2col.h"
 #include "schedule/templates/matmul.h"
+#include "schedule/templates/nn.h"
+#include "schedule/templates/pool.h"
 #include "schedule/templates/winograd.h"
 #include "tuner/algorithm.h"
-#include "tuner/templates_binary.h"
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -262,23 +268,41 @@ static const tsl_template dense_tile = {"dense.tile", "dense",
                                         "dense: register tile over (batch, out), reductions outside the tile", 1,
                                         tile_space, tile_default, tile_apply};
 
+/* ---- the built-in templates ---------------------------------------------------- */
+
+static const tsl_template *winograd_templates(int *n) {
+  *n = (int)(sizeof tsl_winograd_templates / sizeof tsl_winograd_templates[0]);
+  return tsl_winograd_templates;
+}
+
+/* The operator library's template tables (schedule/templates/), in registration order
+ * after this file's own adapters. */
+static const tsl_template *(*const tables[])(int *n) = {
+    tsl_conv2d_nchwc_templates, tsl_depthwise_templates, tsl_im2col_templates, winograd_templates,
+    tsl_bitserial_templates,    tsl_pool_templates,      tsl_nn_templates,
+};
+
+int tsl_tuner_builtin_templates(const tsl_template **out, int max) {
+  static const tsl_template *const own[] = {&matmul_blis, &conv2d_tile, &dense_tile};
+  int n = 0;
+  for (size_t i = 0; i < sizeof own / sizeof own[0]; i++, n++)
+    if (out && n < max) out[n] = own[i];
+  for (size_t l = 0; l < sizeof tables / sizeof tables[0]; l++) {
+    int k = 0;
+    const tsl_template *t = tables[l](&k);
+    for (int i = 0; i < k; i++, n++)
+      if (out && n < max) out[n] = &t[i];
+  }
+  return n;
+}
+
+enum { MAX_BUILTIN = 128 };
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static void register_all(void) {
-  tsl_template_register(&matmul_blis);
-  tsl_template_register(&conv2d_tile);
-  tsl_template_register(&dense_tile);
-  /* the operator library's own adapters (schedule/templates/) */
-  int n = 0;
-  const tsl_template *conv = tsl_conv2d_nchwc_templates(&n);
-  for (int i = 0; conv && i < n; i++) tsl_template_register(&conv[i]);
-  const tsl_template *dw = tsl_depthwise_templates(&n);
-  for (int i = 0; dw && i < n; i++) tsl_template_register(&dw[i]);
-  const tsl_template *i2c = tsl_im2col_templates(&n);
-  for (int i = 0; i2c && i < n; i++) tsl_template_register(&i2c[i]);
-  for (size_t i = 0; i < sizeof tsl_winograd_templates / sizeof tsl_winograd_templates[0]; i++)
-    tsl_template_register(&tsl_winograd_templates[i]);
+  const tsl_template *all[MAX_BUILTIN];
+  int n = tsl_tuner_builtin_templates(all, MAX_BUILTIN);
+  for (int i = 0; i < n && i < MAX_BUILTIN; i++) tsl_template_register(all[i]);
   tsl_tuner_register_conv_algorithms();
-  tsl_tuner_register_binary_templates(); /* tuner/templates_binary.h */
 }
 
 void tsl_tuner_register_templates(void) { pthread_once(&once, register_all); }

@@ -432,17 +432,21 @@ static pthread_once_t family_once = PTHREAD_ONCE_INIT;
 /* The built-in texts are generated once; a failure here is a tessel bug (the default
  * points are fixed), reported like an unparsable built-in text. */
 static void family_init(void) {
-  static char names[NFAMILY][32], descriptions[NFAMILY][160];
+  static char descriptions[NFAMILY][160];
   static const int ms[3] = {2, 4, 6};
+  /* the operators' names written out (workload keys in records files, found with grep):
+   * per m the conv, the conv with a residual and the kernel transform */
+  static const char *const names[NFAMILY] = {
+      "conv2d_winograd_f2", "conv2d_winograd_f2_add", "winograd_weight_f2",
+      "conv2d_winograd_f4", "conv2d_winograd_f4_add", "winograd_weight_f4",
+      "conv2d_winograd_f6", "conv2d_winograd_f6_add", "winograd_weight_f6",
+  };
   static const int64_t *const *conv_shapes[3] = {ex_conv2, ex_conv4, ex_conv6};
   for (int i = 0; i < 3; i++) {
     int m = ms[i];
     tsl_winograd_transform T;
     char *conv = NULL, *add = NULL, *weight = NULL;
-    char *n_conv = names[3 * i], *n_add = names[3 * i + 1], *n_weight = names[3 * i + 2];
-    snprintf(n_conv, sizeof names[0], "conv2d_winograd_f%d", m);
-    snprintf(n_add, sizeof names[0], "conv2d_winograd_f%d_add", m);
-    snprintf(n_weight, sizeof names[0], "winograd_weight_f%d", m);
+    const char *n_conv = names[3 * i], *n_add = names[3 * i + 1], *n_weight = names[3 * i + 2];
     if (tsl_winograd_default(m, &T) != TSL_OK || tsl_winograd_conv_text(&T, n_conv, false, &conv) != TSL_OK ||
         tsl_winograd_conv_text(&T, n_add, true, &add) != TSL_OK ||
         tsl_winograd_weight_text(&T, n_weight, &weight) != TSL_OK) {

@@ -250,13 +250,17 @@ static tsl_status apply(const tsl_te_program *p, const tsl_target *t, const tsl_
   return tsl_bitserial_schedule(p, t, &k, out);
 }
 
-#define TPL(OP)                                                                                                  \
-  {OP ".tile", OP, "bitserial conv: register tile (pixels x channels) over popcount words, window unrolled", 1, \
+/* Each template's full name is written out (found with grep from a records file). */
+#define TPL(NAME, OP)                                                                                            \
+  {NAME, OP, "bitserial conv: register tile (pixels x channels) over popcount words, window unrolled", 1,       \
    space, default_config, apply}
 static const tsl_template templates[] = {
-    TPL("bitserial_conv2d_unipolar64_packed"), TPL("bitserial_conv2d_unipolar64_requant"),
-    TPL("bitserial_conv2d_unipolar64_requant_add"), TPL("bitserial_conv2d_bipolar64"),
-    TPL("bitserial_conv2d_unipolar64")};
+    TPL("bitserial_conv2d_unipolar64_packed.tile", "bitserial_conv2d_unipolar64_packed"),
+    TPL("bitserial_conv2d_unipolar64_requant.tile", "bitserial_conv2d_unipolar64_requant"),
+    TPL("bitserial_conv2d_unipolar64_requant_add.tile", "bitserial_conv2d_unipolar64_requant_add"),
+    TPL("bitserial_conv2d_bipolar64.tile", "bitserial_conv2d_bipolar64"),
+    TPL("bitserial_conv2d_unipolar64.tile", "bitserial_conv2d_unipolar64"),
+};
 
 const tsl_template *tsl_bitserial_templates(int *n) {
   *n = (int)(sizeof templates / sizeof templates[0]);

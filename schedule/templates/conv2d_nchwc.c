@@ -276,19 +276,23 @@ static tsl_status apply(const tsl_te_program *p, const tsl_target *t, const tsl_
   return tsl_conv2d_nchwc_schedule(p, t, &k, out);
 }
 
-#define DIRECT_TEMPLATE(OP)                                                                                     \
-  {OP ".direct", OP,                                                                                            \
+/* Each template's full name is written out, so a name read in a records file is found
+ * with grep; the macros share only the description and the functions. */
+#define DIRECT_TEMPLATE(NAME, OP)                                                                               \
+  {NAME, OP,                                                                                                    \
    "NCHW[x]c direct conv: register tile (ow x oc blocks), fused epilogue, optional padded copy and "            \
    "input-channel chunks (schedule/templates/conv2d_nchwc.h)",                                                  \
    2, space, default_config, apply}
-#define GEMM_TEMPLATE(OP)                                                                                       \
-  {OP ".gemm", OP, "NCHW[x]c 1x1 conv as a GEMM over the pixel axis (schedule/templates/conv2d_nchwc.h)", 2,    \
+#define GEMM_TEMPLATE(NAME, OP)                                                                                 \
+  {NAME, OP, "NCHW[x]c 1x1 conv as a GEMM over the pixel axis (schedule/templates/conv2d_nchwc.h)", 2,          \
    space, default_config, apply}
 
 static const tsl_template templates[] = {
-    DIRECT_TEMPLATE("conv2d_nchwc"),         DIRECT_TEMPLATE("conv2d_nchwc_bias"),
-    DIRECT_TEMPLATE("conv2d_nchwc_bias_add"), GEMM_TEMPLATE("conv2d_nchwc_1x1_bias"),
-    GEMM_TEMPLATE("conv2d_nchwc_1x1_bias_add"),
+    DIRECT_TEMPLATE("conv2d_nchwc.direct", "conv2d_nchwc"),
+    DIRECT_TEMPLATE("conv2d_nchwc_bias.direct", "conv2d_nchwc_bias"),
+    DIRECT_TEMPLATE("conv2d_nchwc_bias_add.direct", "conv2d_nchwc_bias_add"),
+    GEMM_TEMPLATE("conv2d_nchwc_1x1_bias.gemm", "conv2d_nchwc_1x1_bias"),
+    GEMM_TEMPLATE("conv2d_nchwc_1x1_bias_add.gemm", "conv2d_nchwc_1x1_bias_add"),
 };
 
 const tsl_template *tsl_conv2d_nchwc_templates(int *n) {

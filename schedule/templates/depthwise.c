@@ -199,20 +199,21 @@ static tsl_status dw_apply(const tsl_te_program *p, const tsl_target *t, const t
   return tsl_depthwise_schedule(p, t, &k, out);
 }
 
-#define DW_TEMPLATE(OP)                                                                                         \
-  {OP ".tile", OP,                                                                                              \
+/* Each template's full name is written out (found with grep from a records file). */
+#define DW_TEMPLATE(NAME, OP)                                                                                   \
+  {NAME, OP,                                                                                                    \
    "NCHW[x]c depthwise conv: register row tile, unrolled window, padded rows per parallel iteration "            \
    "(schedule/templates/depthwise.h)",                                                                          \
    2, dw_space, dw_default, dw_apply}
-#define GROUPED_TEMPLATE(OP)                                                                                    \
-  {OP ".tile", OP, "NCHW[x]c grouped conv (any channels per group): register row tile (schedule/templates/depthwise.h)", \
+#define GROUPED_TEMPLATE(NAME, OP)                                                                              \
+  {NAME, OP, "NCHW[x]c grouped conv (any channels per group): register row tile (schedule/templates/depthwise.h)", \
    2, dw_space, dw_default, dw_apply}
 
 static const tsl_template templates[] = {
-    DW_TEMPLATE("depthwise_conv2d_nchwc"),
-    GROUPED_TEMPLATE("conv2d_nchwc_grouped"),
-    DW_TEMPLATE("depthwise_conv2d_nchwc_add"),
-    GROUPED_TEMPLATE("conv2d_nchwc_grouped_add"),
+    DW_TEMPLATE("depthwise_conv2d_nchwc.tile", "depthwise_conv2d_nchwc"),
+    GROUPED_TEMPLATE("conv2d_nchwc_grouped.tile", "conv2d_nchwc_grouped"),
+    DW_TEMPLATE("depthwise_conv2d_nchwc_add.tile", "depthwise_conv2d_nchwc_add"),
+    GROUPED_TEMPLATE("conv2d_nchwc_grouped_add.tile", "conv2d_nchwc_grouped_add"),
 };
 
 const tsl_template *tsl_depthwise_templates(int *n) {

@@ -256,13 +256,16 @@ static tsl_status apply(const tsl_te_program *p, const tsl_target *t, const tsl_
   return tsl_im2col_schedule(p, t, &k, out);
 }
 
-#define IM2COL_TEMPLATE(OP)                                                                                     \
-  {OP ".blocked", OP,                                                                                           \
+/* Each template's full name is written out (found with grep from a records file). */
+#define IM2COL_TEMPLATE(NAME, OP)                                                                               \
+  {NAME, OP,                                                                                                    \
    "im2col + GEMM conv: L2-sized pixel tiles, A pack fused into the im2col (schedule/templates/im2col.h)", 2,    \
    space, default_config, apply}
 
-static const tsl_template templates[] = {IM2COL_TEMPLATE("conv2d_nchwc_im2col"),
-                                         IM2COL_TEMPLATE("conv2d_nchwc_im2col_add")};
+static const tsl_template templates[] = {
+    IM2COL_TEMPLATE("conv2d_nchwc_im2col.blocked", "conv2d_nchwc_im2col"),
+    IM2COL_TEMPLATE("conv2d_nchwc_im2col_add.blocked", "conv2d_nchwc_im2col_add"),
+};
 
 const tsl_template *tsl_im2col_templates(int *n) {
   *n = (int)(sizeof templates / sizeof templates[0]);

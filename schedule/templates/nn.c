@@ -279,14 +279,28 @@ static tsl_status softmax_apply(const tsl_te_program *p, const tsl_target *t, co
   return tsl_softmax_schedule(p, t, out);
 }
 
-#define EW(OP) {OP ".elementwise", OP, "injective operator: vectorized last axis, parallel outer axes", 1, \
-                ew_space, ew_default, ew_apply}
+/* Each template's full name is written out (found with grep from a records file); EW
+ * shares the description and the functions of the injective operators' template. */
+#define EW(NAME, OP) {NAME, OP, "injective operator: vectorized last axis, parallel outer axes", 1, \
+                      ew_space, ew_default, ew_apply}
 
 static const tsl_template templates[] = {
-    EW("batch_norm_nchwc"),      EW("broadcast_add"),     EW("broadcast_mul"),     EW("concat2_nchwc"),
-    EW("concat3_nchwc"),         EW("channel_shuffle_nchwc"), EW("flatten_nchwc"), EW("flatten"),
-    EW("nchw_to_nchwc"),         EW("nchwc_to_nchw"),     EW("nchwc_reblock"),     EW("weight_to_nchwc"),
-    EW("weight_to_grouped"),     EW("weight_to_depthwise"), EW("weight_to_dense"), EW("vector_to_blocks"),
+    EW("batch_norm_nchwc.elementwise", "batch_norm_nchwc"),
+    EW("broadcast_add.elementwise", "broadcast_add"),
+    EW("broadcast_mul.elementwise", "broadcast_mul"),
+    EW("concat2_nchwc.elementwise", "concat2_nchwc"),
+    EW("concat3_nchwc.elementwise", "concat3_nchwc"),
+    EW("channel_shuffle_nchwc.elementwise", "channel_shuffle_nchwc"),
+    EW("flatten_nchwc.elementwise", "flatten_nchwc"),
+    EW("flatten.elementwise", "flatten"),
+    EW("nchw_to_nchwc.elementwise", "nchw_to_nchwc"),
+    EW("nchwc_to_nchw.elementwise", "nchwc_to_nchw"),
+    EW("nchwc_reblock.elementwise", "nchwc_reblock"),
+    EW("weight_to_nchwc.elementwise", "weight_to_nchwc"),
+    EW("weight_to_grouped.elementwise", "weight_to_grouped"),
+    EW("weight_to_depthwise.elementwise", "weight_to_depthwise"),
+    EW("weight_to_dense.elementwise", "weight_to_dense"),
+    EW("vector_to_blocks.elementwise", "vector_to_blocks"),
     {"dense_packed.gemv", "dense_packed", "packed dense layer: ob_block accumulator vectors over k (schedule/templates/nn.h)",
      1, dense_space, dense_default, dense_apply},
     {"softmax.rows", "softmax", "softmax: parallel rows, vectorized exp and division (schedule/templates/nn.h)", 1,

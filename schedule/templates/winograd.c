@@ -440,14 +440,20 @@ static tsl_status apply_fn(const tsl_te_program *p, const tsl_target *t, const t
   return tsl_winograd_schedule(p, t, &k, out);
 }
 
-#define WINOGRAD_TEMPLATE(OP, DESC)                                                                              \
-  {"" OP ".blocked", OP, DESC, 1, space_fn, default_fn, apply_fn}
+/* Each template's full name is written out (found with grep from a records file). */
+#define WINOGRAD_TEMPLATE(NAME, OP, DESC) {NAME, OP, DESC, 1, space_fn, default_fn, apply_fn}
 
 const tsl_template tsl_winograd_templates[6] = {
-    WINOGRAD_TEMPLATE("conv2d_winograd_f2", "Winograd F(2x2,3x3): tile blocks, batched GEMM register blocks"),
-    WINOGRAD_TEMPLATE("conv2d_winograd_f4", "Winograd F(4x4,3x3): tile blocks, batched GEMM register blocks"),
-    WINOGRAD_TEMPLATE("conv2d_winograd_f6", "Winograd F(6x6,3x3): tile blocks, batched GEMM register blocks"),
-    WINOGRAD_TEMPLATE("conv2d_winograd_f2_add", "Winograd F(2x2,3x3) + residual: tile blocks, batched GEMM"),
-    WINOGRAD_TEMPLATE("conv2d_winograd_f4_add", "Winograd F(4x4,3x3) + residual: tile blocks, batched GEMM"),
-    WINOGRAD_TEMPLATE("conv2d_winograd_f6_add", "Winograd F(6x6,3x3) + residual: tile blocks, batched GEMM"),
+    WINOGRAD_TEMPLATE("conv2d_winograd_f2.blocked", "conv2d_winograd_f2",
+                      "Winograd F(2x2,3x3): tile blocks, batched GEMM register blocks"),
+    WINOGRAD_TEMPLATE("conv2d_winograd_f4.blocked", "conv2d_winograd_f4",
+                      "Winograd F(4x4,3x3): tile blocks, batched GEMM register blocks"),
+    WINOGRAD_TEMPLATE("conv2d_winograd_f6.blocked", "conv2d_winograd_f6",
+                      "Winograd F(6x6,3x3): tile blocks, batched GEMM register blocks"),
+    WINOGRAD_TEMPLATE("conv2d_winograd_f2_add.blocked", "conv2d_winograd_f2_add",
+                      "Winograd F(2x2,3x3) + residual: tile blocks, batched GEMM"),
+    WINOGRAD_TEMPLATE("conv2d_winograd_f4_add.blocked", "conv2d_winograd_f4_add",
+                      "Winograd F(4x4,3x3) + residual: tile blocks, batched GEMM"),
+    WINOGRAD_TEMPLATE("conv2d_winograd_f6_add.blocked", "conv2d_winograd_f6_add",
+                      "Winograd F(6x6,3x3) + residual: tile blocks, batched GEMM"),
 };

@@ -12,11 +12,7 @@
 #include "codegen/jit.h"
 #include "ref/ref_ops2.h"
 #include "runtime/module.h"
-#include "schedule/templates/conv2d_nchwc.h"
-#include "schedule/templates/depthwise.h"
-#include "schedule/templates/im2col.h"
-#include "schedule/templates/nn.h"
-#include "schedule/templates/pool.h"
+#include "tuner/algorithm.h"
 
 static tsl_jit *jit;
 static tsl_target target;
@@ -125,16 +121,13 @@ bool ops_build_run(const tsl_schedule *s, const char *name, float *const *bufs) 
 /* ---- templates and configs ---- */
 
 const tsl_template *ops_template(const char *op, const char *suffix) {
-  const tsl_template *(*lists[])(int *) = {tsl_conv2d_nchwc_templates, tsl_depthwise_templates, tsl_im2col_templates,
-                                          tsl_pool_templates, tsl_nn_templates};
-  for (size_t l = 0; l < sizeof lists / sizeof lists[0]; l++) {
-    int n = 0;
-    const tsl_template *t = lists[l](&n);
-    for (int i = 0; i < n; i++) {
-      if (strcmp(t[i].op, op) != 0) continue;
-      size_t ln = strlen(t[i].name), ls = suffix ? strlen(suffix) : 0;
-      if (!suffix || (ln >= ls && strcmp(t[i].name + ln - ls, suffix) == 0)) return &t[i];
-    }
+  tsl_tuner_register_templates(); /* the library's registration of every template */
+  enum { MAX_PER_OP = 16 };
+  const tsl_template *t[MAX_PER_OP];
+  int n = tsl_template_list(op, t, MAX_PER_OP);
+  for (int i = 0; i < n && i < MAX_PER_OP; i++) {
+    size_t ln = strlen(t[i]->name), ls = suffix ? strlen(suffix) : 0;
+    if (!suffix || (ln >= ls && strcmp(t[i]->name + ln - ls, suffix) == 0)) return t[i];
   }
   return NULL;
 }

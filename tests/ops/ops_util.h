@@ -34,8 +34,9 @@ void ops_free(float *p);
  * in order). Prints the error and returns false on failure. */
 bool ops_build_run(const tsl_schedule *s, const char *name, float *const *bufs);
 
-/* The operator-library template for registry operator `op` whose name ends in
- * `suffix` (".direct", ".tile", ...; NULL: the first for op), or NULL. */
+/* The registered template (tsl_tuner_register_templates) for registry operator `op`
+ * whose name ends in `suffix` (".direct", ".tile", ...; NULL: the first for op), or
+ * NULL. */
 const tsl_template *ops_template(const char *op, const char *suffix);
 
 /* Up to n random configs of tpl's space for p (seeded, deterministic), skipping configs

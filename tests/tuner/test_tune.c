@@ -79,7 +79,7 @@ static tsl_status inj_apply(const tsl_te_program *p, const tsl_target *t, const 
   return TSL_OK;
 }
 
-static const tsl_template injected = {"test.injected", "matmul", "test: crashes, hangs, wrong answers by knob", 1,
+static const tsl_template injected = {"matmul.injected", "matmul", "test: crashes, hangs, wrong answers by knob", 1,
                                       inj_space, inj_default, inj_apply};
 
 static tsl_workload small_matmul(int64_t m, int64_t n, int64_t k) {
@@ -112,7 +112,7 @@ static void test_crashing_hanging_wrong_candidates_become_error_records(void) {
   o.batch = 4;
   o.measure = fast_measure();
   o.measure.build_timeout_s = 4; /* the hangs cost this; real builds here take ~0.1 s */
-  o.only_template = "test.injected";
+  o.only_template = "matmul.injected";
   tsl_records *db = NULL;
   tsl_records_new(&db);
   o.db = db;

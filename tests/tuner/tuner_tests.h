@@ -6,5 +6,6 @@ void tsl_tests_tuner_records(void);
 void tsl_tests_tuner_tune(void);
 void tsl_tests_tuner_cache_features(void);
 void tsl_tests_tuner_insitu(void);
+void tsl_tests_tuner_names(void);
 
 #endif
