@@ -32,6 +32,7 @@ static const char *const op_names[TSL_OP_COUNT] = {
     [TSL_OP_PAD] = "Pad",
     [TSL_OP_CHANNEL_SHUFFLE] = "tsl.ChannelShuffle",
     [TSL_OP_BINARY] = "tsl.Binary",
+    [TSL_OP_ACTIVATION] = "tsl.Activation",
 };
 
 const char *tsl_op_name(tsl_op op) {

@@ -119,6 +119,10 @@ typedef enum tsl_op {
   /* operators of the graph passes (not ONNX's; printed with a "tsl." prefix) */
   TSL_OP_CHANNEL_SHUFFLE,
   TSL_OP_BINARY, /* tsl.Binary: a binary-network operator (models/node_kernels_binary.h) */
+  /* tsl.Activation: y = f(x) elementwise for a function of ops/nn/activation.h; the
+   * string attribute "function" names it by its ONNX operator type ("Sigmoid",
+   * "HardSwish", ...), float attributes as ONNX's ("alpha", "beta", "gamma") */
+  TSL_OP_ACTIVATION,
   TSL_OP_COUNT
 } tsl_op;
 
@@ -275,6 +279,15 @@ typedef struct tsl_conv2d_params {
  * Errors: TSL_ERR_INVALID (another op, malformed attributes: wrong count, stride or
  * dilation < 1, negative pad, group < 1). */
 tsl_status tsl_node_conv2d_params(const tsl_graph *g, const tsl_node *node, tsl_conv2d_params *p);
+
+struct tsl_activation;
+/* The function of a tsl.Activation node (its "function" attribute, looked up in
+ * ops/nn/activation.h) and its attribute values, defaults applied (attrs: room for
+ * TSL_ACTIVATION_MAX_ATTRS). Errors: TSL_ERR_INVALID (another op, no "function" string,
+ * an attribute that is not a float), TSL_ERR_UNSUPPORTED (a function the table lacks);
+ * the message names the node. */
+tsl_status tsl_node_activation(const tsl_graph *g, const tsl_node *node, const struct tsl_activation **fn,
+                               double *attrs);
 
 /* Shape inference for node `node`: checks its inputs (count, dtype, rank, shapes) and
  * attributes against the table above and sets its outputs' dtype and shape. Inputs must

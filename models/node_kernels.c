@@ -13,6 +13,7 @@
 #include "models/passes/fuse_conv.h"
 #include "models/passes/layout.h"
 #include "models/passes/pack_dense.h"
+#include "ops/nn/activation.h"
 
 void tsl_nk_put(tsl_text_buf *b, const char *fmt, ...) {
   if (b->oom) return;
@@ -290,6 +291,34 @@ static tsl_status make_elemwise(const tsl_graph *g, int node, tsl_node_kernel *k
   snprintf(k->label, sizeof k->label, "%s%s", opname, flat ? "" : "_bcast");
   put_where(b, nd, od);
   return TSL_OK;
+}
+
+/* f(x) of a tsl.Activation node, flat over the elements */
+tsl_status tsl_nk_put_activation(const tsl_graph *g, int node, const char *operand, tsl_node_kernel *k,
+                                 tsl_text_buf *b) {
+  const tsl_activation *a;
+  double attrs[TSL_ACTIVATION_MAX_ATTRS];
+  tsl_status st = tsl_node_activation(g, &g->nodes[node], &a, attrs);
+  if (st != TSL_OK) return st;
+  char expr[1024];
+  if (tsl_activation_dsl(a, operand, attrs, expr, sizeof expr) >= (int)sizeof expr)
+    return tsl_nk_node_err(g, node, TSL_ERR_INVALID, "the activation's expression is too long");
+  tsl_nk_put(b, "%s", expr);
+  snprintf(k->label, sizeof k->label, "%s", a->label);
+  return TSL_OK;
+}
+
+static tsl_status make_activation(const tsl_graph *g, int node, tsl_node_kernel *k, tsl_text_buf *b) {
+  const tsl_node *n = &g->nodes[node];
+  int64_t total = tsl_nk_numel(&g->values[n->outputs[0]]);
+  tsl_nk_add_arg(k, n->inputs[0], 1, &total);
+  k->ninputs = 1;
+  tsl_nk_add_arg(k, n->outputs[0], 1, &total);
+  tsl_nk_put_header(b, k);
+  tsl_nk_put(b, "  @tag(\"elemwise\")\n  out[i0] = ");
+  tsl_status st = tsl_nk_put_activation(g, node, "x0[i0]", k, b);
+  if (st == TSL_OK) put_where(b, 1, &total);
+  return st;
 }
 
 /* ---- data movement ---- */
@@ -677,6 +706,7 @@ tsl_status tsl_node_kernel_make(const tsl_graph *g, int node, tsl_node_kernel *o
   case TSL_OP_ADD:
   case TSL_OP_MUL:
   case TSL_OP_DIV: st = make_elemwise(g, node, out, &b); break;
+  case TSL_OP_ACTIVATION: st = make_activation(g, node, out, &b); break;
   case TSL_OP_CONCAT: st = make_concat(g, node, out, &b); break;
   case TSL_OP_SPLIT: st = make_split(g, node, out, &b); break;
   case TSL_OP_SLICE: st = make_slice(g, node, out, &b); break;

@@ -27,6 +27,10 @@ void tsl_nk_add_arg(tsl_node_kernel *k, int value, int nd, const int64_t *dims);
 int64_t tsl_nk_numel(const tsl_value *v);
 /* "op k(x0: f32[..], ...)" for the inputs added so far. */
 void tsl_nk_put_header(tsl_text_buf *b, tsl_node_kernel *k);
+/* Writes f(operand) of tsl.Activation node `node` (ops/nn/activation.h) into b and
+ * names the kernel after the function. Errors: those of tsl_node_activation. */
+tsl_status tsl_nk_put_activation(const tsl_graph *g, int node, const char *operand, tsl_node_kernel *k,
+                                 tsl_text_buf *b);
 /* outer x axis x inner view of v around `axis`. */
 void tsl_nk_view3(const tsl_value *v, int axis, int64_t out[3]);
 

@@ -8,6 +8,7 @@
 #include "models/node_kernels_internal.h"
 #include "models/passes/fuse_conv.h"
 #include "models/passes/layout.h"
+#include "ops/nn/activation.h"
 
 int tsl_value_storage_shape(const tsl_value *v, int64_t shape[TSL_MAX_NDIM]) {
   if (v->layout.kind == TSL_LAYOUT_NCHWC && v->ndim == 4 && v->layout.block > 0) {
@@ -174,6 +175,37 @@ static tsl_status make_elemwise(const tsl_graph *g, int node, tsl_node_kernel *k
   return TSL_OK;
 }
 
+/* f(x) in the blocked layout: flat when f(0) = 0 or the blocks are full, else with the
+ * padding lanes written as 0 (a channel-guarded view [N, C/x, H*W, x]). */
+static tsl_status make_activation(const tsl_graph *g, int node, tsl_node_kernel *k, tsl_text_buf *b) {
+  const tsl_node *n = &g->nodes[node];
+  const tsl_activation *a;
+  double attrs[TSL_ACTIVATION_MAX_ATTRS];
+  tsl_status st = tsl_node_activation(g, n, &a, attrs);
+  if (st != TSL_OK) return st;
+  int64_t s[TSL_MAX_NDIM], C = g->values[n->outputs[0]].shape[1];
+  tsl_value_storage_shape(&g->values[n->outputs[0]], s);
+  int64_t X = s[4], v[4] = {s[0], s[1], s[2] * s[3], s[4]}, total = v[0] * v[1] * v[2] * v[3];
+  bool guard = C % X && !tsl_activation_keeps_zero(a, attrs);
+  tsl_nk_add_arg(k, n->inputs[0], guard ? 4 : 1, guard ? v : &total);
+  k->ninputs = 1;
+  tsl_nk_add_arg(k, n->outputs[0], guard ? 4 : 1, guard ? v : &total);
+  tsl_nk_put_header(b, k);
+  tsl_nk_put(b, "  @tag(\"elemwise\")\n  out[%s] = ", guard ? "n, cb, i, c" : "i");
+  if (guard) put_lane_guard_open(b, C, X);
+  st = tsl_nk_put_activation(g, node, guard ? "x0[n, cb, i, c]" : "x0[i]", k, b);
+  if (guard) {
+    put_lane_guard_close(b, C, X);
+    tsl_nk_put(b, "\n    where n < %lld, cb < %lld, i < %lld, c < %lld\n", (long long)v[0], (long long)v[1],
+               (long long)v[2], (long long)v[3]);
+  } else {
+    tsl_nk_put(b, "\n    where i < %lld\n", (long long)total);
+  }
+  size_t len = strlen(k->label);
+  snprintf(k->label + len, sizeof k->label - len, "_nchwc");
+  return st;
+}
+
 static tsl_status make_batch_norm(const tsl_graph *g, int node, tsl_node_kernel *k, tsl_text_buf *b) {
   const tsl_node *n = &g->nodes[node];
   const tsl_value *x = tsl_nk_in_val(g, n, 0);
@@ -325,6 +357,7 @@ tsl_status tsl_nk_make_nchwc(const tsl_graph *g, int node, tsl_node_kernel *k, t
   case TSL_OP_CLIP:
   case TSL_OP_ADD:
   case TSL_OP_MUL: return make_elemwise(g, node, k, b);
+  case TSL_OP_ACTIVATION: return make_activation(g, node, k, b);
   case TSL_OP_BATCH_NORM: return make_batch_norm(g, node, k, b);
   case TSL_OP_CONCAT: return make_concat(g, node, k, b);
   case TSL_OP_SLICE: return make_slice(g, node, k, b);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "models/onnx_internal.h"
+#include "ops/nn/activation.h"
 
 /* Creates the values named `out_names` (NULL name: anonymous) and a node reading `in`. */
 static tsl_status emit(onnx_ctx *c, tsl_op op, const char *name, int n_in, const int *in, int n_out,
@@ -585,8 +586,29 @@ static const handler handlers[] = {
     {"Pad", h_pad},
 };
 
+/* Every function of the activation table (ops/nn/activation.h): one tsl.Activation node
+ * with the function's name and its float attributes, defaults written out. */
+static tsl_status h_activation(onnx_ctx *c, const tsl_activation *a) {
+  if (c->opset < a->since_opset)
+    return onnx_err(c, TSL_ERR_UNSUPPORTED, "%s is defined from opset %d on; the model declares opset %lld",
+                    a->onnx_op, a->since_opset, (long long)c->opset);
+  const char *allowed[TSL_ACTIVATION_MAX_ATTRS + 1] = {NULL};
+  for (int i = 0; i < a->nattrs; i++) allowed[i] = a->attr[i];
+  tsl_status st = onnx_check_attrs(c, allowed);
+  if (st == TSL_OK) st = need_inputs(c, 1, 1);
+  double v[TSL_ACTIVATION_MAX_ATTRS];
+  for (int i = 0; st == TSL_OK && i < a->nattrs; i++) st = onnx_attr_float(c, a->attr[i], a->attr_default[i], &v[i]);
+  int node;
+  if (st == TSL_OK) st = emit_simple(c, TSL_OP_ACTIVATION, 1, &node);
+  if (st == TSL_OK) st = tsl_graph_set_attr_string(c->g, node, "function", a->onnx_op);
+  for (int i = 0; st == TSL_OK && i < a->nattrs; i++) st = tsl_graph_set_attr_float(c->g, node, a->attr[i], v[i]);
+  return st == TSL_OK ? finish(c, node) : st;
+}
+
 tsl_status onnx_import_op(onnx_ctx *c) {
   for (size_t i = 0; i < sizeof handlers / sizeof handlers[0]; i++)
     if (strcmp(handlers[i].op_type, c->node->op_type) == 0) return handlers[i].fn(c);
+  const tsl_activation *a = tsl_activation_find(c->node->op_type);
+  if (a) return h_activation(c, a);
   return TSL_ERR_NOT_FOUND;
 }

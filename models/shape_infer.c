@@ -8,6 +8,7 @@
 
 #include "models/graph.h"
 #include "models/node_kernels_binary.h"
+#include "ops/nn/activation.h"
 
 /* Shapes larger than this many elements are refused (graph.h): with zeros counted as 1,
  * so an empty input's other extents stay bounded and products of them cannot overflow. */
@@ -81,6 +82,24 @@ static tsl_status check_kinds(const tsl_graph *g, int node, const char *const *n
       return node_err(g, node, TSL_ERR_INVALID, "attribute '%s' must be %s, not %s", names[i],
                       kind_names[kinds[i]], kind_names[a->kind]);
   }
+  return TSL_OK;
+}
+
+tsl_status tsl_node_activation(const tsl_graph *g, const tsl_node *node, const tsl_activation **fn, double *attrs) {
+  int id = (int)(node - g->nodes);
+  if (node->op != TSL_OP_ACTIVATION) return node_err(g, id, TSL_ERR_INVALID, "not a tsl.Activation node");
+  const tsl_attr *f = tsl_node_attr(node, "function");
+  if (!f || f->kind != TSL_ATTR_STRING)
+    return node_err(g, id, TSL_ERR_INVALID, "needs a string attribute 'function' (an ONNX operator type)");
+  const tsl_activation *a = tsl_activation_find(f->s);
+  if (!a) return node_err(g, id, TSL_ERR_UNSUPPORTED, "no activation function '%s' (ops/nn/activation.h)", f->s);
+  for (int i = 0; i < a->nattrs; i++) {
+    const tsl_attr *v = tsl_node_attr(node, a->attr[i]);
+    if (v && v->kind != TSL_ATTR_FLOAT)
+      return node_err(g, id, TSL_ERR_INVALID, "%s: attribute '%s' must be a float", a->onnx_op, a->attr[i]);
+    attrs[i] = v ? v->f : a->attr_default[i];
+  }
+  *fn = a;
   return TSL_OK;
 }
 
@@ -566,6 +585,13 @@ static tsl_status infer_misc(tsl_graph *g, int node) {
       return node_err(g, node, TSL_ERR_INVALID, "needs a 4-D input whose channels divide into 'group' groups");
     break;
   }
+  case TSL_OP_ACTIVATION: {
+    const tsl_activation *a;
+    double attrs[TSL_ACTIVATION_MAX_ATTRS];
+    tsl_status st = tsl_node_activation(g, n, &a, attrs);
+    if (st != TSL_OK) return st;
+    break;
+  }
   default:
     break; /* Relu, Dropout, Identity: same shape */
   }
@@ -589,6 +615,7 @@ static const arity arities[TSL_OP_COUNT] = {
     [TSL_OP_SPLIT] = {1, 1, 1, -1},  [TSL_OP_SOFTMAX] = {1, 1, 1, 1},
     [TSL_OP_DROPOUT] = {1, 1, 1, 1}, [TSL_OP_IDENTITY] = {1, 1, 1, 1},
     [TSL_OP_PAD] = {1, 1, 1, 1},     [TSL_OP_CHANNEL_SHUFFLE] = {1, 1, 1, 1},
+    [TSL_OP_ACTIVATION] = {1, 1, 1, 1},
 };
 
 tsl_status tsl_graph_infer_node(tsl_graph *g, int node) {

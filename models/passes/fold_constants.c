@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ops/nn/activation.h"
+
 static bool foldable(tsl_op op) {
   switch (op) {
   case TSL_OP_IDENTITY:
@@ -16,7 +18,8 @@ static bool foldable(tsl_op op) {
   case TSL_OP_MUL:
   case TSL_OP_DIV:
   case TSL_OP_RELU:
-  case TSL_OP_CLIP: return true;
+  case TSL_OP_CLIP:
+  case TSL_OP_ACTIVATION: return true;
   default: return false;
   }
 }
@@ -40,6 +43,12 @@ static double eval_point(const tsl_node *n, const tsl_graph *g, int ond, const i
   case TSL_OP_CLIP: {
     double lo = tsl_node_attr_float(n, "min", -INFINITY), hi = tsl_node_attr_float(n, "max", INFINITY);
     return isnan(x) ? x : x < lo ? lo : x > hi ? hi : x;
+  }
+  case TSL_OP_ACTIVATION: {
+    const tsl_activation *f;
+    double attrs[TSL_ACTIVATION_MAX_ATTRS];
+    /* checked by shape inference before any pass runs */
+    return tsl_node_activation(g, n, &f, attrs) == TSL_OK ? (float)f->eval((float)x, attrs) : NAN;
   }
   default: break;
   }

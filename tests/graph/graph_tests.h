@@ -12,5 +12,6 @@ void tsl_tests_graph_conv_dispatch(void);
 void tsl_tests_graph_classify(void);
 void tsl_tests_graph_gemm_kernel(void);
 void tsl_tests_graph_pool_windows(void);
+void tsl_tests_graph_activations(void);
 
 #endif

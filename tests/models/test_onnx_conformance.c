@@ -30,6 +30,11 @@ static const struct {
     {"Concat", 12},  {"Gemm", 11},     {"MatMul", 3},       {"Flatten", 9},           {"Reshape", 10},
     {"Transpose", 7}, {"Softmax", 7},  {"Dropout", 6},      {"Slice", 8},             {"Split", 7},
     {"Pad", 1},
+    /* the activation table (ops/nn/activation.h): every node test of each function */
+    {"Sigmoid", 2}, {"HardSigmoid", 3}, {"HardSwish", 1}, {"LeakyRelu", 3}, {"Elu", 3}, {"Selu", 3},
+    {"Celu", 1},    {"ThresholdedRelu", 3}, {"Tanh", 2}, {"Softplus", 2}, {"Softsign", 2}, {"Neg", 2},
+    {"Abs", 1},     {"Exp", 2},         {"Log", 2},       {"Sqrt", 2},      {"Reciprocal", 2}, {"Floor", 2},
+    {"Ceil", 2},    {"Round", 1},
 };
 
 static void run_dir(const char *sub, onnx_conf_report *rep) {

@@ -86,6 +86,11 @@ static const struct {
     {"Relu", 1},    {"Clip", 8},     {"Add", 3},          {"Mul", 4},               {"Concat", 12},
     {"Gemm", 11},   {"MatMul", 3},   {"Flatten", 9},      {"Reshape", 9},          {"Transpose", 7},
     {"Softmax", 7}, {"Dropout", 6},
+    /* the activation table (ops/nn/activation.h): every node test of each function */
+    {"Sigmoid", 2}, {"HardSigmoid", 3}, {"HardSwish", 1}, {"LeakyRelu", 3}, {"Elu", 3}, {"Selu", 3},
+    {"Celu", 1},    {"ThresholdedRelu", 3}, {"Tanh", 2}, {"Softplus", 2}, {"Softsign", 2}, {"Neg", 2},
+    {"Abs", 1},     {"Exp", 2},         {"Log", 2},       {"Sqrt", 2},      {"Reciprocal", 2}, {"Floor", 2},
+    {"Ceil", 2},    {"Round", 1},
 };
 
 static void test_onnx_node_tests_pass_through_the_compiled_path(void) {
@@ -97,6 +102,10 @@ static void test_onnx_node_tests_pass_through_the_compiled_path(void) {
       "test_concat",    "test_gemm",    "test_matmul",      "test_flatten",           "test_reshape",
       "test_transpose", "test_softmax", "test_dropout",     "test_identity",          "test_reduce_mean",
       "test_slice",     "test_split",   "test_pad",
+      /* the activation table (ops/nn/activation.h) */
+      "test_sigmoid", "test_hardsigmoid", "test_hardswish", "test_leakyrelu", "test_elu", "test_selu", "test_celu",
+      "test_thresholdedrelu", "test_tanh", "test_softplus", "test_softsign", "test_mish", "test_neg", "test_abs",
+      "test_exp", "test_log", "test_sqrt", "test_reciprocal", "test_floor", "test_ceil", "test_round",
   };
   static const char *const torch_prefixes[] = {"test_Conv2d", "test_AvgPool2d", "test_MaxPool2d", "test_BatchNorm2d",
                                                 "test_ReLU",   "test_Softmax",   "test_PReLU"};

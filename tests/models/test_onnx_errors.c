@@ -54,9 +54,22 @@ static void test_onnx_unknown_operator_names_node_op_and_opset(void) {
   ob_free(m);
   /* A known ONNX operator outside tessel's set, unnamed: named by its index. */
   m = small_model(13);
-  ob_node(m, "LeakyRelu", NULL, 1, (const char *[]){"y"}, 1, (const char *[]){"z"});
+  ob_node(m, "Hardmax", NULL, 1, (const char *[]){"y"}, 1, (const char *[]){"z"});
   CU_ASSERT_EQUAL(load(m), TSL_ERR_UNSUPPORTED);
-  CU_ASSERT(msg_has("node '#2' (LeakyRelu, opset 13)", NULL));
+  CU_ASSERT(msg_has("node '#2' (Hardmax, opset 13)", NULL));
+  ob_free(m);
+  /* An activation newer than the model's opset: HardSwish exists from opset 14 on. */
+  m = small_model(13);
+  ob_node(m, "HardSwish", "hs", 1, (const char *[]){"y"}, 1, (const char *[]){"z"});
+  CU_ASSERT_EQUAL(load(m), TSL_ERR_UNSUPPORTED);
+  CU_ASSERT(msg_has("node 'hs' (HardSwish, opset 13)", "defined from opset 14"));
+  ob_free(m);
+  /* An attribute the function does not have. */
+  m = small_model(13);
+  ob_node(m, "Sigmoid", "sg", 1, (const char *[]){"y"}, 1, (const char *[]){"z"});
+  ob_attr_float(m, "alpha", 0.5f);
+  CU_ASSERT_NOT_EQUAL(load(m), TSL_OK);
+  CU_ASSERT(msg_has("node 'sg' (Sigmoid, opset 13)", "alpha"));
   ob_free(m);
   /* Shape-chain operators are accepted only where they fold to constants. */
   m = small_model(13);

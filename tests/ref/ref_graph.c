@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ref/ref_activation.h"
 #include "ref/ref_nn.h"
 
 typedef struct rshape {
@@ -427,6 +428,17 @@ static tsl_status run_unary(rnode *r) {
                      tsl_node_attr_float(r->n, "epsilon", 1e-5), out);
     break;
   }
+  case TSL_OP_ACTIVATION: {
+    const tsl_attr *fn = tsl_node_attr(r->n, "function");
+    double v;
+    if (!fn || fn->kind != TSL_ATTR_STRING || !ref_activation(fn->s, r->n, 0.0, &v))
+      return fail(r, TSL_ERR_UNSUPPORTED, "activation function unknown to the reference");
+    for (int64_t i = 0; i < n; i++) {
+      ref_activation(fn->s, r->n, in[i], &v);
+      out[i] = (float)v;
+    }
+    break;
+  }
   default: /* Dropout (inference), Identity */
     memcpy(out, in, (size_t)n * sizeof(float));
     break;
@@ -466,6 +478,7 @@ static tsl_status run_node(rnode *r) {
   case TSL_OP_BATCH_NORM:
   case TSL_OP_DROPOUT:
   case TSL_OP_IDENTITY:
+  case TSL_OP_ACTIVATION:
   case TSL_OP_GLOBAL_AVERAGE_POOL:
   case TSL_OP_REDUCE_MEAN:
     return run_unary(r);
