@@ -4,7 +4,7 @@
  *   1. per layer, 1 thread: every distinct bitserial conv of bresnet18 (1- and 2-bit
  *      activations: bitserial_conv2d_unipolar64_*, glue and bitpack fused) against the
  *      fp32 conv of the same shape with the operator library's default algorithm and
- *      config (schedule/templates/conv2d_select.h: what a graph compiles untuned), and
+ *      config (ops/conv2d/conv2d_select.h: what a graph compiles untuned), and
  *      the 1-bit conv with the template's one-pass accumulator (knob fuse_rows -1);
  *   2. end to end at 1 and 2 threads: squeezenet1_1 vs bsqueezenet1_1(_a2), resnet18 vs
  *      bresnet18(_a2), compiled by the graph compiler (default schedules, or the tuned
@@ -26,15 +26,15 @@
 #endif
 
 #include "codegen/build.h"
-#include "dsl/ops/registry.h"
+#include "ops/registry.h"
 #include "ir/arena.h"
 #include "models/compile.h"
 #include "models/node_kernels_binary.h"
 #include "models/zoo.h"
 #include "models/zoo_binary.h"
 #include "runtime/module.h"
-#include "schedule/templates/bitserial.h"
-#include "schedule/templates/conv2d_select.h"
+#include "ops/binary/bitserial.h"
+#include "ops/conv2d/conv2d_select.h"
 #include "target/target.h"
 #include "tessel/runtime.h"
 #include "tuner/dispatch.h"

@@ -17,7 +17,7 @@
  * (over its default config); --schedule prints each schedule.
  *
  * tessel: NCHW[x]c activations with x = the target's f32 lanes (8 with AVX2), weights
- * transformed once (not timed), every algorithm of schedule/templates/conv2d_select.h
+ * transformed once (not timed), every algorithm of ops/conv2d/conv2d_select.h
  * that applies (Winograd ones included when the registry has them), each with its
  * template's default config; "default" is the algorithm tsl_conv2d_select picks.
  * oneDNN 2.x (Debian's libdnnl-dev): convolution_direct, forward inference, memory
@@ -37,7 +37,7 @@
  *
  * --records FILE (tuning records, tuner/records.h; read only) adds a "tuned" column: the
  * schedule the graph compiler would run for the layer, i.e. the layer's family workload
- * (tuner/algorithms_conv.h) through tsl_dispatch_schedule_any at 1 thread (so records
+ * (ops/conv2d/algorithms_conv.h) through tsl_dispatch_schedule_any at 1 thread (so records
  * timed at 1 thread are preferred). Its program may be another operator than the
  * layer's (Winograd: info.op_workload); the weights then go through that algorithm's
  * transform, found by the operator as the compiler does (tsl_conv2d_algo_of_op). It is
@@ -63,10 +63,10 @@
 #include "models/graph.h"
 #include "models/onnx.h"
 #include "runtime/module.h"
-#include "schedule/templates/conv2d_select.h"
+#include "ops/conv2d/conv2d_select.h"
 #include "target/target.h"
 #include "tessel/runtime.h"
-#include "tuner/algorithms_conv.h"
+#include "ops/conv2d/algorithms_conv.h"
 #include "tuner/dispatch.h"
 #include "tuner/peak.h"
 #include "tuner/records.h"

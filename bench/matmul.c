@@ -35,10 +35,10 @@
 #include <unistd.h>
 
 #include "codegen/build.h"
-#include "dsl/ops/registry.h"
+#include "ops/registry.h"
 #include "ir/arena.h"
 #include "runtime/module.h"
-#include "schedule/templates/matmul.h"
+#include "ops/matmul/matmul_schedule.h"
 #include "target/target.h"
 #include "tessel/runtime.h"
 #include "tuner/peak.h"

@@ -1,6 +1,6 @@
 /* bench/winograd_layers: tessel's Winograd F(2x2), F(4x4), F(6x6) (default configs of
- * schedule/templates/winograd.h) against tessel's direct NCHW[x]c convolution (the
- * default of schedule/templates/conv2d_select.h) and oneDNN's direct and Winograd
+ * ops/conv2d/winograd_schedule.h) against tessel's direct NCHW[x]c convolution (the
+ * default of ops/conv2d/conv2d_select.h) and oneDNN's direct and Winograd
  * convolutions, on resnet18's 3x3 stride-1 layers, one thread, in one process. A
  * benchmark, not a test: nothing here runs in the test suite.
  *
@@ -31,8 +31,8 @@
 #include "dsl/te_interp.h"
 #include "ir/arena.h"
 #include "runtime/module.h"
-#include "schedule/templates/conv2d_select.h"
-#include "schedule/templates/winograd.h"
+#include "ops/conv2d/conv2d_select.h"
+#include "ops/conv2d/winograd_schedule.h"
 #include "target/target.h"
 #include "tessel/runtime.h"
 

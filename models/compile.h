@@ -3,7 +3,7 @@
  *   graph -> passes (models/passes/: fold constants, fold batch-norm into convs, fuse
  *            conv + bias + activation (+ residual add), layout NCHW[x]c)
  *         -> convolutions (models/compile_conv.h): each layer's family workload
- *            (tuner/algorithms_conv.h) through the tuner's dispatch: the best record's
+ *            (ops/conv2d/algorithms_conv.h) through the tuner's dispatch: the best record's
  *            algorithm + config, else tsl_conv2d_select's algorithm with its
  *            template's default config; weights transformed once by the algorithm's
  *            weight program; identical layers share one kernel
@@ -23,10 +23,10 @@
 
 #include "models/graph.h"
 #include "runtime/graph_executor.h"
-#include "schedule/templates/conv2d_select.h"
+#include "ops/conv2d/conv2d_select.h"
 #include "tuner/dispatch.h"
 #include "tuner/records.h"
-#include "tuner/workload.h"
+#include "ops/workload.h"
 #include "tessel/status.h"
 
 #ifdef __cplusplus
@@ -35,7 +35,7 @@ extern "C" {
 
 /* One distinct convolution layer of a model as the compiler builds it. */
 typedef struct tsl_conv_layer {
-  tsl_workload workload; /* its family workload: the records key (tuner/algorithms_conv.h) */
+  tsl_workload workload; /* its family workload: the records key (ops/conv2d/algorithms_conv.h) */
   tsl_conv2d_desc desc;  /* the layer (true channel counts, fused epilogue, block) */
   char node[128];        /* the first node with this workload */
   int count;             /* nodes with this workload */

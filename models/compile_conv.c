@@ -12,9 +12,9 @@
 #include "models/compile.h"
 #include "models/passes/layout.h"
 #include "schedule/schedule.h"
-#include "schedule/templates/winograd.h"
+#include "ops/conv2d/winograd_schedule.h"
 #include "tessel/runtime.h"
-#include "tuner/algorithms_conv.h"
+#include "ops/conv2d/algorithms_conv.h"
 #include "tuner/dispatch.h"
 
 struct tsl_conv_cache_entry {

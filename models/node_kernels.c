@@ -535,7 +535,7 @@ static void put_gemm_epilogue(tsl_text_buf *b, const tsl_node_kernel *k, double 
  * the operator library's dense_packed form, acc[i0, i1, i2] = sum(k: a[i0, k] w[i1, k, i2])
  * over the output viewed [M, N/Y, Y], with the Gemm epilogue (alpha, beta times a bias
  * broadcast to [M, N], seen [M or 1, N/Y or 1, Y or 1]). The "dense_packed" tag gives it
- * the dense template's GEMV schedule (models/default_schedule.h). a: [M, K], or [K, M]
+ * the dense template's GEMV schedule (ops/nn/default_schedule.h). a: [M, K], or [K, M]
  * with ta; c NULL without a bias. */
 static tsl_status make_dense_packed(const tsl_graph *g, int node, tsl_node_kernel *k, tsl_text_buf *b, int64_t M,
                                     bool ta, double alpha, double beta, const tsl_value *c) {

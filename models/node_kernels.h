@@ -50,7 +50,7 @@ typedef struct tsl_node_kernel {
   int values[TSL_NODE_KERNEL_MAX_ARGS]; /* graph value id of each argument */
   int ndims[TSL_NODE_KERNEL_MAX_ARGS];  /* rank of each argument's view */
   int64_t shapes[TSL_NODE_KERNEL_MAX_ARGS][TSL_MAX_NDIM];
-  /* When set, the kernel is this operator of the registry (dsl/ops/registry.h)
+  /* When set, the kernel is this operator of the registry (ops/registry.h)
    * instantiated with `params` (names are static strings), and `text` is only the
    * workload key; otherwise `text` defines the op. */
   const char *registry_op;

@@ -4,10 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dsl/ops/registry.h"
+#include "ops/registry.h"
 #include "ir/arena.h"
-#include "models/default_schedule.h"
-#include "schedule/templates/bitserial.h"
+#include "ops/nn/default_schedule.h"
+#include "ops/binary/bitserial.h"
 #include "tuner/dispatch.h"
 
 /* The registry operator of node n and its parameters (names in the registry's static

@@ -1,7 +1,7 @@
 /* tessel — graph nodes of binary (bitserial) networks: the tsl.Binary operator.
  *
  * A tsl.Binary node (TSL_OP_BINARY) runs one operator of the registry's binary family
- * (dsl/ops/binary.c, docs/binary.md): its STRING attribute "kernel" names the operator
+ * (ops/binary/binary.c, docs/binary.md): its STRING attribute "kernel" names the operator
  * (e.g. "bitserial_conv2d_unipolar64_packed"), every other INT or FLOAT attribute is a
  * scalar parameter of that operator under the same name (C, stride_h, bits, ...). Its
  * inputs are the operator's tensor inputs in order (packed weights, glue shifts and
@@ -24,7 +24,7 @@
 #include "target/target.h"
 #include "tessel/status.h"
 #include "tuner/records.h"
-#include "tuner/workload.h"
+#include "ops/workload.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -43,7 +43,7 @@ tsl_status tsl_binary_infer_node(tsl_graph *g, int node);
 tsl_status tsl_nk_make_binary(const tsl_graph *g, int node, tsl_node_kernel *k, tsl_text_buf *b);
 
 /* Whether registry operator `op` is a bitserial convolution scheduled by the bitserial
- * template (schedule/templates/bitserial.h). */
+ * template (ops/binary/bitserial.h). */
 bool tsl_binary_is_bitserial(const char *op);
 
 /* The program (current arena) and schedule (caller frees) of a binary registry kernel

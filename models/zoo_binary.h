@@ -4,7 +4,7 @@
  * full-precision first convolution (the stem) and last layer, fused glue (shift +
  * fixed-point add) and bitpack fusion between binary convs, packed max-pool. Seeded
  * weights; the operators are tsl.Binary nodes (models/node_kernels_binary.h) over the
- * binary family of dsl/ops/binary.c (docs/binary.md has the formulas).
+ * binary family of ops/binary/binary.c (docs/binary.md has the formulas).
  *
  * Zoo names (tsl_zoo_build accepts them too): "bresnet18", "bsqueezenet1_1"
  * (alias "bsqueezenet") with 1-bit activations; "bresnet18_a2", "bsqueezenet1_1_a2"

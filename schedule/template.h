@@ -1,7 +1,7 @@
 /* Schedule templates with knobs: the one interface every schedule template is adapted
  * to, so the tuner can search any of them (AutoTVM's ConfigSpace/ConfigEntity model).
  *
- * A template schedules one operator (a registry name, dsl/ops/registry.h). For a given
+ * A template schedules one operator (a registry name, ops/registry.h). For a given
  * program and target it defines a config space: an ordered list of knobs, each a name,
  * an entity kind (TVM's "sp" split sizes, "re" reorder choices, "an" annotations, "ot"
  * other) and the candidate int64 values (bools are 0/1, choices are indices). A config
@@ -16,7 +16,7 @@
  * Registry: templates are registered by name (tsl_template_register), a name being
  * "OP.VARIANT" with OP the template's operator, written out as one literal in the source
  * so a name read in a records file is found with grep; the library registers every
- * built-in template in one place (tuner/algorithm.h, tsl_tuner_register_templates) and
+ * built-in template in one place (ops/algorithm.h, tsl_tuner_register_templates) and
  * tests may register their own.
  *
  * A space is a plain value (fixed-size arrays, about 16 KiB): copy it freely.

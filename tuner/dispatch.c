@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "tessel/runtime.h"
-#include "tuner/algorithms_conv.h"
+#include "ops/conv2d/algorithms_conv.h"
 
 enum { MAX_ALGOS = 16 };
 

@@ -1,7 +1,7 @@
 /* Compiling with records: the schedule of a workload from the best record, or the
  * known-good default (what the graph compiler calls per layer).
  *
- * For family workload w on target t, every applicable algorithm (tuner/algorithm.h)
+ * For family workload w on target t, every applicable algorithm (ops/algorithm.h)
  * builds its current config space; tsl_records_best finds its best record with that
  * space's hash (records of another space — a changed template, a stale file — are
  * ignored) on the exact target, else the target family; the fastest such record over
@@ -11,7 +11,7 @@
  * record over all algorithms wins and isolated records are not compared with it. Its config is checked
  * against the space and applied. When nothing matches (an unknown shape, another
  * target only, an invalid or stale config), the family's default algorithm (for the
- * conv families of tuner/algorithms_conv.h: the one tsl_conv2d_select picks; else the
+ * conv families of ops/conv2d/algorithms_conv.h: the one tsl_conv2d_select picks; else the
  * first applicable) runs with its template's default config and ONE line is printed on
  * `warn`:
  *
@@ -28,7 +28,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "tuner/algorithm.h"
+#include "ops/algorithm.h"
 #include "tuner/records.h"
 
 #ifdef __cplusplus

@@ -65,8 +65,8 @@ void tsl_device_info_host(const tsl_target *t, tsl_device_info *out);
 typedef struct tsl_record {
   char target[192];                  /* canonical target string (tsl_target_str) */
   char task[64];                     /* the operator measured (the template's op) */
-  char workload[TSL_RECORD_KEY_LEN]; /* the FAMILY workload key (tuner/workload.h) */
-  char algorithm[96];                /* the algorithm (tuner/algorithm.h) */
+  char workload[TSL_RECORD_KEY_LEN]; /* the FAMILY workload key (ops/workload.h) */
+  char algorithm[96];                /* the algorithm (ops/algorithm.h) */
   char template_name[96];
   uint64_t space_hash;               /* tsl_space_hash of the space the config is from */
   int64_t config_index;              /* index in that space (-1 unknown) */

@@ -30,7 +30,7 @@
 #include "target/target.h"
 #include "tessel/runtime.h"
 #include "tuner/records.h"
-#include "tuner/workload.h"
+#include "ops/workload.h"
 
 #ifdef __cplusplus
 extern "C" {

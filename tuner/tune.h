@@ -1,5 +1,5 @@
 /* The tuning loop (AutoTVM's Tuner.tune): for one workload, first measure the default
- * config of every algorithm that applies (tuner/algorithm.h; MegEngine's Fast-Run
+ * config of every algorithm that applies (ops/algorithm.h; MegEngine's Fast-Run
  * choice needs each one measured), then share the remaining trial budget between the
  * (at most 3) best algorithms within 2x of the best so far: for each, ask the search
  * for batches of candidates, measure each in an isolated worker (runner.h), append
@@ -17,7 +17,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "tuner/algorithm.h"
+#include "ops/algorithm.h"
 #include "tuner/records.h"
 #include "tuner/runner.h"
 #include "tuner/search.h"

@@ -20,7 +20,7 @@ static bool conv_blockable(const tsl_graph *g, const tsl_node *n) {
   if (n->n_inputs < 2 || n->inputs[0] < 0 || !is_image(&g->values[n->inputs[0]])) return false;
   const tsl_value *w = &g->values[n->inputs[1]];
   if (!w->constant || w->ndim != 4 || !const_or_absent(g, n, 2)) return false;
-  /* a fused residual of any group count: the residual families (tuner/algorithms_conv.h) */
+  /* a fused residual of any group count: the residual families (ops/conv2d/algorithms_conv.h) */
   bool residual = n->n_inputs > 3 && n->inputs[3] >= 0;
   if (residual && !is_image(&g->values[n->inputs[3]])) return false;
   return is_image(&g->values[n->outputs[0]]);

@@ -1,5 +1,5 @@
 /* Graph pass: layout selection — put the image tensors of a CNN in the blocked layout
- * NCHW[x]c (x = the target's f32 vector lanes; dsl/ops/nchwc.h) and propagate it, so
+ * NCHW[x]c (x = the target's f32 vector lanes; ops/nchwc.h) and propagate it, so
  * that layout transforms appear only at the graph's edges and where an operator needs
  * another layout (TVM's AlterOpLayout + layout propagation; ONNX Runtime's NCHWc
  * transformer does the same for its MLAS kernels).

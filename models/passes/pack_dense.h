@@ -10,10 +10,10 @@
  * where B' is the [K, N] matrix the node multiplies by (B, or B transposed when transB),
  * the node attribute TSL_ATTR_PACKED_DENSE = x, and transB = 0: the node still
  * computes what it did, now reading P (the layout of the operator library's
- * dense_packed, dsl/ops/nn.c, and its weight_to_dense). Its kernel
+ * dense_packed, ops/nn/nn.c, and its weight_to_dense). Its kernel
  * (models/node_kernels.h) then streams x-wide column panels of P, each one
  * contiguous K x x run of memory, with register accumulators over k, the panels on
- * the thread pool (schedule/templates/nn.h, dense_packed.gemv). Measured on this
+ * the thread pool (ops/nn/nn_schedule.h, dense_packed.gemv). Measured on this
  * project's Zen 3 host (1 x 1280 -> 1000, weights from DRAM, 1 thread): ~0.33 ms packed
  * against ~0.55 ms reading rows of the [K, N] transpose, ~0.61 ms for column blocks of
  * it on the pool (a 4 KB stride per row defeats the hardware prefetch).

@@ -1,4 +1,4 @@
-/* Binary operators (dsl/ops/binary.c) built with the default schedule and run, compared
+/* Binary operators (ops/binary/binary.c) built with the default schedule and run, compared
  * bit for bit with the naive integer references (tests/ref/ref_binary.c). The packed
  * inputs the kernels need are built here by a naive per-bit packer from unpacked ints. */
 #include <CUnit/CUnit.h>
@@ -8,10 +8,10 @@
 #include <string.h>
 
 #include "codegen/build.h"
-#include "dsl/ops/registry.h"
+#include "ops/registry.h"
 #include "ir/arena.h"
 #include "ref/ref_binary.h"
-#include "schedule/templates/bitserial.h"
+#include "ops/binary/bitserial.h"
 #include "runtime/module.h"
 #include "target/target.h"
 

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "codegen/build.h"
-#include "dsl/ops/registry.h"
+#include "ops/registry.h"
 #include "ir/arena.h"
 #include "models/compile.h"
 #include "models/zoo.h"
@@ -17,7 +17,7 @@
 #include "ref/ref_binary.h"
 #include "ref/ref_binary_net.h"
 #include "runtime/module.h"
-#include "schedule/templates/bitserial.h"
+#include "ops/binary/bitserial.h"
 #include "target/target.h"
 #include "tessel/runtime.h"
 

@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #include "codegen/jit.h"
-#include "dsl/ops/registry.h"
+#include "ops/registry.h"
 #include "ir/ir.h"
 #include "target/target.h"
 

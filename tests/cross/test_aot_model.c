@@ -25,10 +25,10 @@
 #include "runtime/graph_executor.h"
 #include "runtime/model_file.h"
 #include "schedule/template.h"
-#include "schedule/templates/conv2d_select.h"
+#include "ops/conv2d/conv2d_select.h"
 #include "tessel/runtime.h"
-#include "tuner/algorithm.h"
-#include "tuner/algorithms_conv.h"
+#include "ops/algorithm.h"
+#include "ops/conv2d/algorithms_conv.h"
 #include "tuner/dispatch.h"
 #include "tuner/records.h"
 

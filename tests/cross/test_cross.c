@@ -16,7 +16,7 @@
 #include "runtime/module.h"
 #include "schedule/lower.h"
 #include "schedule/template.h"
-#include "tuner/algorithm.h"
+#include "ops/algorithm.h"
 
 static tsl_jit *host_jit;
 static tsl_arena *arena;

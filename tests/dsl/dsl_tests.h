@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "dsl/ops/registry.h"
+#include "ops/registry.h"
 #include "dsl/parser.h"
 #include "dsl/te.h"
 

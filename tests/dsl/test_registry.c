@@ -1,4 +1,4 @@
-/* The operator registry (dsl/ops/registry.h): lookups, aliases, metadata consistent with
+/* The operator registry (ops/registry.h): lookups, aliases, metadata consistent with
  * the DSL text, every example shape set instantiating and passing tsl_te_check, and
  * the elementwise operators' values. */
 #include <math.h>

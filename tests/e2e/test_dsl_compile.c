@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "codegen/build.h"
-#include "dsl/ops/registry.h"
+#include "ops/registry.h"
 #include "dsl/te_interp.h"
 #include "dsl/dsl_tests.h"
 #include "ir/arena.h"

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "codegen/build.h"
-#include "dsl/ops/registry.h"
+#include "ops/registry.h"
 #include "dsl/parser.h"
 #include "ir/arena.h"
 #include "ref/ref_ops.h"

@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-#include "dsl/ops/registry.h"
+#include "ops/registry.h"
 
 /* Winograd F(4x4) and F(6x6) are left out: their 6x6 and 8x8 transforms take seconds to
  * lower under the sanitizers (a few executions a second); F(2x2) has the same stages

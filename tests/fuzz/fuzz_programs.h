@@ -8,7 +8,7 @@
 
 #define FUZZ_MAX_PROGRAMS 64
 
-/* Instantiates the built-in operators of the registry (dsl/ops/registry.h) at their
+/* Instantiates the built-in operators of the registry (ops/registry.h) at their
  * example shapes, in registry order (all but Winograd F(4x4) and F(6x6), whose lowering
  * is too slow to fuzz: fuzz_programs.c), in the current IR arena: up to max programs into
  * progs (and each operator's name into ops, may be NULL). Operators whose example does

@@ -13,14 +13,14 @@
 #include <sys/stat.h>
 
 #include "device/rpc_proto.h"
-#include "dsl/ops/registry.h"
+#include "ops/registry.h"
 #include "fuzz_programs.h"
 #include "ir/arena.h"
 #include "models/onnx_build.h"
 #include "schedule/schedule.h"
 #include "schedule/template.h"
 #include "target/target.h"
-#include "tuner/algorithm.h"
+#include "ops/algorithm.h"
 #include "tessel/tensor.h"
 #include "tuner/records.h"
 

@@ -15,8 +15,8 @@
 #include "models/compile.h"
 #include "models/zoo.h"
 #include "runtime/graph_executor.h"
-#include "tuner/algorithm.h"
-#include "tuner/algorithms_conv.h"
+#include "ops/algorithm.h"
+#include "ops/conv2d/algorithms_conv.h"
 #include "tuner/records.h"
 
 static int add_const(tsl_graph *g, int ndim, const int64_t *shape, uint64_t seed) {

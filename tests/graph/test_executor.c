@@ -5,7 +5,7 @@
 
 #include "codegen/build.h"
 #include "codegen/jit.h"
-#include "dsl/ops/registry.h"
+#include "ops/registry.h"
 #include "graph_tests.h"
 #include "ir/arena.h"
 #include "runtime/graph_executor.h"

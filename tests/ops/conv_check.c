@@ -201,7 +201,7 @@ bool conv_check(const conv_case *c, tsl_conv2d_algo a, const conv_check_opts *o)
   case TSL_CONV2D_GROUPED: ref2_weight_oblocked(w, d.K, cg, d.R, d.S, x, bufs[1]); break;
   case TSL_CONV2D_DEPTHWISE: ref2_weight_depthwise(w, d.C, d.R, d.S, x, bufs[1]); break;
   default: {
-    /* Winograd: its own kernel transform (dsl/ops/winograd.h), run once */
+    /* Winograd: its own kernel transform (ops/conv2d/winograd.h), run once */
     tsl_schedule *ws_sched = NULL;
     float *wb[2] = {w, bufs[1]};
     bool ok = tsl_schedule_create(wprog, &ws_sched) == TSL_OK && ops_build_run(ws_sched, "ops_winograd_weights", wb);

@@ -1,5 +1,5 @@
 /* Running one convolution layer through an algorithm of the operator library
- * (schedule/templates/conv2d_select.h) and checking it against the naive reference
+ * (ops/conv2d/conv2d_select.h) and checking it against the naive reference
  * ref2_conv_point (tests/ref/ref_ops2.h). */
 #ifndef TESSEL_TESTS_OPS_CONV_CHECK_H
 #define TESSEL_TESTS_OPS_CONV_CHECK_H
@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "schedule/templates/conv2d_select.h"
+#include "ops/conv2d/conv2d_select.h"
 
 typedef struct conv_case {
   int64_t N, C, H, W, K, R, S;

@@ -12,7 +12,7 @@
 #include "codegen/jit.h"
 #include "ref/ref_ops2.h"
 #include "runtime/module.h"
-#include "tuner/algorithm.h"
+#include "ops/algorithm.h"
 
 static tsl_jit *jit;
 static tsl_target target;

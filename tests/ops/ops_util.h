@@ -47,7 +47,7 @@ int ops_random_configs(const tsl_template *tpl, const tsl_te_program *p, uint64_
 
 /* The default config of tpl for p with "name=value,..." applied over it (names of the
  * space's knobs; ow_block, oh_block and oc_blocks set the parts of the "tile" knob,
- * schedule/templates/conv_common.h). The values need not be candidates of the space
+ * ops/conv2d/conv_common.h). The values need not be candidates of the space
  * (apply() takes any legal value). False on an unknown knob or a space error. */
 bool ops_config_with(const tsl_template *tpl, const tsl_te_program *p, const char *knobs, tsl_config *out);
 

@@ -1,18 +1,18 @@
 /* First layers: convolutions over few input channels (groups 1, C = 1..5 padded to the
  * NCHW[x]c block), which tsl_conv2d_select sends to the grouped algorithm, where every
  * output lane reads the same input value (a broadcast) and the template reduces over
- * s (a loop), r and ci (unrolled) — schedule/templates/depthwise.h. Each case runs the
+ * s (a loop), r and ci (unrolled) — ops/conv2d/depthwise_schedule.h. Each case runs the
  * default config and explicit ones (the other pad modes, the window not unrolled, other
  * tiles) at 1 and 2 threads against the naive reference (tests/ref/ref_ops2.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "dsl/ops/registry.h"
+#include "ops/registry.h"
 #include "ir/arena.h"
 #include "ops/conv_check.h"
 #include "ops/ops_util.h"
-#include "schedule/templates/depthwise.h"
+#include "ops/conv2d/depthwise_schedule.h"
 
 /* conv_case fields: N, C, H, W, K, R, S, sh, sw, pt, pl, pb, pr, dh, dw, groups, act, lo, hi,
  * residual */

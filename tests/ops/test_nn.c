@@ -6,12 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dsl/ops/registry.h"
+#include "ops/registry.h"
 #include "ir/arena.h"
 #include "ops/ops_util.h"
 #include "ref/ref_nn.h"
 #include "ref/ref_ops2.h"
-#include "schedule/templates/nn.h"
+#include "ops/nn/nn_schedule.h"
 
 typedef struct op_run {
   const char *op;

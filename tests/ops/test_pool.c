@@ -6,12 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dsl/ops/registry.h"
+#include "ops/registry.h"
 #include "ir/arena.h"
 #include "ops/ops_util.h"
 #include "ref/ref_nn.h"
 #include "ref/ref_ops2.h"
-#include "schedule/templates/pool.h"
+#include "ops/nn/pool_schedule.h"
 
 typedef struct pool_case {
   int64_t N, C, H, W, kh, kw, sh, sw, pt, pl, pb, pr, dh, dw;

@@ -1,16 +1,16 @@
 /* The convolution algorithms' applicability, the default heuristic, kernel names and the
- * templates' refusals (schedule/templates/conv2d_select.h and the templates). */
+ * templates' refusals (ops/conv2d/conv2d_select.h and the templates). */
 #include <stdio.h>
 #include <string.h>
 
-#include "dsl/ops/registry.h"
+#include "ops/registry.h"
 #include "ir/arena.h"
 #include "ops/conv_check.h"
 #include "ops/ops_util.h"
-#include "schedule/templates/conv2d_nchwc.h"
-#include "schedule/templates/depthwise.h"
-#include "schedule/templates/im2col.h"
-#include "schedule/templates/pool.h"
+#include "ops/conv2d/conv2d_nchwc_schedule.h"
+#include "ops/conv2d/depthwise_schedule.h"
+#include "ops/conv2d/im2col_schedule.h"
+#include "ops/nn/pool_schedule.h"
 
 static tsl_conv2d_desc layer(int64_t C, int64_t HW, int64_t K, int64_t R, int64_t stride, int64_t pad, int64_t groups) {
   conv_case c = {1, C, HW, HW, K, R, R, stride, stride, pad, pad, pad, pad, 1, 1, groups, 1, 0, 0, false};

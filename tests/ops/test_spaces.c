@@ -1,4 +1,4 @@
-/* The knob spaces of the operator library's templates (schedule/templates/): every
+/* The knob spaces of the operator library's templates (ops/<family>/): every
  * point compiles — the register tile is one knob listing only tiles that fit the
  * registers and lowering's unroll limit (conv_common.h), unroll options appear only
  * where they fit — so a sample of each space lowers without error, and random points
@@ -8,12 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dsl/ops/registry.h"
+#include "ops/registry.h"
 #include "ir/arena.h"
 #include "ops/conv_check.h"
 #include "ops/ops_util.h"
 #include "schedule/lower.h"
-#include "schedule/templates/conv2d_select.h"
+#include "ops/conv2d/conv2d_select.h"
 
 static uint64_t rng = 0x5bace5;
 static uint64_t next(void) {

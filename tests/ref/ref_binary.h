@@ -1,6 +1,6 @@
 /* Naive integer references for the binary (bitserial) operators, on UNPACKED values:
  * plain loops over int channels, no bit tricks, int64 accumulation. Written from the
- * conventions in docs/binary.md, independently of dsl/ops/binary.c. */
+ * conventions in docs/binary.md, independently of ops/binary/binary.c. */
 #ifndef TESSEL_TESTS_REF_BINARY_H
 #define TESSEL_TESTS_REF_BINARY_H
 

@@ -22,7 +22,7 @@
 
 #include "codegen/aot.h"
 #include "device/rpc_proto.h"
-#include "dsl/ops/registry.h"
+#include "ops/registry.h"
 #include "ir/arena.h"
 #include "ref/ref_ops.h"
 #include "rpc_tests.h"

@@ -1,4 +1,4 @@
-/* Schedule templates (schedule/templates/) and the peak kernels (tuner/peak.h).
+/* Schedule templates (ops/<family>/) and the peak kernels (tuner/peak.h).
  *
  * The matmul template's kernels are compared with tests/ref's naive float64 matmul on
  * odd shapes (extents that divide none of the blocks, extents smaller than one block or
@@ -12,12 +12,12 @@
 #include <string.h>
 
 #include "codegen/build.h"
-#include "dsl/ops/registry.h"
+#include "ops/registry.h"
 #include "ir/arena.h"
 #include "ref/ref_ops.h"
 #include "runtime/module.h"
 #include "schedule/lower.h"
-#include "schedule/templates/matmul.h"
+#include "ops/matmul/matmul_schedule.h"
 #include "target/target.h"
 #include "tessel/runtime.h"
 #include "tuner/peak.h"

@@ -10,7 +10,7 @@
 
 #include "codegen/build.h"
 #include "codegen/jit_cache.h"
-#include "dsl/ops/registry.h"
+#include "ops/registry.h"
 #include "ir/arena.h"
 #include "schedule/schedule.h"
 #include "ref/ref_ops.h"

@@ -15,7 +15,7 @@
 #include "models/graph.h"
 #include "models/insitu.h"
 #include "runtime/graph_executor.h"
-#include "tuner/algorithm.h"
+#include "ops/algorithm.h"
 #include "tuner/dispatch.h"
 #include "tuner/records.h"
 #include "tuner/tune.h"

@@ -6,10 +6,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "dsl/ops/registry.h"
+#include "ops/registry.h"
 #include "schedule/template.h"
-#include "schedule/templates/conv2d_select.h"
-#include "tuner/algorithm.h"
+#include "ops/conv2d/conv2d_select.h"
+#include "ops/algorithm.h"
 #include "tuner_tests.h"
 
 enum { MAX_NAMES = 256 };

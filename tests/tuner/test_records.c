@@ -9,7 +9,7 @@
 #include "ir/arena.h"
 #include "tuner/dispatch.h"
 #include "tuner/records.h"
-#include "tuner/workload.h"
+#include "ops/workload.h"
 #include "tuner_tests.h"
 
 /* ---- workload keys ---------------------------------------------------------- */

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "dsl/ops/registry.h"
+#include "ops/registry.h"
 #include "ir/arena.h"
 #include "schedule/template.h"
 #include "tuner/cost_model.h"

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "codegen/build.h"
-#include "dsl/ops/registry.h"
+#include "ops/registry.h"
 #include "dsl/te_interp.h"
 #include "ir/arena.h"
 #include "ref/ref_ops.h"

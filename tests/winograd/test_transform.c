@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "dsl/ops/winograd_transform.h"
+#include "ops/conv2d/winograd_transform.h"
 #include "winograd/winograd_tests.h"
 
 static tsl_rational Q(int64_t num, int64_t den) {

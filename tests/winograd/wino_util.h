@@ -11,8 +11,8 @@
 
 #include "codegen/jit.h"
 #include "ir/arena.h"
-#include "dsl/ops/winograd.h"
-#include "schedule/templates/winograd.h"
+#include "ops/conv2d/winograd.h"
+#include "ops/conv2d/winograd_schedule.h"
 
 typedef struct wino_case {
   int64_t N, C, H, W, K;

@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "codegen/jit_cache.h"
-#include "dsl/ops/registry.h"
+#include "ops/registry.h"
 #include "tsl_config.h"
 #include "tunecli.h"
 

@@ -15,7 +15,7 @@
 
 #include <stdbool.h>
 
-#include "dsl/ops/registry.h"
+#include "ops/registry.h"
 #include "schedule/schedule.h"
 
 enum { OP_ARGS_MAX_INPUTS = 8, OP_ARGS_MAX_PARAMS = 32 };

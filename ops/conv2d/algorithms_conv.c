@@ -1,0 +1,289 @@
+/* The NCHW[x]c convolution family: family workloads and every tsl_conv2d_algo as a
+ * Fast-Run algorithm of each family (algorithms_conv.h). Weight transforms are not part
+ * of a candidate's measurement: they run once per set of weights, at compile time. */
+#include "ops/conv2d/algorithms_conv.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "ops/registry.h"
+#include "ir/arena.h"
+#include "ops/conv2d/im2col_schedule.h"
+#include "ops/algorithm.h"
+
+static const char *const FAM_BIAS = "conv2d_nchwc_bias", *const FAM_ADD = "conv2d_nchwc_bias_add",
+                         *const FAM_GROUPED = "conv2d_nchwc_grouped", *const FAM_GROUPED_ADD = "conv2d_nchwc_grouped_add";
+
+static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+static const tsl_dsl_param_value *find_param(const tsl_workload *w, const char *name) {
+  for (int i = 0; i < w->nparams; i++)
+    if (strcmp(w->param_names[i], name) == 0) return &w->params[i];
+  return NULL;
+}
+
+static int64_t iparam(const tsl_workload *w, const char *name, int64_t dflt) {
+  const tsl_dsl_param_value *p = find_param(w, name);
+  return p && p->kind == TSL_DSL_PARAM_INT ? p->i : dflt;
+}
+
+static double fparam(const tsl_workload *w, const char *name, double dflt) {
+  const tsl_dsl_param_value *p = find_param(w, name);
+  return p && p->kind == TSL_DSL_PARAM_FLOAT ? p->f : p && p->kind == TSL_DSL_PARAM_INT ? (double)p->i : dflt;
+}
+
+bool tsl_conv2d_is_family(const tsl_workload *w) {
+  return w && (strcmp(w->op, FAM_BIAS) == 0 || strcmp(w->op, FAM_ADD) == 0 || strcmp(w->op, FAM_GROUPED) == 0 ||
+               strcmp(w->op, FAM_GROUPED_ADD) == 0);
+}
+
+/* The parameters of layer d under the names every NCHW[x]c conv operator uses; clip
+ * bounds only for act 2 (otherwise their defaults, so keys do not depend on them). */
+static int layer_params(const tsl_conv2d_desc *d, tsl_dsl_param_value *p) {
+  int n = 0;
+  p[n++] = tsl_dsl_int_param("stride_h", d->stride_h);
+  p[n++] = tsl_dsl_int_param("stride_w", d->stride_w);
+  p[n++] = tsl_dsl_int_param("pad_top", d->pad_top);
+  p[n++] = tsl_dsl_int_param("pad_left", d->pad_left);
+  p[n++] = tsl_dsl_int_param("pad_bottom", d->pad_bottom);
+  p[n++] = tsl_dsl_int_param("pad_right", d->pad_right);
+  p[n++] = tsl_dsl_int_param("dilation_h", d->dilation_h);
+  p[n++] = tsl_dsl_int_param("dilation_w", d->dilation_w);
+  p[n++] = tsl_dsl_int_param("act", d->act);
+  if (d->act == 2) {
+    p[n++] = tsl_dsl_float_param("clip_min", d->clip_min);
+    p[n++] = tsl_dsl_float_param("clip_max", d->clip_max);
+  }
+  return n;
+}
+
+tsl_status tsl_conv2d_family_workload(const tsl_conv2d_desc *d, tsl_workload *out) {
+  tsl_status st = tsl_conv2d_desc_check(d);
+  if (st != TSL_OK) return st;
+  if (!out) return tsl_error(TSL_ERR_INVALID, "conv family: NULL workload");
+  int64_t x = d->block, CB = cdiv(d->C, x), KB = cdiv(d->K, x);
+  int64_t OH = tsl_conv2d_desc_out_h(d), OW = tsl_conv2d_desc_out_w(d);
+  int64_t data[5] = {d->N, CB, d->H, d->W, x}, bias[2] = {KB, x}, res[5] = {d->N, KB, OH, OW, x};
+  int64_t wb[6] = {KB, CB, d->R, d->S, x, x}, wg[5] = {KB, d->C / d->groups, d->R, d->S, x};
+  tsl_dsl_param_value p[16];
+  int np = layer_params(d, p);
+  bool r = d->has_residual;
+  if (d->groups == 1 && d->C % x == 0 && d->K % x == 0) {
+    const int64_t *shapes[4] = {data, wb, bias, res};
+    const int nd[4] = {5, 6, 2, 5};
+    return tsl_workload_init(out, r ? FAM_ADD : FAM_BIAS, r ? 4 : 3, shapes, nd, np, p);
+  }
+  /* channel counts that do not fill their blocks (or groups): the key names the true
+   * layer, so a K = 24 layer at 16 lanes is not the K = 32 one */
+  p[np++] = tsl_dsl_int_param("groups", d->groups);
+  p[np++] = tsl_dsl_int_param("out_channels", d->K);
+  const int64_t *shapes[4] = {data, wg, bias, res};
+  const int nd[4] = {5, 5, 2, 5};
+  return tsl_workload_init(out, r ? FAM_GROUPED_ADD : FAM_GROUPED, r ? 4 : 3, shapes, nd, np, p);
+}
+
+tsl_status tsl_conv2d_desc_of_workload(const tsl_workload *w, tsl_conv2d_desc *d) {
+  if (!w || !d) return tsl_error(TSL_ERR_INVALID, "conv family: NULL argument");
+  if (!tsl_conv2d_is_family(w)) return tsl_error(TSL_ERR_UNSUPPORTED, "conv family: %s is not a conv family", w->op);
+  bool grouped = strcmp(w->op, FAM_GROUPED) == 0 || strcmp(w->op, FAM_GROUPED_ADD) == 0,
+       residual = strcmp(w->op, FAM_ADD) == 0 || strcmp(w->op, FAM_GROUPED_ADD) == 0;
+  int wrank = grouped ? 5 : 6;
+  if (w->ninputs != (residual ? 4 : 3) || w->ndims[0] != 5 || w->ndims[1] != wrank || w->ndims[2] != 2)
+    return tsl_error(TSL_ERR_INVALID, "conv family: %s with inputs of unexpected ranks", w->op);
+  const int64_t *data = w->shapes[0], *wt = w->shapes[1];
+  int64_t x = data[4], y = wt[wrank - 1];
+  if (x != y)
+    return tsl_error(TSL_ERR_UNSUPPORTED, "conv family: data block %lld and output block %lld differ", (long long)x,
+                     (long long)y);
+  memset(d, 0, sizeof *d);
+  d->N = data[0];
+  d->H = data[2];
+  d->W = data[3];
+  d->R = wt[2];
+  d->S = wt[3];
+  d->block = x;
+  d->stride_h = iparam(w, "stride_h", 1);
+  d->stride_w = iparam(w, "stride_w", 1);
+  d->pad_top = iparam(w, "pad_top", 0);
+  d->pad_left = iparam(w, "pad_left", 0);
+  d->pad_bottom = iparam(w, "pad_bottom", 0);
+  d->pad_right = iparam(w, "pad_right", 0);
+  d->dilation_h = iparam(w, "dilation_h", 1);
+  d->dilation_w = iparam(w, "dilation_w", 1);
+  d->act = (int)iparam(w, "act", 0);
+  d->clip_min = fparam(w, "clip_min", 0.0);
+  d->clip_max = fparam(w, "clip_max", 6.0);
+  d->has_residual = residual;
+  if (grouped) {
+    d->groups = iparam(w, "groups", 1);
+    d->C = d->groups * wt[1];
+    d->K = iparam(w, "out_channels", wt[0] * y);
+    if (d->C > data[1] * x || d->K > wt[0] * y || d->K <= (wt[0] - 1) * y)
+      return tsl_error(TSL_ERR_INVALID, "conv family: groups x channels or out_channels do not fit the blocks");
+  } else {
+    if (wt[1] != data[1]) return tsl_error(TSL_ERR_INVALID, "conv family: data and weight channel blocks differ");
+    d->groups = 1;
+    d->C = data[1] * x;
+    d->K = wt[0] * y;
+  }
+  return tsl_conv2d_desc_check(d);
+}
+
+bool tsl_conv2d_algo_of_op(const char *op, tsl_conv2d_algo *out) {
+  static const struct {
+    const char *op;
+    tsl_conv2d_algo a;
+  } ops[] = {
+      {"conv2d_nchwc_bias", TSL_CONV2D_DIRECT},         {"conv2d_nchwc_bias_add", TSL_CONV2D_DIRECT},
+      {"conv2d_nchwc_1x1_bias", TSL_CONV2D_GEMM_1X1},   {"conv2d_nchwc_1x1_bias_add", TSL_CONV2D_GEMM_1X1},
+      {"conv2d_nchwc_im2col", TSL_CONV2D_IM2COL},       {"depthwise_conv2d_nchwc", TSL_CONV2D_DEPTHWISE},
+      {"conv2d_nchwc_im2col_add", TSL_CONV2D_IM2COL},   {"depthwise_conv2d_nchwc_add", TSL_CONV2D_DEPTHWISE},
+      {"conv2d_nchwc_grouped_add", TSL_CONV2D_GROUPED},
+      {"conv2d_nchwc_grouped", TSL_CONV2D_GROUPED},     {"conv2d_winograd_f2", TSL_CONV2D_WINOGRAD_F2},
+      {"conv2d_winograd_f2_add", TSL_CONV2D_WINOGRAD_F2}, {"conv2d_winograd_f4", TSL_CONV2D_WINOGRAD_F4},
+      {"conv2d_winograd_f4_add", TSL_CONV2D_WINOGRAD_F4}, {"conv2d_winograd_f6", TSL_CONV2D_WINOGRAD_F6},
+      {"conv2d_winograd_f6_add", TSL_CONV2D_WINOGRAD_F6},
+  };
+  for (size_t i = 0; op && i < sizeof ops / sizeof ops[0]; i++)
+    if (strcmp(ops[i].op, op) == 0) {
+      if (out) *out = ops[i].a;
+      return true;
+    }
+  return false;
+}
+
+/* The registry name of the operator algorithm a instantiates for d. */
+static const char *algo_op(const tsl_conv2d_desc *d, tsl_conv2d_algo a) {
+  bool r = d->has_residual;
+  switch (a) {
+  case TSL_CONV2D_DIRECT: return r ? "conv2d_nchwc_bias_add" : "conv2d_nchwc_bias";
+  case TSL_CONV2D_GEMM_1X1: return r ? "conv2d_nchwc_1x1_bias_add" : "conv2d_nchwc_1x1_bias";
+  case TSL_CONV2D_IM2COL: return r ? "conv2d_nchwc_im2col_add" : "conv2d_nchwc_im2col";
+  case TSL_CONV2D_DEPTHWISE: return r ? "depthwise_conv2d_nchwc_add" : "depthwise_conv2d_nchwc";
+  case TSL_CONV2D_GROUPED: return r ? "conv2d_nchwc_grouped_add" : "conv2d_nchwc_grouped";
+  case TSL_CONV2D_WINOGRAD_F2: return r ? "conv2d_winograd_f2_add" : "conv2d_winograd_f2";
+  case TSL_CONV2D_WINOGRAD_F4: return r ? "conv2d_winograd_f4_add" : "conv2d_winograd_f4";
+  case TSL_CONV2D_WINOGRAD_F6: return r ? "conv2d_winograd_f6_add" : "conv2d_winograd_f6";
+  default: return NULL;
+  }
+}
+
+tsl_status tsl_conv2d_algo_workload(const tsl_conv2d_desc *d, tsl_conv2d_algo a, tsl_workload *out) {
+  const char *op = algo_op(d, a);
+  const tsl_op_info *info = NULL;
+  if (!op) return tsl_error(TSL_ERR_UNSUPPORTED, "conv family: unknown algorithm %d", (int)a);
+  tsl_status st = tsl_op_lookup(op, &info);
+  if (st != TSL_OK) return st;
+  /* the shapes from the program the operator library builds, the parameters it was given
+   * (those the registry operator declares) */
+  tsl_dsl_param_value cand[20], keep[20];
+  int nc = layer_params(d, cand), nk = 0;
+  cand[nc++] = tsl_dsl_float_param("clip_min", d->clip_min);
+  cand[nc++] = tsl_dsl_float_param("clip_max", d->clip_max);
+  cand[nc++] = tsl_dsl_int_param("groups", d->groups);
+  cand[nc++] = tsl_dsl_int_param("out_channels", d->K);
+  tsl_arena *arena = tsl_arena_new(), *prev = tsl_arena_set_current(arena);
+  tsl_te_program *conv = NULL;
+  st = tsl_conv2d_algo_instantiate(d, a, NULL, &conv, NULL);
+  if (st == TSL_OK && (conv->ninputs > TSL_WORKLOAD_MAX_INPUTS || conv->ninputs != info->ninputs))
+    st = tsl_error(TSL_ERR_INVALID, "conv family: %s has %d inputs, the registry's %s %d", conv->name, conv->ninputs,
+                   op, info->ninputs);
+  if (st == TSL_OK) {
+    for (int i = 0; i < nc; i++) {
+      bool declared = false, seen = false;
+      for (int k = 0; k < info->nparams; k++) declared |= strcmp(info->param_names[k], cand[i].name) == 0;
+      for (int k = 0; k < nk; k++) seen |= strcmp(keep[k].name, cand[i].name) == 0;
+      /* act 2's bounds are the layer's; otherwise the operator's defaults */
+      if (declared && !seen && (d->act == 2 || strncmp(cand[i].name, "clip_", 5) != 0)) keep[nk++] = cand[i];
+    }
+    if (a == TSL_CONV2D_IM2COL) keep[nk++] = tsl_dsl_int_param("pack_rows", tsl_im2col_pack_rows(NULL));
+    const int64_t *shapes[TSL_WORKLOAD_MAX_INPUTS];
+    int nd[TSL_WORKLOAD_MAX_INPUTS];
+    for (int i = 0; i < conv->ninputs; i++) {
+      shapes[i] = conv->inputs[i]->buf->shape;
+      nd[i] = conv->inputs[i]->buf->ndim;
+    }
+    st = tsl_workload_init(out, op, conv->ninputs, shapes, nd, nk, keep);
+  }
+  tsl_arena_set_current(prev);
+  tsl_arena_free(arena);
+  return st;
+}
+
+/* ---- the algorithms ---------------------------------------------------------- */
+
+static bool applies(const tsl_workload *w, tsl_conv2d_algo a, const char **why) {
+  tsl_conv2d_desc d;
+  if (tsl_conv2d_desc_of_workload(w, &d) != TSL_OK) {
+    *why = "not a conv family workload with equal data and output blocks";
+    return false;
+  }
+  return tsl_conv2d_algo_applies(&d, a, why);
+}
+
+static tsl_status map(const tsl_workload *w, tsl_conv2d_algo a, tsl_workload *out) {
+  tsl_conv2d_desc d;
+  tsl_status st = tsl_conv2d_desc_of_workload(w, &d);
+  return st == TSL_OK ? tsl_conv2d_algo_workload(&d, a, out) : st;
+}
+
+#define ALGO_FNS(NAME, A)                                                                                    \
+  static bool applies_##NAME(const tsl_workload *w, const char **why) { return applies(w, A, why); }       \
+  static tsl_status map_##NAME(const tsl_workload *w, tsl_workload *out) { return map(w, A, out); }
+ALGO_FNS(direct, TSL_CONV2D_DIRECT)
+ALGO_FNS(gemm1x1, TSL_CONV2D_GEMM_1X1)
+ALGO_FNS(im2col, TSL_CONV2D_IM2COL)
+ALGO_FNS(depthwise, TSL_CONV2D_DEPTHWISE)
+ALGO_FNS(grouped, TSL_CONV2D_GROUPED)
+ALGO_FNS(winograd_f2, TSL_CONV2D_WINOGRAD_F2)
+ALGO_FNS(winograd_f4, TSL_CONV2D_WINOGRAD_F4)
+ALGO_FNS(winograd_f6, TSL_CONV2D_WINOGRAD_F6)
+
+/* One line per algorithm, its full name written out (config.algorithm in a records file,
+ * found with grep); ALGO shares only the applies/map functions of its tsl_conv2d_algo.
+ * The residual families' operators end in _add: their algorithms name those templates. */
+#define ALGO(NAME, FAM, TEMPLATE, FNS) {NAME, FAM, TEMPLATE, applies_##FNS, map_##FNS}
+
+static const tsl_algorithm conv_algorithms[] = {
+    ALGO("conv2d_nchwc_bias.direct", "conv2d_nchwc_bias", "conv2d_nchwc_bias.direct", direct),
+    ALGO("conv2d_nchwc_bias.gemm1x1", "conv2d_nchwc_bias", "conv2d_nchwc_1x1_bias.gemm", gemm1x1),
+    ALGO("conv2d_nchwc_bias.im2col", "conv2d_nchwc_bias", "conv2d_nchwc_im2col.blocked", im2col),
+    ALGO("conv2d_nchwc_bias.depthwise", "conv2d_nchwc_bias", "depthwise_conv2d_nchwc.tile", depthwise),
+    ALGO("conv2d_nchwc_bias.grouped", "conv2d_nchwc_bias", "conv2d_nchwc_grouped.tile", grouped),
+    ALGO("conv2d_nchwc_bias.winograd_f2", "conv2d_nchwc_bias", "conv2d_winograd_f2.blocked", winograd_f2),
+    ALGO("conv2d_nchwc_bias.winograd_f4", "conv2d_nchwc_bias", "conv2d_winograd_f4.blocked", winograd_f4),
+    ALGO("conv2d_nchwc_bias.winograd_f6", "conv2d_nchwc_bias", "conv2d_winograd_f6.blocked", winograd_f6),
+    ALGO("conv2d_nchwc_grouped.direct", "conv2d_nchwc_grouped", "conv2d_nchwc_bias.direct", direct),
+    ALGO("conv2d_nchwc_grouped.gemm1x1", "conv2d_nchwc_grouped", "conv2d_nchwc_1x1_bias.gemm", gemm1x1),
+    ALGO("conv2d_nchwc_grouped.im2col", "conv2d_nchwc_grouped", "conv2d_nchwc_im2col.blocked", im2col),
+    ALGO("conv2d_nchwc_grouped.depthwise", "conv2d_nchwc_grouped", "depthwise_conv2d_nchwc.tile", depthwise),
+    ALGO("conv2d_nchwc_grouped.grouped", "conv2d_nchwc_grouped", "conv2d_nchwc_grouped.tile", grouped),
+    ALGO("conv2d_nchwc_grouped.winograd_f2", "conv2d_nchwc_grouped", "conv2d_winograd_f2.blocked", winograd_f2),
+    ALGO("conv2d_nchwc_grouped.winograd_f4", "conv2d_nchwc_grouped", "conv2d_winograd_f4.blocked", winograd_f4),
+    ALGO("conv2d_nchwc_grouped.winograd_f6", "conv2d_nchwc_grouped", "conv2d_winograd_f6.blocked", winograd_f6),
+    ALGO("conv2d_nchwc_bias_add.direct", "conv2d_nchwc_bias_add", "conv2d_nchwc_bias_add.direct", direct),
+    ALGO("conv2d_nchwc_bias_add.gemm1x1", "conv2d_nchwc_bias_add", "conv2d_nchwc_1x1_bias_add.gemm", gemm1x1),
+    ALGO("conv2d_nchwc_bias_add.im2col", "conv2d_nchwc_bias_add", "conv2d_nchwc_im2col_add.blocked", im2col),
+    ALGO("conv2d_nchwc_bias_add.depthwise", "conv2d_nchwc_bias_add", "depthwise_conv2d_nchwc_add.tile", depthwise),
+    ALGO("conv2d_nchwc_bias_add.grouped", "conv2d_nchwc_bias_add", "conv2d_nchwc_grouped_add.tile", grouped),
+    ALGO("conv2d_nchwc_bias_add.winograd_f2", "conv2d_nchwc_bias_add", "conv2d_winograd_f2_add.blocked", winograd_f2),
+    ALGO("conv2d_nchwc_bias_add.winograd_f4", "conv2d_nchwc_bias_add", "conv2d_winograd_f4_add.blocked", winograd_f4),
+    ALGO("conv2d_nchwc_bias_add.winograd_f6", "conv2d_nchwc_bias_add", "conv2d_winograd_f6_add.blocked", winograd_f6),
+    ALGO("conv2d_nchwc_grouped_add.direct", "conv2d_nchwc_grouped_add", "conv2d_nchwc_bias_add.direct", direct),
+    ALGO("conv2d_nchwc_grouped_add.gemm1x1", "conv2d_nchwc_grouped_add", "conv2d_nchwc_1x1_bias_add.gemm", gemm1x1),
+    ALGO("conv2d_nchwc_grouped_add.im2col", "conv2d_nchwc_grouped_add", "conv2d_nchwc_im2col_add.blocked", im2col),
+    ALGO("conv2d_nchwc_grouped_add.depthwise", "conv2d_nchwc_grouped_add", "depthwise_conv2d_nchwc_add.tile",
+         depthwise),
+    ALGO("conv2d_nchwc_grouped_add.grouped", "conv2d_nchwc_grouped_add", "conv2d_nchwc_grouped_add.tile", grouped),
+    ALGO("conv2d_nchwc_grouped_add.winograd_f2", "conv2d_nchwc_grouped_add", "conv2d_winograd_f2_add.blocked",
+         winograd_f2),
+    ALGO("conv2d_nchwc_grouped_add.winograd_f4", "conv2d_nchwc_grouped_add", "conv2d_winograd_f4_add.blocked",
+         winograd_f4),
+    ALGO("conv2d_nchwc_grouped_add.winograd_f6", "conv2d_nchwc_grouped_add", "conv2d_winograd_f6_add.blocked",
+         winograd_f6),
+};
+
+void tsl_tuner_register_conv_algorithms(void) {
+  for (size_t i = 0; i < sizeof conv_algorithms / sizeof conv_algorithms[0]; i++)
+    tsl_algorithm_register(&conv_algorithms[i]);
+}

@@ -1,0 +1,301 @@
+/* Convolution algorithms: applicability, instantiation, default schedules and the
+ * default choice (conv2d_select.h). */
+#include "ops/conv2d/conv2d_select.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "ops/registry.h"
+#include "ops/conv2d/conv2d_nchwc_schedule.h"
+#include "ops/conv2d/depthwise_schedule.h"
+#include "ops/conv2d/im2col_schedule.h"
+#include "ops/conv2d/winograd_schedule.h"
+#include "ops/tpl_util.h"
+
+static const char *const algo_names[TSL_CONV2D_ALGO_COUNT] = {
+    "direct", "gemm1x1", "im2col", "depthwise", "grouped", "winograd_f2", "winograd_f4", "winograd_f6"};
+
+const char *tsl_conv2d_algo_name(tsl_conv2d_algo a) {
+  return (int)a >= 0 && a < TSL_CONV2D_ALGO_COUNT ? algo_names[a] : "?";
+}
+
+int64_t tsl_conv2d_desc_out_h(const tsl_conv2d_desc *d) {
+  return (d->H + d->pad_top + d->pad_bottom - d->dilation_h * (d->R - 1) - 1) / d->stride_h + 1;
+}
+
+int64_t tsl_conv2d_desc_out_w(const tsl_conv2d_desc *d) {
+  return (d->W + d->pad_left + d->pad_right - d->dilation_w * (d->S - 1) - 1) / d->stride_w + 1;
+}
+
+double tsl_conv2d_desc_flops(const tsl_conv2d_desc *d) {
+  return 2.0 * (double)d->N * (double)d->K * (double)tsl_conv2d_desc_out_h(d) * (double)tsl_conv2d_desc_out_w(d) *
+         (double)(d->C / (d->groups > 0 ? d->groups : 1)) * (double)d->R * (double)d->S;
+}
+
+tsl_status tsl_conv2d_desc_check(const tsl_conv2d_desc *d) {
+  if (!d) return tsl_error(TSL_ERR_INVALID, "conv2d: no layer description");
+  if (d->N < 1 || d->C < 1 || d->H < 1 || d->W < 1 || d->K < 1 || d->R < 1 || d->S < 1)
+    return tsl_error(TSL_ERR_INVALID, "conv2d: sizes N%lld C%lld H%lld W%lld K%lld R%lld S%lld must be >= 1",
+                     (long long)d->N, (long long)d->C, (long long)d->H, (long long)d->W, (long long)d->K,
+                     (long long)d->R, (long long)d->S);
+  if (d->stride_h < 1 || d->stride_w < 1 || d->dilation_h < 1 || d->dilation_w < 1)
+    return tsl_error(TSL_ERR_INVALID, "conv2d: strides %lldx%lld and dilations %lldx%lld must be >= 1",
+                     (long long)d->stride_h, (long long)d->stride_w, (long long)d->dilation_h,
+                     (long long)d->dilation_w);
+  if (d->pad_top < 0 || d->pad_left < 0 || d->pad_bottom < 0 || d->pad_right < 0)
+    return tsl_error(TSL_ERR_INVALID, "conv2d: negative padding");
+  if (d->groups < 1 || d->C % d->groups || d->K % d->groups)
+    return tsl_error(TSL_ERR_INVALID, "conv2d: groups %lld must divide C %lld and K %lld", (long long)d->groups,
+                     (long long)d->C, (long long)d->K);
+  if (d->act < 0 || d->act > 2) return tsl_error(TSL_ERR_INVALID, "conv2d: act %d (must be 0, 1 or 2)", d->act);
+  if (d->block < 1) return tsl_error(TSL_ERR_INVALID, "conv2d: block %lld (must be >= 1)", (long long)d->block);
+  if (tsl_conv2d_desc_out_h(d) < 1 || tsl_conv2d_desc_out_w(d) < 1)
+    return tsl_error(TSL_ERR_INVALID, "conv2d: the kernel does not fit the padded input (output %lldx%lld)",
+                     (long long)tsl_conv2d_desc_out_h(d), (long long)tsl_conv2d_desc_out_w(d));
+  return TSL_OK;
+}
+
+static bool why_not(const char **why, const char *reason) {
+  if (why) *why = reason;
+  return false;
+}
+
+static int winograd_m(tsl_conv2d_algo a) {
+  return a == TSL_CONV2D_WINOGRAD_F2 ? 2 : a == TSL_CONV2D_WINOGRAD_F4 ? 4 : a == TSL_CONV2D_WINOGRAD_F6 ? 6 : 0;
+}
+
+static tsl_winograd_conv winograd_conv(const tsl_conv2d_desc *d, int m) {
+  tsl_winograd_conv w;
+  memset(&w, 0, sizeof w);
+  w.N = d->N;
+  w.C = d->C;
+  w.H = d->H;
+  w.W = d->W;
+  w.K = d->K;
+  w.R = d->R;
+  w.S = d->S;
+  w.stride_h = d->stride_h;
+  w.stride_w = d->stride_w;
+  w.pad_top = d->pad_top;
+  w.pad_left = d->pad_left;
+  w.pad_bottom = d->pad_bottom;
+  w.pad_right = d->pad_right;
+  w.dilation_h = d->dilation_h;
+  w.dilation_w = d->dilation_w;
+  w.groups = d->groups;
+  w.m = m;
+  w.lanes = d->block;
+  w.act = d->act;
+  w.clip_min = d->clip_min;
+  w.clip_max = d->clip_max;
+  w.has_residual = d->has_residual;
+  return w;
+}
+
+static bool is_depthwise(const tsl_conv2d_desc *d) { return d->groups > 1 && d->groups == d->C && d->K == d->C; }
+
+bool tsl_conv2d_algo_applies(const tsl_conv2d_desc *d, tsl_conv2d_algo a, const char **why) {
+  if (why) *why = "";
+  if (tsl_conv2d_desc_check(d) != TSL_OK) return why_not(why, "malformed layer");
+  bool dense = d->groups == 1;
+  switch (a) {
+  case TSL_CONV2D_DIRECT:
+    return dense ? true : why_not(why, "direct: groups must be 1 (use grouped or depthwise)");
+  case TSL_CONV2D_GEMM_1X1:
+    if (!dense) return why_not(why, "gemm1x1: groups must be 1");
+    if (d->R != 1 || d->S != 1) return why_not(why, "gemm1x1: needs a 1x1 kernel");
+    if (d->stride_h != 1 || d->stride_w != 1) return why_not(why, "gemm1x1: needs stride 1");
+    if (d->pad_top || d->pad_left || d->pad_bottom || d->pad_right) return why_not(why, "gemm1x1: needs no padding");
+    return true;
+  case TSL_CONV2D_IM2COL:
+    return dense ? true : why_not(why, "im2col: groups must be 1");
+  case TSL_CONV2D_DEPTHWISE:
+    return is_depthwise(d) ? true : why_not(why, "depthwise: needs groups = C = K (channel multiplier 1)");
+  case TSL_CONV2D_GROUPED:
+    /* groups 1 too: the reduction over the true input channels (no zero lanes) */
+    return true;
+  case TSL_CONV2D_WINOGRAD_F2:
+  case TSL_CONV2D_WINOGRAD_F4:
+  case TSL_CONV2D_WINOGRAD_F6: {
+    tsl_winograd_conv w = winograd_conv(d, winograd_m(a));
+    if (tsl_winograd_supports(&w) != TSL_OK) {
+      /* the reason is the message tsl_winograd_supports recorded (thread-local) */
+      return why_not(why, tsl_last_error());
+    }
+    return true;
+  }
+  default: return why_not(why, "unknown algorithm");
+  }
+}
+
+static tsl_dsl_param_value int_param(const char *name, int64_t v) { return tsl_dsl_int_param(name, v); }
+
+/* The weight transform `op` (ops/nn/layout.c) from the OIHW weight oihw[4] with its np
+ * parameters. */
+static tsl_status weight_program(const char *op, const int64_t *oihw, int np, const tsl_dsl_param_value *wp,
+                                 tsl_te_program **weight) {
+  const int64_t *ws[1] = {oihw};
+  const int wd[1] = {4};
+  return tsl_op_instantiate(op, 1, ws, wd, np, wp, weight);
+}
+
+/* The conv and epilogue parameters every NCHW[x]c conv op takes. */
+static int conv_params(const tsl_conv2d_desc *d, tsl_dsl_param_value *p) {
+  int n = 0;
+  p[n++] = int_param("stride_h", d->stride_h);
+  p[n++] = int_param("stride_w", d->stride_w);
+  p[n++] = int_param("pad_top", d->pad_top);
+  p[n++] = int_param("pad_left", d->pad_left);
+  p[n++] = int_param("pad_bottom", d->pad_bottom);
+  p[n++] = int_param("pad_right", d->pad_right);
+  p[n++] = int_param("dilation_h", d->dilation_h);
+  p[n++] = int_param("dilation_w", d->dilation_w);
+  p[n++] = int_param("act", d->act);
+  p[n++] = tsl_dsl_float_param("clip_min", d->clip_min);
+  p[n++] = tsl_dsl_float_param("clip_max", d->clip_max);
+  return n;
+}
+
+tsl_status tsl_conv2d_algo_instantiate(const tsl_conv2d_desc *d, tsl_conv2d_algo a, const tsl_target *t,
+                                       tsl_te_program **conv, tsl_te_program **weight) {
+  if (conv) *conv = NULL;
+  if (weight) *weight = NULL;
+  if (!conv) return tsl_error(TSL_ERR_INVALID, "conv2d: NULL result");
+  tsl_status st = tsl_conv2d_desc_check(d);
+  if (st != TSL_OK) return st;
+  const char *why = NULL;
+  if (!tsl_conv2d_algo_applies(d, a, &why)) return tsl_error(TSL_ERR_UNSUPPORTED, "conv2d: %s", why);
+  int64_t x = d->block, CB = tpl_ceil_div(d->C, x), KB = tpl_ceil_div(d->K, x);
+  int64_t OH = tsl_conv2d_desc_out_h(d), OW = tsl_conv2d_desc_out_w(d);
+  int64_t data[5] = {d->N, CB, d->H, d->W, x}, bias[2] = {KB, x}, res[5] = {d->N, KB, OH, OW, x};
+  int64_t oihw[4] = {d->K, d->C / d->groups, d->R, d->S};
+  tsl_dsl_param_value p[16];
+  int np = conv_params(d, p);
+  switch (a) {
+  case TSL_CONV2D_GEMM_1X1: {
+    /* the same bytes with H, W flattened into the pixel axis */
+    int64_t data1[4] = {d->N, CB, d->H * d->W, x}, w[4] = {KB, CB, x, x}, res1[4] = {d->N, KB, OH * OW, x};
+    const int64_t *shapes[4] = {data1, w, bias, res1};
+    const int ndims[4] = {4, 4, 2, 4};
+    st = tsl_op_instantiate(d->has_residual ? "conv2d_nchwc_1x1_bias_add" : "conv2d_nchwc_1x1_bias",
+                            d->has_residual ? 4 : 3, shapes, ndims, 3, p + np - 3, conv);
+    if (st != TSL_OK || !weight) return st;
+    tsl_dsl_param_value wp[2] = {int_param("in_block", x), int_param("out_block", x)};
+    return weight_program("weight_to_nchwc", oihw, 2, wp, weight);
+  }
+  case TSL_CONV2D_DIRECT: {
+    int64_t w[6] = {KB, CB, d->R, d->S, x, x};
+    const int64_t *shapes[4] = {data, w, bias, res};
+    const int ndims[4] = {5, 6, 2, 5};
+    st = tsl_op_instantiate(d->has_residual ? "conv2d_nchwc_bias_add" : "conv2d_nchwc_bias", d->has_residual ? 4 : 3,
+                            shapes, ndims, np, p, conv);
+    if (st != TSL_OK || !weight) return st;
+    tsl_dsl_param_value wp[2] = {int_param("in_block", x), int_param("out_block", x)};
+    return weight_program("weight_to_nchwc", oihw, 2, wp, weight);
+  }
+  case TSL_CONV2D_IM2COL: {
+    int64_t w[5] = {KB, d->C, d->R, d->S, x}, res1[4] = {d->N, KB, OH * OW, x};
+    const int64_t *shapes[4] = {data, w, bias, res1};
+    const int ndims[4] = {5, 5, 2, 4};
+    p[np++] = int_param("pack_rows", tsl_im2col_pack_rows(t));
+    st = tsl_op_instantiate(d->has_residual ? "conv2d_nchwc_im2col_add" : "conv2d_nchwc_im2col",
+                            d->has_residual ? 4 : 3, shapes, ndims, np, p, conv);
+    if (st != TSL_OK || !weight) return st;
+    tsl_dsl_param_value wp[1] = {int_param("out_block", x)};
+    return weight_program("weight_to_grouped", oihw, 1, wp, weight);
+  }
+  case TSL_CONV2D_DEPTHWISE: {
+    int64_t w[4] = {CB, d->R, d->S, x};
+    const int64_t *shapes[4] = {data, w, bias, res};
+    const int ndims[4] = {5, 4, 2, 5};
+    st = tsl_op_instantiate(d->has_residual ? "depthwise_conv2d_nchwc_add" : "depthwise_conv2d_nchwc",
+                            d->has_residual ? 4 : 3, shapes, ndims, np, p, conv);
+    if (st != TSL_OK || !weight) return st;
+    tsl_dsl_param_value wp[1] = {int_param("block", x)};
+    return weight_program("weight_to_depthwise", oihw, 1, wp, weight);
+  }
+  case TSL_CONV2D_GROUPED: {
+    int64_t w[5] = {KB, d->C / d->groups, d->R, d->S, x};
+    const int64_t *shapes[4] = {data, w, bias, res};
+    const int ndims[4] = {5, 5, 2, 5};
+    p[np++] = int_param("groups", d->groups);
+    p[np++] = int_param("out_channels", d->K);
+    st = tsl_op_instantiate(d->has_residual ? "conv2d_nchwc_grouped_add" : "conv2d_nchwc_grouped",
+                            d->has_residual ? 4 : 3, shapes, ndims, np, p, conv);
+    if (st != TSL_OK || !weight) return st;
+    tsl_dsl_param_value wp[1] = {int_param("out_block", x)};
+    return weight_program("weight_to_grouped", oihw, 1, wp, weight);
+  }
+  case TSL_CONV2D_WINOGRAD_F2:
+  case TSL_CONV2D_WINOGRAD_F4:
+  case TSL_CONV2D_WINOGRAD_F6: {
+    tsl_winograd_conv w = winograd_conv(d, winograd_m(a));
+    return tsl_winograd_instantiate(&w, NULL, conv, weight);
+  }
+  default: return tsl_error(TSL_ERR_UNSUPPORTED, "conv2d: unknown algorithm %d", (int)a);
+  }
+}
+
+tsl_status tsl_conv2d_algo_schedule(const tsl_te_program *conv, tsl_conv2d_algo a, const tsl_target *t,
+                                    tsl_schedule **out) {
+  if (!out) return tsl_error(TSL_ERR_INVALID, "conv2d: NULL result");
+  *out = NULL;
+  switch (a) {
+  case TSL_CONV2D_DIRECT:
+  case TSL_CONV2D_GEMM_1X1: {
+    tsl_conv2d_nchwc_shape sh;
+    tsl_status st = tsl_conv2d_nchwc_get_shape(conv, &sh);
+    if (st != TSL_OK) return st;
+    tsl_conv2d_nchwc_knobs k = tsl_conv2d_nchwc_default_knobs(t, &sh, sh.flat);
+    return tsl_conv2d_nchwc_schedule(conv, t, &k, out);
+  }
+  case TSL_CONV2D_IM2COL: return tsl_im2col_schedule(conv, t, NULL, out);
+  case TSL_CONV2D_WINOGRAD_F2:
+  case TSL_CONV2D_WINOGRAD_F4:
+  case TSL_CONV2D_WINOGRAD_F6: return tsl_winograd_schedule(conv, t, NULL, out);
+  case TSL_CONV2D_DEPTHWISE:
+  case TSL_CONV2D_GROUPED: return tsl_depthwise_schedule(conv, t, NULL, out);
+  default: return tsl_error(TSL_ERR_UNSUPPORTED, "conv2d: algorithm %s not available", tsl_conv2d_algo_name(a));
+  }
+}
+
+const tsl_template *tsl_conv2d_algo_template(const tsl_te_program *conv) {
+  if (!conv || !conv->name) return NULL;
+  const tsl_template *(*lists[])(int *) = {tsl_conv2d_nchwc_templates, tsl_depthwise_templates, tsl_im2col_templates};
+  for (size_t l = 0; l < sizeof lists / sizeof lists[0]; l++) {
+    int n = 0;
+    const tsl_template *t = lists[l](&n);
+    for (int i = 0; i < n; i++)
+      if (strcmp(t[i].op, conv->name) == 0) return &t[i];
+  }
+  for (int i = 0; i < 6; i++)
+    if (strcmp(tsl_winograd_templates[i].op, conv->name) == 0) return &tsl_winograd_templates[i];
+  /* tsl_winograd_instantiate names its programs "conv2d_winograd" whatever m is: the
+   * template of its m (read off the program), the _add one with a residual input */
+  tsl_winograd_shape ws;
+  if (strcmp(conv->name, "conv2d_winograd") == 0 && tsl_winograd_program_shape(conv, &ws) == TSL_OK &&
+      (ws.m == 2 || ws.m == 4 || ws.m == 6))
+    return &tsl_winograd_templates[(conv->ninputs >= 4 ? 3 : 0) + ws.m / 2 - 1];
+  return NULL;
+}
+
+tsl_conv2d_algo tsl_conv2d_select(const tsl_conv2d_desc *d, const tsl_target *t) {
+  if (is_depthwise(d) && tsl_conv2d_algo_applies(d, TSL_CONV2D_DEPTHWISE, NULL)) return TSL_CONV2D_DEPTHWISE;
+  if (d->groups > 1) return TSL_CONV2D_GROUPED;
+  if (tsl_conv2d_algo_applies(d, TSL_CONV2D_GEMM_1X1, NULL)) return TSL_CONV2D_GEMM_1X1;
+  /* few input channels (first layers): reduce over the true channels, not C/x*x lanes of
+   * which more than a quarter are zero (measured 2-2.4x the direct conv at C = 3) */
+  int64_t lanes = tpl_ceil_div(d->C, d->block) * d->block;
+  if ((lanes - d->C) * 4 > lanes && tsl_conv2d_algo_applies(d, TSL_CONV2D_GROUPED, NULL)) return TSL_CONV2D_GROUPED;
+  /* Winograd on every 3x3 stride-1 layer it takes with a few channels: measured 1.7-3x
+   * the direct convolution on all such layers of SqueezeNet 1.1 and ResNet-18 here
+   * (bench/conv_layers), F(4x4) from 20x20 outputs, F(2x2) below (the Winograd
+   * template's own choice, tsl_winograd_default_m) */
+  if (d->C >= 8 && d->K >= 8) {
+    tsl_winograd_conv w = winograd_conv(d, 4);
+    int m = tsl_winograd_default_m(t, &w);
+    tsl_conv2d_algo a = m == 2 ? TSL_CONV2D_WINOGRAD_F2 : m == 6 ? TSL_CONV2D_WINOGRAD_F6 : TSL_CONV2D_WINOGRAD_F4;
+    if (tsl_conv2d_algo_applies(d, a, NULL)) return a;
+  }
+  return TSL_CONV2D_DIRECT;
+}

@@ -1,0 +1,124 @@
+/* Convolution algorithms of the operator library and the default choice between them.
+ *
+ * A layer is described the way a graph states it (NCHW semantics, OIHW weights, groups,
+ * a fused bias + optional residual + activation epilogue) plus the block x of the
+ * NCHW[x]c layout the graph gives its activations. Each algorithm maps it to a registry
+ * operator (ops/<family>/), a weight transform (OIHW -> the layout that operator reads, run
+ * once per set of weights) and a schedule template with a default config:
+ *
+ *   direct       conv2d_nchwc_bias(_add)    ops/conv2d/conv2d_nchwc_schedule.h
+ *   gemm1x1      conv2d_nchwc_1x1_bias(_add), 1x1 stride 1 unpadded, pixels as one axis
+ *   im2col       conv2d_nchwc_im2col(_add)  ops/conv2d/im2col_schedule.h
+ *   depthwise    depthwise_conv2d_nchwc(_add)  ops/conv2d/depthwise_schedule.h (groups = C = K)
+ *   grouped      conv2d_nchwc_grouped(_add) ops/conv2d/depthwise_schedule.h (any groups)
+ * (the _add operators, chosen when has_residual, add the residual before the activation:
+ * every algorithm takes every epilogue)
+ *   winograd_f2/f4/f6  conv2d_winograd_f<m> (another engineer's ops and template; offered
+ *                when the registry has them and tsl_winograd_supports accepts the layer)
+ *
+ * The default heuristic (tsl_conv2d_select) is what a graph compiles without tuning;
+ * MegEngine's Fast-Run lesson is that no heuristic is right everywhere, so the tuner
+ * measures every algorithm that applies instead (ops/algorithm.h).
+ */
+#ifndef TESSEL_OPS_CONV2D_CONV2D_SELECT_H
+#define TESSEL_OPS_CONV2D_CONV2D_SELECT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "dsl/te.h"
+#include "schedule/schedule.h"
+#include "schedule/template.h"
+#include "target/target.h"
+#include "tessel/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A convolution layer. Shapes NCHW, weights K x C/groups x R x S. */
+typedef struct tsl_conv2d_desc {
+  int64_t N, C, H, W, K, R, S;
+  int64_t stride_h, stride_w;
+  int64_t pad_top, pad_left, pad_bottom, pad_right;
+  int64_t dilation_h, dilation_w;
+  int64_t groups;
+  int act;          /* 0 none, 1 relu, 2 clip [clip_min, clip_max] (relu6: 0, 6) */
+  double clip_min, clip_max;
+  bool has_residual; /* out = act(conv + bias + residual) */
+  int64_t block;     /* x: the NCHW[x]c block of data and output, >= 1 */
+} tsl_conv2d_desc;
+
+typedef enum tsl_conv2d_algo {
+  TSL_CONV2D_DIRECT = 0,
+  TSL_CONV2D_GEMM_1X1,
+  TSL_CONV2D_IM2COL,
+  TSL_CONV2D_DEPTHWISE,
+  TSL_CONV2D_GROUPED,
+  TSL_CONV2D_WINOGRAD_F2,
+  TSL_CONV2D_WINOGRAD_F4,
+  TSL_CONV2D_WINOGRAD_F6,
+  TSL_CONV2D_ALGO_COUNT
+} tsl_conv2d_algo;
+
+/* "direct", "gemm1x1", "im2col", "depthwise", "grouped", "winograd_f2", ...; "?" if
+ * out of range. */
+const char *tsl_conv2d_algo_name(tsl_conv2d_algo a);
+
+/* Output extents of the layer (floor mode). */
+int64_t tsl_conv2d_desc_out_h(const tsl_conv2d_desc *d);
+int64_t tsl_conv2d_desc_out_w(const tsl_conv2d_desc *d);
+/* 2 * N * K * OH * OW * (C / groups) * R * S. */
+double tsl_conv2d_desc_flops(const tsl_conv2d_desc *d);
+
+/* TSL_OK when the layer is well formed: sizes >= 1, strides and dilations >= 1, paddings
+ * >= 0, C and K multiples of groups, act in 0..2, block >= 1, an output of at least
+ * 1x1. Otherwise TSL_ERR_INVALID saying what. */
+tsl_status tsl_conv2d_desc_check(const tsl_conv2d_desc *d);
+
+/* Whether algorithm a computes the layer exactly as described; on false *why (may be
+ * NULL) gets a static reason ("winograd: needs a 3x3 kernel"). */
+bool tsl_conv2d_algo_applies(const tsl_conv2d_desc *d, tsl_conv2d_algo a, const char **why);
+
+/* Instantiates algorithm a for the layer and target t (which may choose operator
+ * parameters such as im2col's pack_rows; NULL: 16-register defaults) in the current IR
+ * arena:
+ *  *conv   the operator (tsl_te_check'ed). Inputs, in kernel order: data f32[N, C/x, H, W,
+ *          x], the weight in the algorithm's layout, the bias (K values, zero-padded to
+ *          whole blocks), then the residual f32[N, K/x, OH, OW, x] when has_residual.
+ *          Output: f32[N, K/x, OH, OW, x] (NCHW[x]c). gemm1x1 and im2col take or give
+ *          the same bytes with the pixels flattened (data f32[N, C/x, H*W, x] for
+ *          gemm1x1; output and residual f32[N, K/x, OH*OW, x] for both). Winograd's
+ *          inputs are its own (ops/conv2d/winograd.h), in the same order.
+ *  *weight (may be NULL) the weight transform: input f32[K, C/groups, R, S] (OIHW),
+ *          output the conv's second input.
+ * Errors: TSL_ERR_INVALID (tsl_conv2d_desc_check), TSL_ERR_UNSUPPORTED when a does not
+ * apply (the reason), errors of tsl_op_instantiate. */
+tsl_status tsl_conv2d_algo_instantiate(const tsl_conv2d_desc *d, tsl_conv2d_algo a, const tsl_target *t,
+                                       tsl_te_program **conv, tsl_te_program **weight);
+
+/* The default-config schedule of a conv program made by tsl_conv2d_algo_instantiate(a)
+ * for target t; *out owned by the caller. Errors: those of the algorithm's template. */
+tsl_status tsl_conv2d_algo_schedule(const tsl_te_program *conv, tsl_conv2d_algo a, const tsl_target *t,
+                                    tsl_schedule **out);
+
+/* The generic-interface template (schedule/template.h) that schedules a conv program
+ * made by tsl_conv2d_algo_instantiate (found by the program's operator name), or NULL.
+ * Its default config is what tsl_conv2d_algo_schedule applies; the tuner searches its
+ * space. */
+const tsl_template *tsl_conv2d_algo_template(const tsl_te_program *conv);
+
+/* The default algorithm for the layer on target t (one that applies), measured with
+ * bench/conv_layers on an AVX2 Zen 3: depthwise for groups = C = K, grouped for other
+ * groups; gemm1x1 for 1x1 stride-1 unpadded layers; grouped (the direct conv over the
+ * true input channels) when more than a quarter of the C/x*x reduction lanes would be
+ * zero (first layers, C = 3: 2-2.4x the direct conv); Winograd for 3x3 stride-1
+ * undilated layers with C, K >= 8 when the registry has it and it takes the layer (1.7-3x
+ * the direct conv on every such layer of SqueezeNet 1.1 and ResNet-18), with the m of
+ * tsl_winograd_default_m (F(4x4) from 20x20 outputs, F(2x2) below); direct otherwise. */
+tsl_conv2d_algo tsl_conv2d_select(const tsl_conv2d_desc *d, const tsl_target *t);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,474 @@
+/* Winograd F(m x m, 3 x 3) operators: DSL text generated from exact transform matrices,
+ * the registry family (m = 2, 4, 6 with tessel's points), workload checks and
+ * instantiation. See winograd.h for the operators and their stages. */
+#include "ops/conv2d/winograd.h"
+
+#include <ctype.h>
+#include <inttypes.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops/families.h"
+#include "dsl/parser.h"
+
+double tsl_winograd_error_bound(int m) {
+  switch (m) {
+  case 2: return 2e-6;
+  case 4: return 1e-5;
+  case 6: return 5e-5;
+  default: return 0.0;
+  }
+}
+
+/* ---- a growable string ---------------------------------------------------- */
+
+typedef struct sbuf {
+  char *s;
+  size_t len, cap;
+  bool failed;
+} sbuf;
+
+static void sb_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void sb_printf(sbuf *b, const char *fmt, ...) {
+  if (b->failed) return;
+  for (;;) {
+    va_list ap;
+    va_start(ap, fmt);
+    size_t room = b->cap - b->len;
+    int n = vsnprintf(b->s ? b->s + b->len : NULL, b->s ? room : 0, fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+      b->failed = true;
+      return;
+    }
+    if (b->s && (size_t)n < room) {
+      b->len += (size_t)n;
+      return;
+    }
+    size_t cap = b->cap ? b->cap : 1024;
+    while (cap < b->len + (size_t)n + 1) cap *= 2;
+    char *s = realloc(b->s, cap);
+    if (!s) {
+      b->failed = true;
+      return;
+    }
+    b->s = s;
+    b->cap = cap;
+  }
+}
+
+static tsl_status sb_finish(sbuf *b, char **out) {
+  if (b->failed || !b->s) {
+    free(b->s);
+    return tsl_error(TSL_ERR_NOMEM, "winograd: out of memory writing the operator text");
+  }
+  *out = b->s;
+  return TSL_OK;
+}
+
+/* ---- linear combinations with constant coefficients ----------------------- */
+
+/* Writes sum_i coef[i] * term(i) for the nonzero coefficients: +-1 as a plain sum or
+ * difference, others as a float literal times the term. `term` writes operand i. */
+typedef void (*term_fn)(sbuf *b, int i);
+
+static void write_coef_literal(sbuf *b, double v) {
+  char lit[64];
+  snprintf(lit, sizeof lit, "%.17g", v);
+  /* a FLOAT token needs a '.' or an exponent; an integer literal would adapt as well,
+   * but the text reads better with one kind of constant */
+  bool is_float = strpbrk(lit, ".eE") != NULL;
+  sb_printf(b, "%s%s", lit, is_float ? "" : ".0");
+}
+
+/* The first positive term is written first so the sum does not start with a negation. */
+static void write_combination(sbuf *b, int n, const tsl_rational *coef, term_fn term) {
+  bool first = true;
+  int lead = -1;
+  for (int i = 0; i < n && lead < 0; i++)
+    if (coef[i].num > 0) lead = i;
+  for (int k = -1; k < n; k++) {
+    int i = k < 0 ? lead : k;
+    if (i < 0 || (k >= 0 && k == lead) || tsl_rational_is_zero(coef[i])) continue;
+    double v = tsl_rational_to_double(coef[i]);
+    bool neg = v < 0;
+    double mag = fabs(v);
+    if (!first) sb_printf(b, "%s", neg ? " - " : " + ");
+    else if (neg) sb_printf(b, "-");
+    if (mag != 1.0) {
+      write_coef_literal(b, mag);
+      sb_printf(b, " * ");
+    }
+    term(b, i);
+    first = false;
+  }
+  if (first) sb_printf(b, "0.0");
+}
+
+/* select(var == 0, row 0, select(var == 1, row 1, ... row n-1)) where row k is the
+ * combination of `rows` (stride `stride`) row k with ncols terms. */
+static void write_select_chain(sbuf *b, const char *var, int nrows, int ncols, const tsl_rational *rows, int stride,
+                               term_fn term, const char *indent) {
+  for (int k = 0; k < nrows; k++) {
+    if (k < nrows - 1) sb_printf(b, "select(%s == %d,\n%s  ", var, k, indent);
+    write_combination(b, ncols, rows + (size_t)k * (size_t)stride, term);
+    if (k < nrows - 1) sb_printf(b, ",\n%s", indent);
+  }
+  for (int k = 0; k < nrows - 1; k++) sb_printf(b, ")");
+}
+
+/* ---- the conv text -------------------------------------------------------- */
+
+/* The operands of the transforms' sums. */
+static void term_input(sbuf *b, int i) {
+  sb_printf(b, "tile_in[n, t, %d, j, cb, cx]", i);
+}
+static void term_vr(sbuf *b, int j) {
+  sb_printf(b, "Vr[e, %d, n, t, cb, cx]", j);
+}
+static void term_m(sbuf *b, int e) {
+  sb_printf(b, "M[%d, nu, n, t, kb, kx]", e);
+}
+static void term_ya(sbuf *b, int nu) {
+  sb_printf(b, "tile_out[n, oh, ow, %d, kb, kx]", nu);
+}
+
+static bool is_identifier(const char *s) {
+  if (!s || !(isalpha((unsigned char)s[0]) || s[0] == '_')) return false;
+  for (const char *p = s; *p; p++)
+    if (!(isalnum((unsigned char)*p) || *p == '_')) return false;
+  return strlen(s) < 100;
+}
+
+static tsl_status check_transform(const tsl_winograd_transform *T, const char *name) {
+  if (!T) return tsl_error(TSL_ERR_INVALID, "winograd: NULL transform");
+  if (T->r != 3 || T->m < 1 || T->alpha != T->m + 2 || T->alpha > TSL_WINOGRAD_MAX_ALPHA)
+    return tsl_error(TSL_ERR_INVALID, "winograd: the transform is F(%d, %d); the operators need F(m, 3)", T->m, T->r);
+  if (!is_identifier(name)) return tsl_error(TSL_ERR_INVALID, "winograd: op name '%s' is not an identifier", name ? name : "");
+  return TSL_OK;
+}
+
+/* "0, 1, -1, 1/2" for the op's comment */
+static void write_points(sbuf *b, const tsl_winograd_transform *T) {
+  for (int i = 0; i < T->npoints; i++) {
+    char r[48];
+    sb_printf(b, "%s%s", i ? ", " : "", tsl_rational_str(T->points[i], r, sizeof r));
+  }
+  sb_printf(b, ", inf");
+}
+
+tsl_status tsl_winograd_conv_text(const tsl_winograd_transform *T, const char *name, bool residual, char **out) {
+  if (!out) return tsl_error(TSL_ERR_INVALID, "winograd: NULL output");
+  *out = NULL;
+  tsl_status st = check_transform(T, name);
+  if (st != TSL_OK) return st;
+  int m = T->m, a = T->alpha;
+  sbuf b = {0};
+  tsl_rational bt[TSL_WINOGRAD_MAX_ALPHA * TSL_WINOGRAD_MAX_ALPHA], at[TSL_WINOGRAD_MAX_M * TSL_WINOGRAD_MAX_ALPHA];
+  for (int i = 0; i < a; i++)
+    for (int j = 0; j < a; j++) bt[i * a + j] = T->BT[i][j];
+  for (int i = 0; i < m; i++)
+    for (int j = 0; j < a; j++) at[i * a + j] = T->AT[i][j];
+
+  sb_printf(&b, "// Winograd F(%dx%d, 3x3), points ", m, m);
+  write_points(&b, T);
+  sb_printf(&b, "; NCHW[x]c data, U = G g G^T from winograd_weight_f%d%s\n", m,
+            residual ? "; out = act(conv + bias + residual)" : "");
+  sb_printf(&b, "op %s(data: f32[N, CB, H, W, X], U: f32[A1, A2, KB, CP, X], bias: f32[KB, X],\n", name);
+  if (residual)
+    sb_printf(&b, "    residual: f32[N, KB, H + pad_top + pad_bottom - 2, W + pad_left + pad_right - 2, X],\n");
+  sb_printf(&b, "    pad_top: int = 0, pad_left: int = 0, pad_bottom: int = 0, pad_right: int = 0,\n"
+                "    stride_h: int = 1, stride_w: int = 1, dilation_h: int = 1, dilation_w: int = 1,\n"
+                "    act: int = 0, clip_min: float = 0.0, clip_max: float = 6.0)\n");
+  sb_printf(&b,
+            "  assert stride_h == 1 && stride_w == 1, \"winograd F(%dx%d, 3x3) needs stride 1 (use a direct convolution)\"\n"
+            "  assert dilation_h == 1 && dilation_w == 1, \"winograd F(%dx%d, 3x3) needs dilation 1 (use a direct convolution)\"\n"
+            "  assert pad_top >= 0 && pad_left >= 0 && pad_bottom >= 0 && pad_right >= 0, \"paddings must be >= 0\"\n"
+            "  assert A1 == %d && A2 == %d, \"U must be %d x %d x KB x CP x X (winograd_weight_f%d of 3x3 weights)\"\n"
+            "  assert CP == CB * X, \"U has CP input channels, data has CB * X\"\n"
+            "  assert H + pad_top + pad_bottom >= 3 && W + pad_left + pad_right >= 3, \"the padded input is smaller than 3x3\"\n"
+            "  assert act >= 0 && act <= 2, \"act is 0 (none), 1 (relu) or 2 (clip to [clip_min, clip_max])\"\n",
+            m, m, m, m, a, a, a, a, m);
+  /* TH = ceil(OH / m) with OH = H + pad_top + pad_bottom - 2; the sizes are spelled out
+   * because the DSL has no local constants */
+  char th[128], tw[128];
+  snprintf(th, sizeof th, "((H + pad_top + pad_bottom - 3 + %d) / %d)", m, m);
+  snprintf(tw, sizeof tw, "((W + pad_left + pad_right - 3 + %d) / %d)", m, m);
+  sb_printf(&b,
+            "  padded[n, cb, y, x, cx] = select(y >= pad_top && y < H + pad_top && x >= pad_left && x < W + pad_left,\n"
+            "                                   data[n, cb, y - pad_top, x - pad_left, cx], 0.0)\n"
+            "    where y < %s * %d + 2, x < %s * %d + 2\n",
+            th, m, tw, m);
+  sb_printf(&b,
+            "  tile_in[n, t, i, j, cb, cx] = padded[n, cb, t / TW * %d + i, t %% TW * %d + j, cx]\n"
+            "    where t < TH * TW, i < %d, j < %d\n",
+            m, m, a, a);
+  sbuf body = {0};
+  write_select_chain(&body, "e", a, a, bt, a, term_input, "      ");
+  sb_printf(&b, "  @tag(\"winograd_input_rows\")\n  Vr[e, j, n, t, cb, cx] =\n      %s\n    where e < %d, j < %d\n", body.s ? body.s : "",
+            a, a);
+  free(body.s);
+  body = (sbuf){0};
+  write_select_chain(&body, "nu", a, a, bt, a, term_vr, "      ");
+  sb_printf(&b, "  @tag(\"winograd_input\")\n  V[e, nu, n, t, cb, cx] =\n      %s\n    where nu < %d\n", body.s ? body.s : "",
+            a);
+  free(body.s);
+  sb_printf(&b, "  @tag(\"winograd_gemm\")\n  M[e, nu, n, t, kb, kx] = sum(cb, cx: V[e, nu, n, t, cb, cx] * U[e, nu, kb, cb * X + cx, kx])\n");
+  body = (sbuf){0};
+  write_select_chain(&body, "i", m, a, at, a, term_m, "      ");
+  sb_printf(&b, "  @tag(\"winograd_output_rows\")\n  Ya[i, nu, n, t, kb, kx] =\n      %s\n    where i < %d\n", body.s ? body.s : "", m);
+  free(body.s);
+  sb_printf(&b,
+            "  tile_out[n, oh, ow, nu, kb, kx] = Ya[oh %% %d, nu, n, oh / %d * TW + ow / %d, kb, kx]\n"
+            "    where n < N, oh < H + pad_top + pad_bottom - 2, ow < W + pad_left + pad_right - 2, nu < %d\n",
+            m, m, m, a);
+  body = (sbuf){0};
+  char var[32];
+  snprintf(var, sizeof var, "ow %% %d", m);
+  write_select_chain(&body, var, m, a, at, a, term_ya, "      ");
+  sb_printf(&b,
+            "  Y[n, kb, oh, ow, kx] =\n      %s\n      + bias[kb, kx]%s\n"
+            "    where n < N, kb < KB, oh < H + pad_top + pad_bottom - 2, ow < W + pad_left + pad_right - 2, kx < X\n",
+            body.s ? body.s : "", residual ? " + residual[n, kb, oh, ow, kx]" : "");
+  free(body.s);
+  sb_printf(&b, "  @tag(\"conv2d_winograd\")\n"
+                "  out[n, kb, oh, ow, kx] = select(act == 1, max(Y[n, kb, oh, ow, kx], 0.0),\n"
+                "                           select(act == 2, min(max(Y[n, kb, oh, ow, kx], clip_min), clip_max),\n"
+                "                                  Y[n, kb, oh, ow, kx]))\n");
+  char *text = NULL;
+  if ((st = sb_finish(&b, &text)) != TSL_OK) return st;
+  /* TH and TW are macros in the text above: expand them */
+  sbuf x = {0};
+  for (const char *p = text; *p;) {
+    if ((p[0] == 'T') && (p[1] == 'H' || p[1] == 'W') && !isalnum((unsigned char)p[2]) && p[2] != '_' &&
+        (p == text || !(isalnum((unsigned char)p[-1]) || p[-1] == '_'))) {
+      sb_printf(&x, "%s", p[1] == 'H' ? th : tw);
+      p += 2;
+    } else {
+      sb_printf(&x, "%c", *p++);
+    }
+  }
+  free(text);
+  return sb_finish(&x, out);
+}
+
+/* ---- the weight transform text -------------------------------------------- */
+
+static void term_weight(sbuf *b, int r) {
+  sb_printf(b, "weight[kb * lanes + kx, c, %d, s]", r);
+}
+static void term_gw(sbuf *b, int s) {
+  sb_printf(b, "Gw[e, %d, kb, c, kx]", s);
+}
+
+tsl_status tsl_winograd_weight_text(const tsl_winograd_transform *T, const char *name, char **out) {
+  if (!out) return tsl_error(TSL_ERR_INVALID, "winograd: NULL output");
+  *out = NULL;
+  tsl_status st = check_transform(T, name);
+  if (st != TSL_OK) return st;
+  int a = T->alpha;
+  tsl_rational g[TSL_WINOGRAD_MAX_ALPHA * 3];
+  for (int i = 0; i < a; i++)
+    for (int j = 0; j < 3; j++) g[i * 3 + j] = T->G[i][j];
+  sbuf b = {0};
+  sb_printf(&b, "// kernel transform U = G g G^T of Winograd F(%dx%d, 3x3), points ", T->m, T->m);
+  write_points(&b, T);
+  sb_printf(&b, "\n// channels padded with zeros to a multiple of lanes (the NCHW[x]c block)\n");
+  sb_printf(&b,
+            "op %s(weight: f32[K, C, R, S], lanes: int = 1)\n"
+            "  assert R == 3 && S == 3, \"winograd F(m, 3) needs a 3x3 kernel\"\n"
+            "  assert lanes >= 1, \"lanes must be >= 1\"\n",
+            name);
+  sbuf body = {0};
+  write_select_chain(&body, "e", a, 3, g, 3, term_weight, "        ");
+  sb_printf(&b,
+            "  Gw[e, s, kb, c, kx] = select(c < C && kb * lanes + kx < K,\n        %s,\n        0.0)\n"
+            "    where e < %d, s < 3, kb < (K + lanes - 1) / lanes, c < (C + lanes - 1) / lanes * lanes, kx < lanes\n",
+            body.s ? body.s : "", a);
+  free(body.s);
+  body = (sbuf){0};
+  write_select_chain(&body, "nu", a, 3, g, 3, term_gw, "      ");
+  sb_printf(&b, "  @tag(\"winograd_weight\")\n  U[e, nu, kb, c, kx] =\n      %s\n    where nu < %d\n", body.s ? body.s : "", a);
+  free(body.s);
+  return sb_finish(&b, out);
+}
+
+/* ---- workloads ------------------------------------------------------------ */
+
+tsl_status tsl_winograd_supports(const tsl_winograd_conv *w) {
+  if (!w) return tsl_error(TSL_ERR_INVALID, "winograd: NULL workload");
+  if (w->N < 1 || w->C < 1 || w->H < 1 || w->W < 1 || w->K < 1 || w->R < 1 || w->S < 1)
+    return tsl_error(TSL_ERR_INVALID, "winograd: sizes N%" PRId64 " C%" PRId64 " H%" PRId64 " W%" PRId64 " K%" PRId64
+                                      " R%" PRId64 " S%" PRId64 " must be >= 1",
+                     w->N, w->C, w->H, w->W, w->K, w->R, w->S);
+  if (w->pad_top < 0 || w->pad_left < 0 || w->pad_bottom < 0 || w->pad_right < 0)
+    return tsl_error(TSL_ERR_INVALID, "winograd: negative padding %" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64,
+                     w->pad_top, w->pad_left, w->pad_bottom, w->pad_right);
+  if (w->lanes < 1) return tsl_error(TSL_ERR_INVALID, "winograd: lanes %" PRId64 " (must be >= 1)", w->lanes);
+  if (w->act < 0 || w->act > 2)
+    return tsl_error(TSL_ERR_INVALID, "winograd: act %d (0 none, 1 relu, 2 clip to [clip_min, clip_max])", w->act);
+  if (w->act == 2 && !(w->clip_min <= w->clip_max))
+    return tsl_error(TSL_ERR_INVALID, "winograd: clip range [%g, %g] is empty", w->clip_min, w->clip_max);
+  if (w->stride_h < 1 || w->stride_w < 1 || w->dilation_h < 1 || w->dilation_w < 1 || w->groups < 1)
+    return tsl_error(TSL_ERR_INVALID, "winograd: stride %" PRId64 "x%" PRId64 ", dilation %" PRId64 "x%" PRId64
+                                      ", groups %" PRId64 " (each must be >= 1)",
+                     w->stride_h, w->stride_w, w->dilation_h, w->dilation_w, w->groups);
+  if (w->R != 3 || w->S != 3)
+    return tsl_error(TSL_ERR_UNSUPPORTED, "winograd: kernel %" PRId64 "x%" PRId64
+                                          " (F(m x m, 3 x 3) needs a 3x3 kernel; use a direct convolution)",
+                     w->R, w->S);
+  if (w->stride_h != 1 || w->stride_w != 1)
+    return tsl_error(TSL_ERR_UNSUPPORTED, "winograd: stride %" PRId64 "x%" PRId64
+                                          " (F(m x m, 3 x 3) needs stride 1; use a direct convolution)",
+                     w->stride_h, w->stride_w);
+  if (w->dilation_h != 1 || w->dilation_w != 1)
+    return tsl_error(TSL_ERR_UNSUPPORTED, "winograd: dilation %" PRId64 "x%" PRId64
+                                          " (F(m x m, 3 x 3) needs dilation 1; use a direct convolution)",
+                     w->dilation_h, w->dilation_w);
+  if (w->groups != 1)
+    return tsl_error(TSL_ERR_UNSUPPORTED, "winograd: groups %" PRId64 " (only groups = 1; use a grouped convolution)",
+                     w->groups);
+  if (!tsl_winograd_default_points(w->m, NULL))
+    return tsl_error(TSL_ERR_UNSUPPORTED, "winograd: F(%dx%d, 3x3) is not provided (m is 2, 4 or 6)", w->m, w->m);
+  if (w->H + w->pad_top + w->pad_bottom < 3 || w->W + w->pad_left + w->pad_right < 3)
+    return tsl_error(TSL_ERR_INVALID, "winograd: padded input %" PRId64 "x%" PRId64 " is smaller than the 3x3 kernel",
+                     w->H + w->pad_top + w->pad_bottom, w->W + w->pad_left + w->pad_right);
+  return TSL_OK;
+}
+
+static tsl_status instantiate_text(const char *text, const char *name, int ninputs, const int64_t *const *shapes,
+                                   const int *ndims, int nparams, const tsl_dsl_param_value *params,
+                                   tsl_te_program **out) {
+  tsl_dsl_module *mod = NULL;
+  tsl_status st = tsl_dsl_parse(text, name, &mod);
+  if (st != TSL_OK) return st;
+  const tsl_dsl_op *def = tsl_dsl_module_find(mod, name);
+  if (!def) st = tsl_error(TSL_ERR_INVALID, "winograd: text does not define %s", name);
+  if (st == TSL_OK) st = tsl_dsl_instantiate(def, ninputs, shapes, ndims, nparams, params, out);
+  if (st == TSL_OK) st = tsl_te_check(*out);
+  tsl_dsl_module_free(mod);
+  return st;
+}
+
+tsl_status tsl_winograd_instantiate(const tsl_winograd_conv *w, const tsl_winograd_transform *T,
+                                    tsl_te_program **conv, tsl_te_program **weights) {
+  if (conv) *conv = NULL;
+  if (weights) *weights = NULL;
+  tsl_status st = tsl_winograd_supports(w);
+  if (st != TSL_OK) return st;
+  tsl_winograd_transform def;
+  if (!T) {
+    if ((st = tsl_winograd_default(w->m, &def)) != TSL_OK) return st;
+    T = &def;
+  }
+  if (T->m != w->m || T->r != 3)
+    return tsl_error(TSL_ERR_INVALID, "winograd: the workload asks for F(%d, 3), the transform is F(%d, %d)", w->m,
+                     T->m, T->r);
+  int64_t X = w->lanes, CB = (w->C + X - 1) / X, CP = CB * X, KP = (w->K + X - 1) / X * X, a = T->alpha;
+  char *text = NULL;
+  if (conv && st == TSL_OK) st = tsl_winograd_conv_text(T, "conv2d_winograd", w->has_residual, &text);
+  if (conv && st == TSL_OK) {
+    int64_t OH = w->H + w->pad_top + w->pad_bottom - 2, OW = w->W + w->pad_left + w->pad_right - 2;
+    const int64_t sd[5] = {w->N, CB, w->H, w->W, X}, su[5] = {a, a, KP / X, CP, X}, sb[2] = {KP / X, X},
+                  sr[5] = {w->N, KP / X, OH, OW, X};
+    const int64_t *shapes[4] = {sd, su, sb, sr};
+    const int nd[4] = {5, 5, 2, 5};
+    const tsl_dsl_param_value params[7] = {
+        tsl_dsl_int_param("pad_top", w->pad_top),       tsl_dsl_int_param("pad_left", w->pad_left),
+        tsl_dsl_int_param("pad_bottom", w->pad_bottom), tsl_dsl_int_param("pad_right", w->pad_right),
+        tsl_dsl_int_param("act", w->act),               tsl_dsl_float_param("clip_min", w->clip_min),
+        tsl_dsl_float_param("clip_max", w->clip_max)};
+    st = instantiate_text(text, "conv2d_winograd", w->has_residual ? 4 : 3, shapes, nd, w->act == 2 ? 7 : 5, params,
+                          conv);
+  }
+  free(text);
+  text = NULL;
+  if (weights && st == TSL_OK) st = tsl_winograd_weight_text(T, "winograd_weight", &text);
+  if (weights && st == TSL_OK) {
+    const int64_t sw[4] = {w->K, w->C, 3, 3};
+    const int64_t *shapes[1] = {sw};
+    const int nd[1] = {4};
+    tsl_dsl_param_value lanes = tsl_dsl_int_param("lanes", X);
+    st = instantiate_text(text, "winograd_weight", 1, shapes, nd, 1, &lanes, weights);
+  }
+  free(text);
+  if (st != TSL_OK) {
+    if (conv) *conv = NULL;
+    if (weights) *weights = NULL;
+  }
+  return st;
+}
+
+/* ---- the registry family -------------------------------------------------- */
+
+static const int rank_conv[] = {5, 5, 2, 5};
+static const int rank_weight[] = {4};
+static const int64_t ex_weight[] = {16, 8, 3, 3};
+static const int64_t *const ex_weight_shapes[] = {ex_weight};
+static const tsl_dsl_param_value ex_weight_params[] = {{"lanes", TSL_DSL_PARAM_INT, 8, 0.0}};
+static const tsl_dsl_param_value ex_conv_params[] = {
+    {"pad_top", TSL_DSL_PARAM_INT, 1, 0.0},
+    {"pad_left", TSL_DSL_PARAM_INT, 1, 0.0},
+    {"pad_bottom", TSL_DSL_PARAM_INT, 1, 0.0},
+    {"pad_right", TSL_DSL_PARAM_INT, 1, 0.0},
+    {"act", TSL_DSL_PARAM_INT, 1, 0.0},
+};
+/* 14 x 14 is a multiple of no tile size: the example has border tiles for every m */
+static const int64_t ex_data[] = {1, 1, 14, 14, 8}, ex_bias[] = {2, 8}, ex_res[] = {1, 2, 14, 14, 8};
+static const int64_t ex_u2[] = {4, 4, 2, 8, 8}, ex_u4[] = {6, 6, 2, 8, 8}, ex_u6[] = {8, 8, 2, 8, 8};
+static const int64_t *const ex_conv2[] = {ex_data, ex_u2, ex_bias, ex_res};
+static const int64_t *const ex_conv4[] = {ex_data, ex_u4, ex_bias, ex_res};
+static const int64_t *const ex_conv6[] = {ex_data, ex_u6, ex_bias, ex_res};
+
+enum { NFAMILY = 9 };
+static tsl_op_source family[NFAMILY];
+static pthread_once_t family_once = PTHREAD_ONCE_INIT;
+
+/* The built-in texts are generated once; a failure here is a tessel bug (the default
+ * points are fixed), reported like an unparsable built-in text. */
+static void family_init(void) {
+  static char descriptions[NFAMILY][160];
+  static const int ms[3] = {2, 4, 6};
+  /* the operators' names written out (workload keys in records files, found with grep):
+   * per m the conv, the conv with a residual and the kernel transform */
+  static const char *const names[NFAMILY] = {
+      "conv2d_winograd_f2", "conv2d_winograd_f2_add", "winograd_weight_f2",
+      "conv2d_winograd_f4", "conv2d_winograd_f4_add", "winograd_weight_f4",
+      "conv2d_winograd_f6", "conv2d_winograd_f6_add", "winograd_weight_f6",
+  };
+  static const int64_t *const *conv_shapes[3] = {ex_conv2, ex_conv4, ex_conv6};
+  for (int i = 0; i < 3; i++) {
+    int m = ms[i];
+    tsl_winograd_transform T;
+    char *conv = NULL, *add = NULL, *weight = NULL;
+    const char *n_conv = names[3 * i], *n_add = names[3 * i + 1], *n_weight = names[3 * i + 2];
+    if (tsl_winograd_default(m, &T) != TSL_OK || tsl_winograd_conv_text(&T, n_conv, false, &conv) != TSL_OK ||
+        tsl_winograd_conv_text(&T, n_add, true, &add) != TSL_OK ||
+        tsl_winograd_weight_text(&T, n_weight, &weight) != TSL_OK) {
+      fprintf(stderr, "tessel op registry: winograd F(%d,3) texts: %s\n", m, tsl_last_error());
+      abort();
+    }
+    snprintf(descriptions[3 * i], sizeof descriptions[0],
+             "Winograd F(%dx%d, 3x3) conv, NCHW[x]c data, kernel-transformed weights U, bias, act (f32)", m, m);
+    snprintf(descriptions[3 * i + 1], sizeof descriptions[0],
+             "Winograd F(%dx%d, 3x3) conv as conv2d_winograd_f%d, out = act(conv + bias + residual) (f32)", m, m, m);
+    snprintf(descriptions[3 * i + 2], sizeof descriptions[0],
+             "kernel transform U = G g G^T of Winograd F(%dx%d, 3x3), channels zero-padded to lanes (f32)", m, m);
+    family[3 * i] = (tsl_op_source){n_conv, descriptions[3 * i], conv, {3, rank_conv, conv_shapes[i], 5, ex_conv_params}};
+    family[3 * i + 1] =
+        (tsl_op_source){n_add, descriptions[3 * i + 1], add, {4, rank_conv, conv_shapes[i], 5, ex_conv_params}};
+    family[3 * i + 2] = (tsl_op_source){n_weight, descriptions[3 * i + 2], weight,
+                                        {1, rank_weight, ex_weight_shapes, 1, ex_weight_params}};
+  }
+}
+
+const tsl_op_source *tsl_ops_winograd_family(int *n) {
+  pthread_once(&family_once, family_init);
+  *n = NFAMILY;
+  return family;
+}

@@ -1,0 +1,459 @@
+/* The Winograd schedule template (see winograd.h): knobs -> schedule steps, the default
+ * heuristic, and the adapter to the generic template interface. */
+#include "ops/conv2d/winograd_schedule.h"
+
+#include <stdio.h>
+#include <string.h>
+
+enum { NAME_LEN = 160 };
+typedef char name_t[NAME_LEN];
+
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+static bool wide_register_file(const tsl_target *t) { return tsl_target_vector_registers(t) >= 32; }
+static int64_t l2_of(const tsl_target *t) { return t && t->l2_bytes > 0 ? t->l2_bytes : 512 * 1024; }
+
+/* Fewest tiles per block before re-streaming U costs more than it saves (see
+ * tsl_winograd_default_knobs). */
+enum { MIN_BLOCK_TILES = 32 };
+/* Fewest blocks (over all images) for which the default puts blocks, not output
+ * channels, on the thread pool: two rounds of blocks on 2 threads. */
+enum { MIN_PAR_BLOCKS = 4 };
+
+/* ---- the program ---------------------------------------------------------- */
+
+static const tsl_te_op *find_stage(const tsl_te_program *p, const char *name) {
+  int n = 0;
+  tsl_te_op **ops = tsl_te_program_stages(p, &n);
+  for (int i = 0; i < n; i++)
+    if (strcmp(ops[i]->name, name) == 0) return ops[i];
+  return NULL;
+}
+
+tsl_status tsl_winograd_program_shape(const tsl_te_program *p, tsl_winograd_shape *out) {
+  if (!p || !out) return tsl_error(TSL_ERR_INVALID, "winograd template: NULL argument");
+  const char *pname = p->name ? p->name : "?";
+  if (p->noutputs != 1 || (p->ninputs != 3 && p->ninputs != 4))
+    return tsl_error(TSL_ERR_INVALID, "winograd template: program %s has %d inputs and %d outputs (want 3 or 4, and 1)",
+                     pname, p->ninputs, p->noutputs);
+  static const char *const stages[] = {"padded", "tile_in", "Vr", "V", "M", "Ya", "tile_out", "Y"};
+  for (size_t i = 0; i < sizeof stages / sizeof stages[0]; i++)
+    if (!find_stage(p, stages[i]))
+      return tsl_error(TSL_ERR_INVALID, "winograd template: program %s has no stage %s (not a conv2d_winograd program)",
+                       pname, stages[i]);
+  const tsl_te_op *v = find_stage(p, "V"), *m = find_stage(p, "M"), *o = p->outputs[0]->op;
+  if (!v->tag || strcmp(v->tag, "winograd_input") != 0 || !m->tag || strcmp(m->tag, "winograd_gemm") != 0 ||
+      m->nreduce != 2 || !o || strcmp(o->name, "out") != 0 || o->naxis != 5)
+    return tsl_error(TSL_ERR_INVALID, "winograd template: the stages of %s are not those of conv2d_winograd", pname);
+  const tsl_buffer *d = p->inputs[0]->buf, *u = p->inputs[1]->buf, *ob = p->outputs[0]->buf;
+  if (d->ndim != 5 || u->ndim != 5 || ob->ndim != 5 || u->shape[0] != u->shape[1] || u->shape[0] < 3)
+    return tsl_error(TSL_ERR_INVALID,
+                     "winograd template: inputs of %s are not data[N, CB, H, W, X] and U[a, a, KB, CP, X]", pname);
+  memset(out, 0, sizeof *out);
+  out->alpha = (int)u->shape[0];
+  out->m = out->alpha - 2;
+  out->N = d->shape[0];
+  out->CB = d->shape[1];
+  out->H = d->shape[2];
+  out->W = d->shape[3];
+  out->X = d->shape[4];
+  out->CP = u->shape[3];
+  out->KP = u->shape[2] * u->shape[4];
+  out->OH = ob->shape[2];
+  out->OW = ob->shape[3];
+  out->TH = ceil_div(out->OH, out->m);
+  out->TW = ceil_div(out->OW, out->m);
+  return TSL_OK;
+}
+
+/* ---- knobs ---------------------------------------------------------------- */
+
+tsl_winograd_knobs tsl_winograd_default_knobs(const tsl_target *t, const tsl_winograd_shape *s) {
+  tsl_winograd_knobs k;
+  int64_t lanes = tsl_target_f32_lanes(t), X = s && s->X > 0 ? s->X : lanes;
+  /* 16 registers: 6 x 2 accumulators + 2 U vectors + 1 broadcast; 32: 12 x 2. Two
+   * native vectors of output channels: nr / X blocks of the layout's x lanes. */
+  k.mr = wide_register_file(t) ? 12 : 6;
+  k.nr = X >= lanes ? X * max64(1, 2 * lanes / X) : 2 * X;
+  k.gemm_order = TSL_WINOGRAD_GEMM_K_OUTER;
+  k.unroll_cx = false;
+  k.pad_at = TSL_WINOGRAD_PAD_BLOCK;
+  k.row_buffers = true;
+  k.gemm_at_tiles = false;
+  k.parallel = TSL_WINOGRAD_PAR_BLOCKS;
+  /* Blocks: the block's transformed input and GEMM output (alpha^2 x tiles x (CP + KP)
+   * floats) within twice L2, but at least MIN_BLOCK_TILES tiles (or the whole image),
+   * because every block streams all of U (alpha^2 x CP x KP floats) once: smaller
+   * blocks re-read U from L3 or memory, which measured 1.2-10x slower on deep layers
+   * (docs/winograd.md). Whole rows of tiles when that is at least one row, else equal
+   * parts of a row. */
+  int64_t tiles = 32;
+  if (s && s->TW > 0 && s->TH > 0) {
+    int64_t per_tile = (int64_t)s->alpha * s->alpha * (s->CP + s->KP) * 4;
+    int64_t total = s->TH * s->TW;
+    tiles = max64(l2_of(t) * 2 / max64(per_tile, 1), min64(total, MIN_BLOCK_TILES));
+    tiles = max64(1, min64(tiles, total));
+    if (tiles >= s->TW) tiles = tiles / s->TW * s->TW;
+    else tiles = ceil_div(s->TW, ceil_div(s->TW, tiles));
+  }
+  k.nr_tiles = tiles;
+  if (s && s->TW > 0 && s->TH > 0) {
+    int64_t blocks = tiles >= s->TW ? ceil_div(s->TH, tiles / s->TW) : s->TH * ceil_div(s->TW, tiles);
+    if (s->N * blocks < MIN_PAR_BLOCKS && s->KP / k.nr >= MIN_PAR_BLOCKS) k.parallel = TSL_WINOGRAD_PAR_CHANNELS;
+  }
+  return k;
+}
+
+tsl_status tsl_winograd_knobs_check(const tsl_winograd_knobs *k) {
+  if (!k) return tsl_error(TSL_ERR_INVALID, "winograd template: no knobs");
+  const struct {
+    const char *name;
+    int64_t v;
+  } pos[] = {{"nr_tiles", k->nr_tiles}, {"mr", k->mr}, {"nr", k->nr}};
+  for (size_t i = 0; i < sizeof pos / sizeof pos[0]; i++)
+    if (pos[i].v < 1)
+      return tsl_error(TSL_ERR_INVALID, "winograd template: knob %s = %lld (must be >= 1)", pos[i].name,
+                       (long long)pos[i].v);
+  if (k->gemm_order != TSL_WINOGRAD_GEMM_K_OUTER && k->gemm_order != TSL_WINOGRAD_GEMM_T_OUTER)
+    return tsl_error(TSL_ERR_INVALID, "winograd template: knob gemm_order = %d (0 or 1)", k->gemm_order);
+  if (k->pad_at < TSL_WINOGRAD_PAD_INLINE || k->pad_at > TSL_WINOGRAD_PAD_ROOT)
+    return tsl_error(TSL_ERR_INVALID, "winograd template: knob pad_at = %d (0 inline, 1 block, 2 root)", k->pad_at);
+  if (k->parallel < TSL_WINOGRAD_PAR_NONE || k->parallel > TSL_WINOGRAD_PAR_CHANNELS)
+    return tsl_error(TSL_ERR_INVALID, "winograd template: knob parallel = %d (0 none, 1 blocks, 2 channels)",
+                     k->parallel);
+  return TSL_OK;
+}
+
+int tsl_winograd_default_m(const tsl_target *t, const tsl_winograd_conv *w) {
+  (void)t;
+  if (!w) return 4;
+  int64_t oh = w->H + w->pad_top + w->pad_bottom - 2, ow = w->W + w->pad_left + w->pad_right - 2;
+  /* Measured on resnet18's layers: F(4x4) wins from 28x28 outputs up, F(2x2) at 14x14
+   * and below, where F(4)'s border tiles waste work (14 -> 16 computed per side) and
+   * its U, 2.25x F(2)'s, is streamed for few tiles. The switch sits at 20x20 outputs. */
+  return oh * ow >= 400 ? 4 : 2;
+}
+
+/* ---- schedule steps ------------------------------------------------------- */
+
+typedef struct builder {
+  tsl_schedule *s;
+  tsl_status st;
+} builder;
+
+static bool cat(name_t out, const char *a, const char *b) {
+  size_t la = strlen(a), lb = strlen(b);
+  if (la + lb + 1 > NAME_LEN) return false;
+  memmove(out, a, la);
+  memcpy(out + la, b, lb + 1);
+  return true;
+}
+
+static void b_fail_name(builder *b, const char *a) {
+  if (b->st == TSL_OK) b->st = tsl_error(TSL_ERR_INVALID, "winograd template: axis name %s... is too long", a);
+}
+
+/* split(stage, axis) -> axis.outer, axis.inner (names written to outer/inner) */
+static void b_split(builder *b, const char *stage, const char *axis, int64_t factor, name_t outer, name_t inner) {
+  name_t parent;
+  if (!cat(parent, axis, "") || !cat(outer, parent, ".outer") || !cat(inner, parent, ".inner")) {
+    b_fail_name(b, axis);
+    return;
+  }
+  if (b->st == TSL_OK) b->st = tsl_schedule_split(b->s, stage, parent, factor);
+}
+
+static void b_reorder(builder *b, const char *stage, int n, const char *const *axes) {
+  if (b->st == TSL_OK) b->st = tsl_schedule_reorder(b->s, stage, n, axes);
+}
+static void b_unroll(builder *b, const char *stage, const char *axis) {
+  if (b->st == TSL_OK) b->st = tsl_schedule_unroll(b->s, stage, axis);
+}
+static void b_vectorize(builder *b, const char *stage, const char *axis) {
+  if (b->st == TSL_OK) b->st = tsl_schedule_vectorize(b->s, stage, axis);
+}
+static void b_inline(builder *b, const char *stage) {
+  if (b->st == TSL_OK) b->st = tsl_schedule_compute_inline(b->s, stage);
+}
+static void b_at(builder *b, const char *stage, const char *target, const char *axis) {
+  if (b->st == TSL_OK) b->st = tsl_schedule_compute_at(b->s, stage, target, axis);
+}
+
+/* The GEMM stage M[e, nu, n, t, kb, kx] = sum(cb, cx) under compute_at: register
+ * blocks of mr tiles x nr output channels (nr / X blocks of the x lanes, each a vector). */
+static void schedule_gemm(builder *b, const tsl_winograd_knobs *k, int64_t block_tiles, int64_t KP, int64_t X) {
+  int64_t nkb = max64(1, min64(k->nr / X, KP / X));
+  int64_t mr = min64(k->mr, block_tiles);
+  name_t to, ti, ko, ki;
+  b_split(b, "M", "t", mr, to, ti);
+  b_split(b, "M", "kb", nkb, ko, ki);
+  const char *order_k[] = {"e", "nu", "n", ko, to, "cb", "cx", ti, ki, "kx"};
+  const char *order_t[] = {"e", "nu", "n", to, ko, "cb", "cx", ti, ki, "kx"};
+  /* channels in parallel: the register blocks of output channels outermost (whatever
+   * gemm_order says), so one parallel region covers the whole GEMM and each thread
+   * reads only its columns of U */
+  const char *order_kp[] = {ko, "e", "nu", "n", to, "cb", "cx", ti, ki, "kx"};
+  bool channels = k->parallel == TSL_WINOGRAD_PAR_CHANNELS;
+  b_reorder(b, "M", 10, channels ? order_kp : k->gemm_order == TSL_WINOGRAD_GEMM_T_OUTER ? order_t : order_k);
+  if (channels && b->st == TSL_OK) b->st = tsl_schedule_parallel(b->s, "M", ko);
+  b_unroll(b, "M", ti);
+  b_unroll(b, "M", ki);
+  if (X > 1) b_vectorize(b, "M", "kx");
+  if (k->unroll_cx && X > 1) b_unroll(b, "M", "cx");
+}
+
+tsl_status tsl_winograd_schedule(const tsl_te_program *p, const tsl_target *t, const tsl_winograd_knobs *knobs,
+                                 tsl_schedule **out) {
+  if (!out) return tsl_error(TSL_ERR_INVALID, "winograd template: NULL result");
+  *out = NULL;
+  tsl_winograd_shape sh;
+  tsl_status st = tsl_winograd_program_shape(p, &sh);
+  if (st != TSL_OK) return st;
+  tsl_winograd_knobs k = knobs ? *knobs : tsl_winograd_default_knobs(t, &sh);
+  if ((st = tsl_winograd_knobs_check(&k)) != TSL_OK) return st;
+  if (k.nr % sh.X != 0)
+    return tsl_error(TSL_ERR_INVALID, "winograd template: knob nr = %lld is not a multiple of the block x = %lld",
+                     (long long)k.nr, (long long)sh.X);
+  builder b = {NULL, TSL_OK};
+  if ((st = tsl_schedule_new(p, &b.s)) != TSL_OK) return st;
+
+  /* the row transforms and index helpers are expressions of their consumers */
+  b_inline(&b, "tile_in");
+  b_inline(&b, "tile_out");
+  b_inline(&b, "Y");
+  if (!k.row_buffers) {
+    b_inline(&b, "Vr");
+    b_inline(&b, "Ya");
+  }
+  if (k.pad_at == TSL_WINOGRAD_PAD_INLINE) b_inline(&b, "padded");
+
+  /* out[n, kb, oh, ow, kx]: tiles of m x m outputs, blocks of tiles */
+  name_t oho, ohi, owo, owi, blk, rows_o, rows_i, cols_o, cols_i, kbo, kbi, go, gi;
+  int m = sh.m;
+  int64_t nkb = max64(1, min64(k.nr / sh.X, sh.KP / sh.X));
+  b_split(&b, "out", "oh", m, oho, ohi);
+  b_split(&b, "out", "ow", m, owo, owi);
+  /* The block loop is not fused with n: bound inference then realizes exactly the
+   * block's tiles (a fused loop's div/mod decoding widens the regions to every image). */
+  int64_t block_tiles;
+  const char *par = NULL, *tile_axis = NULL, *group_axis = NULL;
+  bool rows_mode = k.nr_tiles >= sh.TW;
+  const char *row_loop = rows_mode ? owo : cols_i; /* the tiles of one row in a block */
+  if (rows_mode) {
+    int64_t rows = min64(k.nr_tiles / sh.TW, sh.TH);
+    block_tiles = rows * sh.TW;
+    b_split(&b, "out", oho, rows, rows_o, rows_i);
+    cat(blk, rows_o, "");
+    par = sh.TH > rows ? rows_o : "n";
+  } else {
+    block_tiles = k.nr_tiles;
+    b_split(&b, "out", owo, k.nr_tiles, cols_o, cols_i);
+    cat(blk, cols_o, "");
+    par = oho;
+  }
+  if (k.gemm_at_tiles) {
+    /* the GEMM per group of mr tiles of a row and nr channels, right before their
+     * output transform: M is a register-block-sized buffer (alpha^2 x mr x nr) */
+    int64_t mr = min64(k.mr, rows_mode ? sh.TW : k.nr_tiles);
+    b_split(&b, "out", "kb", nkb, kbo, kbi);
+    b_split(&b, "out", row_loop, mr, go, gi);
+    if (rows_mode) {
+      const char *order[] = {"n", rows_o, kbo, rows_i, go, kbi, gi, ohi, owi, "kx"};
+      b_reorder(&b, "out", 10, order);
+    } else {
+      const char *order[] = {"n", oho, cols_o, kbo, go, kbi, gi, ohi, owi, "kx"};
+      b_reorder(&b, "out", 10, order);
+    }
+    tile_axis = gi;
+    group_axis = go;
+  } else {
+    if (rows_mode) {
+      const char *order[] = {"n", rows_o, "kb", rows_i, owo, ohi, owi, "kx"};
+      b_reorder(&b, "out", 8, order);
+    } else {
+      const char *order[] = {"n", oho, cols_o, "kb", cols_i, ohi, owi, "kx"};
+      b_reorder(&b, "out", 8, order);
+    }
+    tile_axis = row_loop;
+  }
+  b_unroll(&b, "out", ohi);
+  b_unroll(&b, "out", owi);
+  if (sh.X > 1) b_vectorize(&b, "out", "kx");
+  if (k.parallel == TSL_WINOGRAD_PAR_BLOCKS && b.st == TSL_OK) b.st = tsl_schedule_parallel(b.s, "out", par);
+  if (k.parallel == TSL_WINOGRAD_PAR_CHANNELS && b.st == TSL_OK)
+    b.st = tsl_schedule_parallel(b.s, "out", k.gemm_at_tiles ? kbo : "kb");
+
+  /* per tile: A^T M (alpha x m x X), in a small buffer or inlined */
+  if (k.row_buffers) {
+    b_at(&b, "Ya", "out", tile_axis);
+    const char *ya_order[] = {"n", "t", "kb", "i", "nu", "kx"};
+    b_reorder(&b, "Ya", 6, ya_order);
+    b_unroll(&b, "Ya", "i");
+    b_unroll(&b, "Ya", "nu");
+    if (sh.X > 1) b_vectorize(&b, "Ya", "kx");
+  }
+  /* the GEMM (per block, or per tile group), the input transform feeding it per block,
+   * the padded rows feeding that */
+  if (k.gemm_at_tiles) {
+    b_at(&b, "M", "out", group_axis);
+    const char *gorder[] = {"e", "nu", "n", "cb", "cx", "t", "kb", "kx"};
+    b_reorder(&b, "M", 8, gorder);
+    b_unroll(&b, "M", "t");
+    b_unroll(&b, "M", "kb");
+    if (sh.X > 1) b_vectorize(&b, "M", "kx");
+    if (k.unroll_cx && sh.X > 1) b_unroll(&b, "M", "cx");
+  } else {
+    b_at(&b, "M", "out", blk);
+  }
+  b_at(&b, "V", "out", blk);
+  if (!k.gemm_at_tiles) schedule_gemm(&b, &k, block_tiles, sh.KP, sh.X);
+  const char *vorder[] = {"n", "t", "cb", "e", "nu", "cx"};
+  b_reorder(&b, "V", 6, vorder);
+  b_unroll(&b, "V", "e");
+  b_unroll(&b, "V", "nu");
+  if (k.parallel == TSL_WINOGRAD_PAR_CHANNELS && b.st == TSL_OK) b.st = tsl_schedule_parallel(b.s, "V", "t");
+  if (sh.X > 1) b_vectorize(&b, "V", "cx");
+  if (k.row_buffers) {
+    /* B^T d of one tile and channel block: alpha x alpha x X floats in L1 (or in
+     * registers once LLVM scalarizes the buffer) */
+    b_at(&b, "Vr", "V", "cb");
+    const char *vr_order[] = {"n", "t", "cb", "e", "j", "cx"};
+    b_reorder(&b, "Vr", 6, vr_order);
+    b_unroll(&b, "Vr", "e");
+    b_unroll(&b, "Vr", "j");
+    if (sh.X > 1) b_vectorize(&b, "Vr", "cx");
+  }
+  if (k.pad_at == TSL_WINOGRAD_PAD_BLOCK) b_at(&b, "padded", "out", blk);
+  if (k.pad_at != TSL_WINOGRAD_PAD_INLINE && sh.X > 1) b_vectorize(&b, "padded", "cx");
+
+  if (b.st != TSL_OK) {
+    st = b.st;
+    tsl_schedule_free(b.s);
+    return tsl_error(st, "winograd template: %s", tsl_last_error());
+  }
+  *out = b.s;
+  return TSL_OK;
+}
+
+tsl_status tsl_winograd_weight_schedule(const tsl_te_program *p, const tsl_target *t, tsl_schedule **out) {
+  if (!out) return tsl_error(TSL_ERR_INVALID, "winograd weight template: NULL result");
+  *out = NULL;
+  if (!p || p->ninputs != 1 || p->noutputs != 1 || !find_stage(p, "Gw") || strcmp(p->outputs[0]->op->name, "U") != 0 ||
+      p->outputs[0]->buf->ndim != 5)
+    return tsl_error(TSL_ERR_INVALID, "winograd weight template: %s is not a winograd_weight program",
+                     p && p->name ? p->name : "?");
+  (void)t;
+  int64_t X = p->outputs[0]->buf->shape[4];
+  builder b = {NULL, TSL_OK};
+  tsl_status st = tsl_schedule_new(p, &b.s);
+  if (st != TSL_OK) return st;
+  b_inline(&b, "Gw");
+  const char *order[] = {"kb", "c", "e", "nu", "kx"};
+  b_reorder(&b, "U", 5, order);
+  b_unroll(&b, "U", "e");
+  b_unroll(&b, "U", "nu");
+  if (X > 1) b_vectorize(&b, "U", "kx");
+  if (b.st != TSL_OK) {
+    st = b.st;
+    tsl_schedule_free(b.s);
+    return tsl_error(st, "winograd weight template: %s", tsl_last_error());
+  }
+  *out = b.s;
+  return TSL_OK;
+}
+
+/* ---- the generic interface ------------------------------------------------ */
+
+/* knob order of the space */
+enum { K_NR_TILES, K_MR, K_NR, K_GEMM_ORDER, K_UNROLL_CX, K_PAD_AT, K_ROW_BUFFERS, K_GEMM_AT_TILES, K_PARALLEL, K_COUNT };
+
+static void push(int64_t *list, int *n, int64_t v) {
+  for (int i = 0; i < *n; i++)
+    if (list[i] == v) return;
+  if (*n < TSL_MAX_KNOB_VALUES) list[(*n)++] = v;
+}
+
+static tsl_status space_fn(const tsl_te_program *p, const tsl_target *t, tsl_config_space *out) {
+  tsl_winograd_shape sh;
+  tsl_status st = tsl_winograd_program_shape(p, &sh);
+  if (st != TSL_OK) return st;
+  tsl_winograd_knobs d = tsl_winograd_default_knobs(t, &sh);
+  memset(out, 0, sizeof *out);
+  int64_t v[TSL_MAX_KNOB_VALUES];
+  int n = 0;
+  /* parts of a row (TW / 4, TW / 2), then 1, 2, 4, ... rows up to the whole image */
+  push(v, &n, d.nr_tiles);
+  if (sh.TW >= 4) push(v, &n, ceil_div(sh.TW, 4));
+  if (sh.TW >= 2) push(v, &n, ceil_div(sh.TW, 2));
+  for (int64_t r = 1; r < sh.TH; r *= 2) push(v, &n, r * sh.TW);
+  push(v, &n, sh.TH * sh.TW);
+  if ((st = tsl_space_add_knob(out, "nr_tiles", TSL_KNOB_SPLIT, n, v)) != TSL_OK) return st;
+  n = 0;
+  static const int64_t mrs[] = {2, 3, 4, 5, 6, 8, 12};
+  for (size_t i = 0; i < sizeof mrs / sizeof mrs[0]; i++)
+    if (mrs[i] <= (wide_register_file(t) ? 12 : 8)) push(v, &n, mrs[i]);
+  push(v, &n, d.mr);
+  if ((st = tsl_space_add_knob(out, "mr", TSL_KNOB_SPLIT, n, v)) != TSL_OK) return st;
+  n = 0;
+  for (int64_t i = 1; i <= 3; i++) push(v, &n, i * sh.X);
+  push(v, &n, d.nr);
+  if ((st = tsl_space_add_knob(out, "nr", TSL_KNOB_SPLIT, n, v)) != TSL_OK) return st;
+  static const int64_t bools[] = {0, 1}, pads[] = {0, 1, 2};
+  if ((st = tsl_space_add_knob(out, "gemm_order", TSL_KNOB_REORDER, 2, bools)) != TSL_OK) return st;
+  if ((st = tsl_space_add_knob(out, "unroll_cx", TSL_KNOB_ANNOTATE, 2, bools)) != TSL_OK) return st;
+  if ((st = tsl_space_add_knob(out, "pad_at", TSL_KNOB_OTHER, 3, pads)) != TSL_OK) return st;
+  if ((st = tsl_space_add_knob(out, "row_buffers", TSL_KNOB_OTHER, 2, bools)) != TSL_OK) return st;
+  if ((st = tsl_space_add_knob(out, "gemm_at_tiles", TSL_KNOB_REORDER, 2, bools)) != TSL_OK) return st;
+  static const int64_t pars[] = {TSL_WINOGRAD_PAR_NONE, TSL_WINOGRAD_PAR_BLOCKS, TSL_WINOGRAD_PAR_CHANNELS};
+  return tsl_space_add_knob(out, "parallel", TSL_KNOB_ANNOTATE, 3, pars);
+}
+
+static tsl_status default_fn(const tsl_te_program *p, const tsl_target *t, const tsl_config_space *s,
+                             tsl_config *out) {
+  tsl_winograd_shape sh;
+  tsl_status st = tsl_winograd_program_shape(p, &sh);
+  if (st != TSL_OK) return st;
+  tsl_winograd_knobs d = tsl_winograd_default_knobs(t, &sh);
+  const int64_t vals[K_COUNT] = {d.nr_tiles, d.mr,          d.nr,            d.gemm_order, d.unroll_cx,
+                                 d.pad_at,   d.row_buffers, d.gemm_at_tiles, d.parallel};
+  out->nknobs = s->nknobs;
+  for (int i = 0; i < s->nknobs && i < K_COUNT; i++) out->values[i] = vals[i];
+  return tsl_config_check(s, out);
+}
+
+static tsl_status apply_fn(const tsl_te_program *p, const tsl_target *t, const tsl_config_space *s,
+                           const tsl_config *c, tsl_schedule **out) {
+  tsl_status st = tsl_config_check(s, c);
+  if (st != TSL_OK) return st;
+  tsl_winograd_knobs k;
+  k.nr_tiles = tsl_config_get(s, c, "nr_tiles", 1);
+  k.mr = tsl_config_get(s, c, "mr", 6);
+  k.nr = tsl_config_get(s, c, "nr", 16);
+  k.gemm_order = (int)tsl_config_get(s, c, "gemm_order", 0);
+  k.unroll_cx = tsl_config_get(s, c, "unroll_cx", 0) != 0;
+  k.pad_at = (int)tsl_config_get(s, c, "pad_at", TSL_WINOGRAD_PAD_BLOCK);
+  k.row_buffers = tsl_config_get(s, c, "row_buffers", 1) != 0;
+  k.gemm_at_tiles = tsl_config_get(s, c, "gemm_at_tiles", 0) != 0;
+  k.parallel = (int)tsl_config_get(s, c, "parallel", TSL_WINOGRAD_PAR_BLOCKS);
+  return tsl_winograd_schedule(p, t, &k, out);
+}
+
+/* Each template's full name is written out (found with grep from a records file). */
+#define WINOGRAD_TEMPLATE(NAME, OP, DESC) {NAME, OP, DESC, 1, space_fn, default_fn, apply_fn}
+
+const tsl_template tsl_winograd_templates[6] = {
+    WINOGRAD_TEMPLATE("conv2d_winograd_f2.blocked", "conv2d_winograd_f2",
+                      "Winograd F(2x2,3x3): tile blocks, batched GEMM register blocks"),
+    WINOGRAD_TEMPLATE("conv2d_winograd_f4.blocked", "conv2d_winograd_f4",
+                      "Winograd F(4x4,3x3): tile blocks, batched GEMM register blocks"),
+    WINOGRAD_TEMPLATE("conv2d_winograd_f6.blocked", "conv2d_winograd_f6",
+                      "Winograd F(6x6,3x3): tile blocks, batched GEMM register blocks"),
+    WINOGRAD_TEMPLATE("conv2d_winograd_f2_add.blocked", "conv2d_winograd_f2_add",
+                      "Winograd F(2x2,3x3) + residual: tile blocks, batched GEMM"),
+    WINOGRAD_TEMPLATE("conv2d_winograd_f4_add.blocked", "conv2d_winograd_f4_add",
+                      "Winograd F(4x4,3x3) + residual: tile blocks, batched GEMM"),
+    WINOGRAD_TEMPLATE("conv2d_winograd_f6_add.blocked", "conv2d_winograd_f6_add",
+                      "Winograd F(6x6,3x3) + residual: tile blocks, batched GEMM"),
+};

@@ -1,0 +1,108 @@
+/* The default schedule of graph kernels (default_schedule.h). */
+#include "ops/nn/default_schedule.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "ops/nn/nn_schedule.h"
+#include "tessel/tensor.h"
+
+/* Loops shorter than this run serially: a launch on the pool costs about a microsecond. */
+#define MIN_PARALLEL_ITERS 4
+/* Shortest innermost axis that is vectorized when it is shorter than the lanes. */
+#define MIN_VECTOR_EXTENT 4
+
+/* Schedules one compute_root stage: reductions moved outside the innermost spatial axis
+ * (the accumulators become vectors, as in the GEMM micro-kernel), that axis vectorized
+ * by `lanes` (split when longer; lowering guards a tail) or, shorter than a register but
+ * at least MIN_VECTOR_EXTENT long, as one partial vector (a 14-wide row at 16 lanes),
+ * and the outer spatial axes fused into one parallel loop. */
+static tsl_status schedule_stage(tsl_schedule *s, int si, int64_t lanes) {
+  tsl_stage *st = s->stages[si];
+  const char *name = st->name;
+  int sp[TSL_MAX_NDIM + 4], nsp = 0, rd[16], nrd = 0;
+  for (int i = 0; i < st->nleaf; i++) {
+    int it = st->leaf[i];
+    if (st->iters[it].is_reduce) {
+      if (nrd < 16) rd[nrd++] = it;
+    } else if (nsp < TSL_MAX_NDIM + 4) {
+      sp[nsp++] = it;
+    }
+  }
+  if (nsp == 0 || nsp + nrd != st->nleaf) return TSL_OK;
+  tsl_status r = TSL_OK;
+  int inner = sp[nsp - 1];
+  int64_t inner_extent = st->iters[inner].extent;
+  char inner_name[160];
+  snprintf(inner_name, sizeof inner_name, "%s", st->iters[inner].name);
+  bool vec = lanes > 1 && inner_extent >= (lanes < MIN_VECTOR_EXTENT ? lanes : MIN_VECTOR_EXTENT);
+  if (vec && nrd > 0) {
+    const char *order[32];
+    int n = 0;
+    for (int i = 0; i < nsp - 1; i++) order[n++] = st->iters[sp[i]].name;
+    for (int i = 0; i < nrd; i++) order[n++] = st->iters[rd[i]].name;
+    order[n++] = inner_name;
+    r = tsl_schedule_reorder(s, name, n, order);
+    st = s->stages[si];
+  }
+  if (r == TSL_OK && vec) {
+    if (inner_extent <= lanes) {
+      r = tsl_schedule_vectorize(s, name, inner_name);
+    } else {
+      r = tsl_schedule_split(s, name, inner_name, lanes);
+      char vin[200];
+      snprintf(vin, sizeof vin, "%s.inner", inner_name);
+      if (r == TSL_OK) r = tsl_schedule_vectorize(s, name, vin);
+    }
+    st = s->stages[si];
+  }
+  if (r != TSL_OK) return r;
+  /* the outer spatial axes (all but the vector one), fused while too short to split */
+  int nouter = vec || nsp > 1 ? nsp - 1 : nsp;
+  if (nouter == 0) return TSL_OK;
+  char fused[512];
+  snprintf(fused, sizeof fused, "%s", st->iters[sp[0]].name);
+  int64_t extent = st->iters[sp[0]].extent;
+  for (int i = 1; i < nouter && extent < 64; i++) {
+    char next[160];
+    snprintf(next, sizeof next, "%s", st->iters[sp[i]].name);
+    if ((r = tsl_schedule_fuse(s, name, fused, next)) != TSL_OK) return r;
+    st = s->stages[si];
+    extent *= st->iters[sp[i]].extent;
+    size_t len = strlen(fused);
+    snprintf(fused + len, sizeof fused - len, ".%s.fused", next);
+  }
+  if (extent >= MIN_PARALLEL_ITERS) r = tsl_schedule_parallel(s, name, fused);
+  return r;
+}
+
+/* A program of the operator library's packed dense form (tagged "dense_packed": a GEMV
+ * over a packed weight, models/passes/pack_dense.h): the dense template's schedule. */
+static bool is_dense_packed(const tsl_te_program *p) {
+  for (int i = 0; i < p->noutputs; i++) {
+    const tsl_te_op *op = p->outputs[i]->op;
+    if (op->tag && strcmp(op->tag, "dense_packed") == 0) return true;
+    for (int k = 0; op->kind == TSL_TE_COMPUTE && k < op->ninputs; k++) {
+      const tsl_te_op *in = op->inputs[k]->op;
+      if (in->kind == TSL_TE_COMPUTE && in->tag && strcmp(in->tag, "dense_packed") == 0) return true;
+    }
+  }
+  return false;
+}
+
+tsl_status tsl_default_schedule(const tsl_te_program *p, const tsl_target *t, tsl_schedule **out) {
+  if (p && is_dense_packed(p)) return tsl_dense_schedule(p, t, NULL, out);
+  tsl_schedule *s = NULL;
+  tsl_status st = tsl_schedule_create(p, &s);
+  if (st != TSL_OK) return st;
+  int64_t lanes = tsl_target_f32_lanes(t);
+  int n = s->nstages;
+  for (int i = 0; i < n && st == TSL_OK; i++)
+    if (s->stages[i]->attach == TSL_ATTACH_ROOT) st = schedule_stage(s, i, lanes);
+  if (st != TSL_OK) {
+    tsl_schedule_free(s);
+    return st;
+  }
+  *out = s;
+  return TSL_OK;
+}

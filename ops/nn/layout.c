@@ -1,0 +1,110 @@
+/* Layout transforms between plain NCHW and the blocked NCHW[x]c layout (ops/nchwc.h),
+ * and the weight re-layouts the NCHW[x]c convolutions read. Channels past the true count
+ * are written as zeros (never read from the source), so the padding of a blocked tensor
+ * is always 0 and never reaches a real channel; converting back drops it.
+ *
+ *   nchw_to_nchwc        f32[N, C, H, W] -> f32[N, ceil(C/block), H, W, block]
+ *   nchwc_to_nchw        f32[N, CB, H, W, X], channels -> f32[N, channels, H, W]
+ *   nchwc_reblock        f32[N, CB, H, W, X], channels, block -> f32[N, ceil(channels/block), H, W, block]
+ *   weight_to_nchwc      f32[K, C, R, S], in_block x, out_block y -> f32[ceil(K/y), ceil(C/x), R, S, x, y]
+ *                        (OIHW[x]i[y]o, the direct / im2col convolutions)
+ *   weight_to_grouped    f32[K, CG, R, S], out_block y -> f32[ceil(K/y), CG, R, S, y] (grouped)
+ *   weight_to_depthwise  f32[C, 1, R, S], block x -> f32[ceil(C/x), R, S, x] (depthwise)
+ *   weight_to_dense      f32[O, K], block y -> f32[ceil(O/y), K, y] (dense_packed)
+ *   vector_to_blocks     f32[C], block -> f32[ceil(C/block), block] (biases, batch-norm
+ *                        parameters), zero-padded
+ */
+#include "ops/families.h"
+
+static const char nchw_to_nchwc_text[] =
+    "op nchw_to_nchwc(data: f32[N, C, H, W], block: int)\n"
+    "  assert block >= 1, \"block must be >= 1\"\n"
+    "  out[n, cb, h, w, c] = select(cb*block + c < C, data[n, cb*block + c, h, w], 0.0)\n"
+    "    where cb < (C + block - 1) / block, c < block\n";
+
+static const char nchwc_to_nchw_text[] =
+    "op nchwc_to_nchw(data: f32[N, CB, H, W, X], channels: int)\n"
+    "  assert channels >= 1 && channels <= CB * X, \"channels must be in 1 .. C/x * x\"\n"
+    "  out[n, c, h, w] = data[n, c / X, h, w, c % X]\n"
+    "    where c < channels\n";
+
+static const char nchwc_reblock_text[] =
+    "op nchwc_reblock(data: f32[N, CB, H, W, X], channels: int, block: int)\n"
+    "  assert channels >= 1 && channels <= CB * X, \"channels must be in 1 .. C/x * x\"\n"
+    "  assert block >= 1, \"block must be >= 1\"\n"
+    "  // min() keeps the (unused) read of a padding lane inside the data\n"
+    "  out[n, ob, h, w, c] = select(ob*block + c < channels,\n"
+    "                               data[n, min(ob*block + c, channels - 1) / X, h, w,\n"
+    "                                    min(ob*block + c, channels - 1) % X], 0.0)\n"
+    "    where ob < (channels + block - 1) / block, c < block\n";
+
+static const char weight_to_nchwc_text[] =
+    "op weight_to_nchwc(weight: f32[K, C, R, S], in_block: int, out_block: int)\n"
+    "  assert in_block >= 1 && out_block >= 1, \"blocks must be >= 1\"\n"
+    "  out[kb, cb, r, s, c, k] = select(kb*out_block + k < K && cb*in_block + c < C,\n"
+    "                                   weight[kb*out_block + k, cb*in_block + c, r, s], 0.0)\n"
+    "    where kb < (K + out_block - 1) / out_block, cb < (C + in_block - 1) / in_block,\n"
+    "          c < in_block, k < out_block\n";
+
+static const char weight_to_grouped_text[] =
+    "op weight_to_grouped(weight: f32[K, CG, R, S], out_block: int)\n"
+    "  assert out_block >= 1, \"out_block must be >= 1\"\n"
+    "  out[kb, ci, r, s, k] = select(kb*out_block + k < K, weight[kb*out_block + k, ci, r, s], 0.0)\n"
+    "    where kb < (K + out_block - 1) / out_block, k < out_block\n";
+
+static const char weight_to_depthwise_text[] =
+    "op weight_to_depthwise(weight: f32[C, M, R, S], block: int)\n"
+    "  assert M == 1, \"a depthwise weight has one input channel per group (C x 1 x R x S)\"\n"
+    "  assert block >= 1, \"block must be >= 1\"\n"
+    "  out[cb, r, s, c] = select(cb*block + c < C, weight[cb*block + c, 0, r, s], 0.0)\n"
+    "    where cb < (C + block - 1) / block, c < block\n";
+
+static const char weight_to_dense_text[] =
+    "op weight_to_dense(weight: f32[O, K], block: int)\n"
+    "  assert block >= 1, \"block must be >= 1\"\n"
+    "  out[ob, k, o] = select(ob*block + o < O, weight[ob*block + o, k], 0.0)\n"
+    "    where ob < (O + block - 1) / block, o < block\n";
+
+static const char vector_to_blocks_text[] =
+    "op vector_to_blocks(v: f32[C], block: int)\n"
+    "  assert block >= 1, \"block must be >= 1\"\n"
+    "  out[cb, c] = select(cb*block + c < C, v[cb*block + c], 0.0)\n"
+    "    where cb < (C + block - 1) / block, c < block\n";
+
+static const int r4[] = {4}, r5[] = {5}, r2[] = {2}, r1[] = {1};
+static const int64_t ex_nchw[] = {1, 5, 3, 4}, ex_nchwc[] = {1, 2, 3, 4, 4}, ex_w[] = {6, 5, 3, 3},
+                     ex_gw[] = {6, 2, 3, 3}, ex_dw[] = {5, 1, 3, 3}, ex_dense[] = {10, 7}, ex_vec[] = {5};
+static const int64_t *const s_nchw[] = {ex_nchw}, *const s_nchwc[] = {ex_nchwc}, *const s_w[] = {ex_w},
+                            *const s_gw[] = {ex_gw}, *const s_dw[] = {ex_dw}, *const s_dense[] = {ex_dense},
+                            *const s_vec[] = {ex_vec};
+static const tsl_dsl_param_value p_block[] = {{"block", TSL_DSL_PARAM_INT, 4, 0.0}};
+static const tsl_dsl_param_value p_channels[] = {{"channels", TSL_DSL_PARAM_INT, 7, 0.0}};
+static const tsl_dsl_param_value p_reblock[] = {{"channels", TSL_DSL_PARAM_INT, 7, 0.0},
+                                                {"block", TSL_DSL_PARAM_INT, 3, 0.0}};
+static const tsl_dsl_param_value p_wblock[] = {{"in_block", TSL_DSL_PARAM_INT, 4, 0.0},
+                                               {"out_block", TSL_DSL_PARAM_INT, 4, 0.0}};
+static const tsl_dsl_param_value p_oblock[] = {{"out_block", TSL_DSL_PARAM_INT, 4, 0.0}};
+
+static const tsl_op_source family[] = {
+    {"nchw_to_nchwc", "NCHW -> NCHW[x]c (x = block), channels past C zero (f32)", nchw_to_nchwc_text,
+     {1, r4, s_nchw, 1, p_block}},
+    {"nchwc_to_nchw", "NCHW[x]c -> NCHW keeping the first `channels` channels (f32)", nchwc_to_nchw_text,
+     {1, r5, s_nchwc, 1, p_channels}},
+    {"nchwc_reblock", "NCHW[x]c -> NCHW[block]c, channels past `channels` zero (f32)", nchwc_reblock_text,
+     {1, r5, s_nchwc, 2, p_reblock}},
+    {"weight_to_nchwc", "conv weight OIHW -> OIHW[x]i[y]o, zero-padded (f32)", weight_to_nchwc_text,
+     {1, r4, s_w, 2, p_wblock}},
+    {"weight_to_grouped", "grouped conv weight OIHW -> O-blocked (K/y, C/g, R, S, y), zero-padded (f32)",
+     weight_to_grouped_text, {1, r4, s_gw, 1, p_oblock}},
+    {"weight_to_depthwise", "depthwise conv weight (C, 1, R, S) -> (C/x, R, S, x), zero-padded (f32)",
+     weight_to_depthwise_text, {1, r4, s_dw, 1, p_block}},
+    {"weight_to_dense", "dense weight (O, K) -> (O/y, K, y), zero-padded (f32)", weight_to_dense_text,
+     {1, r2, s_dense, 1, p_block}},
+    {"vector_to_blocks", "per-channel vector (C) -> (C/x, x), zero-padded (f32)", vector_to_blocks_text,
+     {1, r1, s_vec, 1, p_block}},
+};
+
+const tsl_op_source *tsl_ops_layout_family(int *n) {
+  *n = (int)(sizeof family / sizeof family[0]);
+  return family;
+}
