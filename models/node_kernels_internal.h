@@ -1,4 +1,4 @@
-/* Internal to models/node_kernels*.c: the text builder and helpers shared by the plain
+/* Internal to models/node_kernels*.c: the helpers shared by the plain
  * and the blocked (NCHW[x]c) kernel makers. */
 #ifndef TESSEL_MODELS_NODE_KERNELS_INTERNAL_H
 #define TESSEL_MODELS_NODE_KERNELS_INTERNAL_H
@@ -6,16 +6,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "dsl/text_buf.h"
 #include "models/node_kernels.h"
 
-typedef struct tsl_text_buf {
-  char *s;
-  size_t len, cap;
-  bool oom;
-} tsl_text_buf;
-
-/* Appends printf-style text (sets oom on allocation failure). */
-void tsl_nk_put(tsl_text_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Appends a finite float literal of the DSL. */
 void tsl_nk_put_float(tsl_text_buf *b, double v);
 /* TSL error naming the node and its operator. */
