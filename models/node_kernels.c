@@ -147,37 +147,43 @@ static tsl_status make_conv(const tsl_graph *g, int node, tsl_node_kernel *k, ts
 
 /* ---- pooling ---- */
 
-static tsl_status make_pool(const tsl_graph *g, int node, tsl_node_kernel *k, tsl_text_buf *b) {
+tsl_status tsl_nk_make_pool(const tsl_graph *g, int node, tsl_node_kernel *k, tsl_text_buf *b) {
   const tsl_node *n = &g->nodes[node];
   tsl_conv2d_params p;
   tsl_status st = tsl_node_conv2d_params(g, n, &p);
   if (st != TSL_OK) return st;
   const tsl_value *x = tsl_nk_in_val(g, n, 0), *y = &g->values[n->outputs[0]];
-  tsl_nk_add_arg(k, n->inputs[0], 4, x->shape);
+  int64_t s[TSL_MAX_NDIM];
+  tsl_nk_add_arg(k, n->inputs[0], tsl_value_storage_shape(x, s), s);
   k->ninputs = 1;
-  tsl_nk_add_arg(k, n->outputs[0], 4, y->shape);
+  tsl_nk_add_arg(k, n->outputs[0], tsl_value_storage_shape(y, s), s);
+  /* an element is [n, c, y, x], or [n, cb, y, x, c] in NCHW[x]c: the window moves over
+   * y and x only, so a blocked pool is the plain one with the lane index c carried along */
+  bool blocked = y->layout.kind == TSL_LAYOUT_NCHWC;
+  const char *nc = blocked ? "n, cb" : "n, c", *lane = blocked ? ", c" : "";
   long long H = x->shape[2], W = x->shape[3], pt = p.pads[0], pl = p.pads[1];
   long long sh = p.strides[0], sw = p.strides[1], dh = p.dilations[0], dw = p.dilations[1];
   bool is_max = n->op == TSL_OP_MAX_POOL;
-  snprintf(k->label, sizeof k->label, "%s_%lldx%lld_s%lld_p%lld", is_max ? "maxpool" : "avgpool",
-           (long long)p.kernel[0], (long long)p.kernel[1], sh, pt);
+  snprintf(k->label, sizeof k->label, "%s%s_%lldx%lld_s%lld_p%lld", is_max ? "maxpool" : "avgpool",
+           blocked ? "_nchwc" : "", (long long)p.kernel[0], (long long)p.kernel[1], sh, pt);
   tsl_nk_put_header(b, k);
-  char yy[64], xx[64];
+  char yy[64], xx[64], cond[512];
   snprintf(yy, sizeof yy, "y*%lld + r*%lld", sh, dh);
   snprintf(xx, sizeof xx, "x*%lld + s*%lld", sw, dw);
-  char cond[512];
   snprintf(cond, sizeof cond, "%s >= %lld && %s < %lld && %s >= %lld && %s < %lld", yy, pt, yy, H + pt, xx, pl, xx, W + pl);
-  tsl_text_put(b, "  %s[n, c, y, x] = %s(r, s: select(%s, x0[n, c, %s - %lld, %s - %lld], %s))\n"
-           "    where y < %lld, x < %lld, r < %lld, s < %lld\n",
-        is_max ? "out" : "acc", is_max ? "max" : "sum", cond, yy, pt, xx, pl, is_max ? "-inf" : "0.0",
-        (long long)y->shape[2], (long long)y->shape[3], (long long)p.kernel[0], (long long)p.kernel[1]);
+  tsl_text_put(b, "  %s[%s, y, x%s] = %s(r, s: select(%s, x0[%s, %s - %lld, %s - %lld%s], %s))\n"
+                  "    where y < %lld, x < %lld, r < %lld, s < %lld\n",
+               is_max ? "out" : "acc", nc, lane, is_max ? "max" : "sum", cond, nc, yy, pt, xx, pl, lane,
+               is_max ? "-inf" : "0.0", (long long)y->shape[2], (long long)y->shape[3], (long long)p.kernel[0],
+               (long long)p.kernel[1]);
   if (is_max) return TSL_OK;
   /* the divisor: window positions inside the input, or inside the padded input */
   long long hb = p.count_include_pad ? -pt : 0, he = p.count_include_pad ? H + p.pads[2] : H;
   long long wb = p.count_include_pad ? -pl : 0, we = p.count_include_pad ? W + p.pads[3] : W;
-  tsl_text_put(b, "  out[n, c, y, x] = acc[n, c, y, x] / f32((min(y*%lld - %lld + %lld, %lld) - max(y*%lld - %lld, %lld)) *"
-           " (min(x*%lld - %lld + %lld, %lld) - max(x*%lld - %lld, %lld)))\n",
-        sh, pt, (long long)p.kernel[0], he, sh, pt, hb, sw, pl, (long long)p.kernel[1], we, sw, pl, wb);
+  tsl_text_put(b, "  out[%s, y, x%s] = acc[%s, y, x%s] / f32((min(y*%lld - %lld + %lld, %lld) - max(y*%lld - %lld, %lld)) *"
+                  " (min(x*%lld - %lld + %lld, %lld) - max(x*%lld - %lld, %lld)))\n",
+               nc, lane, nc, lane, sh, pt, (long long)p.kernel[0], he, sh, pt, hb, sw, pl, (long long)p.kernel[1], we, sw,
+               pl, wb);
   return TSL_OK;
 }
 
@@ -641,7 +647,7 @@ tsl_status tsl_node_kernel_make(const tsl_graph *g, int node, tsl_node_kernel *o
   switch (n->op) {
   case TSL_OP_CONV: st = make_conv(g, node, out, &b); break;
   case TSL_OP_MAX_POOL:
-  case TSL_OP_AVERAGE_POOL: st = make_pool(g, node, out, &b); break;
+  case TSL_OP_AVERAGE_POOL: st = tsl_nk_make_pool(g, node, out, &b); break;
   case TSL_OP_GLOBAL_AVERAGE_POOL:
   case TSL_OP_REDUCE_MEAN: st = make_global_pool(g, node, out, &b); break;
   case TSL_OP_RELU:

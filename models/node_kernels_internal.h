@@ -23,6 +23,12 @@ void tsl_nk_put_header(tsl_text_buf *b, tsl_node_kernel *k);
 /* outer x axis x inner view of v around `axis`. */
 void tsl_nk_view3(const tsl_value *v, int axis, int64_t out[3]);
 
+/* The kernel of a MaxPool or AveragePool node (2-D window, ONNX attributes) in the layout
+ * of its output: plain NCHW, or NCHW[x]c (the input then in the same blocking). The
+ * arguments are the input and output as stored (tsl_value_storage_shape).
+ * Errors: those of tsl_node_conv2d_params (malformed attributes, a dilated AveragePool). */
+tsl_status tsl_nk_make_pool(const tsl_graph *g, int node, tsl_node_kernel *k, tsl_text_buf *b);
+
 /* The kernel of a node whose output is in the NCHW[x]c layout, or of a layout
  * transform (an Identity carrying TSL_ATTR_LAYOUT_TRANSFORM). */
 tsl_status tsl_nk_make_nchwc(const tsl_graph *g, int node, tsl_node_kernel *k, tsl_text_buf *b);

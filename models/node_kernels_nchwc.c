@@ -76,38 +76,6 @@ static void put_lane_guard_close(tsl_text_buf *b, int64_t C, int64_t X) {
   if (C % X) tsl_text_put(b, ", 0.0)");
 }
 
-static tsl_status make_pool(const tsl_graph *g, int node, tsl_node_kernel *k, tsl_text_buf *b) {
-  const tsl_node *n = &g->nodes[node];
-  tsl_conv2d_params p;
-  tsl_status st = tsl_node_conv2d_params(g, n, &p);
-  if (st != TSL_OK) return st;
-  const tsl_value *x = tsl_nk_in_val(g, n, 0), *y = &g->values[n->outputs[0]];
-  add_storage_arg(k, g, n->inputs[0]);
-  k->ninputs = 1;
-  add_storage_arg(k, g, n->outputs[0]);
-  long long H = x->shape[2], W = x->shape[3], pt = p.pads[0], pl = p.pads[1];
-  long long sh = p.strides[0], sw = p.strides[1], dh = p.dilations[0], dw = p.dilations[1];
-  bool is_max = n->op == TSL_OP_MAX_POOL;
-  snprintf(k->label, sizeof k->label, "%s_nchwc_%lldx%lld_s%lld_p%lld", is_max ? "maxpool" : "avgpool",
-           (long long)p.kernel[0], (long long)p.kernel[1], sh, pt);
-  tsl_nk_put_header(b, k);
-  char yy[64], xx[64], cond[512];
-  snprintf(yy, sizeof yy, "y*%lld + r*%lld", sh, dh);
-  snprintf(xx, sizeof xx, "x*%lld + s*%lld", sw, dw);
-  snprintf(cond, sizeof cond, "%s >= %lld && %s < %lld && %s >= %lld && %s < %lld", yy, pt, yy, H + pt, xx, pl, xx, W + pl);
-  tsl_text_put(b, "  %s[n, cb, y, x, c] = %s(r, s: select(%s, x0[n, cb, %s - %lld, %s - %lld, c], %s))\n"
-                  "    where y < %lld, x < %lld, r < %lld, s < %lld\n",
-               is_max ? "out" : "acc", is_max ? "max" : "sum", cond, yy, pt, xx, pl, is_max ? "-inf" : "0.0",
-               (long long)y->shape[2], (long long)y->shape[3], (long long)p.kernel[0], (long long)p.kernel[1]);
-  if (is_max) return TSL_OK;
-  long long hb = p.count_include_pad ? -pt : 0, he = p.count_include_pad ? H + p.pads[2] : H;
-  long long wb = p.count_include_pad ? -pl : 0, we = p.count_include_pad ? W + p.pads[3] : W;
-  tsl_text_put(b, "  out[n, cb, y, x, c] = acc[n, cb, y, x, c] / f32((min(y*%lld - %lld + %lld, %lld) - max(y*%lld - %lld, %lld)) *"
-                  " (min(x*%lld - %lld + %lld, %lld) - max(x*%lld - %lld, %lld)))\n",
-               sh, pt, (long long)p.kernel[0], he, sh, pt, hb, sw, pl, (long long)p.kernel[1], we, sw, pl, wb);
-  return TSL_OK;
-}
-
 static tsl_status make_global_pool(const tsl_graph *g, int node, tsl_node_kernel *k, tsl_text_buf *b) {
   const tsl_node *n = &g->nodes[node];
   int64_t s[TSL_MAX_NDIM];
@@ -318,7 +286,7 @@ tsl_status tsl_nk_make_nchwc(const tsl_graph *g, int node, tsl_node_kernel *k, t
     return tsl_nk_node_err(g, node, TSL_ERR_INVALID,
                            "a blocked conv is built by the graph compiler's conv path (models/compile_conv.h)");
   case TSL_OP_MAX_POOL:
-  case TSL_OP_AVERAGE_POOL: return make_pool(g, node, k, b);
+  case TSL_OP_AVERAGE_POOL: return tsl_nk_make_pool(g, node, k, b);
   case TSL_OP_GLOBAL_AVERAGE_POOL:
   case TSL_OP_REDUCE_MEAN: return make_global_pool(g, node, k, b);
   case TSL_OP_RELU:
