@@ -131,6 +131,11 @@ static tsl_status build(tsl_conv_lowering *cl, const tsl_schedule *s, const char
   return st == TSL_OK ? tsl_module_get_kernel(cl->module, name, out) : st;
 }
 
+tsl_status tsl_conv_lowering_build(tsl_conv_lowering *cl, const tsl_schedule *s, const char *name,
+                                   const tsl_kernel **out) {
+  return cl->build_kernel ? cl->build_kernel(cl->build_ctx, s, name, out) : build(cl, s, name, out);
+}
+
 /* The conv kernel of family workload w (dispatched and built once per key). */
 static tsl_status conv_kernel(tsl_conv_lowering *cl, const tsl_workload *w, tsl_conv_cache_entry **out) {
   char *key = NULL;
@@ -157,7 +162,7 @@ static tsl_status conv_kernel(tsl_conv_lowering *cl, const tsl_workload *w, tsl_
   snprintf(name, sizeof name, "conv_%s_%lldx%lld__%08llx", tsl_conv2d_algo_name(algo), (long long)w->shapes[1][2],
            (long long)w->shapes[1][3], (unsigned long long)(hash_str(key) & 0xffffffffu));
   const tsl_kernel *k = NULL;
-  if (st == TSL_OK) st = cl->build_kernel ? cl->build_kernel(cl->build_ctx, s, name, &k) : build(cl, s, name, &k);
+  if (st == TSL_OK) st = tsl_conv_lowering_build(cl, s, name, &k);
   tsl_conv_cache_entry *e = NULL;
   if (st == TSL_OK) st = cache_add(cl, key, &e);
   if (st == TSL_OK) {

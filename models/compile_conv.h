@@ -1,4 +1,4 @@
-/* Internal to the graph compiler (models/compile.c): the convolutions of a graph in the
+/* Internal to the graph compilers (models/plan_build.h): the convolutions of a graph in the
  * NCHW[x]c layout, built through the tuner's dispatch (tuner/dispatch.h).
  *
  * For each blocked Conv node (models/passes/layout.h: TSL_ATTR_BLOCKED_WEIGHTS; OIHW
@@ -72,6 +72,14 @@ typedef struct tsl_conv_lowering {
  * Errors: TSL_ERR_INVALID (a malformed conv node), those of the dispatch, the build and
  * the weight transform (messages name the node). */
 tsl_status tsl_lower_convs(tsl_graph *g, tsl_conv_lowering *cl, tsl_node_kernel *steps, const tsl_kernel **kernels);
+
+/* Builds schedule s as kernel `name` the way cl builds its conv kernels: through
+ * cl->build_kernel when set, else JIT-compiled into cl->module (cl->jit's target).
+ * *out is the kernel (owned by the module, or by the hook's caller). The graph
+ * compilers build every other node's kernel through it too (models/plan_build.h).
+ * Errors: those of the hook, or of tsl_build and tsl_module_get_kernel. */
+tsl_status tsl_conv_lowering_build(tsl_conv_lowering *cl, const tsl_schedule *s, const char *name,
+                                   const tsl_kernel **out);
 
 /* Frees the lowering's private state (not the jit, module or records). */
 void tsl_conv_lowering_clear(tsl_conv_lowering *cl);

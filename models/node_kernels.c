@@ -2,7 +2,6 @@
 #include "models/node_kernels.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,39 +14,12 @@
 #include "models/passes/pack_dense.h"
 #include "ops/nn/activation.h"
 
-void tsl_nk_put(tsl_text_buf *b, const char *fmt, ...) {
-  if (b->oom) return;
-  for (;;) {
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(b->s ? b->s + b->len : NULL, b->s ? b->cap - b->len : 0, fmt, ap);
-    va_end(ap);
-    if (n < 0) {
-      b->oom = true;
-      return;
-    }
-    if (b->s && b->len + (size_t)n < b->cap) {
-      b->len += (size_t)n;
-      return;
-    }
-    size_t cap = b->cap ? b->cap : 512;
-    while (cap <= b->len + (size_t)n) cap *= 2;
-    char *ns = realloc(b->s, cap);
-    if (!ns) {
-      b->oom = true;
-      return;
-    }
-    b->s = ns;
-    b->cap = cap;
-  }
-}
-
 /* A float literal of the DSL (finite; "%.9g" round-trips f32 and always parses). */
 void tsl_nk_put_float(tsl_text_buf *b, double v) {
   char tmp[48];
   snprintf(tmp, sizeof tmp, "%.9g", v);
   if (!strpbrk(tmp, ".eEn")) strcat(tmp, ".0");
-  tsl_nk_put(b, "%s%s%s", v < 0 ? "(" : "", tmp, v < 0 ? ")" : "");
+  tsl_text_put(b, "%s%s%s", v < 0 ? "(" : "", tmp, v < 0 ? ")" : "");
 }
 
 tsl_status tsl_nk_node_err(const tsl_graph *g, int node, tsl_status st, const char *why) {
@@ -75,37 +47,37 @@ int64_t tsl_nk_numel(const tsl_value *v) {
 
 /* Declares input parameter i as `xI: f32[dims]`. */
 static void put_param(tsl_text_buf *b, const tsl_node_kernel *k, int a) {
-  tsl_nk_put(b, "%sx%d: f32[", a ? ", " : "", a);
-  for (int d = 0; d < k->ndims[a]; d++) tsl_nk_put(b, "%s%lld", d ? ", " : "", (long long)k->shapes[a][d]);
-  tsl_nk_put(b, "]");
+  tsl_text_put(b, "%sx%d: f32[", a ? ", " : "", a);
+  for (int d = 0; d < k->ndims[a]; d++) tsl_text_put(b, "%s%lld", d ? ", " : "", (long long)k->shapes[a][d]);
+  tsl_text_put(b, "]");
 }
 
 void tsl_nk_put_header(tsl_text_buf *b, tsl_node_kernel *k) {
-  tsl_nk_put(b, "op %s(", k->op_name);
+  tsl_text_put(b, "op %s(", k->op_name);
   for (int a = 0; a < k->ninputs; a++) put_param(b, k, a);
-  tsl_nk_put(b, ")\n");
+  tsl_text_put(b, ")\n");
 }
 
 /* "i0, i1, ..." and the where clause "i0 < D0, ..." of a rank-nd stage. */
 static void put_axes(tsl_text_buf *b, int nd) {
-  for (int d = 0; d < nd; d++) tsl_nk_put(b, "%si%d", d ? ", " : "", d);
+  for (int d = 0; d < nd; d++) tsl_text_put(b, "%si%d", d ? ", " : "", d);
 }
 static void put_where(tsl_text_buf *b, int nd, const int64_t *dims) {
-  tsl_nk_put(b, "\n    where ");
-  for (int d = 0; d < nd; d++) tsl_nk_put(b, "%si%d < %lld", d ? ", " : "", d, (long long)dims[d]);
-  tsl_nk_put(b, "\n");
+  tsl_text_put(b, "\n    where ");
+  for (int d = 0; d < nd; d++) tsl_text_put(b, "%si%d < %lld", d ? ", " : "", d, (long long)dims[d]);
+  tsl_text_put(b, "\n");
 }
 
 /* Reads input `a` of rank ra broadcast (numpy rules) against output axes i0..i(nd-1). */
 static void put_bcast_read(tsl_text_buf *b, const tsl_node_kernel *k, int a, int nd, const int64_t *out) {
-  tsl_nk_put(b, "x%d[", a);
+  tsl_text_put(b, "x%d[", a);
   int ra = k->ndims[a];
   for (int d = 0; d < ra; d++) {
     int od = nd - ra + d;
-    if (k->shapes[a][d] == 1 && out[od] != 1) tsl_nk_put(b, "%s0", d ? ", " : "");
-    else tsl_nk_put(b, "%si%d", d ? ", " : "", od);
+    if (k->shapes[a][d] == 1 && out[od] != 1) tsl_text_put(b, "%s0", d ? ", " : "");
+    else tsl_text_put(b, "%si%d", d ? ", " : "", od);
   }
-  tsl_nk_put(b, "]");
+  tsl_text_put(b, "]");
 }
 
 /* ---- convolution with its fused epilogue ---- */
@@ -136,10 +108,10 @@ static tsl_status make_conv(const tsl_graph *g, int node, tsl_node_kernel *k, ts
   bool padded = pt || pl || pb || pr;
   const char *src = "x0";
   if (padded) {
-    tsl_nk_put(b, "  pad[n, c, y, x] = select(y >= %lld && y < %lld && x >= %lld && x < %lld, x0[n, c, y - %lld, x - %lld], 0.0)\n"
-           "    where y < %lld, x < %lld\n",
-        (long long)pt, (long long)(H + pt), (long long)pl, (long long)(W + pl), (long long)pt, (long long)pl,
-        (long long)(H + pt + pb), (long long)(W + pl + pr));
+    tsl_text_put(b, "  pad[n, c, y, x] = select(y >= %lld && y < %lld && x >= %lld && x < %lld, x0[n, c, y - %lld, x - %lld], 0.0)\n"
+             "    where y < %lld, x < %lld\n",
+          (long long)pt, (long long)(H + pt), (long long)pl, (long long)(W + pl), (long long)pt, (long long)pl,
+          (long long)(H + pt + pb), (long long)(W + pl + pr));
     src = "pad";
   }
   char cidx[96];
@@ -147,66 +119,72 @@ static tsl_status make_conv(const tsl_graph *g, int node, tsl_node_kernel *k, ts
   else if (CG == 1 && MG == 1) snprintf(cidx, sizeof cidx, "m + c");
   else snprintf(cidx, sizeof cidx, "(m / %lld) * %lld + c", (long long)MG, (long long)CG);
   bool epilogue = bias || res || act != TSL_ACT_NONE;
-  tsl_nk_put(b, "  @tag(\"conv2d\")\n  %s[n, m, y, x] = sum(c, r, s: %s[n, %s, y*%lld + r*%lld, x*%lld + s*%lld] * x1[m, c, r, s])\n"
-         "    where y < %lld, x < %lld\n",
-      epilogue ? "acc" : "out", src, cidx, (long long)p.strides[0], (long long)p.dilations[0], (long long)p.strides[1],
-      (long long)p.dilations[1], (long long)y->shape[2], (long long)y->shape[3]);
+  tsl_text_put(b, "  @tag(\"conv2d\")\n  %s[n, m, y, x] = sum(c, r, s: %s[n, %s, y*%lld + r*%lld, x*%lld + s*%lld] * x1[m, c, r, s])\n"
+           "    where y < %lld, x < %lld\n",
+        epilogue ? "acc" : "out", src, cidx, (long long)p.strides[0], (long long)p.dilations[0], (long long)p.strides[1],
+        (long long)p.dilations[1], (long long)y->shape[2], (long long)y->shape[3]);
   if (!epilogue) return TSL_OK;
-  tsl_nk_put(b, "  out[n, m, y, x] = ");
-  if (act == TSL_ACT_RELU) tsl_nk_put(b, "max(");
-  if (act == TSL_ACT_CLIP && isfinite(hi)) tsl_nk_put(b, "min(");
-  if (act == TSL_ACT_CLIP && isfinite(lo)) tsl_nk_put(b, "max(");
-  tsl_nk_put(b, "acc[n, m, y, x]");
-  if (bias) tsl_nk_put(b, " + x2[m]");
-  if (res) tsl_nk_put(b, " + x%d[n, m, y, x]", bias ? 3 : 2);
-  if (act == TSL_ACT_RELU) tsl_nk_put(b, ", 0.0)");
+  tsl_text_put(b, "  out[n, m, y, x] = ");
+  if (act == TSL_ACT_RELU) tsl_text_put(b, "max(");
+  if (act == TSL_ACT_CLIP && isfinite(hi)) tsl_text_put(b, "min(");
+  if (act == TSL_ACT_CLIP && isfinite(lo)) tsl_text_put(b, "max(");
+  tsl_text_put(b, "acc[n, m, y, x]");
+  if (bias) tsl_text_put(b, " + x2[m]");
+  if (res) tsl_text_put(b, " + x%d[n, m, y, x]", bias ? 3 : 2);
+  if (act == TSL_ACT_RELU) tsl_text_put(b, ", 0.0)");
   if (act == TSL_ACT_CLIP && isfinite(lo)) {
-    tsl_nk_put(b, ", ");
+    tsl_text_put(b, ", ");
     tsl_nk_put_float(b, lo);
-    tsl_nk_put(b, ")");
+    tsl_text_put(b, ")");
   }
   if (act == TSL_ACT_CLIP && isfinite(hi)) {
-    tsl_nk_put(b, ", ");
+    tsl_text_put(b, ", ");
     tsl_nk_put_float(b, hi);
-    tsl_nk_put(b, ")");
+    tsl_text_put(b, ")");
   }
-  tsl_nk_put(b, "\n");
+  tsl_text_put(b, "\n");
   return TSL_OK;
 }
 
 /* ---- pooling ---- */
 
-static tsl_status make_pool(const tsl_graph *g, int node, tsl_node_kernel *k, tsl_text_buf *b) {
+tsl_status tsl_nk_make_pool(const tsl_graph *g, int node, tsl_node_kernel *k, tsl_text_buf *b) {
   const tsl_node *n = &g->nodes[node];
   tsl_conv2d_params p;
   tsl_status st = tsl_node_conv2d_params(g, n, &p);
   if (st != TSL_OK) return st;
   const tsl_value *x = tsl_nk_in_val(g, n, 0), *y = &g->values[n->outputs[0]];
-  tsl_nk_add_arg(k, n->inputs[0], 4, x->shape);
+  int64_t s[TSL_MAX_NDIM];
+  tsl_nk_add_arg(k, n->inputs[0], tsl_value_storage_shape(x, s), s);
   k->ninputs = 1;
-  tsl_nk_add_arg(k, n->outputs[0], 4, y->shape);
+  tsl_nk_add_arg(k, n->outputs[0], tsl_value_storage_shape(y, s), s);
+  /* an element is [n, c, y, x], or [n, cb, y, x, c] in NCHW[x]c: the window moves over
+   * y and x only, so a blocked pool is the plain one with the lane index c carried along */
+  bool blocked = y->layout.kind == TSL_LAYOUT_NCHWC;
+  const char *nc = blocked ? "n, cb" : "n, c", *lane = blocked ? ", c" : "";
   long long H = x->shape[2], W = x->shape[3], pt = p.pads[0], pl = p.pads[1];
   long long sh = p.strides[0], sw = p.strides[1], dh = p.dilations[0], dw = p.dilations[1];
   bool is_max = n->op == TSL_OP_MAX_POOL;
-  snprintf(k->label, sizeof k->label, "%s_%lldx%lld_s%lld_p%lld", is_max ? "maxpool" : "avgpool",
-           (long long)p.kernel[0], (long long)p.kernel[1], sh, pt);
+  snprintf(k->label, sizeof k->label, "%s%s_%lldx%lld_s%lld_p%lld", is_max ? "maxpool" : "avgpool",
+           blocked ? "_nchwc" : "", (long long)p.kernel[0], (long long)p.kernel[1], sh, pt);
   tsl_nk_put_header(b, k);
-  char yy[64], xx[64];
+  char yy[64], xx[64], cond[512];
   snprintf(yy, sizeof yy, "y*%lld + r*%lld", sh, dh);
   snprintf(xx, sizeof xx, "x*%lld + s*%lld", sw, dw);
-  char cond[512];
   snprintf(cond, sizeof cond, "%s >= %lld && %s < %lld && %s >= %lld && %s < %lld", yy, pt, yy, H + pt, xx, pl, xx, W + pl);
-  tsl_nk_put(b, "  %s[n, c, y, x] = %s(r, s: select(%s, x0[n, c, %s - %lld, %s - %lld], %s))\n"
-         "    where y < %lld, x < %lld, r < %lld, s < %lld\n",
-      is_max ? "out" : "acc", is_max ? "max" : "sum", cond, yy, pt, xx, pl, is_max ? "-inf" : "0.0",
-      (long long)y->shape[2], (long long)y->shape[3], (long long)p.kernel[0], (long long)p.kernel[1]);
+  tsl_text_put(b, "  %s[%s, y, x%s] = %s(r, s: select(%s, x0[%s, %s - %lld, %s - %lld%s], %s))\n"
+                  "    where y < %lld, x < %lld, r < %lld, s < %lld\n",
+               is_max ? "out" : "acc", nc, lane, is_max ? "max" : "sum", cond, nc, yy, pt, xx, pl, lane,
+               is_max ? "-inf" : "0.0", (long long)y->shape[2], (long long)y->shape[3], (long long)p.kernel[0],
+               (long long)p.kernel[1]);
   if (is_max) return TSL_OK;
   /* the divisor: window positions inside the input, or inside the padded input */
   long long hb = p.count_include_pad ? -pt : 0, he = p.count_include_pad ? H + p.pads[2] : H;
   long long wb = p.count_include_pad ? -pl : 0, we = p.count_include_pad ? W + p.pads[3] : W;
-  tsl_nk_put(b, "  out[n, c, y, x] = acc[n, c, y, x] / f32((min(y*%lld - %lld + %lld, %lld) - max(y*%lld - %lld, %lld)) *"
-         " (min(x*%lld - %lld + %lld, %lld) - max(x*%lld - %lld, %lld)))\n",
-      sh, pt, (long long)p.kernel[0], he, sh, pt, hb, sw, pl, (long long)p.kernel[1], we, sw, pl, wb);
+  tsl_text_put(b, "  out[%s, y, x%s] = acc[%s, y, x%s] / f32((min(y*%lld - %lld + %lld, %lld) - max(y*%lld - %lld, %lld)) *"
+                  " (min(x*%lld - %lld + %lld, %lld) - max(x*%lld - %lld, %lld)))\n",
+               nc, lane, nc, lane, sh, pt, (long long)p.kernel[0], he, sh, pt, hb, sw, pl, (long long)p.kernel[1], we, sw,
+               pl, wb);
   return TSL_OK;
 }
 
@@ -221,7 +199,7 @@ static tsl_status make_global_pool(const tsl_graph *g, int node, tsl_node_kernel
   tsl_nk_add_arg(k, n->outputs[0], 1, view_out);
   snprintf(k->label, sizeof k->label, "global_avgpool");
   tsl_nk_put_header(b, k);
-  tsl_nk_put(b, "  acc[i] = sum(j: x0[i, j])\n  out[i] = acc[i] / %lld\n", (long long)hw);
+  tsl_text_put(b, "  acc[i] = sum(j: x0[i, j])\n  out[i] = acc[i] / %lld\n", (long long)hw);
   return TSL_OK;
 }
 
@@ -252,39 +230,39 @@ static tsl_status make_elemwise(const tsl_graph *g, int node, tsl_node_kernel *k
   const int64_t *od = flat ? &total : y->shape;
   tsl_nk_add_arg(k, n->outputs[0], nd, od);
   tsl_nk_put_header(b, k);
-  tsl_nk_put(b, "  @tag(\"elemwise\")\n  out[");
+  tsl_text_put(b, "  @tag(\"elemwise\")\n  out[");
   put_axes(b, nd);
-  tsl_nk_put(b, "] = ");
+  tsl_text_put(b, "] = ");
   const char *opname = "";
   switch (n->op) {
   case TSL_OP_RELU:
     opname = "relu";
-    tsl_nk_put(b, "max(");
+    tsl_text_put(b, "max(");
     put_bcast_read(b, k, 0, nd, od);
-    tsl_nk_put(b, ", 0.0)");
+    tsl_text_put(b, ", 0.0)");
     break;
   case TSL_OP_CLIP: {
     opname = "clip";
     double lo = tsl_node_attr_float(n, "min", -INFINITY), hi = tsl_node_attr_float(n, "max", INFINITY);
-    if (isfinite(hi)) tsl_nk_put(b, "min(");
-    if (isfinite(lo)) tsl_nk_put(b, "max(");
+    if (isfinite(hi)) tsl_text_put(b, "min(");
+    if (isfinite(lo)) tsl_text_put(b, "max(");
     put_bcast_read(b, k, 0, nd, od);
     if (isfinite(lo)) {
-      tsl_nk_put(b, ", ");
+      tsl_text_put(b, ", ");
       tsl_nk_put_float(b, lo);
-      tsl_nk_put(b, ")");
+      tsl_text_put(b, ")");
     }
     if (isfinite(hi)) {
-      tsl_nk_put(b, ", ");
+      tsl_text_put(b, ", ");
       tsl_nk_put_float(b, hi);
-      tsl_nk_put(b, ")");
+      tsl_text_put(b, ")");
     }
     break;
   }
   default:
     opname = n->op == TSL_OP_ADD ? "add" : n->op == TSL_OP_MUL ? "mul" : "div";
     put_bcast_read(b, k, 0, nd, od);
-    tsl_nk_put(b, " %s ", n->op == TSL_OP_ADD ? "+" : n->op == TSL_OP_MUL ? "*" : "/");
+    tsl_text_put(b, " %s ", n->op == TSL_OP_ADD ? "+" : n->op == TSL_OP_MUL ? "*" : "/");
     put_bcast_read(b, k, 1, nd, od);
     break;
   }
@@ -303,7 +281,7 @@ tsl_status tsl_nk_put_activation(const tsl_graph *g, int node, const char *opera
   char expr[1024];
   if (tsl_activation_dsl(a, operand, attrs, expr, sizeof expr) >= (int)sizeof expr)
     return tsl_nk_node_err(g, node, TSL_ERR_INVALID, "the activation's expression is too long");
-  tsl_nk_put(b, "%s", expr);
+  tsl_text_put(b, "%s", expr);
   snprintf(k->label, sizeof k->label, "%s", a->label);
   return TSL_OK;
 }
@@ -315,7 +293,7 @@ static tsl_status make_activation(const tsl_graph *g, int node, tsl_node_kernel 
   k->ninputs = 1;
   tsl_nk_add_arg(k, n->outputs[0], 1, &total);
   tsl_nk_put_header(b, k);
-  tsl_nk_put(b, "  @tag(\"elemwise\")\n  out[i0] = ");
+  tsl_text_put(b, "  @tag(\"elemwise\")\n  out[i0] = ");
   tsl_status st = tsl_nk_put_activation(g, node, "x0[i0]", k, b);
   if (st == TSL_OK) put_where(b, 1, &total);
   return st;
@@ -348,19 +326,19 @@ static tsl_status make_concat(const tsl_graph *g, int node, tsl_node_kernel *k, 
   tsl_nk_add_arg(k, n->outputs[0], 3, v);
   snprintf(k->label, sizeof k->label, "concat%d", n->n_inputs);
   tsl_nk_put_header(b, k);
-  tsl_nk_put(b, "  out[o, a, i] = ");
+  tsl_text_put(b, "  out[o, a, i] = ");
   int64_t off = 0;
   for (int i = 0; i < n->n_inputs; i++) {
     int64_t len = k->shapes[i][1];
     if (i + 1 < n->n_inputs)
-      tsl_nk_put(b, "select(a >= %lld && a < %lld, x%d[o, a - %lld, i], ", (long long)off, (long long)(off + len), i,
-          (long long)off);
+      tsl_text_put(b, "select(a >= %lld && a < %lld, x%d[o, a - %lld, i], ", (long long)off, (long long)(off + len), i,
+            (long long)off);
     else
-      tsl_nk_put(b, "select(a >= %lld, x%d[o, a - %lld, i], 0.0)", (long long)off, i, (long long)off);
+      tsl_text_put(b, "select(a >= %lld, x%d[o, a - %lld, i], 0.0)", (long long)off, i, (long long)off);
     off += len;
   }
-  for (int i = 0; i + 1 < n->n_inputs; i++) tsl_nk_put(b, ")");
-  tsl_nk_put(b, "\n    where o < %lld, a < %lld, i < %lld\n", (long long)v[0], (long long)v[1], (long long)v[2]);
+  for (int i = 0; i + 1 < n->n_inputs; i++) tsl_text_put(b, ")");
+  tsl_text_put(b, "\n    where o < %lld, a < %lld, i < %lld\n", (long long)v[0], (long long)v[1], (long long)v[2]);
   return TSL_OK;
 }
 
@@ -382,8 +360,8 @@ static tsl_status make_split(const tsl_graph *g, int node, tsl_node_kernel *k, t
   int64_t off = 0;
   for (int i = 0; i < n->n_outputs; i++) {
     const int64_t *s = k->shapes[1 + i];
-    tsl_nk_put(b, "  @output\n  y%d[o, a, i] = x0[o, a + %lld, i]\n    where o < %lld, a < %lld, i < %lld\n", i, (long long)off,
-        (long long)s[0], (long long)s[1], (long long)s[2]);
+    tsl_text_put(b, "  @output\n  y%d[o, a, i] = x0[o, a + %lld, i]\n    where o < %lld, a < %lld, i < %lld\n", i, (long long)off,
+          (long long)s[0], (long long)s[1], (long long)s[2]);
     off += s[1];
   }
   return TSL_OK;
@@ -411,11 +389,11 @@ static tsl_status make_slice(const tsl_graph *g, int node, tsl_node_kernel *k, t
   tsl_nk_add_arg(k, n->outputs[0], y->ndim, y->shape);
   snprintf(k->label, sizeof k->label, "slice");
   tsl_nk_put_header(b, k);
-  tsl_nk_put(b, "  out[");
+  tsl_text_put(b, "  out[");
   put_axes(b, y->ndim);
-  tsl_nk_put(b, "] = x0[");
-  for (int d = 0; d < y->ndim; d++) tsl_nk_put(b, "%s%lld + i%d*%lld", d ? ", " : "", (long long)start[d], d, (long long)step[d]);
-  tsl_nk_put(b, "]");
+  tsl_text_put(b, "] = x0[");
+  for (int d = 0; d < y->ndim; d++) tsl_text_put(b, "%s%lld + i%d*%lld", d ? ", " : "", (long long)start[d], d, (long long)step[d]);
+  tsl_text_put(b, "]");
   put_where(b, y->ndim, y->shape);
   return TSL_OK;
 }
@@ -436,11 +414,11 @@ static tsl_status make_transpose(const tsl_graph *g, int node, tsl_node_kernel *
   tsl_nk_add_arg(k, n->outputs[0], y->ndim, y->shape);
   snprintf(k->label, sizeof k->label, "transpose");
   tsl_nk_put_header(b, k);
-  tsl_nk_put(b, "  out[");
+  tsl_text_put(b, "  out[");
   put_axes(b, nd);
-  tsl_nk_put(b, "] = x0[");
-  for (int d = 0; d < nd; d++) tsl_nk_put(b, "%si%d", d ? ", " : "", src_axis[d]);
-  tsl_nk_put(b, "]");
+  tsl_text_put(b, "] = x0[");
+  for (int d = 0; d < nd; d++) tsl_text_put(b, "%si%d", d ? ", " : "", src_axis[d]);
+  tsl_text_put(b, "]");
   put_where(b, nd, y->shape);
   return TSL_OK;
 }
@@ -457,16 +435,16 @@ static tsl_status make_pad(const tsl_graph *g, int node, tsl_node_kernel *k, tsl
   tsl_nk_add_arg(k, n->outputs[0], y->ndim, y->shape);
   snprintf(k->label, sizeof k->label, "pad");
   tsl_nk_put_header(b, k);
-  tsl_nk_put(b, "  out[");
+  tsl_text_put(b, "  out[");
   put_axes(b, y->ndim);
-  tsl_nk_put(b, "] = select(");
+  tsl_text_put(b, "] = select(");
   for (int d = 0; d < x->ndim; d++)
-    tsl_nk_put(b, "%si%d >= %lld && i%d < %lld", d ? " && " : "", d, (long long)pads[d], d, (long long)(pads[d] + x->shape[d]));
-  tsl_nk_put(b, ", x0[");
-  for (int d = 0; d < x->ndim; d++) tsl_nk_put(b, "%si%d - %lld", d ? ", " : "", d, (long long)pads[d]);
-  tsl_nk_put(b, "], ");
+    tsl_text_put(b, "%si%d >= %lld && i%d < %lld", d ? " && " : "", d, (long long)pads[d], d, (long long)(pads[d] + x->shape[d]));
+  tsl_text_put(b, ", x0[");
+  for (int d = 0; d < x->ndim; d++) tsl_text_put(b, "%si%d - %lld", d ? ", " : "", d, (long long)pads[d]);
+  tsl_text_put(b, "], ");
   tsl_nk_put_float(b, value);
-  tsl_nk_put(b, ")");
+  tsl_text_put(b, ")");
   put_where(b, y->ndim, y->shape);
   return TSL_OK;
 }
@@ -488,9 +466,9 @@ static tsl_status make_batch_norm(const tsl_graph *g, int node, tsl_node_kernel 
   tsl_nk_add_arg(k, n->outputs[0], 3, v);
   snprintf(k->label, sizeof k->label, "batch_norm");
   tsl_nk_put_header(b, k);
-  tsl_nk_put(b, "  out[o, c, i] = (x0[o, c, i] - x3[c]) / sqrt(x4[c] + ");
+  tsl_text_put(b, "  out[o, c, i] = (x0[o, c, i] - x3[c]) / sqrt(x4[c] + ");
   tsl_nk_put_float(b, eps);
-  tsl_nk_put(b, ") * x1[c] + x2[c]\n");
+  tsl_text_put(b, ") * x1[c] + x2[c]\n");
   return TSL_OK;
 }
 
@@ -504,8 +482,8 @@ static tsl_status make_channel_shuffle(const tsl_graph *g, int node, tsl_node_ke
   tsl_nk_add_arg(k, n->outputs[0], 3, v);
   snprintf(k->label, sizeof k->label, "channel_shuffle_g%lld", (long long)G);
   tsl_nk_put_header(b, k);
-  tsl_nk_put(b, "  out[n, c, i] = x0[n, (c %% %lld) * %lld + c / %lld, i]\n    where n < %lld, c < %lld, i < %lld\n", (long long)G,
-             (long long)(C / G), (long long)G, (long long)v[0], (long long)v[1], (long long)v[2]);
+  tsl_text_put(b, "  out[n, c, i] = x0[n, (c %% %lld) * %lld + c / %lld, i]\n    where n < %lld, c < %lld, i < %lld\n", (long long)G,
+               (long long)(C / G), (long long)G, (long long)v[0], (long long)v[1], (long long)v[2]);
   return TSL_OK;
 }
 
@@ -515,20 +493,20 @@ static tsl_status make_channel_shuffle(const tsl_graph *g, int node, tsl_node_ke
  * out = acc * alpha + C * beta, C (argument 2, present when k has 3 inputs) broadcast. */
 static void put_gemm_epilogue(tsl_text_buf *b, const tsl_node_kernel *k, double alpha, double beta, int ndim,
                               const int64_t *shape) {
-  tsl_nk_put(b, ndim == 3 ? "  out[i0, i1, i2] = acc[i0, i1, i2]" : "  out[i0, i1] = acc[i0, i1]");
+  tsl_text_put(b, ndim == 3 ? "  out[i0, i1, i2] = acc[i0, i1, i2]" : "  out[i0, i1] = acc[i0, i1]");
   if (alpha != 1.0) {
-    tsl_nk_put(b, " * ");
+    tsl_text_put(b, " * ");
     tsl_nk_put_float(b, alpha);
   }
   if (k->ninputs == 3) {
-    tsl_nk_put(b, " + ");
+    tsl_text_put(b, " + ");
     put_bcast_read(b, k, 2, ndim, shape);
     if (beta != 1.0) {
-      tsl_nk_put(b, " * ");
+      tsl_text_put(b, " * ");
       tsl_nk_put_float(b, beta);
     }
   }
-  tsl_nk_put(b, "\n");
+  tsl_text_put(b, "\n");
 }
 
 /* A product whose weight the graph passes packed [N/Y, K, Y] (models/passes/pack_dense.h):
@@ -556,9 +534,9 @@ static tsl_status make_dense_packed(const tsl_graph *g, int node, tsl_node_kerne
   snprintf(k->label, sizeof k->label, "dense_packed%s", k->ninputs == 3 ? "_bias" : "");
   tsl_nk_put_header(b, k);
   bool epi = k->ninputs == 3 || alpha != 1.0;
-  tsl_nk_put(b, "  @tag(\"dense_packed\")\n  %s[i0, i1, i2] = sum(k: x0[%s] * x1[i1, k, i2])\n"
-         "    where i0 < %lld, i1 < %lld, i2 < %lld, k < %lld\n",
-      epi ? "acc" : "out", ta ? "k, i0" : "i0, k", (long long)M, (long long)OB, (long long)Y, (long long)K);
+  tsl_text_put(b, "  @tag(\"dense_packed\")\n  %s[i0, i1, i2] = sum(k: x0[%s] * x1[i1, k, i2])\n"
+           "    where i0 < %lld, i1 < %lld, i2 < %lld, k < %lld\n",
+        epi ? "acc" : "out", ta ? "k, i0" : "i0, k", (long long)M, (long long)OB, (long long)Y, (long long)K);
   if (epi) put_gemm_epilogue(b, k, alpha, beta, 3, view);
   return TSL_OK;
 }
@@ -582,9 +560,9 @@ static tsl_status make_gemm(const tsl_graph *g, int node, tsl_node_kernel *k, ts
   tsl_nk_put_header(b, k);
   int64_t K = ta ? a->shape[0] : a->shape[1];
   bool epi = k->ninputs == 3 || alpha != 1.0;
-  tsl_nk_put(b, "  @tag(\"matmul\")\n  %s[i0, i1] = sum(k: x0[%s] * x1[%s])\n    where i0 < %lld, i1 < %lld, k < %lld\n",
-      epi ? "acc" : "out", ta ? "k, i0" : "i0, k", tb ? "i1, k" : "k, i1", (long long)y->shape[0], (long long)y->shape[1],
-      (long long)K);
+  tsl_text_put(b, "  @tag(\"matmul\")\n  %s[i0, i1] = sum(k: x0[%s] * x1[%s])\n    where i0 < %lld, i1 < %lld, k < %lld\n",
+        epi ? "acc" : "out", ta ? "k, i0" : "i0, k", tb ? "i1, k" : "k, i1", (long long)y->shape[0], (long long)y->shape[1],
+        (long long)K);
   if (epi) put_gemm_epilogue(b, k, alpha, beta, 2, y->shape);
   return TSL_OK;
 }
@@ -610,7 +588,7 @@ static tsl_status make_matmul(const tsl_graph *g, int node, tsl_node_kernel *k, 
     (void)y;
     snprintf(k->label, sizeof k->label, "batch_matmul");
     tsl_nk_put_header(b, k);
-    tsl_nk_put(b, "  out[bb, i, j] = sum(k: x0[bb, i, k] * x1[bb, k, j])\n");
+    tsl_text_put(b, "  out[bb, i, j] = sum(k: x0[bb, i, k] * x1[bb, k, j])\n");
     return TSL_OK;
   }
   if (a->ndim < 2 || w->ndim != 2)
@@ -624,7 +602,7 @@ static tsl_status make_matmul(const tsl_graph *g, int node, tsl_node_kernel *k, 
   (void)y;
   snprintf(k->label, sizeof k->label, "matmul");
   tsl_nk_put_header(b, k);
-  tsl_nk_put(b, "  @tag(\"matmul\")\n  out[i, j] = sum(k: x0[i, k] * x1[k, j])\n");
+  tsl_text_put(b, "  @tag(\"matmul\")\n  out[i, j] = sum(k: x0[i, k] * x1[k, j])\n");
   return TSL_OK;
 }
 
@@ -639,10 +617,10 @@ static tsl_status make_softmax(const tsl_graph *g, int node, tsl_node_kernel *k,
   tsl_nk_add_arg(k, n->outputs[0], 3, v);
   snprintf(k->label, sizeof k->label, "softmax");
   tsl_nk_put_header(b, k);
-  tsl_nk_put(b, "  mx[o, i] = max(a: x0[o, a, i])\n"
-         "  e[o, a, i] = exp(x0[o, a, i] - mx[o, i])\n"
-         "  sm[o, i] = sum(a: e[o, a, i])\n"
-         "  out[o, a, i] = e[o, a, i] / sm[o, i]\n");
+  tsl_text_put(b, "  mx[o, i] = max(a: x0[o, a, i])\n"
+           "  e[o, a, i] = exp(x0[o, a, i] - mx[o, i])\n"
+           "  sm[o, i] = sum(a: e[o, a, i])\n"
+           "  out[o, a, i] = e[o, a, i] / sm[o, i]\n");
   return TSL_OK;
 }
 
@@ -698,7 +676,7 @@ tsl_status tsl_node_kernel_make(const tsl_graph *g, int node, tsl_node_kernel *o
   switch (n->op) {
   case TSL_OP_CONV: st = make_conv(g, node, out, &b); break;
   case TSL_OP_MAX_POOL:
-  case TSL_OP_AVERAGE_POOL: st = make_pool(g, node, out, &b); break;
+  case TSL_OP_AVERAGE_POOL: st = tsl_nk_make_pool(g, node, out, &b); break;
   case TSL_OP_GLOBAL_AVERAGE_POOL:
   case TSL_OP_REDUCE_MEAN: st = make_global_pool(g, node, out, &b); break;
   case TSL_OP_RELU:

@@ -110,25 +110,25 @@ tsl_status tsl_nk_make_binary(const tsl_graph *g, int node, tsl_node_kernel *k, 
     return tsl_nk_node_err(g, node, TSL_ERR_UNSUPPORTED, "too many arguments");
   k->registry_op = info->name;
   k->nparams = np;
-  tsl_nk_put(b, "binary %s(", info->name);
+  tsl_text_put(b, "binary %s(", info->name);
   for (int i = 0; i < n->n_inputs + n->n_outputs; i++) {
     int v = i < n->n_inputs ? n->inputs[i] : n->outputs[i - n->n_inputs];
     int64_t shape[TSL_MAX_NDIM];
     int nd = tsl_value_storage_shape(&g->values[v], shape);
     tsl_nk_add_arg(k, v, nd, shape);
-    tsl_nk_put(b, "%s%s[", i ? ", " : "", tsl_dtype_str(g->values[v].dtype));
-    for (int d = 0; d < nd; d++) tsl_nk_put(b, "%s%lld", d ? "x" : "", (long long)shape[d]);
-    tsl_nk_put(b, "]");
+    tsl_text_put(b, "%s%s[", i ? ", " : "", tsl_dtype_str(g->values[v].dtype));
+    for (int d = 0; d < nd; d++) tsl_text_put(b, "%s%lld", d ? "x" : "", (long long)shape[d]);
+    tsl_text_put(b, "]");
   }
   k->ninputs = n->n_inputs;
-  tsl_nk_put(b, ")");
+  tsl_text_put(b, ")");
   for (int p = 0; p < np; p++) {
     if (k->params[p].kind == TSL_DSL_PARAM_INT)
-      tsl_nk_put(b, " %s=%lld", k->params[p].name, (long long)k->params[p].i);
+      tsl_text_put(b, " %s=%lld", k->params[p].name, (long long)k->params[p].i);
     else
-      tsl_nk_put(b, " %s=%.17g", k->params[p].name, k->params[p].f);
+      tsl_text_put(b, " %s=%.17g", k->params[p].name, k->params[p].f);
   }
-  tsl_nk_put(b, "\n");
+  tsl_text_put(b, "\n");
   snprintf(k->label, sizeof k->label, "%s", info->name);
   snprintf(k->op_name, sizeof k->op_name, "binary");
   return TSL_OK;

@@ -1,4 +1,4 @@
-/* Internal to models/node_kernels*.c: the text builder and helpers shared by the plain
+/* Internal to models/node_kernels*.c: the helpers shared by the plain
  * and the blocked (NCHW[x]c) kernel makers. */
 #ifndef TESSEL_MODELS_NODE_KERNELS_INTERNAL_H
 #define TESSEL_MODELS_NODE_KERNELS_INTERNAL_H
@@ -6,16 +6,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "dsl/text_buf.h"
 #include "models/node_kernels.h"
 
-typedef struct tsl_text_buf {
-  char *s;
-  size_t len, cap;
-  bool oom;
-} tsl_text_buf;
-
-/* Appends printf-style text (sets oom on allocation failure). */
-void tsl_nk_put(tsl_text_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Appends a finite float literal of the DSL. */
 void tsl_nk_put_float(tsl_text_buf *b, double v);
 /* TSL error naming the node and its operator. */
@@ -33,6 +26,12 @@ tsl_status tsl_nk_put_activation(const tsl_graph *g, int node, const char *opera
                                  tsl_text_buf *b);
 /* outer x axis x inner view of v around `axis`. */
 void tsl_nk_view3(const tsl_value *v, int axis, int64_t out[3]);
+
+/* The kernel of a MaxPool or AveragePool node (2-D window, ONNX attributes) in the layout
+ * of its output: plain NCHW, or NCHW[x]c (the input then in the same blocking). The
+ * arguments are the input and output as stored (tsl_value_storage_shape).
+ * Errors: those of tsl_node_conv2d_params (malformed attributes, a dilated AveragePool). */
+tsl_status tsl_nk_make_pool(const tsl_graph *g, int node, tsl_node_kernel *k, tsl_text_buf *b);
 
 /* The kernel of a node whose output is in the NCHW[x]c layout, or of a layout
  * transform (an Identity carrying TSL_ATTR_LAYOUT_TRANSFORM). */

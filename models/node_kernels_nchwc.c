@@ -32,16 +32,16 @@ static void add_storage_arg(tsl_node_kernel *k, const tsl_graph *g, int value) {
 
 /* Registry op with integer params; the key lists the op, the argument shapes and params. */
 static void key_of(tsl_node_kernel *k, tsl_text_buf *b) {
-  tsl_nk_put(b, "%s(", k->registry_op);
+  tsl_text_put(b, "%s(", k->registry_op);
   for (int a = 0; a < k->nargs; a++) {
-    tsl_nk_put(b, "%s", a ? "; " : "");
-    for (int d = 0; d < k->ndims[a]; d++) tsl_nk_put(b, "%s%lld", d ? "x" : "", (long long)k->shapes[a][d]);
+    tsl_text_put(b, "%s", a ? "; " : "");
+    for (int d = 0; d < k->ndims[a]; d++) tsl_text_put(b, "%s%lld", d ? "x" : "", (long long)k->shapes[a][d]);
   }
   for (int p = 0; p < k->nparams; p++) {
-    if (k->params[p].kind == TSL_DSL_PARAM_INT) tsl_nk_put(b, ", %s=%lld", k->params[p].name, (long long)k->params[p].i);
-    else tsl_nk_put(b, ", %s=%.9g", k->params[p].name, k->params[p].f);
+    if (k->params[p].kind == TSL_DSL_PARAM_INT) tsl_text_put(b, ", %s=%lld", k->params[p].name, (long long)k->params[p].i);
+    else tsl_text_put(b, ", %s=%.9g", k->params[p].name, k->params[p].f);
   }
-  tsl_nk_put(b, ")");
+  tsl_text_put(b, ")");
 }
 
 static void iparam(tsl_node_kernel *k, const char *name, int64_t v) { k->params[k->nparams++] = tsl_dsl_int_param(name, v); }
@@ -71,42 +71,10 @@ static tsl_status make_transform(const tsl_graph *g, int node, tsl_node_kernel *
 
 /* "select(cb*X + c < C, E, 0.0)" around E when C is not a multiple of X. */
 static void put_lane_guard_open(tsl_text_buf *b, int64_t C, int64_t X) {
-  if (C % X) tsl_nk_put(b, "select(cb*%lld + c < %lld, ", (long long)X, (long long)C);
+  if (C % X) tsl_text_put(b, "select(cb*%lld + c < %lld, ", (long long)X, (long long)C);
 }
 static void put_lane_guard_close(tsl_text_buf *b, int64_t C, int64_t X) {
-  if (C % X) tsl_nk_put(b, ", 0.0)");
-}
-
-static tsl_status make_pool(const tsl_graph *g, int node, tsl_node_kernel *k, tsl_text_buf *b) {
-  const tsl_node *n = &g->nodes[node];
-  tsl_conv2d_params p;
-  tsl_status st = tsl_node_conv2d_params(g, n, &p);
-  if (st != TSL_OK) return st;
-  const tsl_value *x = tsl_nk_in_val(g, n, 0), *y = &g->values[n->outputs[0]];
-  add_storage_arg(k, g, n->inputs[0]);
-  k->ninputs = 1;
-  add_storage_arg(k, g, n->outputs[0]);
-  long long H = x->shape[2], W = x->shape[3], pt = p.pads[0], pl = p.pads[1];
-  long long sh = p.strides[0], sw = p.strides[1], dh = p.dilations[0], dw = p.dilations[1];
-  bool is_max = n->op == TSL_OP_MAX_POOL;
-  snprintf(k->label, sizeof k->label, "%s_nchwc_%lldx%lld_s%lld_p%lld", is_max ? "maxpool" : "avgpool",
-           (long long)p.kernel[0], (long long)p.kernel[1], sh, pt);
-  tsl_nk_put_header(b, k);
-  char yy[64], xx[64], cond[512];
-  snprintf(yy, sizeof yy, "y*%lld + r*%lld", sh, dh);
-  snprintf(xx, sizeof xx, "x*%lld + s*%lld", sw, dw);
-  snprintf(cond, sizeof cond, "%s >= %lld && %s < %lld && %s >= %lld && %s < %lld", yy, pt, yy, H + pt, xx, pl, xx, W + pl);
-  tsl_nk_put(b, "  %s[n, cb, y, x, c] = %s(r, s: select(%s, x0[n, cb, %s - %lld, %s - %lld, c], %s))\n"
-                "    where y < %lld, x < %lld, r < %lld, s < %lld\n",
-             is_max ? "out" : "acc", is_max ? "max" : "sum", cond, yy, pt, xx, pl, is_max ? "-inf" : "0.0",
-             (long long)y->shape[2], (long long)y->shape[3], (long long)p.kernel[0], (long long)p.kernel[1]);
-  if (is_max) return TSL_OK;
-  long long hb = p.count_include_pad ? -pt : 0, he = p.count_include_pad ? H + p.pads[2] : H;
-  long long wb = p.count_include_pad ? -pl : 0, we = p.count_include_pad ? W + p.pads[3] : W;
-  tsl_nk_put(b, "  out[n, cb, y, x, c] = acc[n, cb, y, x, c] / f32((min(y*%lld - %lld + %lld, %lld) - max(y*%lld - %lld, %lld)) *"
-                " (min(x*%lld - %lld + %lld, %lld) - max(x*%lld - %lld, %lld)))\n",
-             sh, pt, (long long)p.kernel[0], he, sh, pt, hb, sw, pl, (long long)p.kernel[1], we, sw, pl, wb);
-  return TSL_OK;
+  if (C % X) tsl_text_put(b, ", 0.0)");
 }
 
 static tsl_status make_global_pool(const tsl_graph *g, int node, tsl_node_kernel *k, tsl_text_buf *b) {
@@ -122,9 +90,9 @@ static tsl_status make_global_pool(const tsl_graph *g, int node, tsl_node_kernel
     tsl_nk_add_arg(k, n->outputs[0], 2, vout);
     snprintf(k->label, sizeof k->label, "global_avgpool_nchwc_to_nchw");
     tsl_nk_put_header(b, k);
-    tsl_nk_put(b, "  acc[n, cb, c] = sum(j: x0[n, cb, j, c])\n"
-                  "  out[n, ch] = acc[n, ch / %lld, ch %% %lld] / %lld\n    where n < %lld, ch < %lld\n",
-               (long long)s[4], (long long)s[4], (long long)vin[2], (long long)s[0], (long long)x->shape[1]);
+    tsl_text_put(b, "  acc[n, cb, c] = sum(j: x0[n, cb, j, c])\n"
+                    "  out[n, ch] = acc[n, ch / %lld, ch %% %lld] / %lld\n    where n < %lld, ch < %lld\n",
+                 (long long)s[4], (long long)s[4], (long long)vin[2], (long long)s[0], (long long)x->shape[1]);
     return TSL_OK;
   }
   int64_t vin[3] = {s[0] * s[1], s[2] * s[3], s[4]}, vout[2] = {s[0] * s[1], s[4]};
@@ -133,7 +101,7 @@ static tsl_status make_global_pool(const tsl_graph *g, int node, tsl_node_kernel
   tsl_nk_add_arg(k, n->outputs[0], 2, vout);
   snprintf(k->label, sizeof k->label, "global_avgpool_nchwc");
   tsl_nk_put_header(b, k);
-  tsl_nk_put(b, "  acc[i, c] = sum(j: x0[i, j, c])\n  out[i, c] = acc[i, c] / %lld\n", (long long)vin[1]);
+  tsl_text_put(b, "  acc[i, c] = sum(j: x0[i, j, c])\n  out[i, c] = acc[i, c] / %lld\n", (long long)vin[1]);
   return TSL_OK;
 }
 
@@ -149,28 +117,28 @@ static tsl_status make_elemwise(const tsl_graph *g, int node, tsl_node_kernel *k
   k->ninputs = nin;
   tsl_nk_add_arg(k, n->outputs[0], 1, &total);
   tsl_nk_put_header(b, k);
-  tsl_nk_put(b, "  @tag(\"elemwise\")\n  out[i] = ");
+  tsl_text_put(b, "  @tag(\"elemwise\")\n  out[i] = ");
   if (n->op == TSL_OP_RELU) {
-    tsl_nk_put(b, "max(x0[i], 0.0)");
+    tsl_text_put(b, "max(x0[i], 0.0)");
   } else if (n->op == TSL_OP_CLIP) {
     double lo = tsl_node_attr_float(n, "min", -INFINITY), hi = tsl_node_attr_float(n, "max", INFINITY);
-    if (isfinite(hi)) tsl_nk_put(b, "min(");
-    if (isfinite(lo)) tsl_nk_put(b, "max(");
-    tsl_nk_put(b, "x0[i]");
+    if (isfinite(hi)) tsl_text_put(b, "min(");
+    if (isfinite(lo)) tsl_text_put(b, "max(");
+    tsl_text_put(b, "x0[i]");
     if (isfinite(lo)) {
-      tsl_nk_put(b, ", ");
+      tsl_text_put(b, ", ");
       tsl_nk_put_float(b, lo);
-      tsl_nk_put(b, ")");
+      tsl_text_put(b, ")");
     }
     if (isfinite(hi)) {
-      tsl_nk_put(b, ", ");
+      tsl_text_put(b, ", ");
       tsl_nk_put_float(b, hi);
-      tsl_nk_put(b, ")");
+      tsl_text_put(b, ")");
     }
   } else {
-    tsl_nk_put(b, "x0[i] %s x1[i]", n->op == TSL_OP_ADD ? "+" : "*");
+    tsl_text_put(b, "x0[i] %s x1[i]", n->op == TSL_OP_ADD ? "+" : "*");
   }
-  tsl_nk_put(b, "\n");
+  tsl_text_put(b, "\n");
   snprintf(k->label, sizeof k->label, "%s_nchwc", tsl_op_name(n->op));
   return TSL_OK;
 }
@@ -191,15 +159,15 @@ static tsl_status make_activation(const tsl_graph *g, int node, tsl_node_kernel 
   k->ninputs = 1;
   tsl_nk_add_arg(k, n->outputs[0], guard ? 4 : 1, guard ? v : &total);
   tsl_nk_put_header(b, k);
-  tsl_nk_put(b, "  @tag(\"elemwise\")\n  out[%s] = ", guard ? "n, cb, i, c" : "i");
+  tsl_text_put(b, "  @tag(\"elemwise\")\n  out[%s] = ", guard ? "n, cb, i, c" : "i");
   if (guard) put_lane_guard_open(b, C, X);
   st = tsl_nk_put_activation(g, node, guard ? "x0[n, cb, i, c]" : "x0[i]", k, b);
   if (guard) {
     put_lane_guard_close(b, C, X);
-    tsl_nk_put(b, "\n    where n < %lld, cb < %lld, i < %lld, c < %lld\n", (long long)v[0], (long long)v[1],
+    tsl_text_put(b, "\n    where n < %lld, cb < %lld, i < %lld, c < %lld\n", (long long)v[0], (long long)v[1],
                (long long)v[2], (long long)v[3]);
   } else {
-    tsl_nk_put(b, "\n    where i < %lld\n", (long long)total);
+    tsl_text_put(b, "\n    where i < %lld\n", (long long)total);
   }
   size_t len = strlen(k->label);
   snprintf(k->label + len, sizeof k->label - len, "_nchwc");
@@ -224,13 +192,13 @@ static tsl_status make_batch_norm(const tsl_graph *g, int node, tsl_node_kernel 
   tsl_nk_put_header(b, k);
   char ch[96];
   snprintf(ch, sizeof ch, "min(cb*%lld + c, %lld)", (long long)s[4], (long long)(C - 1));
-  tsl_nk_put(b, "  out[n, cb, i, c] = ");
+  tsl_text_put(b, "  out[n, cb, i, c] = ");
   put_lane_guard_open(b, C, s[4]);
-  tsl_nk_put(b, "(x0[n, cb, i, c] - x3[%s]) / sqrt(x4[%s] + ", ch, ch);
+  tsl_text_put(b, "(x0[n, cb, i, c] - x3[%s]) / sqrt(x4[%s] + ", ch, ch);
   tsl_nk_put_float(b, tsl_node_attr_float(n, "epsilon", 1e-5));
-  tsl_nk_put(b, ") * x1[%s] + x2[%s]", ch, ch);
+  tsl_text_put(b, ") * x1[%s] + x2[%s]", ch, ch);
   put_lane_guard_close(b, C, s[4]);
-  tsl_nk_put(b, "\n");
+  tsl_text_put(b, "\n");
   return TSL_OK;
 }
 
@@ -254,7 +222,7 @@ static tsl_status make_concat(const tsl_graph *g, int node, tsl_node_kernel *k, 
   tsl_nk_add_arg(k, n->outputs[0], 4, view);
   snprintf(k->label, sizeof k->label, "concat%d_nchwc", n->n_inputs);
   tsl_nk_put_header(b, k);
-  tsl_nk_put(b, "  out[n, cb, i, c] = ");
+  tsl_text_put(b, "  out[n, cb, i, c] = ");
   int64_t off = 0;
   for (int a = 0; a < n->n_inputs; a++) {
     int64_t C = g->values[n->inputs[a]].shape[1];
@@ -262,21 +230,21 @@ static tsl_status make_concat(const tsl_graph *g, int node, tsl_node_kernel *k, 
     if (aligned) {
       /* whole blocks: block index arithmetic only */
       int64_t ob = off / X, nb = C / X;
-      if (!last) tsl_nk_put(b, "select(cb < %lld, ", (long long)(ob + nb));
-      tsl_nk_put(b, "x%d[n, min(max(cb - %lld, 0), %lld), i, c]", a, (long long)ob, (long long)(nb - 1));
+      if (!last) tsl_text_put(b, "select(cb < %lld, ", (long long)(ob + nb));
+      tsl_text_put(b, "x%d[n, min(max(cb - %lld, 0), %lld), i, c]", a, (long long)ob, (long long)(nb - 1));
     } else {
       char idx[128];
       snprintf(idx, sizeof idx, "min(max(cb*%lld + c - %lld, 0), %lld)", (long long)X, (long long)off, (long long)(C - 1));
-      tsl_nk_put(b, "select(cb*%lld + c < %lld, x%d[n, %s / %lld, i, %s %% %lld], ", (long long)X, (long long)(off + C), a,
-                 idx, (long long)X, idx, (long long)X);
-      if (last) tsl_nk_put(b, "0.0)");
+      tsl_text_put(b, "select(cb*%lld + c < %lld, x%d[n, %s / %lld, i, %s %% %lld], ", (long long)X, (long long)(off + C), a,
+                   idx, (long long)X, idx, (long long)X);
+      if (last) tsl_text_put(b, "0.0)");
     }
-    if (!last && aligned) tsl_nk_put(b, ", ");
+    if (!last && aligned) tsl_text_put(b, ", ");
     off += C;
   }
-  for (int a = 0; a + 1 < n->n_inputs; a++) tsl_nk_put(b, ")");
-  tsl_nk_put(b, "\n    where n < %lld, cb < %lld, i < %lld, c < %lld\n", (long long)view[0], (long long)view[1],
-             (long long)view[2], (long long)view[3]);
+  for (int a = 0; a + 1 < n->n_inputs; a++) tsl_text_put(b, ")");
+  tsl_text_put(b, "\n    where n < %lld, cb < %lld, i < %lld, c < %lld\n", (long long)view[0], (long long)view[1],
+               (long long)view[2], (long long)view[3]);
   return TSL_OK;
 }
 
@@ -304,15 +272,15 @@ static tsl_status make_slice(const tsl_graph *g, int node, tsl_node_kernel *k, t
   snprintf(k->label, sizeof k->label, "channel_slice_nchwc");
   tsl_nk_put_header(b, k);
   if (start % X == 0 && Co % X == 0) {
-    tsl_nk_put(b, "  out[n, cb, i, c] = x0[n, cb + %lld, i, c]\n", (long long)(start / X));
+    tsl_text_put(b, "  out[n, cb, i, c] = x0[n, cb + %lld, i, c]\n", (long long)(start / X));
   } else {
     char idx[96];
     snprintf(idx, sizeof idx, "min(cb*%lld + c + %lld, %lld)", (long long)X, (long long)start, (long long)(C - 1));
-    tsl_nk_put(b, "  out[n, cb, i, c] = select(cb*%lld + c < %lld, x0[n, %s / %lld, i, %s %% %lld], 0.0)\n", (long long)X,
-               (long long)Co, idx, (long long)X, idx, (long long)X);
+    tsl_text_put(b, "  out[n, cb, i, c] = select(cb*%lld + c < %lld, x0[n, %s / %lld, i, %s %% %lld], 0.0)\n", (long long)X,
+                 (long long)Co, idx, (long long)X, idx, (long long)X);
   }
-  tsl_nk_put(b, "    where n < %lld, cb < %lld, i < %lld, c < %lld\n", (long long)vout[0], (long long)vout[1],
-             (long long)vout[2], (long long)vout[3]);
+  tsl_text_put(b, "    where n < %lld, cb < %lld, i < %lld, c < %lld\n", (long long)vout[0], (long long)vout[1],
+               (long long)vout[2], (long long)vout[3]);
   return TSL_OK;
 }
 
@@ -331,12 +299,12 @@ static tsl_status make_channel_shuffle(const tsl_graph *g, int node, tsl_node_ke
   char ch[64], src[192];
   snprintf(ch, sizeof ch, "min(cb*%lld + c, %lld)", (long long)X, (long long)(C - 1));
   snprintf(src, sizeof src, "(%s %% %lld) * %lld + %s / %lld", ch, (long long)G, (long long)(C / G), ch, (long long)G);
-  tsl_nk_put(b, "  out[n, cb, i, c] = ");
+  tsl_text_put(b, "  out[n, cb, i, c] = ");
   put_lane_guard_open(b, C, X);
-  tsl_nk_put(b, "x0[n, (%s) / %lld, i, (%s) %% %lld]", src, (long long)X, src, (long long)X);
+  tsl_text_put(b, "x0[n, (%s) / %lld, i, (%s) %% %lld]", src, (long long)X, src, (long long)X);
   put_lane_guard_close(b, C, X);
-  tsl_nk_put(b, "\n    where n < %lld, cb < %lld, i < %lld, c < %lld\n", (long long)v[0], (long long)v[1], (long long)v[2],
-             (long long)v[3]);
+  tsl_text_put(b, "\n    where n < %lld, cb < %lld, i < %lld, c < %lld\n", (long long)v[0], (long long)v[1], (long long)v[2],
+               (long long)v[3]);
   return TSL_OK;
 }
 
@@ -350,7 +318,7 @@ tsl_status tsl_nk_make_nchwc(const tsl_graph *g, int node, tsl_node_kernel *k, t
     return tsl_nk_node_err(g, node, TSL_ERR_INVALID,
                            "a blocked conv is built by the graph compiler's conv path (models/compile_conv.h)");
   case TSL_OP_MAX_POOL:
-  case TSL_OP_AVERAGE_POOL: return make_pool(g, node, k, b);
+  case TSL_OP_AVERAGE_POOL: return tsl_nk_make_pool(g, node, k, b);
   case TSL_OP_GLOBAL_AVERAGE_POOL:
   case TSL_OP_REDUCE_MEAN: return make_global_pool(g, node, k, b);
   case TSL_OP_RELU:

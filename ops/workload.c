@@ -1,48 +1,14 @@
 /* Canonical workload keys (see workload.h). */
 #include "ops/workload.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ops/registry.h"
+#include "dsl/text_buf.h"
 
 enum { MAX_PARAMS = 64 };
-
-typedef struct strbuf {
-  char *s;
-  size_t len, cap;
-  bool oom;
-} strbuf;
-
-static void sb_printf(strbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void sb_printf(strbuf *b, const char *fmt, ...) {
-  if (b->oom) return;
-  for (;;) {
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(b->s ? b->s + b->len : NULL, b->s ? b->cap - b->len : 0, fmt, ap);
-    va_end(ap);
-    if (n < 0) {
-      b->oom = true;
-      return;
-    }
-    if (b->s && b->len + (size_t)n < b->cap) {
-      b->len += (size_t)n;
-      return;
-    }
-    size_t cap = b->cap ? b->cap * 2 : 256;
-    while (cap <= b->len + (size_t)n) cap *= 2;
-    char *s = realloc(b->s, cap);
-    if (!s) {
-      b->oom = true;
-      return;
-    }
-    b->s = s;
-    b->cap = cap;
-  }
-}
 
 typedef struct param_slot {
   const char *name;
@@ -101,8 +67,8 @@ tsl_status tsl_workload_key(const char *op, int ninputs, const int64_t *const *s
                        slots[i].name, info->name);
   qsort(slots, (size_t)np, sizeof slots[0], cmp_slot);
 
-  strbuf b = {0};
-  sb_printf(&b, "%s(", info->name);
+  tsl_text_buf b = {0};
+  tsl_text_put(&b, "%s(", info->name);
   for (int i = 0; i < ninputs; i++) {
     const tsl_dsl_input_info *in = tsl_dsl_op_input(def, i);
     if (ndims[i] != in->ndim || !shapes[i]) {
@@ -111,25 +77,25 @@ tsl_status tsl_workload_key(const char *op, int ninputs, const int64_t *const *s
                        in->ndim, ndims[i]);
     }
     char tbuf[32];
-    sb_printf(&b, "%s%s:%s[", i ? "," : "", in->name, tsl_type_str(in->dtype, tbuf, sizeof tbuf));
+    tsl_text_put(&b, "%s%s:%s[", i ? "," : "", in->name, tsl_type_str(in->dtype, tbuf, sizeof tbuf));
     for (int d = 0; d < ndims[i]; d++) {
       if (shapes[i][d] < 1) {
         free(b.s);
         return tsl_error(TSL_ERR_INVALID, "workload key: input %s extent %lld in dimension %d (must be >= 1)",
                          in->name, (long long)shapes[i][d], d);
       }
-      sb_printf(&b, "%s%lld", d ? "," : "", (long long)shapes[i][d]);
+      tsl_text_put(&b, "%s%lld", d ? "," : "", (long long)shapes[i][d]);
     }
-    sb_printf(&b, "]");
+    tsl_text_put(&b, "]");
   }
-  sb_printf(&b, ";");
+  tsl_text_put(&b, ";");
   for (int i = 0; i < np; i++) {
     if (slots[i].kind == TSL_DSL_PARAM_INT)
-      sb_printf(&b, "%s%s=%lld", i ? "," : "", slots[i].name, (long long)slots[i].value.i);
+      tsl_text_put(&b, "%s%s=%lld", i ? "," : "", slots[i].name, (long long)slots[i].value.i);
     else
-      sb_printf(&b, "%s%s=%.17g", i ? "," : "", slots[i].name, slots[i].value.f);
+      tsl_text_put(&b, "%s%s=%.17g", i ? "," : "", slots[i].name, slots[i].value.f);
   }
-  sb_printf(&b, ")");
+  tsl_text_put(&b, ")");
   if (b.oom) {
     free(b.s);
     return tsl_error(TSL_ERR_NOMEM, "workload key: out of memory");

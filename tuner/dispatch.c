@@ -41,32 +41,6 @@ static void info_set(tsl_dispatch_info *info, const tsl_algo_choice *a, const ts
   tsl_config_str(s, c, info->config_str, sizeof info->config_str);
 }
 
-/* tsl_records_best restricted to records whose config is a point of space s (an
- * invalid config must not hide a valid slower one); *rank: tsl_record_rank's (0..7;
- * below 4 the exact target). */
-static bool best_valid(const tsl_records *db, const char *target, const char *key, const char *tpl, uint64_t hash,
-                       const tsl_config_space *s, const tsl_record **out, int *rank) {
-  char fam[192];
-  tsl_target_family(target, fam, sizeof fam);
-  int threads = tsl_get_num_threads();
-  const tsl_record *best[8] = {NULL};
-  for (int i = 0; i < db->n; i++) {
-    const tsl_record *r = &db->recs[i];
-    if (r->error_no != TSL_MEASURE_OK || r->space_hash != hash || strcmp(r->workload, key) != 0 ||
-        strcmp(r->template_name, tpl) != 0 || tsl_config_check(s, &r->config) != TSL_OK)
-      continue;
-    int k = tsl_record_rank(r, target, fam, threads);
-    if (k >= 0 && (!best[k] || tsl_record_cost(r) < tsl_record_cost(best[k]))) best[k] = r;
-  }
-  for (int k = 0; k < 8; k++)
-    if (best[k]) {
-      *out = best[k];
-      *rank = k;
-      return true;
-    }
-  return false;
-}
-
 static bool any_record(const tsl_records *db, const char *key, const char *tpl) {
   for (int i = 0; i < db->n; i++)
     if (db->recs[i].error_no == TSL_MEASURE_OK && strcmp(db->recs[i].template_name, tpl) == 0 &&
@@ -114,7 +88,7 @@ static tsl_status dispatch(const tsl_records *db, const tsl_target *t, const tsl
     st = tsl_error(TSL_ERR_NOT_FOUND, "dispatch: no algorithm applies to %s", key);
     goto out;
   }
-  /* the best record per algorithm; ranks (best_valid, tsl_record_rank) put the exact
+  /* the best record per algorithm; ranks (tsl_records_best_rank, tsl_record_rank) put the exact
    * target before its family, this thread count before others, in-model records before
    * isolated ones */
   int best = -1, best_tier = 8;
@@ -130,8 +104,8 @@ static tsl_status dispatch(const tsl_records *db, const tsl_target *t, const tsl
     ok[a] = true;
     uint64_t h = tsl_space_hash(algos[a].tpl->name, algos[a].tpl->version, algos[a].tpl->op, &spaces[a]);
     const tsl_record *r = NULL;
-    int tier = 8;
-    if (!best_valid(db, target, key, algos[a].tpl->name, h, &spaces[a], &r, &tier)) continue;
+    int tier = tsl_records_best_rank(db, target, key, algos[a].tpl->name, h, &spaces[a], &r);
+    if (tier < 0) continue;
     bool better =
         !best_rec || tier < best_tier || (tier == best_tier && tsl_record_cost(r) < tsl_record_cost(best_rec));
     if (better) {

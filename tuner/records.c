@@ -467,12 +467,10 @@ const char *tsl_target_family(const char *target, char *buf, size_t n) {
   return buf;
 }
 
-tsl_status tsl_records_best(const tsl_records *db, const char *target, const char *workload,
-                            const char *template_name, uint64_t space_hash, const tsl_record **out,
-                            tsl_match_kind *match) {
-  if (match) *match = TSL_MATCH_NONE;
+int tsl_records_best_rank(const tsl_records *db, const char *target, const char *workload, const char *template_name,
+                          uint64_t space_hash, const tsl_config_space *space, const tsl_record **out) {
   if (out) *out = NULL;
-  if (!db || !target || !workload || !out) return tsl_error(TSL_ERR_INVALID, "records best: NULL argument");
+  if (!db || !target || !workload || !out) return -1;
   char fam[192];
   tsl_target_family(target, fam, sizeof fam);
   int threads = tsl_get_num_threads();
@@ -482,15 +480,31 @@ tsl_status tsl_records_best(const tsl_records *db, const char *target, const cha
     if (r->error_no != TSL_MEASURE_OK || strcmp(r->workload, workload) != 0) continue;
     if (template_name && strcmp(r->template_name, template_name) != 0) continue;
     if (space_hash && r->space_hash != space_hash) continue;
+    if (space && tsl_config_check(space, &r->config) != TSL_OK) continue;
     int k = tsl_record_rank(r, target, fam, threads);
     if (k >= 0 && (!best[k] || tsl_record_cost(r) < tsl_record_cost(best[k]))) best[k] = r;
   }
   for (int k = 0; k < 8; k++)
     if (best[k]) {
       *out = best[k];
-      if (match) *match = k < 4 ? TSL_MATCH_EXACT : TSL_MATCH_FAMILY;
-      return TSL_OK;
+      return k;
     }
+  return -1;
+}
+
+tsl_status tsl_records_best(const tsl_records *db, const char *target, const char *workload,
+                            const char *template_name, uint64_t space_hash, const tsl_record **out,
+                            tsl_match_kind *match) {
+  if (match) *match = TSL_MATCH_NONE;
+  if (out) *out = NULL;
+  if (!db || !target || !workload || !out) return tsl_error(TSL_ERR_INVALID, "records best: NULL argument");
+  int k = tsl_records_best_rank(db, target, workload, template_name, space_hash, NULL, out);
+  if (k >= 0) {
+    if (match) *match = k < 4 ? TSL_MATCH_EXACT : TSL_MATCH_FAMILY;
+    return TSL_OK;
+  }
+  char fam[192];
+  tsl_target_family(target, fam, sizeof fam);
   return tsl_error(TSL_ERR_NOT_FOUND, "records: no successful record of %s on %s (family %s)", workload, target, fam);
 }
 

@@ -182,6 +182,14 @@ tsl_status tsl_records_best(const tsl_records *db, const char *target, const cha
                             const char *template_name, uint64_t space_hash, const tsl_record **out,
                             tsl_match_kind *match);
 
+/* The search of tsl_records_best, further restricted to records whose config is a point
+ * of `space` when space is not NULL (an invalid config must not hide a valid slower
+ * one). Returns the rank of the record found (tsl_record_rank: 0..7, below 4 the exact
+ * target) with *out pointing into db (valid until db changes), or -1 with *out NULL
+ * when no record qualifies or db, target, workload or out is NULL. Sets no error. */
+int tsl_records_best_rank(const tsl_records *db, const char *target, const char *workload, const char *template_name,
+                          uint64_t space_hash, const tsl_config_space *space, const tsl_record **out);
+
 /* True when db holds an isolated record (success or error) of exactly this target,
  * workload, template, space hash and config: the candidate was measured already
  * (resume). In-model records do not count. */

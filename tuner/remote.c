@@ -492,7 +492,7 @@ bool tsl_remote_device_info(const char *device, tsl_device_info *out) {
   return true;
 }
 
-/* 0 when out (bytes of ref's dtype and shape) matches ref within rtol; else why in msg. */
+/* 0 when out (bytes of ref's dtype and shape) matches ref (tsl_measure_output_ok); else why in msg. */
 static int compare_output(const void *out, size_t bytes, const tsl_tensor *ref, double rtol, char *msg, size_t n) {
   if (bytes != tsl_tensor_nbytes(ref)) {
     snprintf(msg, n, "device output of %zu bytes, reference %zu", bytes, tsl_tensor_nbytes(ref));
@@ -501,23 +501,7 @@ static int compare_output(const void *out, size_t bytes, const tsl_tensor *ref, 
   tsl_tensor view = *ref;
   view.data = (void *)(uintptr_t)out;
   view.owns_data = false;
-  int64_t numel = tsl_tensor_numel(ref);
-  double scale = 1;
-  for (int64_t i = 0; i < numel; i++) {
-    double v = fabs(tsl_tensor_get_f64(ref, i));
-    if (isfinite(v) && v > scale) scale = v;
-  }
-  double tol = rtol * scale;
-  for (int64_t i = 0; i < numel; i++) {
-    double a = tsl_tensor_get_f64(&view, i), b = tsl_tensor_get_f64(ref, i);
-    bool ok = isnan(b) ? isnan(a) : (isinf(b) ? a == b : fabs(a - b) <= tol);
-    if (!ok) {
-      snprintf(msg, n, "device output element %lld is %.9g, reference %.9g (tolerance %.3g)", (long long)i, a, b,
-               tol);
-      return 1;
-    }
-  }
-  return 0;
+  return !tsl_measure_output_ok(&view, ref, rtol, "device output", msg, n);
 }
 
 static void fill_arg(tsl_remote_arg *a, int kind, const tsl_tensor *t) {

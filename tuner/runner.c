@@ -87,8 +87,8 @@ static tsl_dtype dtype_of(tsl_type t) {
 
 /* ---- comparison ---------------------------------------------------------------- */
 
-/* 0 when out matches ref; else writes why into msg. */
-static int compare(const tsl_tensor *out, const tsl_tensor *ref, double rtol, const char *name, char *msg, size_t n) {
+bool tsl_measure_output_ok(const tsl_tensor *out, const tsl_tensor *ref, double rtol, const char *what, char *msg,
+                           size_t n) {
   int64_t numel = tsl_tensor_numel(ref);
   double scale = 1;
   for (int64_t i = 0; i < numel; i++) {
@@ -100,12 +100,11 @@ static int compare(const tsl_tensor *out, const tsl_tensor *ref, double rtol, co
     double a = tsl_tensor_get_f64(out, i), b = tsl_tensor_get_f64(ref, i);
     bool ok = isnan(b) ? isnan(a) : (isinf(b) ? a == b : fabs(a - b) <= tol);
     if (!ok) {
-      snprintf(msg, n, "output %s element %lld is %.9g, reference %.9g (tolerance %.3g)", name, (long long)i, a, b,
-               tol);
-      return 1;
+      snprintf(msg, n, "%s element %lld is %.9g, reference %.9g (tolerance %.3g)", what, (long long)i, a, b, tol);
+      return false;
     }
   }
-  return 0;
+  return true;
 }
 
 /* ---- the worker --------------------------------------------------------------- */
@@ -196,12 +195,15 @@ static void worker(tsl_runner *r, int fd, const tsl_template *tpl, const tsl_con
     send_msg(fd, &res);
     _exit(0);
   }
-  for (int o = 0; o < r->nout; o++)
-    if (compare(outs[o], r->ref[o], r->opts.rtol, r->program->outputs[o]->buf->name, res.msg, sizeof res.msg)) {
+  for (int o = 0; o < r->nout; o++) {
+    char what[sizeof res.msg];
+    snprintf(what, sizeof what, "output %s", r->program->outputs[o]->buf->name);
+    if (!tsl_measure_output_ok(outs[o], r->ref[o], r->opts.rtol, what, res.msg, sizeof res.msg)) {
       res.error_no = TSL_MEASURE_WRONG_ANSWER;
       send_msg(fd, &res);
       _exit(0);
     }
+  }
   if (r->slow_cutoff_s > 0 && call0 > r->slow_cutoff_s) {
     res.costs[0] = call0;
     res.ncosts = 1;

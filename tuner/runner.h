@@ -23,12 +23,15 @@
 #ifndef TESSEL_TUNER_RUNNER_H
 #define TESSEL_TUNER_RUNNER_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 #include "schedule/template.h"
 #include "target/target.h"
 #include "tessel/runtime.h"
+#include "tessel/tensor.h"
 #include "tuner/records.h"
 #include "ops/workload.h"
 
@@ -103,6 +106,16 @@ tsl_status tsl_runner_measure(tsl_runner *r, const tsl_template *tpl, const tsl_
  * lost device (TSL_ERR_IO naming it; no res[] is then valid). */
 tsl_status tsl_runner_measure_batch(tsl_runner *r, const tsl_template *tpl, const tsl_config_space *s,
                                     const tsl_config *cs, int n, tsl_measure_result *res);
+
+/* The runner's output check, also applied to what a remote device returns (tuner/remote.c):
+ * true when out matches ref, both of ref's dtype and shape (read element by element as
+ * float64, tsl_tensor_get_f64), i.e. for every element |out - ref| <= rtol * max(1,
+ * max |ref|) over the finite elements of ref; where ref is NaN out must be NaN, where it
+ * is infinite out must equal it. Otherwise false, and msg (n bytes, n > 0) receives
+ * "WHAT element I is A, reference B (tolerance T)" for the first element that differs
+ * (`what` names the output, e.g. "output out"). */
+bool tsl_measure_output_ok(const tsl_tensor *out, const tsl_tensor *ref, double rtol, const char *what, char *msg,
+                           size_t n);
 
 /* Forks a measurement or build worker joined to the caller by a pipe (stdout and stderr
  * flushed first). Returns in both processes: *pid 0 in the child, whose *fd is the

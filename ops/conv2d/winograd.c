@@ -7,7 +7,6 @@
 #include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +14,7 @@
 
 #include "ops/families.h"
 #include "dsl/parser.h"
+#include "dsl/text_buf.h"
 
 double tsl_winograd_error_bound(int m) {
   switch (m) {
@@ -25,45 +25,8 @@ double tsl_winograd_error_bound(int m) {
   }
 }
 
-/* ---- a growable string ---------------------------------------------------- */
-
-typedef struct sbuf {
-  char *s;
-  size_t len, cap;
-  bool failed;
-} sbuf;
-
-static void sb_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void sb_printf(sbuf *b, const char *fmt, ...) {
-  if (b->failed) return;
-  for (;;) {
-    va_list ap;
-    va_start(ap, fmt);
-    size_t room = b->cap - b->len;
-    int n = vsnprintf(b->s ? b->s + b->len : NULL, b->s ? room : 0, fmt, ap);
-    va_end(ap);
-    if (n < 0) {
-      b->failed = true;
-      return;
-    }
-    if (b->s && (size_t)n < room) {
-      b->len += (size_t)n;
-      return;
-    }
-    size_t cap = b->cap ? b->cap : 1024;
-    while (cap < b->len + (size_t)n + 1) cap *= 2;
-    char *s = realloc(b->s, cap);
-    if (!s) {
-      b->failed = true;
-      return;
-    }
-    b->s = s;
-    b->cap = cap;
-  }
-}
-
-static tsl_status sb_finish(sbuf *b, char **out) {
-  if (b->failed || !b->s) {
+static tsl_status sb_finish(tsl_text_buf *b, char **out) {
+  if (b->oom || !b->s) {
     free(b->s);
     return tsl_error(TSL_ERR_NOMEM, "winograd: out of memory writing the operator text");
   }
@@ -75,19 +38,19 @@ static tsl_status sb_finish(sbuf *b, char **out) {
 
 /* Writes sum_i coef[i] * term(i) for the nonzero coefficients: +-1 as a plain sum or
  * difference, others as a float literal times the term. `term` writes operand i. */
-typedef void (*term_fn)(sbuf *b, int i);
+typedef void (*term_fn)(tsl_text_buf *b, int i);
 
-static void write_coef_literal(sbuf *b, double v) {
+static void write_coef_literal(tsl_text_buf *b, double v) {
   char lit[64];
   snprintf(lit, sizeof lit, "%.17g", v);
   /* a FLOAT token needs a '.' or an exponent; an integer literal would adapt as well,
    * but the text reads better with one kind of constant */
   bool is_float = strpbrk(lit, ".eE") != NULL;
-  sb_printf(b, "%s%s", lit, is_float ? "" : ".0");
+  tsl_text_put(b, "%s%s", lit, is_float ? "" : ".0");
 }
 
 /* The first positive term is written first so the sum does not start with a negation. */
-static void write_combination(sbuf *b, int n, const tsl_rational *coef, term_fn term) {
+static void write_combination(tsl_text_buf *b, int n, const tsl_rational *coef, term_fn term) {
   bool first = true;
   int lead = -1;
   for (int i = 0; i < n && lead < 0; i++)
@@ -98,44 +61,44 @@ static void write_combination(sbuf *b, int n, const tsl_rational *coef, term_fn 
     double v = tsl_rational_to_double(coef[i]);
     bool neg = v < 0;
     double mag = fabs(v);
-    if (!first) sb_printf(b, "%s", neg ? " - " : " + ");
-    else if (neg) sb_printf(b, "-");
+    if (!first) tsl_text_put(b, "%s", neg ? " - " : " + ");
+    else if (neg) tsl_text_put(b, "-");
     if (mag != 1.0) {
       write_coef_literal(b, mag);
-      sb_printf(b, " * ");
+      tsl_text_put(b, " * ");
     }
     term(b, i);
     first = false;
   }
-  if (first) sb_printf(b, "0.0");
+  if (first) tsl_text_put(b, "0.0");
 }
 
 /* select(var == 0, row 0, select(var == 1, row 1, ... row n-1)) where row k is the
  * combination of `rows` (stride `stride`) row k with ncols terms. */
-static void write_select_chain(sbuf *b, const char *var, int nrows, int ncols, const tsl_rational *rows, int stride,
+static void write_select_chain(tsl_text_buf *b, const char *var, int nrows, int ncols, const tsl_rational *rows, int stride,
                                term_fn term, const char *indent) {
   for (int k = 0; k < nrows; k++) {
-    if (k < nrows - 1) sb_printf(b, "select(%s == %d,\n%s  ", var, k, indent);
+    if (k < nrows - 1) tsl_text_put(b, "select(%s == %d,\n%s  ", var, k, indent);
     write_combination(b, ncols, rows + (size_t)k * (size_t)stride, term);
-    if (k < nrows - 1) sb_printf(b, ",\n%s", indent);
+    if (k < nrows - 1) tsl_text_put(b, ",\n%s", indent);
   }
-  for (int k = 0; k < nrows - 1; k++) sb_printf(b, ")");
+  for (int k = 0; k < nrows - 1; k++) tsl_text_put(b, ")");
 }
 
 /* ---- the conv text -------------------------------------------------------- */
 
 /* The operands of the transforms' sums. */
-static void term_input(sbuf *b, int i) {
-  sb_printf(b, "tile_in[n, t, %d, j, cb, cx]", i);
+static void term_input(tsl_text_buf *b, int i) {
+  tsl_text_put(b, "tile_in[n, t, %d, j, cb, cx]", i);
 }
-static void term_vr(sbuf *b, int j) {
-  sb_printf(b, "Vr[e, %d, n, t, cb, cx]", j);
+static void term_vr(tsl_text_buf *b, int j) {
+  tsl_text_put(b, "Vr[e, %d, n, t, cb, cx]", j);
 }
-static void term_m(sbuf *b, int e) {
-  sb_printf(b, "M[%d, nu, n, t, kb, kx]", e);
+static void term_m(tsl_text_buf *b, int e) {
+  tsl_text_put(b, "M[%d, nu, n, t, kb, kx]", e);
 }
-static void term_ya(sbuf *b, int nu) {
-  sb_printf(b, "tile_out[n, oh, ow, %d, kb, kx]", nu);
+static void term_ya(tsl_text_buf *b, int nu) {
+  tsl_text_put(b, "tile_out[n, oh, ow, %d, kb, kx]", nu);
 }
 
 static bool is_identifier(const char *s) {
@@ -154,12 +117,12 @@ static tsl_status check_transform(const tsl_winograd_transform *T, const char *n
 }
 
 /* "0, 1, -1, 1/2" for the op's comment */
-static void write_points(sbuf *b, const tsl_winograd_transform *T) {
+static void write_points(tsl_text_buf *b, const tsl_winograd_transform *T) {
   for (int i = 0; i < T->npoints; i++) {
     char r[48];
-    sb_printf(b, "%s%s", i ? ", " : "", tsl_rational_str(T->points[i], r, sizeof r));
+    tsl_text_put(b, "%s%s", i ? ", " : "", tsl_rational_str(T->points[i], r, sizeof r));
   }
-  sb_printf(b, ", inf");
+  tsl_text_put(b, ", inf");
 }
 
 tsl_status tsl_winograd_conv_text(const tsl_winograd_transform *T, const char *name, bool residual, char **out) {
@@ -168,89 +131,89 @@ tsl_status tsl_winograd_conv_text(const tsl_winograd_transform *T, const char *n
   tsl_status st = check_transform(T, name);
   if (st != TSL_OK) return st;
   int m = T->m, a = T->alpha;
-  sbuf b = {0};
+  tsl_text_buf b = {0};
   tsl_rational bt[TSL_WINOGRAD_MAX_ALPHA * TSL_WINOGRAD_MAX_ALPHA], at[TSL_WINOGRAD_MAX_M * TSL_WINOGRAD_MAX_ALPHA];
   for (int i = 0; i < a; i++)
     for (int j = 0; j < a; j++) bt[i * a + j] = T->BT[i][j];
   for (int i = 0; i < m; i++)
     for (int j = 0; j < a; j++) at[i * a + j] = T->AT[i][j];
 
-  sb_printf(&b, "// Winograd F(%dx%d, 3x3), points ", m, m);
+  tsl_text_put(&b, "// Winograd F(%dx%d, 3x3), points ", m, m);
   write_points(&b, T);
-  sb_printf(&b, "; NCHW[x]c data, U = G g G^T from winograd_weight_f%d%s\n", m,
-            residual ? "; out = act(conv + bias + residual)" : "");
-  sb_printf(&b, "op %s(data: f32[N, CB, H, W, X], U: f32[A1, A2, KB, CP, X], bias: f32[KB, X],\n", name);
+  tsl_text_put(&b, "; NCHW[x]c data, U = G g G^T from winograd_weight_f%d%s\n", m,
+               residual ? "; out = act(conv + bias + residual)" : "");
+  tsl_text_put(&b, "op %s(data: f32[N, CB, H, W, X], U: f32[A1, A2, KB, CP, X], bias: f32[KB, X],\n", name);
   if (residual)
-    sb_printf(&b, "    residual: f32[N, KB, H + pad_top + pad_bottom - 2, W + pad_left + pad_right - 2, X],\n");
-  sb_printf(&b, "    pad_top: int = 0, pad_left: int = 0, pad_bottom: int = 0, pad_right: int = 0,\n"
-                "    stride_h: int = 1, stride_w: int = 1, dilation_h: int = 1, dilation_w: int = 1,\n"
-                "    act: int = 0, clip_min: float = 0.0, clip_max: float = 6.0)\n");
-  sb_printf(&b,
-            "  assert stride_h == 1 && stride_w == 1, \"winograd F(%dx%d, 3x3) needs stride 1 (use a direct convolution)\"\n"
-            "  assert dilation_h == 1 && dilation_w == 1, \"winograd F(%dx%d, 3x3) needs dilation 1 (use a direct convolution)\"\n"
-            "  assert pad_top >= 0 && pad_left >= 0 && pad_bottom >= 0 && pad_right >= 0, \"paddings must be >= 0\"\n"
-            "  assert A1 == %d && A2 == %d, \"U must be %d x %d x KB x CP x X (winograd_weight_f%d of 3x3 weights)\"\n"
-            "  assert CP == CB * X, \"U has CP input channels, data has CB * X\"\n"
-            "  assert H + pad_top + pad_bottom >= 3 && W + pad_left + pad_right >= 3, \"the padded input is smaller than 3x3\"\n"
-            "  assert act >= 0 && act <= 2, \"act is 0 (none), 1 (relu) or 2 (clip to [clip_min, clip_max])\"\n",
-            m, m, m, m, a, a, a, a, m);
+    tsl_text_put(&b, "    residual: f32[N, KB, H + pad_top + pad_bottom - 2, W + pad_left + pad_right - 2, X],\n");
+  tsl_text_put(&b, "    pad_top: int = 0, pad_left: int = 0, pad_bottom: int = 0, pad_right: int = 0,\n"
+                   "    stride_h: int = 1, stride_w: int = 1, dilation_h: int = 1, dilation_w: int = 1,\n"
+                   "    act: int = 0, clip_min: float = 0.0, clip_max: float = 6.0)\n");
+  tsl_text_put(&b,
+               "  assert stride_h == 1 && stride_w == 1, \"winograd F(%dx%d, 3x3) needs stride 1 (use a direct convolution)\"\n"
+               "  assert dilation_h == 1 && dilation_w == 1, \"winograd F(%dx%d, 3x3) needs dilation 1 (use a direct convolution)\"\n"
+               "  assert pad_top >= 0 && pad_left >= 0 && pad_bottom >= 0 && pad_right >= 0, \"paddings must be >= 0\"\n"
+               "  assert A1 == %d && A2 == %d, \"U must be %d x %d x KB x CP x X (winograd_weight_f%d of 3x3 weights)\"\n"
+               "  assert CP == CB * X, \"U has CP input channels, data has CB * X\"\n"
+               "  assert H + pad_top + pad_bottom >= 3 && W + pad_left + pad_right >= 3, \"the padded input is smaller than 3x3\"\n"
+               "  assert act >= 0 && act <= 2, \"act is 0 (none), 1 (relu) or 2 (clip to [clip_min, clip_max])\"\n",
+               m, m, m, m, a, a, a, a, m);
   /* TH = ceil(OH / m) with OH = H + pad_top + pad_bottom - 2; the sizes are spelled out
    * because the DSL has no local constants */
   char th[128], tw[128];
   snprintf(th, sizeof th, "((H + pad_top + pad_bottom - 3 + %d) / %d)", m, m);
   snprintf(tw, sizeof tw, "((W + pad_left + pad_right - 3 + %d) / %d)", m, m);
-  sb_printf(&b,
-            "  padded[n, cb, y, x, cx] = select(y >= pad_top && y < H + pad_top && x >= pad_left && x < W + pad_left,\n"
-            "                                   data[n, cb, y - pad_top, x - pad_left, cx], 0.0)\n"
-            "    where y < %s * %d + 2, x < %s * %d + 2\n",
-            th, m, tw, m);
-  sb_printf(&b,
-            "  tile_in[n, t, i, j, cb, cx] = padded[n, cb, t / TW * %d + i, t %% TW * %d + j, cx]\n"
-            "    where t < TH * TW, i < %d, j < %d\n",
-            m, m, a, a);
-  sbuf body = {0};
+  tsl_text_put(&b,
+               "  padded[n, cb, y, x, cx] = select(y >= pad_top && y < H + pad_top && x >= pad_left && x < W + pad_left,\n"
+               "                                   data[n, cb, y - pad_top, x - pad_left, cx], 0.0)\n"
+               "    where y < %s * %d + 2, x < %s * %d + 2\n",
+               th, m, tw, m);
+  tsl_text_put(&b,
+               "  tile_in[n, t, i, j, cb, cx] = padded[n, cb, t / TW * %d + i, t %% TW * %d + j, cx]\n"
+               "    where t < TH * TW, i < %d, j < %d\n",
+               m, m, a, a);
+  tsl_text_buf body = {0};
   write_select_chain(&body, "e", a, a, bt, a, term_input, "      ");
-  sb_printf(&b, "  @tag(\"winograd_input_rows\")\n  Vr[e, j, n, t, cb, cx] =\n      %s\n    where e < %d, j < %d\n", body.s ? body.s : "",
-            a, a);
+  tsl_text_put(&b, "  @tag(\"winograd_input_rows\")\n  Vr[e, j, n, t, cb, cx] =\n      %s\n    where e < %d, j < %d\n", body.s ? body.s : "",
+               a, a);
   free(body.s);
-  body = (sbuf){0};
+  body = (tsl_text_buf){0};
   write_select_chain(&body, "nu", a, a, bt, a, term_vr, "      ");
-  sb_printf(&b, "  @tag(\"winograd_input\")\n  V[e, nu, n, t, cb, cx] =\n      %s\n    where nu < %d\n", body.s ? body.s : "",
-            a);
+  tsl_text_put(&b, "  @tag(\"winograd_input\")\n  V[e, nu, n, t, cb, cx] =\n      %s\n    where nu < %d\n", body.s ? body.s : "",
+               a);
   free(body.s);
-  sb_printf(&b, "  @tag(\"winograd_gemm\")\n  M[e, nu, n, t, kb, kx] = sum(cb, cx: V[e, nu, n, t, cb, cx] * U[e, nu, kb, cb * X + cx, kx])\n");
-  body = (sbuf){0};
+  tsl_text_put(&b, "  @tag(\"winograd_gemm\")\n  M[e, nu, n, t, kb, kx] = sum(cb, cx: V[e, nu, n, t, cb, cx] * U[e, nu, kb, cb * X + cx, kx])\n");
+  body = (tsl_text_buf){0};
   write_select_chain(&body, "i", m, a, at, a, term_m, "      ");
-  sb_printf(&b, "  @tag(\"winograd_output_rows\")\n  Ya[i, nu, n, t, kb, kx] =\n      %s\n    where i < %d\n", body.s ? body.s : "", m);
+  tsl_text_put(&b, "  @tag(\"winograd_output_rows\")\n  Ya[i, nu, n, t, kb, kx] =\n      %s\n    where i < %d\n", body.s ? body.s : "", m);
   free(body.s);
-  sb_printf(&b,
-            "  tile_out[n, oh, ow, nu, kb, kx] = Ya[oh %% %d, nu, n, oh / %d * TW + ow / %d, kb, kx]\n"
-            "    where n < N, oh < H + pad_top + pad_bottom - 2, ow < W + pad_left + pad_right - 2, nu < %d\n",
-            m, m, m, a);
-  body = (sbuf){0};
+  tsl_text_put(&b,
+               "  tile_out[n, oh, ow, nu, kb, kx] = Ya[oh %% %d, nu, n, oh / %d * TW + ow / %d, kb, kx]\n"
+               "    where n < N, oh < H + pad_top + pad_bottom - 2, ow < W + pad_left + pad_right - 2, nu < %d\n",
+               m, m, m, a);
+  body = (tsl_text_buf){0};
   char var[32];
   snprintf(var, sizeof var, "ow %% %d", m);
   write_select_chain(&body, var, m, a, at, a, term_ya, "      ");
-  sb_printf(&b,
-            "  Y[n, kb, oh, ow, kx] =\n      %s\n      + bias[kb, kx]%s\n"
-            "    where n < N, kb < KB, oh < H + pad_top + pad_bottom - 2, ow < W + pad_left + pad_right - 2, kx < X\n",
-            body.s ? body.s : "", residual ? " + residual[n, kb, oh, ow, kx]" : "");
+  tsl_text_put(&b,
+               "  Y[n, kb, oh, ow, kx] =\n      %s\n      + bias[kb, kx]%s\n"
+               "    where n < N, kb < KB, oh < H + pad_top + pad_bottom - 2, ow < W + pad_left + pad_right - 2, kx < X\n",
+               body.s ? body.s : "", residual ? " + residual[n, kb, oh, ow, kx]" : "");
   free(body.s);
-  sb_printf(&b, "  @tag(\"conv2d_winograd\")\n"
-                "  out[n, kb, oh, ow, kx] = select(act == 1, max(Y[n, kb, oh, ow, kx], 0.0),\n"
-                "                           select(act == 2, min(max(Y[n, kb, oh, ow, kx], clip_min), clip_max),\n"
-                "                                  Y[n, kb, oh, ow, kx]))\n");
+  tsl_text_put(&b, "  @tag(\"conv2d_winograd\")\n"
+                   "  out[n, kb, oh, ow, kx] = select(act == 1, max(Y[n, kb, oh, ow, kx], 0.0),\n"
+                   "                           select(act == 2, min(max(Y[n, kb, oh, ow, kx], clip_min), clip_max),\n"
+                   "                                  Y[n, kb, oh, ow, kx]))\n");
   char *text = NULL;
   if ((st = sb_finish(&b, &text)) != TSL_OK) return st;
   /* TH and TW are macros in the text above: expand them */
-  sbuf x = {0};
+  tsl_text_buf x = {0};
   for (const char *p = text; *p;) {
     if ((p[0] == 'T') && (p[1] == 'H' || p[1] == 'W') && !isalnum((unsigned char)p[2]) && p[2] != '_' &&
         (p == text || !(isalnum((unsigned char)p[-1]) || p[-1] == '_'))) {
-      sb_printf(&x, "%s", p[1] == 'H' ? th : tw);
+      tsl_text_put(&x, "%s", p[1] == 'H' ? th : tw);
       p += 2;
     } else {
-      sb_printf(&x, "%c", *p++);
+      tsl_text_put(&x, "%c", *p++);
     }
   }
   free(text);
@@ -259,11 +222,11 @@ tsl_status tsl_winograd_conv_text(const tsl_winograd_transform *T, const char *n
 
 /* ---- the weight transform text -------------------------------------------- */
 
-static void term_weight(sbuf *b, int r) {
-  sb_printf(b, "weight[kb * lanes + kx, c, %d, s]", r);
+static void term_weight(tsl_text_buf *b, int r) {
+  tsl_text_put(b, "weight[kb * lanes + kx, c, %d, s]", r);
 }
-static void term_gw(sbuf *b, int s) {
-  sb_printf(b, "Gw[e, %d, kb, c, kx]", s);
+static void term_gw(tsl_text_buf *b, int s) {
+  tsl_text_put(b, "Gw[e, %d, kb, c, kx]", s);
 }
 
 tsl_status tsl_winograd_weight_text(const tsl_winograd_transform *T, const char *name, char **out) {
@@ -275,25 +238,25 @@ tsl_status tsl_winograd_weight_text(const tsl_winograd_transform *T, const char 
   tsl_rational g[TSL_WINOGRAD_MAX_ALPHA * 3];
   for (int i = 0; i < a; i++)
     for (int j = 0; j < 3; j++) g[i * 3 + j] = T->G[i][j];
-  sbuf b = {0};
-  sb_printf(&b, "// kernel transform U = G g G^T of Winograd F(%dx%d, 3x3), points ", T->m, T->m);
+  tsl_text_buf b = {0};
+  tsl_text_put(&b, "// kernel transform U = G g G^T of Winograd F(%dx%d, 3x3), points ", T->m, T->m);
   write_points(&b, T);
-  sb_printf(&b, "\n// channels padded with zeros to a multiple of lanes (the NCHW[x]c block)\n");
-  sb_printf(&b,
-            "op %s(weight: f32[K, C, R, S], lanes: int = 1)\n"
-            "  assert R == 3 && S == 3, \"winograd F(m, 3) needs a 3x3 kernel\"\n"
-            "  assert lanes >= 1, \"lanes must be >= 1\"\n",
-            name);
-  sbuf body = {0};
+  tsl_text_put(&b, "\n// channels padded with zeros to a multiple of lanes (the NCHW[x]c block)\n");
+  tsl_text_put(&b,
+               "op %s(weight: f32[K, C, R, S], lanes: int = 1)\n"
+               "  assert R == 3 && S == 3, \"winograd F(m, 3) needs a 3x3 kernel\"\n"
+               "  assert lanes >= 1, \"lanes must be >= 1\"\n",
+               name);
+  tsl_text_buf body = {0};
   write_select_chain(&body, "e", a, 3, g, 3, term_weight, "        ");
-  sb_printf(&b,
-            "  Gw[e, s, kb, c, kx] = select(c < C && kb * lanes + kx < K,\n        %s,\n        0.0)\n"
-            "    where e < %d, s < 3, kb < (K + lanes - 1) / lanes, c < (C + lanes - 1) / lanes * lanes, kx < lanes\n",
-            body.s ? body.s : "", a);
+  tsl_text_put(&b,
+               "  Gw[e, s, kb, c, kx] = select(c < C && kb * lanes + kx < K,\n        %s,\n        0.0)\n"
+               "    where e < %d, s < 3, kb < (K + lanes - 1) / lanes, c < (C + lanes - 1) / lanes * lanes, kx < lanes\n",
+               body.s ? body.s : "", a);
   free(body.s);
-  body = (sbuf){0};
+  body = (tsl_text_buf){0};
   write_select_chain(&body, "nu", a, 3, g, 3, term_gw, "      ");
-  sb_printf(&b, "  @tag(\"winograd_weight\")\n  U[e, nu, kb, c, kx] =\n      %s\n    where nu < %d\n", body.s ? body.s : "", a);
+  tsl_text_put(&b, "  @tag(\"winograd_weight\")\n  U[e, nu, kb, c, kx] =\n      %s\n    where nu < %d\n", body.s ? body.s : "", a);
   free(body.s);
   return sb_finish(&b, out);
 }

@@ -325,6 +325,35 @@ static void test_records_best_exact_then_family_never_other(void) {
   tsl_records_free(db);
 }
 
+/* tsl_records_best_rank with a space: an invalid config never hides a valid slower one;
+ * the rank says exact target (below 4) or family. */
+static void test_records_best_rank_skips_configs_outside_space(void) {
+  tsl_records *db = NULL;
+  tsl_records_new(&db);
+  tsl_record r;
+  make_record(&r, "host -mcpu=znver3", "w", "t", 1, 8, 1e-6, 0); /* fastest, tile 8 not in the space */
+  tsl_records_add(db, &r);
+  make_record(&r, "host -mcpu=znver3 -device=tcp://h:1", "w", "t", 1, 4, 2e-3, 0); /* family */
+  tsl_records_add(db, &r);
+  tsl_config_space space;
+  memset(&space, 0, sizeof space);
+  const int64_t tiles[] = {1, 2, 4}, vec[] = {0, 1};
+  CU_ASSERT_EQUAL_FATAL(tsl_space_add_knob(&space, "tile", TSL_KNOB_SPLIT, 3, tiles), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(tsl_space_add_knob(&space, "vec", TSL_KNOB_ANNOTATE, 2, vec), TSL_OK);
+  const tsl_record *best = NULL;
+  int rank = tsl_records_best_rank(db, "host -mcpu=znver3", "w", "t", 1, NULL, &best);
+  CU_ASSERT(rank >= 0 && rank < 4);
+  CU_ASSERT_EQUAL_FATAL(best != NULL, 1);
+  CU_ASSERT_EQUAL(best->config.values[0], 8);
+  rank = tsl_records_best_rank(db, "host -mcpu=znver3", "w", "t", 1, &space, &best);
+  CU_ASSERT(rank >= 4);
+  CU_ASSERT_EQUAL_FATAL(best != NULL, 1);
+  CU_ASSERT_EQUAL(best->config.values[0], 4);
+  CU_ASSERT_EQUAL(tsl_records_best_rank(db, "host -mcpu=znver3", "w", "other", 1, &space, &best), -1);
+  CU_ASSERT_PTR_NULL(best);
+  tsl_records_free(db);
+}
+
 /* C11 (class 17): a conv whose exact shape has no record, while records exist for
  * other shapes and targets, stale spaces and invalid configs: the default schedule, a
  * one-line warning naming the key, never a borrowed config. */
@@ -586,6 +615,8 @@ void tsl_tests_tuner_records(void) {
   CU_add_test(s, "test_records_merge_keeps_best", test_records_merge_keeps_best);
   CU_add_test(s, "test_record_with_zero_or_invalid_cost_never_wins", test_record_with_zero_or_invalid_cost_never_wins);
   CU_add_test(s, "test_records_best_exact_then_family_never_other", test_records_best_exact_then_family_never_other);
+  CU_add_test(s, "test_records_best_rank_skips_configs_outside_space",
+              test_records_best_rank_skips_configs_outside_space);
   CU_add_test(s, "test_tunecli_records_merge_pick_best_show", test_tunecli_records_merge_pick_best_show);
   CU_add_test(s, "test_dispatch_own_operator_unless_any_requested", test_dispatch_own_operator_unless_any_requested);
   CU_add_test(s, "test_C11_lookup_never_borrows_other_target_or_shape",

@@ -146,6 +146,39 @@ static void test_crashing_hanging_wrong_candidates_become_error_records(void) {
   tsl_records_free(db);
 }
 
+/* The one output check of local and remote measurement: tolerance relative to the
+ * largest finite |ref| (at least 1), NaN only where the reference has NaN, infinities
+ * equal, and the first differing element named in the message. */
+static void test_measure_output_check_tolerance_nan_inf_and_message(void) {
+  const int64_t shape[] = {4};
+  tsl_tensor *ref = NULL, *out = NULL;
+  CU_ASSERT_FATAL(tsl_tensor_new(TSL_DTYPE_F32, 1, shape, &ref) == TSL_OK);
+  CU_ASSERT_FATAL(tsl_tensor_new(TSL_DTYPE_F32, 1, shape, &out) == TSL_OK);
+  float *r = ref->data, *o = out->data;
+  const float rv[] = {100.0f, -2.0f, NAN, INFINITY};
+  memcpy(r, rv, sizeof rv);
+  memcpy(o, rv, sizeof rv);
+  char msg[256] = "";
+  o[1] = -2.0f + 0.009f; /* within 1e-4 * 100 */
+  CU_ASSERT_TRUE(tsl_measure_output_ok(out, ref, 1e-4, "output y", msg, sizeof msg));
+  CU_ASSERT_STRING_EQUAL(msg, "");
+  o[1] = -2.0f + 0.02f;
+  CU_ASSERT_FALSE(tsl_measure_output_ok(out, ref, 1e-4, "output y", msg, sizeof msg));
+  CU_ASSERT_PTR_NOT_NULL(strstr(msg, "output y element 1 is -1.98"));
+  o[1] = -2.0f;
+  o[2] = 0.0f; /* a number where the reference has NaN */
+  CU_ASSERT_FALSE(tsl_measure_output_ok(out, ref, 1e-4, "device output", msg, sizeof msg));
+  CU_ASSERT_PTR_NOT_NULL(strstr(msg, "device output element 2 is 0, reference nan"));
+  o[2] = NAN;
+  o[3] = 3e38f; /* finite where the reference is infinite */
+  CU_ASSERT_FALSE(tsl_measure_output_ok(out, ref, 1e-4, "device output", msg, sizeof msg));
+  CU_ASSERT_PTR_NOT_NULL(strstr(msg, "element 3"));
+  o[3] = INFINITY;
+  CU_ASSERT_TRUE(tsl_measure_output_ok(out, ref, 1e-4, "device output", msg, sizeof msg));
+  tsl_tensor_free(ref);
+  tsl_tensor_free(out);
+}
+
 static void test_run_timeout_is_an_error_record(void) {
   tsl_target host;
   CU_ASSERT_EQUAL_FATAL(tsl_target_parse("host", &host), TSL_OK);
@@ -354,6 +387,8 @@ void tsl_tests_tuner_tune(void) {
               test_crashing_hanging_wrong_candidates_become_error_records);
   CU_add_test(s, "test_fast_run_algorithms_winograd_only_where_it_applies",
               test_fast_run_algorithms_winograd_only_where_it_applies);
+  CU_add_test(s, "test_measure_output_check_tolerance_nan_inf_and_message",
+              test_measure_output_check_tolerance_nan_inf_and_message);
   CU_add_test(s, "test_run_timeout_is_an_error_record", test_run_timeout_is_an_error_record);
   CU_add_test(s, "test_resume_does_not_remeasure", test_resume_does_not_remeasure);
   CU_add_test(s, "test_cost_model_ranks_held_out_configs", test_cost_model_ranks_held_out_configs);

@@ -1,0 +1,33 @@
+/* tessel — a growable text buffer: printf-style appends into one malloc'd string.
+ *
+ * What writes generated texts uses it: operator texts of graph nodes
+ * (models/node_kernels*.c), Winograd operator texts (ops/conv2d/winograd.c), workload keys
+ * (ops/workload.c). A zeroed tsl_text_buf is empty (s NULL until the first append); s
+ * is always NUL-terminated once allocated. An allocation or formatting failure sets oom
+ * and makes every later append a no-op, so a writer appends freely and checks oom once
+ * at the end. Ownership: the caller frees s (also after oom).
+ */
+#ifndef TESSEL_DSL_TEXT_BUF_H
+#define TESSEL_DSL_TEXT_BUF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tsl_text_buf {
+  char *s;    /* the text (malloc'd), NULL while empty */
+  size_t len; /* bytes of text, without the NUL */
+  size_t cap; /* bytes allocated */
+  bool oom;   /* an append failed: s holds what came before it */
+} tsl_text_buf;
+
+/* Appends printf-style text to b (sets b->oom on allocation or formatting failure). */
+void tsl_text_put(tsl_text_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#ifdef __cplusplus
+}
+#endif
+#endif
