@@ -22,6 +22,24 @@ void tsl_nk_put_float(tsl_text_buf *b, double v) {
   tsl_text_put(b, "%s%s%s", v < 0 ? "(" : "", tmp, v < 0 ? ")" : "");
 }
 
+void tsl_nk_put_clip_open(tsl_text_buf *b, double lo, double hi) {
+  if (isfinite(hi)) tsl_text_put(b, "min(");
+  if (isfinite(lo)) tsl_text_put(b, "max(");
+}
+
+void tsl_nk_put_clip_close(tsl_text_buf *b, double lo, double hi) {
+  if (isfinite(lo)) {
+    tsl_text_put(b, ", ");
+    tsl_nk_put_float(b, lo);
+    tsl_text_put(b, ")");
+  }
+  if (isfinite(hi)) {
+    tsl_text_put(b, ", ");
+    tsl_nk_put_float(b, hi);
+    tsl_text_put(b, ")");
+  }
+}
+
 tsl_status tsl_nk_node_err(const tsl_graph *g, int node, tsl_status st, const char *why) {
   const tsl_node *n = &g->nodes[node];
   return tsl_error(st, "compile: node %s (%s): %s", n->name, tsl_op_name(n->op), why);
@@ -126,22 +144,12 @@ static tsl_status make_conv(const tsl_graph *g, int node, tsl_node_kernel *k, ts
   if (!epilogue) return TSL_OK;
   tsl_text_put(b, "  out[n, m, y, x] = ");
   if (act == TSL_ACT_RELU) tsl_text_put(b, "max(");
-  if (act == TSL_ACT_CLIP && isfinite(hi)) tsl_text_put(b, "min(");
-  if (act == TSL_ACT_CLIP && isfinite(lo)) tsl_text_put(b, "max(");
+  if (act == TSL_ACT_CLIP) tsl_nk_put_clip_open(b, lo, hi);
   tsl_text_put(b, "acc[n, m, y, x]");
   if (bias) tsl_text_put(b, " + x2[m]");
   if (res) tsl_text_put(b, " + x%d[n, m, y, x]", bias ? 3 : 2);
   if (act == TSL_ACT_RELU) tsl_text_put(b, ", 0.0)");
-  if (act == TSL_ACT_CLIP && isfinite(lo)) {
-    tsl_text_put(b, ", ");
-    tsl_nk_put_float(b, lo);
-    tsl_text_put(b, ")");
-  }
-  if (act == TSL_ACT_CLIP && isfinite(hi)) {
-    tsl_text_put(b, ", ");
-    tsl_nk_put_float(b, hi);
-    tsl_text_put(b, ")");
-  }
+  if (act == TSL_ACT_CLIP) tsl_nk_put_clip_close(b, lo, hi);
   tsl_text_put(b, "\n");
   return TSL_OK;
 }
@@ -244,19 +252,9 @@ static tsl_status make_elemwise(const tsl_graph *g, int node, tsl_node_kernel *k
   case TSL_OP_CLIP: {
     opname = "clip";
     double lo = tsl_node_attr_float(n, "min", -INFINITY), hi = tsl_node_attr_float(n, "max", INFINITY);
-    if (isfinite(hi)) tsl_text_put(b, "min(");
-    if (isfinite(lo)) tsl_text_put(b, "max(");
+    tsl_nk_put_clip_open(b, lo, hi);
     put_bcast_read(b, k, 0, nd, od);
-    if (isfinite(lo)) {
-      tsl_text_put(b, ", ");
-      tsl_nk_put_float(b, lo);
-      tsl_text_put(b, ")");
-    }
-    if (isfinite(hi)) {
-      tsl_text_put(b, ", ");
-      tsl_nk_put_float(b, hi);
-      tsl_text_put(b, ")");
-    }
+    tsl_nk_put_clip_close(b, lo, hi);
     break;
   }
   default:

@@ -11,6 +11,11 @@
 
 /* Appends a finite float literal of the DSL. */
 void tsl_nk_put_float(tsl_text_buf *b, double v);
+/* A Clip to [lo, hi] around an operand: the open part before it ("min(max(" as the
+ * bounds are finite), the close part after it (", lo), hi)"); an infinite bound is left
+ * out. */
+void tsl_nk_put_clip_open(tsl_text_buf *b, double lo, double hi);
+void tsl_nk_put_clip_close(tsl_text_buf *b, double lo, double hi);
 /* TSL error naming the node and its operator. */
 tsl_status tsl_nk_node_err(const tsl_graph *g, int node, tsl_status st, const char *why);
 /* Input i of node n, or NULL when absent. */

@@ -122,19 +122,9 @@ static tsl_status make_elemwise(const tsl_graph *g, int node, tsl_node_kernel *k
     tsl_text_put(b, "max(x0[i], 0.0)");
   } else if (n->op == TSL_OP_CLIP) {
     double lo = tsl_node_attr_float(n, "min", -INFINITY), hi = tsl_node_attr_float(n, "max", INFINITY);
-    if (isfinite(hi)) tsl_text_put(b, "min(");
-    if (isfinite(lo)) tsl_text_put(b, "max(");
+    tsl_nk_put_clip_open(b, lo, hi);
     tsl_text_put(b, "x0[i]");
-    if (isfinite(lo)) {
-      tsl_text_put(b, ", ");
-      tsl_nk_put_float(b, lo);
-      tsl_text_put(b, ")");
-    }
-    if (isfinite(hi)) {
-      tsl_text_put(b, ", ");
-      tsl_nk_put_float(b, hi);
-      tsl_text_put(b, ")");
-    }
+    tsl_nk_put_clip_close(b, lo, hi);
   } else {
     tsl_text_put(b, "x0[i] %s x1[i]", n->op == TSL_OP_ADD ? "+" : "*");
   }
