@@ -3,6 +3,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 #include <stdlib.h>
 
 void tsl_text_put(tsl_text_buf *b, const char *fmt, ...) {
@@ -30,4 +31,11 @@ void tsl_text_put(tsl_text_buf *b, const char *fmt, ...) {
     b->s = ns;
     b->cap = cap;
   }
+}
+
+void tsl_text_put_float(tsl_text_buf *b, double v) {
+  char tmp[48];
+  snprintf(tmp, sizeof tmp, "%.9g", v);
+  if (!strpbrk(tmp, ".eEn")) strcat(tmp, ".0");
+  tsl_text_put(b, "%s%s%s", v < 0 ? "(" : "", tmp, v < 0 ? ")" : "");
 }

@@ -27,6 +27,11 @@ typedef struct tsl_text_buf {
 /* Appends printf-style text to b (sets b->oom on allocation or formatting failure). */
 void tsl_text_put(tsl_text_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Appends v as a float literal of the DSL (docs/dsl.md): "%.9g" (exact for f32), always
+ * with a '.', 'e', "inf" or "nan" so that it parses as a float, negative values in
+ * parentheses ("(-0.5)") so that it can follow any operator. */
+void tsl_text_put_float(tsl_text_buf *b, double v);
+
 #ifdef __cplusplus
 }
 #endif

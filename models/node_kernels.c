@@ -14,14 +14,6 @@
 #include "models/passes/pack_dense.h"
 #include "ops/nn/activation.h"
 
-/* A float literal of the DSL (finite; "%.9g" round-trips f32 and always parses). */
-void tsl_nk_put_float(tsl_text_buf *b, double v) {
-  char tmp[48];
-  snprintf(tmp, sizeof tmp, "%.9g", v);
-  if (!strpbrk(tmp, ".eEn")) strcat(tmp, ".0");
-  tsl_text_put(b, "%s%s%s", v < 0 ? "(" : "", tmp, v < 0 ? ")" : "");
-}
-
 void tsl_nk_put_clip_open(tsl_text_buf *b, double lo, double hi) {
   if (isfinite(hi)) tsl_text_put(b, "min(");
   if (isfinite(lo)) tsl_text_put(b, "max(");
@@ -30,12 +22,12 @@ void tsl_nk_put_clip_open(tsl_text_buf *b, double lo, double hi) {
 void tsl_nk_put_clip_close(tsl_text_buf *b, double lo, double hi) {
   if (isfinite(lo)) {
     tsl_text_put(b, ", ");
-    tsl_nk_put_float(b, lo);
+    tsl_text_put_float(b, lo);
     tsl_text_put(b, ")");
   }
   if (isfinite(hi)) {
     tsl_text_put(b, ", ");
-    tsl_nk_put_float(b, hi);
+    tsl_text_put_float(b, hi);
     tsl_text_put(b, ")");
   }
 }
@@ -276,10 +268,7 @@ tsl_status tsl_nk_put_activation(const tsl_graph *g, int node, const char *opera
   double attrs[TSL_ACTIVATION_MAX_ATTRS];
   tsl_status st = tsl_node_activation(g, &g->nodes[node], &a, attrs);
   if (st != TSL_OK) return st;
-  char expr[1024];
-  if (tsl_activation_dsl(a, operand, attrs, expr, sizeof expr) >= (int)sizeof expr)
-    return tsl_nk_node_err(g, node, TSL_ERR_INVALID, "the activation's expression is too long");
-  tsl_text_put(b, "%s", expr);
+  tsl_activation_put_dsl(a, operand, attrs, b);
   snprintf(k->label, sizeof k->label, "%s", a->label);
   return TSL_OK;
 }
@@ -441,7 +430,7 @@ static tsl_status make_pad(const tsl_graph *g, int node, tsl_node_kernel *k, tsl
   tsl_text_put(b, ", x0[");
   for (int d = 0; d < x->ndim; d++) tsl_text_put(b, "%si%d - %lld", d ? ", " : "", d, (long long)pads[d]);
   tsl_text_put(b, "], ");
-  tsl_nk_put_float(b, value);
+  tsl_text_put_float(b, value);
   tsl_text_put(b, ")");
   put_where(b, y->ndim, y->shape);
   return TSL_OK;
@@ -465,7 +454,7 @@ static tsl_status make_batch_norm(const tsl_graph *g, int node, tsl_node_kernel 
   snprintf(k->label, sizeof k->label, "batch_norm");
   tsl_nk_put_header(b, k);
   tsl_text_put(b, "  out[o, c, i] = (x0[o, c, i] - x3[c]) / sqrt(x4[c] + ");
-  tsl_nk_put_float(b, eps);
+  tsl_text_put_float(b, eps);
   tsl_text_put(b, ") * x1[c] + x2[c]\n");
   return TSL_OK;
 }
@@ -494,14 +483,14 @@ static void put_gemm_epilogue(tsl_text_buf *b, const tsl_node_kernel *k, double 
   tsl_text_put(b, ndim == 3 ? "  out[i0, i1, i2] = acc[i0, i1, i2]" : "  out[i0, i1] = acc[i0, i1]");
   if (alpha != 1.0) {
     tsl_text_put(b, " * ");
-    tsl_nk_put_float(b, alpha);
+    tsl_text_put_float(b, alpha);
   }
   if (k->ninputs == 3) {
     tsl_text_put(b, " + ");
     put_bcast_read(b, k, 2, ndim, shape);
     if (beta != 1.0) {
       tsl_text_put(b, " * ");
-      tsl_nk_put_float(b, beta);
+      tsl_text_put_float(b, beta);
     }
   }
   tsl_text_put(b, "\n");

@@ -9,8 +9,6 @@
 #include "dsl/text_buf.h"
 #include "models/node_kernels.h"
 
-/* Appends a finite float literal of the DSL. */
-void tsl_nk_put_float(tsl_text_buf *b, double v);
 /* A Clip to [lo, hi] around an operand: the open part before it ("min(max(" as the
  * bounds are finite), the close part after it (", lo), hi)"); an infinite bound is left
  * out. */

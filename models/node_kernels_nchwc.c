@@ -185,7 +185,7 @@ static tsl_status make_batch_norm(const tsl_graph *g, int node, tsl_node_kernel 
   tsl_text_put(b, "  out[n, cb, i, c] = ");
   put_lane_guard_open(b, C, s[4]);
   tsl_text_put(b, "(x0[n, cb, i, c] - x3[%s]) / sqrt(x4[%s] + ", ch, ch);
-  tsl_nk_put_float(b, tsl_node_attr_float(n, "epsilon", 1e-5));
+  tsl_text_put_float(b, tsl_node_attr_float(n, "epsilon", 1e-5));
   tsl_text_put(b, ") * x1[%s] + x2[%s]", ch, ch);
   put_lane_guard_close(b, C, s[4]);
   tsl_text_put(b, "\n");

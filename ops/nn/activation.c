@@ -3,7 +3,6 @@
 #include "ops/nn/activation.h"
 
 #include <math.h>
-#include <stdio.h>
 #include <string.h>
 
 static double relu_d(double x) { return x > 0.0 ? x : x < 0.0 ? 0.0 : x; }
@@ -73,40 +72,20 @@ const tsl_activation *tsl_activation_find(const char *onnx_op) {
   return NULL;
 }
 
-/* appends s (len bytes) at *at, keeping a NUL inside buf[0..n) */
-static void append(char *buf, size_t n, size_t *at, const char *s, size_t len) {
-  if (*at < n) {
-    size_t room = n - 1 - *at;
-    memcpy(buf + *at, s, len < room ? len : room);
-    buf[*at + (len < room ? len : room)] = '\0';
-  }
-  *at += len;
-}
-
-int tsl_activation_dsl(const tsl_activation *a, const char *x, const double *attrs, char *buf, size_t n) {
-  size_t at = 0;
-  if (n) buf[0] = '\0';
+void tsl_activation_put_dsl(const tsl_activation *a, const char *x, const double *attrs, tsl_text_buf *b) {
   for (const char *p = a->expr; *p;) {
     if (p[0] == '$' && p[1] == 'x') {
-      append(buf, n, &at, "(", 1);
-      append(buf, n, &at, x, strlen(x));
-      append(buf, n, &at, ")", 1);
+      tsl_text_put(b, "(%s)", x);
       p += 2;
     } else if (p[0] == '$' && p[1] >= '0' && p[1] < '0' + a->nattrs) {
-      /* a float literal of the DSL: "%.9g" round-trips f32; negative in parentheses */
-      char lit[64], tmp[48];
-      double v = attrs[p[1] - '0'];
-      snprintf(tmp, sizeof tmp, "%.9g", v);
-      if (!strpbrk(tmp, ".eEn")) strcat(tmp, ".0");
-      int len = snprintf(lit, sizeof lit, "%s%s%s", v < 0 ? "(" : "", tmp, v < 0 ? ")" : "");
-      append(buf, n, &at, lit, (size_t)len);
+      tsl_text_put_float(b, attrs[p[1] - '0']);
       p += 2;
     } else {
-      append(buf, n, &at, p, 1);
-      p++;
+      size_t run = strcspn(p + 1, "$") + 1; /* up to the next placeholder */
+      tsl_text_put(b, "%.*s", (int)run, p);
+      p += run;
     }
   }
-  return (int)at;
 }
 
 bool tsl_activation_keeps_zero(const tsl_activation *a, const double *attrs) { return a->eval(0.0, attrs) == 0.0; }

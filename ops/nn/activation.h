@@ -20,6 +20,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "dsl/text_buf.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -47,12 +49,9 @@ const tsl_activation *tsl_activation_find(const char *onnx_op);
 /* Every function of the table, in a fixed order; *n receives the count. */
 const tsl_activation *tsl_activation_list(int *n);
 
-/* Writes f's DSL expression for operand text `x` and attribute values `attrs` (nattrs
- * of them) into buf (n bytes, NUL-terminated, truncated if short). Returns the length
- * the full text needs (as snprintf), so a return >= n means it did not fit. Float
- * literals are written with 9 significant digits (exact for f32) and always parse as
- * floats ("1.0", "(-0.5)"). */
-int tsl_activation_dsl(const tsl_activation *a, const char *x, const double *attrs, char *buf, size_t n);
+/* Appends f's DSL expression for operand text `x` (in parentheses) and attribute values
+ * `attrs` (nattrs of them, as tsl_text_put_float literals) to b; b->oom on failure. */
+void tsl_activation_put_dsl(const tsl_activation *a, const char *x, const double *attrs, tsl_text_buf *b);
 
 /* f(0) == 0 for these attributes: the blocked layout's zero padding lanes stay zero. */
 bool tsl_activation_keeps_zero(const tsl_activation *a, const double *attrs);
