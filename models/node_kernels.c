@@ -49,6 +49,29 @@ void tsl_nk_add_arg(tsl_node_kernel *k, int value, int nd, const int64_t *dims) 
   for (int d = 0; d < nd; d++) k->shapes[a][d] = dims[d];
 }
 
+void tsl_nk_call_arg(tsl_op_call *c, tsl_node_kernel *k, const tsl_graph *g, int value) {
+  const tsl_value *v = &g->values[value];
+  int block = v->layout.kind == TSL_LAYOUT_NCHWC ? v->layout.block : 0;
+  if (tsl_op_call_add_tensor(c, v->ndim, v->shape, block) >= 0) k->values[k->nargs++] = value;
+}
+
+tsl_status tsl_nk_generate(const tsl_graph *g, int node, const char *name, const tsl_op_call *c,
+                           tsl_node_kernel *k, tsl_text_buf *b) {
+  if (k->nargs != c->nargs) return tsl_nk_node_err(g, node, TSL_ERR_UNSUPPORTED, "too many tensor arguments");
+  tsl_op_text t;
+  tsl_status st = tsl_op_generate(name, c, &t);
+  if (st != TSL_OK) return tsl_nk_node_err(g, node, st, tsl_last_error());
+  for (int a = 0; a < t.nargs; a++) {
+    k->ndims[a] = t.ndims[a];
+    memcpy(k->shapes[a], t.views[a], sizeof t.views[a]);
+  }
+  k->ninputs = c->ninputs;
+  snprintf(k->label, sizeof k->label, "%s", t.label);
+  free(b->s);
+  *b = t.text;
+  return TSL_OK;
+}
+
 int64_t tsl_nk_numel(const tsl_value *v) {
   int64_t n = 1;
   for (int d = 0; d < v->ndim; d++) n *= v->shape[d];
@@ -595,20 +618,12 @@ static tsl_status make_matmul(const tsl_graph *g, int node, tsl_node_kernel *k, 
 
 static tsl_status make_softmax(const tsl_graph *g, int node, tsl_node_kernel *k, tsl_text_buf *b) {
   const tsl_node *n = &g->nodes[node];
-  const tsl_value *x = tsl_nk_in_val(g, n, 0);
-  int axis = norm_axis(tsl_node_attr_int(n, "axis", -1), x->ndim);
-  int64_t v[3];
-  tsl_nk_view3(x, axis, v);
-  tsl_nk_add_arg(k, n->inputs[0], 3, v);
-  k->ninputs = 1;
-  tsl_nk_add_arg(k, n->outputs[0], 3, v);
-  snprintf(k->label, sizeof k->label, "softmax");
-  tsl_nk_put_header(b, k);
-  tsl_text_put(b, "  mx[o, i] = max(a: x0[o, a, i])\n"
-           "  e[o, a, i] = exp(x0[o, a, i] - mx[o, i])\n"
-           "  sm[o, i] = sum(a: e[o, a, i])\n"
-           "  out[o, a, i] = e[o, a, i] / sm[o, i]\n");
-  return TSL_OK;
+  tsl_op_call c = {0};
+  tsl_nk_call_arg(&c, k, g, n->inputs[0]);
+  c.ninputs = 1;
+  tsl_nk_call_arg(&c, k, g, n->outputs[0]);
+  tsl_op_call_set_int(&c, "axis", norm_axis(tsl_node_attr_int(n, "axis", -1), g->values[n->inputs[0]].ndim));
+  return tsl_nk_generate(g, node, "softmax", &c, k, b);
 }
 
 tsl_status tsl_node_kernel_make(const tsl_graph *g, int node, tsl_node_kernel *out) {

@@ -27,13 +27,14 @@
 
 #include "dsl/parser.h"
 #include "models/graph.h"
+#include "ops/op_call.h"
 #include "tessel/status.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#define TSL_NODE_KERNEL_MAX_ARGS 24
+#define TSL_NODE_KERNEL_MAX_ARGS TSL_OP_CALL_MAX_ARGS
 
 typedef enum tsl_node_kernel_kind {
   TSL_NODE_KERNEL = 0, /* compute the outputs with the kernel of `text` */

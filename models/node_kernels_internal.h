@@ -8,6 +8,7 @@
 
 #include "dsl/text_buf.h"
 #include "models/node_kernels.h"
+#include "ops/op_call.h"
 
 /* A Clip to [lo, hi] around an operand: the open part before it ("min(max(" as the
  * bounds are finite), the close part after it (", lo), hi)"); an infinite bound is left
@@ -27,6 +28,14 @@ void tsl_nk_put_header(tsl_text_buf *b, tsl_node_kernel *k);
  * names the kernel after the function. Errors: those of tsl_node_activation. */
 tsl_status tsl_nk_put_activation(const tsl_graph *g, int node, const char *operand, tsl_node_kernel *k,
                                  tsl_text_buf *b);
+/* Appends graph value `value` (logical shape, layout) to call c as its next tensor
+ * argument, and to k's arguments (value id; the view comes from the generator). */
+void tsl_nk_call_arg(tsl_op_call *c, tsl_node_kernel *k, const tsl_graph *g, int value);
+/* Runs the registry's generator `name` (ops/op_call.h) on c, whose arguments were added
+ * by tsl_nk_call_arg: sets k's views, ninputs and label, and takes the text into b.
+ * Errors: the generator's, prefixed with the node and operator. */
+tsl_status tsl_nk_generate(const tsl_graph *g, int node, const char *name, const tsl_op_call *c,
+                           tsl_node_kernel *k, tsl_text_buf *b);
 /* outer x axis x inner view of v around `axis`. */
 void tsl_nk_view3(const tsl_value *v, int axis, int64_t out[3]);
 

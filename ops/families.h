@@ -3,6 +3,7 @@
 #ifndef TESSEL_OPS_FAMILIES_H
 #define TESSEL_OPS_FAMILIES_H
 
+#include "ops/op_call.h"
 #include "ops/registry.h"
 
 typedef struct tsl_op_source {
@@ -24,5 +25,9 @@ const tsl_op_source *tsl_ops_im2col_family(int *n);
 const tsl_op_source *tsl_ops_pool_family(int *n);
 const tsl_op_source *tsl_ops_nn_family(int *n);
 const tsl_op_source *tsl_ops_binary_family(int *n);
+
+
+/* Each returns its family's generated operators (ops/op_call.h; static storage). */
+const tsl_op_generator *tsl_ops_nn_generators(int *n);
 
 #endif

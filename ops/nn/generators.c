@@ -1,0 +1,12 @@
+/* The nn family's generated operators (generators.h), in `tunecli list` order. */
+#include "ops/families.h"
+#include "ops/nn/generators.h"
+
+static const tsl_op_generator nn_generators[] = {
+    {"softmax", "softmax along attribute axis (exp(x - max) / sum)", tsl_softmax_text},
+};
+
+const tsl_op_generator *tsl_ops_nn_generators(int *n) {
+  *n = (int)(sizeof nn_generators / sizeof nn_generators[0]);
+  return nn_generators;
+}
