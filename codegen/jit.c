@@ -56,6 +56,7 @@ static const struct {
     {"log", (void *)log},
     {"tanhf", (void *)tanhf},
     {"tanh", (void *)tanh},
+    {"erf", (void *)erf},
     {"powf", (void *)powf},
     {"pow", (void *)pow},
     {"floorf", (void *)floorf},

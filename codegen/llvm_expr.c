@@ -316,7 +316,7 @@ static const int call_arity[TSL_CALL_COUNT_] = {
     [TSL_CALL_FMA] = 3,       [TSL_CALL_POPCOUNT] = 1,  [TSL_CALL_SHL] = 2,         [TSL_CALL_SHR] = 2,
     [TSL_CALL_BIT_AND] = 2,   [TSL_CALL_BIT_OR] = 2,    [TSL_CALL_BIT_XOR] = 2,     [TSL_CALL_BIT_NOT] = 1,
     [TSL_CALL_ABS] = 1,       [TSL_CALL_EXP] = 1,       [TSL_CALL_LOG] = 1,         [TSL_CALL_SQRT] = 1,
-    [TSL_CALL_TANH] = 1,      [TSL_CALL_FLOOR] = 1,     [TSL_CALL_CEIL] = 1,        [TSL_CALL_ROUND] = 1,
+    [TSL_CALL_TANH] = 1,      [TSL_CALL_ERF] = 1,       [TSL_CALL_FLOOR] = 1,     [TSL_CALL_CEIL] = 1,        [TSL_CALL_ROUND] = 1,
     [TSL_CALL_POW] = 2,       [TSL_CALL_ISNAN] = 1,     [TSL_CALL_REDUCE_ADD] = 1,  [TSL_CALL_REDUCE_MAX] = 1,
     [TSL_CALL_REDUCE_MIN] = 1, [TSL_CALL_PREFETCH] = 1, [TSL_CALL_LIKELY] = 1,
 };
@@ -471,6 +471,7 @@ static tsl_status emit_call(cg *c, const tsl_expr *e, LLVMValueRef *out) {
   case TSL_CALL_LOG: return intrinsic1(c, "llvm.log", a[0], out);
   case TSL_CALL_SQRT: return intrinsic1(c, "llvm.sqrt", a[0], out);
   case TSL_CALL_TANH: return intrinsic1(c, "llvm.tanh", a[0], out);
+  case TSL_CALL_ERF: return cg_erf(c, a[0], t, out);
   case TSL_CALL_FLOOR: return intrinsic1(c, "llvm.floor", a[0], out);
   case TSL_CALL_CEIL: return intrinsic1(c, "llvm.ceil", a[0], out);
   case TSL_CALL_ROUND: return intrinsic1(c, "llvm.roundeven", a[0], out);

@@ -113,7 +113,7 @@ typedef enum dsl_class { DC_TYPED = 0, DC_CINT, DC_CFLOAT, DC_CBOOL } dsl_class;
 
 /* Built-in functions. */
 typedef enum dsl_fn {
-  FN_SELECT, FN_MAX, FN_MIN, FN_ABS, FN_EXP, FN_LOG, FN_SQRT, FN_TANH, FN_FLOOR, FN_CEIL,
+  FN_SELECT, FN_MAX, FN_MIN, FN_ABS, FN_EXP, FN_LOG, FN_SQRT, FN_TANH, FN_ERF, FN_FLOOR, FN_CEIL,
   FN_ROUND, FN_POW, FN_FMA, FN_ISNAN, FN_POPCOUNT, FN_SHL, FN_SHR, FN_BIT_AND, FN_BIT_OR,
   FN_BIT_XOR, FN_BIT_NOT, FN_COUNT_
 } dsl_fn;

@@ -145,6 +145,7 @@ static tsl_status call(const dsl_env *env, const dsl_node *e, dsl_cval *out) {
   case FN_LOG: *out = cfloat(log(as_f(a[0]))); return TSL_OK;
   case FN_SQRT: *out = cfloat(sqrt(as_f(a[0]))); return TSL_OK;
   case FN_TANH: *out = cfloat(tanh(as_f(a[0]))); return TSL_OK;
+  case FN_ERF: *out = cfloat(erf(as_f(a[0]))); return TSL_OK;
   case FN_FLOOR: *out = cfloat(floor(as_f(a[0]))); return TSL_OK;
   case FN_CEIL: *out = cfloat(ceil(as_f(a[0]))); return TSL_OK;
   case FN_ROUND: *out = cfloat(nearbyint(as_f(a[0]))); return TSL_OK; /* half to even */

@@ -106,6 +106,7 @@ static tsl_intrinsic intrinsic_of(dsl_fn fn) {
   case FN_LOG: return TSL_CALL_LOG;
   case FN_SQRT: return TSL_CALL_SQRT;
   case FN_TANH: return TSL_CALL_TANH;
+  case FN_ERF: return TSL_CALL_ERF;
   case FN_FLOOR: return TSL_CALL_FLOOR;
   case FN_CEIL: return TSL_CALL_CEIL;
   case FN_ROUND: return TSL_CALL_ROUND;

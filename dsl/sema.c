@@ -19,7 +19,7 @@ typedef struct sema {
 } sema;
 
 static const char *fn_names[FN_COUNT_] = {
-    "select", "max", "min", "abs", "exp", "log", "sqrt", "tanh", "floor", "ceil", "round",
+    "select", "max", "min", "abs", "exp", "log", "sqrt", "tanh", "erf", "floor", "ceil", "round",
     "pow", "fma", "isnan", "popcount", "shl", "shr", "bit_and", "bit_or", "bit_xor", "bit_not"};
 
 dsl_fn dsl_fn_lookup(const char *name) {

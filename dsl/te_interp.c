@@ -189,6 +189,7 @@ static bool eval_call(interp *in, const tsl_expr *e, value *out) {
   case TSL_CALL_LOG: out->f = log(a[0].f); break;
   case TSL_CALL_SQRT: out->f = sqrt(a[0].f); break;
   case TSL_CALL_TANH: out->f = tanh(a[0].f); break;
+  case TSL_CALL_ERF: out->f = erf(a[0].f); break;
   case TSL_CALL_FLOOR: out->f = floor(a[0].f); break;
   case TSL_CALL_CEIL: out->f = ceil(a[0].f); break;
   case TSL_CALL_ROUND: out->f = nearbyint(a[0].f); break;

@@ -320,7 +320,7 @@ const char *tsl_expr_kind_name(tsl_expr_kind k) {
 
 static const char *intrinsic_names[TSL_CALL_COUNT_] = {
     "fma", "popcount", "shl", "shr", "bit_and", "bit_or", "bit_xor", "bit_not", "abs",
-    "exp", "log", "sqrt", "tanh", "floor", "ceil", "round", "pow", "isnan", "reduce_add",
+    "exp", "log", "sqrt", "tanh", "erf", "floor", "ceil", "round", "pow", "isnan", "reduce_add",
     "reduce_max", "reduce_min", "prefetch", "likely"};
 
 const char *tsl_intrinsic_name(tsl_intrinsic op) {

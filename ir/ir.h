@@ -189,6 +189,8 @@ typedef enum tsl_intrinsic {
   TSL_CALL_BIT_NOT,    /* ~a */
   TSL_CALL_ABS,        /* |a|; for int, abs(INT_MIN) wraps */
   TSL_CALL_EXP, TSL_CALL_LOG, TSL_CALL_SQRT, TSL_CALL_TANH, /* float T */
+  TSL_CALL_ERF,        /* erf(a), float T; f32 lowers to a polynomial within 1 ulp
+                          (codegen/llvm_math.c), f64 to libm's erf */
   TSL_CALL_FLOOR, TSL_CALL_CEIL, TSL_CALL_ROUND, /* float T; round: half to even */
   TSL_CALL_POW,        /* pow(a,b), float T */
   TSL_CALL_ISNAN,      /* float T -> bool */

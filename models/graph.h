@@ -40,8 +40,21 @@
  *   AveragePool        X[N,C,H,W]                      kernel_shape, strides, pads, ceil_mode,
  *                                                      count_include_pad (0)
  *   GlobalAveragePool  X[N,C,H,W] -> [N,C,1,1]         -
- *   ReduceMean         X[N,C,H,W]                      axes (must be {2,3}), keepdims (1)
- *   Add, Mul, Div      A, B (multidirectional numpy broadcasting)
+ *   ReduceMean,        X (any rank)                    axes (every axis when absent; may be
+ *   ReduceSum,                                         negative, not repeated), keepdims (1);
+ *   ReduceMax,                                         ONNX's noop_with_empty_axes with no axes
+ *   ReduceMin                                          is an Identity node here
+ *   Add, Sub, Mul, Div A, B (multidirectional numpy broadcasting)
+ *   Pow                X, Y (optional; broadcasting)   exponent (float): with one input, the
+ *                                                      constant scalar exponent (the importer
+ *                                                      turns a constant scalar Y into it)
+ *   LayerNormalization X, Scale, B (optional)          axis (-1), epsilon (1e-5): per index of
+ *                                                      X[:axis], over X[axis:]: (X - mean) /
+ *                                                      sqrt(var + epsilon) * Scale + B (biased
+ *                                                      variance); Scale and B broadcast to
+ *                                                      X[axis:]; optional outputs Mean and
+ *                                                      InvStdDev 1/sqrt(var + epsilon), each
+ *                                                      X[:axis] with the trailing extents 1
  *   Concat             X0..Xn                          axis (required, may be negative)
  *   Gemm               A, B, C (optional, broadcast    alpha (1), beta (1), transA (0),
  *                      to [M,N])                       transB (0)
@@ -91,7 +104,7 @@ extern "C" {
 #define TSL_GRAPH_MAX_NUMEL (INT64_C(1) << 40)
 
 /* Operators of the CNN set. The printed name is the ONNX op type. Later passes append
- * their own (fused, layout-transform) operators after TSL_OP_PAD. */
+ * their own (fused, layout-transform) operators after TSL_OP_LAYER_NORM. */
 typedef enum tsl_op {
   TSL_OP_CONV,
   TSL_OP_BATCH_NORM,
@@ -116,6 +129,12 @@ typedef enum tsl_op {
   TSL_OP_DROPOUT,
   TSL_OP_IDENTITY,
   TSL_OP_PAD,
+  TSL_OP_SUB,
+  TSL_OP_POW,
+  TSL_OP_REDUCE_SUM,
+  TSL_OP_REDUCE_MAX,
+  TSL_OP_REDUCE_MIN,
+  TSL_OP_LAYER_NORM,
   /* operators of the graph passes (not ONNX's; printed with a "tsl." prefix) */
   TSL_OP_CHANNEL_SHUFFLE,
   TSL_OP_BINARY, /* tsl.Binary: a binary-network operator (models/node_kernels_binary.h) */
@@ -280,6 +299,16 @@ typedef struct tsl_conv2d_params {
  * dilation < 1, negative pad, group < 1). */
 tsl_status tsl_node_conv2d_params(const tsl_graph *g, const tsl_node *node, tsl_conv2d_params *p);
 
+/* The axes a ReduceMean / ReduceSum / ReduceMax / ReduceMin node reduces: reduced[d] for
+ * each axis d of its input (rank r, entries past r false), *count of them (count may be
+ * NULL). Errors: TSL_ERR_INVALID (another op, an axis outside [-r, r) or repeated, an
+ * 'axes' attribute that is not ints), naming the node. */
+tsl_status tsl_node_reduce_axes(const tsl_graph *g, const tsl_node *node, bool reduced[TSL_MAX_NDIM], int *count);
+
+/* Whether node is a ReduceMean over exactly axes 2 and 3 of 4-D data: a global average
+ * pool (the plain and blocked global-pool kernels compute it). */
+bool tsl_node_is_spatial_mean(const tsl_graph *g, const tsl_node *node);
+
 struct tsl_activation;
 /* The function of a tsl.Activation node (its "function" attribute, looked up in
  * ops/nn/activation.h) and its attribute values, defaults applied (attrs: room for
@@ -294,7 +323,7 @@ tsl_status tsl_node_activation(const tsl_graph *g, const tsl_node *node, const s
  * have known shapes. Messages name the node and its operator.
  * Errors: TSL_ERR_INVALID (inconsistent shapes or attributes), TSL_ERR_UNSUPPORTED
  * (valid ONNX outside what tessel runs: non-f32 data, non-4-D conv/pool, Pad modes
- * other than constant, ReduceMean over other axes, pool padding >= kernel). */
+ * other than constant, pool padding >= kernel). */
 tsl_status tsl_graph_infer_node(tsl_graph *g, int node);
 
 /* Shape inference for every node in order. Errors: as tsl_graph_infer_node. */

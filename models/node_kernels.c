@@ -52,7 +52,9 @@ void tsl_nk_add_arg(tsl_node_kernel *k, int value, int nd, const int64_t *dims) 
 void tsl_nk_call_arg(tsl_op_call *c, tsl_node_kernel *k, const tsl_graph *g, int value) {
   const tsl_value *v = &g->values[value];
   int block = v->layout.kind == TSL_LAYOUT_NCHWC ? v->layout.block : 0;
-  if (tsl_op_call_add_tensor(c, v->ndim, v->shape, block) >= 0) k->values[k->nargs++] = value;
+  static const int64_t one = 1; /* a scalar is read as [1] */
+  if (tsl_op_call_add_tensor(c, v->ndim ? v->ndim : 1, v->ndim ? v->shape : &one, block) >= 0)
+    k->values[k->nargs++] = value;
 }
 
 tsl_status tsl_nk_generate(const tsl_graph *g, int node, const char *name, const tsl_op_call *c,
@@ -273,9 +275,9 @@ static tsl_status make_elemwise(const tsl_graph *g, int node, tsl_node_kernel *k
     break;
   }
   default:
-    opname = n->op == TSL_OP_ADD ? "add" : n->op == TSL_OP_MUL ? "mul" : "div";
+    opname = n->op == TSL_OP_ADD ? "add" : n->op == TSL_OP_SUB ? "sub" : n->op == TSL_OP_MUL ? "mul" : "div";
     put_bcast_read(b, k, 0, nd, od);
-    tsl_text_put(b, " %s ", n->op == TSL_OP_ADD ? "+" : n->op == TSL_OP_MUL ? "*" : "/");
+    tsl_text_put(b, " %s ", n->op == TSL_OP_ADD ? "+" : n->op == TSL_OP_SUB ? "-" : n->op == TSL_OP_MUL ? "*" : "/");
     put_bcast_read(b, k, 1, nd, od);
     break;
   }
@@ -626,6 +628,43 @@ static tsl_status make_softmax(const tsl_graph *g, int node, tsl_node_kernel *k,
   return tsl_nk_generate(g, node, "softmax", &c, k, b);
 }
 
+/* ReduceSum/Mean/Max/Min over any axes (the spatial mean keeps make_global_pool) */
+static tsl_status make_reduce(const tsl_graph *g, int node, tsl_node_kernel *k, tsl_text_buf *b) {
+  const tsl_node *n = &g->nodes[node];
+  bool red[TSL_MAX_NDIM];
+  int64_t axes[TSL_MAX_NDIM];
+  int na = 0;
+  tsl_status st = tsl_node_reduce_axes(g, n, red, NULL);
+  if (st != TSL_OK) return st;
+  for (int d = 0; d < g->values[n->inputs[0]].ndim; d++)
+    if (red[d]) axes[na++] = d;
+  tsl_op_call c = {0};
+  tsl_nk_call_arg(&c, k, g, n->inputs[0]);
+  c.ninputs = 1;
+  tsl_nk_call_arg(&c, k, g, n->outputs[0]);
+  tsl_op_call_set_ints(&c, "axes", na, axes);
+  tsl_op_call_set_string(&c, "function", n->op == TSL_OP_REDUCE_MEAN ? "mean" : n->op == TSL_OP_REDUCE_SUM ? "sum"
+                                          : n->op == TSL_OP_REDUCE_MAX ? "max" : "min");
+  return tsl_nk_generate(g, node, "reduce", &c, k, b);
+}
+
+/* LayerNormalization and Pow: inputs, outputs and attributes as they are */
+static tsl_status make_norm_or_pow(const tsl_graph *g, int node, tsl_node_kernel *k, tsl_text_buf *b) {
+  const tsl_node *n = &g->nodes[node];
+  tsl_op_call c = {0};
+  for (int i = 0; i < n->n_inputs; i++)
+    if (n->inputs[i] >= 0) tsl_nk_call_arg(&c, k, g, n->inputs[i]);
+  c.ninputs = c.nargs;
+  for (int i = 0; i < n->n_outputs; i++) tsl_nk_call_arg(&c, k, g, n->outputs[i]);
+  if (n->op == TSL_OP_POW) {
+    if (n->n_inputs == 1) tsl_op_call_set_float(&c, "exponent", tsl_node_attr_float(n, "exponent", 1.0));
+    return tsl_nk_generate(g, node, "pow", &c, k, b);
+  }
+  tsl_op_call_set_int(&c, "axis", norm_axis(tsl_node_attr_int(n, "axis", -1), g->values[n->inputs[0]].ndim));
+  tsl_op_call_set_float(&c, "epsilon", tsl_node_attr_float(n, "epsilon", 1e-5));
+  return tsl_nk_generate(g, node, "layer_norm", &c, k, b);
+}
+
 tsl_status tsl_node_kernel_make(const tsl_graph *g, int node, tsl_node_kernel *out) {
   if (!g || !out || node < 0 || node >= g->n_nodes) return tsl_error(TSL_ERR_INVALID, "compile: bad node");
   memset(out, 0, sizeof *out);
@@ -642,7 +681,7 @@ tsl_status tsl_node_kernel_make(const tsl_graph *g, int node, tsl_node_kernel *o
   bool blocked = g->values[n->outputs[0]].layout.kind == TSL_LAYOUT_NCHWC && n->op != TSL_OP_IDENTITY &&
                  n->op != TSL_OP_DROPOUT;
   /* a global mean from the blocked layout straight into a plain [N, C] result */
-  blocked |= (n->op == TSL_OP_REDUCE_MEAN || n->op == TSL_OP_GLOBAL_AVERAGE_POOL) && n->n_inputs > 0 &&
+  blocked |= (tsl_node_is_spatial_mean(g, n) || n->op == TSL_OP_GLOBAL_AVERAGE_POOL) && n->n_inputs > 0 &&
              n->inputs[0] >= 0 && g->values[n->inputs[0]].layout.kind == TSL_LAYOUT_NCHWC;
   if (transform || blocked) {
     snprintf(out->op_name, sizeof out->op_name, "k");
@@ -679,10 +718,18 @@ tsl_status tsl_node_kernel_make(const tsl_graph *g, int node, tsl_node_kernel *o
   case TSL_OP_CONV: st = make_conv(g, node, out, &b); break;
   case TSL_OP_MAX_POOL:
   case TSL_OP_AVERAGE_POOL: st = tsl_nk_make_pool(g, node, out, &b); break;
-  case TSL_OP_GLOBAL_AVERAGE_POOL:
-  case TSL_OP_REDUCE_MEAN: st = make_global_pool(g, node, out, &b); break;
+  case TSL_OP_GLOBAL_AVERAGE_POOL: st = make_global_pool(g, node, out, &b); break;
+  case TSL_OP_REDUCE_MEAN:
+    st = tsl_node_is_spatial_mean(g, n) ? make_global_pool(g, node, out, &b) : make_reduce(g, node, out, &b);
+    break;
+  case TSL_OP_REDUCE_SUM:
+  case TSL_OP_REDUCE_MAX:
+  case TSL_OP_REDUCE_MIN: st = make_reduce(g, node, out, &b); break;
+  case TSL_OP_POW:
+  case TSL_OP_LAYER_NORM: st = make_norm_or_pow(g, node, out, &b); break;
   case TSL_OP_RELU:
   case TSL_OP_CLIP:
+  case TSL_OP_SUB:
   case TSL_OP_ADD:
   case TSL_OP_MUL:
   case TSL_OP_DIV: st = make_elemwise(g, node, out, &b); break;

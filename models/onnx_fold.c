@@ -9,7 +9,7 @@
 #include "models/onnx_internal.h"
 
 static const char *const foldable[] = {"Constant", "Identity", "Shape",     "Gather", "Unsqueeze", "Squeeze",
-                                       "Concat",   "Cast",     "Add",       "Sub",    "Mul",       "Div",
+                                       "Concat",   "Cast",     "Add",       "Sub",    "Mul",       "Div",       "Pow",
                                        "Slice",    "Reshape",  "Transpose", "ConstantOfShape", NULL};
 
 bool onnx_is_foldable(const char *op_type) {
@@ -362,6 +362,25 @@ static tsl_status f_cast(onnx_ctx *c) {
   return onnx_define_const(c, 0, t);
 }
 
+/* The numpy broadcast of a's and b's shapes into shape[*r]; false if they do not. */
+static bool bcast_shape(const tsl_tensor *a, const tsl_tensor *b, int *r, int64_t *shape) {
+  *r = a->ndim > b->ndim ? a->ndim : b->ndim;
+  for (int d = 0; d < *r; d++) {
+    int ia = d - (*r - a->ndim), ib = d - (*r - b->ndim);
+    int64_t da = ia >= 0 ? a->shape[ia] : 1, db = ib >= 0 ? b->shape[ib] : 1;
+    if (da != db && da != 1 && db != 1) return false;
+    shape[d] = da == 1 ? db : da;
+  }
+  return true;
+}
+
+/* Offset in t of the broadcast result's point idx (rank r). */
+static int64_t bcast_offset(const tsl_tensor *t, int r, const int64_t *idx) {
+  int64_t o = 0;
+  for (int d = 0; d < t->ndim; d++) o = o * t->shape[d] + (t->shape[d] == 1 ? 0 : idx[d + r - t->ndim]);
+  return o;
+}
+
 static tsl_status f_arith(onnx_ctx *c) {
   static const char *const none[] = {NULL};
   tsl_status st = onnx_check_attrs(c, none);
@@ -373,22 +392,15 @@ static tsl_status f_arith(onnx_ctx *c) {
   if (!numeric(a->dtype) || a->dtype.code == TSL_DT_BOOL)
     return onnx_err(c, TSL_ERR_UNSUPPORTED, "arithmetic on %s constants", tsl_dtype_str(a->dtype));
   char op = c->node->op_type[0]; /* A(dd) S(ub) M(ul) D(iv) */
-  int r = a->ndim > b->ndim ? a->ndim : b->ndim;
+  int r;
   int64_t shape[TSL_MAX_NDIM];
-  for (int d = 0; d < r; d++) {
-    int ia = d - (r - a->ndim), ib = d - (r - b->ndim);
-    int64_t da = ia >= 0 ? a->shape[ia] : 1, db = ib >= 0 ? b->shape[ib] : 1;
-    if (da != db && da != 1 && db != 1) return onnx_err(c, TSL_ERR_INVALID, "shapes do not broadcast");
-    shape[d] = da == 1 ? db : da;
-  }
+  if (!bcast_shape(a, b, &r, shape)) return onnx_err(c, TSL_ERR_INVALID, "shapes do not broadcast");
   tsl_tensor *t;
   if ((st = new_result(c, a->dtype, r, shape, &t)) != TSL_OK) return st;
   int64_t n = tsl_tensor_numel(t), idx[TSL_MAX_NDIM];
   for (int64_t i = 0; i < n; i++) {
     unravel(i, r, shape, idx);
-    int64_t oa = 0, ob = 0;
-    for (int d = 0; d < a->ndim; d++) oa = oa * a->shape[d] + (a->shape[d] == 1 ? 0 : idx[d + r - a->ndim]);
-    for (int d = 0; d < b->ndim; d++) ob = ob * b->shape[d] + (b->shape[d] == 1 ? 0 : idx[d + r - b->ndim]);
+    int64_t oa = bcast_offset(a, r, idx), ob = bcast_offset(b, r, idx);
     if (a->dtype.code == TSL_DT_FLOAT) {
       double x = get_d(a, oa), y = get_d(b, ob);
       put_d(t, i, op == 'A' ? x + y : op == 'S' ? x - y : op == 'M' ? x * y : x / y);
@@ -406,6 +418,33 @@ static tsl_status f_arith(onnx_ctx *c) {
       else v = (int64_t)x / (int64_t)y;
       put_i(t, i, v);
     }
+  }
+  return onnx_define_const(c, 0, t);
+}
+
+/* Pow: the result has the base's type (the exponent's may differ, opset 12 on);
+ * integer bases take C's truncation of the double power, as ONNX Runtime does. */
+static tsl_status f_pow(onnx_ctx *c) {
+  static const char *const v1[] = {"broadcast", "axis", NULL};
+  static const char *const none[] = {NULL};
+  tsl_status st = onnx_check_attrs(c, c->opset < 7 ? v1 : none);
+  if (st != TSL_OK) return st;
+  const tsl_tensor *a = onnx_const_input(c, 0), *b = onnx_const_input(c, 1);
+  if (!a || !b || c->node->n_input != 2) return onnx_err(c, TSL_ERR_INVALID, "needs two inputs");
+  if (!numeric(a->dtype) || !numeric(b->dtype) || a->dtype.code == TSL_DT_BOOL || b->dtype.code == TSL_DT_BOOL)
+    return onnx_err(c, TSL_ERR_UNSUPPORTED, "Pow of %s and %s constants", tsl_dtype_str(a->dtype), tsl_dtype_str(b->dtype));
+  int r;
+  int64_t shape[TSL_MAX_NDIM];
+  if (!bcast_shape(a, b, &r, shape)) return onnx_err(c, TSL_ERR_INVALID, "shapes do not broadcast");
+  tsl_tensor *t;
+  if ((st = new_result(c, a->dtype, r, shape, &t)) != TSL_OK) return st;
+  int64_t n = tsl_tensor_numel(t), idx[TSL_MAX_NDIM];
+  for (int64_t i = 0; i < n; i++) {
+    unravel(i, r, shape, idx);
+    int64_t oa = bcast_offset(a, r, idx), ob = bcast_offset(b, r, idx);
+    double v = pow(get_d(a, oa), get_d(b, ob));
+    if (a->dtype.code == TSL_DT_FLOAT) put_d(t, i, v);
+    else put_i(t, i, isnan(v) ? 0 : v >= 0x1p63 ? INT64_MAX : v <= -0x1p63 ? INT64_MIN : (int64_t)v);
   }
   return onnx_define_const(c, 0, t);
 }
@@ -600,6 +639,7 @@ tsl_status onnx_fold_node(onnx_ctx *c) {
   if (strcmp(op, "Reshape") == 0) return f_reshape(c);
   if (strcmp(op, "Transpose") == 0) return f_transpose(c);
   if (strcmp(op, "ConstantOfShape") == 0) return f_constant_of_shape(c);
+  if (strcmp(op, "Pow") == 0) return f_pow(c);
   if (strcmp(op, "Add") == 0 || strcmp(op, "Sub") == 0 || strcmp(op, "Mul") == 0 || strcmp(op, "Div") == 0)
     return f_arith(c);
   return onnx_err(c, TSL_ERR_UNSUPPORTED, "operator %s cannot be folded", op);

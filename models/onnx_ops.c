@@ -191,7 +191,7 @@ static tsl_status h_relu(onnx_ctx *c) { return plain(c, TSL_OP_RELU, 1); }
 static tsl_status h_gap(onnx_ctx *c) { return plain(c, TSL_OP_GLOBAL_AVERAGE_POOL, 1); }
 static tsl_status h_identity(onnx_ctx *c) { return plain(c, TSL_OP_IDENTITY, 1); }
 static tsl_status h_matmul(onnx_ctx *c) { return plain(c, TSL_OP_MATMUL, 2); }
-/* Add, Mul, Div. Before opset 7 they broadcast only when `broadcast` is set, aligning
+/* Add, Sub, Mul, Div, Pow. Before opset 7 they broadcast only when `broadcast` is set, aligning
  * B with A at `axis` (default: B's dimensions trailing A's); that is numpy's rule when
  * B trails, which is all tessel accepts of the legacy form. */
 static tsl_status binary(onnx_ctx *c, tsl_op op) {
@@ -218,6 +218,7 @@ static tsl_status binary(onnx_ctx *c, tsl_op op) {
 static tsl_status h_add(onnx_ctx *c) { return binary(c, TSL_OP_ADD); }
 static tsl_status h_mul(onnx_ctx *c) { return binary(c, TSL_OP_MUL); }
 static tsl_status h_div(onnx_ctx *c) { return binary(c, TSL_OP_DIV); }
+static tsl_status h_sub(onnx_ctx *c) { return binary(c, TSL_OP_SUB); }
 
 /* A constant f32 scalar input (Clip bounds, Pad value); *present false if omitted. */
 static tsl_status const_scalar(onnx_ctx *c, int k, const char *what, double *v, bool *present) {
@@ -260,13 +261,16 @@ static tsl_status h_clip(onnx_ctx *c) {
   return st == TSL_OK ? finish(c, node) : st;
 }
 
-static tsl_status h_reduce_mean(onnx_ctx *c) {
+/* ReduceMean/Sum/Max/Min: axes an attribute before opset 18 (ReduceSum: 13), an optional
+ * constant input after, with noop_with_empty_axes; no axes means every axis, or with
+ * noop_with_empty_axes the input unchanged (an Identity node). */
+static tsl_status h_reduce(onnx_ctx *c, tsl_op op) {
   static const char *const old_ok[] = {"axes", "keepdims", NULL};
   static const char *const new_ok[] = {"keepdims", "noop_with_empty_axes", NULL};
-  bool old = c->opset < 18;
+  bool old = c->opset < (op == TSL_OP_REDUCE_SUM ? 13 : 18);
   tsl_status st = onnx_check_attrs(c, old ? old_ok : new_ok);
   if (st == TSL_OK) st = need_inputs(c, 1, old ? 1 : 2);
-  int64_t axes[TSL_MAX_NDIM];
+  int64_t axes[TSL_MAX_NDIM], noop = 0;
   int n = -1;
   if (st == TSL_OK && old) {
     const int64_t *v;
@@ -276,18 +280,74 @@ static tsl_status h_reduce_mean(onnx_ctx *c) {
     for (int i = 0; st == TSL_OK && i < n; i++) axes[i] = v[i];
   } else if (st == TSL_OK) {
     st = onnx_const_ints(c, 1, "axes", axes, TSL_MAX_NDIM, &n);
-    int64_t noop = 0;
     if (st == TSL_OK) st = onnx_attr_int(c, "noop_with_empty_axes", 0, &noop);
-    if (st == TSL_OK && noop && n <= 0) st = onnx_err(c, TSL_ERR_UNSUPPORTED, "noop_with_empty_axes is not supported");
   }
   int node;
-  if (st == TSL_OK) st = emit_simple(c, TSL_OP_REDUCE_MEAN, 1, &node);
-  if (st == TSL_OK && n <= 0) { /* no axes: the mean over every axis */
+  if (st == TSL_OK && noop && n <= 0) { /* no axes: the input as it is */
+    st = emit_simple(c, TSL_OP_IDENTITY, 1, &node);
+    return st == TSL_OK ? finish(c, node) : st;
+  }
+  if (st == TSL_OK) st = emit_simple(c, op, 1, &node);
+  if (st == TSL_OK && n <= 0) { /* no axes: every axis */
     n = c->g->values[c->g->nodes[node].inputs[0]].ndim;
     for (int i = 0; i < n; i++) axes[i] = i;
   }
   if (st == TSL_OK) st = tsl_graph_set_attr_ints(c->g, node, "axes", n, axes);
   if (st == TSL_OK) st = copy_int(c, node, "keepdims");
+  return st == TSL_OK ? finish(c, node) : st;
+}
+
+static tsl_status h_reduce_mean(onnx_ctx *c) { return h_reduce(c, TSL_OP_REDUCE_MEAN); }
+static tsl_status h_reduce_sum(onnx_ctx *c) { return h_reduce(c, TSL_OP_REDUCE_SUM); }
+static tsl_status h_reduce_max(onnx_ctx *c) { return h_reduce(c, TSL_OP_REDUCE_MAX); }
+static tsl_status h_reduce_min(onnx_ctx *c) { return h_reduce(c, TSL_OP_REDUCE_MIN); }
+
+/* Pow (opsets 1, 7, 12, 13, 15: the exponent's type may differ from the base's from
+ * 12 on). A constant scalar exponent that does not raise the rank becomes the attribute
+ * "exponent" (graph.h), whatever its numeric type. */
+static tsl_status h_pow(onnx_ctx *c) {
+  const tsl_tensor *y = onnx_const_input(c, 1);
+  int x;
+  tsl_status st = onnx_required_input(c, 0, &x);
+  if (st != TSL_OK) return st;
+  if (!y || tsl_tensor_numel(y) != 1 || y->ndim > c->g->values[x].ndim) return binary(c, TSL_OP_POW);
+  static const char *const none[] = {NULL};
+  static const char *const v1[] = {"broadcast", "axis", NULL};
+  st = onnx_check_attrs(c, c->opset < 7 ? v1 : none);
+  if (st == TSL_OK) st = need_inputs(c, 2, 2);
+  if (st == TSL_OK && y->dtype.code == TSL_DT_BOOL)
+    st = onnx_err(c, TSL_ERR_UNSUPPORTED, "an exponent of type %s", tsl_dtype_str(y->dtype));
+  int node;
+  if (st == TSL_OK) st = emit_simple(c, TSL_OP_POW, 1, &node);
+  if (st == TSL_OK) st = tsl_graph_set_attr_float(c->g, node, "exponent", tsl_tensor_get_f64(y, 0));
+  return st == TSL_OK ? finish(c, node) : st;
+}
+
+/* LayerNormalization (opset 17), with its optional Mean and InvStdDev outputs. */
+static tsl_status h_layer_norm(onnx_ctx *c) {
+  static const char *const ok[] = {"axis", "epsilon", "stash_type", NULL};
+  tsl_status st = onnx_check_attrs(c, ok);
+  int64_t stash = 1;
+  if (st == TSL_OK) st = onnx_attr_int(c, "stash_type", 1, &stash);
+  if (st == TSL_OK && stash != 1)
+    st = onnx_err(c, TSL_ERR_UNSUPPORTED, "stash_type %lld (only 1: statistics in f32)", (long long)stash);
+  if (st == TSL_OK) st = need_inputs(c, 2, 3);
+  int in[3], n_in = onnx_n_inputs(c), n_out = 0, node;
+  for (int k = 0; st == TSL_OK && k < n_in; k++) st = k < 2 ? onnx_required_input(c, k, &in[k]) : onnx_input(c, k, &in[k]);
+  if (st == TSL_OK && n_in == 3 && in[2] < 0) n_in = 2;
+  const char *names[3];
+  for (size_t k = 0; k < c->node->n_output && k < 3; k++) {
+    names[k] = c->node->output[k];
+    if (names[k] && names[k][0]) n_out = (int)k + 1; /* up to the last named one */
+  }
+  if (st == TSL_OK && (c->node->n_output > 3 || !names[0] || !names[0][0]))
+    st = onnx_err(c, TSL_ERR_INVALID, "outputs Y (named), Mean and InvStdDev expected");
+  char nm[32];
+  snprintf(nm, sizeof nm, "LayerNormalization_%d", c->node_index);
+  const char *name = c->node->name && c->node->name[0] ? c->node->name : nm;
+  if (st == TSL_OK) st = emit(c, TSL_OP_LAYER_NORM, name, n_in, in, n_out, names, &node);
+  if (st == TSL_OK) st = copy_int(c, node, "axis");
+  if (st == TSL_OK) st = copy_float(c, node, "epsilon");
   return st == TSL_OK ? finish(c, node) : st;
 }
 
@@ -569,7 +629,13 @@ static const handler handlers[] = {
     {"AveragePool", h_avgpool},
     {"GlobalAveragePool", h_gap},
     {"ReduceMean", h_reduce_mean},
+    {"ReduceSum", h_reduce_sum},
+    {"ReduceMax", h_reduce_max},
+    {"ReduceMin", h_reduce_min},
     {"Add", h_add},
+    {"Sub", h_sub},
+    {"Pow", h_pow},
+    {"LayerNormalization", h_layer_norm},
     {"Mul", h_mul},
     {"Div", h_div},
     {"Concat", h_concat},

@@ -509,6 +509,104 @@ static tsl_status infer_pad(tsl_graph *g, int node) {
   return set_output(g, node, 0, &y);
 }
 
+tsl_status tsl_node_reduce_axes(const tsl_graph *g, const tsl_node *node, bool reduced[TSL_MAX_NDIM], int *count) {
+  int id = (int)(node - g->nodes);
+  if (node->op != TSL_OP_REDUCE_MEAN && node->op != TSL_OP_REDUCE_SUM && node->op != TSL_OP_REDUCE_MAX &&
+      node->op != TSL_OP_REDUCE_MIN)
+    return node_err(g, id, TSL_ERR_INVALID, "not a reduction node");
+  int r = node->n_inputs > 0 && node->inputs[0] >= 0 ? g->values[node->inputs[0]].ndim : -1;
+  if (r < 0) return node_err(g, id, TSL_ERR_INVALID, "input of unknown shape");
+  const tsl_attr *a = tsl_node_attr(node, "axes");
+  if (a && a->kind != TSL_ATTR_INTS) return node_err(g, id, TSL_ERR_INVALID, "attribute 'axes' must be ints");
+  int n = 0;
+  for (int d = 0; d < TSL_MAX_NDIM; d++) reduced[d] = !a && d < r; /* no axes: every axis */
+  for (int i = 0; a && i < a->n; i++) {
+    int ax = norm_axis(a->ints[i], r);
+    if (ax < 0 || reduced[ax])
+      return node_err(g, id, TSL_ERR_INVALID, "axis %lld %s for rank %d", (long long)a->ints[i],
+                      ax < 0 ? "out of range" : "repeated", r);
+    reduced[ax] = true;
+  }
+  for (int d = 0; d < r; d++) n += reduced[d];
+  if (count) *count = n;
+  return TSL_OK;
+}
+
+bool tsl_node_is_spatial_mean(const tsl_graph *g, const tsl_node *node) {
+  bool red[TSL_MAX_NDIM];
+  int n;
+  if (node->op != TSL_OP_REDUCE_MEAN || g->values[node->inputs[0]].ndim != 4) return false;
+  if (tsl_node_reduce_axes(g, node, red, &n) != TSL_OK) return false;
+  return n == 2 && red[2] && red[3];
+}
+
+/* ReduceMean/Sum/Max/Min: the reduced axes become 1 (keepdims) or disappear. */
+static tsl_status infer_reduce(tsl_graph *g, int node) {
+  const tsl_node *n = &g->nodes[node];
+  shape x = in_shape(g, n, 0), y = {0, {0}};
+  bool red[TSL_MAX_NDIM];
+  int count;
+  tsl_status st = tsl_node_reduce_axes(g, n, red, &count);
+  if (st != TSL_OK) return st;
+  int64_t keep = tsl_node_attr_int(n, "keepdims", 1);
+  if (keep != 0 && keep != 1) return node_err(g, node, TSL_ERR_INVALID, "keepdims %lld (0 or 1)", (long long)keep);
+  for (int d = 0; d < x.ndim; d++) {
+    if (red[d] && x.d[d] == 0 && n->op != TSL_OP_REDUCE_SUM)
+      return node_err(g, node, TSL_ERR_UNSUPPORTED, "%s over the empty axis %d has no value", tsl_op_name(n->op), d);
+    if (!red[d] || keep) y.d[y.ndim++] = red[d] ? 1 : x.d[d];
+  }
+  return set_output(g, node, 0, &y);
+}
+
+/* Pow: X and Y broadcast, or X alone with a float 'exponent'. */
+static tsl_status infer_pow(tsl_graph *g, int node) {
+  const tsl_node *n = &g->nodes[node];
+  if (n->n_inputs == 2) return infer_binary(g, node);
+  const tsl_attr *e = tsl_node_attr(n, "exponent");
+  if (!e || e->kind != TSL_ATTR_FLOAT)
+    return node_err(g, node, TSL_ERR_INVALID, "one input needs the float attribute 'exponent'");
+  shape x = in_shape(g, n, 0);
+  return set_output(g, node, 0, &x);
+}
+
+/* Whether s (right-aligned) broadcasts to the trailing dims x[axis:] without growing them. */
+static bool broadcasts_to_tail(const shape *s, const shape *x, int axis) {
+  int tail = x->ndim - axis;
+  if (s->ndim > x->ndim) return false;
+  for (int i = 0; i < s->ndim; i++) {
+    int xd = x->ndim - s->ndim + i;
+    if (i < s->ndim - tail ? s->d[i] != 1 : s->d[i] != 1 && s->d[i] != x->d[xd]) return false;
+  }
+  return true;
+}
+
+static tsl_status infer_layer_norm(tsl_graph *g, int node) {
+  const tsl_node *n = &g->nodes[node];
+  static const char *const names[] = {"axis", "epsilon"};
+  static const tsl_attr_kind kinds[] = {TSL_ATTR_INT, TSL_ATTR_FLOAT};
+  tsl_status st = check_kinds(g, node, names, kinds, 2);
+  if (st != TSL_OK) return st;
+  shape x = in_shape(g, n, 0);
+  int axis = norm_axis(tsl_node_attr_int(n, "axis", -1), x.ndim);
+  if (axis < 0) return node_err(g, node, TSL_ERR_INVALID, "axis out of range for rank %d", x.ndim);
+  for (int k = 1; k < n->n_inputs; k++) {
+    if (n->inputs[k] < 0) continue;
+    shape s = in_shape(g, n, k);
+    if (!broadcasts_to_tail(&s, &x, axis)) {
+      char sb[128], xb[128];
+      shape_str(&s, sb, sizeof sb);
+      shape_str(&x, xb, sizeof xb);
+      return node_err(g, node, TSL_ERR_UNSUPPORTED, "%s %s does not broadcast to the normalized axes %d.. of %s",
+                      k == 1 ? "Scale" : "B", sb, axis, xb);
+    }
+  }
+  tsl_status ost = set_output(g, node, 0, &x);
+  shape stat = x;
+  for (int d = axis; d < x.ndim; d++) stat.d[d] = 1;
+  for (int k = 1; ost == TSL_OK && k < n->n_outputs; k++) ost = set_output(g, node, k, &stat);
+  return ost;
+}
+
 static tsl_status infer_misc(tsl_graph *g, int node) {
   const tsl_node *n = &g->nodes[node];
   shape x = in_shape(g, n, 0), y = x;
@@ -528,23 +626,6 @@ static tsl_status infer_misc(tsl_graph *g, int node) {
     if (x.d[2] < 1 || x.d[3] < 1) return node_err(g, node, TSL_ERR_INVALID, "empty image");
     y.d[2] = y.d[3] = 1;
     break;
-  case TSL_OP_REDUCE_MEAN: {
-    int na;
-    const int64_t *axes = tsl_node_attr_ints(n, "axes", &na);
-    bool hw = x.ndim == 4 && axes && na == 2;
-    for (int i = 0; hw && i < 2; i++) {
-      int a = norm_axis(axes[i], 4);
-      hw = a == 2 + i || a == 3 - i;
-    }
-    if (hw) hw = norm_axis(axes[0], 4) != norm_axis(axes[1], 4);
-    if (!hw) return node_err(g, node, TSL_ERR_UNSUPPORTED, "only the mean over H and W of 4-D NCHW data is supported");
-    if (tsl_node_attr_int(n, "keepdims", 1)) {
-      y.d[2] = y.d[3] = 1;
-    } else {
-      y.ndim = 2;
-    }
-    break;
-  }
   case TSL_OP_FLATTEN: {
     /* axis in [-r, r]: a negative one counts from the end like any other axis. */
     int64_t ax = tsl_node_attr_int(n, "axis", 1);
@@ -616,6 +697,9 @@ static const arity arities[TSL_OP_COUNT] = {
     [TSL_OP_DROPOUT] = {1, 1, 1, 1}, [TSL_OP_IDENTITY] = {1, 1, 1, 1},
     [TSL_OP_PAD] = {1, 1, 1, 1},     [TSL_OP_CHANNEL_SHUFFLE] = {1, 1, 1, 1},
     [TSL_OP_ACTIVATION] = {1, 1, 1, 1},
+    [TSL_OP_SUB] = {2, 2, 1, 1},     [TSL_OP_POW] = {1, 2, 1, 1},
+    [TSL_OP_REDUCE_SUM] = {1, 1, 1, 1}, [TSL_OP_REDUCE_MAX] = {1, 1, 1, 1},
+    [TSL_OP_REDUCE_MIN] = {1, 1, 1, 1}, [TSL_OP_LAYER_NORM] = {2, 3, 1, 3},
 };
 
 tsl_status tsl_graph_infer_node(tsl_graph *g, int node) {
@@ -632,7 +716,7 @@ tsl_status tsl_graph_infer_node(tsl_graph *g, int node) {
     return node_err(g, node, TSL_ERR_INVALID, "%d outputs (expected %d)", n->n_outputs, ar.min_out);
   for (int k = 0; k < n->n_inputs; k++) {
     int v = n->inputs[k];
-    bool optional = (n->op == TSL_OP_CONV || n->op == TSL_OP_GEMM) && k == 2;
+    bool optional = (n->op == TSL_OP_CONV || n->op == TSL_OP_GEMM || n->op == TSL_OP_LAYER_NORM) && k == 2;
     if (v < 0) {
       if (optional) continue;
       return node_err(g, node, TSL_ERR_INVALID, "required input %d is missing", k);
@@ -651,9 +735,19 @@ tsl_status tsl_graph_infer_node(tsl_graph *g, int node) {
   case TSL_OP_AVERAGE_POOL:
     return infer_window(g, node);
   case TSL_OP_ADD:
+  case TSL_OP_SUB:
   case TSL_OP_MUL:
   case TSL_OP_DIV:
     return infer_binary(g, node);
+  case TSL_OP_POW:
+    return infer_pow(g, node);
+  case TSL_OP_REDUCE_MEAN:
+  case TSL_OP_REDUCE_SUM:
+  case TSL_OP_REDUCE_MAX:
+  case TSL_OP_REDUCE_MIN:
+    return infer_reduce(g, node);
+  case TSL_OP_LAYER_NORM:
+    return infer_layer_norm(g, node);
   case TSL_OP_GEMM:
     return infer_gemm(g, node);
   case TSL_OP_MATMUL:

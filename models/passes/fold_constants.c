@@ -15,8 +15,10 @@ static bool foldable(tsl_op op) {
   case TSL_OP_FLATTEN:
   case TSL_OP_TRANSPOSE:
   case TSL_OP_ADD:
+  case TSL_OP_SUB:
   case TSL_OP_MUL:
   case TSL_OP_DIV:
+  case TSL_OP_POW:
   case TSL_OP_RELU:
   case TSL_OP_CLIP:
   case TSL_OP_ACTIVATION: return true;
@@ -50,6 +52,9 @@ static double eval_point(const tsl_node *n, const tsl_graph *g, int ond, const i
     /* checked by shape inference before any pass runs */
     return tsl_node_activation(g, n, &f, attrs) == TSL_OK ? (float)f->eval((float)x, attrs) : NAN;
   }
+  case TSL_OP_POW:
+    if (n->n_inputs == 1) return (float)pow((float)x, (float)tsl_node_attr_float(n, "exponent", 1.0));
+    break;
   default: break;
   }
   const tsl_tensor *b = g->values[n->inputs[1]].constant;
@@ -57,7 +62,9 @@ static double eval_point(const tsl_node *n, const tsl_graph *g, int ond, const i
   /* f32 operations: round each operand's result as the kernel would */
   switch (n->op) {
   case TSL_OP_ADD: return (float)x + (float)y;
+  case TSL_OP_SUB: return (float)x - (float)y;
   case TSL_OP_MUL: return (float)x * (float)y;
+  case TSL_OP_POW: return (float)pow((float)x, (float)y);
   default: return (float)x / (float)y;
   }
 }
@@ -119,7 +126,7 @@ tsl_status tsl_pass_fold_constants(tsl_graph *g, int *folded) {
     }
     const tsl_value *ov = &g->values[n->outputs[0]];
     if (!all_const || ov->ndim < 0 || !tsl_dtype_equal(ov->dtype, TSL_DTYPE_F32)) continue;
-    if (n->op == TSL_OP_ADD || n->op == TSL_OP_MUL || n->op == TSL_OP_DIV) {
+    if (n->op == TSL_OP_ADD || n->op == TSL_OP_SUB || n->op == TSL_OP_MUL || n->op == TSL_OP_DIV) {
       if (n->n_inputs != 2) continue;
     }
     tsl_status st = fold_node(g, i);

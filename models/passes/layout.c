@@ -30,7 +30,7 @@ static bool conv_blockable(const tsl_graph *g, const tsl_node *n) {
 static bool blockable(const tsl_graph *g, const tsl_node *n) {
   if (n->n_outputs != 1) return false;
   /* a global mean reads the blocked layout and writes a plain [N, C] (keepdims 0) */
-  if ((n->op == TSL_OP_REDUCE_MEAN || n->op == TSL_OP_GLOBAL_AVERAGE_POOL) && n->inputs[0] >= 0 &&
+  if ((tsl_node_is_spatial_mean(g, n) || n->op == TSL_OP_GLOBAL_AVERAGE_POOL) && n->inputs[0] >= 0 &&
       is_image(&g->values[n->inputs[0]]))
     return true;
   if (!is_image(&g->values[n->outputs[0]])) return false;
@@ -45,7 +45,8 @@ static bool blockable(const tsl_graph *g, const tsl_node *n) {
   case TSL_OP_IDENTITY:
   case TSL_OP_DROPOUT:
   case TSL_OP_CHANNEL_SHUFFLE: return is_image(&g->values[n->inputs[0]]);
-  case TSL_OP_REDUCE_MEAN: return is_image(&g->values[n->inputs[0]]); /* 4-D output: keepdims */
+  case TSL_OP_REDUCE_MEAN: /* 4-D output: keepdims */
+    return tsl_node_is_spatial_mean(g, n) && is_image(&g->values[n->inputs[0]]);
   case TSL_OP_BATCH_NORM: return is_image(&g->values[n->inputs[0]]) && n->n_inputs == 5;
   case TSL_OP_CLIP: {
     double lo = tsl_node_attr_float(n, "min", -INFINITY), hi = tsl_node_attr_float(n, "max", INFINITY);

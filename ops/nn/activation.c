@@ -18,6 +18,8 @@ static double selu_e(double x, const double *a) { return x <= 0.0 ? a[1] * (a[0]
 static double celu_e(double x, const double *a) { return isnan(x) ? x : relu_d(x) + fmin(0.0, a[0] * expm1(x / a[0])); }
 static double thresholded_relu_e(double x, const double *a) { return x > a[0] ? x : 0.0; }
 static double tanh_e(double x, const double *a) { (void)a; return tanh(x); }
+static double erf_e(double x, const double *a) { (void)a; return erf(x); }
+static double gelu_e(double x, const double *a) { (void)a; return 0.5 * x * (1.0 + erf(x * M_SQRT1_2)); }
 static double softplus_e(double x, const double *a) { (void)a; return softplus_d(x); }
 static double softsign_e(double x, const double *a) { (void)a; return x / (1.0 + fabs(x)); }
 static double mish_e(double x, const double *a) { (void)a; return x * tanh(softplus_d(x)); }
@@ -47,6 +49,10 @@ static const tsl_activation table[] = {
     {"Celu", "celu", 12, 1, {"alpha"}, {1.0}, "max($x, 0.0) + min(0.0, $0 * (exp($x / $0) - 1.0))", celu_e},
     {"ThresholdedRelu", "thresholded_relu", 10, 1, {"alpha"}, {1.0}, "select($x > $0, $x, 0.0)", thresholded_relu_e},
     {"Tanh", "tanh", 6, 0, {0}, {0}, "tanh($x)", tanh_e},
+    {"Erf", "erf", 9, 0, {0}, {0}, "erf($x)", erf_e},
+    /* Gelu's default form (approximate = "none"); opset-13 exports spell it out, and the
+     * graph pass models/passes/gelu.h puts it back together */
+    {"Gelu", "gelu", 20, 0, {0}, {0}, "0.5 * $x * (1.0 + erf($x * 0.707106769))", gelu_e},
     {"Softplus", "softplus", 1, 0, {0}, {0}, SOFTPLUS_DSL("$x"), softplus_e},
     {"Softsign", "softsign", 1, 0, {0}, {0}, "$x / (1.0 + abs($x))", softsign_e},
     {"Mish", "mish", 18, 0, {0}, {0}, "$x * tanh(" SOFTPLUS_DSL("$x") ")", mish_e},

@@ -141,6 +141,7 @@ static double eval(ev *E, const tsl_expr *e) {
     switch (e->call.op) {
     case TSL_CALL_EXP: return round_to(t, exp(eval(E, e->call.args[0])));
     case TSL_CALL_SQRT: return round_to(t, sqrt(eval(E, e->call.args[0])));
+    case TSL_CALL_ERF: return round_to(t, erf(eval(E, e->call.args[0])));
     case TSL_CALL_ABS: return fabs(eval(E, e->call.args[0]));
     case TSL_CALL_FMA:
       return round_to(t, fma(eval(E, e->call.args[0]), eval(E, e->call.args[1]), eval(E, e->call.args[2])));

@@ -158,9 +158,9 @@ static void test_activation_node_errors_name_the_node(void) {
   CU_ASSERT_EQUAL_FATAL(tsl_graph_add_node(g, TSL_OP_ACTIVATION, "act", 1, &v, 1, &y, &node), TSL_OK);
   CU_ASSERT_EQUAL(tsl_graph_infer_node(g, node), TSL_ERR_INVALID); /* no function */
   CU_ASSERT_PTR_NOT_NULL(strstr(tsl_last_error(), "'act'"));
-  CU_ASSERT_EQUAL_FATAL(tsl_graph_set_attr_string(g, node, "function", "Gelu"), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_set_attr_string(g, node, "function", "NoSuchFunction"), TSL_OK);
   CU_ASSERT_EQUAL(tsl_graph_infer_node(g, node), TSL_ERR_UNSUPPORTED);
-  CU_ASSERT_PTR_NOT_NULL(strstr(tsl_last_error(), "Gelu"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(tsl_last_error(), "NoSuchFunction"));
   CU_ASSERT_EQUAL_FATAL(tsl_graph_set_attr_string(g, node, "function", "LeakyRelu"), TSL_OK);
   CU_ASSERT_EQUAL_FATAL(tsl_graph_set_attr_int(g, node, "alpha", 1), TSL_OK);
   CU_ASSERT_EQUAL(tsl_graph_infer_node(g, node), TSL_ERR_INVALID);

@@ -404,13 +404,25 @@ static void test_unsupported_forms_are_refused_clearly(void) {
   tsl_graph *g = new_graph();
   int64_t xs[4] = {1, 2, 3, 3};
   int x = input(g, "x", 4, xs), n;
-  CU_ASSERT_EQUAL(infer_one(g, TSL_OP_REDUCE_MEAN, x, &n), TSL_ERR_UNSUPPORTED); /* no axes: all axes */
+  /* reductions over any axes; a repeated or out-of-range axis is invalid */
+  CU_ASSERT_EQUAL(infer_one(g, TSL_OP_REDUCE_MEAN, x, &n), TSL_OK); /* no axes: all axes */
+  CU_ASSERT(shape_is(out_of(g, n), 4, (const int64_t[]){1, 1, 1, 1}));
   int64_t axes[1] = {1};
   tsl_graph_set_attr_ints(g, n, "axes", 1, axes);
-  CU_ASSERT_EQUAL(tsl_graph_infer_node(g, n), TSL_ERR_UNSUPPORTED);
-  int64_t hw[2] = {-1, 2};
+  tsl_graph_set_attr_int(g, n, "keepdims", 0);
+  CU_ASSERT_EQUAL(tsl_graph_infer_node(g, n), TSL_OK);
+  CU_ASSERT(shape_is(out_of(g, n), 3, (const int64_t[]){1, 3, 3}));
+  CU_ASSERT(!tsl_node_is_spatial_mean(g, &g->nodes[n]));
+  int64_t hw[2] = {-1, 2}, twice[2] = {1, -3}, far[1] = {4};
   tsl_graph_set_attr_ints(g, n, "axes", 2, hw);
   CU_ASSERT_EQUAL(tsl_graph_infer_node(g, n), TSL_OK);
+  CU_ASSERT(tsl_node_is_spatial_mean(g, &g->nodes[n]));
+  tsl_graph_set_attr_ints(g, n, "axes", 2, twice);
+  CU_ASSERT_EQUAL(tsl_graph_infer_node(g, n), TSL_ERR_INVALID);
+  CU_ASSERT_PTR_NOT_NULL(strstr(tsl_last_error(), "repeated"));
+  tsl_graph_set_attr_ints(g, n, "axes", 1, far);
+  CU_ASSERT_EQUAL(tsl_graph_infer_node(g, n), TSL_ERR_INVALID);
+  CU_ASSERT_EQUAL(infer_one(g, TSL_OP_POW, x, &n), TSL_ERR_INVALID); /* one input needs 'exponent' */
   int id, i8;
   CU_ASSERT_EQUAL(tsl_graph_add_input(g, "q", TSL_DTYPE_I8, 4, xs, &i8), TSL_OK);
   CU_ASSERT_EQUAL(infer_one(g, TSL_OP_RELU, i8, &id), TSL_ERR_UNSUPPORTED);

@@ -30,6 +30,10 @@ bool ref_activation(const char *op, const tsl_node *n, double x, double *y) {
     r = x > attr(n, "alpha", 1.0) ? x : 0.0;
   } else if (!strcmp(op, "Tanh")) {
     r = tanh(x);
+  } else if (!strcmp(op, "Erf")) {
+    r = erf(x);
+  } else if (!strcmp(op, "Gelu")) {
+    r = x / 2 * erfc(-x / sqrt(2.0)); /* 0.5 x (1 + erf(x / sqrt 2)), without cancellation */
   } else if (!strcmp(op, "Softplus") || !strcmp(op, "Mish")) {
     double sp = x > 30 ? x : log1p(exp(x));
     r = !strcmp(op, "Mish") ? x * tanh(sp) : sp;

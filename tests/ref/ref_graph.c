@@ -123,6 +123,15 @@ static void unravel(int64_t i, const rshape *s, int64_t *idx) {
 }
 
 static tsl_status run_binary(rnode *r) {
+  if (r->n->op == TSL_OP_POW && r->n->n_inputs == 1) { /* Pow with the constant exponent attribute */
+    const tsl_attr *e = tsl_node_attr(r->n, "exponent");
+    if (!e || e->kind != TSL_ATTR_FLOAT) return fail(r, TSL_ERR_INVALID, "no float exponent");
+    rshape y = shape_of(r->in[0]);
+    tsl_status st = make_out(r, 0, &y);
+    for (int64_t i = 0; st == TSL_OK && i < numel(&y); i++)
+      ((float *)r->out[0]->data)[i] = (float)pow(F(r->in[0])[i], (float)e->f);
+    return st;
+  }
   rshape a = shape_of(r->in[0]), b = shape_of(r->in[1]), y;
   y.nd = a.nd > b.nd ? a.nd : b.nd;
   for (int d = 0; d < y.nd; d++) {
@@ -138,7 +147,13 @@ static tsl_status run_binary(rnode *r) {
   for (int64_t i = 0; i < numel(&y); i++) {
     unravel(i, &y, idx);
     float u = F(r->in[0])[bcast_offset(&a, y.nd, idx)], v = F(r->in[1])[bcast_offset(&b, y.nd, idx)];
-    out[i] = r->n->op == TSL_OP_ADD ? u + v : r->n->op == TSL_OP_MUL ? u * v : u / v;
+    switch (r->n->op) {
+    case TSL_OP_ADD: out[i] = u + v; break;
+    case TSL_OP_SUB: out[i] = u - v; break;
+    case TSL_OP_MUL: out[i] = u * v; break;
+    case TSL_OP_POW: out[i] = (float)pow(u, v); break;
+    default: out[i] = u / v; break;
+    }
   }
   return TSL_OK;
 }
@@ -381,19 +396,92 @@ static tsl_status run_reshape_like(rnode *r) {
   return st;
 }
 
+/* ReduceMean/Sum/Max/Min: accumulated in double over every input point, in order. */
+static tsl_status run_reduce(rnode *r) {
+  const tsl_tensor *x = r->in[0];
+  rshape xs = shape_of(x), y = {0, {0}}, full = xs;
+  bool red[TSL_MAX_NDIM] = {0};
+  int na;
+  const int64_t *axes = tsl_node_attr_ints(r->n, "axes", &na);
+  for (int d = 0; d < xs.nd; d++) red[d] = !axes;
+  for (int i = 0; axes && i < na; i++) {
+    int64_t a = axes[i] < 0 ? axes[i] + xs.nd : axes[i];
+    if (a < 0 || a >= xs.nd || red[a]) return fail(r, TSL_ERR_INVALID, "axes");
+    red[a] = true;
+  }
+  bool keep = attr_i(r, "keepdims", 1) != 0;
+  int64_t count = 1;
+  for (int d = 0; d < xs.nd; d++) {
+    if (red[d]) {
+      full.d[d] = 1;
+      count *= xs.d[d];
+    }
+    if (!red[d] || keep) y.d[y.nd++] = red[d] ? 1 : xs.d[d];
+  }
+  tsl_status st = make_out(r, 0, &y);
+  if (st != TSL_OK) return st;
+  int64_t m = numel(&full), idx[TSL_MAX_NDIM];
+  double *acc = malloc((size_t)(m ? m : 1) * sizeof *acc);
+  if (!acc) return fail(r, TSL_ERR_NOMEM, "accumulators");
+  tsl_op op = r->n->op;
+  for (int64_t j = 0; j < m; j++) acc[j] = op == TSL_OP_REDUCE_MAX ? -INFINITY : op == TSL_OP_REDUCE_MIN ? INFINITY : 0.0;
+  for (int64_t i = 0; i < numel(&xs); i++) {
+    unravel(i, &xs, idx);
+    int64_t o = 0;
+    for (int d = 0; d < xs.nd; d++) o = o * full.d[d] + (red[d] ? 0 : idx[d]);
+    double v = F(x)[i];
+    if (op == TSL_OP_REDUCE_MAX) acc[o] = isnan(v) || v > acc[o] ? v : acc[o];
+    else if (op == TSL_OP_REDUCE_MIN) acc[o] = isnan(v) || v < acc[o] ? v : acc[o];
+    else acc[o] += v;
+  }
+  for (int64_t j = 0; j < m; j++)
+    ((float *)r->out[0]->data)[j] = (float)(op == TSL_OP_REDUCE_MEAN ? acc[j] / (double)count : acc[j]);
+  free(acc);
+  return TSL_OK;
+}
+
+/* LayerNormalization: per row of the trailing axes, mean and biased variance in double. */
+static tsl_status run_layer_norm(rnode *r) {
+  const tsl_tensor *x = r->in[0], *scale = r->in[1], *bias = r->n->n_inputs > 2 ? r->in[2] : NULL;
+  rshape xs = shape_of(x);
+  int64_t axis = attr_i(r, "axis", -1);
+  if (axis < 0) axis += xs.nd;
+  if (axis < 0 || axis >= xs.nd) return fail(r, TSL_ERR_INVALID, "axis");
+  rshape tail = {xs.nd - (int)axis, {0}};
+  for (int d = 0; d < tail.nd; d++) tail.d[d] = xs.d[axis + d];
+  int64_t inner = numel(&tail), outer = inner ? numel(&xs) / inner : 0, idx[TSL_MAX_NDIM];
+  rshape ss = shape_of(scale), bs = bias ? shape_of(bias) : ss;
+  rshape stat = xs;
+  for (int d = (int)axis; d < xs.nd; d++) stat.d[d] = 1;
+  tsl_status st = make_out(r, 0, &xs);
+  for (int k = 1; st == TSL_OK && k < r->n->n_outputs; k++) st = make_out(r, k, &stat);
+  if (st != TSL_OK) return st;
+  double eps = tsl_node_attr_float(r->n, "epsilon", 1e-5);
+  for (int64_t o = 0; o < outer; o++) {
+    const float *row = F(x) + o * inner;
+    double mean = 0, var = 0;
+    for (int64_t i = 0; i < inner; i++) mean += row[i];
+    mean /= (double)inner;
+    for (int64_t i = 0; i < inner; i++) var += (row[i] - mean) * (row[i] - mean);
+    var /= (double)inner;
+    if (r->n->n_outputs > 1) ((float *)r->out[1]->data)[o] = (float)mean;
+    if (r->n->n_outputs > 2) ((float *)r->out[2]->data)[o] = (float)(1.0 / sqrt(var + eps));
+    for (int64_t i = 0; i < inner; i++) {
+      unravel(i, &tail, idx);
+      double v = (row[i] - mean) / sqrt(var + eps) * F(scale)[bcast_offset(&ss, tail.nd, idx)];
+      if (bias) v += F(bias)[bcast_offset(&bs, tail.nd, idx)];
+      ((float *)r->out[0]->data)[o * inner + i] = (float)v;
+    }
+  }
+  return TSL_OK;
+}
+
 static tsl_status run_unary(rnode *r) {
   const tsl_tensor *x = r->in[0];
   rshape y = shape_of(x);
   int64_t n = numel(&y);
-  if (r->n->op == TSL_OP_GLOBAL_AVERAGE_POOL || r->n->op == TSL_OP_REDUCE_MEAN) {
+  if (r->n->op == TSL_OP_GLOBAL_AVERAGE_POOL) {
     if (x->ndim != 4) return fail(r, TSL_ERR_UNSUPPORTED, "rank %d", x->ndim);
-    if (r->n->op == TSL_OP_REDUCE_MEAN) {
-      int na;
-      const int64_t *ax = tsl_node_attr_ints(r->n, "axes", &na);
-      int64_t a0 = na == 2 ? (ax[0] + 4) % 4 : -1, a1 = na == 2 ? (ax[1] + 4) % 4 : -1;
-      if (!((a0 == 2 && a1 == 3) || (a0 == 3 && a1 == 2))) return fail(r, TSL_ERR_UNSUPPORTED, "axes");
-      if (!attr_i(r, "keepdims", 1)) y.nd = 2;
-    }
     y.d[2] = y.d[3] = 1;
     tsl_status st = make_out(r, 0, &y);
     if (st == TSL_OK) ref_nn_mean_inner(F(x), x->shape[0] * x->shape[1], x->shape[2] * x->shape[3], r->out[0]->data);
@@ -453,9 +541,18 @@ static tsl_status run_node(rnode *r) {
   case TSL_OP_AVERAGE_POOL:
     return run_window(r);
   case TSL_OP_ADD:
+  case TSL_OP_SUB:
   case TSL_OP_MUL:
   case TSL_OP_DIV:
+  case TSL_OP_POW:
     return run_binary(r);
+  case TSL_OP_REDUCE_MEAN:
+  case TSL_OP_REDUCE_SUM:
+  case TSL_OP_REDUCE_MAX:
+  case TSL_OP_REDUCE_MIN:
+    return run_reduce(r);
+  case TSL_OP_LAYER_NORM:
+    return run_layer_norm(r);
   case TSL_OP_GEMM:
     return run_gemm(r);
   case TSL_OP_MATMUL:
@@ -480,7 +577,6 @@ static tsl_status run_node(rnode *r) {
   case TSL_OP_IDENTITY:
   case TSL_OP_ACTIVATION:
   case TSL_OP_GLOBAL_AVERAGE_POOL:
-  case TSL_OP_REDUCE_MEAN:
     return run_unary(r);
   default:
     return fail(r, TSL_ERR_UNSUPPORTED, "operator not known to the reference");
