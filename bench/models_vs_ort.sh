@@ -37,6 +37,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ -d "$models_dir" ] || { echo "models_vs_ort.sh: no models folder $models_dir" >&2; exit 1; }
+models_dir=$(cd "$models_dir" && pwd) # ONNX Runtime runs from $ort_dir
 [ -x "$build/bench/models" ] || { echo "models_vs_ort.sh: build $build/bench/models first (ninja -C $build)" >&2; exit 1; }
 command -v node >/dev/null || { echo "models_vs_ort.sh: node (nodejs) is needed for ONNX Runtime" >&2; exit 1; }
 if [ ! -d "$ort_dir/node_modules/onnxruntime-node" ]; then

@@ -1,0 +1,139 @@
+/* f32 exp, log and tanh as LLVM IR (llvm_math.h). */
+#include "codegen/llvm_math.h"
+
+typedef struct mth {
+  cg *c;
+  int lanes;
+  LLVMTypeRef f, i; /* f32 and i32, scalar or <lanes x> */
+} mth;
+
+static LLVMValueRef fc(const mth *m, double v) { return cg_splat(m->c, LLVMConstReal(LLVMFloatTypeInContext(m->c->ctx), v), m->lanes); }
+static LLVMValueRef ic(const mth *m, long long v) { return cg_splat(m->c, LLVMConstInt(m->c->t_i32, (unsigned long long)v, 1), m->lanes); }
+static LLVMValueRef fadd(const mth *m, LLVMValueRef a, LLVMValueRef b) { return LLVMBuildFAdd(m->c->b, a, b, ""); }
+static LLVMValueRef fsub(const mth *m, LLVMValueRef a, LLVMValueRef b) { return LLVMBuildFSub(m->c->b, a, b, ""); }
+static LLVMValueRef fmul(const mth *m, LLVMValueRef a, LLVMValueRef b) { return LLVMBuildFMul(m->c->b, a, b, ""); }
+
+static tsl_status call1(const mth *m, const char *name, LLVMValueRef a, LLVMValueRef *out) {
+  LLVMTypeRef t = m->f;
+  return cg_intrinsic(m->c, name, &t, 1, &a, 1, out);
+}
+static tsl_status call2(const mth *m, const char *name, LLVMValueRef a, LLVMValueRef b, LLVMValueRef *out) {
+  LLVMTypeRef t = m->f;
+  LLVMValueRef args[2] = {a, b};
+  return cg_intrinsic(m->c, name, &t, 1, args, 2, out);
+}
+/* a * b + c, fused */
+static tsl_status fma3(const mth *m, LLVMValueRef a, LLVMValueRef b, LLVMValueRef c, LLVMValueRef *out) {
+  LLVMTypeRef t = m->f;
+  LLVMValueRef args[3] = {a, b, c};
+  return cg_intrinsic(m->c, "llvm.fma", &t, 1, args, 3, out);
+}
+/* Horner: coef[0] * x^(n-1) + ... + coef[n-1] */
+static tsl_status horner(const mth *m, LLVMValueRef x, const double *coef, int n, LLVMValueRef *out) {
+  LLVMValueRef p = fc(m, coef[0]);
+  for (int k = 1; k < n; k++) CG_TRY(fma3(m, p, x, fc(m, coef[k]), &p));
+  *out = p;
+  return TSL_OK;
+}
+static LLVMValueRef as_float(const mth *m, LLVMValueRef v) { return LLVMBuildBitCast(m->c->b, v, m->f, ""); }
+static LLVMValueRef as_int(const mth *m, LLVMValueRef v) { return LLVMBuildBitCast(m->c->b, v, m->i, ""); }
+/* 2^n for integer n in [-126, 127] (n's i32 lanes) */
+static LLVMValueRef pow2i(const mth *m, LLVMValueRef n) {
+  return as_float(m, LLVMBuildShl(m->c->b, LLVMBuildAdd(m->c->b, n, ic(m, 127), ""), ic(m, 23), ""));
+}
+static LLVMValueRef isnan_(const mth *m, LLVMValueRef x) { return LLVMBuildFCmp(m->c->b, LLVMRealUNO, x, x, ""); }
+
+static tsl_status init(mth *m, cg *c, int lanes) {
+  m->c = c;
+  m->lanes = lanes;
+  LLVMTypeRef f32 = LLVMFloatTypeInContext(c->ctx);
+  m->f = lanes > 1 ? LLVMVectorType(f32, (unsigned)lanes) : f32;
+  m->i = lanes > 1 ? LLVMVectorType(c->t_i32, (unsigned)lanes) : c->t_i32;
+  return TSL_OK;
+}
+
+/* exp(x) = 2^n * e^r with n = round(x / ln 2), r = x - n ln 2 in [-ln2/2, ln2/2]
+ * (ln 2 in two parts so that n ln 2 is exact), e^r = 1 + r + r^2 P(r) (Cephes expf).
+ * x is first clamped to [-104, 89] (beyond it the result is 0 or +inf anyway), so that
+ * n lies in [-150, 129]: 2^n is applied as two factors 2^(n/2) 2^(n - n/2), each a
+ * normal float, which gives overflow to +inf and gradual underflow for free. */
+tsl_status cg_math_exp_f32(cg *c, LLVMValueRef x, int lanes, LLVMValueRef *out) {
+  mth m;
+  CG_TRY(init(&m, c, lanes));
+  static const double p[] = {1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3,
+                             4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1};
+  LLVMValueRef xc, n, r, pr, y;
+  CG_TRY(call2(&m, "llvm.maxnum", x, fc(&m, -104.0), &xc)); /* NaN -> -104, fixed below */
+  CG_TRY(call2(&m, "llvm.minnum", xc, fc(&m, 89.0), &xc));
+  CG_TRY(call1(&m, "llvm.roundeven", fmul(&m, xc, fc(&m, 1.44269504088896341)), &n));
+  CG_TRY(fma3(&m, n, fc(&m, -0.693359375), xc, &r));
+  CG_TRY(fma3(&m, n, fc(&m, 2.12194440e-4), r, &r));
+  CG_TRY(horner(&m, r, p, 6, &pr));
+  LLVMValueRef r2 = fmul(&m, r, r);
+  CG_TRY(fma3(&m, pr, r2, fadd(&m, r, fc(&m, 1.0)), &y));
+  LLVMValueRef ni = LLVMBuildFPToSI(c->b, n, m.i, "");
+  LLVMValueRef n1 = LLVMBuildAShr(c->b, ni, ic(&m, 1), "");
+  LLVMValueRef n2 = LLVMBuildSub(c->b, ni, n1, "");
+  y = fmul(&m, fmul(&m, y, pow2i(&m, n1)), pow2i(&m, n2));
+  *out = LLVMBuildSelect(c->b, isnan_(&m, x), x, y, "exp");
+  return TSL_OK;
+}
+
+/* log(x) = e ln 2 + log(mant) with x = mant 2^e, mant in [sqrt(1/2), sqrt(2)) and
+ * log(1 + z) = z - z^2/2 + z^3 P(z) for z = mant - 1 (Cephes logf); subnormal x is
+ * scaled by 2^23 first. */
+tsl_status cg_math_log_f32(cg *c, LLVMValueRef x, int lanes, LLVMValueRef *out) {
+  mth m;
+  CG_TRY(init(&m, c, lanes));
+  static const double p[] = {7.0376836292e-2,  -1.1514610310e-1, 1.1676998740e-1, -1.2420140846e-1, 1.4249322787e-1,
+                             -1.6668057665e-1, 2.0000714765e-1,  -2.4999993993e-1, 3.3333331174e-1};
+  LLVMBuilderRef b = c->b;
+  LLVMValueRef tiny = LLVMBuildFCmp(b, LLVMRealOLT, x, fc(&m, 1.17549435e-38), "");
+  LLVMValueRef xs = LLVMBuildSelect(b, tiny, fmul(&m, x, fc(&m, 8388608.0)), x, "");
+  LLVMValueRef bits = as_int(&m, xs);
+  LLVMValueRef e = LLVMBuildSub(b, LLVMBuildLShr(b, bits, ic(&m, 23), ""), ic(&m, 126), "");
+  e = LLVMBuildSub(b, e, LLVMBuildSelect(b, tiny, ic(&m, 23), ic(&m, 0), ""), "");
+  /* mant in [0.5, 1) */
+  LLVMValueRef mant =
+      as_float(&m, LLVMBuildOr(b, LLVMBuildAnd(b, bits, ic(&m, 0x007fffff), ""), ic(&m, 0x3f000000), ""));
+  LLVMValueRef small = LLVMBuildFCmp(b, LLVMRealOLT, mant, fc(&m, 0.707106781186547524), "");
+  /* mant < sqrt(1/2): z = 2 mant - 1, e - 1; else z = mant - 1 */
+  LLVMValueRef z = fsub(&m, LLVMBuildSelect(b, small, fadd(&m, mant, mant), mant, ""), fc(&m, 1.0));
+  e = LLVMBuildSub(b, e, LLVMBuildSelect(b, small, ic(&m, 1), ic(&m, 0), ""), "");
+  LLVMValueRef ef = LLVMBuildSIToFP(b, e, m.f, "");
+  LLVMValueRef pz, y, z2 = fmul(&m, z, z);
+  CG_TRY(horner(&m, z, p, 9, &pz));
+  y = fmul(&m, fmul(&m, pz, z), z2);             /* z^3 P(z) */
+  CG_TRY(fma3(&m, ef, fc(&m, -2.12194440e-4), y, &y));
+  CG_TRY(fma3(&m, z2, fc(&m, -0.5), y, &y));
+  y = fadd(&m, z, y);
+  CG_TRY(fma3(&m, ef, fc(&m, 0.693359375), y, &y));
+  /* special values: 0 -> -inf, < 0 -> NaN, +inf -> +inf, NaN -> NaN */
+  y = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOEQ, x, fc(&m, 1.0 / 0.0), ""), x, y, "");
+  y = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOEQ, x, fc(&m, 0.0), ""), fc(&m, -1.0 / 0.0), y, "");
+  y = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealULT, x, fc(&m, 0.0), ""), fc(&m, 0.0 / 0.0), y, "log");
+  *out = y;
+  return TSL_OK;
+}
+
+/* tanh(x): for |x| < 0.625, x + x^3 P(x^2) (Cephes tanhf); else
+ * sign(x) (1 - 2 / (e^(2|x|) + 1)), which saturates to +-1 for large |x|. */
+tsl_status cg_math_tanh_f32(cg *c, LLVMValueRef x, int lanes, LLVMValueRef *out) {
+  mth m;
+  CG_TRY(init(&m, c, lanes));
+  static const double p[] = {-5.70498872745e-3, 2.06390887954e-2, -5.37397155531e-2, 1.33314422036e-1,
+                             -3.33332819422e-1};
+  LLVMBuilderRef b = c->b;
+  LLVMValueRef ax, e2, big, x2, ps, small;
+  CG_TRY(call1(&m, "llvm.fabs", x, &ax));
+  CG_TRY(cg_math_exp_f32(c, fadd(&m, ax, ax), lanes, &e2));
+  big = fsub(&m, fc(&m, 1.0), LLVMBuildFDiv(b, fc(&m, 2.0), fadd(&m, e2, fc(&m, 1.0)), ""));
+  CG_TRY(call2(&m, "llvm.copysign", big, x, &big));
+  x2 = fmul(&m, x, x);
+  CG_TRY(horner(&m, x2, p, 5, &ps));
+  CG_TRY(fma3(&m, fmul(&m, ps, x2), x, x, &small));
+  LLVMValueRef is_small = LLVMBuildFCmp(b, LLVMRealOLT, ax, fc(&m, 0.625), "");
+  LLVMValueRef y = LLVMBuildSelect(b, is_small, small, big, "");
+  *out = LLVMBuildSelect(b, isnan_(&m, x), x, y, "tanh");
+  return TSL_OK;
+}
