@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "codegen/llvm_internal.h"
+#include "codegen/llvm_math.h"
 
 #define MULTIPLE_CAP ((int64_t)1 << 20)
 
@@ -467,11 +468,18 @@ static tsl_status emit_call(cg *c, const tsl_expr *e, LLVMValueRef *out) {
     LLVMValueRef args[2] = {a[0], LLVMConstInt(c->t_i1, 0, 0)};
     return cg_intrinsic(c, "llvm.abs", &ty, 1, args, 2, out);
   }
-  case TSL_CALL_EXP: return intrinsic1(c, "llvm.exp", a[0], out);
-  case TSL_CALL_LOG: return intrinsic1(c, "llvm.log", a[0], out);
+  /* f32: straight-line IR that vectorizes (llvm_math.h); f64 through LLVM's intrinsics */
+  case TSL_CALL_EXP:
+    if (t.code == TSL_TYPE_FLOAT && t.bits == 32) return cg_math_exp_f32(c, a[0], t.lanes, out);
+    return intrinsic1(c, "llvm.exp", a[0], out);
+  case TSL_CALL_LOG:
+    if (t.code == TSL_TYPE_FLOAT && t.bits == 32) return cg_math_log_f32(c, a[0], t.lanes, out);
+    return intrinsic1(c, "llvm.log", a[0], out);
   case TSL_CALL_SQRT: return intrinsic1(c, "llvm.sqrt", a[0], out);
-  case TSL_CALL_TANH: return intrinsic1(c, "llvm.tanh", a[0], out);
-  case TSL_CALL_ERF: return cg_erf(c, a[0], t, out);
+  case TSL_CALL_TANH:
+    if (t.code == TSL_TYPE_FLOAT && t.bits == 32) return cg_math_tanh_f32(c, a[0], t.lanes, out);
+    return intrinsic1(c, "llvm.tanh", a[0], out);
+  case TSL_CALL_ERF: return cg_math_erf(c, a[0], t, out);
   case TSL_CALL_FLOOR: return intrinsic1(c, "llvm.floor", a[0], out);
   case TSL_CALL_CEIL: return intrinsic1(c, "llvm.ceil", a[0], out);
   case TSL_CALL_ROUND: return intrinsic1(c, "llvm.roundeven", a[0], out);

@@ -87,10 +87,6 @@ tsl_status cg_index_i64(cg *c, const tsl_expr *e, LLVMValueRef *out);
 /* Splat a scalar value to `lanes` lanes. */
 LLVMValueRef cg_splat(cg *c, LLVMValueRef v, int lanes);
 
-/* erf of x of IR type t (llvm_math.c): f32 as a vectorizable polynomial within 1 ulp,
- * f64 through libm's erf lane by lane. */
-tsl_status cg_erf(cg *c, LLVMValueRef x, tsl_type t, LLVMValueRef *out);
-
 /* Loads and stores (llvm_mem.c). */
 tsl_status cg_load(cg *c, const tsl_expr *e, LLVMValueRef *out);
 tsl_status cg_store(cg *c, const tsl_stmt *s);

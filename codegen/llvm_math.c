@@ -1,8 +1,142 @@
-/* Math functions LLVM has no intrinsic for, written out in LLVM IR so that they
- * vectorize: erf (ir.h TSL_CALL_ERF). */
-#include <string.h>
+/* f32 exp, log, tanh and erf as LLVM IR; f64 erf through libm (llvm_math.h). */
+#include "codegen/llvm_math.h"
 
-#include "codegen/llvm_internal.h"
+typedef struct mth {
+  cg *c;
+  int lanes;
+  LLVMTypeRef f, i; /* f32 and i32, scalar or <lanes x> */
+} mth;
+
+static LLVMValueRef fc(const mth *m, double v) { return cg_splat(m->c, LLVMConstReal(LLVMFloatTypeInContext(m->c->ctx), v), m->lanes); }
+static LLVMValueRef ic(const mth *m, long long v) { return cg_splat(m->c, LLVMConstInt(m->c->t_i32, (unsigned long long)v, 1), m->lanes); }
+static LLVMValueRef fadd(const mth *m, LLVMValueRef a, LLVMValueRef b) { return LLVMBuildFAdd(m->c->b, a, b, ""); }
+static LLVMValueRef fsub(const mth *m, LLVMValueRef a, LLVMValueRef b) { return LLVMBuildFSub(m->c->b, a, b, ""); }
+static LLVMValueRef fmul(const mth *m, LLVMValueRef a, LLVMValueRef b) { return LLVMBuildFMul(m->c->b, a, b, ""); }
+
+static tsl_status call1(const mth *m, const char *name, LLVMValueRef a, LLVMValueRef *out) {
+  LLVMTypeRef t = m->f;
+  return cg_intrinsic(m->c, name, &t, 1, &a, 1, out);
+}
+static tsl_status call2(const mth *m, const char *name, LLVMValueRef a, LLVMValueRef b, LLVMValueRef *out) {
+  LLVMTypeRef t = m->f;
+  LLVMValueRef args[2] = {a, b};
+  return cg_intrinsic(m->c, name, &t, 1, args, 2, out);
+}
+/* a * b + c, fused */
+static tsl_status fma3(const mth *m, LLVMValueRef a, LLVMValueRef b, LLVMValueRef c, LLVMValueRef *out) {
+  LLVMTypeRef t = m->f;
+  LLVMValueRef args[3] = {a, b, c};
+  return cg_intrinsic(m->c, "llvm.fma", &t, 1, args, 3, out);
+}
+/* Horner: coef[0] * x^(n-1) + ... + coef[n-1] */
+static tsl_status horner(const mth *m, LLVMValueRef x, const double *coef, int n, LLVMValueRef *out) {
+  LLVMValueRef p = fc(m, coef[0]);
+  for (int k = 1; k < n; k++) CG_TRY(fma3(m, p, x, fc(m, coef[k]), &p));
+  *out = p;
+  return TSL_OK;
+}
+static LLVMValueRef as_float(const mth *m, LLVMValueRef v) { return LLVMBuildBitCast(m->c->b, v, m->f, ""); }
+static LLVMValueRef as_int(const mth *m, LLVMValueRef v) { return LLVMBuildBitCast(m->c->b, v, m->i, ""); }
+/* 2^n for integer n in [-126, 127] (n's i32 lanes) */
+static LLVMValueRef pow2i(const mth *m, LLVMValueRef n) {
+  return as_float(m, LLVMBuildShl(m->c->b, LLVMBuildAdd(m->c->b, n, ic(m, 127), ""), ic(m, 23), ""));
+}
+static LLVMValueRef isnan_(const mth *m, LLVMValueRef x) { return LLVMBuildFCmp(m->c->b, LLVMRealUNO, x, x, ""); }
+
+static tsl_status init(mth *m, cg *c, int lanes) {
+  m->c = c;
+  m->lanes = lanes;
+  LLVMTypeRef f32 = LLVMFloatTypeInContext(c->ctx);
+  m->f = lanes > 1 ? LLVMVectorType(f32, (unsigned)lanes) : f32;
+  m->i = lanes > 1 ? LLVMVectorType(c->t_i32, (unsigned)lanes) : c->t_i32;
+  return TSL_OK;
+}
+
+/* exp(x) = 2^n * e^r with n = round(x / ln 2), r = x - n ln 2 in [-ln2/2, ln2/2]
+ * (ln 2 in two parts so that n ln 2 is exact), e^r = 1 + r + r^2 P(r) (Cephes expf).
+ * x is first clamped to [-104, 89] (beyond it the result is 0 or +inf anyway), so that
+ * n lies in [-150, 129]: 2^n is applied as two factors 2^(n/2) 2^(n - n/2), each a
+ * normal float, which gives overflow to +inf and gradual underflow for free. */
+tsl_status cg_math_exp_f32(cg *c, LLVMValueRef x, int lanes, LLVMValueRef *out) {
+  mth m;
+  CG_TRY(init(&m, c, lanes));
+  static const double p[] = {1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3,
+                             4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1};
+  LLVMValueRef xc, n, r, pr, y;
+  CG_TRY(call2(&m, "llvm.maxnum", x, fc(&m, -104.0), &xc)); /* NaN -> -104, fixed below */
+  CG_TRY(call2(&m, "llvm.minnum", xc, fc(&m, 89.0), &xc));
+  CG_TRY(call1(&m, "llvm.roundeven", fmul(&m, xc, fc(&m, 1.44269504088896341)), &n));
+  CG_TRY(fma3(&m, n, fc(&m, -0.693359375), xc, &r));
+  CG_TRY(fma3(&m, n, fc(&m, 2.12194440e-4), r, &r));
+  CG_TRY(horner(&m, r, p, 6, &pr));
+  LLVMValueRef r2 = fmul(&m, r, r);
+  CG_TRY(fma3(&m, pr, r2, fadd(&m, r, fc(&m, 1.0)), &y));
+  LLVMValueRef ni = LLVMBuildFPToSI(c->b, n, m.i, "");
+  LLVMValueRef n1 = LLVMBuildAShr(c->b, ni, ic(&m, 1), "");
+  LLVMValueRef n2 = LLVMBuildSub(c->b, ni, n1, "");
+  y = fmul(&m, fmul(&m, y, pow2i(&m, n1)), pow2i(&m, n2));
+  *out = LLVMBuildSelect(c->b, isnan_(&m, x), x, y, "exp");
+  return TSL_OK;
+}
+
+/* log(x) = e ln 2 + log(mant) with x = mant 2^e, mant in [sqrt(1/2), sqrt(2)) and
+ * log(1 + z) = z - z^2/2 + z^3 P(z) for z = mant - 1 (Cephes logf); subnormal x is
+ * scaled by 2^23 first. */
+tsl_status cg_math_log_f32(cg *c, LLVMValueRef x, int lanes, LLVMValueRef *out) {
+  mth m;
+  CG_TRY(init(&m, c, lanes));
+  static const double p[] = {7.0376836292e-2,  -1.1514610310e-1, 1.1676998740e-1, -1.2420140846e-1, 1.4249322787e-1,
+                             -1.6668057665e-1, 2.0000714765e-1,  -2.4999993993e-1, 3.3333331174e-1};
+  LLVMBuilderRef b = c->b;
+  LLVMValueRef tiny = LLVMBuildFCmp(b, LLVMRealOLT, x, fc(&m, 1.17549435e-38), "");
+  LLVMValueRef xs = LLVMBuildSelect(b, tiny, fmul(&m, x, fc(&m, 8388608.0)), x, "");
+  LLVMValueRef bits = as_int(&m, xs);
+  LLVMValueRef e = LLVMBuildSub(b, LLVMBuildLShr(b, bits, ic(&m, 23), ""), ic(&m, 126), "");
+  e = LLVMBuildSub(b, e, LLVMBuildSelect(b, tiny, ic(&m, 23), ic(&m, 0), ""), "");
+  /* mant in [0.5, 1) */
+  LLVMValueRef mant =
+      as_float(&m, LLVMBuildOr(b, LLVMBuildAnd(b, bits, ic(&m, 0x007fffff), ""), ic(&m, 0x3f000000), ""));
+  LLVMValueRef small = LLVMBuildFCmp(b, LLVMRealOLT, mant, fc(&m, 0.707106781186547524), "");
+  /* mant < sqrt(1/2): z = 2 mant - 1, e - 1; else z = mant - 1 */
+  LLVMValueRef z = fsub(&m, LLVMBuildSelect(b, small, fadd(&m, mant, mant), mant, ""), fc(&m, 1.0));
+  e = LLVMBuildSub(b, e, LLVMBuildSelect(b, small, ic(&m, 1), ic(&m, 0), ""), "");
+  LLVMValueRef ef = LLVMBuildSIToFP(b, e, m.f, "");
+  LLVMValueRef pz, y, z2 = fmul(&m, z, z);
+  CG_TRY(horner(&m, z, p, 9, &pz));
+  y = fmul(&m, fmul(&m, pz, z), z2);             /* z^3 P(z) */
+  CG_TRY(fma3(&m, ef, fc(&m, -2.12194440e-4), y, &y));
+  CG_TRY(fma3(&m, z2, fc(&m, -0.5), y, &y));
+  y = fadd(&m, z, y);
+  CG_TRY(fma3(&m, ef, fc(&m, 0.693359375), y, &y));
+  /* special values: 0 -> -inf, < 0 -> NaN, +inf -> +inf, NaN -> NaN */
+  y = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOEQ, x, fc(&m, 1.0 / 0.0), ""), x, y, "");
+  y = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOEQ, x, fc(&m, 0.0), ""), fc(&m, -1.0 / 0.0), y, "");
+  y = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealULT, x, fc(&m, 0.0), ""), fc(&m, 0.0 / 0.0), y, "log");
+  *out = y;
+  return TSL_OK;
+}
+
+/* tanh(x): for |x| < 0.625, x + x^3 P(x^2) (Cephes tanhf); else
+ * sign(x) (1 - 2 / (e^(2|x|) + 1)), which saturates to +-1 for large |x|. */
+tsl_status cg_math_tanh_f32(cg *c, LLVMValueRef x, int lanes, LLVMValueRef *out) {
+  mth m;
+  CG_TRY(init(&m, c, lanes));
+  static const double p[] = {-5.70498872745e-3, 2.06390887954e-2, -5.37397155531e-2, 1.33314422036e-1,
+                             -3.33332819422e-1};
+  LLVMBuilderRef b = c->b;
+  LLVMValueRef ax, e2, big, x2, ps, small;
+  CG_TRY(call1(&m, "llvm.fabs", x, &ax));
+  CG_TRY(cg_math_exp_f32(c, fadd(&m, ax, ax), lanes, &e2));
+  big = fsub(&m, fc(&m, 1.0), LLVMBuildFDiv(b, fc(&m, 2.0), fadd(&m, e2, fc(&m, 1.0)), ""));
+  CG_TRY(call2(&m, "llvm.copysign", big, x, &big));
+  x2 = fmul(&m, x, x);
+  CG_TRY(horner(&m, x2, p, 5, &ps));
+  CG_TRY(fma3(&m, fmul(&m, ps, x2), x, x, &small));
+  LLVMValueRef is_small = LLVMBuildFCmp(b, LLVMRealOLT, ax, fc(&m, 0.625), "");
+  LLVMValueRef y = LLVMBuildSelect(b, is_small, small, big, "");
+  *out = LLVMBuildSelect(b, isnan_(&m, x), x, y, "tanh");
+  return TSL_OK;
+}
 
 /* erf in f32, three pieces, each a polynomial evaluated by Horner's rule with fma:
  *   |x| <  0.875:  erf(x) = x + x * Q(x^2)               (odd series as a correction of x,
@@ -14,79 +148,46 @@
  * so that rounding errors scale with the small erfc. Coefficients: Chebyshev
  * interpolants (mpmath.chebyfit, near-minimax) rounded to f32, made by
  * scripts/erf_fit.py, which documents the measurement: every f32 in [0, 5) within
- * 0.984 ulp of glibc's double erf. A and B share one Horner loop whose coefficients
- * are chosen per lane (a select each), so a vector pays for two polynomials, not three.
+ * 0.984 ulp of glibc's double erf. A and B share one Horner loop whose coefficients are
+ * chosen per lane (a select each), so a vector pays for two polynomials, not three.
  * NaN propagates (the small piece is taken for it: NaN >= 0.875 is false). */
-/* Q(t), highest power first; fit error 8.9e-09 */
-static const float erf_small[6] = {-6.214585155e-04f, 5.034370814e-03f, -2.679294720e-02f,
-                                   1.128249690e-01f,  -3.761255443e-01f, 1.283791512e-01f};
-/* A(v), highest power first; fit error 1.1e-08 */
-static const float erfc_mid[10] = {-1.381103997e-03f, 2.423123689e-03f, 4.580341280e-03f, -1.934956759e-02f,
-                                   1.490213349e-02f,  4.460342228e-02f, -1.387552470e-01f, 1.783950925e-01f,
-                                   -1.189302057e-01f, 3.389485925e-02f};
-/* B(v), highest power first; fit error 8.2e-09 */
-static const float erfc_tail[10] = {-1.257580607e-05f, 1.119851731e-04f, -3.801357525e-04f, 7.482297951e-04f,
-                                    -1.022859942e-03f, 1.042671734e-03f, -7.879311452e-04f, 4.178521340e-04f,
-                                    -1.393084531e-04f, 2.208982733e-05f};
-#define ERF_SPLIT 0.875
-#define ERF_SPLIT2 2.25
-#define ERF_MID 1.5
-#define ERF_TAIL_MID 3.0
-#define ERF_CLAMP 4.0
+static const double erf_small[6] = {-6.214585155e-04, 5.034370814e-03, -2.679294720e-02,
+                                    1.128249690e-01,  -3.761255443e-01, 1.283791512e-01};
+static const double erfc_mid[10] = {-1.381103997e-03, 2.423123689e-03,  4.580341280e-03, -1.934956759e-02,
+                                    1.490213349e-02,  4.460342228e-02,  -1.387552470e-01, 1.783950925e-01,
+                                    -1.189302057e-01, 3.389485925e-02};
+static const double erfc_tail[10] = {-1.257580607e-05, 1.119851731e-04,  -3.801357525e-04, 7.482297951e-04,
+                                     -1.022859942e-03, 1.042671734e-03,  -7.879311452e-04, 4.178521340e-04,
+                                     -1.393084531e-04, 2.208982733e-05};
 
-/* A float constant of type t (scalar or vector splat). */
-static LLVMValueRef fconst(LLVMTypeRef t, double v) {
-  if (LLVMGetTypeKind(t) != LLVMVectorTypeKind) return LLVMConstReal(t, v);
-  unsigned n = LLVMGetVectorSize(t);
-  LLVMValueRef lanes[n];
-  LLVMValueRef x = LLVMConstReal(LLVMGetElementType(t), v);
-  for (unsigned i = 0; i < n; i++) lanes[i] = x;
-  return LLVMConstVector(lanes, n);
-}
-
-static tsl_status fma3(cg *c, LLVMValueRef a, LLVMValueRef b, LLVMValueRef d, LLVMValueRef *out) {
-  LLVMTypeRef t = LLVMTypeOf(a);
-  LLVMValueRef args[3] = {a, b, d};
-  return cg_intrinsic(c, "llvm.fma", &t, 1, args, 3, out);
-}
-
-static tsl_status erf_f32(cg *c, LLVMValueRef x, LLVMValueRef *out) {
+static tsl_status erf_f32(cg *c, LLVMValueRef x, int lanes, LLVMValueRef *out) {
+  mth m;
+  CG_TRY(init(&m, c, lanes));
   LLVMBuilderRef b = c->b;
-  LLVMTypeRef t = LLVMTypeOf(x);
-  LLVMValueRef a, r1, p, r2;
-  CG_TRY(cg_intrinsic(c, "llvm.fabs", &t, 1, &x, 1, &a));
-  /* small piece */
-  LLVMValueRef x2 = LLVMBuildFMul(b, x, x, "erf.x2");
-  LLVMValueRef q = fconst(t, erf_small[0]);
-  for (size_t i = 1; i < sizeof erf_small / sizeof erf_small[0]; i++) CG_TRY(fma3(c, q, x2, fconst(t, erf_small[i]), &q));
-  CG_TRY(fma3(c, x, q, x, &r1));
-  /* the two erfc pieces: one Horner loop, coefficients chosen per lane */
-  LLVMValueRef clamp = fconst(t, ERF_CLAMP);
-  LLVMValueRef ac = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOLT, a, clamp, ""), a, clamp, "erf.ac");
-  LLVMValueRef tail = LLVMBuildFCmp(b, LLVMRealOGE, ac, fconst(t, ERF_SPLIT2), "erf.tail");
-  LLVMValueRef v = LLVMBuildFSub(b, ac, LLVMBuildSelect(b, tail, fconst(t, ERF_TAIL_MID), fconst(t, ERF_MID), ""), "erf.v");
-  p = LLVMBuildSelect(b, tail, fconst(t, erfc_tail[0]), fconst(t, erfc_mid[0]), "");
-  for (size_t i = 1; i < sizeof erfc_mid / sizeof erfc_mid[0]; i++)
-    CG_TRY(fma3(c, p, v, LLVMBuildSelect(b, tail, fconst(t, erfc_tail[i]), fconst(t, erfc_mid[i]), ""), &p));
-  LLVMValueRef one = fconst(t, 1.0);
-  r2 = LLVMBuildFSub(b, one, p, "");
-  r2 = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOGT, r2, one, ""), one, r2, "");
-  LLVMValueRef cs[2] = {r2, x};
-  CG_TRY(cg_intrinsic(c, "llvm.copysign", &t, 1, cs, 2, &r2));
-  *out = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOGE, a, fconst(t, ERF_SPLIT), ""), r2, r1, "erf");
+  LLVMValueRef ax, q, small, p, big;
+  CG_TRY(call1(&m, "llvm.fabs", x, &ax));
+  CG_TRY(horner(&m, fmul(&m, x, x), erf_small, 6, &q));
+  CG_TRY(fma3(&m, x, q, x, &small));
+  /* the two erfc pieces: one Horner loop, each coefficient chosen per lane */
+  LLVMValueRef ac = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOLT, ax, fc(&m, 4.0), ""), ax, fc(&m, 4.0), "");
+  LLVMValueRef tail = LLVMBuildFCmp(b, LLVMRealOGE, ac, fc(&m, 2.25), "");
+  LLVMValueRef v = fsub(&m, ac, LLVMBuildSelect(b, tail, fc(&m, 3.0), fc(&m, 1.5), ""));
+  p = LLVMBuildSelect(b, tail, fc(&m, erfc_tail[0]), fc(&m, erfc_mid[0]), "");
+  for (int k = 1; k < 10; k++)
+    CG_TRY(fma3(&m, p, v, LLVMBuildSelect(b, tail, fc(&m, erfc_tail[k]), fc(&m, erfc_mid[k]), ""), &p));
+  big = fsub(&m, fc(&m, 1.0), p);
+  big = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOGT, big, fc(&m, 1.0), ""), fc(&m, 1.0), big, "");
+  CG_TRY(call2(&m, "llvm.copysign", big, x, &big));
+  *out = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOGE, ax, fc(&m, 0.875), ""), big, small, "erf");
   return TSL_OK;
 }
 
-/* erf in f64: libm's erf, lane by lane (no vector form; only the f32 path matters for
- * the models). */
+/* erf in f64: libm's erf, lane by lane (only the f32 path matters for the models). */
 static tsl_status erf_f64(cg *c, LLVMValueRef x, int lanes, LLVMValueRef *out) {
   LLVMTypeRef d = LLVMDoubleTypeInContext(c->ctx);
   LLVMTypeRef ft = LLVMFunctionType(d, &d, 1, 0);
   LLVMValueRef fn = LLVMGetNamedFunction(c->mod, "erf");
-  if (!fn) {
-    fn = LLVMAddFunction(c->mod, "erf", ft);
-    LLVMSetLinkage(fn, LLVMExternalLinkage);
-  }
+  if (!fn) fn = LLVMAddFunction(c->mod, "erf", ft);
   if (lanes == 1) {
     *out = LLVMBuildCall2(c->b, ft, fn, &x, 1, "erf");
     return TSL_OK;
@@ -94,16 +195,15 @@ static tsl_status erf_f64(cg *c, LLVMValueRef x, int lanes, LLVMValueRef *out) {
   LLVMValueRef r = LLVMGetPoison(LLVMTypeOf(x));
   for (int i = 0; i < lanes; i++) {
     LLVMValueRef idx = LLVMConstInt(c->t_i32, (unsigned long long)i, 0);
-    LLVMValueRef e = LLVMBuildExtractElement(c->b, x, idx, "");
-    LLVMValueRef y = LLVMBuildCall2(c->b, ft, fn, &e, 1, "");
+    LLVMValueRef y = LLVMBuildCall2(c->b, ft, fn, (LLVMValueRef[]){LLVMBuildExtractElement(c->b, x, idx, "")}, 1, "");
     r = LLVMBuildInsertElement(c->b, r, y, idx, "");
   }
   *out = r;
   return TSL_OK;
 }
 
-tsl_status cg_erf(cg *c, LLVMValueRef x, tsl_type t, LLVMValueRef *out) {
-  if (t.code == TSL_TYPE_FLOAT && t.bits == 32) return erf_f32(c, x, out);
+tsl_status cg_math_erf(cg *c, LLVMValueRef x, tsl_type t, LLVMValueRef *out) {
+  if (t.code == TSL_TYPE_FLOAT && t.bits == 32) return erf_f32(c, x, t.lanes, out);
   if (t.code == TSL_TYPE_FLOAT && t.bits == 64) return erf_f64(c, x, t.lanes, out);
   char buf[32];
   return cg_fail(c, "erf on %s (f32 and f64 only)", tsl_type_str(t, buf, sizeof buf));

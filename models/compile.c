@@ -19,6 +19,7 @@
 #include "models/passes/fold_batch_norm.h"
 #include "models/passes/fold_constants.h"
 #include "models/passes/fuse_conv.h"
+#include "models/passes/fuse_gating.h"
 #include "models/passes/plan_memory.h"
 #include "models/passes/layout.h"
 #include "models/passes/pack_dense.h"
@@ -40,7 +41,10 @@ tsl_status tsl_graph_optimize(tsl_graph *g, int block, tsl_compile_stats *stats)
   stats->nodes_before = g->n_nodes;
   tsl_status st = tsl_pass_fold_constants(g, &stats->constants_folded);
   if (st == TSL_OK) st = tsl_pass_fold_batch_norm(g, &stats->batch_norms_folded);
+  int gated = 0;
+  if (st == TSL_OK) st = tsl_pass_fuse_gating(g, &gated);
   if (st == TSL_OK) st = tsl_pass_fuse_conv(g, &stats->nodes_fused);
+  stats->nodes_fused += gated;
   if (st == TSL_OK) st = tsl_pass_channel_shuffle(g, &stats->channel_shuffles);
   /* packing first: the layout pass then leaves the packed weights alone instead of
    * transposing them for the packing to copy again */

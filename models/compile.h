@@ -78,7 +78,8 @@ typedef struct tsl_compile_stats {
   int nodes_before, nodes_after;   /* graph nodes before / after the passes */
   int constants_folded;            /* nodes evaluated at compile time */
   int batch_norms_folded;          /* BatchNormalization nodes folded into convs */
-  int nodes_fused;                 /* Add/Relu/Clip nodes folded into conv epilogues */
+  int nodes_fused;                 /* Add/Relu/Clip nodes folded into conv epilogues, and gating
+                                      Muls folded into Swish / HardSwish (passes/fuse_gating.h) */
   int channel_shuffles;            /* Reshape-Transpose-Reshape shuffles made one node */
   int layout_transforms;           /* NCHW <-> NCHW[x]c transform nodes inserted */
   int steps;                       /* kernel calls per run */

@@ -10,6 +10,7 @@ static double softplus_d(double x) { return isnan(x) ? x : relu_d(x) + log1p(exp
 static double clamp01_d(double x) { return isnan(x) ? x : x < 0.0 ? 0.0 : x > 1.0 ? 1.0 : x; }
 
 static double sigmoid_e(double x, const double *a) { (void)a; return 1.0 / (1.0 + exp(-x)); }
+static double swish_e(double x, const double *a) { return x / (1.0 + exp(-a[0] * x)); }
 static double hard_sigmoid_e(double x, const double *a) { return clamp01_d(a[0] * x + a[1]); }
 static double hard_swish_e(double x, const double *a) { (void)a; return x * clamp01_d(x / 6.0 + 0.5); }
 static double leaky_relu_e(double x, const double *a) { return x < 0.0 ? a[0] * x : x; }
@@ -39,6 +40,9 @@ static double round_e(double x, const double *a) { (void)a; return nearbyint(x);
 
 static const tsl_activation table[] = {
     {"Sigmoid", "sigmoid", 6, 0, {0}, {0}, "1.0 / (1.0 + exp(-$x))", sigmoid_e},
+    /* x * Sigmoid(alpha x) (SiLU at alpha 1): ONNX Swish (opset 24), and what the gating
+     * pass (models/passes/fuse_gating.h) makes of x * Sigmoid(x) */
+    {"Swish", "swish", 24, 1, {"alpha"}, {1.0}, "$x / (1.0 + exp(-$0 * $x))", swish_e},
     {"HardSigmoid", "hard_sigmoid", 6, 2, {"alpha", "beta"}, {0.2, 0.5}, "max(min($0 * $x + $1, 1.0), 0.0)",
      hard_sigmoid_e},
     {"HardSwish", "hard_swish", 14, 0, {0}, {0}, "$x * max(min($x * 0.166666672 + 0.5, 1.0), 0.0)", hard_swish_e},

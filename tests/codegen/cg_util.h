@@ -70,5 +70,6 @@ void cg_add_intrinsic_tests(void);
 void cg_add_memory_tests(void);
 void cg_add_stmt_tests(void);
 void cg_add_build_cache_tests(void);
+void cg_add_math_tests(void);
 
 #endif

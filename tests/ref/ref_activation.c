@@ -10,6 +10,9 @@ bool ref_activation(const char *op, const tsl_node *n, double x, double *y) {
   double r;
   if (!strcmp(op, "Sigmoid")) {
     r = x >= 0 ? 1.0 / (1.0 + exp(-x)) : exp(x) / (1.0 + exp(x));
+  } else if (!strcmp(op, "Swish")) { /* x * sigmoid(alpha x), ONNX opset 24 */
+    double ax = attr(n, "alpha", 1.0) * x;
+    r = x * (ax >= 0 ? 1.0 / (1.0 + exp(-ax)) : exp(ax) / (1.0 + exp(ax)));
   } else if (!strcmp(op, "HardSigmoid")) {
     r = fmax(0.0, fmin(1.0, attr(n, "alpha", 0.2) * x + attr(n, "beta", 0.5)));
     if (isnan(x)) r = x;

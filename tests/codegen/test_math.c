@@ -1,0 +1,145 @@
+/* The f32 exp, log and tanh of codegen/llvm_math.h (straight-line IR, no libm call),
+ * scalar and at 4, 8 and 16 lanes, against libm in double precision rounded to f32:
+ * a dense sweep of each function's range in ulp, its special values, subnormals, and
+ * the overflow / underflow edges. */
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/codegen/cg_util.h"
+
+/* values per sweep: a multiple of 16 */
+#define NSWEEP 4096
+
+static tsl_expr *call1(tsl_intrinsic op, tsl_expr *a) { return tsl_call(op, a->type, 1, &a); }
+static tsl_expr *f_exp(tsl_expr *const *x, int l) { (void)l; return call1(TSL_CALL_EXP, x[0]); }
+static tsl_expr *f_log(tsl_expr *const *x, int l) { (void)l; return call1(TSL_CALL_LOG, x[0]); }
+static tsl_expr *f_tanh(tsl_expr *const *x, int l) { (void)l; return call1(TSL_CALL_TANH, x[0]); }
+static tsl_expr *f_erf(tsl_expr *const *x, int l) { (void)l; return call1(TSL_CALL_ERF, x[0]); }
+
+/* Distance in units in the last place between two finite floats of one sign. */
+static double ulps(float got, float want) {
+  if (got == want) return 0;
+  int32_t a, b;
+  memcpy(&a, &got, 4);
+  memcpy(&b, &want, 4);
+  if ((a < 0) != (b < 0)) return fabs((double)got - want) / ldexp(1.0, -149); /* across 0: in subnormal steps */
+  return fabs((double)a - (double)b);
+}
+
+/* Runs fn on x[0..n) at every region and returns the largest error in ulp against
+ * ref rounded to f32; special results (inf, NaN, exact zero) must match exactly
+ * (counted as 1e9 ulp otherwise). */
+static double max_ulps(const char *name, cg_expr_fn fn, double (*ref)(double), const float *x, int n) {
+  float *in = cg_alloc((size_t)n * 4), *out = cg_alloc((size_t)CG_NREGIONS * n * 4);
+  memcpy(in, x, (size_t)n * 4);
+  tsl_type t = TSL_F32;
+  tsl_status st = cg_run_lanes(cg_lanes_kernel(name, 1, &t, TSL_F32, n, fn), 1, (void *[]){in}, out);
+  CU_ASSERT_EQUAL_FATAL(st, TSL_OK);
+  double worst = 0;
+  for (int r = 0; r < CG_NREGIONS; r++)
+    for (int i = 0; i < n; i++) {
+      float want = (float)ref((double)in[i]), got = out[r * n + i];
+      double e;
+      if (isnan(want) || isnan(got)) e = isnan(want) && isnan(got) ? 0 : 1e9;
+      else if (isinf(want) || isinf(got) || want == 0 || got == 0)
+        e = got == want || fabs((double)got - want) <= ldexp(1.0, -149) ? 0 : 1e9;
+      else e = ulps(got, want);
+      if (e > worst) worst = e;
+    }
+  if (getenv("TSL_TEST_VERBOSE")) fprintf(stderr, "%s: %g ulp\n", name, worst);
+  free(in), free(out);
+  return worst;
+}
+
+/* n values from lo to hi, evenly spaced */
+static void sweep(float *x, int n, double lo, double hi) {
+  for (int i = 0; i < n; i++) x[i] = (float)(lo + (hi - lo) * i / (n - 1));
+}
+
+static void test_f32_exp_within_2_ulp_and_ieee_edges(void) {
+  float *x = malloc(NSWEEP * 4);
+  sweep(x, NSWEEP, -87.0, 88.5);
+  CU_ASSERT(max_ulps("exp_sweep", f_exp, exp, x, NSWEEP) <= 2.0);
+  sweep(x, NSWEEP, -1.0, 1.0);
+  CU_ASSERT(max_ulps("exp_small", f_exp, exp, x, NSWEEP) <= 2.0);
+  /* edges: subnormal results, underflow to 0, overflow to inf, specials */
+  static const float edge[32] = {0.0f,   -0.0f,  INFINITY, -INFINITY, NAN,    88.72f,  88.73f,  89.0f,
+                                 100.0f, 1e30f,  -87.33f,  -87.34f,   -90.0f, -95.0f,  -100.0f, -103.0f,
+                                 -103.9f, -104.0f, -105.0f, -150.0f, -1e30f, 1e-30f, -1e-30f, 1e-45f,
+                                 0.5f,   -0.5f,  0.6931472f, -0.6931472f, 20.0f, -20.0f, 44.0f, -44.0f};
+  CU_ASSERT(max_ulps("exp_edge", f_exp, exp, edge, 32) <= 2.0);
+  free(x);
+}
+
+static void test_f32_log_within_2_ulp_and_ieee_edges(void) {
+  float *x = malloc(NSWEEP * 4);
+  sweep(x, NSWEEP, 0.5, 2.0);
+  CU_ASSERT(max_ulps("log_near1", f_log, log, x, NSWEEP) <= 2.0);
+  for (int i = 0; i < NSWEEP; i++) x[i] = (float)ldexp(1.0 + (i % 97) / 97.0, i % 250 - 125); /* 2^-125 .. 2^124 */
+  CU_ASSERT(max_ulps("log_wide", f_log, log, x, NSWEEP) <= 2.0);
+  static const float edge[32] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, -1.0f, -1e-30f, 1.0f,
+                                 1e-45f, 1e-40f, 1.17549435e-38f, 1.1754942e-38f, FLT_MAX, 2.0f, 0.5f, 0.70710677f,
+                                 0.7071068f, 1.0000001f, 0.99999994f, 10.0f, 1e10f, 1e-10f, 3.0f, 7.0f,
+                                 1e20f, 1e-20f, 123.456f, 0.001f, 65536.0f, 1.5f, 1.4142135f, 1.4142137f};
+  CU_ASSERT(max_ulps("log_edge", f_log, log, edge, 32) <= 2.0);
+  free(x);
+}
+
+static void test_f32_tanh_within_2_ulp_and_saturates(void) {
+  float *x = malloc(NSWEEP * 4);
+  sweep(x, NSWEEP, -10.0, 10.0);
+  CU_ASSERT(max_ulps("tanh_sweep", f_tanh, tanh, x, NSWEEP) <= 2.0);
+  sweep(x, NSWEEP, -0.7, 0.7); /* both sides of the 0.625 switch */
+  CU_ASSERT(max_ulps("tanh_small", f_tanh, tanh, x, NSWEEP) <= 2.0);
+  static const float edge[16] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 1e-30f, -1e-30f, 1e-45f,
+                                 0.625f, -0.625f, 0.62499994f, 44.0f, 100.0f, -100.0f, 1e30f, 9.0f};
+  CU_ASSERT(max_ulps("tanh_edge", f_tanh, tanh, edge, 16) <= 2.0);
+  free(x);
+}
+
+/* erf is tessel's own piecewise polynomial (llvm_math.c): within 1 ulp on a dense sweep
+ * and at both sides of its pieces' borders (0.875, 2.25, the clamp at 4), odd, exactly
+ * +-1 beyond 4; f64 erf is libm's, lane by lane. */
+static void test_f32_erf_within_1_ulp_and_f64_is_libm(void) {
+  enum { M = 1 << 16 };
+  float *x = malloc(M * 4);
+  sweep(x, M, -6.0, 6.0);
+  CU_ASSERT(max_ulps("erf_sweep", f_erf, erf, x, M) <= 1.0);
+  sweep(x, NSWEEP, -1e-3, 1e-3);
+  CU_ASSERT(max_ulps("erf_small", f_erf, erf, x, NSWEEP) <= 1.0);
+  static const float edge[32] = {0.0f,  -0.0f, INFINITY, -INFINITY, NAN,     1e-45f,    -1e-40f,  1e-30f,
+                                 0.875f, 0.87499994f, -0.875f, 2.25f, 2.2499998f, -2.25f, 3.92f, 4.0f,
+                                 4.0000005f, 3.9999998f, -4.0f, 5.0f, -5.0f, 1e30f, -1e30f, 0.5f,
+                                 -1.0f, 1.5f, 3.0f, 1e-5f, 0.1f, 10.0f, FLT_MAX, -FLT_MAX};
+  CU_ASSERT(max_ulps("erf_edge", f_erf, erf, edge, 32) <= 1.0);
+  /* odd, and exactly +-1 from 4 on */
+  float *in = cg_alloc(16 * 4), *out = cg_alloc(CG_NREGIONS * 16 * 4);
+  for (int i = 0; i < 16; i++) in[i] = i < 8 ? 0.3f * (float)i + 0.01f : -in[i - 8];
+  in[7] = 4.0f;
+  in[15] = -4.0f;
+  tsl_type t = TSL_F32, d = TSL_F64;
+  CU_ASSERT_EQUAL_FATAL(cg_run_lanes(cg_lanes_kernel("erf_odd", 1, &t, TSL_F32, 16, f_erf), 1, (void *[]){in}, out),
+                        TSL_OK);
+  for (int r = 0; r < CG_NREGIONS; r++)
+    for (int i = 0; i < 8; i++) CU_ASSERT_EQUAL(out[r * 16 + i], -out[r * 16 + i + 8]);
+  CU_ASSERT(out[7] == 1.0f && out[15] == -1.0f);
+  double *xd = cg_alloc(16 * 8), *od = cg_alloc(CG_NREGIONS * 16 * 8);
+  for (int i = 0; i < 16; i++) xd[i] = (i - 8) * 0.37 + 1e-3;
+  CU_ASSERT_EQUAL_FATAL(cg_run_lanes(cg_lanes_kernel("erf_d", 1, &d, TSL_F64, 16, f_erf), 1, (void *[]){xd}, od),
+                        TSL_OK);
+  for (int r = 0; r < CG_NREGIONS; r++)
+    for (int i = 0; i < 16; i++) CU_ASSERT_EQUAL(od[r * 16 + i], erf(xd[i]));
+  free(x), free(in), free(out), free(xd), free(od);
+}
+
+void cg_add_math_tests(void) {
+  CU_pSuite s = CU_add_suite("codegen_math", cg_suite_init, cg_suite_clean);
+  CU_add_test(s, "test_f32_exp_within_2_ulp_and_ieee_edges", test_f32_exp_within_2_ulp_and_ieee_edges);
+  CU_add_test(s, "test_f32_log_within_2_ulp_and_ieee_edges", test_f32_log_within_2_ulp_and_ieee_edges);
+  CU_add_test(s, "test_f32_tanh_within_2_ulp_and_saturates", test_f32_tanh_within_2_ulp_and_saturates);
+  CU_add_test(s, "test_f32_erf_within_1_ulp_and_f64_is_libm", test_f32_erf_within_1_ulp_and_f64_is_libm);
+}
