@@ -19,6 +19,8 @@
 #include "models/passes/fold_batch_norm.h"
 #include "models/passes/fold_constants.h"
 #include "models/passes/fuse_conv.h"
+#include "models/passes/fuse_gelu.h"
+#include "models/passes/layer_norm.h"
 #include "models/passes/fuse_gating.h"
 #include "models/passes/plan_memory.h"
 #include "models/passes/layout.h"
@@ -40,6 +42,10 @@ tsl_status tsl_graph_optimize(tsl_graph *g, int block, tsl_compile_stats *stats)
   if (!stats) stats = &local;
   stats->nodes_before = g->n_nodes;
   tsl_status st = tsl_pass_fold_constants(g, &stats->constants_folded);
+  int gelus = 0;
+  if (st == TSL_OK) st = tsl_pass_layer_norm(g, &stats->layer_norms);
+  if (st == TSL_OK) st = tsl_pass_fuse_gelu(g, &gelus);
+  stats->layer_norms += gelus;
   if (st == TSL_OK) st = tsl_pass_fold_batch_norm(g, &stats->batch_norms_folded);
   int gated = 0;
   if (st == TSL_OK) st = tsl_pass_fuse_gating(g, &gated);

@@ -81,6 +81,8 @@ typedef struct tsl_compile_stats {
   int nodes_fused;                 /* Add/Relu/Clip nodes folded into conv epilogues, and gating
                                       Muls folded into Swish / HardSwish (passes/fuse_gating.h) */
   int channel_shuffles;            /* Reshape-Transpose-Reshape shuffles made one node */
+  int layer_norms;                 /* written-out layer norms made one node, and GELUs one
+                                      activation (passes/layer_norm.h, passes/fuse_gelu.h) */
   int layout_transforms;           /* NCHW <-> NCHW[x]c transform nodes inserted */
   int steps;                       /* kernel calls per run */
   int kernels;                     /* distinct kernels built (<= steps) */

@@ -1,6 +1,10 @@
 /* Readers of a value (uses.h). */
 #include "models/passes/uses.h"
 
+#include <string.h>
+
+#include "ops/nn/activation.h"
+
 int tsl_pass_count_uses(const tsl_graph *g, int v, const bool *dead) {
   int n = 0;
   for (int i = 0; i < g->n_nodes; i++) {
@@ -24,4 +28,34 @@ int tsl_pass_single_user(const tsl_graph *g, int v, const bool *dead) {
       }
   }
   return user;
+}
+
+int tsl_pass_single_user_op(const tsl_graph *g, int v, tsl_op op, const bool *dead) {
+  int u = tsl_pass_single_user(g, v, dead);
+  return u >= 0 && g->nodes[u].op == op ? u : -1;
+}
+
+bool tsl_pass_const_scalar(const tsl_graph *g, int v, double *out) {
+  const tsl_tensor *t = v >= 0 ? g->values[v].constant : NULL;
+  if (!t || tsl_tensor_numel(t) != 1 || t->dtype.code == TSL_DT_BOOL) return false;
+  *out = tsl_tensor_get_f64(t, 0);
+  return true;
+}
+
+int tsl_pass_other_input(const tsl_node *n, int v) {
+  if (n->n_inputs != 2) return -1;
+  return n->inputs[0] == v ? n->inputs[1] : n->inputs[1] == v ? n->inputs[0] : -1;
+}
+
+bool tsl_pass_is_function(const tsl_graph *g, int node, const char *fn) {
+  const tsl_activation *a;
+  double attrs[TSL_ACTIVATION_MAX_ATTRS];
+  return node >= 0 && g->nodes[node].op == TSL_OP_ACTIVATION &&
+         tsl_node_activation(g, &g->nodes[node], &a, attrs) == TSL_OK && strcmp(a->onnx_op, fn) == 0;
+}
+
+bool tsl_pass_is_graph_output(const tsl_graph *g, int v) {
+  for (int k = 0; k < g->n_outputs; k++)
+    if (g->outputs[k] == v) return true;
+  return false;
 }

@@ -35,6 +35,9 @@ static const struct {
     {"Celu", 1},    {"ThresholdedRelu", 3}, {"Tanh", 2}, {"Softplus", 2}, {"Softsign", 2}, {"Neg", 2},
     {"Abs", 1},     {"Exp", 2},         {"Log", 2},       {"Sqrt", 2},      {"Reciprocal", 2}, {"Floor", 2},
     {"Ceil", 2},    {"Round", 1},
+    /* ConvNeXt's operators: broadcasting Sub and Pow, reductions over any axes, LayerNorm */
+    {"Sub", 4},     {"Pow", 6},         {"ReduceMean", 8}, {"ReduceSum", 10}, {"ReduceMax", 8}, {"ReduceMin", 8},
+    {"LayerNormalization", 19},         {"Erf", 1},
 };
 
 static void run_dir(const char *sub, onnx_conf_report *rep) {

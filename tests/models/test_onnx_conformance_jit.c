@@ -91,6 +91,9 @@ static const struct {
     {"Celu", 1},    {"ThresholdedRelu", 3}, {"Tanh", 2}, {"Softplus", 2}, {"Softsign", 2}, {"Neg", 2},
     {"Abs", 1},     {"Exp", 2},         {"Log", 2},       {"Sqrt", 2},      {"Reciprocal", 2}, {"Floor", 2},
     {"Ceil", 2},    {"Round", 1},
+    /* ConvNeXt's operators: broadcasting Sub and Pow, reductions over any axes, LayerNorm */
+    {"Sub", 4},     {"Pow", 6},         {"ReduceMean", 8}, {"ReduceSum", 10}, {"ReduceMax", 8}, {"ReduceMin", 8},
+    {"LayerNormalization", 19},         {"Erf", 1},
 };
 
 static void test_onnx_node_tests_pass_through_the_compiled_path(void) {
@@ -106,6 +109,9 @@ static void test_onnx_node_tests_pass_through_the_compiled_path(void) {
       "test_sigmoid", "test_hardsigmoid", "test_hardswish", "test_leakyrelu", "test_elu", "test_selu", "test_celu",
       "test_thresholdedrelu", "test_tanh", "test_softplus", "test_softsign", "test_mish", "test_neg", "test_abs",
       "test_exp", "test_log", "test_sqrt", "test_reciprocal", "test_floor", "test_ceil", "test_round",
+      /* ConvNeXt's operators */
+      "test_sub", "test_pow", "test_reduce_sum", "test_reduce_max", "test_reduce_min", "test_layer_normalization",
+      "test_erf",
   };
   static const char *const torch_prefixes[] = {"test_Conv2d", "test_AvgPool2d", "test_MaxPool2d", "test_BatchNorm2d",
                                                 "test_ReLU",   "test_Softmax",   "test_PReLU"};
