@@ -14,5 +14,7 @@ void tsl_tests_graph_gemm_kernel(void);
 void tsl_tests_graph_pool_windows(void);
 void tsl_tests_graph_activations(void);
 void tsl_tests_graph_fuse_gating(void);
+void tsl_tests_graph_convnext_ops(void);
+void tsl_tests_graph_norm_passes(void);
 
 #endif
