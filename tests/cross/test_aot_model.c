@@ -16,6 +16,7 @@
 
 #include "codegen/aot.h"
 #include "cross/cross_paths.h"
+#include "graph/graph_util.h"
 #include "cross_util.h"
 #include "ir/arena.h"
 #include "models/aot_model.h"
@@ -385,6 +386,100 @@ static void test_aot_model_armv8_binary_squeezenet_under_qemu_matches_jit(void) 
   unlink(out);
 }
 
+static int random_constant(tsl_graph *g, int ndim, const int64_t *shape, uint64_t seed, double lo, double hi) {
+  tsl_tensor *t;
+  CU_ASSERT_EQUAL_FATAL(tsl_tensor_new(TSL_DTYPE_F32, ndim, shape, &t), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(tsl_tensor_fill_random(t, seed, lo, hi), TSL_OK);
+  int id;
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_add_constant(g, NULL, t, &id), TSL_OK);
+  return id;
+}
+
+static int node2(tsl_graph *g, tsl_op op, int a, int b, int *node) {
+  int ins[2] = {a, b};
+  return gt_add_node(g, op, b >= 0 ? 2 : 1, ins, node);
+}
+
+/* ConvNeXt's block as the armv8 AOT compiler builds it (erf's polynomial, the layer_norm,
+ * reduce and pow generators, MatMul on NHWC data, transposes), run by the device app
+ * under qemu, against the reference executor: to NHWC, LayerNorm, MatMul + bias, Gelu,
+ * + Erf, MatMul + bias, x - mean(x), cube, back to NCHW, + input. */
+static void test_aot_model_armv8_convnext_block_under_qemu_matches_reference(void) {
+  const char *app = TSL_CROSS_DEVICE_APP;
+  if (!cross_qemu() || !app[0] || access(app, X_OK) != 0) {
+    printf("\n  skipped: %s missing\n", !cross_qemu() ? "qemu-aarch64 (Debian qemu-user)" : "the aarch64 tessel-device-app");
+    return;
+  }
+  tsl_graph *g;
+  int x, n;
+  int64_t xs[4] = {1, 16, 6, 5}, c[1] = {16}, w1[2] = {16, 64}, b1[1] = {64}, w2[2] = {64, 16}, last = -1;
+  static const int64_t to_nhwc[4] = {0, 2, 3, 1}, to_nchw[4] = {0, 3, 1, 2};
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_new("convnext_block", &g), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_add_input(g, "x", TSL_DTYPE_F32, 4, xs, &x), TSL_OK);
+  int v = node2(g, TSL_OP_TRANSPOSE, x, -1, &n);
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_set_attr_ints(g, n, "perm", 4, to_nhwc), TSL_OK);
+  int ln[3] = {v, random_constant(g, 1, c, 1, 0.5, 1.5), random_constant(g, 1, c, 2, -0.2, 0.2)};
+  v = gt_add_node(g, TSL_OP_LAYER_NORM, 3, ln, &n);
+  v = node2(g, TSL_OP_ADD, node2(g, TSL_OP_MATMUL, v, random_constant(g, 2, w1, 3, -0.3, 0.3), NULL),
+            random_constant(g, 1, b1, 4, -0.1, 0.1), NULL);
+  v = node2(g, TSL_OP_ACTIVATION, v, -1, &n);
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_set_attr_string(g, n, "function", "Gelu"), TSL_OK);
+  int e = node2(g, TSL_OP_ACTIVATION, v, -1, &n);
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_set_attr_string(g, n, "function", "Erf"), TSL_OK);
+  v = node2(g, TSL_OP_ADD, v, e, NULL);
+  v = node2(g, TSL_OP_ADD, node2(g, TSL_OP_MATMUL, v, random_constant(g, 2, w2, 5, -0.3, 0.3), NULL),
+            random_constant(g, 1, c, 6, -0.1, 0.1), NULL);
+  int m = node2(g, TSL_OP_REDUCE_MEAN, v, -1, &n);
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_set_attr_ints(g, n, "axes", 1, &last), TSL_OK);
+  v = node2(g, TSL_OP_POW, node2(g, TSL_OP_SUB, v, m, NULL), -1, &n);
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_set_attr_float(g, n, "exponent", 3.0), TSL_OK);
+  v = node2(g, TSL_OP_TRANSPOSE, v, -1, &n);
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_set_attr_ints(g, n, "perm", 4, to_nchw), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_add_output(g, node2(g, TSL_OP_ADD, v, x, NULL)), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_infer_shapes(g), TSL_OK);
+  int64_t count = 16 * 6 * 5;
+  float *in_data = malloc((size_t)count * 4), *want[1] = {NULL}, *got = malloc((size_t)count * 4);
+  CU_ASSERT_FATAL(in_data && got);
+  ref_fill_uniform(in_data, count, INPUT_SEED, -2.0f, 2.0f);
+  const float *ins[1] = {in_data};
+  CU_ASSERT_EQUAL_FATAL(gt_reference_run(g, ins, want), TSL_OK);
+  char so[512], in[512], out[512], logpath[512];
+  cross_path(so, sizeof so, "convnext_block_armv8.so");
+  cross_path(in, sizeof in, "convnext_block_in.f32");
+  cross_path(out, sizeof out, "convnext_block_out.f32");
+  cross_path(logpath, sizeof logpath, "aot_convnext_block.log");
+  tsl_aot_model_options o = {.target = "armv8"};
+  tsl_aot_model_stats st;
+  tsl_status s = tsl_aot_compile_model(g, &o, so, &st);
+  if (s != TSL_OK) printf("\n  aot compile: %s\n", tsl_last_error());
+  CU_ASSERT_EQUAL_FATAL(s, TSL_OK);
+  CU_ASSERT_FATAL(write_file(in, in_data, (size_t)count * 4));
+  char *run[] = {(char *)cross_qemu(), "-cpu", "cortex-a53", "-L", "/usr/aarch64-linux-gnu", (char *)app,
+                 "-o", out, so, in, NULL};
+  int rc = cross_spawn(run, logpath);
+  char *log = read_all(logpath);
+  if (rc != 0) printf("\n  device app: exit %d: %s\n", rc, log ? log : "");
+  CU_ASSERT_EQUAL(rc, 0);
+  if (rc == 0) {
+    CU_ASSERT(read_file(out, got, (size_t)count * 4));
+    double max_ref = 0, max_err = 0;
+    for (int64_t i = 0; i < count; i++) {
+      max_ref = fmax(max_ref, fabs(want[0][i]));
+      max_err = isnan(got[i]) ? INFINITY : fmax(max_err, fabs((double)got[i] - want[0][i]));
+    }
+    printf("\n  ConvNeXt block armv8 AOT under qemu vs reference: max abs error %.3g of max |out| %.3g", max_err, max_ref);
+    CU_ASSERT(max_err <= 1e-5 * max_ref);
+  }
+  free(log);
+  free(in_data);
+  free(want[0]);
+  free(got);
+  tsl_graph_free(g);
+  unlink(so);
+  unlink(in);
+  unlink(out);
+}
+
 /* --target host: the same file format loads in-process and in the host-built app,
  * giving the JIT plan's output. */
 static void test_aot_model_host_file_loads_and_matches_jit(void) {
@@ -695,6 +790,8 @@ void tsl_tests_cross_model(void) {
               test_aot_model_armv8_squeezenet_under_qemu_matches_jit);
   CU_add_test(s, "aot_model_armv8_binary_squeezenet_under_qemu_matches_jit",
               test_aot_model_armv8_binary_squeezenet_under_qemu_matches_jit);
+  CU_add_test(s, "aot_model_armv8_convnext_block_under_qemu_matches_reference",
+              test_aot_model_armv8_convnext_block_under_qemu_matches_reference);
   CU_add_test(s, "aot_model_host_file_loads_and_matches_jit", test_aot_model_host_file_loads_and_matches_jit);
   CU_add_test(s, "model_file_round_trip_and_damaged_files", test_model_file_round_trip_and_damaged_files);
   CU_add_test(s, "model_file_mutated_plans_fail_cleanly", test_model_file_mutated_plans_fail_cleanly);
