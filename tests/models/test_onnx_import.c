@@ -271,6 +271,122 @@ static void test_onnx_reduce_mean_axes_attribute_and_input(void) {
   }
 }
 
+/* ReduceSum takes its axes as an input from opset 13, ReduceMax/Min from 18; without axes
+ * every axis is reduced, or with noop_with_empty_axes the input passes as it is. */
+static void test_onnx_reduce_axes_forms_and_noop(void) {
+  static const struct {
+    const char *op;
+    int opset, form; /* 0: axes attribute, 1: axes input, 2: no axes, 3: no axes + noop */
+    float want0;
+  } cases[] = {{"ReduceSum", 11, 0, 3}, {"ReduceSum", 13, 1, 3}, {"ReduceSum", 13, 2, 110}, {"ReduceSum", 13, 3, 1},
+               {"ReduceMax", 17, 0, 2}, {"ReduceMax", 18, 1, 2}, {"ReduceMin", 18, 3, 1}, {"ReduceMin", 13, 2, 1}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    ob_model *m = ob_new(cases[i].opset);
+    int64_t xs[2] = {2, 2}, one[1] = {1};
+    ob_input(m, "x", OB_FLOAT, 2, xs);
+    if (cases[i].form == 1) {
+      ob_init_i64(m, "axes", 1, one, (int64_t[]){-1}, OB_RAW);
+      ob_node(m, cases[i].op, "r", 2, (const char *[]){"x", "axes"}, 1, (const char *[]){"y"});
+    } else {
+      ob_node(m, cases[i].op, "r", 1, (const char *[]){"x"}, 1, (const char *[]){"y"});
+    }
+    if (cases[i].form == 0) ob_attr_ints(m, "axes", 1, (int64_t[]){1});
+    if (cases[i].form == 3) ob_attr_int(m, "noop_with_empty_axes", 1);
+    ob_attr_int(m, "keepdims", 0);
+    ob_output(m, "y");
+    tsl_graph *g = NULL;
+    CU_ASSERT_EQUAL_FATAL(load(m, &g), TSL_OK);
+    CU_ASSERT_EQUAL(g->values[g->outputs[0]].ndim, cases[i].form == 3 ? 2 : cases[i].form == 2 ? 0 : 1);
+    CU_ASSERT_PTR_NOT_NULL(find_node(g, cases[i].form == 3 ? TSL_OP_IDENTITY : g->nodes[0].op));
+    float x[4] = {1, 2, 30, 77};
+    tsl_tensor *y = run1(g, x);
+    CU_ASSERT(y && ((float *)y->data)[0] == cases[i].want0);
+    tsl_tensor_free(y);
+    tsl_graph_free(g);
+    ob_free(m);
+  }
+  ob_model *m = ob_new(13); /* axes as an attribute where the opset wants an input */
+  int64_t xs[1] = {3};
+  ob_input(m, "x", OB_FLOAT, 1, xs);
+  ob_node(m, "ReduceSum", "r", 1, (const char *[]){"x"}, 1, (const char *[]){"y"});
+  ob_attr_ints(m, "axes", 1, (int64_t[]){0});
+  ob_output(m, "y");
+  tsl_graph *g = NULL;
+  CU_ASSERT_EQUAL(load(m, &g), TSL_ERR_UNSUPPORTED);
+  CU_ASSERT_PTR_NOT_NULL(strstr(tsl_last_error(), "axes"));
+  ob_free(m);
+}
+
+/* Pow: a constant scalar exponent of any numeric type becomes the attribute; a tensor
+ * exponent stays an input (broadcast). */
+static void test_onnx_pow_scalar_exponent_becomes_attribute(void) {
+  for (int k = 0; k < 2; k++) {
+    ob_model *m = ob_new(15);
+    int64_t xs[2] = {2, 3}, three[1] = {3};
+    ob_input(m, "x", OB_FLOAT, 2, xs);
+    if (k == 0) ob_init_i64(m, "e", 0, NULL, (int64_t[]){2}, OB_TYPED);
+    else ob_init_f32(m, "e", 1, three, (float[]){2, 0.5f, -1}, OB_RAW, NULL, 0);
+    ob_node(m, "Pow", "p", 2, (const char *[]){"x", "e"}, 1, (const char *[]){"y"});
+    ob_output(m, "y");
+    tsl_graph *g = NULL;
+    CU_ASSERT_EQUAL_FATAL(load(m, &g), TSL_OK);
+    const tsl_node *p = find_node(g, TSL_OP_POW);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    CU_ASSERT_EQUAL(p->n_inputs, k == 0 ? 1 : 2);
+    if (k == 0) CU_ASSERT_EQUAL(tsl_node_attr_float(p, "exponent", 0), 2.0);
+    float x[6] = {1, 4, 2, 3, 9, 0.5f};
+    tsl_tensor *y = run1(g, x);
+    const float *v = y ? y->data : NULL;
+    if (k == 0) CU_ASSERT(v && v[0] == 1 && v[1] == 16 && v[5] == 0.25f);
+    if (k == 1) CU_ASSERT(v && v[0] == 1 && v[1] == 2 && v[2] == 0.5f && v[4] == 3 && v[5] == 2);
+    tsl_tensor_free(y);
+    tsl_graph_free(g);
+    ob_free(m);
+  }
+}
+
+/* LayerNormalization (opset 17): optional outputs kept up to the last named one, an
+ * omitted one in between anonymous; stash_type other than 1 refused naming it. */
+static void test_onnx_layer_norm_outputs_and_stash_type(void) {
+  for (int k = 0; k < 2; k++) {
+    ob_model *m = ob_new(17);
+    int64_t xs[2] = {2, 4}, c[1] = {4};
+    ob_input(m, "x", OB_FLOAT, 2, xs);
+    ob_init_f32(m, "s", 1, c, (float[]){1, 2, 1, 2}, OB_RAW, NULL, 0);
+    ob_node(m, "LayerNormalization", "ln", 2, (const char *[]){"x", "s"}, 3, (const char *[]){"y", "", "inv"});
+    if (k == 1) ob_attr_int(m, "stash_type", 0);
+    ob_output(m, "y");
+    ob_output(m, "inv");
+    tsl_graph *g = NULL;
+    if (k == 1) {
+      CU_ASSERT_EQUAL(load(m, &g), TSL_ERR_UNSUPPORTED);
+      CU_ASSERT_PTR_NOT_NULL(strstr(tsl_last_error(), "stash_type"));
+      ob_free(m);
+      continue;
+    }
+    CU_ASSERT_EQUAL_FATAL(load(m, &g), TSL_OK);
+    const tsl_node *ln = find_node(g, TSL_OP_LAYER_NORM);
+    CU_ASSERT_FATAL(ln && ln->n_outputs == 3 && ln->n_inputs == 2);
+    CU_ASSERT(g->values[ln->outputs[2]].ndim == 2 && g->values[ln->outputs[2]].shape[1] == 1);
+    float x[8] = {1, 3, 1, 3, 0, 0, 4, 4}; /* rows: mean 2, var 1; mean 2, var 4 */
+    const tsl_value *v = &g->values[g->inputs[0]];
+    tsl_tensor *in, *out[2] = {0};
+    CU_ASSERT_EQUAL_FATAL(tsl_tensor_new(v->dtype, v->ndim, v->shape, &in), TSL_OK);
+    memcpy(in->data, x, sizeof x);
+    CU_ASSERT_EQUAL(ref_graph_run(g, &in, 1, out, 2), TSL_OK);
+    if (out[0] && out[1]) {
+      const float *y = out[0]->data, *inv = out[1]->data;
+      CU_ASSERT(fabsf(y[0] + 1) < 1e-4f && fabsf(y[1] - 2) < 1e-4f && fabsf(y[7] - 2) < 1e-4f);
+      CU_ASSERT(fabsf(inv[0] - 1) < 1e-4f && fabsf(inv[1] - 0.5f) < 1e-4f);
+    }
+    tsl_tensor_free(in);
+    tsl_tensor_free(out[0]);
+    tsl_tensor_free(out[1]);
+    tsl_graph_free(g);
+    ob_free(m);
+  }
+}
+
 static void test_onnx_pad_attribute_and_input_forms(void) {
   for (int opset = 10; opset <= 18; opset += 8) {
     ob_model *m = ob_new(opset);
@@ -449,6 +565,9 @@ void tsl_tests_models_onnx_import(void) {
   CU_add_test(s, "onnx_dropout_mask_becomes_constant_true", test_onnx_dropout_mask_becomes_constant_true);
   CU_add_test(s, "onnx_split_18_num_outputs_and_13_input", test_onnx_split_18_num_outputs_and_13_input);
   CU_add_test(s, "onnx_reduce_mean_axes_attribute_and_input", test_onnx_reduce_mean_axes_attribute_and_input);
+  CU_add_test(s, "onnx_reduce_axes_forms_and_noop", test_onnx_reduce_axes_forms_and_noop);
+  CU_add_test(s, "onnx_pow_scalar_exponent_becomes_attribute", test_onnx_pow_scalar_exponent_becomes_attribute);
+  CU_add_test(s, "onnx_layer_norm_outputs_and_stash_type", test_onnx_layer_norm_outputs_and_stash_type);
   CU_add_test(s, "onnx_pad_attribute_and_input_forms", test_onnx_pad_attribute_and_input_forms);
   CU_add_test(s, "onnx_external_data_is_loaded_from_the_model_folder",
               test_onnx_external_data_is_loaded_from_the_model_folder);
