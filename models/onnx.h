@@ -5,14 +5,17 @@
  * (semantics of the model's opset, mapped to the canonical form of graph.h): Conv,
  * BatchNormalization (inference form), Relu, Clip (min/max as attributes before
  * opset 11, constant inputs after), MaxPool, AveragePool,
- * GlobalAveragePool, ReduceMean (over H and W), Add, Mul, Div, Concat, Gemm, MatMul,
+ * GlobalAveragePool, ReduceMean / ReduceSum / ReduceMax / ReduceMin (any axes; axes an
+ * input from opset 13 for ReduceSum, 18 for the others; noop_with_empty_axes), Add, Sub,
+ * Mul, Div, Pow (a constant scalar exponent becomes an attribute), LayerNormalization
+ * (opset 17, its Mean/InvStdDev outputs too; stash_type 1), Concat, Gemm, MatMul,
  * Flatten, Reshape, Transpose, Slice, Split, Softmax (opset < 13 "coerce to 2-D" form
  * rewritten as Reshape-Softmax-Reshape), Dropout (inference: identity; a mask output
  * becomes a constant of ones), Identity, Pad (constant mode), Constant.
  *
  * Constant folding at import: a node whose inputs are all constants is evaluated when
  * its operator is one of Constant, Identity, Shape, Gather, Unsqueeze, Squeeze, Concat,
- * Cast, Add, Sub, Mul, Div, Slice, Reshape, Transpose, ConstantOfShape (Shape needs only
+ * Cast, Add, Sub, Mul, Div, Pow, Slice, Reshape, Transpose, ConstantOfShape (Shape needs only
  * its input's static shape). These are the Shape/Gather/Unsqueeze/Concat/Cast chains that
  * exporters emit to compute reshape targets; after folding them, parameters such as
  * Reshape's shape are constants and become attributes. Constants nobody reads are

@@ -2,7 +2,8 @@
  * all constants, replacing their outputs by constants.
  *
  * Folded operators: the data movers Identity, Dropout, Reshape, Flatten, Transpose,
- * and the elementwise Add, Mul, Div (numpy broadcasting), Relu, Clip, computed in
+ * and the elementwise Add, Sub, Mul, Div, Pow (numpy broadcasting), Relu, Clip and the
+ * activations, computed in
  * double and rounded to f32 (the importer already folded the Shape/Gather chains;
  * what remains are parameter preparations such as a scaled constant). Other nodes on
  * constants stay and run as kernels.
