@@ -3,10 +3,9 @@
  *
  * Folded operators: the data movers Identity, Dropout, Reshape, Flatten, Transpose,
  * and the elementwise Add, Sub, Mul, Div, Pow (numpy broadcasting), Relu, Clip and the
- * activations, computed in
- * double and rounded to f32 (the importer already folded the Shape/Gather chains;
- * what remains are parameter preparations such as a scaled constant). Other nodes on
- * constants stay and run as kernels.
+ * activations, computed in double and rounded to f32 (the importer already folded the
+ * Shape/Gather chains; what remains are parameter preparations such as a scaled
+ * constant). Other nodes on constants stay and run as kernels.
  */
 #ifndef TESSEL_MODELS_PASSES_FOLD_CONSTANTS_H
 #define TESSEL_MODELS_PASSES_FOLD_CONSTANTS_H
