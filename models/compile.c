@@ -16,6 +16,7 @@
 #include "models/node_kernels.h"
 #include "models/node_kernels_binary.h"
 #include "models/passes/channel_shuffle.h"
+#include "models/passes/channels_first.h"
 #include "models/passes/fold_batch_norm.h"
 #include "models/passes/fold_constants.h"
 #include "models/passes/fuse_conv.h"
@@ -46,6 +47,8 @@ tsl_status tsl_graph_optimize(tsl_graph *g, int block, tsl_compile_stats *stats)
   if (st == TSL_OK) st = tsl_pass_layer_norm(g, &stats->layer_norms);
   if (st == TSL_OK) st = tsl_pass_fuse_gelu(g, &gelus);
   stats->layer_norms += gelus;
+  /* before conv fusion: the 1x1 convs it makes take their residual Add */
+  if (st == TSL_OK && block > 0) st = tsl_pass_channels_first(g, &stats->channels_first);
   if (st == TSL_OK) st = tsl_pass_fold_batch_norm(g, &stats->batch_norms_folded);
   int gated = 0;
   if (st == TSL_OK) st = tsl_pass_fuse_gating(g, &gated);

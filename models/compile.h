@@ -83,6 +83,7 @@ typedef struct tsl_compile_stats {
   int channel_shuffles;            /* Reshape-Transpose-Reshape shuffles made one node */
   int layer_norms;                 /* written-out layer norms made one node, and GELUs one
                                       activation (passes/layer_norm.h, passes/fuse_gelu.h) */
+  int channels_first;              /* channels-last chains run on NCHW (passes/channels_first.h) */
   int layout_transforms;           /* NCHW <-> NCHW[x]c transform nodes inserted */
   int steps;                       /* kernel calls per run */
   int kernels;                     /* distinct kernels built (<= steps) */

@@ -54,7 +54,11 @@
  *                                                      variance); Scale and B broadcast to
  *                                                      X[axis:]; optional outputs Mean and
  *                                                      InvStdDev 1/sqrt(var + epsilon), each
- *                                                      X[:axis] with the trailing extents 1
+ *                                                      X with the normalized extents 1;
+ *                                                      tsl_norm_end (rank, not ONNX's): the
+ *                                                      normalized axes are axis..end-1 and
+ *                                                      Scale, B broadcast to them (a channel
+ *                                                      norm of NCHW: axis 1, end 2)
  *   Concat             X0..Xn                          axis (required, may be negative)
  *   Gemm               A, B, C (optional, broadcast    alpha (1), beta (1), transA (0),
  *                      to [M,N])                       transB (0)
@@ -298,6 +302,9 @@ typedef struct tsl_conv2d_params {
  * Errors: TSL_ERR_INVALID (another op, malformed attributes: wrong count, stride or
  * dilation < 1, negative pad, group < 1). */
 tsl_status tsl_node_conv2d_params(const tsl_graph *g, const tsl_node *node, tsl_conv2d_params *p);
+
+/* LayerNormalization's end of the normalized axes (graph.h's table); absent: the rank. */
+#define TSL_ATTR_NORM_END "tsl_norm_end"
 
 /* The axes a ReduceMean / ReduceSum / ReduceMax / ReduceMin node reduces: reduced[d] for
  * each axis d of its input (rank r, entries past r false), *count of them (count may be

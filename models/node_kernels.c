@@ -62,7 +62,11 @@ tsl_status tsl_nk_generate(const tsl_graph *g, int node, const char *name, const
   if (k->nargs != c->nargs) return tsl_nk_node_err(g, node, TSL_ERR_UNSUPPORTED, "too many tensor arguments");
   tsl_op_text t;
   tsl_status st = tsl_op_generate(name, c, &t);
-  if (st != TSL_OK) return tsl_nk_node_err(g, node, st, tsl_last_error());
+  if (st != TSL_OK) {
+    char why[1024]; /* tsl_last_error's buffer is the one the new message is written into */
+    snprintf(why, sizeof why, "%s", tsl_last_error());
+    return tsl_nk_node_err(g, node, st, why);
+  }
   for (int a = 0; a < t.nargs; a++) {
     k->ndims[a] = t.ndims[a];
     memcpy(k->shapes[a], t.views[a], sizeof t.views[a]);
@@ -649,7 +653,7 @@ static tsl_status make_reduce(const tsl_graph *g, int node, tsl_node_kernel *k, 
 }
 
 /* LayerNormalization and Pow: inputs, outputs and attributes as they are */
-static tsl_status make_norm_or_pow(const tsl_graph *g, int node, tsl_node_kernel *k, tsl_text_buf *b) {
+tsl_status tsl_nk_make_norm_or_pow(const tsl_graph *g, int node, tsl_node_kernel *k, tsl_text_buf *b) {
   const tsl_node *n = &g->nodes[node];
   tsl_op_call c = {0};
   for (int i = 0; i < n->n_inputs; i++)
@@ -660,7 +664,9 @@ static tsl_status make_norm_or_pow(const tsl_graph *g, int node, tsl_node_kernel
     if (n->n_inputs == 1) tsl_op_call_set_float(&c, "exponent", tsl_node_attr_float(n, "exponent", 1.0));
     return tsl_nk_generate(g, node, "pow", &c, k, b);
   }
-  tsl_op_call_set_int(&c, "axis", norm_axis(tsl_node_attr_int(n, "axis", -1), g->values[n->inputs[0]].ndim));
+  int rank = g->values[n->inputs[0]].ndim;
+  tsl_op_call_set_int(&c, "axis", norm_axis(tsl_node_attr_int(n, "axis", -1), rank));
+  tsl_op_call_set_int(&c, "end", tsl_node_attr_int(n, TSL_ATTR_NORM_END, rank));
   tsl_op_call_set_float(&c, "epsilon", tsl_node_attr_float(n, "epsilon", 1e-5));
   return tsl_nk_generate(g, node, "layer_norm", &c, k, b);
 }
@@ -726,7 +732,7 @@ tsl_status tsl_node_kernel_make(const tsl_graph *g, int node, tsl_node_kernel *o
   case TSL_OP_REDUCE_MAX:
   case TSL_OP_REDUCE_MIN: st = make_reduce(g, node, out, &b); break;
   case TSL_OP_POW:
-  case TSL_OP_LAYER_NORM: st = make_norm_or_pow(g, node, out, &b); break;
+  case TSL_OP_LAYER_NORM: st = tsl_nk_make_norm_or_pow(g, node, out, &b); break;
   case TSL_OP_RELU:
   case TSL_OP_CLIP:
   case TSL_OP_SUB:

@@ -320,6 +320,7 @@ tsl_status tsl_nk_make_nchwc(const tsl_graph *g, int node, tsl_node_kernel *k, t
   case TSL_OP_CONCAT: return make_concat(g, node, k, b);
   case TSL_OP_SLICE: return make_slice(g, node, k, b);
   case TSL_OP_CHANNEL_SHUFFLE: return make_channel_shuffle(g, node, k, b);
+  case TSL_OP_LAYER_NORM: return tsl_nk_make_norm_or_pow(g, node, k, b);
   default: return tsl_nk_node_err(g, node, TSL_ERR_UNSUPPORTED, "no blocked (NCHW[x]c) kernel for this operator");
   }
 }

@@ -569,40 +569,44 @@ static tsl_status infer_pow(tsl_graph *g, int node) {
   return set_output(g, node, 0, &x);
 }
 
-/* Whether s (right-aligned) broadcasts to the trailing dims x[axis:] without growing them. */
-static bool broadcasts_to_tail(const shape *s, const shape *x, int axis) {
-  int tail = x->ndim - axis;
+/* Whether s (right-aligned to axis end) broadcasts to x[axis:end] without growing it. */
+static bool broadcasts_to_axes(const shape *s, const shape *x, int axis, int end) {
+  int span = end - axis;
   if (s->ndim > x->ndim) return false;
   for (int i = 0; i < s->ndim; i++) {
-    int xd = x->ndim - s->ndim + i;
-    if (i < s->ndim - tail ? s->d[i] != 1 : s->d[i] != 1 && s->d[i] != x->d[xd]) return false;
+    int xd = end - s->ndim + i;
+    if (i < s->ndim - span ? s->d[i] != 1 : s->d[i] != 1 && s->d[i] != x->d[xd]) return false;
   }
   return true;
 }
 
 static tsl_status infer_layer_norm(tsl_graph *g, int node) {
   const tsl_node *n = &g->nodes[node];
-  static const char *const names[] = {"axis", "epsilon"};
-  static const tsl_attr_kind kinds[] = {TSL_ATTR_INT, TSL_ATTR_FLOAT};
-  tsl_status st = check_kinds(g, node, names, kinds, 2);
+  static const char *const names[] = {"axis", "epsilon", TSL_ATTR_NORM_END};
+  static const tsl_attr_kind kinds[] = {TSL_ATTR_INT, TSL_ATTR_FLOAT, TSL_ATTR_INT};
+  tsl_status st = check_kinds(g, node, names, kinds, 3);
   if (st != TSL_OK) return st;
   shape x = in_shape(g, n, 0);
   int axis = norm_axis(tsl_node_attr_int(n, "axis", -1), x.ndim);
+  int64_t end = tsl_node_attr_int(n, TSL_ATTR_NORM_END, x.ndim);
   if (axis < 0) return node_err(g, node, TSL_ERR_INVALID, "axis out of range for rank %d", x.ndim);
+  if (end <= axis || end > x.ndim)
+    return node_err(g, node, TSL_ERR_INVALID, "%s %lld (axis %d + 1 .. rank %d)", TSL_ATTR_NORM_END, (long long)end,
+                    axis, x.ndim);
   for (int k = 1; k < n->n_inputs; k++) {
     if (n->inputs[k] < 0) continue;
     shape s = in_shape(g, n, k);
-    if (!broadcasts_to_tail(&s, &x, axis)) {
+    if (!broadcasts_to_axes(&s, &x, axis, (int)end)) {
       char sb[128], xb[128];
       shape_str(&s, sb, sizeof sb);
       shape_str(&x, xb, sizeof xb);
-      return node_err(g, node, TSL_ERR_UNSUPPORTED, "%s %s does not broadcast to the normalized axes %d.. of %s",
-                      k == 1 ? "Scale" : "B", sb, axis, xb);
+      return node_err(g, node, TSL_ERR_UNSUPPORTED, "%s %s does not broadcast to the normalized axes %d..%d of %s",
+                      k == 1 ? "Scale" : "B", sb, axis, (int)end - 1, xb);
     }
   }
   tsl_status ost = set_output(g, node, 0, &x);
   shape stat = x;
-  for (int d = axis; d < x.ndim; d++) stat.d[d] = 1;
+  for (int d = axis; d < end; d++) stat.d[d] = 1;
   for (int k = 1; ost == TSL_OK && k < n->n_outputs; k++) ost = set_output(g, node, k, &stat);
   return ost;
 }

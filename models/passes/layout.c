@@ -48,6 +48,9 @@ static bool blockable(const tsl_graph *g, const tsl_node *n) {
   case TSL_OP_REDUCE_MEAN: /* 4-D output: keepdims */
     return tsl_node_is_spatial_mean(g, n) && is_image(&g->values[n->inputs[0]]);
   case TSL_OP_BATCH_NORM: return is_image(&g->values[n->inputs[0]]) && n->n_inputs == 5;
+  case TSL_OP_LAYER_NORM: /* over the channels only (a pass's, passes/channels_first.h) */
+    return is_image(&g->values[n->inputs[0]]) && tsl_node_attr_int(n, "axis", -1) == 1 &&
+           tsl_node_attr_int(n, TSL_ATTR_NORM_END, 4) == 2;
   case TSL_OP_CLIP: {
     double lo = tsl_node_attr_float(n, "min", -INFINITY), hi = tsl_node_attr_float(n, "max", INFINITY);
     return is_image(&g->values[n->inputs[0]]) && lo <= 0.0 && hi >= 0.0; /* padding lanes stay 0 */

@@ -4,8 +4,9 @@
  * another layout (TVM's AlterOpLayout + layout propagation; ONNX Runtime's NCHWc
  * transformer does the same for its MLAS kernels).
  *
- * Every convolution runs blocked. Pools, global pooling, batch norms, Relu, Clip (when
- * it maps 0 to 0), same-shape Add and Mul, channel Concat and channel Slice run blocked
+ * Every convolution runs blocked. Pools, global pooling, batch norms, layer norms over
+ * the channels (passes/channels_first.h), Relu, Clip (when it maps 0 to 0), the
+ * activations, same-shape Add and Mul, channel Concat and channel Slice run blocked
  * when one of their image inputs already is (propagation); Identity and Dropout pass the
  * layout through. Every other operator gets plain inputs. A transform is an Identity
  * node carrying TSL_ATTR_LAYOUT_TRANSFORM, from its input's layout to its output's; one

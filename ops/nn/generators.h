@@ -17,12 +17,15 @@ tsl_status tsl_softmax_text(const tsl_op_call *c, tsl_op_text *t);
  * [N*H*W, C]. */
 tsl_status tsl_reduce_text(const tsl_op_call *c, tsl_op_text *t);
 
-/* "layer_norm": ONNX LayerNormalization over the axes "axis".. of input 0 (attribute
- * "axis" in 0..ndim-1, float "epsilon"): per index of the leading axes, mean and
- * biased variance over the trailing ones in one kernel, out = (x - mean) /
+/* "layer_norm": ONNX LayerNormalization over the axes "axis".."end"-1 of input 0
+ * (attributes "axis" in 0..ndim-1, "end" in axis+1..ndim, default ndim: the trailing
+ * axes as ONNX has it; float "epsilon"): per index of the other axes, mean and biased
+ * variance over the normalized ones in one kernel, out = (x - mean) /
  * sqrt(var + epsilon) * scale + bias; inputs x, scale, [bias], scale and bias
- * broadcasting (numpy, right-aligned) to the trailing axes; outputs y and optionally
- * the mean and 1 / sqrt(var + epsilon) of each row; plain layouts. */
+ * broadcasting (numpy, right-aligned) to the normalized axes; outputs y and optionally
+ * the mean and 1 / sqrt(var + epsilon) of each row. Plain layouts, or NCHW[x]c data
+ * normalized over its channels (axis 1, end 2; scale and bias plain [C]; one output,
+ * its padding lanes zero). */
 tsl_status tsl_layer_norm_text(const tsl_op_call *c, tsl_op_text *t);
 
 /* "pow": ONNX Pow in f32. One input and the float attribute "exponent": x^e written

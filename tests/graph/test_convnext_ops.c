@@ -53,8 +53,9 @@ static double err_nan_aware(const float *got, const float *want, int64_t n) {
 }
 
 /* Compiles g and runs it and the reference on one seeded input in [lo, hi) (a NaN at
- * element nan_at >= 0); every output within tol of the reference. */
-static void check(const tsl_graph *g, const char *what, double tol, double lo, double hi, int64_t nan_at) {
+ * element nan_at >= 0); every output within tol of the reference. Returns the plan's
+ * layout transform steps. */
+static int check(const tsl_graph *g, const char *what, double tol, double lo, double hi, int64_t nan_at) {
   int64_t n = gt_numel(g, g->inputs[0]);
   tsl_tensor *t;
   CU_ASSERT_EQUAL_FATAL(tsl_tensor_new(TSL_DTYPE_F32, 1, &n, &t), TSL_OK);
@@ -63,7 +64,8 @@ static void check(const tsl_graph *g, const char *what, double tol, double lo, d
   if (nan_at >= 0) x[nan_at] = NAN;
   const float *ins[1] = {x};
   float *got[4] = {0}, *want[4] = {0};
-  tsl_status st = gt_compile_run(g, NULL, ins, got, NULL, NULL);
+  int transforms = -1;
+  tsl_status st = gt_compile_run(g, NULL, ins, got, NULL, &transforms);
   if (st != TSL_OK) printf("\n  %s: %s", what, tsl_last_error());
   CU_ASSERT_EQUAL(st, TSL_OK);
   CU_ASSERT_EQUAL(gt_reference_run(g, ins, want), TSL_OK);
@@ -74,6 +76,7 @@ static void check(const tsl_graph *g, const char *what, double tol, double lo, d
   }
   for (int k = 0; k < 4; k++) free(got[k]), free(want[k]);
   tsl_tensor_free(t);
+  return transforms;
 }
 
 static void finish(tsl_graph *g, int y) {
@@ -188,6 +191,32 @@ static void test_layer_norm_axes_broadcast_and_statistics(void) {
   tsl_graph_free(g);
 }
 
+static int conv1x1(tsl_graph *g, int x, int64_t cin, int64_t cout, uint64_t seed) {
+  int64_t ws[4] = {cout, cin, 1, 1};
+  int ins[3] = {x, add_const(g, 4, ws, seed, -0.5, 0.5), add_const(g, 1, &cout, seed + 1, -0.2, 0.2)};
+  return gt_add_node(g, TSL_OP_CONV, 3, ins, NULL);
+}
+
+/* LayerNormalization over the channel axis only (tsl_norm_end 2, what the channels-first
+ * pass makes of ConvNeXt's LayerNorm2d): plain NCHW, and blocked between two convs with a
+ * channel tail (C = 19: one full block of 16 and 3 lanes, or two of 8 and 3) so that it
+ * runs in NCHW[x]c with padding lanes in and out. */
+static void test_layer_norm_over_channels_plain_and_blocked(void) {
+  int x, outs[1], node;
+  int64_t s[4] = {2, 19, 5, 7}, c[1] = {19};
+  for (int blocked = 0; blocked < 2; blocked++) {
+    tsl_graph *g = new_graph(4, s, &x);
+    int v = blocked ? conv1x1(g, x, 19, 19, 9) : x;
+    v = layer_norm(g, v, add_const(g, 1, c, 1, 0.5, 1.5), add_const(g, 1, c, 2, -0.5, 0.5), 1, 1, outs);
+    node = g->values[v].producer;
+    CU_ASSERT_EQUAL_FATAL(tsl_graph_set_attr_int(g, node, TSL_ATTR_NORM_END, 2), TSL_OK);
+    finish(g, blocked ? conv1x1(g, v, 19, 6, 12) : v);
+    int transforms = check(g, blocked ? "layer_norm over channels, blocked" : "layer_norm over channels", 1e-5, -2.0, 2.0, -1);
+    CU_ASSERT_EQUAL(transforms, blocked ? 2 : 0); /* blocked from the first conv to the last */
+    tsl_graph_free(g);
+  }
+}
+
 static int transpose(tsl_graph *g, int x, const int64_t *perm) {
   int node, y = gt_add_node(g, TSL_OP_TRANSPOSE, 1, &x, &node);
   CU_ASSERT_EQUAL_FATAL(tsl_graph_set_attr_ints(g, node, "perm", 4, perm), TSL_OK);
@@ -268,6 +297,7 @@ void tsl_tests_graph_convnext_ops(void) {
   CU_add_test(s, "reduce_max_min_propagate_nan", test_reduce_max_min_propagate_nan);
   CU_add_test(s, "pow_exponents_and_broadcasting_sub_pow", test_pow_exponents_and_broadcasting_sub_pow);
   CU_add_test(s, "layer_norm_axes_broadcast_and_statistics", test_layer_norm_axes_broadcast_and_statistics);
+  CU_add_test(s, "layer_norm_over_channels_plain_and_blocked", test_layer_norm_over_channels_plain_and_blocked);
   CU_add_test(s, "channels_last_block_and_every_permutation", test_channels_last_block_and_every_permutation);
   CU_add_test(s, "generators_refuse_clearly", test_generators_refuse_clearly);
 }

@@ -12,6 +12,7 @@
 #include "graph_util.h"
 #include "models/models_util.h"
 #include "models/onnx.h"
+#include "models/passes/channels_first.h"
 #include "models/passes/fuse_gelu.h"
 #include "models/passes/layer_norm.h"
 
@@ -222,6 +223,94 @@ static void test_gelu_lookalikes_stay(void) {
   }
 }
 
+static int transpose(tsl_graph *g, int x, const int64_t *perm) {
+  int node, y = gt_add_node(g, TSL_OP_TRANSPOSE, 1, &x, &node);
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_set_attr_ints(g, node, "perm", 4, perm), TSL_OK);
+  return y;
+}
+
+static int layer_norm_last(tsl_graph *g, int x, int64_t c) {
+  int ins[3] = {x, constant(g, 1, &c, 21), constant(g, 1, &c, 22)}, node;
+  int y = gt_add_node(g, TSL_OP_LAYER_NORM, 3, ins, &node);
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_set_attr_float(g, node, "epsilon", 1e-6), TSL_OK);
+  return y;
+}
+
+static const int64_t to_nhwc[4] = {0, 2, 3, 1}, to_nchw[4] = {0, 3, 1, 2};
+
+/* ConvNeXt's block on [1, C, H, W] after a depthwise 3x3 conv: to NHWC, LayerNorm, MatMul [C, 4C] + bias, Gelu, MatMul
+ * [4C, C] + bias, back to NCHW, layer scale [C, 1, 1], + input. `shared` also lists the
+ * LayerNorm's output as a graph output (then the chain must stay). */
+static tsl_graph *convnext_block(int64_t C, bool shared) {
+  int x;
+  int64_t s[4] = {1, C, 9, 7}, w1[2] = {C, 4 * C}, b1[1] = {4 * C}, w2[2] = {4 * C, C}, ls[3] = {C, 1, 1};
+  int64_t dw[4] = {C, 1, 3, 3}, pads[4] = {1, 1, 1, 1};
+  tsl_graph *g = new_graph(4, s, &x);
+  int node, ins[3] = {x, constant(g, 4, dw, 20), constant(g, 1, &C, 28)};
+  x = gt_add_node(g, TSL_OP_CONV, 3, ins, &node);
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_set_attr_int(g, node, "group", C), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_set_attr_ints(g, node, "pads", 4, pads), TSL_OK);
+  int ln = layer_norm_last(g, transpose(g, x, to_nhwc), C);
+  int v = op2(g, TSL_OP_ADD, op2(g, TSL_OP_MATMUL, ln, constant(g, 2, w1, 23)), constant(g, 1, b1, 24));
+  v = fn(g, "Gelu", v);
+  v = op2(g, TSL_OP_ADD, constant(g, 1, &C, 26), op2(g, TSL_OP_MATMUL, v, constant(g, 2, w2, 25)));
+  v = op2(g, TSL_OP_MUL, transpose(g, v, to_nchw), constant(g, 3, ls, 27));
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_add_output(g, op2(g, TSL_OP_ADD, v, x)), TSL_OK);
+  if (shared) CU_ASSERT_EQUAL_FATAL(tsl_graph_add_output(g, ln), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_infer_shapes(g), TSL_OK);
+  return g;
+}
+
+/* The block becomes LayerNorm over the channels, two 1x1 convs (the layer scale folded into
+ * the second, the residual fused into it), Gelu: no transpose, no MatMul, and with the
+ * layout pass nothing but the edges' two transforms; the same output as the reference on
+ * the original graph. A chain whose inside is read elsewhere stays. */
+static void test_channels_last_block_runs_channels_first(void) {
+  for (int shared = 0; shared < 2; shared++) {
+    tsl_graph *g = convnext_block(19, shared), *c;
+    CU_ASSERT_EQUAL(pass_and_check(g, tsl_pass_channels_first, 1e-5), shared ? 0 : 1);
+    CU_ASSERT_EQUAL_FATAL(tsl_graph_clone(g, &c), TSL_OK);
+    tsl_compile_stats stats;
+    CU_ASSERT_EQUAL_FATAL(tsl_graph_optimize(c, 8, &stats), TSL_OK);
+    CU_ASSERT_EQUAL(count_op(c, TSL_OP_TRANSPOSE), shared ? 2 : 0);
+    CU_ASSERT_EQUAL(count_op(c, TSL_OP_MATMUL), shared ? 2 : 0);
+    if (!shared) {
+      CU_ASSERT_EQUAL(count_op(c, TSL_OP_CONV), 3);
+      CU_ASSERT_EQUAL(count_op(c, TSL_OP_MUL), 0);
+      CU_ASSERT_EQUAL(count_op(c, TSL_OP_ADD), 0);
+      CU_ASSERT_EQUAL(stats.layout_transforms, 2);
+      CU_ASSERT_EQUAL(stats.channels_first, 1);
+    }
+    tsl_graph_free(c);
+    /* compiled with the layout pass at the host's lanes */
+    int64_t n = gt_numel(g, g->inputs[0]);
+    tsl_tensor *t;
+    CU_ASSERT_EQUAL_FATAL(tsl_tensor_new(TSL_DTYPE_F32, 1, &n, &t), TSL_OK);
+    CU_ASSERT_EQUAL_FATAL(tsl_tensor_fill_random(t, 5, -2.0, 2.0), TSL_OK);
+    const float *ins[1] = {t->data};
+    float *got[2] = {0}, *want[2] = {0};
+    CU_ASSERT_EQUAL(gt_compile_run(g, NULL, ins, got, NULL, NULL), TSL_OK);
+    CU_ASSERT_EQUAL(gt_reference_run(g, ins, want), TSL_OK);
+    if (got[0] && want[0]) CU_ASSERT(gt_rel_err(got[0], want[0], n) <= 1e-5);
+    for (int k = 0; k < 2; k++) free(got[k]), free(want[k]);
+    tsl_tensor_free(t);
+    tsl_graph_free(g);
+  }
+  /* LayerNorm2d alone: Transpose, LayerNorm, Transpose -> one node; a transpose back by
+   * another permutation is not the pattern */
+  for (int other = 0; other < 2; other++) {
+    int x;
+    int64_t s[4] = {2, 12, 3, 5};
+    static const int64_t swap_hw[4] = {0, 3, 2, 1};
+    tsl_graph *g = new_graph(4, s, &x);
+    int v = layer_norm_last(g, transpose(g, x, to_nhwc), 12);
+    CU_ASSERT_EQUAL_FATAL(tsl_graph_add_output(g, fn(g, "Neg", transpose(g, v, other ? swap_hw : to_nchw))), TSL_OK);
+    CU_ASSERT_EQUAL_FATAL(tsl_graph_infer_shapes(g), TSL_OK);
+    CU_ASSERT_EQUAL(pass_and_check(g, tsl_pass_channels_first, 1e-5), other ? 0 : 1);
+    tsl_graph_free(g);
+  }
+}
+
 /* ConvNeXt (torchvision's blocks at widths 32..256, opset 13: LayerNorm and GELU written
  * out, MatMul on NHWC data) against ONNX Runtime: max abs error <= 1e-5 of max |out|, the
  * same top-5; its 14 layer norms and 9 GELUs each one node. */
@@ -255,6 +344,9 @@ static void test_convnext_nano_matches_ort(void) {
     CU_ASSERT(err <= 1e-5 * scale);
     for (int k = 0; k < 5; k++) CU_ASSERT_EQUAL(top[k], top_ort[k]);
     CU_ASSERT_EQUAL(stats.layer_norms, 14 + 9);
+    /* the blocks and LayerNorm2ds channels-first: blocked from the stem to the head */
+    CU_ASSERT_EQUAL(stats.channels_first, 14);
+    CU_ASSERT_EQUAL(stats.layout_transforms, 2);
   }
   free(got[0]);
   free(x);
@@ -268,5 +360,6 @@ void tsl_tests_graph_norm_passes(void) {
   CU_add_test(s, "layer_norm_lookalikes_stay", test_layer_norm_lookalikes_stay);
   CU_add_test(s, "gelu_spellings_fuse", test_gelu_spellings_fuse);
   CU_add_test(s, "gelu_lookalikes_stay", test_gelu_lookalikes_stay);
+  CU_add_test(s, "channels_last_block_runs_channels_first", test_channels_last_block_runs_channels_first);
   CU_add_test(s, "convnext_nano_matches_ort", test_convnext_nano_matches_ort);
 }

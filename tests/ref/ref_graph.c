@@ -440,39 +440,49 @@ static tsl_status run_reduce(rnode *r) {
   return TSL_OK;
 }
 
-/* LayerNormalization: per row of the trailing axes, mean and biased variance in double. */
+/* LayerNormalization over the axes axis..end-1 (end: the rank, or tsl_norm_end): for each
+ * point (o, i) of the axes before and after them, mean and biased variance in double over
+ * the normalized ones, element (o, j, i) at offset (o * span + j) * inner + i. */
 static tsl_status run_layer_norm(rnode *r) {
   const tsl_tensor *x = r->in[0], *scale = r->in[1], *bias = r->n->n_inputs > 2 ? r->in[2] : NULL;
   rshape xs = shape_of(x);
-  int64_t axis = attr_i(r, "axis", -1);
+  int64_t axis = attr_i(r, "axis", -1), end = attr_i(r, "tsl_norm_end", xs.nd);
   if (axis < 0) axis += xs.nd;
-  if (axis < 0 || axis >= xs.nd) return fail(r, TSL_ERR_INVALID, "axis");
-  rshape tail = {xs.nd - (int)axis, {0}};
-  for (int d = 0; d < tail.nd; d++) tail.d[d] = xs.d[axis + d];
-  int64_t inner = numel(&tail), outer = inner ? numel(&xs) / inner : 0, idx[TSL_MAX_NDIM];
+  if (axis < 0 || end <= axis || end > xs.nd) return fail(r, TSL_ERR_INVALID, "axis, end");
+  rshape norm = {(int)(end - axis), {0}}, stat = xs;
+  int64_t outer = 1, inner = 1, idx[TSL_MAX_NDIM];
+  for (int d = 0; d < norm.nd; d++) norm.d[d] = xs.d[axis + d];
+  for (int d = 0; d < axis; d++) outer *= xs.d[d];
+  for (int d = (int)end; d < xs.nd; d++) inner *= xs.d[d];
+  for (int d = (int)axis; d < end; d++) stat.d[d] = 1;
+  int64_t span = numel(&norm);
   rshape ss = shape_of(scale), bs = bias ? shape_of(bias) : ss;
-  rshape stat = xs;
-  for (int d = (int)axis; d < xs.nd; d++) stat.d[d] = 1;
   tsl_status st = make_out(r, 0, &xs);
   for (int k = 1; st == TSL_OK && k < r->n->n_outputs; k++) st = make_out(r, k, &stat);
   if (st != TSL_OK) return st;
   double eps = tsl_node_attr_float(r->n, "epsilon", 1e-5);
-  for (int64_t o = 0; o < outer; o++) {
-    const float *row = F(x) + o * inner;
-    double mean = 0, var = 0;
-    for (int64_t i = 0; i < inner; i++) mean += row[i];
-    mean /= (double)inner;
-    for (int64_t i = 0; i < inner; i++) var += (row[i] - mean) * (row[i] - mean);
-    var /= (double)inner;
-    if (r->n->n_outputs > 1) ((float *)r->out[1]->data)[o] = (float)mean;
-    if (r->n->n_outputs > 2) ((float *)r->out[2]->data)[o] = (float)(1.0 / sqrt(var + eps));
+  const float *in = F(x);
+  float *out = r->out[0]->data;
+  for (int64_t o = 0; o < outer; o++)
     for (int64_t i = 0; i < inner; i++) {
-      unravel(i, &tail, idx);
-      double v = (row[i] - mean) / sqrt(var + eps) * F(scale)[bcast_offset(&ss, tail.nd, idx)];
-      if (bias) v += F(bias)[bcast_offset(&bs, tail.nd, idx)];
-      ((float *)r->out[0]->data)[o * inner + i] = (float)v;
+      double mean = 0, var = 0;
+      for (int64_t j = 0; j < span; j++) mean += in[(o * span + j) * inner + i];
+      mean /= (double)span;
+      for (int64_t j = 0; j < span; j++) {
+        double dv = in[(o * span + j) * inner + i] - mean;
+        var += dv * dv;
+      }
+      var /= (double)span;
+      if (r->n->n_outputs > 1) ((float *)r->out[1]->data)[o * inner + i] = (float)mean;
+      if (r->n->n_outputs > 2) ((float *)r->out[2]->data)[o * inner + i] = (float)(1.0 / sqrt(var + eps));
+      for (int64_t j = 0; j < span; j++) {
+        unravel(j, &norm, idx);
+        int64_t e = (o * span + j) * inner + i;
+        double v = (in[e] - mean) / sqrt(var + eps) * F(scale)[bcast_offset(&ss, norm.nd, idx)];
+        if (bias) v += F(bias)[bcast_offset(&bs, norm.nd, idx)];
+        out[e] = (float)v;
+      }
     }
-  }
   return TSL_OK;
 }
 
