@@ -11,23 +11,26 @@
 /* One match: the input x, the axis, eps, scale and bias values (-1: absent), the value
  * the pattern ends with and its nodes (to mark dead). */
 typedef struct ln_match {
-  int x, axis, scale, bias, end;
+  int x, axis, last, scale, bias, end; /* normalized axes axis..last-1 */
   double eps;
   int nodes[10], nnodes;
 } ln_match;
 
-/* A ReduceMean with keepdims over exactly the axes *axis..rank-1 of its input. */
-static bool trailing_mean(const tsl_graph *g, int r, int *axis) {
+/* A ReduceMean with keepdims over the adjacent axes *axis..*last-1 of its input. */
+static bool block_mean(const tsl_graph *g, int r, int *axis, int *last) {
   const tsl_node *n = &g->nodes[r];
   bool red[TSL_MAX_NDIM];
-  int count;
+  int count, first = -1;
   if (n->op != TSL_OP_REDUCE_MEAN || n->n_inputs != 1 || tsl_node_attr_int(n, "keepdims", 1) != 1 ||
       tsl_node_reduce_axes(g, n, red, &count) != TSL_OK || count == 0)
     return false;
   int rank = g->values[n->inputs[0]].ndim;
+  for (int d = 0; d < rank && first < 0; d++)
+    if (red[d]) first = d;
   for (int d = 0; d < rank; d++)
-    if (red[d] != (d >= rank - count)) return false;
-  *axis = rank - count;
+    if (red[d] != (d >= first && d < first + count)) return false;
+  *axis = first;
+  *last = first + count;
   return true;
 }
 
@@ -41,13 +44,14 @@ static bool squares(const tsl_graph *g, int q, int d) {
   return tsl_pass_const_scalar(g, n->inputs[1], &e) && e == 2.0 && g->values[n->inputs[1]].ndim <= g->values[d].ndim;
 }
 
-/* Constant p broadcasts to x's axes axis.. without changing x's shape. */
-static bool fits_tail(const tsl_graph *g, int p, int x, int axis) {
+/* Constant p (numpy-aligned to x) varies along x's axes axis..last-1 only, without
+ * changing x's shape. */
+static bool fits_axes(const tsl_graph *g, int p, int x, int axis, int last) {
   const tsl_value *pv = &g->values[p], *xv = &g->values[x];
   if (!pv->constant || !tsl_dtype_equal(pv->dtype, TSL_DTYPE_F32) || pv->ndim > xv->ndim) return false;
   for (int i = 0; i < pv->ndim; i++) {
     int xd = xv->ndim - pv->ndim + i;
-    if (pv->shape[i] != 1 && (xd < axis || pv->shape[i] != xv->shape[xd])) return false;
+    if (pv->shape[i] != 1 && (xd < axis || xd >= last || pv->shape[i] != xv->shape[xd])) return false;
   }
   return true;
 }
@@ -85,15 +89,15 @@ static bool normalizes(const tsl_graph *g, int norm, int d, int sd, const bool *
 
 static bool match(const tsl_graph *g, int r1, const bool *dead, ln_match *m) {
   memset(m, 0, sizeof *m);
-  int axis, axis2;
-  if (!trailing_mean(g, r1, &axis)) return false;
+  int axis, last, axis2, last2;
+  if (!block_mean(g, r1, &axis, &last)) return false;
   int x = g->nodes[r1].inputs[0], mean = g->nodes[r1].outputs[0];
   int s = tsl_pass_single_user_op(g, mean, TSL_OP_SUB, dead);
   if (s < 0 || g->nodes[s].inputs[0] != x || g->nodes[s].inputs[1] != mean) return false;
   int d = g->nodes[s].outputs[0], q, norm;
   if (!square_and_norm(g, d, dead, &q, &norm)) return false;
   int r2 = tsl_pass_single_user_op(g, g->nodes[q].outputs[0], TSL_OP_REDUCE_MEAN, dead);
-  if (r2 < 0 || !trailing_mean(g, r2, &axis2) || axis2 != axis) return false;
+  if (r2 < 0 || !block_mean(g, r2, &axis2, &last2) || axis2 != axis || last2 != last) return false;
   int add = tsl_pass_single_user_op(g, g->nodes[r2].outputs[0], TSL_OP_ADD, dead);
   if (add < 0 || !tsl_pass_const_scalar(g, tsl_pass_other_input(&g->nodes[add], g->nodes[r2].outputs[0]), &m->eps) ||
       !(m->eps >= 0 && isfinite(m->eps)))
@@ -104,16 +108,17 @@ static bool match(const tsl_graph *g, int r1, const bool *dead, ln_match *m) {
   for (size_t k = 0; k < sizeof pattern / sizeof pattern[0]; k++) add_node(m, pattern[k]);
   m->x = x;
   m->axis = axis;
+  m->last = last;
   m->scale = m->bias = -1;
   m->end = g->nodes[norm].outputs[0];
   int mul = tsl_pass_single_user_op(g, m->end, TSL_OP_MUL, dead), p;
-  if (mul >= 0 && (p = tsl_pass_other_input(&g->nodes[mul], m->end)) >= 0 && fits_tail(g, p, x, axis)) {
+  if (mul >= 0 && (p = tsl_pass_other_input(&g->nodes[mul], m->end)) >= 0 && fits_axes(g, p, x, axis, last)) {
     m->scale = p;
     m->end = g->nodes[mul].outputs[0];
     add_node(m, mul);
   }
   int badd = tsl_pass_single_user_op(g, m->end, TSL_OP_ADD, dead);
-  if (badd >= 0 && (p = tsl_pass_other_input(&g->nodes[badd], m->end)) >= 0 && fits_tail(g, p, x, axis)) {
+  if (badd >= 0 && (p = tsl_pass_other_input(&g->nodes[badd], m->end)) >= 0 && fits_axes(g, p, x, axis, last)) {
     m->bias = p;
     m->end = g->nodes[badd].outputs[0];
     add_node(m, badd);
@@ -121,26 +126,38 @@ static bool match(const tsl_graph *g, int r1, const bool *dead, ln_match *m) {
   return !tsl_pass_is_graph_output(g, m->end); /* its name is the model's */
 }
 
-/* Ones over the normalized axes: the scale of a layer norm without gamma. */
-static tsl_status ones_scale(tsl_graph *g, const ln_match *m, int *out) {
+/* The layer norm's Scale or B from gamma or beta p (-1: ones): p's values with the extents
+ * it has along the normalized axes (LayerNormalization aligns them to the last normalized
+ * axis; p was aligned to x's last axis). */
+static tsl_status norm_param(tsl_graph *g, const ln_match *m, int p, int *out) {
   const tsl_value *x = &g->values[m->x];
+  int64_t dims[TSL_MAX_NDIM];
+  int nd = m->last - m->axis;
+  for (int d = 0; d < nd; d++) {
+    int pd = p >= 0 ? g->values[p].ndim - x->ndim + m->axis + d : -1;
+    dims[d] = p < 0 ? x->shape[m->axis + d] : pd >= 0 ? g->values[p].shape[pd] : 1;
+  }
   tsl_tensor *t;
-  tsl_status st = tsl_tensor_new(TSL_DTYPE_F32, x->ndim - m->axis, x->shape + m->axis, &t);
+  tsl_status st = tsl_tensor_new(TSL_DTYPE_F32, nd, dims, &t);
   if (st != TSL_OK) return st;
-  for (int64_t i = 0; i < tsl_tensor_numel(t); i++) ((float *)t->data)[i] = 1.0f;
+  for (int64_t i = 0; i < tsl_tensor_numel(t); i++)
+    ((float *)t->data)[i] = p < 0 ? 1.0f : (float)tsl_tensor_get_f64(g->values[p].constant, i);
   return tsl_graph_add_constant(g, NULL, t, out);
 }
 
 static tsl_status replace(tsl_graph *g, const ln_match *m) {
-  tsl_status st = TSL_OK;
-  int scale = m->scale, y, node;
-  if (scale < 0 && (st = ones_scale(g, m, &scale)) != TSL_OK) return st;
+  int scale, bias = -1, y, node;
+  tsl_status st = norm_param(g, m, m->scale, &scale);
+  if (st == TSL_OK && m->bias >= 0) st = norm_param(g, m, m->bias, &bias);
+  if (st != TSL_OK) return st;
   char name[300];
   snprintf(name, sizeof name, "%s.layer_norm", g->values[m->end].name);
   if ((st = tsl_graph_add_value(g, tsl_graph_find_value(g, name) >= 0 ? NULL : name, &y)) != TSL_OK) return st;
-  int ins[3] = {m->x, scale, m->bias};
-  if ((st = tsl_graph_add_node(g, TSL_OP_LAYER_NORM, NULL, m->bias >= 0 ? 3 : 2, ins, 1, &y, &node)) != TSL_OK) return st;
+  int ins[3] = {m->x, scale, bias};
+  if ((st = tsl_graph_add_node(g, TSL_OP_LAYER_NORM, NULL, bias >= 0 ? 3 : 2, ins, 1, &y, &node)) != TSL_OK) return st;
   if ((st = tsl_graph_set_attr_int(g, node, "axis", m->axis)) != TSL_OK) return st;
+  if (m->last < g->values[m->x].ndim && (st = tsl_graph_set_attr_int(g, node, TSL_ATTR_NORM_END, m->last)) != TSL_OK)
+    return st;
   if ((st = tsl_graph_set_attr_float(g, node, "epsilon", m->eps)) != TSL_OK) return st;
   if ((st = tsl_graph_infer_node(g, node)) != TSL_OK) return st;
   return tsl_graph_replace_uses(g, m->end, y);

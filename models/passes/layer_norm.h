@@ -11,11 +11,14 @@
  * B = beta: one kernel (ops/nn layer_norm) instead of nine, reading x twice instead of
  * the nine kernels' fifteen tensor passes.
  *
- * Matched for any rank, when the reduced axes are the trailing ones (a LayerNorm over
- * axis..rank-1: axis -1 in ConvNeXt and transformers), eps and gamma/beta are constants
- * (eps a scalar >= 0; gamma and beta broadcasting to the normalized axes without changing
- * the shape), and no value inside the pattern is read elsewhere or is a graph output
- * (d is read by exactly the square and the normalization). Anything else stays as it is.
+ * Matched for any rank when the reduced axes are adjacent: the trailing ones (torch's
+ * F.layer_norm: axis -1 in ConvNeXt's blocks and transformers), or a block inside, as the
+ * channels of NCHW data that the original ConvNeXt's "channels_first" LayerNorm reduces
+ * (axes [1], gamma [C, 1, 1]: then tsl_norm_end marks the end of the block); eps and
+ * gamma/beta must be constants (eps a scalar >= 0; gamma and beta varying along the
+ * reduced axes only, without changing the shape), and no value inside the pattern may be
+ * read elsewhere or be a graph output (d is read by exactly the square and the
+ * normalization). Anything else stays as it is.
  */
 #ifndef TESSEL_MODELS_PASSES_LAYER_NORM_H
 #define TESSEL_MODELS_PASSES_LAYER_NORM_H

@@ -59,7 +59,7 @@ static tsl_graph *new_graph(int ndim, const int64_t *shape, int *x) {
 }
 
 /* The spellings of a written-out layer norm over the last na axes. */
-enum { TORCH = 0, MUL_SQUARE_RECIPROCAL = 1, NO_AFFINE = 2 };
+enum { TORCH = 0, MUL_SQUARE_RECIPROCAL = 1, NO_AFFINE = 2, CHANNELS_FIRST = 3 };
 
 static int decomposed_layer_norm(tsl_graph *g, int x, int na, int form, int *mean_out) {
   const tsl_value *xv = &g->values[x];
@@ -68,6 +68,11 @@ static int decomposed_layer_norm(tsl_graph *g, int x, int na, int form, int *mea
   for (int i = 0; i < na; i++) {
     axes[i] = i - na; /* negative, as exporters write them */
     tail[i] = xv->shape[rank - na + i];
+  }
+  if (form == CHANNELS_FIRST) { /* the original ConvNeXt's LayerNorm of NCHW data: axis 1, gamma [C, 1, 1] */
+    axes[0] = 1;
+    tail[0] = xv->shape[1];
+    tail[1] = tail[2] = 1;
   }
   int m = mean(g, x, na, axes), d = op2(g, TSL_OP_SUB, x, m), sq;
   if (mean_out) *mean_out = m;
@@ -84,6 +89,7 @@ static int decomposed_layer_norm(tsl_graph *g, int x, int na, int form, int *mea
   if (form == MUL_SQUARE_RECIPROCAL) n = op2(g, TSL_OP_MUL, fn(g, "Reciprocal", sd), d);
   else n = op2(g, TSL_OP_DIV, d, sd);
   if (form == NO_AFFINE) return n;
+  if (form == CHANNELS_FIRST) return op2(g, TSL_OP_ADD, op2(g, TSL_OP_MUL, constant(g, 3, tail, 7), n), constant(g, 3, tail, 8));
   int gamma = constant(g, na, tail, 7), beta = constant(g, 1, &tail[na - 1], 8);
   if (form == TORCH) return op2(g, TSL_OP_ADD, op2(g, TSL_OP_MUL, n, gamma), beta);
   return op2(g, TSL_OP_ADD, beta, op2(g, TSL_OP_MUL, gamma, n));
@@ -120,12 +126,14 @@ static int pass_and_check(const tsl_graph *g, tsl_status (*pass)(tsl_graph *, in
 static int count_op(const tsl_graph *g, tsl_op op) { return tsl_graph_count_op(g, op); }
 
 /* PyTorch's form over the last axis of NHWC data, a form with Mul(d, d) and a reciprocal
- * over the last two axes, and one without gamma and beta on 3-D data: each one node */
+ * over the last two axes, one without gamma and beta on 3-D data, the original ConvNeXt's
+ * over the channels of NCHW data: each one node */
 static void test_layer_norm_spellings_become_one_node(void) {
   static const struct {
     int rank, na, form;
     int64_t shape[4];
-  } cases[] = {{4, 1, TORCH, {1, 6, 5, 24}}, {4, 2, MUL_SQUARE_RECIPROCAL, {2, 3, 5, 8}}, {3, 1, NO_AFFINE, {4, 9, 33}}};
+  } cases[] = {{4, 1, TORCH, {1, 6, 5, 24}}, {4, 2, MUL_SQUARE_RECIPROCAL, {2, 3, 5, 8}}, {3, 1, NO_AFFINE, {4, 9, 33}},
+               {4, 1, CHANNELS_FIRST, {2, 20, 5, 6}}};
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     int x;
     tsl_graph *g = new_graph(cases[i].rank, cases[i].shape, &x);
@@ -138,25 +146,27 @@ static void test_layer_norm_spellings_become_one_node(void) {
     CU_ASSERT_EQUAL(tsl_pass_layer_norm(c, NULL), TSL_OK);
     CU_ASSERT_EQUAL(c->n_nodes, 2); /* LayerNormalization, Tanh */
     CU_ASSERT_EQUAL(count_op(c, TSL_OP_LAYER_NORM), 1);
-    CU_ASSERT_EQUAL(tsl_node_attr_int(&c->nodes[0], "axis", -1), cases[i].rank - cases[i].na);
+    bool cf = cases[i].form == CHANNELS_FIRST;
+    CU_ASSERT_EQUAL(tsl_node_attr_int(&c->nodes[0], "axis", -1), cf ? 1 : cases[i].rank - cases[i].na);
+    CU_ASSERT_EQUAL(tsl_node_attr_int(&c->nodes[0], TSL_ATTR_NORM_END, -1), cf ? 2 : -1);
     CU_ASSERT(fabs(tsl_node_attr_float(&c->nodes[0], "epsilon", 0) - 1e-6) < 1e-12);
     tsl_graph_free(c);
     tsl_graph_free(g);
   }
 }
 
-/* Not the pattern: the mean read elsewhere, the result a graph output, a reduction over a
- * leading axis, a non-constant epsilon. The graph then stays (and still computes). */
+/* Not the pattern: the mean read elsewhere, the result a graph output, a reduction over
+ * axes that are not adjacent, a non-constant epsilon. The graph then stays (and still computes). */
 static void test_layer_norm_lookalikes_stay(void) {
   int64_t s[3] = {2, 5, 16};
   for (int k = 0; k < 4; k++) {
     int x, m;
     tsl_graph *g = new_graph(3, s, &x);
     int y;
-    if (k == 2) { /* over axis 1 of 3: not a trailing reduction */
-      int64_t ax[1] = {1};
-      int mm = mean(g, x, 1, ax), d = op2(g, TSL_OP_SUB, x, mm);
-      int v = mean(g, op2(g, TSL_OP_MUL, d, d), 1, ax);
+    if (k == 2) { /* over axes 0 and 2 of 3: not adjacent */
+      int64_t ax[2] = {0, 2};
+      int mm = mean(g, x, 2, ax), d = op2(g, TSL_OP_SUB, x, mm);
+      int v = mean(g, op2(g, TSL_OP_MUL, d, d), 2, ax);
       y = op2(g, TSL_OP_DIV, d, fn(g, "Sqrt", op2(g, TSL_OP_ADD, v, scalar(g, 1e-5f))));
     } else if (k == 3) { /* eps computed from x */
       int64_t ax[1] = {-1};
