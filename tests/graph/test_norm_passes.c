@@ -15,6 +15,7 @@
 #include "models/passes/channels_first.h"
 #include "models/passes/fuse_gelu.h"
 #include "models/passes/layer_norm.h"
+#include "tessel/tessel.h"
 
 static int scalar(tsl_graph *g, float v) {
   tsl_tensor *t;
@@ -358,6 +359,29 @@ static void test_convnext_nano_matches_ort(void) {
     CU_ASSERT_EQUAL(stats.channels_first, 14);
     CU_ASSERT_EQUAL(stats.layout_transforms, 2);
   }
+  /* the same through the C API (tessel/tessel.h) */
+  snprintf(path, sizeof path, "%s/convnext_nano.onnx", dir);
+  tsl_model *m = NULL;
+  tsl_compiled *cm = NULL;
+  tsl_context *ctx = NULL;
+  float *api = malloc(4000);
+  CU_ASSERT_EQUAL_FATAL(tsl_model_load(path, &m), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(tsl_model_compile(m, "host", NULL, &cm), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(tsl_context_new(cm, &ctx), TSL_OK);
+  CU_ASSERT_EQUAL(tsl_context_set_input(ctx, 0, x, n_in), TSL_OK);
+  CU_ASSERT_EQUAL(tsl_context_run(ctx), TSL_OK);
+  CU_ASSERT_EQUAL(tsl_context_get_output(ctx, 0, api, 4000), TSL_OK);
+  double api_err = mt_max_abs_diff(api, want, 1000), api_scale = mt_max_abs(want, 1000);
+  int api_top[5], ort_top[5];
+  mt_top5(api, 1000, api_top);
+  mt_top5(want, 1000, ort_top);
+  printf("; C API: max abs err %.2e", api_err);
+  CU_ASSERT(api_err <= 1e-5 * api_scale);
+  CU_ASSERT_EQUAL(memcmp(api_top, ort_top, sizeof api_top), 0);
+  tsl_context_free(ctx);
+  tsl_compiled_free(cm);
+  tsl_model_free(m);
+  free(api);
   free(got[0]);
   free(x);
   free(want);
