@@ -1,7 +1,8 @@
-/* Layer normalization over the trailing axes, one kernel (generators.h). The variance
- * is taken around the mean (two passes over the row, as ONNX's function body defines
- * it), and the row is divided by sqrt(var + epsilon) as ONNX Runtime's and PyTorch's
- * kernels do. Optional outputs: the mean and 1 / sqrt(var + epsilon) of each row. */
+/* Layer normalization over a block of axes, one kernel (generators.h). The variance is
+ * taken around the mean (two passes over the row, as ONNX's function body defines it),
+ * and the row is divided by sqrt(var + epsilon) as ONNX Runtime's CPU kernel does
+ * (layer_norm_impl.cc). Optional outputs: the mean and 1 / sqrt(var + epsilon) of each
+ * row. */
 #include "ops/nn/generators.h"
 
 #include <math.h>

@@ -6,7 +6,7 @@
 
 /* x^e for a constant e, flat over the elements. x*x, sqrt and 1/x round once, as a
  * correctly rounded pow would; sqrt differs from pow only at -0 and -inf (pow gives +0
- * and +inf there), the cases ONNX Runtime's Pow also takes sqrt for. */
+ * and +inf there); x*x*x rounds twice (within 1 ulp). */
 static tsl_status scalar_exponent(const tsl_op_call *c, tsl_op_text *t) {
   double e = tsl_op_call_float(c, "exponent", NAN);
   if (isnan(e)) return tsl_error(TSL_ERR_INVALID, "pow: one input needs the float attribute 'exponent'");
