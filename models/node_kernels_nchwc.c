@@ -133,6 +133,26 @@ static tsl_status make_elemwise(const tsl_graph *g, int node, tsl_node_kernel *k
   return TSL_OK;
 }
 
+/* Whether every input of n has its output's shape (a flat elementwise kernel). */
+static bool same_storage(const tsl_graph *g, const tsl_node *n) {
+  const tsl_value *y = &g->values[n->outputs[0]];
+  for (int i = 0; i < n->n_inputs; i++)
+    if (n->inputs[i] < 0 || memcmp(g->values[n->inputs[i]].shape, y->shape, sizeof y->shape) != 0) return false;
+  return true;
+}
+
+/* Add / Mul / Div whose inputs broadcast (a squeeze-excitation scale): ops/nn's
+ * binary_nchwc. */
+static tsl_status make_broadcast(const tsl_graph *g, int node, tsl_node_kernel *k, tsl_text_buf *b) {
+  const tsl_node *n = &g->nodes[node];
+  tsl_op_call c = {0};
+  for (int i = 0; i < n->n_inputs; i++) tsl_nk_call_arg(&c, k, g, n->inputs[i]);
+  c.ninputs = n->n_inputs;
+  tsl_nk_call_arg(&c, k, g, n->outputs[0]);
+  tsl_op_call_set_string(&c, "function", n->op == TSL_OP_ADD ? "add" : n->op == TSL_OP_MUL ? "mul" : "div");
+  return tsl_nk_generate(g, node, "binary_nchwc", &c, k, b);
+}
+
 /* f(x) in the blocked layout: flat when f(0) = 0 or the blocks are full, else with the
  * padding lanes written as 0 (a channel-guarded view [N, C/x, H*W, x]). */
 static tsl_status make_activation(const tsl_graph *g, int node, tsl_node_kernel *k, tsl_text_buf *b) {
@@ -314,7 +334,10 @@ tsl_status tsl_nk_make_nchwc(const tsl_graph *g, int node, tsl_node_kernel *k, t
   case TSL_OP_RELU:
   case TSL_OP_CLIP:
   case TSL_OP_ADD:
-  case TSL_OP_MUL: return make_elemwise(g, node, k, b);
+  case TSL_OP_MUL:
+  case TSL_OP_DIV:
+    if (n->op == TSL_OP_DIV || !same_storage(g, n)) return make_broadcast(g, node, k, b);
+    return make_elemwise(g, node, k, b);
   case TSL_OP_ACTIVATION: return make_activation(g, node, k, b);
   case TSL_OP_BATCH_NORM: return make_batch_norm(g, node, k, b);
   case TSL_OP_CONCAT: return make_concat(g, node, k, b);

@@ -53,9 +53,14 @@ static bool blockable(const tsl_graph *g, const tsl_node *n) {
   }
   case TSL_OP_ADD:
   case TSL_OP_MUL:
+  case TSL_OP_DIV:
+    /* images that broadcast on any axis (a squeeze-excitation scale [N, C, 1, 1]):
+     * ops/nn binary_nchwc; the same shape: flat */
     for (int k = 0; k < n->n_inputs; k++) {
       const tsl_value *v = n->inputs[k] >= 0 ? &g->values[n->inputs[k]] : NULL;
-      if (!v || !is_image(v) || memcmp(v->shape, y->shape, sizeof v->shape) != 0) return false;
+      if (!v || !is_image(v)) return false;
+      for (int d = 0; d < 4; d++)
+        if (v->shape[d] != y->shape[d] && v->shape[d] != 1) return false;
     }
     return n->n_inputs == 2;
   case TSL_OP_CONCAT:

@@ -4,6 +4,7 @@
 
 static const tsl_op_generator nn_generators[] = {
     {"softmax", "softmax along attribute axis (exp(x - max) / sum)", tsl_softmax_text},
+    {"binary_nchwc", "add/sub/mul/div of two NCHW[x]c tensors broadcasting on N, C, H, W", tsl_broadcast_nchwc_text},
 };
 
 const tsl_op_generator *tsl_ops_nn_generators(int *n) {

@@ -14,5 +14,6 @@ void tsl_tests_graph_gemm_kernel(void);
 void tsl_tests_graph_pool_windows(void);
 void tsl_tests_graph_activations(void);
 void tsl_tests_graph_fuse_gating(void);
+void tsl_tests_graph_broadcast_nchwc(void);
 
 #endif
