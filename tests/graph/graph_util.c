@@ -81,3 +81,18 @@ int gt_add_node(tsl_graph *g, tsl_op op, int nin, const int *ins, int *node) {
   if (node) *node = id;
   return out;
 }
+
+int gt_add_random_const(tsl_graph *g, int ndim, const int64_t *shape, uint64_t seed, double lo, double hi) {
+  tsl_tensor *t;
+  CU_ASSERT_EQUAL_FATAL(tsl_tensor_new(TSL_DTYPE_F32, ndim, shape, &t), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(tsl_tensor_fill_random(t, seed, lo, hi), TSL_OK);
+  int id;
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_add_constant(g, NULL, t, &id), TSL_OK);
+  return id;
+}
+
+int gt_add_conv1x1(tsl_graph *g, int x, int64_t cin, int64_t cout, uint64_t seed) {
+  int64_t ws[4] = {cout, cin, 1, 1};
+  int ins[3] = {x, gt_add_random_const(g, 4, ws, seed, -0.5, 0.5), gt_add_random_const(g, 1, &cout, seed + 1, -0.2, 0.2)};
+  return gt_add_node(g, TSL_OP_CONV, 3, ins, NULL);
+}

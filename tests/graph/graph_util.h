@@ -20,6 +20,13 @@ tsl_status gt_reference_run(const tsl_graph *g, const float *const *inputs, floa
  * node's id in *node (may be NULL). A failure is a fatal CUnit assertion. */
 int gt_add_node(tsl_graph *g, tsl_op op, int nin, const int *ins, int *node);
 
+/* A constant of the given shape, uniform random in [lo, hi) from `seed`; its value id. */
+int gt_add_random_const(tsl_graph *g, int ndim, const int64_t *shape, uint64_t seed, double lo, double hi);
+
+/* A 1x1 Conv (cin -> cout channels, weights in [-0.5, 0.5), bias in [-0.2, 0.2)) on x;
+ * its output value. */
+int gt_add_conv1x1(tsl_graph *g, int x, int64_t cin, int64_t cout, uint64_t seed);
+
 /* Element count of value v of g. */
 int64_t gt_numel(const tsl_graph *g, int v);
 

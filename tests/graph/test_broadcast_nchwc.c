@@ -12,21 +12,6 @@
 #include "graph_util.h"
 #include "target/target.h"
 
-static int add_const(tsl_graph *g, int ndim, const int64_t *shape, uint64_t seed, double lo, double hi) {
-  tsl_tensor *t;
-  CU_ASSERT_EQUAL_FATAL(tsl_tensor_new(TSL_DTYPE_F32, ndim, shape, &t), TSL_OK);
-  CU_ASSERT_EQUAL_FATAL(tsl_tensor_fill_random(t, seed, lo, hi), TSL_OK);
-  int id;
-  CU_ASSERT_EQUAL_FATAL(tsl_graph_add_constant(g, NULL, t, &id), TSL_OK);
-  return id;
-}
-
-static int conv1x1(tsl_graph *g, int x, int64_t cin, int64_t cout, uint64_t seed) {
-  int64_t ws[4] = {cout, cin, 1, 1};
-  int ins[3] = {x, add_const(g, 4, ws, seed, -0.5, 0.5), add_const(g, 1, &cout, seed + 1, -0.2, 0.2)};
-  return gt_add_node(g, TSL_OP_CONV, 3, ins, NULL);
-}
-
 static int binary(tsl_graph *g, tsl_op op, int a, int b) {
   int ins[2] = {a, b};
   return gt_add_node(g, op, 2, ins, NULL);
@@ -40,15 +25,15 @@ static void test_se_scale_channel_map_and_division_run_blocked(void) {
   CU_ASSERT_EQUAL_FATAL(tsl_graph_new("t", &g), TSL_OK);
   int x;
   CU_ASSERT_EQUAL_FATAL(tsl_graph_add_input(g, "x", TSL_DTYPE_F32, 4, s, &x), TSL_OK);
-  int a = conv1x1(g, x, C, C, 1);
+  int a = gt_add_conv1x1(g, x, C, C, 1);
   int se = gt_add_node(g, TSL_OP_GLOBAL_AVERAGE_POOL, 1, &a, NULL); /* [2, C, 1, 1] */
   int m = binary(g, TSL_OP_MUL, se, a);                             /* scale first: either order */
-  int map = conv1x1(g, a, C, 1, 3);                                 /* [2, 1, 5, 6] */
+  int map = gt_add_conv1x1(g, a, C, 1, 3);                                 /* [2, 1, 5, 6] */
   int p = binary(g, TSL_OP_ADD, m, map);
   int sq = binary(g, TSL_OP_MUL, a, a);
   int ms = gt_add_node(g, TSL_OP_GLOBAL_AVERAGE_POOL, 1, &sq, NULL); /* mean square > 0; its padding lanes 0 */
   int d = binary(g, TSL_OP_DIV, p, ms);
-  int y = conv1x1(g, binary(g, TSL_OP_ADD, d, map), C, 5, 5);
+  int y = gt_add_conv1x1(g, binary(g, TSL_OP_ADD, d, map), C, 5, 5);
   CU_ASSERT_EQUAL_FATAL(tsl_graph_add_output(g, y), TSL_OK);
   CU_ASSERT_EQUAL_FATAL(tsl_graph_infer_shapes(g), TSL_OK);
   float *in = malloc((size_t)n * sizeof *in);
