@@ -257,49 +257,49 @@ static tsl_status squeeze_axes(onnx_ctx *c, int64_t *axes, int *n) {
   return TSL_OK;
 }
 
-static tsl_status f_unsqueeze(onnx_ctx *c) {
-  const tsl_tensor *x = onnx_const_input(c, 0);
+tsl_status onnx_squeeze_shape(onnx_ctx *c, bool unsqueeze, int ndim, const int64_t *shape, int *out_ndim,
+                              int64_t *out_shape) {
   int64_t axes[TSL_MAX_NDIM];
   int n;
   tsl_status st = squeeze_axes(c, axes, &n);
   if (st != TSL_OK) return st;
-  if (!x || n < 0) return onnx_err(c, TSL_ERR_INVALID, "Unsqueeze needs data and axes");
-  int r = x->ndim + n;
-  if (r > TSL_MAX_NDIM) return onnx_err(c, TSL_ERR_UNSUPPORTED, "result rank %d", r);
-  bool ins[TSL_MAX_NDIM] = {0};
-  for (int i = 0; i < n; i++) {
-    int64_t a = axes[i] < 0 ? axes[i] + r : axes[i];
-    if (a < 0 || a >= r || ins[a]) return onnx_err(c, TSL_ERR_INVALID, "axis %lld invalid or repeated", (long long)axes[i]);
-    ins[a] = true;
+  if (unsqueeze) {
+    if (n < 0) return onnx_err(c, TSL_ERR_INVALID, "Unsqueeze needs axes");
+    int r = ndim + n;
+    if (r > TSL_MAX_NDIM) return onnx_err(c, TSL_ERR_UNSUPPORTED, "result rank %d", r);
+    bool ins[TSL_MAX_NDIM] = {0};
+    for (int i = 0; i < n; i++) {
+      int64_t a = axes[i] < 0 ? axes[i] + r : axes[i];
+      if (a < 0 || a >= r || ins[a]) return onnx_err(c, TSL_ERR_INVALID, "axis %lld invalid or repeated", (long long)axes[i]);
+      ins[a] = true;
+    }
+    for (int d = 0, k = 0; d < r; d++) out_shape[d] = ins[d] ? 1 : shape[k++];
+    *out_ndim = r;
+    return TSL_OK;
   }
-  int64_t shape[TSL_MAX_NDIM];
-  for (int d = 0, k = 0; d < r; d++) shape[d] = ins[d] ? 1 : x->shape[k++];
-  tsl_tensor *t;
-  st = copy_tensor(c, x, r, shape, &t);
-  return st == TSL_OK ? onnx_define_const(c, 0, t) : st;
-}
-
-static tsl_status f_squeeze(onnx_ctx *c) {
-  const tsl_tensor *x = onnx_const_input(c, 0);
-  int64_t axes[TSL_MAX_NDIM];
-  int n;
-  tsl_status st = squeeze_axes(c, axes, &n);
-  if (st != TSL_OK) return st;
-  if (!x) return onnx_err(c, TSL_ERR_INVALID, "Squeeze needs data");
   bool drop[TSL_MAX_NDIM] = {0};
-  for (int d = 0; n < 0 && d < x->ndim; d++) drop[d] = x->shape[d] == 1;
+  for (int d = 0; n < 0 && d < ndim; d++) drop[d] = shape[d] == 1;
   for (int i = 0; i < n; i++) {
-    int64_t a = axes[i] < 0 ? axes[i] + x->ndim : axes[i];
-    if (a < 0 || a >= x->ndim || x->shape[a] != 1)
+    int64_t a = axes[i] < 0 ? axes[i] + ndim : axes[i];
+    if (a < 0 || a >= ndim || shape[a] != 1)
       return onnx_err(c, TSL_ERR_INVALID, "axis %lld is not a dimension of extent 1", (long long)axes[i]);
     drop[a] = true;
   }
+  *out_ndim = 0;
+  for (int d = 0; d < ndim; d++)
+    if (!drop[d]) out_shape[(*out_ndim)++] = shape[d];
+  return TSL_OK;
+}
+
+/* Squeeze and Unsqueeze of a constant: its elements under the new shape. */
+static tsl_status f_squeeze(onnx_ctx *c, bool unsqueeze) {
+  const tsl_tensor *x = onnx_const_input(c, 0);
+  if (!x) return onnx_err(c, TSL_ERR_INVALID, "%s needs data", c->node->op_type);
   int64_t shape[TSL_MAX_NDIM];
-  int r = 0;
-  for (int d = 0; d < x->ndim; d++)
-    if (!drop[d]) shape[r++] = x->shape[d];
+  int r;
+  tsl_status st = onnx_squeeze_shape(c, unsqueeze, x->ndim, x->shape, &r, shape);
   tsl_tensor *t;
-  st = copy_tensor(c, x, r, shape, &t);
+  if (st == TSL_OK) st = copy_tensor(c, x, r, shape, &t);
   return st == TSL_OK ? onnx_define_const(c, 0, t) : st;
 }
 
@@ -592,8 +592,8 @@ tsl_status onnx_fold_node(onnx_ctx *c) {
   if (strcmp(op, "Identity") == 0) return f_identity(c);
   if (strcmp(op, "Shape") == 0) return f_shape(c);
   if (strcmp(op, "Gather") == 0) return f_gather(c);
-  if (strcmp(op, "Unsqueeze") == 0) return f_unsqueeze(c);
-  if (strcmp(op, "Squeeze") == 0) return f_squeeze(c);
+  if (strcmp(op, "Unsqueeze") == 0) return f_squeeze(c, true);
+  if (strcmp(op, "Squeeze") == 0) return f_squeeze(c, false);
   if (strcmp(op, "Concat") == 0) return f_concat(c);
   if (strcmp(op, "Cast") == 0) return f_cast(c);
   if (strcmp(op, "Slice") == 0) return f_slice(c);
