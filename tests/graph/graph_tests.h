@@ -13,5 +13,7 @@ void tsl_tests_graph_classify(void);
 void tsl_tests_graph_gemm_kernel(void);
 void tsl_tests_graph_pool_windows(void);
 void tsl_tests_graph_activations(void);
+void tsl_tests_graph_resize(void);
+void tsl_tests_graph_cnn_ops(void);
 
 #endif

@@ -20,18 +20,9 @@ static int host_lanes(void) {
   return tsl_target_f32_lanes(&t);
 }
 
-static int add_const(tsl_graph *g, int ndim, const int64_t *shape, uint64_t seed, double lo, double hi) {
-  tsl_tensor *t;
-  CU_ASSERT_EQUAL_FATAL(tsl_tensor_new(TSL_DTYPE_F32, ndim, shape, &t), TSL_OK);
-  CU_ASSERT_EQUAL_FATAL(tsl_tensor_fill_random(t, seed, lo, hi), TSL_OK);
-  int id;
-  CU_ASSERT_EQUAL_FATAL(tsl_graph_add_constant(g, NULL, t, &id), TSL_OK);
-  return id;
-}
-
 static int conv1x1(tsl_graph *g, int x, int64_t cin, int64_t cout, uint64_t seed) {
   int64_t ws[4] = {cout, cin, 1, 1};
-  int ins[3] = {x, add_const(g, 4, ws, seed, -0.5, 0.5), add_const(g, 1, &cout, seed + 1, -0.2, 0.2)};
+  int ins[3] = {x, gt_add_const(g, 4, ws, seed, -0.5, 0.5), gt_add_const(g, 1, &cout, seed + 1, -0.2, 0.2)};
   return gt_add_node(g, TSL_OP_CONV, 3, ins, NULL);
 }
 

@@ -13,6 +13,8 @@ void tsl_tests_graph(void) {
   tsl_tests_graph_gemm_kernel();
   tsl_tests_graph_pool_windows();
   tsl_tests_graph_activations();
+  tsl_tests_graph_resize();
+  tsl_tests_graph_cnn_ops();
   tsl_tests_graph_zoo_models();
   tsl_tests_graph_shared_models();
 }
