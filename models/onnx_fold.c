@@ -10,7 +10,8 @@
 
 static const char *const foldable[] = {"Constant", "Identity", "Shape",     "Gather", "Unsqueeze", "Squeeze",
                                        "Concat",   "Cast",     "Add",       "Sub",    "Mul",       "Div",
-                                       "Slice",    "Reshape",  "Transpose", "ConstantOfShape", NULL};
+                                       "Slice",    "Reshape",  "Transpose", "ConstantOfShape", "Floor",  "Ceil",
+                                       NULL};
 
 bool onnx_is_foldable(const char *op_type) {
   for (const char *const *p = foldable; *p; p++)
@@ -577,6 +578,22 @@ static tsl_status f_constant_of_shape(onnx_ctx *c) {
   return st == TSL_OK ? onnx_define_const(c, 0, t) : st;
 }
 
+/* Floor and Ceil of a float constant (output extents computed as floor(in * scale) by
+ * older exporters' shape chains). */
+static tsl_status f_round(onnx_ctx *c) {
+  static const char *const none[] = {NULL};
+  tsl_status st = onnx_check_attrs(c, none);
+  const tsl_tensor *x = onnx_const_input(c, 0);
+  if (st != TSL_OK) return st;
+  if (!x || x->dtype.code != TSL_DT_FLOAT || !numeric(x->dtype))
+    return onnx_err(c, TSL_ERR_INVALID, "%s needs a float32 or float64 input", c->node->op_type);
+  tsl_tensor *t;
+  if ((st = new_result(c, x->dtype, x->ndim, x->shape, &t)) != TSL_OK) return st;
+  bool up = c->node->op_type[0] == 'C';
+  for (int64_t i = 0; i < tsl_tensor_numel(x); i++) put_d(t, i, up ? ceil(get_d(x, i)) : floor(get_d(x, i)));
+  return onnx_define_const(c, 0, t);
+}
+
 tsl_status onnx_fold_node(onnx_ctx *c) {
   const char *op = c->node->op_type;
   if (strcmp(op, "Shape") != 0 && strcmp(op, "Constant") != 0) {
@@ -600,6 +617,7 @@ tsl_status onnx_fold_node(onnx_ctx *c) {
   if (strcmp(op, "Reshape") == 0) return f_reshape(c);
   if (strcmp(op, "Transpose") == 0) return f_transpose(c);
   if (strcmp(op, "ConstantOfShape") == 0) return f_constant_of_shape(c);
+  if (strcmp(op, "Floor") == 0 || strcmp(op, "Ceil") == 0) return f_round(c);
   if (strcmp(op, "Add") == 0 || strcmp(op, "Sub") == 0 || strcmp(op, "Mul") == 0 || strcmp(op, "Div") == 0)
     return f_arith(c);
   return onnx_err(c, TSL_ERR_UNSUPPORTED, "operator %s cannot be folded", op);
