@@ -15,6 +15,7 @@ void tsl_tests_graph(void) {
   tsl_tests_graph_activations();
   tsl_tests_graph_resize();
   tsl_tests_graph_cnn_ops();
+  tsl_tests_graph_segmentation();
   tsl_tests_graph_zoo_models();
   tsl_tests_graph_shared_models();
 }
