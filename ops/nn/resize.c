@@ -122,16 +122,6 @@ static void put_clamped(tsl_text_buf *b, int64_t a, const char *L, int64_t c, in
   tsl_text_put(b, " / %lld, 0), %lld)", (long long)d, (long long)(in - 1));
 }
 
-/* Nearest: floor, ceil = floor((n + d - 1) / d), round half down = ceil(n/d - 1/2) =
- * floor((2n + d - 1) / 2d), round half up = floor((2n + d) / 2d). */
-static void put_nearest(tsl_text_buf *b, const char *mode, const axis_map *m, const char *L, int64_t in) {
-  bool ceil_ = strcmp(mode, "ceil") == 0 || (strcmp(mode, "simple") == 0 && m->down);
-  if (strcmp(mode, "round_prefer_floor") == 0) put_clamped(b, 2 * m->a, L, 2 * m->b + m->d - 1, 2 * m->d, in);
-  else if (strcmp(mode, "round_prefer_ceil") == 0) put_clamped(b, 2 * m->a, L, 2 * m->b + m->d, 2 * m->d, in);
-  else if (ceil_) put_clamped(b, m->a, L, m->b + m->d - 1, m->d, in);
-  else put_clamped(b, m->a, L, m->b, m->d, in);
-}
-
 /* The layouts: argument 0 (input) and 1 (output), plain or NCHW[x]c of a rank-4 tensor
  * whose channel axis is not resized. */
 typedef struct resize_ctx {
@@ -139,8 +129,53 @@ typedef struct resize_ctx {
   const tsl_op_tensor *x, *y;
   axis_map map[TSL_MAX_NDIM];
   char L[TSL_MAX_NDIM][48]; /* logical output index of each axis */
-  const char *mode, *nearest;
+  const char *nearest;
+  bool linear;
+  /* the last axis split as x = f*k + j (k axis i{r-1}, j axis i{r}) when its input index
+   * is k + o0 for j < t and k + o1 from t on: the reads are then the same for a whole
+   * row of f outputs (no gathers), picked by j */
+  bool split;
+  int64_t f, t, o0, o1;
 } resize_ctx;
+
+/* The input index of axis d is floor((a*L + b) / d) (then clamped). */
+typedef struct form {
+  int64_t a, b, d;
+} form;
+
+static int64_t floor_div(int64_t n, int64_t d) { return n / d - (n % d != 0 && (n < 0) != (d < 0)); }
+
+/* Axis d's index for linear neighbour `side` (0: below, 1: above) or for nearest:
+ * floor, ceil = floor((n + d - 1) / d), round half down = ceil(n/d - 1/2) =
+ * floor((2n + d - 1) / 2d), round half up = floor((2n + d) / 2d). */
+static form read_form(const resize_ctx *c, int d, int side) {
+  const axis_map *m = &c->map[d];
+  const char *nm = c->nearest;
+  if (c->linear) return (form){m->a, m->b + side * m->d, m->d};
+  if (strcmp(nm, "round_prefer_floor") == 0) return (form){2 * m->a, 2 * m->b + m->d - 1, 2 * m->d};
+  if (strcmp(nm, "round_prefer_ceil") == 0) return (form){2 * m->a, 2 * m->b + m->d, 2 * m->d};
+  if (strcmp(nm, "ceil") == 0 || (strcmp(nm, "simple") == 0 && m->down)) return (form){m->a, m->b + m->d - 1, m->d};
+  return (form){m->a, m->b, m->d};
+}
+
+/* Whether the last axis splits (resize_ctx): a plain output whose last axis is upsampled
+ * by an integer f in 4..64 (the row of f outputs is one vector or a few). */
+static void find_split(resize_ctx *c) {
+  int l = c->r - 1;
+  if (c->y->block || c->map[l].identity || c->r >= TSL_MAX_NDIM) return;
+  form f = read_form(c, l, 0);
+  int64_t g = gcd(f.a, f.d), period = f.d / g;
+  if (f.a <= 0 || f.a / g != 1 || period < 4 || period > 64 || c->y->shape[l] % period) return;
+  c->f = period;
+  c->o0 = c->o1 = floor_div(f.b, f.d);
+  c->t = period;
+  for (int64_t j = 1; j < period; j++) {
+    int64_t o = floor_div(f.a * j + f.b, f.d);
+    if (o != c->o1 && c->t < period) return; /* a third value: cannot happen with a / g == 1 */
+    if (o != c->o1) c->t = j, c->o1 = o;
+  }
+  c->split = true;
+}
 
 /* x0[...] at the input indices idx[d] (expressions), in the input's layout. */
 static void put_read(tsl_text_buf *b, const resize_ctx *c, char idx[][IDX_CHARS]) {
@@ -157,25 +192,47 @@ static void put_read(tsl_text_buf *b, const resize_ctx *c, char idx[][IDX_CHARS]
   tsl_text_put(b, "]");
 }
 
-/* The weighted sum over the 2^k corners of the resized axes from axis `from` on, idx
- * holding the indices chosen for the axes before it. */
-static void put_lerp(tsl_text_buf *b, const resize_ctx *c, int from, char idx[][IDX_CHARS]) {
+/* The value at the split last axis, neighbour `side`: select(j < t, read at k + o0,
+ * read at k + o1), the other axes' indices in idx. */
+static void put_split_read(tsl_text_buf *b, const resize_ctx *c, int side, char idx[][IDX_CHARS]) {
+  int l = c->r - 1;
+  int64_t in = c->x->shape[l];
+  if (c->t < c->f) tsl_text_put(b, "select(i%d < %lld, ", c->r, (long long)c->t);
+  for (int part = 0; part < (c->t < c->f ? 2 : 1); part++) {
+    int64_t o = (part ? c->o1 : c->o0) + side;
+    snprintf(idx[l], sizeof idx[l], "min(max(i%d %c %lld, 0), %lld)", l, o < 0 ? '-' : '+', (long long)(o < 0 ? -o : o),
+             (long long)(in - 1));
+    if (part) tsl_text_put(b, ", ");
+    put_read(b, c, idx);
+  }
+  if (c->t < c->f) tsl_text_put(b, ")");
+}
+
+/* The output value from axis `from` on, idx holding the indices chosen for the axes
+ * before it: a read (nearest) or the weighted sum over the 2^k corners of the resized
+ * axes (linear). */
+static void put_value(tsl_text_buf *b, const resize_ctx *c, int from, char idx[][IDX_CHARS]) {
   int d = from;
   while (d < c->r && c->map[d].identity) snprintf(idx[d], sizeof idx[d], "%s", c->L[d]), d++;
   if (d == c->r) {
     put_read(b, c, idx);
     return;
   }
-  const axis_map *m = &c->map[d];
   int64_t in = c->x->shape[d];
+  bool split = c->split && d == c->r - 1;
   tsl_text_buf e = {0};
-  for (int side = 0; side < 2; side++) {
-    e.len = 0;
-    put_clamped(&e, m->a, c->L[d], m->b + side * m->d, m->d, in);
-    snprintf(idx[d], sizeof idx[d], "%s", e.oom ? "0" : e.s);
-    tsl_text_put(b, side ? " + w%d[i%d] * (" : "(1.0 - w%d[i%d]) * (", d, d);
-    put_lerp(b, c, d + 1, idx);
-    tsl_text_put(b, ")");
+  for (int side = 0; side < (c->linear ? 2 : 1); side++) {
+    if (c->linear) tsl_text_put(b, side ? " + w%d[i%d] * (" : "(1.0 - w%d[i%d]) * (", d, split ? c->r : d);
+    if (split) {
+      put_split_read(b, c, side, idx);
+    } else {
+      form f = read_form(c, d, side);
+      e.len = 0;
+      put_clamped(&e, f.a, c->L[d], f.b, f.d, in);
+      snprintf(idx[d], sizeof idx[d], "%s", e.oom ? "0" : e.s);
+      put_value(b, c, d + 1, idx);
+    }
+    if (c->linear) tsl_text_put(b, ")");
   }
   free(e.s);
 }
@@ -185,13 +242,14 @@ tsl_status tsl_resize_text(const tsl_op_call *call, tsl_op_text *t) {
     return tsl_error(TSL_ERR_INVALID, "resize: one input and one output, not %d and %d", call->ninputs,
                      call->nargs - call->ninputs);
   resize_ctx c = {.r = call->args[0].ndim, .x = &call->args[0], .y = &call->args[1]};
-  c.mode = tsl_op_call_string(call, "mode", "nearest");
+  const char *mode = tsl_op_call_string(call, "mode", "nearest");
   c.nearest = tsl_op_call_string(call, "nearest_mode", "round_prefer_floor");
   const char *cm = tsl_op_call_string(call, "coordinate_transformation_mode", "half_pixel");
   int nn, nd;
   const int64_t *num = tsl_op_call_ints(call, "scale_num", &nn), *den = tsl_op_call_ints(call, "scale_den", &nd);
-  if (strcmp(c.mode, "nearest") != 0 && strcmp(c.mode, "linear") != 0)
-    return tsl_error(TSL_ERR_UNSUPPORTED, "resize: mode '%s' (nearest and linear are supported)", c.mode);
+  if (strcmp(mode, "nearest") != 0 && strcmp(mode, "linear") != 0)
+    return tsl_error(TSL_ERR_UNSUPPORTED, "resize: mode '%s' (nearest and linear are supported)", mode);
+  c.linear = strcmp(mode, "linear") == 0;
   if (!listed(cm, coord_modes))
     return tsl_error(TSL_ERR_UNSUPPORTED, "resize: coordinate_transformation_mode '%s' is not supported", cm);
   if (!listed(c.nearest, nearest_modes))
@@ -214,45 +272,40 @@ tsl_status tsl_resize_text(const tsl_op_call *call, tsl_op_text *t) {
     return tsl_error(TSL_ERR_UNSUPPORTED, "resize: in NCHW[x]c only H and W may be resized");
   int64_t C = c.x->shape[1], X = c.y->block;
   if (X) snprintf(c.L[1], sizeof c.L[1], "min(i1*%lld + i4, %lld)", (long long)X, (long long)(C - 1));
-  /* views: each argument as stored */
+  find_split(&c);
+  /* views: each argument as stored, the output's last axis as [out / f, f] when split */
   for (int a = 0; a < 2; a++) {
     const tsl_op_tensor *v = &call->args[a];
     int64_t s[TSL_MAX_NDIM];
+    int nd = v->block ? 5 : v->ndim;
     for (int d = 0; d < v->ndim; d++) s[d] = v->shape[d];
     if (v->block) s[1] = (v->shape[1] + v->block - 1) / v->block, s[4] = v->block;
-    tsl_op_text_view(t, a, v->block ? 5 : v->ndim, s);
+    if (a == 1 && c.split) s[c.r - 1] /= c.f, s[nd++] = c.f;
+    tsl_op_text_view(t, a, nd, s);
   }
-  bool linear = strcmp(c.mode, "linear") == 0;
-  snprintf(t->label, sizeof t->label, "resize_%s%s%s", c.mode, c.x->block ? "_from_nchwc" : "", X ? "_to_nchwc" : "");
+  snprintf(t->label, sizeof t->label, "resize_%s%s%s%s", mode, c.x->block ? "_from_nchwc" : "", X ? "_to_nchwc" : "",
+           c.split ? "_rows" : "");
   tsl_op_text_header(t, 1);
   tsl_text_buf *b = &t->text;
-  for (int d = 0; linear && d < c.r; d++) {
+  for (int d = 0; c.linear && d < c.r; d++) {
     if (c.map[d].identity) continue;
-    tsl_text_put(b, "  w%d[i%d] = f32(", d, d);
-    put_affine(b, c.map[d].a, c.L[d], c.map[d].b);
-    tsl_text_put(b, " %% %lld) / %lld\n    where i%d < %lld\n", (long long)c.map[d].d, (long long)c.map[d].d, d,
-                 (long long)c.y->shape[d]);
+    bool split = c.split && d == c.r - 1; /* the weight depends on j only */
+    int ax = split ? c.r : d;
+    char L[16];
+    snprintf(L, sizeof L, "i%d", ax);
+    tsl_text_put(b, "  w%d[i%d] = f32(", d, ax);
+    put_affine(b, c.map[d].a, split ? L : c.L[d], c.map[d].b);
+    tsl_text_put(b, " %% %lld) / %lld\n    where i%d < %lld\n", (long long)c.map[d].d, (long long)c.map[d].d, ax,
+                 (long long)(split ? c.f : c.y->shape[d]));
   }
-  int ond = X ? 5 : c.r;
+  int ond = t->ndims[1];
   tsl_text_put(b, "  out[");
   for (int d = 0; d < ond; d++) tsl_text_put(b, "%si%d", d ? ", " : "", d);
   tsl_text_put(b, "] = ");
   bool guard = X && C % X;
   if (guard) tsl_text_put(b, "select(i1*%lld + i4 < %lld, ", (long long)X, (long long)C);
   char idx[TSL_MAX_NDIM][IDX_CHARS];
-  if (linear) {
-    put_lerp(b, &c, 0, idx);
-  } else {
-    tsl_text_buf e = {0};
-    for (int d = 0; d < c.r; d++) {
-      e.len = 0;
-      if (c.map[d].identity) tsl_text_put(&e, "%s", c.L[d]);
-      else put_nearest(&e, c.nearest, &c.map[d], c.L[d], c.x->shape[d]);
-      snprintf(idx[d], sizeof idx[d], "%s", e.oom ? "0" : e.s);
-    }
-    free(e.s);
-    put_read(b, &c, idx);
-  }
+  put_value(b, &c, 0, idx);
   if (guard) tsl_text_put(b, ", 0.0)");
   tsl_text_put(b, "\n    where ");
   for (int d = 0; d < ond; d++) tsl_text_put(b, "%si%d < %lld", d ? ", " : "", d, (long long)t->views[1][d]);

@@ -64,16 +64,22 @@ static int check_plain(const int64_t *sizes, const double *scales, const char *m
 /* Upsampling by sizes (5x7 -> 9x16: not integer ratios), downsampling by sizes (-> 3x4),
  * by integer scales (2, 3), by fractional scales (0.6, 1.7: the output extents floor(3)
  * and floor(11.9) round, so length_resized differs from them), x every transform and
- * rounding. */
+ * rounding; and by integer factors of 4 and 8 on the last axis (by scales and by sizes),
+ * where the kernel reads whole rows of outputs from the same inputs (the "_rows" form). */
 static void test_resize_every_transform_and_rounding_plain(void) {
   float *x = gt_random(3 * 5 * 7, 3, -2.0, 2.0);
   const int64_t up[4] = {1, 3, 9, 16}, down[4] = {1, 3, 3, 4}, by_int[4] = {1, 3, 10, 21}, by_frac[4] = {1, 3, 3, 11};
-  const double s_int[4] = {1, 1, 2, 3}, s_frac[4] = {1, 1, 0.6f, 1.7f};
+  const int64_t by_4[4] = {1, 3, 15, 28}, to_8x[4] = {1, 3, 5, 56};
+  const double s_int[4] = {1, 1, 2, 3}, s_frac[4] = {1, 1, 0.6f, 1.7f}, s_4[4] = {1, 1, 3, 4};
   for (size_t c = 0; c < sizeof coords / sizeof coords[0]; c++) {
     CU_ASSERT_EQUAL(check_plain(up, NULL, "linear", coords[c], "floor", x), 0);
     CU_ASSERT_EQUAL(check_plain(down, NULL, "linear", coords[c], "floor", x), 0);
     CU_ASSERT_EQUAL(check_plain(by_frac, s_frac, "linear", coords[c], "floor", x), 0);
+    CU_ASSERT_EQUAL(check_plain(by_4, s_4, "linear", coords[c], "floor", x), 0);
+    CU_ASSERT_EQUAL(check_plain(to_8x, NULL, "linear", coords[c], "floor", x), 0);
     for (size_t m = 0; m < sizeof nearests / sizeof nearests[0]; m++) {
+      CU_ASSERT_EQUAL(check_plain(by_4, s_4, "nearest", coords[c], nearests[m], x), 0);
+      CU_ASSERT_EQUAL(check_plain(to_8x, NULL, "nearest", coords[c], nearests[m], x), 0);
       CU_ASSERT_EQUAL(check_plain(up, NULL, "nearest", coords[c], nearests[m], x), 0);
       CU_ASSERT_EQUAL(check_plain(down, NULL, "nearest", coords[c], nearests[m], x), 0);
       CU_ASSERT_EQUAL(check_plain(by_int, s_int, "nearest", coords[c], nearests[m], x), 0);
@@ -102,15 +108,17 @@ static void test_resize_n_linear_over_three_axes(void) {
 /* conv -> resize -> conv with C = lanes + 3 (a partial last block): the resize runs
  * blocked in and out (transforms only at the graph's edges); conv -> resize as the graph
  * output: blocked in, plain out, no transform after it; input -> resize -> conv: plain
- * in, blocked out, no transform between. LR-ASPP's two upsamplings are the first two. */
+ * in, blocked out, no transform between. LR-ASPP's two upsamplings are the first two
+ * (the second by 8, reading rows). */
 static void test_resize_in_the_blocked_layouts(void) {
   int lanes = host_lanes();
-  int64_t C = lanes + 3, s[4] = {1, C, 6, 5}, up[4] = {1, C, 12, 10}, down[4] = {1, C, 4, 3};
+  int64_t C = lanes + 3, s[4] = {1, C, 6, 5}, up[4] = {1, C, 12, 10}, down[4] = {1, C, 4, 3}, up8[4] = {1, C, 48, 40};
+  const int64_t *shapes[3] = {up, down, up8};
   float *x = gt_random(C * 6 * 5, 5, -1.0, 1.0);
-  for (int shape = 0; shape < 2; shape++)
+  for (int shape = 0; shape < 3; shape++)
     for (int mode = 0; mode < 2; mode++) {
       const char *m = mode ? "linear" : "nearest";
-      const int64_t *sizes = shape ? down : up;
+      const int64_t *sizes = shapes[shape];
       char what[96];
       for (int form = 0; form < 3; form++) {
         tsl_graph *g;
@@ -122,7 +130,7 @@ static void test_resize_in_the_blocked_layouts(void) {
         if (form != 1) v = conv1x1(g, v, C, 7, 20);
         CU_ASSERT_EQUAL_FATAL(tsl_graph_add_output(g, v), TSL_OK);
         CU_ASSERT_EQUAL_FATAL(tsl_graph_infer_shapes(g), TSL_OK);
-        snprintf(what, sizeof what, "%s resize %s %s at %d lanes", m, shape ? "down" : "up",
+        snprintf(what, sizeof what, "%s resize %s %s at %d lanes", m, shape == 1 ? "down" : shape ? "up 8x" : "up",
                  form == 0 ? "blocked" : form == 1 ? "blocked to plain" : "plain to blocked", lanes);
         CU_ASSERT_EQUAL(gt_check_vs_reference(g, what, (const float *const *)&x, 2e-6), form == 0 ? 2 : 1);
         tsl_graph_free(g);
