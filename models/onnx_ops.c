@@ -547,6 +547,11 @@ static tsl_status h_pad(onnx_ctx *c) {
   }
   char mode[32];
   if (st == TSL_OK) st = onnx_attr_string(c, "mode", "constant", mode, sizeof mode);
+  bool wrap = c->opset >= 19; /* opset 19 added "wrap" */
+  if (st == TSL_OK && strcmp(mode, "constant") && strcmp(mode, "reflect") && strcmp(mode, "edge") &&
+      (!wrap || strcmp(mode, "wrap")))
+    st = onnx_err(c, TSL_ERR_INVALID, "mode '%s' (opset %lld defines constant, reflect, edge%s)", mode,
+                  (long long)c->opset, wrap ? ", wrap" : "");
   int node;
   if (st == TSL_OK) st = emit_simple(c, TSL_OP_PAD, 1, &node);
   if (st == TSL_OK && np >= 0) st = tsl_graph_set_attr_ints(c->g, node, "pads", np, pads);

@@ -4,7 +4,7 @@
  * of older exports) fold to constants; every opset form of Resize and Upsample maps to
  * the canonical node; the variants tessel does not compute are refused naming node,
  * operator, opset and variant; Squeeze/Unsqueeze of computed values become views;
- * Concat takes more than 16 inputs. Values are checked with the reference executor
+ * Concat takes more than 16 inputs; Pad's reflect, edge and wrap modes import. Values are checked with the reference executor
  * against ONNX's own examples (docs/Operators.md, Resize and Upsample). */
 #include <CUnit/Basic.h>
 #include <stdio.h>
@@ -303,6 +303,51 @@ static void test_onnx_concat_of_many_inputs(void) {
   }
 }
 
+/* Pad's reading modes in the input form (opset 13: pads input; 18: axes; 19: wrap), on
+ * [[1, 2, 3]] padded by 2 before and 1 after along the last axis (numpy.pad's results). */
+static void test_onnx_pad_modes_of_every_opset_form(void) {
+  static const struct {
+    int64_t opset;
+    const char *mode;
+    float want[6];
+  } cases[] = {{13, "reflect", {3, 2, 1, 2, 3, 2}}, {13, "edge", {1, 1, 1, 2, 3, 3}},
+               {18, "reflect", {3, 2, 1, 2, 3, 2}}, {19, "wrap", {2, 3, 1, 2, 3, 1}}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    ob_model *m = ob_new(cases[i].opset);
+    ob_input(m, "x", OB_FLOAT, 2, (int64_t[]){1, 3});
+    bool axes = cases[i].opset >= 18;
+    if (axes) {
+      ob_init_i64(m, "pads", 1, (int64_t[]){2}, (int64_t[]){2, 1}, OB_RAW);
+      ob_init_i64(m, "axes", 1, (int64_t[]){1}, (int64_t[]){-1}, OB_RAW);
+    } else {
+      ob_init_i64(m, "pads", 1, (int64_t[]){4}, (int64_t[]){0, 2, 0, 1}, OB_RAW);
+    }
+    ob_node(m, "Pad", "pad", axes ? 4 : 2, (const char *[]){"x", "pads", "", "axes"}, 1, (const char *[]){"out"});
+    ob_attr_string(m, "mode", cases[i].mode);
+    ob_output(m, "out");
+    tsl_graph *g = NULL;
+    tsl_status st = load(m, &g);
+    if (st != TSL_OK) printf("\n  %s", tsl_last_error());
+    CU_ASSERT_EQUAL_FATAL(st, TSL_OK);
+    const float x[3] = {1, 2, 3};
+    check_values(g, (const float *const[]){x}, cases[i].want, 6);
+    tsl_graph_free(g);
+    ob_free(m);
+  }
+  /* wrap is opset 19's: before it the mode is invalid */
+  ob_model *m = ob_new(18);
+  ob_input(m, "x", OB_FLOAT, 2, (int64_t[]){1, 3});
+  ob_init_i64(m, "pads", 1, (int64_t[]){4}, (int64_t[]){0, 2, 0, 1}, OB_RAW);
+  ob_node(m, "Pad", "pad", 2, (const char *[]){"x", "pads"}, 1, (const char *[]){"out"});
+  ob_attr_string(m, "mode", "wrap");
+  ob_output(m, "out");
+  tsl_graph *g = NULL;
+  CU_ASSERT_NOT_EQUAL(load(m, &g), TSL_OK);
+  CU_ASSERT_PTR_NOT_NULL(strstr(tsl_last_error(), "wrap"));
+  tsl_graph_free(g);
+  ob_free(m);
+}
+
 void tsl_tests_models_onnx_resize(void) {
   CU_pSuite s = CU_add_suite("models_onnx_resize", NULL, NULL);
   CU_add_test(s, "onnx_resize_sizes_from_shape_slice_concat_fold", test_onnx_resize_sizes_from_shape_slice_concat_fold);
@@ -313,4 +358,5 @@ void tsl_tests_models_onnx_resize(void) {
   CU_add_test(s, "onnx_squeeze_unsqueeze_of_computed_values_are_reshapes",
               test_onnx_squeeze_unsqueeze_of_computed_values_are_reshapes);
   CU_add_test(s, "onnx_concat_of_many_inputs", test_onnx_concat_of_many_inputs);
+  CU_add_test(s, "onnx_pad_modes_of_every_opset_form", test_onnx_pad_modes_of_every_opset_form);
 }
