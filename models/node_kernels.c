@@ -636,8 +636,11 @@ tsl_status tsl_nk_make_resize(const tsl_graph *g, int node, tsl_node_kernel *k, 
   int64_t num[TSL_MAX_NDIM], den[TSL_MAX_NDIM];
   for (int d = 0; d < x->ndim; d++) { /* scale = out / in unless the model gave scales */
     num[d] = y->shape[d], den[d] = x->shape[d];
-    if (scales && tsl_resize_scale_ratio(scales->floats[d], &num[d], &den[d]) != TSL_OK)
-      return tsl_nk_node_err(g, node, TSL_ERR_UNSUPPORTED, tsl_last_error());
+    if (scales && tsl_resize_scale_ratio(scales->floats[d], &num[d], &den[d]) != TSL_OK) {
+      char why[256]; /* copied: the error is rewritten from it */
+      snprintf(why, sizeof why, "%s", tsl_last_error());
+      return tsl_nk_node_err(g, node, TSL_ERR_UNSUPPORTED, why);
+    }
   }
   tsl_op_call c = {0};
   tsl_nk_call_arg(&c, k, g, n->inputs[0]);
