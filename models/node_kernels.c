@@ -13,6 +13,7 @@
 #include "models/passes/layout.h"
 #include "models/passes/pack_dense.h"
 #include "ops/nn/activation.h"
+#include "ops/nn/resize.h"
 
 void tsl_nk_put_clip_open(tsl_text_buf *b, double lo, double hi) {
   if (isfinite(hi)) tsl_text_put(b, "min(");
@@ -626,6 +627,70 @@ static tsl_status make_softmax(const tsl_graph *g, int node, tsl_node_kernel *k,
   return tsl_nk_generate(g, node, "softmax", &c, k, b);
 }
 
+/* ---- Resize, PRelu, Pad's reading modes: generated (ops/nn/generators.h) ---- */
+
+tsl_status tsl_nk_make_resize(const tsl_graph *g, int node, tsl_node_kernel *k, tsl_text_buf *b) {
+  const tsl_node *n = &g->nodes[node];
+  const tsl_value *x = tsl_nk_in_val(g, n, 0), *y = &g->values[n->outputs[0]];
+  const tsl_attr *scales = tsl_node_attr(n, "scales");
+  int64_t num[TSL_MAX_NDIM], den[TSL_MAX_NDIM];
+  for (int d = 0; d < x->ndim; d++) { /* scale = out / in unless the model gave scales */
+    num[d] = y->shape[d], den[d] = x->shape[d];
+    if (scales && tsl_resize_scale_ratio(scales->floats[d], &num[d], &den[d]) != TSL_OK) {
+      char why[256]; /* copied: the error is rewritten from it */
+      snprintf(why, sizeof why, "%s", tsl_last_error());
+      return tsl_nk_node_err(g, node, TSL_ERR_UNSUPPORTED, why);
+    }
+  }
+  tsl_op_call c = {0};
+  tsl_nk_call_arg(&c, k, g, n->inputs[0]);
+  c.ninputs = 1;
+  tsl_nk_call_arg(&c, k, g, n->outputs[0]);
+  tsl_op_call_set_ints(&c, "scale_num", x->ndim, num);
+  tsl_op_call_set_ints(&c, "scale_den", x->ndim, den);
+  static const char *const strings[] = {"mode", "coordinate_transformation_mode", "nearest_mode"};
+  for (int i = 0; i < 3; i++) {
+    const tsl_attr *a = tsl_node_attr(n, strings[i]);
+    if (a && a->kind == TSL_ATTR_STRING) tsl_op_call_set_string(&c, strings[i], a->s);
+  }
+  return tsl_nk_generate(g, node, "resize", &c, k, b);
+}
+
+tsl_status tsl_nk_make_prelu(const tsl_graph *g, int node, tsl_node_kernel *k, tsl_text_buf *b) {
+  const tsl_node *n = &g->nodes[node];
+  const tsl_value *s = tsl_nk_in_val(g, n, 1);
+  tsl_op_call c = {0};
+  tsl_nk_call_arg(&c, k, g, n->inputs[0]);
+  if (s->ndim == 0) { /* a scalar slope: one element */
+    if (tsl_op_call_add_tensor(&c, 1, (const int64_t[]){1}, 0) >= 0) k->values[k->nargs++] = n->inputs[1];
+  } else {
+    tsl_nk_call_arg(&c, k, g, n->inputs[1]);
+  }
+  c.ninputs = 2;
+  tsl_nk_call_arg(&c, k, g, n->outputs[0]);
+  return tsl_nk_generate(g, node, "prelu", &c, k, b);
+}
+
+static tsl_status make_pad_mode(const tsl_graph *g, int node, tsl_node_kernel *k, tsl_text_buf *b) {
+  const tsl_node *n = &g->nodes[node];
+  int np;
+  const int64_t *pads = tsl_node_attr_ints(n, "pads", &np);
+  tsl_op_call c = {0};
+  tsl_nk_call_arg(&c, k, g, n->inputs[0]);
+  c.ninputs = 1;
+  tsl_nk_call_arg(&c, k, g, n->outputs[0]);
+  if (!tsl_op_call_set_ints(&c, "pads", np, pads))
+    return tsl_nk_node_err(g, node, TSL_ERR_UNSUPPORTED, "more pads than a generated operator takes");
+  tsl_op_call_set_string(&c, "mode", tsl_node_attr(n, "mode")->s);
+  return tsl_nk_generate(g, node, "pad_mode", &c, k, b);
+}
+
+/* Pad in a mode other than constant (reflect, edge, wrap) */
+static bool pad_reads_input(const tsl_node *n) {
+  const tsl_attr *m = tsl_node_attr(n, "mode");
+  return m && m->kind == TSL_ATTR_STRING && strcmp(m->s, "constant") != 0;
+}
+
 tsl_status tsl_node_kernel_make(const tsl_graph *g, int node, tsl_node_kernel *out) {
   if (!g || !out || node < 0 || node >= g->n_nodes) return tsl_error(TSL_ERR_INVALID, "compile: bad node");
   memset(out, 0, sizeof *out);
@@ -691,7 +756,9 @@ tsl_status tsl_node_kernel_make(const tsl_graph *g, int node, tsl_node_kernel *o
   case TSL_OP_SPLIT: st = make_split(g, node, out, &b); break;
   case TSL_OP_SLICE: st = make_slice(g, node, out, &b); break;
   case TSL_OP_TRANSPOSE: st = make_transpose(g, node, out, &b); break;
-  case TSL_OP_PAD: st = make_pad(g, node, out, &b); break;
+  case TSL_OP_PAD: st = pad_reads_input(n) ? make_pad_mode(g, node, out, &b) : make_pad(g, node, out, &b); break;
+  case TSL_OP_RESIZE: st = tsl_nk_make_resize(g, node, out, &b); break;
+  case TSL_OP_PRELU: st = tsl_nk_make_prelu(g, node, out, &b); break;
   case TSL_OP_GEMM: st = make_gemm(g, node, out, &b); break;
   case TSL_OP_MATMUL: st = make_matmul(g, node, out, &b); break;
   case TSL_OP_SOFTMAX: st = make_softmax(g, node, out, &b); break;

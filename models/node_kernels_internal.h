@@ -45,6 +45,11 @@ void tsl_nk_view3(const tsl_value *v, int axis, int64_t out[3]);
  * Errors: those of tsl_node_conv2d_params (malformed attributes, a dilated AveragePool). */
 tsl_status tsl_nk_make_pool(const tsl_graph *g, int node, tsl_node_kernel *k, tsl_text_buf *b);
 
+/* The kernels of a Resize and a PRelu node in any layout of their values: plain, or
+ * NCHW[x]c input and/or output (ops/nn/generators.h says which combinations). */
+tsl_status tsl_nk_make_resize(const tsl_graph *g, int node, tsl_node_kernel *k, tsl_text_buf *b);
+tsl_status tsl_nk_make_prelu(const tsl_graph *g, int node, tsl_node_kernel *k, tsl_text_buf *b);
+
 /* The kernel of a node whose output is in the NCHW[x]c layout, or of a layout
  * transform (an Identity carrying TSL_ATTR_LAYOUT_TRANSFORM). */
 tsl_status tsl_nk_make_nchwc(const tsl_graph *g, int node, tsl_node_kernel *k, tsl_text_buf *b);

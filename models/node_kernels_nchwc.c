@@ -343,6 +343,8 @@ tsl_status tsl_nk_make_nchwc(const tsl_graph *g, int node, tsl_node_kernel *k, t
   case TSL_OP_CONCAT: return make_concat(g, node, k, b);
   case TSL_OP_SLICE: return make_slice(g, node, k, b);
   case TSL_OP_CHANNEL_SHUFFLE: return make_channel_shuffle(g, node, k, b);
+  case TSL_OP_RESIZE: return tsl_nk_make_resize(g, node, k, b);
+  case TSL_OP_PRELU: return tsl_nk_make_prelu(g, node, k, b);
   default: return tsl_nk_node_err(g, node, TSL_ERR_UNSUPPORTED, "no blocked (NCHW[x]c) kernel for this operator");
   }
 }

@@ -3,6 +3,7 @@
  * in graph.h. Pool output sizes with ceil_mode follow PyTorch's rule (also ONNX
  * Runtime's): the last window must start inside the input or its top/left padding. */
 #include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <string.h>
 
@@ -64,6 +65,12 @@ static void shape_str(const shape *s, char *buf, size_t n) {
   for (int d = 0; d < s->ndim && len < n; d++)
     len += (size_t)snprintf(buf + len, n - len, d ? "x%lld" : "%lld", (long long)s->d[d]);
   if (len < n) snprintf(buf + len, n - len, "]");
+}
+
+static bool one_of(const char *s, const char *const *list) {
+  for (; *list; list++)
+    if (strcmp(s, *list) == 0) return true;
+  return false;
 }
 
 /* Normalizes axis `a` of a rank-r tensor into [0, r); -1 if out of range. */
@@ -493,9 +500,11 @@ static tsl_status infer_pad(tsl_graph *g, int node) {
   const tsl_node *n = &g->nodes[node];
   shape x = in_shape(g, n, 0), y = x;
   const tsl_attr *mode = tsl_node_attr(n, "mode");
-  if (mode && (mode->kind != TSL_ATTR_STRING || strcmp(mode->s, "constant") != 0))
-    return node_err(g, node, TSL_ERR_UNSUPPORTED, "only mode \"constant\" is supported, not \"%s\"",
+  static const char *const modes[] = {"constant", "reflect", "edge", "wrap", NULL};
+  if (mode && (mode->kind != TSL_ATTR_STRING || !one_of(mode->s, modes)))
+    return node_err(g, node, TSL_ERR_UNSUPPORTED, "mode \"%s\" (constant, reflect, edge and wrap are supported)",
                     mode->kind == TSL_ATTR_STRING ? mode->s : "?");
+  bool reads = mode && strcmp(mode->s, "constant") != 0; /* every output element reads the input */
   int np;
   const int64_t *pads = tsl_node_attr_ints(n, "pads", &np);
   if (!pads || np != 2 * x.ndim)
@@ -505,8 +514,61 @@ static tsl_status infer_pad(tsl_graph *g, int node) {
       return node_err(g, node, TSL_ERR_INVALID, "pads on axis %d out of range", d);
     y.d[d] = x.d[d] + pads[d] + pads[d + x.ndim];
     if (y.d[d] < 0) return node_err(g, node, TSL_ERR_INVALID, "pads crop axis %d below zero", d);
+    int64_t kept = x.d[d] - (pads[d] < 0 ? -pads[d] : 0) - (pads[d + x.ndim] < 0 ? -pads[d + x.ndim] : 0);
+    if (reads && kept < 1 && y.d[d] > 0)
+      return node_err(g, node, TSL_ERR_INVALID, "mode \"%s\" pads axis %d from nothing (the crop leaves %lld)", mode->s,
+                      d, (long long)kept);
   }
   return set_output(g, node, 0, &y);
+}
+
+/* Resize: the output extents are "sizes" (graph.h); the rest is checked here. */
+static tsl_status infer_resize(tsl_graph *g, int node) {
+  static const char *const names[] = {"sizes", "scales", "mode", "coordinate_transformation_mode", "nearest_mode"};
+  static const tsl_attr_kind kinds[] = {TSL_ATTR_INTS, TSL_ATTR_FLOATS, TSL_ATTR_STRING, TSL_ATTR_STRING,
+                                        TSL_ATTR_STRING};
+  static const char *const modes[] = {"nearest", "linear", NULL};
+  static const char *const coords[] = {"half_pixel",           "pytorch_half_pixel", "align_corners",
+                                       "asymmetric",           "tf_half_pixel_for_nn", "half_pixel_symmetric",
+                                       NULL};
+  static const char *const nearests[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil", "simple", NULL};
+  tsl_status st = check_kinds(g, node, names, kinds, 5);
+  if (st != TSL_OK) return st;
+  const tsl_node *n = &g->nodes[node];
+  shape x = in_shape(g, n, 0), y = x;
+  const tsl_attr *sizes = tsl_node_attr(n, "sizes"), *scales = tsl_node_attr(n, "scales");
+  if (!sizes || sizes->n != x.ndim)
+    return node_err(g, node, TSL_ERR_INVALID, "'sizes' must give all %d output extents", x.ndim);
+  if (scales && scales->n != x.ndim) return node_err(g, node, TSL_ERR_INVALID, "'scales' must have %d entries", x.ndim);
+  for (int d = 0; d < x.ndim; d++) {
+    y.d[d] = sizes->ints[d];
+    if (scales && !(scales->floats[d] > 0.0 && isfinite(scales->floats[d])))
+      return node_err(g, node, TSL_ERR_INVALID, "scale %g on axis %d", scales->floats[d], d);
+  }
+  const char *m = tsl_node_attr(n, "mode") ? tsl_node_attr(n, "mode")->s : "nearest";
+  const char *cm = tsl_node_attr(n, "coordinate_transformation_mode") ? tsl_node_attr(n, "coordinate_transformation_mode")->s
+                                                                      : "half_pixel";
+  const char *nm = tsl_node_attr(n, "nearest_mode") ? tsl_node_attr(n, "nearest_mode")->s : "round_prefer_floor";
+  if (!one_of(m, modes)) return node_err(g, node, TSL_ERR_UNSUPPORTED, "mode '%s' (nearest and linear are supported)", m);
+  if (!one_of(cm, coords))
+    return node_err(g, node, TSL_ERR_UNSUPPORTED, "coordinate_transformation_mode '%s' is not supported", cm);
+  if (!one_of(nm, nearests)) return node_err(g, node, TSL_ERR_UNSUPPORTED, "nearest_mode '%s' is not supported", nm);
+  return set_output(g, node, 0, &y);
+}
+
+/* PRelu: the slope broadcasts to X, which keeps its shape. */
+static tsl_status infer_prelu(tsl_graph *g, int node) {
+  const tsl_node *n = &g->nodes[node];
+  shape x = in_shape(g, n, 0), s = in_shape(g, n, 1), y;
+  bool same = broadcast(&x, &s, &y) && y.ndim == x.ndim;
+  for (int d = 0; same && d < x.ndim; d++) same = y.d[d] == x.d[d];
+  if (!same) {
+    char sx[128], ss[128];
+    shape_str(&x, sx, sizeof sx);
+    shape_str(&s, ss, sizeof ss);
+    return node_err(g, node, TSL_ERR_INVALID, "slope %s does not broadcast to X %s", ss, sx);
+  }
+  return set_output(g, node, 0, &x);
 }
 
 static tsl_status infer_misc(tsl_graph *g, int node) {
@@ -615,7 +677,8 @@ static const arity arities[TSL_OP_COUNT] = {
     [TSL_OP_SPLIT] = {1, 1, 1, -1},  [TSL_OP_SOFTMAX] = {1, 1, 1, 1},
     [TSL_OP_DROPOUT] = {1, 1, 1, 1}, [TSL_OP_IDENTITY] = {1, 1, 1, 1},
     [TSL_OP_PAD] = {1, 1, 1, 1},     [TSL_OP_CHANNEL_SHUFFLE] = {1, 1, 1, 1},
-    [TSL_OP_ACTIVATION] = {1, 1, 1, 1},
+    [TSL_OP_ACTIVATION] = {1, 1, 1, 1}, [TSL_OP_RESIZE] = {1, 1, 1, 1},
+    [TSL_OP_PRELU] = {2, 2, 1, 1},
 };
 
 tsl_status tsl_graph_infer_node(tsl_graph *g, int node) {
@@ -668,6 +731,10 @@ tsl_status tsl_graph_infer_node(tsl_graph *g, int node) {
     return infer_split(g, node);
   case TSL_OP_PAD:
     return infer_pad(g, node);
+  case TSL_OP_RESIZE:
+    return infer_resize(g, node);
+  case TSL_OP_PRELU:
+    return infer_prelu(g, node);
   default:
     return infer_misc(g, node);
   }
