@@ -41,7 +41,7 @@ static bool blockable(const tsl_graph *g, const tsl_node *n) {
   case TSL_OP_AVERAGE_POOL:
   case TSL_OP_GLOBAL_AVERAGE_POOL:
   case TSL_OP_RELU:
-  case TSL_OP_ACTIVATION: /* padding lanes: written 0 where f(0) != 0 (node_kernels_nchwc.c) */
+  case TSL_OP_ACTIVATION: /* padding lanes: written 0 where f(0) != 0 (ops/nn/elemwise_generated.c) */
   case TSL_OP_IDENTITY:
   case TSL_OP_DROPOUT:
   case TSL_OP_CHANNEL_SHUFFLE: return is_image(&g->values[n->inputs[0]]);
