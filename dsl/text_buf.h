@@ -1,7 +1,7 @@
 /* tessel — a growable text buffer: printf-style appends into one malloc'd string.
  *
  * What writes generated texts uses it: operator texts of graph nodes
- * (models/node_kernels*.c), Winograd operator texts (ops/conv2d/winograd.c), workload keys
+ * (the generated operators of ops/, ops/op_call.h), Winograd operator texts (ops/conv2d/winograd.c), workload keys
  * (ops/workload.c). A zeroed tsl_text_buf is empty (s NULL until the first append); s
  * is always NUL-terminated once allocated. An allocation or formatting failure sets oom
  * and makes every later append a no-op, so a writer appends freely and checks oom once

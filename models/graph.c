@@ -39,6 +39,8 @@ static const char *const op_names[TSL_OP_COUNT] = {
     [TSL_OP_CHANNEL_SHUFFLE] = "tsl.ChannelShuffle",
     [TSL_OP_BINARY] = "tsl.Binary",
     [TSL_OP_ACTIVATION] = "tsl.Activation",
+    [TSL_OP_RESIZE] = "Resize",
+    [TSL_OP_PRELU] = "PRelu",
 };
 
 const char *tsl_op_name(tsl_op op) {

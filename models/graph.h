@@ -74,8 +74,30 @@
  *   Dropout            X (inference: identity)         -
  *   Identity           X                               -
  *   Pad                X                               pads [x1_begin.., x1_end..] (required,
- *                                                      may be negative), value (0);
- *                                                      mode "constant" only
+ *                                                      may be negative: a crop, applied
+ *                                                      before the padding), value (0),
+ *                                                      mode "constant" (default), "reflect"
+ *                                                      (mirror without the edge), "edge"
+ *                                                      (repeat it), "wrap" (periodic)
+ *   Resize             X (any rank) -> Y[sizes]        sizes (required ints: every output
+ *                                                      extent), scales (floats, every axis:
+ *                                                      present when the model gave scales,
+ *                                                      else sizes[i] / X[i] is the scale),
+ *                                                      mode "nearest" (default) | "linear",
+ *                                                      coordinate_transformation_mode
+ *                                                      ("half_pixel"; also pytorch_half_pixel,
+ *                                                      align_corners, asymmetric,
+ *                                                      tf_half_pixel_for_nn,
+ *                                                      half_pixel_symmetric), nearest_mode
+ *                                                      ("round_prefer_floor"; also
+ *                                                      round_prefer_ceil, floor, ceil, and
+ *                                                      "simple": opset-10 Resize and Upsample,
+ *                                                      floor where the axis' scale >= 1, ceil
+ *                                                      below). Linear is N-linear over the
+ *                                                      resized axes; cubic, tf_crop_and_resize
+ *                                                      and antialias are refused at import
+ *   PRelu              X, slope (unidirectional        Y = X < 0 ? slope * X : X
+ *                      broadcast to X)
  *   tsl.ChannelShuffle X[N,C,H,W] (made by a pass)     group G (C % G == 0): output channel
  *                                                      j*G + g is input channel g*(C/G) + j
  *                                                      (ShuffleNet's shuffle, Zhang et al. 2018)
@@ -146,6 +168,8 @@ typedef enum tsl_op {
    * string attribute "function" names it by its ONNX operator type ("Sigmoid",
    * "HardSwish", ...), float attributes as ONNX's ("alpha", "beta", "gamma") */
   TSL_OP_ACTIVATION,
+  TSL_OP_RESIZE,
+  TSL_OP_PRELU,
   TSL_OP_COUNT
 } tsl_op;
 
@@ -330,7 +354,8 @@ tsl_status tsl_node_activation(const tsl_graph *g, const tsl_node *node, const s
  * have known shapes. Messages name the node and its operator.
  * Errors: TSL_ERR_INVALID (inconsistent shapes or attributes), TSL_ERR_UNSUPPORTED
  * (valid ONNX outside what tessel runs: non-f32 data, non-4-D conv/pool, Pad modes
- * other than constant, pool padding >= kernel). */
+ * other than constant, reflect, edge and wrap, pool padding >= kernel, Resize modes
+ * other than nearest and linear). */
 tsl_status tsl_graph_infer_node(tsl_graph *g, int node);
 
 /* Shape inference for every node in order. Errors: as tsl_graph_infer_node. */

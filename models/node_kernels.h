@@ -1,6 +1,11 @@
 /* tessel — one graph node as an operator instance: the DSL text (docs/dsl.md) of the
  * kernel that computes it, with every shape and attribute written in as a literal.
  *
+ * The texts come from the generated operators of ops/ (ops/op_call.h): the graph
+ * compiler maps a node to a generator name ("conv2d", "pool2d", "elemwise", "concat",
+ * "gemm", ...) and a call (its tensor arguments with their layout, its attributes by
+ * name) and never writes DSL text itself (node_kernels.c holds only that mapping).
+ *
  * The text is the node's workload: two nodes with the same operator, shapes and
  * attributes give byte-identical texts, so the compiler builds one kernel for both
  * (identical layers share code). The kernel's arguments are the node's tensor inputs,
@@ -17,8 +22,9 @@
  * Values in the blocked layout NCHW[x]c (models/passes/layout.h) are stored as
  * [N, ceil(C/x), H, W, x] with zero lanes past C; their nodes use the registry's
  * NCHW[x]c operators (the layout transforms; blocked convolutions are built by the
- * compiler through the tuner's dispatch, models/compile_conv.h) or blocked texts generated here (pools, elementwise, concat,
- * channel slices), which keep the padding lanes at zero.
+ * compiler through the tuner's dispatch, models/compile_conv.h) or the blocked texts of
+ * the same generators (pools, elementwise, activations, batch norm, concat, channel
+ * slices and shuffles), which keep the padding lanes at zero.
  */
 #ifndef TESSEL_MODELS_NODE_KERNELS_H
 #define TESSEL_MODELS_NODE_KERNELS_H

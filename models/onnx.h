@@ -61,7 +61,11 @@ extern "C" {
  * broadcast of a trailing B, Gemm's broadcast attribute); any other node is refused
  * with TSL_ERR_UNSUPPORTED naming its opset. */
 #define TSL_ONNX_OPSET_MIN 7
-#define TSL_ONNX_OPSET_MAX 18
+/* Opset 19 changed, of the operators accepted: Pad (mode "wrap"), Resize
+ * (half_pixel_symmetric), AveragePool (a dilations attribute, refused by name) and the
+ * types Cast/Constant/Identity/Reshape/Shape take (f32 and the folded integer types are
+ * unchanged). */
+#define TSL_ONNX_OPSET_MAX 19
 
 /* A graph input frozen to a constant at import (the tensor is copied). Use it for
  * inputs that carry parameters (shapes, axes, Clip bounds) rather than data. */

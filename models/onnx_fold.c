@@ -9,8 +9,9 @@
 #include "models/onnx_internal.h"
 
 static const char *const foldable[] = {"Constant", "Identity", "Shape",     "Gather", "Unsqueeze", "Squeeze",
-                                       "Concat",   "Cast",     "Add",       "Sub",    "Mul",       "Div",       "Pow",
-                                       "Slice",    "Reshape",  "Transpose", "ConstantOfShape", NULL};
+                                       "Concat",   "Cast",     "Add",       "Sub",    "Mul",       "Div",
+                                       "Pow",      "Slice",    "Reshape",  "Transpose", "ConstantOfShape", "Floor",
+                                       "Ceil",     NULL};
 
 bool onnx_is_foldable(const char *op_type) {
   for (const char *const *p = foldable; *p; p++)
@@ -257,49 +258,49 @@ static tsl_status squeeze_axes(onnx_ctx *c, int64_t *axes, int *n) {
   return TSL_OK;
 }
 
-static tsl_status f_unsqueeze(onnx_ctx *c) {
-  const tsl_tensor *x = onnx_const_input(c, 0);
+tsl_status onnx_squeeze_shape(onnx_ctx *c, bool unsqueeze, int ndim, const int64_t *shape, int *out_ndim,
+                              int64_t *out_shape) {
   int64_t axes[TSL_MAX_NDIM];
   int n;
   tsl_status st = squeeze_axes(c, axes, &n);
   if (st != TSL_OK) return st;
-  if (!x || n < 0) return onnx_err(c, TSL_ERR_INVALID, "Unsqueeze needs data and axes");
-  int r = x->ndim + n;
-  if (r > TSL_MAX_NDIM) return onnx_err(c, TSL_ERR_UNSUPPORTED, "result rank %d", r);
-  bool ins[TSL_MAX_NDIM] = {0};
-  for (int i = 0; i < n; i++) {
-    int64_t a = axes[i] < 0 ? axes[i] + r : axes[i];
-    if (a < 0 || a >= r || ins[a]) return onnx_err(c, TSL_ERR_INVALID, "axis %lld invalid or repeated", (long long)axes[i]);
-    ins[a] = true;
+  if (unsqueeze) {
+    if (n < 0) return onnx_err(c, TSL_ERR_INVALID, "Unsqueeze needs axes");
+    int r = ndim + n;
+    if (r > TSL_MAX_NDIM) return onnx_err(c, TSL_ERR_UNSUPPORTED, "result rank %d", r);
+    bool ins[TSL_MAX_NDIM] = {0};
+    for (int i = 0; i < n; i++) {
+      int64_t a = axes[i] < 0 ? axes[i] + r : axes[i];
+      if (a < 0 || a >= r || ins[a]) return onnx_err(c, TSL_ERR_INVALID, "axis %lld invalid or repeated", (long long)axes[i]);
+      ins[a] = true;
+    }
+    for (int d = 0, k = 0; d < r; d++) out_shape[d] = ins[d] ? 1 : shape[k++];
+    *out_ndim = r;
+    return TSL_OK;
   }
-  int64_t shape[TSL_MAX_NDIM];
-  for (int d = 0, k = 0; d < r; d++) shape[d] = ins[d] ? 1 : x->shape[k++];
-  tsl_tensor *t;
-  st = copy_tensor(c, x, r, shape, &t);
-  return st == TSL_OK ? onnx_define_const(c, 0, t) : st;
-}
-
-static tsl_status f_squeeze(onnx_ctx *c) {
-  const tsl_tensor *x = onnx_const_input(c, 0);
-  int64_t axes[TSL_MAX_NDIM];
-  int n;
-  tsl_status st = squeeze_axes(c, axes, &n);
-  if (st != TSL_OK) return st;
-  if (!x) return onnx_err(c, TSL_ERR_INVALID, "Squeeze needs data");
   bool drop[TSL_MAX_NDIM] = {0};
-  for (int d = 0; n < 0 && d < x->ndim; d++) drop[d] = x->shape[d] == 1;
+  for (int d = 0; n < 0 && d < ndim; d++) drop[d] = shape[d] == 1;
   for (int i = 0; i < n; i++) {
-    int64_t a = axes[i] < 0 ? axes[i] + x->ndim : axes[i];
-    if (a < 0 || a >= x->ndim || x->shape[a] != 1)
+    int64_t a = axes[i] < 0 ? axes[i] + ndim : axes[i];
+    if (a < 0 || a >= ndim || shape[a] != 1)
       return onnx_err(c, TSL_ERR_INVALID, "axis %lld is not a dimension of extent 1", (long long)axes[i]);
     drop[a] = true;
   }
+  *out_ndim = 0;
+  for (int d = 0; d < ndim; d++)
+    if (!drop[d]) out_shape[(*out_ndim)++] = shape[d];
+  return TSL_OK;
+}
+
+/* Squeeze and Unsqueeze of a constant: its elements under the new shape. */
+static tsl_status f_squeeze(onnx_ctx *c, bool unsqueeze) {
+  const tsl_tensor *x = onnx_const_input(c, 0);
+  if (!x) return onnx_err(c, TSL_ERR_INVALID, "%s needs data", c->node->op_type);
   int64_t shape[TSL_MAX_NDIM];
-  int r = 0;
-  for (int d = 0; d < x->ndim; d++)
-    if (!drop[d]) shape[r++] = x->shape[d];
+  int r;
+  tsl_status st = onnx_squeeze_shape(c, unsqueeze, x->ndim, x->shape, &r, shape);
   tsl_tensor *t;
-  st = copy_tensor(c, x, r, shape, &t);
+  if (st == TSL_OK) st = copy_tensor(c, x, r, shape, &t);
   return st == TSL_OK ? onnx_define_const(c, 0, t) : st;
 }
 
@@ -616,6 +617,22 @@ static tsl_status f_constant_of_shape(onnx_ctx *c) {
   return st == TSL_OK ? onnx_define_const(c, 0, t) : st;
 }
 
+/* Floor and Ceil of a float constant (output extents computed as floor(in * scale) by
+ * older exporters' shape chains). */
+static tsl_status f_round(onnx_ctx *c) {
+  static const char *const none[] = {NULL};
+  tsl_status st = onnx_check_attrs(c, none);
+  const tsl_tensor *x = onnx_const_input(c, 0);
+  if (st != TSL_OK) return st;
+  if (!x || x->dtype.code != TSL_DT_FLOAT || !numeric(x->dtype))
+    return onnx_err(c, TSL_ERR_INVALID, "%s needs a float32 or float64 input", c->node->op_type);
+  tsl_tensor *t;
+  if ((st = new_result(c, x->dtype, x->ndim, x->shape, &t)) != TSL_OK) return st;
+  bool up = c->node->op_type[0] == 'C';
+  for (int64_t i = 0; i < tsl_tensor_numel(x); i++) put_d(t, i, up ? ceil(get_d(x, i)) : floor(get_d(x, i)));
+  return onnx_define_const(c, 0, t);
+}
+
 tsl_status onnx_fold_node(onnx_ctx *c) {
   const char *op = c->node->op_type;
   if (strcmp(op, "Shape") != 0 && strcmp(op, "Constant") != 0) {
@@ -631,8 +648,8 @@ tsl_status onnx_fold_node(onnx_ctx *c) {
   if (strcmp(op, "Identity") == 0) return f_identity(c);
   if (strcmp(op, "Shape") == 0) return f_shape(c);
   if (strcmp(op, "Gather") == 0) return f_gather(c);
-  if (strcmp(op, "Unsqueeze") == 0) return f_unsqueeze(c);
-  if (strcmp(op, "Squeeze") == 0) return f_squeeze(c);
+  if (strcmp(op, "Unsqueeze") == 0) return f_squeeze(c, true);
+  if (strcmp(op, "Squeeze") == 0) return f_squeeze(c, false);
   if (strcmp(op, "Concat") == 0) return f_concat(c);
   if (strcmp(op, "Cast") == 0) return f_cast(c);
   if (strcmp(op, "Slice") == 0) return f_slice(c);
@@ -640,6 +657,7 @@ tsl_status onnx_fold_node(onnx_ctx *c) {
   if (strcmp(op, "Transpose") == 0) return f_transpose(c);
   if (strcmp(op, "ConstantOfShape") == 0) return f_constant_of_shape(c);
   if (strcmp(op, "Pow") == 0) return f_pow(c);
+  if (strcmp(op, "Floor") == 0 || strcmp(op, "Ceil") == 0) return f_round(c);
   if (strcmp(op, "Add") == 0 || strcmp(op, "Sub") == 0 || strcmp(op, "Mul") == 0 || strcmp(op, "Div") == 0)
     return f_arith(c);
   return onnx_err(c, TSL_ERR_UNSUPPORTED, "operator %s cannot be folded", op);

@@ -77,5 +77,19 @@ tsl_status onnx_fold_node(onnx_ctx *c);
 /* Imports the current node as graph node(s). TSL_ERR_NOT_FOUND if op_type is not a
  * graph operator (the caller reports it). */
 tsl_status onnx_import_op(onnx_ctx *c);
+/* The shape after the current Squeeze (unsqueeze false) or Unsqueeze node of an input of
+ * rank ndim and extents shape: axes from the attribute (opset < 13) or the constant input
+ * 1. Errors: TSL_ERR_INVALID (axes missing, out of range, repeated, or squeezing an
+ * extent other than 1), TSL_ERR_UNSUPPORTED (a result rank above TSL_MAX_NDIM, axes that
+ * are not constant). */
+tsl_status onnx_squeeze_shape(onnx_ctx *c, bool unsqueeze, int ndim, const int64_t *shape, int *out_ndim,
+                              int64_t *out_shape);
+/* The handlers' node emission (onnx_ops.c), for handlers in other files: a node of `op`
+ * reading the ONNX node's inputs 0..n_in-1 into its first output, and its shape inference. */
+tsl_status onnx_emit_simple(onnx_ctx *c, tsl_op op, int n_in, int *node);
+tsl_status onnx_finish_node(onnx_ctx *c, int node);
+/* Resize (opset 10 on) and Upsample (7 on) as a Resize node (onnx_resize.c). */
+tsl_status onnx_import_resize(onnx_ctx *c);
+tsl_status onnx_import_upsample(onnx_ctx *c);
 
 #endif

@@ -28,8 +28,8 @@ static tsl_status emit(onnx_ctx *c, tsl_op op, const char *name, int n_in, const
  * data, is required by every operator (and read by the handlers after emitting); the
  * others may be omitted where shape inference allows it. */
 static tsl_status emit_simple(onnx_ctx *c, tsl_op op, int n_in, int *node) {
-  int in[16];
-  if (n_in > 16) return onnx_err(c, TSL_ERR_UNSUPPORTED, "%d inputs", n_in);
+  int in[64]; /* a Concat of 64 inputs (DenseNet's widest has 32) */
+  if (n_in > 64) return onnx_err(c, TSL_ERR_UNSUPPORTED, "%d inputs (at most 64)", n_in);
   for (int k = 0; k < n_in; k++) {
     tsl_status st = k == 0 ? onnx_required_input(c, k, &in[k]) : onnx_input(c, k, &in[k]);
     if (st != TSL_OK) return st;
@@ -607,6 +607,11 @@ static tsl_status h_pad(onnx_ctx *c) {
   }
   char mode[32];
   if (st == TSL_OK) st = onnx_attr_string(c, "mode", "constant", mode, sizeof mode);
+  bool wrap = c->opset >= 19; /* opset 19 added "wrap" */
+  if (st == TSL_OK && strcmp(mode, "constant") && strcmp(mode, "reflect") && strcmp(mode, "edge") &&
+      (!wrap || strcmp(mode, "wrap")))
+    st = onnx_err(c, TSL_ERR_INVALID, "mode '%s' (opset %lld defines constant, reflect, edge%s)", mode,
+                  (long long)c->opset, wrap ? ", wrap" : "");
   int node;
   if (st == TSL_OK) st = emit_simple(c, TSL_OP_PAD, 1, &node);
   if (st == TSL_OK && np >= 0) st = tsl_graph_set_attr_ints(c->g, node, "pads", np, pads);
@@ -614,6 +619,58 @@ static tsl_status h_pad(onnx_ctx *c) {
   if (st == TSL_OK) st = tsl_graph_set_attr_string(c->g, node, "mode", mode);
   return st == TSL_OK ? finish(c, node) : st;
 }
+
+/* PRelu: from opset 7 the slope broadcasts (numpy, unidirectionally) to X; opset 6's
+ * slope is a scalar or one value per channel, the latter a [C] tensor (old PyTorch
+ * exports), reshaped here to [C, 1, ..] so that the canonical form broadcasts. */
+static tsl_status h_prelu(onnx_ctx *c) {
+  int x, slope;
+  tsl_status st = need_inputs(c, 2, 2);
+  if (st == TSL_OK) st = onnx_required_input(c, 0, &x);
+  if (st == TSL_OK) st = onnx_required_input(c, 1, &slope);
+  if (st != TSL_OK) return st;
+  const tsl_value *xv = &c->g->values[x], *sv = &c->g->values[slope];
+  if (c->opset >= 7 || sv->ndim != 1 || xv->ndim < 3 || sv->shape[0] != xv->shape[1] || sv->shape[0] == 1)
+    return plain(c, TSL_OP_PRELU, 2);
+  static const char *const none[] = {NULL};
+  if ((st = onnx_check_attrs(c, none)) != TSL_OK) return st;
+  int64_t shape[TSL_MAX_NDIM];
+  int rank = xv->ndim - 1; /* [C, 1, ..] against X's axes from 1 on */
+  shape[0] = sv->shape[0];
+  for (int d = 1; d < rank; d++) shape[d] = 1;
+  const char *out = c->node->output[0];
+  if (!out || !out[0]) return onnx_err(c, TSL_ERR_INVALID, "output 0 has no name");
+  char name[300];
+  snprintf(name, sizeof name, "%s/per_channel_slope", c->node->name && c->node->name[0] ? c->node->name : out);
+  int node, in[2] = {x, -1};
+  st = emit(c, TSL_OP_RESHAPE, name, 1, &slope, 1, (const char *const[]){NULL}, &node);
+  if (st == TSL_OK) st = tsl_graph_set_attr_ints(c->g, node, "shape", rank, shape);
+  if (st == TSL_OK) st = finish(c, node);
+  if (st != TSL_OK) return st;
+  in[1] = c->g->nodes[node].outputs[0];
+  snprintf(name, sizeof name, "%s", c->node->name && c->node->name[0] ? c->node->name : out);
+  st = emit(c, TSL_OP_PRELU, name, 2, in, 1, &out, &node);
+  return st == TSL_OK ? finish(c, node) : st;
+}
+
+/* Squeeze and Unsqueeze of a computed value: a Reshape (a view) to the new shape. */
+static tsl_status squeeze(onnx_ctx *c, bool unsqueeze) {
+  tsl_status st = need_inputs(c, 1, c->opset < 13 ? 1 : 2);
+  int x, r, node;
+  int64_t shape[TSL_MAX_NDIM];
+  if (st == TSL_OK) st = onnx_required_input(c, 0, &x);
+  if (st == TSL_OK) st = onnx_squeeze_shape(c, unsqueeze, c->g->values[x].ndim, c->g->values[x].shape, &r, shape);
+  if (st == TSL_OK) st = emit_simple(c, TSL_OP_RESHAPE, 1, &node);
+  if (st == TSL_OK) st = tsl_graph_set_attr_ints(c->g, node, "shape", r, shape);
+  if (st == TSL_OK) st = tsl_graph_set_attr_int(c->g, node, "allowzero", 1);
+  return st == TSL_OK ? finish(c, node) : st;
+}
+
+static tsl_status h_squeeze(onnx_ctx *c) { return squeeze(c, false); }
+static tsl_status h_unsqueeze(onnx_ctx *c) { return squeeze(c, true); }
+
+tsl_status onnx_emit_simple(onnx_ctx *c, tsl_op op, int n_in, int *node) { return emit_simple(c, op, n_in, node); }
+tsl_status onnx_finish_node(onnx_ctx *c, int node) { return finish(c, node); }
 
 typedef struct handler {
   const char *op_type;
@@ -650,6 +707,11 @@ static const handler handlers[] = {
     {"Dropout", h_dropout},
     {"Identity", h_identity},
     {"Pad", h_pad},
+    {"Resize", onnx_import_resize},
+    {"Upsample", onnx_import_upsample},
+    {"PRelu", h_prelu},
+    {"Squeeze", h_squeeze},
+    {"Unsqueeze", h_unsqueeze},
 };
 
 /* Every function of the activation table (ops/nn/activation.h): one tsl.Activation node

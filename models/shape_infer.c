@@ -3,11 +3,13 @@
  * in graph.h. Pool output sizes with ceil_mode follow PyTorch's rule (also ONNX
  * Runtime's): the last window must start inside the input or its top/left padding. */
 #include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <string.h>
 
 #include "models/graph.h"
 #include "models/node_kernels_binary.h"
+#include "models/shape_infer_internal.h"
 #include "ops/nn/activation.h"
 
 /* Shapes larger than this many elements are refused (graph.h): with zeros counted as 1,
@@ -64,6 +66,12 @@ static void shape_str(const shape *s, char *buf, size_t n) {
   for (int d = 0; d < s->ndim && len < n; d++)
     len += (size_t)snprintf(buf + len, n - len, d ? "x%lld" : "%lld", (long long)s->d[d]);
   if (len < n) snprintf(buf + len, n - len, "]");
+}
+
+static bool one_of(const char *s, const char *const *list) {
+  for (; *list; list++)
+    if (strcmp(s, *list) == 0) return true;
+  return false;
 }
 
 /* Normalizes axis `a` of a rank-r tensor into [0, r); -1 if out of range. */
@@ -493,9 +501,11 @@ static tsl_status infer_pad(tsl_graph *g, int node) {
   const tsl_node *n = &g->nodes[node];
   shape x = in_shape(g, n, 0), y = x;
   const tsl_attr *mode = tsl_node_attr(n, "mode");
-  if (mode && (mode->kind != TSL_ATTR_STRING || strcmp(mode->s, "constant") != 0))
-    return node_err(g, node, TSL_ERR_UNSUPPORTED, "only mode \"constant\" is supported, not \"%s\"",
+  static const char *const modes[] = {"constant", "reflect", "edge", "wrap", NULL};
+  if (mode && (mode->kind != TSL_ATTR_STRING || !one_of(mode->s, modes)))
+    return node_err(g, node, TSL_ERR_UNSUPPORTED, "mode \"%s\" (constant, reflect, edge and wrap are supported)",
                     mode->kind == TSL_ATTR_STRING ? mode->s : "?");
+  bool reads = mode && strcmp(mode->s, "constant") != 0; /* every output element reads the input */
   int np;
   const int64_t *pads = tsl_node_attr_ints(n, "pads", &np);
   if (!pads || np != 2 * x.ndim)
@@ -505,55 +515,10 @@ static tsl_status infer_pad(tsl_graph *g, int node) {
       return node_err(g, node, TSL_ERR_INVALID, "pads on axis %d out of range", d);
     y.d[d] = x.d[d] + pads[d] + pads[d + x.ndim];
     if (y.d[d] < 0) return node_err(g, node, TSL_ERR_INVALID, "pads crop axis %d below zero", d);
-  }
-  return set_output(g, node, 0, &y);
-}
-
-tsl_status tsl_node_reduce_axes(const tsl_graph *g, const tsl_node *node, bool reduced[TSL_MAX_NDIM], int *count) {
-  int id = (int)(node - g->nodes);
-  if (node->op != TSL_OP_REDUCE_MEAN && node->op != TSL_OP_REDUCE_SUM && node->op != TSL_OP_REDUCE_MAX &&
-      node->op != TSL_OP_REDUCE_MIN)
-    return node_err(g, id, TSL_ERR_INVALID, "not a reduction node");
-  int r = node->n_inputs > 0 && node->inputs[0] >= 0 ? g->values[node->inputs[0]].ndim : -1;
-  if (r < 0) return node_err(g, id, TSL_ERR_INVALID, "input of unknown shape");
-  const tsl_attr *a = tsl_node_attr(node, "axes");
-  if (a && a->kind != TSL_ATTR_INTS) return node_err(g, id, TSL_ERR_INVALID, "attribute 'axes' must be ints");
-  int n = 0;
-  for (int d = 0; d < TSL_MAX_NDIM; d++) reduced[d] = !a && d < r; /* no axes: every axis */
-  for (int i = 0; a && i < a->n; i++) {
-    int ax = norm_axis(a->ints[i], r);
-    if (ax < 0 || reduced[ax])
-      return node_err(g, id, TSL_ERR_INVALID, "axis %lld %s for rank %d", (long long)a->ints[i],
-                      ax < 0 ? "out of range" : "repeated", r);
-    reduced[ax] = true;
-  }
-  for (int d = 0; d < r; d++) n += reduced[d];
-  if (count) *count = n;
-  return TSL_OK;
-}
-
-bool tsl_node_is_spatial_mean(const tsl_graph *g, const tsl_node *node) {
-  bool red[TSL_MAX_NDIM];
-  int n;
-  if (node->op != TSL_OP_REDUCE_MEAN || g->values[node->inputs[0]].ndim != 4) return false;
-  if (tsl_node_reduce_axes(g, node, red, &n) != TSL_OK) return false;
-  return n == 2 && red[2] && red[3];
-}
-
-/* ReduceMean/Sum/Max/Min: the reduced axes become 1 (keepdims) or disappear. */
-static tsl_status infer_reduce(tsl_graph *g, int node) {
-  const tsl_node *n = &g->nodes[node];
-  shape x = in_shape(g, n, 0), y = {0, {0}};
-  bool red[TSL_MAX_NDIM];
-  int count;
-  tsl_status st = tsl_node_reduce_axes(g, n, red, &count);
-  if (st != TSL_OK) return st;
-  int64_t keep = tsl_node_attr_int(n, "keepdims", 1);
-  if (keep != 0 && keep != 1) return node_err(g, node, TSL_ERR_INVALID, "keepdims %lld (0 or 1)", (long long)keep);
-  for (int d = 0; d < x.ndim; d++) {
-    if (red[d] && x.d[d] == 0 && n->op != TSL_OP_REDUCE_SUM)
-      return node_err(g, node, TSL_ERR_UNSUPPORTED, "%s over the empty axis %d has no value", tsl_op_name(n->op), d);
-    if (!red[d] || keep) y.d[y.ndim++] = red[d] ? 1 : x.d[d];
+    int64_t kept = x.d[d] - (pads[d] < 0 ? -pads[d] : 0) - (pads[d + x.ndim] < 0 ? -pads[d + x.ndim] : 0);
+    if (reads && kept < 1 && y.d[d] > 0)
+      return node_err(g, node, TSL_ERR_INVALID, "mode \"%s\" pads axis %d from nothing (the crop leaves %lld)", mode->s,
+                      d, (long long)kept);
   }
   return set_output(g, node, 0, &y);
 }
@@ -569,46 +534,68 @@ static tsl_status infer_pow(tsl_graph *g, int node) {
   return set_output(g, node, 0, &x);
 }
 
-/* Whether s (right-aligned to axis end) broadcasts to x[axis:end] without growing it. */
-static bool broadcasts_to_axes(const shape *s, const shape *x, int axis, int end) {
-  int span = end - axis;
-  if (s->ndim > x->ndim) return false;
-  for (int i = 0; i < s->ndim; i++) {
-    int xd = end - s->ndim + i;
-    if (i < s->ndim - span ? s->d[i] != 1 : s->d[i] != 1 && s->d[i] != x->d[xd]) return false;
-  }
-  return true;
+tsl_status tsl_infer_error(const tsl_graph *g, int node, tsl_status st, const char *fmt, ...) {
+  char msg[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  return node_err(g, node, st, "%s", msg);
 }
 
-static tsl_status infer_layer_norm(tsl_graph *g, int node) {
-  const tsl_node *n = &g->nodes[node];
-  static const char *const names[] = {"axis", "epsilon", TSL_ATTR_NORM_END};
-  static const tsl_attr_kind kinds[] = {TSL_ATTR_INT, TSL_ATTR_FLOAT, TSL_ATTR_INT};
-  tsl_status st = check_kinds(g, node, names, kinds, 3);
+tsl_status tsl_infer_set_output(tsl_graph *g, int node, int k, int ndim, const int64_t *dims) {
+  shape s = {ndim, {0}};
+  for (int d = 0; d < ndim; d++) s.d[d] = dims[d];
+  return set_output(g, node, k, &s);
+}
+
+/* Resize: the output extents are "sizes" (graph.h); the rest is checked here. */
+static tsl_status infer_resize(tsl_graph *g, int node) {
+  static const char *const names[] = {"sizes", "scales", "mode", "coordinate_transformation_mode", "nearest_mode"};
+  static const tsl_attr_kind kinds[] = {TSL_ATTR_INTS, TSL_ATTR_FLOATS, TSL_ATTR_STRING, TSL_ATTR_STRING,
+                                        TSL_ATTR_STRING};
+  static const char *const modes[] = {"nearest", "linear", NULL};
+  static const char *const coords[] = {"half_pixel",           "pytorch_half_pixel", "align_corners",
+                                       "asymmetric",           "tf_half_pixel_for_nn", "half_pixel_symmetric",
+                                       NULL};
+  static const char *const nearests[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil", "simple", NULL};
+  tsl_status st = check_kinds(g, node, names, kinds, 5);
   if (st != TSL_OK) return st;
-  shape x = in_shape(g, n, 0);
-  int axis = norm_axis(tsl_node_attr_int(n, "axis", -1), x.ndim);
-  int64_t end = tsl_node_attr_int(n, TSL_ATTR_NORM_END, x.ndim);
-  if (axis < 0) return node_err(g, node, TSL_ERR_INVALID, "axis out of range for rank %d", x.ndim);
-  if (end <= axis || end > x.ndim)
-    return node_err(g, node, TSL_ERR_INVALID, "%s %lld (axis %d + 1 .. rank %d)", TSL_ATTR_NORM_END, (long long)end,
-                    axis, x.ndim);
-  for (int k = 1; k < n->n_inputs; k++) {
-    if (n->inputs[k] < 0) continue;
-    shape s = in_shape(g, n, k);
-    if (!broadcasts_to_axes(&s, &x, axis, (int)end)) {
-      char sb[128], xb[128];
-      shape_str(&s, sb, sizeof sb);
-      shape_str(&x, xb, sizeof xb);
-      return node_err(g, node, TSL_ERR_UNSUPPORTED, "%s %s does not broadcast to the normalized axes %d..%d of %s",
-                      k == 1 ? "Scale" : "B", sb, axis, (int)end - 1, xb);
-    }
+  const tsl_node *n = &g->nodes[node];
+  shape x = in_shape(g, n, 0), y = x;
+  const tsl_attr *sizes = tsl_node_attr(n, "sizes"), *scales = tsl_node_attr(n, "scales");
+  if (!sizes || sizes->n != x.ndim)
+    return node_err(g, node, TSL_ERR_INVALID, "'sizes' must give all %d output extents", x.ndim);
+  if (scales && scales->n != x.ndim) return node_err(g, node, TSL_ERR_INVALID, "'scales' must have %d entries", x.ndim);
+  for (int d = 0; d < x.ndim; d++) {
+    y.d[d] = sizes->ints[d];
+    if (scales && !(scales->floats[d] > 0.0 && isfinite(scales->floats[d])))
+      return node_err(g, node, TSL_ERR_INVALID, "scale %g on axis %d", scales->floats[d], d);
   }
-  tsl_status ost = set_output(g, node, 0, &x);
-  shape stat = x;
-  for (int d = axis; d < end; d++) stat.d[d] = 1;
-  for (int k = 1; ost == TSL_OK && k < n->n_outputs; k++) ost = set_output(g, node, k, &stat);
-  return ost;
+  const char *m = tsl_node_attr(n, "mode") ? tsl_node_attr(n, "mode")->s : "nearest";
+  const char *cm = tsl_node_attr(n, "coordinate_transformation_mode") ? tsl_node_attr(n, "coordinate_transformation_mode")->s
+                                                                      : "half_pixel";
+  const char *nm = tsl_node_attr(n, "nearest_mode") ? tsl_node_attr(n, "nearest_mode")->s : "round_prefer_floor";
+  if (!one_of(m, modes)) return node_err(g, node, TSL_ERR_UNSUPPORTED, "mode '%s' (nearest and linear are supported)", m);
+  if (!one_of(cm, coords))
+    return node_err(g, node, TSL_ERR_UNSUPPORTED, "coordinate_transformation_mode '%s' is not supported", cm);
+  if (!one_of(nm, nearests)) return node_err(g, node, TSL_ERR_UNSUPPORTED, "nearest_mode '%s' is not supported", nm);
+  return set_output(g, node, 0, &y);
+}
+
+/* PRelu: the slope broadcasts to X, which keeps its shape. */
+static tsl_status infer_prelu(tsl_graph *g, int node) {
+  const tsl_node *n = &g->nodes[node];
+  shape x = in_shape(g, n, 0), s = in_shape(g, n, 1), y;
+  bool same = broadcast(&x, &s, &y) && y.ndim == x.ndim;
+  for (int d = 0; same && d < x.ndim; d++) same = y.d[d] == x.d[d];
+  if (!same) {
+    char sx[128], ss[128];
+    shape_str(&x, sx, sizeof sx);
+    shape_str(&s, ss, sizeof ss);
+    return node_err(g, node, TSL_ERR_INVALID, "slope %s does not broadcast to X %s", ss, sx);
+  }
+  return set_output(g, node, 0, &x);
 }
 
 static tsl_status infer_misc(tsl_graph *g, int node) {
@@ -700,7 +687,8 @@ static const arity arities[TSL_OP_COUNT] = {
     [TSL_OP_SPLIT] = {1, 1, 1, -1},  [TSL_OP_SOFTMAX] = {1, 1, 1, 1},
     [TSL_OP_DROPOUT] = {1, 1, 1, 1}, [TSL_OP_IDENTITY] = {1, 1, 1, 1},
     [TSL_OP_PAD] = {1, 1, 1, 1},     [TSL_OP_CHANNEL_SHUFFLE] = {1, 1, 1, 1},
-    [TSL_OP_ACTIVATION] = {1, 1, 1, 1},
+    [TSL_OP_ACTIVATION] = {1, 1, 1, 1}, [TSL_OP_RESIZE] = {1, 1, 1, 1},
+    [TSL_OP_PRELU] = {2, 2, 1, 1},
     [TSL_OP_SUB] = {2, 2, 1, 1},     [TSL_OP_POW] = {1, 2, 1, 1},
     [TSL_OP_REDUCE_SUM] = {1, 1, 1, 1}, [TSL_OP_REDUCE_MAX] = {1, 1, 1, 1},
     [TSL_OP_REDUCE_MIN] = {1, 1, 1, 1}, [TSL_OP_LAYER_NORM] = {2, 3, 1, 3},
@@ -749,9 +737,9 @@ tsl_status tsl_graph_infer_node(tsl_graph *g, int node) {
   case TSL_OP_REDUCE_SUM:
   case TSL_OP_REDUCE_MAX:
   case TSL_OP_REDUCE_MIN:
-    return infer_reduce(g, node);
+    return tsl_infer_reduce(g, node);
   case TSL_OP_LAYER_NORM:
-    return infer_layer_norm(g, node);
+    return tsl_infer_layer_norm(g, node);
   case TSL_OP_GEMM:
     return infer_gemm(g, node);
   case TSL_OP_MATMUL:
@@ -766,6 +754,10 @@ tsl_status tsl_graph_infer_node(tsl_graph *g, int node) {
     return infer_split(g, node);
   case TSL_OP_PAD:
     return infer_pad(g, node);
+  case TSL_OP_RESIZE:
+    return infer_resize(g, node);
+  case TSL_OP_PRELU:
+    return infer_prelu(g, node);
   default:
     return infer_misc(g, node);
   }

@@ -29,5 +29,7 @@ const tsl_op_source *tsl_ops_binary_family(int *n);
 
 /* Each returns its family's generated operators (ops/op_call.h; static storage). */
 const tsl_op_generator *tsl_ops_nn_generators(int *n);
+const tsl_op_generator *tsl_ops_conv2d_generators(int *n);
+const tsl_op_generator *tsl_ops_matmul_generators(int *n);
 
 #endif

@@ -10,7 +10,10 @@
 
 int tsl_op_call_add_tensor(tsl_op_call *c, int ndim, const int64_t *shape, int block) {
   int a = c->nargs;
-  if (a >= TSL_OP_CALL_MAX_ARGS || ndim < 1 || ndim > TSL_MAX_NDIM) return -1;
+  if (a >= TSL_OP_CALL_MAX_ARGS || ndim < 0 || ndim > TSL_MAX_NDIM) {
+    c->overflow = true;
+    return -1;
+  }
   c->args[a].ndim = ndim;
   for (int d = 0; d < ndim; d++) c->args[a].shape[d] = shape[d];
   c->args[a].block = block;
@@ -19,7 +22,10 @@ int tsl_op_call_add_tensor(tsl_op_call *c, int ndim, const int64_t *shape, int b
 }
 
 static tsl_op_attr *new_attr(tsl_op_call *c, const char *name, tsl_op_attr_kind kind) {
-  if (c->nattrs >= TSL_OP_CALL_MAX_ATTRS) return NULL;
+  if (c->nattrs >= TSL_OP_CALL_MAX_ATTRS) {
+    c->overflow = true;
+    return NULL;
+  }
   tsl_op_attr *a = &c->attrs[c->nattrs++];
   memset(a, 0, sizeof *a);
   a->name = name;
@@ -40,7 +46,10 @@ bool tsl_op_call_set_float(tsl_op_call *c, const char *name, double v) {
 }
 
 bool tsl_op_call_set_ints(tsl_op_call *c, const char *name, int n, const int64_t *v) {
-  if (n < 0 || n > TSL_OP_ATTR_MAX_INTS) return false;
+  if (n < 0 || n > TSL_OP_ATTR_MAX_INTS) {
+    c->overflow = true;
+    return false;
+  }
   tsl_op_attr *a = new_attr(c, name, TSL_OP_ATTR_INTS);
   if (!a) return false;
   a->nints = n;
@@ -108,6 +117,8 @@ void tsl_op_text_header(tsl_op_text *t, int ninputs) {
  * line here and one declaration in families.h. */
 static const tsl_op_generator *(*const generator_families[])(int *n) = {
     tsl_ops_nn_generators,
+    tsl_ops_conv2d_generators,
+    tsl_ops_matmul_generators,
 };
 enum { NGENFAMILIES = sizeof generator_families / sizeof generator_families[0] };
 
@@ -166,6 +177,10 @@ tsl_status tsl_op_generate(const char *name, const tsl_op_call *call, tsl_op_tex
   const tsl_op_generator *g;
   tsl_status st = tsl_op_generator_lookup(name, &g);
   if (st != TSL_OK) return st;
+  if (call->overflow)
+    return tsl_error(TSL_ERR_INVALID, "%s: an argument or attribute did not fit in the call (at most %d arguments of rank "
+                     "<= %d, %d attributes, %d integers a list)", name, TSL_OP_CALL_MAX_ARGS, TSL_MAX_NDIM,
+                     TSL_OP_CALL_MAX_ATTRS, TSL_OP_ATTR_MAX_INTS);
   st = g->fn(call, out);
   if (st == TSL_OK && out->text.oom) st = tsl_error(TSL_ERR_NOMEM, "%s: out of memory writing the kernel text", name);
   if (st == TSL_OK && out->nargs != nargs)

@@ -67,6 +67,7 @@ typedef struct tsl_op_call {
   tsl_op_tensor args[TSL_OP_CALL_MAX_ARGS];
   int nattrs;
   tsl_op_attr attrs[TSL_OP_CALL_MAX_ATTRS];
+  bool overflow; /* an argument or attribute did not fit: tsl_op_generate refuses the call */
 } tsl_op_call;
 
 /* What a generator writes for a call. */
@@ -91,10 +92,12 @@ typedef struct tsl_op_generator {
 
 /* ---- building a call ---- */
 
-/* Appends a tensor argument (inputs first, then outputs; the caller sets ninputs).
- * Returns its index, or -1 when the call is full or ndim is not within 1..TSL_MAX_NDIM. */
+/* Appends a tensor argument (inputs first, then outputs; the caller sets ninputs); rank 0
+ * is a scalar. Returns its index, or -1 (and sets c->overflow) when the call is full or
+ * ndim is not within 0..TSL_MAX_NDIM. */
 int tsl_op_call_add_tensor(tsl_op_call *c, int ndim, const int64_t *shape, int block);
-/* Appends an attribute; false when the call is full or `n` exceeds TSL_OP_ATTR_MAX_INTS. */
+/* Appends an attribute; false (and c->overflow set) when the call is full or `n` is not
+ * within 0..TSL_OP_ATTR_MAX_INTS. */
 bool tsl_op_call_set_int(tsl_op_call *c, const char *name, int64_t v);
 bool tsl_op_call_set_float(tsl_op_call *c, const char *name, double v);
 bool tsl_op_call_set_ints(tsl_op_call *c, const char *name, int n, const int64_t *v);
@@ -126,7 +129,8 @@ tsl_status tsl_op_generator_lookup(const char *name, const tsl_op_generator **ou
 const tsl_op_generator *const *tsl_op_generator_list(int *n);
 /* Looks `name` up and runs it on call into *out (zeroed first). On error out->text.s is
  * freed and NULL. Errors: TSL_ERR_INVALID (NULL arguments, nargs not within
- * 1..TSL_OP_CALL_MAX_ARGS or ninputs not within 0..nargs), TSL_ERR_NOT_FOUND, the generator's errors, TSL_ERR_NOMEM. */
+ * 1..TSL_OP_CALL_MAX_ARGS or ninputs not within 0..nargs, an overflowed call),
+ * TSL_ERR_NOT_FOUND, the generator's errors, TSL_ERR_NOMEM. */
 tsl_status tsl_op_generate(const char *name, const tsl_op_call *call, tsl_op_text *out);
 
 #ifdef __cplusplus

@@ -33,7 +33,9 @@ extern "C" {
 
 typedef enum { TSL_ARG_PTR, TSL_ARG_I32, TSL_ARG_I64, TSL_ARG_F32, TSL_ARG_F64 } tsl_arg_type;
 
-#define TSL_MAX_KERNEL_ARGS 32
+/* Enough for the graph compiler's widest kernel: a Concat of 64 inputs and more
+ * (TSL_OP_CALL_MAX_ARGS, ops/op_call.h). */
+#define TSL_MAX_KERNEL_ARGS 72
 /* Most arguments a runtime built without libffi (TSL_NO_FFI) can pass. */
 #define TSL_NOFFI_MAX_ARGS 16
 

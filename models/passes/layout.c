@@ -41,7 +41,7 @@ static bool blockable(const tsl_graph *g, const tsl_node *n) {
   case TSL_OP_AVERAGE_POOL:
   case TSL_OP_GLOBAL_AVERAGE_POOL:
   case TSL_OP_RELU:
-  case TSL_OP_ACTIVATION: /* padding lanes: written 0 where f(0) != 0 (node_kernels_nchwc.c) */
+  case TSL_OP_ACTIVATION: /* padding lanes: written 0 where f(0) != 0 (ops/nn/elemwise_generated.c) */
   case TSL_OP_IDENTITY:
   case TSL_OP_DROPOUT:
   case TSL_OP_CHANNEL_SHUFFLE: return is_image(&g->values[n->inputs[0]]);
@@ -57,11 +57,23 @@ static bool blockable(const tsl_graph *g, const tsl_node *n) {
   }
   case TSL_OP_ADD:
   case TSL_OP_MUL:
+  case TSL_OP_DIV:
+    /* images that broadcast on any axis (a squeeze-excitation scale [N, C, 1, 1]):
+     * ops/nn binary_nchwc; the same shape: flat */
     for (int k = 0; k < n->n_inputs; k++) {
       const tsl_value *v = n->inputs[k] >= 0 ? &g->values[n->inputs[k]] : NULL;
-      if (!v || !is_image(v) || memcmp(v->shape, y->shape, sizeof v->shape) != 0) return false;
+      if (!v || !is_image(v)) return false;
+      for (int d = 0; d < 4; d++)
+        if (v->shape[d] != y->shape[d] && v->shape[d] != 1) return false;
     }
     return n->n_inputs == 2;
+  case TSL_OP_PRELU: {
+    /* a constant slope that varies along the channels only (read per lane) */
+    const tsl_value *x = &g->values[n->inputs[0]], *s = &g->values[n->inputs[1]];
+    bool ok = is_image(x) && s->constant && s->ndim <= 4;
+    for (int d = 0; ok && d < s->ndim; d++) ok = s->shape[d] == 1 || 4 - s->ndim + d == 1;
+    return ok;
+  }
   case TSL_OP_CONCAT:
     if (tsl_node_attr_int(n, "axis", 0) != 1 && tsl_node_attr_int(n, "axis", 0) != -3) return false;
     for (int k = 0; k < n->n_inputs; k++)
@@ -86,6 +98,36 @@ static bool blockable(const tsl_graph *g, const tsl_node *n) {
   }
   default: return false;
   }
+}
+
+/* A Resize of the H and W of an image: it reads its input in either layout and writes
+ * either (ops/nn/generators.h), so it never needs a transform itself. */
+static bool resize_any_layout(const tsl_graph *g, const tsl_node *n) {
+  if (n->op != TSL_OP_RESIZE || !is_image(&g->values[n->inputs[0]]) || !is_image(&g->values[n->outputs[0]]))
+    return false;
+  const tsl_value *x = &g->values[n->inputs[0]], *y = &g->values[n->outputs[0]];
+  int ns;
+  const double *scales = NULL;
+  const tsl_attr *a = tsl_node_attr(n, "scales");
+  if (a && a->kind == TSL_ATTR_FLOATS) scales = a->floats, ns = a->n;
+  for (int d = 0; d < 2; d++)
+    if (x->shape[d] != y->shape[d] || (scales && (ns != 4 || scales[d] != 1.0))) return false;
+  return true;
+}
+
+/* Whether value v should be blocked for its consumers: not a graph output (read plain by
+ * the caller) and every node reading it runs blocked. */
+static bool consumers_blocked(const tsl_graph *g, int v) {
+  for (int o = 0; o < g->n_outputs; o++)
+    if (g->outputs[o] == v) return false;
+  bool any = false;
+  for (int i = 0; i < g->n_nodes; i++)
+    for (int k = 0; k < g->nodes[i].n_inputs; k++)
+      if (g->nodes[i].inputs[k] == v) {
+        if (!blockable(g, &g->nodes[i])) return false;
+        any = true;
+      }
+  return any;
 }
 
 /* The value holding v in layout `to` (a transform node reading v, made once). */
@@ -149,6 +191,10 @@ tsl_status tsl_pass_select_layout(tsl_graph *g, int block, int *transforms) {
   int n0 = g->n_nodes;
   for (int i = 0; i < n0 && st == TSL_OK; i++) {
     const tsl_node *n = &g->nodes[i];
+    if (resize_any_layout(g, n)) { /* no transform: the output as its consumers read it */
+      if (consumers_blocked(g, n->outputs[0])) g->values[n->outputs[0]].layout = (tsl_layout){TSL_LAYOUT_NCHWC, block};
+      continue;
+    }
     bool want = false;
     if (blockable(g, n)) {
       if (n->op == TSL_OP_CONV) want = true;

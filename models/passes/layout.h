@@ -7,11 +7,15 @@
  * Every convolution runs blocked. Pools, global pooling, batch norms, layer norms over
  * the channels (passes/channels_first.h), Relu, Clip (when it maps 0 to 0), the
  * activations, same-shape Add and Mul, channel Concat and channel Slice run blocked
- * when one of their image inputs already is (propagation); Identity and Dropout pass the
- * layout through. Every other operator gets plain inputs. A transform is an Identity
- * node carrying TSL_ATTR_LAYOUT_TRANSFORM, from its input's layout to its output's; one
- * transform per value and direction is shared by all readers. Graph inputs and outputs
- * stay plain.
+ * when one of their image inputs already is (propagation), and so do PRelu with a constant
+ * slope per channel (or one for all); Identity and Dropout pass the layout through. A
+ * Resize of H and W reads its input in whichever layout it has and writes blocked when
+ * every reader of its output runs blocked and the output is not a graph output (the
+ * segmentation head's upsampling to the input size writes plain directly, with no
+ * full-resolution transform after it). Every other operator gets plain inputs. A
+ * transform is an Identity node carrying TSL_ATTR_LAYOUT_TRANSFORM, from its input's
+ * layout to its output's; one transform per value and direction is shared by all
+ * readers. Graph inputs and outputs stay plain.
  *
  * Weight pre-transforms: each blocked convolution is marked with
  * TSL_ATTR_BLOCKED_WEIGHTS = x and keeps its OIHW weight and bias constants; the graph

@@ -6,10 +6,10 @@
  * attributes with their defaults, and f written as a DSL expression (docs/dsl.md) over
  * the operand. Everything else is generic: the ONNX importer maps every name of the
  * table to one graph operator (TSL_OP_ACTIVATION, attribute "function" = the ONNX name),
- * shape inference copies the shape, and the graph compiler writes one elementwise kernel
- * from the expression, plain or in the blocked NCHW[x]c layout (docs/ops.md shows how to
- * add a function). Relu and Clip keep their own graph operators (they fuse into conv
- * epilogues).
+ * shape inference copies the shape, and the generated operator "activation"
+ * (elemwise_generated.c) writes one elementwise kernel from the expression, plain or in
+ * the blocked NCHW[x]c layout (docs/ops.md shows how to add a function). Relu and Clip
+ * keep their own graph operators (they fuse into conv epilogues).
  *
  * Semantics are ONNX's (onnx/docs/Operators.md), computed in f32; NaN inputs give NaN
  * outputs except where ONNX's formula says otherwise (ThresholdedRelu gives 0).

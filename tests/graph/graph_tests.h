@@ -14,6 +14,10 @@ void tsl_tests_graph_gemm_kernel(void);
 void tsl_tests_graph_pool_windows(void);
 void tsl_tests_graph_activations(void);
 void tsl_tests_graph_fuse_gating(void);
+void tsl_tests_graph_broadcast_nchwc(void);
+void tsl_tests_graph_resize(void);
+void tsl_tests_graph_cnn_ops(void);
+void tsl_tests_graph_segmentation(void);
 void tsl_tests_graph_convnext_ops(void);
 void tsl_tests_graph_norm_passes(void);
 

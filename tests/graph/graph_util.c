@@ -4,6 +4,7 @@
 #include <CUnit/CUnit.h>
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -80,4 +81,53 @@ int gt_add_node(tsl_graph *g, tsl_op op, int nin, const int *ins, int *node) {
   CU_ASSERT_EQUAL_FATAL(tsl_graph_add_node(g, op, NULL, nin, ins, 1, &out, &id), TSL_OK);
   if (node) *node = id;
   return out;
+}
+
+int gt_add_const(tsl_graph *g, int ndim, const int64_t *shape, uint64_t seed, double lo, double hi) {
+  tsl_tensor *t;
+  CU_ASSERT_EQUAL_FATAL(tsl_tensor_new(TSL_DTYPE_F32, ndim, shape, &t), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(tsl_tensor_fill_random(t, seed, lo, hi), TSL_OK);
+  int id;
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_add_constant(g, NULL, t, &id), TSL_OK);
+  return id;
+}
+
+int gt_add_conv1x1(tsl_graph *g, int x, int64_t cin, int64_t cout, uint64_t seed) {
+  int64_t ws[4] = {cout, cin, 1, 1};
+  int ins[3] = {x, gt_add_const(g, 4, ws, seed, -0.5, 0.5), gt_add_const(g, 1, &cout, seed + 1, -0.2, 0.2)};
+  return gt_add_node(g, TSL_OP_CONV, 3, ins, NULL);
+}
+
+float *gt_random(int64_t n, uint64_t seed, double lo, double hi) {
+  tsl_tensor *t;
+  CU_ASSERT_EQUAL_FATAL(tsl_tensor_new(TSL_DTYPE_F32, 1, &n, &t), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(tsl_tensor_fill_random(t, seed, lo, hi), TSL_OK);
+  float *x = malloc((size_t)n * sizeof *x);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(x);
+  memcpy(x, t->data, (size_t)n * sizeof *x);
+  tsl_tensor_free(t);
+  return x;
+}
+
+int gt_check_vs_reference(const tsl_graph *g, const char *what, const float *const *inputs, double tol) {
+  enum { MAX_OUT = 8 };
+  float *got[MAX_OUT] = {0}, *want[MAX_OUT] = {0};
+  CU_ASSERT_FATAL(g->n_outputs <= MAX_OUT);
+  int transforms = -1;
+  tsl_status st = gt_compile_run(g, NULL, inputs, got, NULL, &transforms);
+  if (st != TSL_OK) printf("\n  %s: %s", what, tsl_last_error());
+  CU_ASSERT_EQUAL(st, TSL_OK);
+  tsl_status rs = gt_reference_run(g, inputs, want);
+  if (rs != TSL_OK) printf("\n  %s: reference: %s", what, tsl_last_error());
+  CU_ASSERT_EQUAL(rs, TSL_OK);
+  for (int k = 0; st == TSL_OK && rs == TSL_OK && k < g->n_outputs; k++) {
+    double err = gt_rel_err(got[k], want[k], gt_numel(g, g->outputs[k]));
+    if (!(err <= tol)) printf("\n  %s: output %d: relative error %.3g", what, k, err);
+    CU_ASSERT(err <= tol);
+  }
+  for (int k = 0; k < MAX_OUT; k++) {
+    free(got[k]);
+    free(want[k]);
+  }
+  return st == TSL_OK ? transforms : -1;
 }

@@ -20,10 +20,25 @@ tsl_status gt_reference_run(const tsl_graph *g, const float *const *inputs, floa
  * node's id in *node (may be NULL). A failure is a fatal CUnit assertion. */
 int gt_add_node(tsl_graph *g, tsl_op op, int nin, const int *ins, int *node);
 
+/* A 1x1 Conv (cin -> cout channels, weights in [-0.5, 0.5), bias in [-0.2, 0.2)) on x;
+ * its output value. */
+int gt_add_conv1x1(tsl_graph *g, int x, int64_t cin, int64_t cout, uint64_t seed);
+
 /* Element count of value v of g. */
 int64_t gt_numel(const tsl_graph *g, int v);
 
 /* Max |a - b| relative to max |b| (1 when b is all zero), NaN anywhere: +inf. */
 double gt_rel_err(const float *a, const float *b, int64_t n);
+
+/* A constant of `shape`, seeded uniform in [lo, hi); returns its value id. */
+int gt_add_const(tsl_graph *g, int ndim, const int64_t *shape, uint64_t seed, double lo, double hi);
+
+/* n seeded uniform values in [lo, hi) (malloc'd, caller frees). */
+float *gt_random(int64_t n, uint64_t seed, double lo, double hi);
+
+/* Compiles g, runs it on inputs and compares every output with the reference
+ * executor's: relative error (gt_rel_err) at most tol, asserted and reported with `what`.
+ * Returns the layout transform steps of the plan, or -1 if compiling or running failed. */
+int gt_check_vs_reference(const tsl_graph *g, const char *what, const float *const *inputs, double tol);
 
 #endif

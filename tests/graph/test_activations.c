@@ -20,21 +20,6 @@ static int host_lanes(void) {
   return tsl_target_f32_lanes(&t);
 }
 
-static int add_const(tsl_graph *g, int ndim, const int64_t *shape, uint64_t seed, double lo, double hi) {
-  tsl_tensor *t;
-  CU_ASSERT_EQUAL_FATAL(tsl_tensor_new(TSL_DTYPE_F32, ndim, shape, &t), TSL_OK);
-  CU_ASSERT_EQUAL_FATAL(tsl_tensor_fill_random(t, seed, lo, hi), TSL_OK);
-  int id;
-  CU_ASSERT_EQUAL_FATAL(tsl_graph_add_constant(g, NULL, t, &id), TSL_OK);
-  return id;
-}
-
-static int conv1x1(tsl_graph *g, int x, int64_t cin, int64_t cout, uint64_t seed) {
-  int64_t ws[4] = {cout, cin, 1, 1};
-  int ins[3] = {x, add_const(g, 4, ws, seed, -0.5, 0.5), add_const(g, 1, &cout, seed + 1, -0.2, 0.2)};
-  return gt_add_node(g, TSL_OP_CONV, 3, ins, NULL);
-}
-
 /* f with attributes other than the defaults (where it has any), set on the node */
 static int activation(tsl_graph *g, int x, const tsl_activation *a) {
   int node, y = gt_add_node(g, TSL_OP_ACTIVATION, 1, &x, &node);
@@ -105,7 +90,7 @@ static void test_every_activation_blocked_with_a_channel_tail(void) {
     int v;
     CU_ASSERT_EQUAL_FATAL(tsl_graph_add_input(g, "x", TSL_DTYPE_F32, 4, s, &v), TSL_OK);
     uint64_t seed = name_seed(list[i].onnx_op); /* the same weights whatever the table's order */
-    v = conv1x1(g, v, C, C, seed);
+    v = gt_add_conv1x1(g, v, C, C, seed);
     if (positive_domain(&list[i]) || !strcmp(list[i].onnx_op, "Reciprocal")) {
       /* Exp keeps the operand away from 0, where Log and 1/x amplify rounding; its own
        * padding lanes are written 0, so Log's would be -inf and 1/x's inf unless guarded */
@@ -113,7 +98,7 @@ static void test_every_activation_blocked_with_a_channel_tail(void) {
       v = activation(g, v, &e);
     }
     v = activation(g, v, &list[i]);
-    v = conv1x1(g, v, C, 5, seed + 30);
+    v = gt_add_conv1x1(g, v, C, 5, seed + 30);
     CU_ASSERT_EQUAL_FATAL(tsl_graph_add_output(g, v), TSL_OK);
     CU_ASSERT_EQUAL_FATAL(tsl_graph_infer_shapes(g), TSL_OK);
     char what[96];

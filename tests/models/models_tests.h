@@ -10,5 +10,6 @@ void tsl_tests_models_onnx_models(void);
 void tsl_tests_models_onnx_conformance(void);
 void tsl_tests_models_onnx_conformance_jit(void);
 void tsl_tests_models_zoo(void);
+void tsl_tests_models_onnx_resize(void);
 
 #endif

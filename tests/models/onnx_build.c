@@ -243,6 +243,13 @@ void ob_attr_ints(ob_model *m, const char *name, int n, const int64_t *v) {
   if (n) memcpy(a->ints, v, (size_t)n * sizeof *v);
 }
 
+void ob_attr_floats(ob_model *m, const char *name, int n, const float *v) {
+  Onnx__AttributeProto *a = attr(m, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS);
+  a->n_floats = (size_t)n;
+  a->floats = ob_alloc(m, (size_t)n * sizeof *a->floats);
+  if (n) memcpy(a->floats, v, (size_t)n * sizeof *v);
+}
+
 void ob_attr_string(ob_model *m, const char *name, const char *s) {
   Onnx__AttributeProto *a = attr(m, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING);
   a->has_s = 1;

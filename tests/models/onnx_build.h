@@ -40,6 +40,7 @@ void ob_node(ob_model *m, const char *op_type, const char *name, int n_in, const
 void ob_attr_int(ob_model *m, const char *name, int64_t v);
 void ob_attr_float(ob_model *m, const char *name, float v);
 void ob_attr_ints(ob_model *m, const char *name, int n, const int64_t *v);
+void ob_attr_floats(ob_model *m, const char *name, int n, const float *v);
 void ob_attr_string(ob_model *m, const char *name, const char *s);
 /* A float tensor attribute (Constant's "value"). */
 void ob_attr_tensor_f32(ob_model *m, const char *name, int ndim, const int64_t *dims, const float *data);

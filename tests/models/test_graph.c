@@ -395,8 +395,12 @@ static void test_split_concat_transpose_flatten_pad_shapes(void) {
   CU_ASSERT_EQUAL_FATAL(tsl_graph_infer_node(g, n), TSL_OK);
   int64_t padded[3] = {3, 13, 2};
   CU_ASSERT(shape_is(out_of(g, n), 3, padded));
-  tsl_graph_set_attr_string(g, n, "mode", "reflect");
+  tsl_graph_set_attr_string(g, n, "mode", "reflect"); /* same shape in every mode */
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_infer_node(g, n), TSL_OK);
+  CU_ASSERT(shape_is(out_of(g, n), 3, padded));
+  tsl_graph_set_attr_string(g, n, "mode", "mirror");
   CU_ASSERT_EQUAL(tsl_graph_infer_node(g, n), TSL_ERR_UNSUPPORTED);
+  CU_ASSERT_PTR_NOT_NULL(strstr(tsl_last_error(), "mirror"));
   tsl_graph_free(g);
 }
 

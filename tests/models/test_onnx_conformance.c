@@ -35,6 +35,9 @@ static const struct {
     {"Celu", 1},    {"ThresholdedRelu", 3}, {"Tanh", 2}, {"Softplus", 2}, {"Softsign", 2}, {"Neg", 2},
     {"Abs", 1},     {"Exp", 2},         {"Log", 2},       {"Sqrt", 2},      {"Reciprocal", 2}, {"Floor", 2},
     {"Ceil", 2},    {"Round", 1},
+    /* segmentation and newer CNNs: all but cubic and tf_crop_and_resize (refused); the
+     * reflect and edge Pad cases are i32 data (refused: tessel runs f32) */
+    {"Resize", 13}, {"Upsample", 1}, {"PRelu", 2}, {"Squeeze", 2}, {"Unsqueeze", 8},
     /* ConvNeXt's operators: broadcasting Sub and Pow, reductions over any axes, LayerNorm */
     {"Sub", 4},     {"Pow", 6},         {"ReduceMean", 8}, {"ReduceSum", 10}, {"ReduceMax", 8}, {"ReduceMin", 8},
     {"LayerNormalization", 19},         {"Erf", 1},
@@ -80,6 +83,11 @@ static void test_onnx_pytorch_tests_pass_or_are_refused_clearly(void) {
     CU_ASSERT(o && o->passed == 5);
     o = onnx_conf_find(&rep, "Conv");
     CU_ASSERT(o && o->passed >= 11);
+    /* ReflectionPad2d, ReplicationPad2d, ZeroPad2d, ConstantPad2d; opset-6 PRelu */
+    o = onnx_conf_find(&rep, "Pad");
+    CU_ASSERT(o && o->passed == 4);
+    o = onnx_conf_find(&rep, "PRelu");
+    CU_ASSERT(o && o->passed == 6);
   }
   memset(&rep, 0, sizeof rep);
   run_dir("pytorch-operator", &rep);

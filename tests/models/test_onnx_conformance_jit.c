@@ -1,6 +1,6 @@
 /* ONNX conformance through the compiled path: the node tests of libonnx-testdata for the
  * CNN operators of issue 5 (data/node) and the 2-D conv/pool/batch-norm cases of
- * data/pytorch-converted, imported, compiled by tsl_graph_compile (passes, NCHW[x]c,
+ * data/pytorch-converted (and their Pad and PRelu cases), imported, compiled by tsl_graph_compile (passes, NCHW[x]c,
  * every conv through the tuner's dispatch, JIT kernels) and run by the graph executor,
  * each output compared with the test's expected output. Prints the per-operator table.
  * Skipped with a message where the test data is absent. */
@@ -91,6 +91,8 @@ static const struct {
     {"Celu", 1},    {"ThresholdedRelu", 3}, {"Tanh", 2}, {"Softplus", 2}, {"Softsign", 2}, {"Neg", 2},
     {"Abs", 1},     {"Exp", 2},         {"Log", 2},       {"Sqrt", 2},      {"Reciprocal", 2}, {"Floor", 2},
     {"Ceil", 2},    {"Round", 1},
+    /* segmentation and newer CNNs (as the reference executor) */
+    {"Resize", 13}, {"Upsample", 1}, {"PRelu", 2}, {"Squeeze", 2}, {"Unsqueeze", 8}, {"Pad", 1},
     /* ConvNeXt's operators: broadcasting Sub and Pow, reductions over any axes, LayerNorm */
     {"Sub", 4},     {"Pow", 6},         {"ReduceMean", 8}, {"ReduceSum", 10}, {"ReduceMax", 8}, {"ReduceMin", 8},
     {"LayerNormalization", 19},         {"Erf", 1},
@@ -109,12 +111,16 @@ static void test_onnx_node_tests_pass_through_the_compiled_path(void) {
       "test_sigmoid", "test_hardsigmoid", "test_hardswish", "test_leakyrelu", "test_elu", "test_selu", "test_celu",
       "test_thresholdedrelu", "test_tanh", "test_softplus", "test_softsign", "test_mish", "test_neg", "test_abs",
       "test_exp", "test_log", "test_sqrt", "test_reciprocal", "test_floor", "test_ceil", "test_round",
+      /* segmentation and newer CNNs: Resize, Upsample, Pad's modes, PRelu, Squeeze/Unsqueeze */
+      "test_resize", "test_upsample", "test_constant_pad", "test_edge_pad", "test_reflect_pad", "test_prelu",
+      "test_squeeze", "test_unsqueeze",
       /* ConvNeXt's operators */
       "test_sub", "test_pow", "test_reduce_sum", "test_reduce_max", "test_reduce_min", "test_layer_normalization",
       "test_erf",
   };
-  static const char *const torch_prefixes[] = {"test_Conv2d", "test_AvgPool2d", "test_MaxPool2d", "test_BatchNorm2d",
-                                                "test_ReLU",   "test_Softmax",   "test_PReLU"};
+  static const char *const torch_prefixes[] = {"test_Conv2d", "test_AvgPool2d",   "test_MaxPool2d", "test_BatchNorm2d",
+                                                "test_ReLU",   "test_Softmax",     "test_PReLU",     "test_ReflectionPad2d",
+                                                "test_ReplicationPad2d", "test_ZeroPad2d", "test_ConstantPad2d"};
   char dir[256], src[4200];
   snprintf(dir, sizeof dir, "/tmp/tessel_onnx_jit_%d", (int)getpid());
   CU_ASSERT_EQUAL_FATAL(mkdir(dir, 0700), 0);
@@ -145,6 +151,9 @@ static void test_onnx_node_tests_pass_through_the_compiled_path(void) {
   CU_ASSERT_EQUAL(rep.failed, 0);
   const onnx_conf_op *conv = onnx_conf_find(&rep, "Conv");
   CU_ASSERT(conv && conv->passed >= 11);
+  const onnx_conf_op *pad = onnx_conf_find(&rep, "Pad"), *prelu = onnx_conf_find(&rep, "PRelu");
+  CU_ASSERT(pad && pad->passed == 4);     /* reflection, replication, zero, constant 2-D */
+  CU_ASSERT(prelu && prelu->passed == 6); /* opset 6: per-channel slopes */
   remove_links(dir);
 }
 

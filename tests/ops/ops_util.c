@@ -254,4 +254,7 @@ void tsl_tests_ops(void) {
   ops_tests_spaces(spaces);
   CU_pSuite first = CU_add_suite("ops_first_layer", ops_suite_init, ops_suite_clean);
   ops_tests_first_layer(first);
+  CU_pSuite gen = CU_add_suite("ops_generators", ops_suite_init, ops_suite_clean);
+  ops_tests_generators(gen);
+  ops_tests_generators_nn(gen);
 }

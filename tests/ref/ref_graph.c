@@ -10,6 +10,7 @@
 
 #include "ref/ref_activation.h"
 #include "ref/ref_nn.h"
+#include "ref/ref_resize.h"
 
 typedef struct rshape {
   int nd;
@@ -152,6 +153,7 @@ static tsl_status run_binary(rnode *r) {
     case TSL_OP_SUB: out[i] = u - v; break;
     case TSL_OP_MUL: out[i] = u * v; break;
     case TSL_OP_POW: out[i] = (float)pow(u, v); break;
+    case TSL_OP_PRELU: out[i] = u < 0.0f ? v * u : u; break; /* ONNX: slope * x for x < 0 */
     default: out[i] = u / v; break;
     }
   }
@@ -311,6 +313,15 @@ static tsl_status run_pad(rnode *r) {
   int np;
   const int64_t *pads = tsl_node_attr_ints(r->n, "pads", &np);
   if (!pads || np != 2 * x->ndim) return fail(r, TSL_ERR_INVALID, "pads");
+  const tsl_attr *mode = tsl_node_attr(r->n, "mode");
+  if (mode && mode->kind == TSL_ATTR_STRING && strcmp(mode->s, "constant") != 0) {
+    rshape y = shape_of(x);
+    for (int d = 0; d < x->ndim; d++) y.d[d] += pads[d] + pads[d + x->ndim];
+    tsl_status st = make_out(r, 0, &y);
+    if (st == TSL_OK && !ref_pad_mode(F(x), x->ndim, x->shape, pads, mode->s, r->out[0]->data))
+      st = fail(r, TSL_ERR_UNSUPPORTED, "pad mode '%s' of these pads", mode->s);
+    return st;
+  }
   pad_ctx c;
   c.value = tsl_node_attr_float(r->n, "value", 0.0);
   rshape y = shape_of(x);
@@ -320,6 +331,27 @@ static tsl_status run_pad(rnode *r) {
   }
   tsl_status st = make_out(r, 0, &y);
   if (st == TSL_OK) gather_copy(r, &y, src_pad, &c);
+  return st;
+}
+
+/* Resize from its canonical attributes: the output extents are "sizes", the scales the
+ * model's or sizes / input extents. */
+static tsl_status run_resize(rnode *r) {
+  const tsl_tensor *x = r->in[0];
+  const tsl_attr *sizes = tsl_node_attr(r->n, "sizes"), *scales = tsl_node_attr(r->n, "scales");
+  if (!sizes || sizes->n != x->ndim || (scales && scales->n != x->ndim)) return fail(r, TSL_ERR_INVALID, "sizes/scales");
+  rshape y = {x->ndim, {0}};
+  double s[TSL_MAX_NDIM];
+  for (int d = 0; d < x->ndim; d++) {
+    y.d[d] = sizes->ints[d];
+    s[d] = scales ? scales->floats[d] : (double)y.d[d] / (double)x->shape[d];
+  }
+  const tsl_attr *m = tsl_node_attr(r->n, "mode"), *c = tsl_node_attr(r->n, "coordinate_transformation_mode"),
+                 *nm = tsl_node_attr(r->n, "nearest_mode");
+  tsl_status st = make_out(r, 0, &y);
+  if (st == TSL_OK && !ref_resize(F(x), x->ndim, x->shape, y.d, s, m ? m->s : "nearest", c ? c->s : "half_pixel",
+                                  nm ? nm->s : "round_prefer_floor", r->out[0]->data))
+    st = fail(r, TSL_ERR_UNSUPPORTED, "a resize mode unknown to the reference");
   return st;
 }
 
@@ -555,7 +587,10 @@ static tsl_status run_node(rnode *r) {
   case TSL_OP_MUL:
   case TSL_OP_DIV:
   case TSL_OP_POW:
+  case TSL_OP_PRELU:
     return run_binary(r);
+  case TSL_OP_RESIZE:
+    return run_resize(r);
   case TSL_OP_REDUCE_MEAN:
   case TSL_OP_REDUCE_SUM:
   case TSL_OP_REDUCE_MAX:

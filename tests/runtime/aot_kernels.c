@@ -29,7 +29,7 @@ const int tsl_aot_nkernels = 2;
 #elif TSL_AOT_TEST_VARIANT == 2 /* a signature with more arguments than allowed */
 const tsl_aot_entry tsl_aot_kernels[] = {
     {"aot_scale", (void *)aot_scale, {3, {TSL_ARG_PTR, TSL_ARG_I64, TSL_ARG_F32}}},
-    {"aot_too_many", (void *)aot_fail, {40, {TSL_ARG_PTR}}},
+    {"aot_too_many", (void *)aot_fail, {TSL_MAX_KERNEL_ARGS + 8, {TSL_ARG_PTR}}},
 };
 const int tsl_aot_nkernels = 2;
 #elif TSL_AOT_TEST_VARIANT == 3 /* the same name twice */
