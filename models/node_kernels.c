@@ -156,7 +156,8 @@ static tsl_status make_elemwise(const tsl_graph *g, int node, tsl_node_kernel *k
   bool bcast = false;
   for (int i = 0; !unary && i < n->n_inputs; i++)
     bcast |= memcmp(g->values[n->inputs[i]].shape, y->shape, sizeof y->shape) != 0;
-  if (bcast && y->layout.kind == TSL_LAYOUT_NCHWC) {
+  /* ... and a blocked Div, whose padding lanes (0 / 0) need the guard binary_nchwc writes */
+  if ((bcast || n->op == TSL_OP_DIV) && y->layout.kind == TSL_LAYOUT_NCHWC) {
     tsl_op_call_set_string(&c, "function", op);
     return tsl_nk_generate(g, node, "binary_nchwc", &c, k, b);
   }

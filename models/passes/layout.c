@@ -56,6 +56,7 @@ static bool blockable(const tsl_graph *g, const tsl_node *n) {
     return is_image(&g->values[n->inputs[0]]) && lo <= 0.0 && hi >= 0.0; /* padding lanes stay 0 */
   }
   case TSL_OP_ADD:
+  case TSL_OP_SUB:
   case TSL_OP_MUL:
   case TSL_OP_DIV:
     /* images that broadcast on any axis (a squeeze-excitation scale [N, C, 1, 1]):

@@ -1,7 +1,7 @@
 /* Broadcasting Add / Mul / Div in the blocked layout NCHW[x]c (ops/nn binary_nchwc):
  * the squeeze-excitation scale [N, C, 1, 1] times the activations, a one-channel map
  * [N, 1, H, W] added to every channel (padding lanes guarded), and a division by a
- * per-channel value, with C = lanes + 3 (a partial last block at 8 and 16 lanes) and
+ * per-channel value, a channel map subtracted, same-shape Sub, with C = lanes + 3 (a partial last block at 8 and 16 lanes) and
  * N = 2; then a conv reads the result, so a non-zero padding lane would show. Against
  * the reference executor; all of it runs blocked (two layout transforms: in and out). */
 #include <CUnit/Basic.h>
@@ -33,7 +33,9 @@ static void test_se_scale_channel_map_and_division_run_blocked(void) {
   int sq = binary(g, TSL_OP_MUL, a, a);
   int ms = gt_add_node(g, TSL_OP_GLOBAL_AVERAGE_POOL, 1, &sq, NULL); /* mean square > 0; its padding lanes 0 */
   int d = binary(g, TSL_OP_DIV, p, ms);
-  int y = gt_add_conv1x1(g, binary(g, TSL_OP_ADD, d, map), C, 5, 5);
+  int e = binary(g, TSL_OP_SUB, d, map);                             /* a channel map subtracted */
+  int f = binary(g, TSL_OP_DIV, binary(g, TSL_OP_SUB, e, a), ms);   /* same-shape Sub, then Div */
+  int y = gt_add_conv1x1(g, binary(g, TSL_OP_ADD, f, e), C, 5, 5);
   CU_ASSERT_EQUAL_FATAL(tsl_graph_add_output(g, y), TSL_OK);
   CU_ASSERT_EQUAL_FATAL(tsl_graph_infer_shapes(g), TSL_OK);
   float *in = malloc((size_t)n * sizeof *in);
