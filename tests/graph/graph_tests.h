@@ -18,6 +18,7 @@ void tsl_tests_graph_broadcast_nchwc(void);
 void tsl_tests_graph_resize(void);
 void tsl_tests_graph_cnn_ops(void);
 void tsl_tests_graph_segmentation(void);
+void tsl_tests_graph_shared_models_v2(void);
 void tsl_tests_graph_convnext_ops(void);
 void tsl_tests_graph_norm_passes(void);
 

@@ -18,6 +18,7 @@ void tsl_tests_graph(void) {
   tsl_tests_graph_resize();
   tsl_tests_graph_cnn_ops();
   tsl_tests_graph_segmentation();
+  tsl_tests_graph_shared_models_v2();
   tsl_tests_graph_convnext_ops();
   tsl_tests_graph_norm_passes();
   tsl_tests_graph_zoo_models();
