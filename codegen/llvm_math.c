@@ -43,13 +43,12 @@ static LLVMValueRef pow2i(const mth *m, LLVMValueRef n) {
 }
 static LLVMValueRef isnan_(const mth *m, LLVMValueRef x) { return LLVMBuildFCmp(m->c->b, LLVMRealUNO, x, x, ""); }
 
-static tsl_status init(mth *m, cg *c, int lanes) {
+static void init(mth *m, cg *c, int lanes) {
   m->c = c;
   m->lanes = lanes;
   LLVMTypeRef f32 = LLVMFloatTypeInContext(c->ctx);
   m->f = lanes > 1 ? LLVMVectorType(f32, (unsigned)lanes) : f32;
   m->i = lanes > 1 ? LLVMVectorType(c->t_i32, (unsigned)lanes) : c->t_i32;
-  return TSL_OK;
 }
 
 /* exp(x) = 2^n * e^r with n = round(x / ln 2), r = x - n ln 2 in [-ln2/2, ln2/2]
@@ -59,7 +58,7 @@ static tsl_status init(mth *m, cg *c, int lanes) {
  * normal float, which gives overflow to +inf and gradual underflow for free. */
 tsl_status cg_math_exp_f32(cg *c, LLVMValueRef x, int lanes, LLVMValueRef *out) {
   mth m;
-  CG_TRY(init(&m, c, lanes));
+  init(&m, c, lanes);
   static const double p[] = {1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3,
                              4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1};
   LLVMValueRef xc, n, r, pr, y;
@@ -84,7 +83,7 @@ tsl_status cg_math_exp_f32(cg *c, LLVMValueRef x, int lanes, LLVMValueRef *out) 
  * scaled by 2^23 first. */
 tsl_status cg_math_log_f32(cg *c, LLVMValueRef x, int lanes, LLVMValueRef *out) {
   mth m;
-  CG_TRY(init(&m, c, lanes));
+  init(&m, c, lanes);
   static const double p[] = {7.0376836292e-2,  -1.1514610310e-1, 1.1676998740e-1, -1.2420140846e-1, 1.4249322787e-1,
                              -1.6668057665e-1, 2.0000714765e-1,  -2.4999993993e-1, 3.3333331174e-1};
   LLVMBuilderRef b = c->b;
@@ -120,7 +119,7 @@ tsl_status cg_math_log_f32(cg *c, LLVMValueRef x, int lanes, LLVMValueRef *out) 
  * sign(x) (1 - 2 / (e^(2|x|) + 1)), which saturates to +-1 for large |x|. */
 tsl_status cg_math_tanh_f32(cg *c, LLVMValueRef x, int lanes, LLVMValueRef *out) {
   mth m;
-  CG_TRY(init(&m, c, lanes));
+  init(&m, c, lanes);
   static const double p[] = {-5.70498872745e-3, 2.06390887954e-2, -5.37397155531e-2, 1.33314422036e-1,
                              -3.33332819422e-1};
   LLVMBuilderRef b = c->b;
@@ -162,7 +161,7 @@ static const double erfc_tail[10] = {-1.257580607e-05, 1.119851731e-04,  -3.8013
 
 static tsl_status erf_f32(cg *c, LLVMValueRef x, int lanes, LLVMValueRef *out) {
   mth m;
-  CG_TRY(init(&m, c, lanes));
+  init(&m, c, lanes);
   LLVMBuilderRef b = c->b;
   LLVMValueRef ax, q, small, p, big;
   CG_TRY(call1(&m, "llvm.fabs", x, &ax));

@@ -151,16 +151,6 @@ static tsl_status make_elemwise(const tsl_graph *g, int node, tsl_node_kernel *k
                    : n->op == TSL_OP_SUB  ? "sub"
                    : n->op == TSL_OP_MUL  ? "mul"
                                           : "div";
-  /* blocked inputs that broadcast (a squeeze-excitation scale [N, C, 1, 1]) */
-  const tsl_value *y = &g->values[n->outputs[0]];
-  bool bcast = false;
-  for (int i = 0; !unary && i < n->n_inputs; i++)
-    bcast |= memcmp(g->values[n->inputs[i]].shape, y->shape, sizeof y->shape) != 0;
-  /* ... and a blocked Div, whose padding lanes (0 / 0) need the guard binary_nchwc writes */
-  if ((bcast || n->op == TSL_OP_DIV) && y->layout.kind == TSL_LAYOUT_NCHWC) {
-    tsl_op_call_set_string(&c, "function", op);
-    return tsl_nk_generate(g, node, "binary_nchwc", &c, k, b);
-  }
   tsl_op_call_set_string(&c, "op", op);
   if (n->op == TSL_OP_CLIP) {
     tsl_op_call_set_float(&c, "min", tsl_node_attr_float(n, "min", -INFINITY));

@@ -76,7 +76,7 @@ tsl_status tsl_nk_check_nchwc(const tsl_graph *g, int node) {
   case TSL_OP_ADD:
   case TSL_OP_MUL:
   case TSL_OP_SUB:
-  case TSL_OP_DIV: /* broadcasting: binary_nchwc */
+  case TSL_OP_DIV: /* broadcasting or dividing: padding lanes guarded (ops/nn elemwise) */
   case TSL_OP_RESIZE:
   case TSL_OP_PRELU:
   case TSL_OP_ACTIVATION:

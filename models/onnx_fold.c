@@ -382,6 +382,13 @@ static int64_t bcast_offset(const tsl_tensor *t, int r, const int64_t *idx) {
   return o;
 }
 
+/* The result of a broadcasting binary fold: a's dtype, the broadcast shape (rank *r). */
+static tsl_status bcast_result(onnx_ctx *c, const tsl_tensor *a, const tsl_tensor *b, int *r,
+                               int64_t shape[TSL_MAX_NDIM], tsl_tensor **t) {
+  if (!bcast_shape(a, b, r, shape)) return onnx_err(c, TSL_ERR_INVALID, "shapes do not broadcast");
+  return new_result(c, a->dtype, *r, shape, t);
+}
+
 static tsl_status f_arith(onnx_ctx *c) {
   static const char *const none[] = {NULL};
   tsl_status st = onnx_check_attrs(c, none);
@@ -395,9 +402,8 @@ static tsl_status f_arith(onnx_ctx *c) {
   char op = c->node->op_type[0]; /* A(dd) S(ub) M(ul) D(iv) */
   int r;
   int64_t shape[TSL_MAX_NDIM];
-  if (!bcast_shape(a, b, &r, shape)) return onnx_err(c, TSL_ERR_INVALID, "shapes do not broadcast");
   tsl_tensor *t;
-  if ((st = new_result(c, a->dtype, r, shape, &t)) != TSL_OK) return st;
+  if ((st = bcast_result(c, a, b, &r, shape, &t)) != TSL_OK) return st;
   int64_t n = tsl_tensor_numel(t), idx[TSL_MAX_NDIM];
   for (int64_t i = 0; i < n; i++) {
     unravel(i, r, shape, idx);
@@ -436,9 +442,8 @@ static tsl_status f_pow(onnx_ctx *c) {
     return onnx_err(c, TSL_ERR_UNSUPPORTED, "Pow of %s and %s constants", tsl_dtype_str(a->dtype), tsl_dtype_str(b->dtype));
   int r;
   int64_t shape[TSL_MAX_NDIM];
-  if (!bcast_shape(a, b, &r, shape)) return onnx_err(c, TSL_ERR_INVALID, "shapes do not broadcast");
   tsl_tensor *t;
-  if ((st = new_result(c, a->dtype, r, shape, &t)) != TSL_OK) return st;
+  if ((st = bcast_result(c, a, b, &r, shape, &t)) != TSL_OK) return st;
   int64_t n = tsl_tensor_numel(t), idx[TSL_MAX_NDIM];
   for (int64_t i = 0; i < n; i++) {
     unravel(i, r, shape, idx);

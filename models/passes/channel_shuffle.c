@@ -30,34 +30,24 @@ static bool match(const tsl_graph *g, int i, const bool *dead, int64_t *group, i
   return true;
 }
 
-tsl_status tsl_pass_channel_shuffle(tsl_graph *g, int *found) {
-  if (!g) return tsl_error(TSL_ERR_INVALID, "channel_shuffle: NULL graph");
-  int count = 0, n0 = g->n_nodes;
-  /* each shuffle found appends one node: room for them in the marks */
-  bool *dead = calloc((size_t)(2 * n0 + 1), sizeof *dead);
-  if (!dead) return tsl_error(TSL_ERR_NOMEM, "channel_shuffle: out of memory");
-  tsl_status st = TSL_OK;
-  for (int i = 0; i < n0 && st == TSL_OK; i++) {
-    int64_t group;
-    int last;
-    if (dead[i] || !match(g, i, dead, &group, &last)) continue;
-    int x = g->nodes[i].inputs[0], old = g->nodes[last].outputs[0], y, node;
-    char name[300];
-    snprintf(name, sizeof name, "%s.shuffled", g->values[old].name);
-    if ((st = tsl_graph_add_value(g, tsl_graph_find_value(g, name) >= 0 ? NULL : name, &y)) != TSL_OK) break;
-    g->values[y].dtype = g->values[x].dtype;
-    g->values[y].ndim = 4;
-    memcpy(g->values[y].shape, g->values[x].shape, sizeof g->values[y].shape);
-    if ((st = tsl_graph_add_node(g, TSL_OP_CHANNEL_SHUFFLE, NULL, 1, &x, 1, &y, &node)) != TSL_OK) break;
-    if ((st = tsl_graph_set_attr_int(g, node, "group", group)) != TSL_OK) break;
-    if ((st = tsl_graph_replace_uses(g, old, y)) != TSL_OK) break;
-    dead[i] = dead[last] = true;
-    count++;
-  }
-  free(dead);
+static tsl_status rewrite(tsl_graph *g, int i, bool *dead, void *ctx, bool *done) {
+  (void)ctx;
+  int64_t group;
+  int last, node, y;
+  if (!match(g, i, dead, &group, &last)) return TSL_OK;
+  int x = g->nodes[i].inputs[0];
+  tsl_status st = tsl_pass_add_replacement(g, g->nodes[last].outputs[0], "shuffled", TSL_OP_CHANNEL_SHUFFLE, 1, &x,
+                                           &node, &y);
+  if (st == TSL_OK) st = tsl_graph_set_attr_int(g, node, "group", group);
   if (st != TSL_OK) return st;
-  if (found) *found = count;
-  if (!count) return TSL_OK;
-  if ((st = tsl_graph_toposort(g)) != TSL_OK) return st;
-  return tsl_graph_prune(g);
+  g->values[y].dtype = g->values[x].dtype;
+  g->values[y].ndim = 4;
+  memcpy(g->values[y].shape, g->values[x].shape, sizeof g->values[y].shape);
+  dead[i] = dead[last] = true;
+  *done = true;
+  return TSL_OK;
+}
+
+tsl_status tsl_pass_channel_shuffle(tsl_graph *g, int *found) {
+  return tsl_pass_rewrite_each(g, "channel_shuffle", rewrite, NULL, found);
 }

@@ -8,12 +8,6 @@
 #include "models/passes/uses.h"
 #include "ops/nn/activation.h"
 
-static bool is_graph_output(const tsl_graph *g, int v) {
-  for (int i = 0; i < g->n_outputs; i++)
-    if (g->outputs[i] == v) return true;
-  return false;
-}
-
 /* The fused function for gate node `gate` (a tsl.Activation), or NULL when the gate is
  * not one of the self-gating ones. */
 static const char *fused_function(const tsl_graph *g, const tsl_node *gate) {
@@ -27,33 +21,32 @@ static const char *fused_function(const tsl_graph *g, const tsl_node *gate) {
   return NULL;
 }
 
-tsl_status tsl_pass_fuse_gating(tsl_graph *g, int *fused) {
-  if (fused) *fused = 0;
-  if (!g) return tsl_error(TSL_ERR_INVALID, "fuse_gating: NULL graph");
-  int count = 0;
-  tsl_status st = TSL_OK;
-  for (int i = 0; i < g->n_nodes && st == TSL_OK; i++) {
-    const tsl_node *mul = &g->nodes[i];
-    if (mul->op != TSL_OP_MUL || mul->n_inputs != 2 || mul->n_outputs != 1 || is_graph_output(g, mul->outputs[0]))
+static tsl_status rewrite(tsl_graph *g, int i, bool *dead, void *ctx, bool *done) {
+  (void)ctx;
+  const tsl_node *mul = &g->nodes[i];
+  if (mul->op != TSL_OP_MUL || mul->n_inputs != 2 || mul->n_outputs != 1 ||
+      tsl_pass_is_graph_output(g, mul->outputs[0]))
+    return TSL_OK;
+  for (int k = 0; k < 2; k++) {
+    int x = mul->inputs[1 - k], gv = mul->inputs[k];
+    if (x < 0 || gv < 0 || x == gv) continue;
+    int gate = g->values[gv].producer;
+    if (gate < 0 || g->nodes[gate].n_inputs != 1 || g->nodes[gate].inputs[0] != x ||
+        tsl_pass_single_user(g, gv, dead) != i)
       continue;
-    for (int k = 0; k < 2; k++) {
-      int x = mul->inputs[1 - k], gv = mul->inputs[k];
-      if (x < 0 || gv < 0 || x == gv) continue;
-      int gate = g->values[gv].producer;
-      if (gate < 0 || g->nodes[gate].n_inputs != 1 || g->nodes[gate].inputs[0] != x ||
-          tsl_pass_single_user(g, gv, NULL) != i)
-        continue;
-      const char *f = fused_function(g, &g->nodes[gate]);
-      if (!f) continue;
-      /* the gate computes the fused function; the Mul's readers read it instead */
-      if ((st = tsl_graph_set_attr_string(g, gate, "function", f)) != TSL_OK) break;
-      if (strcmp(f, "Swish") == 0 && (st = tsl_graph_set_attr_float(g, gate, "alpha", 1.0)) != TSL_OK) break;
-      if ((st = tsl_graph_replace_uses(g, mul->outputs[0], gv)) != TSL_OK) break;
-      count++;
-      break;
-    }
+    const char *f = fused_function(g, &g->nodes[gate]);
+    if (!f) continue;
+    /* the gate computes the fused function; the Mul's readers read it instead */
+    tsl_status st = tsl_graph_set_attr_string(g, gate, "function", f);
+    if (st == TSL_OK && strcmp(f, "Swish") == 0) st = tsl_graph_set_attr_float(g, gate, "alpha", 1.0);
+    if (st == TSL_OK) st = tsl_graph_replace_uses(g, mul->outputs[0], gv);
+    if (st != TSL_OK) return st;
+    dead[i] = *done = true;
+    return TSL_OK;
   }
-  if (st != TSL_OK) return st;
-  if (fused) *fused = count;
-  return count ? tsl_graph_prune(g) : TSL_OK;
+  return TSL_OK;
+}
+
+tsl_status tsl_pass_fuse_gating(tsl_graph *g, int *fused) {
+  return tsl_pass_rewrite_each(g, "fuse_gating", rewrite, NULL, fused);
 }

@@ -20,7 +20,7 @@
 #include "tessel/status.h"
 
 /* Fuses in place; *fused (may be NULL) receives the number of Mul nodes removed. Value
- * and node ids change (the graph is pruned). Errors: TSL_ERR_NOMEM. */
+ * and node ids change (the graph is sorted and pruned). Errors: TSL_ERR_NOMEM. */
 tsl_status tsl_pass_fuse_gating(tsl_graph *g, int *fused);
 
 #endif

@@ -54,30 +54,19 @@ static bool match(const tsl_graph *g, int e, const bool *dead, int *x, int *end,
   return !tsl_pass_is_graph_output(g, *end); /* its name is the model's */
 }
 
-tsl_status tsl_pass_fuse_gelu(tsl_graph *g, int *fused) {
-  if (fused) *fused = 0;
-  if (!g) return tsl_error(TSL_ERR_INVALID, "fuse_gelu: NULL graph");
-  int count = 0, n0 = g->n_nodes;
-  bool *dead = calloc((size_t)(2 * n0 + 1), sizeof *dead); /* room for the nodes added */
-  if (!dead) return tsl_error(TSL_ERR_NOMEM, "fuse_gelu: out of memory");
-  tsl_status st = TSL_OK;
-  for (int i = 0; i < n0 && st == TSL_OK; i++) {
-    int x, end, nodes[6], n, y, node;
-    if (dead[i] || !match(g, i, dead, &x, &end, nodes, &n)) continue;
-    char name[300];
-    snprintf(name, sizeof name, "%s.gelu", g->values[end].name);
-    if ((st = tsl_graph_add_value(g, tsl_graph_find_value(g, name) >= 0 ? NULL : name, &y)) != TSL_OK) break;
-    if ((st = tsl_graph_add_node(g, TSL_OP_ACTIVATION, NULL, 1, &x, 1, &y, &node)) != TSL_OK) break;
-    if ((st = tsl_graph_set_attr_string(g, node, "function", "Gelu")) != TSL_OK) break;
-    if ((st = tsl_graph_infer_node(g, node)) != TSL_OK) break;
-    if ((st = tsl_graph_replace_uses(g, end, y)) != TSL_OK) break;
-    for (int k = 0; k < n; k++) dead[nodes[k]] = true;
-    count++;
-  }
-  free(dead);
+static tsl_status rewrite(tsl_graph *g, int i, bool *dead, void *ctx, bool *done) {
+  (void)ctx;
+  int x, end, nodes[6], n, node;
+  if (!match(g, i, dead, &x, &end, nodes, &n)) return TSL_OK;
+  tsl_status st = tsl_pass_add_replacement(g, end, "gelu", TSL_OP_ACTIVATION, 1, &x, &node, NULL);
+  if (st == TSL_OK) st = tsl_graph_set_attr_string(g, node, "function", "Gelu");
+  if (st == TSL_OK) st = tsl_graph_infer_node(g, node);
   if (st != TSL_OK) return st;
-  if (fused) *fused = count;
-  if (!count) return TSL_OK;
-  if ((st = tsl_graph_toposort(g)) != TSL_OK) return st;
-  return tsl_graph_prune(g);
+  for (int k = 0; k < n; k++) dead[nodes[k]] = true;
+  *done = true;
+  return TSL_OK;
+}
+
+tsl_status tsl_pass_fuse_gelu(tsl_graph *g, int *fused) {
+  return tsl_pass_rewrite_each(g, "fuse_gelu", rewrite, NULL, fused);
 }

@@ -146,42 +146,32 @@ static tsl_status norm_param(tsl_graph *g, const ln_match *m, int p, int *out) {
 }
 
 static tsl_status replace(tsl_graph *g, const ln_match *m) {
-  int scale, bias = -1, y, node;
+  int scale, bias = -1, node;
   tsl_status st = norm_param(g, m, m->scale, &scale);
   if (st == TSL_OK && m->bias >= 0) st = norm_param(g, m, m->bias, &bias);
   if (st != TSL_OK) return st;
-  char name[300];
-  snprintf(name, sizeof name, "%s.layer_norm", g->values[m->end].name);
-  if ((st = tsl_graph_add_value(g, tsl_graph_find_value(g, name) >= 0 ? NULL : name, &y)) != TSL_OK) return st;
   int ins[3] = {m->x, scale, bias};
-  if ((st = tsl_graph_add_node(g, TSL_OP_LAYER_NORM, NULL, bias >= 0 ? 3 : 2, ins, 1, &y, &node)) != TSL_OK) return st;
+  if ((st = tsl_pass_add_replacement(g, m->end, "layer_norm", TSL_OP_LAYER_NORM, bias >= 0 ? 3 : 2, ins, &node, NULL)) !=
+      TSL_OK)
+    return st;
   if ((st = tsl_graph_set_attr_int(g, node, "axis", m->axis)) != TSL_OK) return st;
   if (m->last < g->values[m->x].ndim && (st = tsl_graph_set_attr_int(g, node, TSL_ATTR_NORM_END, m->last)) != TSL_OK)
     return st;
   if ((st = tsl_graph_set_attr_float(g, node, "epsilon", m->eps)) != TSL_OK) return st;
-  if ((st = tsl_graph_infer_node(g, node)) != TSL_OK) return st;
-  return tsl_graph_replace_uses(g, m->end, y);
+  return tsl_graph_infer_node(g, node);
+}
+
+static tsl_status rewrite(tsl_graph *g, int i, bool *dead, void *ctx, bool *done) {
+  (void)ctx;
+  ln_match m;
+  if (!match(g, i, dead, &m)) return TSL_OK;
+  tsl_status st = replace(g, &m);
+  if (st != TSL_OK) return st;
+  for (int k = 0; k < m.nnodes; k++) dead[m.nodes[k]] = true;
+  *done = true;
+  return TSL_OK;
 }
 
 tsl_status tsl_pass_layer_norm(tsl_graph *g, int *found) {
-  if (found) *found = 0;
-  if (!g) return tsl_error(TSL_ERR_INVALID, "layer_norm: NULL graph");
-  int count = 0, n0 = g->n_nodes;
-  /* each match appends one node: room for them in the marks */
-  bool *dead = calloc((size_t)(2 * n0 + 1), sizeof *dead);
-  if (!dead) return tsl_error(TSL_ERR_NOMEM, "layer_norm: out of memory");
-  tsl_status st = TSL_OK;
-  for (int i = 0; i < n0 && st == TSL_OK; i++) {
-    ln_match m;
-    if (dead[i] || !match(g, i, dead, &m)) continue;
-    if ((st = replace(g, &m)) != TSL_OK) break;
-    for (int k = 0; k < m.nnodes; k++) dead[m.nodes[k]] = true;
-    count++;
-  }
-  free(dead);
-  if (st != TSL_OK) return st;
-  if (found) *found = count;
-  if (!count) return TSL_OK;
-  if ((st = tsl_graph_toposort(g)) != TSL_OK) return st;
-  return tsl_graph_prune(g);
+  return tsl_pass_rewrite_each(g, "layer_norm", rewrite, NULL, found);
 }

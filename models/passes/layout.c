@@ -60,7 +60,7 @@ static bool blockable(const tsl_graph *g, const tsl_node *n) {
   case TSL_OP_MUL:
   case TSL_OP_DIV:
     /* images that broadcast on any axis (a squeeze-excitation scale [N, C, 1, 1]):
-     * ops/nn binary_nchwc; the same shape: flat */
+     * ops/nn elemwise guards the padding lanes where it must; the same shape: flat */
     for (int k = 0; k < n->n_inputs; k++) {
       const tsl_value *v = n->inputs[k] >= 0 ? &g->values[n->inputs[k]] : NULL;
       if (!v || !is_image(v)) return false;

@@ -1,6 +1,8 @@
 /* Readers of a value (uses.h). */
 #include "models/passes/uses.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ops/nn/activation.h"
@@ -58,4 +60,40 @@ bool tsl_pass_is_graph_output(const tsl_graph *g, int v) {
   for (int k = 0; k < g->n_outputs; k++)
     if (g->outputs[k] == v) return true;
   return false;
+}
+
+tsl_status tsl_pass_add_replacement(tsl_graph *g, int old, const char *suffix, tsl_op op, int nin, const int *ins,
+                                    int *node, int *value) {
+  char name[300];
+  snprintf(name, sizeof name, "%s.%s", g->values[old].name ? g->values[old].name : "v", suffix);
+  int y, id;
+  tsl_status st = tsl_graph_add_value(g, tsl_graph_find_value(g, name) >= 0 ? NULL : name, &y);
+  if (st == TSL_OK) st = tsl_graph_add_node(g, op, NULL, nin, ins, 1, &y, &id);
+  if (st == TSL_OK) st = tsl_graph_replace_uses(g, old, y);
+  if (st != TSL_OK) return st;
+  if (node) *node = id;
+  if (value) *value = y;
+  return TSL_OK;
+}
+
+tsl_status tsl_pass_rewrite_each(tsl_graph *g, const char *pass, tsl_pass_rewrite_fn fn, void *ctx, int *count) {
+  if (count) *count = 0;
+  if (!g) return tsl_error(TSL_ERR_INVALID, "%s: NULL graph", pass);
+  int n0 = g->n_nodes, done_count = 0;
+  /* each rewrite appends at most one node per replaced one: room for them in the marks */
+  bool *dead = calloc((size_t)(2 * n0 + 1), sizeof *dead);
+  if (!dead) return tsl_error(TSL_ERR_NOMEM, "%s: out of memory", pass);
+  tsl_status st = TSL_OK;
+  for (int i = 0; i < n0 && st == TSL_OK; i++) {
+    bool done = false;
+    if (dead[i]) continue;
+    st = fn(g, i, dead, ctx, &done);
+    done_count += st == TSL_OK && done;
+  }
+  free(dead);
+  if (st != TSL_OK) return st;
+  if (count) *count = done_count;
+  if (!done_count) return TSL_OK;
+  if ((st = tsl_graph_toposort(g)) != TSL_OK) return st;
+  return tsl_graph_prune(g);
 }

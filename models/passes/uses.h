@@ -30,4 +30,22 @@ bool tsl_pass_is_function(const tsl_graph *g, int node, const char *fn);
 /* Whether v is listed among the graph outputs. */
 bool tsl_pass_is_graph_output(const tsl_graph *g, int v);
 
+/* The node `op` reading ins[0..nin) whose new output takes the place of value `old` for
+ * all of old's readers and graph-output listings; the new value is named
+ * "<old's name>.<suffix>" (unnamed when that name is taken). *node and *value (may be
+ * NULL) receive the new ids; the caller sets attributes and infers the shape.
+ * Errors: those of tsl_graph_add_value / add_node / replace_uses. */
+tsl_status tsl_pass_add_replacement(tsl_graph *g, int old, const char *suffix, tsl_op op, int nin, const int *ins,
+                                    int *node, int *value);
+
+/* One rewrite of a pattern-replacing pass at node `node`: when the pattern matches there
+ * (skipping nodes marked in dead), replace it, mark the replaced nodes in dead (room for
+ * every node the pass may add) and set *done. */
+typedef tsl_status (*tsl_pass_rewrite_fn)(tsl_graph *g, int node, bool *dead, void *ctx, bool *done);
+
+/* Runs fn at every node g had when called, in order; then, if anything was rewritten,
+ * sorts and prunes the graph (ids change). *count (may be NULL) receives the rewrites.
+ * `pass` names the pass in errors. Errors: TSL_ERR_NOMEM, fn's, those of toposort/prune. */
+tsl_status tsl_pass_rewrite_each(tsl_graph *g, const char *pass, tsl_pass_rewrite_fn fn, void *ctx, int *count);
+
 #endif

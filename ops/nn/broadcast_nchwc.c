@@ -1,13 +1,9 @@
-/* Broadcasting binary operators in the blocked layout NCHW[x]c (generators.h). */
+/* The blocked (NCHW[x]c) binary elementwise kernel that broadcasts (generators.h). */
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "ops/nn/generators.h"
-
-static const struct {
-  const char *name, *infix;
-} functions[] = {{"add", "+"}, {"sub", "-"}, {"mul", "*"}, {"div", "/"}};
 
 /* The index of operand `a` (logical shape s) read at output element [n, cb, y, x, c]:
  * a broadcast axis (size 1 where the output's is not) reads index 0; a broadcast channel
@@ -19,28 +15,23 @@ static void put_index(tsl_text_buf *b, const tsl_op_tensor *s, const tsl_op_tens
                bc[1] ? "0" : "c");
 }
 
-tsl_status tsl_broadcast_nchwc_text(const tsl_op_call *c, tsl_op_text *t) {
+tsl_status tsl_elemwise_broadcast_nchwc_text(const tsl_op_call *c, const char *fname, const char *infix,
+                                             tsl_op_text *t) {
   if (c->nargs != 3 || c->ninputs != 2)
-    return tsl_error(TSL_ERR_INVALID, "binary_nchwc: two inputs and one output, not %d and %d", c->ninputs,
-                     c->nargs - c->ninputs);
-  const char *fname = tsl_op_call_string(c, "function", NULL), *infix = NULL;
-  for (size_t i = 0; fname && i < sizeof functions / sizeof functions[0]; i++)
-    if (strcmp(functions[i].name, fname) == 0) infix = functions[i].infix;
-  if (!infix)
-    return tsl_error(TSL_ERR_INVALID, "binary_nchwc: attribute 'function' is '%s', not add, sub, mul or div",
-                     fname ? fname : "(absent)");
+    return tsl_error(TSL_ERR_INVALID, "elemwise: a blocked %s takes two inputs and one output, not %d and %d", fname,
+                     c->ninputs, c->nargs - c->ninputs);
   const tsl_op_tensor *out = &c->args[2];
   int64_t X = out->block;
   if (out->ndim != 4 || X < 1)
-    return tsl_error(TSL_ERR_INVALID, "binary_nchwc: the output must be a blocked 4-D tensor");
+    return tsl_error(TSL_ERR_INVALID, "elemwise: the output must be a blocked 4-D tensor");
   bool bc_channel = false;
   for (int a = 0; a < 3; a++) {
     const tsl_op_tensor *s = &c->args[a];
     if (s->ndim != 4 || s->block != X)
-      return tsl_error(TSL_ERR_INVALID, "binary_nchwc: argument %d is not 4-D in NCHW%lldc", a, (long long)X);
+      return tsl_error(TSL_ERR_INVALID, "elemwise: argument %d is not 4-D in NCHW%lldc", a, (long long)X);
     for (int d = 0; d < 4; d++)
       if (s->shape[d] != out->shape[d] && s->shape[d] != 1)
-        return tsl_error(TSL_ERR_INVALID, "binary_nchwc: argument %d's axis %d (%lld) does not broadcast to %lld", a,
+        return tsl_error(TSL_ERR_INVALID, "elemwise: argument %d's axis %d (%lld) does not broadcast to %lld", a,
                          d, (long long)s->shape[d], (long long)out->shape[d]);
     bc_channel |= s->shape[1] == 1 && out->shape[1] != 1;
     int64_t view[5] = {s->shape[0], (s->shape[1] + X - 1) / X, s->shape[2], s->shape[3], X};
@@ -49,7 +40,7 @@ tsl_status tsl_broadcast_nchwc_text(const tsl_op_call *c, tsl_op_text *t) {
   /* the padding lanes (channels past C) stay 0: op(0, 0) = 0 for add, sub and mul of two
    * full-channel operands; a broadcast channel or a division needs the guard */
   int64_t C = out->shape[1];
-  bool guard = C % X && (bc_channel || strcmp(infix, "/") == 0);
+  bool guard = C % X && (bc_channel || strcmp(fname, "div") == 0);
   snprintf(t->label, sizeof t->label, "%s_bcast_nchwc", fname);
   tsl_op_text_header(t, 2);
   tsl_text_buf *b = &t->text;

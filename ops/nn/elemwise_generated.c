@@ -23,17 +23,19 @@ static const elemwise_op elemwise_ops[] = {
 };
 
 /* Blocked: f(0) = 0 keeps the padding lanes zero, so the kernel runs flat over the
- * stored elements of inputs of the output's shape (no broadcast). Div (0/0) and a Clip
- * whose range leaves out 0 would not. */
+ * stored elements of inputs of the output's shape. A binary op whose inputs broadcast,
+ * and Div (0/0), are written per element with the lanes guarded
+ * (tsl_elemwise_broadcast_nchwc_text); a Clip whose range leaves out 0 is refused. */
 static tsl_status elemwise_blocked(const tsl_op_call *c, const elemwise_op *op, double lo, double hi, tsl_op_text *t) {
   int64_t X;
   tsl_status st = tsl_op_check_blocked(c, "elemwise", 0, c->nargs, &X);
-  for (int i = 0; i < op->ninputs && st == TSL_OK; i++)
-    if (!tsl_op_tensor_same_shape(&c->args[i], &c->args[c->nargs - 1]))
-      st = tsl_error(TSL_ERR_UNSUPPORTED, "elemwise: a blocked %s broadcasts input %d", op->name, i);
-  if (st == TSL_OK && (!strcmp(op->name, "div") || (!strcmp(op->name, "clip") && (lo > 0.0 || hi < 0.0))))
-    st = tsl_error(TSL_ERR_UNSUPPORTED, "elemwise: a blocked %s would not keep the padding lanes zero", op->name);
   if (st != TSL_OK) return st;
+  bool bcast = false;
+  for (int i = 0; i < op->ninputs; i++) bcast |= !tsl_op_tensor_same_shape(&c->args[i], &c->args[c->nargs - 1]);
+  if (op->infix && (bcast || !strcmp(op->name, "div"))) return tsl_elemwise_broadcast_nchwc_text(c, op->name, op->infix, t);
+  if (bcast) return tsl_error(TSL_ERR_UNSUPPORTED, "elemwise: a blocked %s broadcasts its input", op->name);
+  if (!strcmp(op->name, "clip") && (lo > 0.0 || hi < 0.0))
+    return tsl_error(TSL_ERR_UNSUPPORTED, "elemwise: a blocked %s would not keep the padding lanes zero", op->name);
   int64_t total = tsl_op_tensor_stored_numel(&c->args[c->nargs - 1]);
   for (int a = 0; a < c->nargs; a++) tsl_op_text_view(t, a, 1, &total);
   tsl_op_text_header(t, op->ninputs);

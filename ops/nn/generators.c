@@ -4,7 +4,6 @@
 
 static const tsl_op_generator nn_generators[] = {
     {"softmax", "softmax along attribute axis (exp(x - max) / sum)", tsl_softmax_text},
-    {"binary_nchwc", "add/sub/mul/div of two NCHW[x]c tensors broadcasting on N, C, H, W", tsl_broadcast_nchwc_text},
     {"resize", "ONNX Resize: nearest or N-linear, every coordinate transform but tf_crop_and_resize", tsl_resize_text},
     {"pad_mode", "ONNX Pad in mode reflect, edge or wrap (attributes mode, pads)", tsl_pad_mode_text},
     {"prelu", "x < 0 ? slope * x : x, slope broadcast to x", tsl_prelu_text},

@@ -11,12 +11,14 @@
  * one input, one output of the same shape; viewed as outer x axis x inner. */
 tsl_status tsl_softmax_text(const tsl_op_call *c, tsl_op_text *t);
 
-/* "binary_nchwc": out = x0 OP x1 (attribute "function": "add", "sub", "mul", "div") on
- * 4-D tensors in NCHW[x]c (all three with the same block x), each input broadcasting
- * numpy-style on any axis of size 1 (N, C, H or W: a squeeze-excitation scale
- * [N, C, 1, 1] times the block's activations). Viewed as stored, [N, ceil(C/x), H, W, x];
- * the output's padding lanes are written 0. */
-tsl_status tsl_broadcast_nchwc_text(const tsl_op_call *c, tsl_op_text *t);
+/* Part of "elemwise" (elemwise_generated.c asks it): out = x0 OP x1 (fname "add", "sub",
+ * "mul" or "div", infix the DSL operator) on 4-D tensors in NCHW[x]c (all three with the
+ * same block x), each input broadcasting numpy-style on any axis of size 1 (N, C, H or W:
+ * a squeeze-excitation scale [N, C, 1, 1] times the block's activations). Viewed as
+ * stored, [N, ceil(C/x), H, W, x]; the output's padding lanes are written 0 (guarded where
+ * op(0, b) may not be: a broadcast channel, a division). broadcast_nchwc.c. */
+tsl_status tsl_elemwise_broadcast_nchwc_text(const tsl_op_call *c, const char *fname, const char *infix,
+                                             tsl_op_text *t);
 
 /* "resize": ONNX Resize (resize.c). Input x of any rank, output y (its extents are the
  * output sizes). Attributes: "mode" ("nearest" | "linear": N-linear over the resized

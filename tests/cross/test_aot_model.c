@@ -339,6 +339,39 @@ static void test_aot_model_armv8_squeezenet_under_qemu_matches_jit(void) {
   unlink(records);
 }
 
+/* Compiles g for armv8 ahead of time into the cross folder as NAME.so, runs it with the
+ * aarch64 device app under qemu on input[0..n_in) and reads n_out outputs into got.
+ * Returns the app's exit status (0: got holds the output); the files are removed. */
+static int aot_run_under_qemu(const tsl_graph *g, const char *name, const float *input, int64_t n_in, float *got,
+                              int64_t n_out) {
+  char file[128], so[512], in[512], out[512], logpath[512];
+  snprintf(file, sizeof file, "%s_armv8.so", name);
+  cross_path(so, sizeof so, file);
+  snprintf(file, sizeof file, "%s_in.f32", name);
+  cross_path(in, sizeof in, file);
+  snprintf(file, sizeof file, "%s_out.f32", name);
+  cross_path(out, sizeof out, file);
+  snprintf(file, sizeof file, "aot_%s.log", name);
+  cross_path(logpath, sizeof logpath, file);
+  tsl_aot_model_options o = {.target = "armv8"};
+  tsl_aot_model_stats st;
+  tsl_status s = tsl_aot_compile_model(g, &o, so, &st);
+  if (s != TSL_OK) printf("\n  aot compile: %s\n", tsl_last_error());
+  CU_ASSERT_EQUAL_FATAL(s, TSL_OK);
+  CU_ASSERT_FATAL(write_file(in, input, (size_t)n_in * 4));
+  char *run[] = {(char *)cross_qemu(), "-cpu", "cortex-a53", "-L", "/usr/aarch64-linux-gnu", (char *)TSL_CROSS_DEVICE_APP,
+                 "-o", out, so, in, NULL};
+  int rc = cross_spawn(run, logpath);
+  char *log = read_all(logpath);
+  if (rc != 0) printf("\n  device app: exit %d: %s\n", rc, log ? log : "");
+  if (rc == 0) CU_ASSERT(read_file(out, got, (size_t)n_out * 4));
+  free(log);
+  unlink(so);
+  unlink(in);
+  unlink(out);
+  return rc;
+}
+
 /* A binary network (1-bit activations and weights: bitpack, bitserial conv, glue) through
  * the C API for armv8, run under qemu: the x86 JIT plan's output. */
 static void test_aot_model_armv8_binary_squeezenet_under_qemu_matches_jit(void) {
@@ -356,43 +389,12 @@ static void test_aot_model_armv8_binary_squeezenet_under_qemu_matches_jit(void) 
   CU_ASSERT_EQUAL_FATAL(tsl_graph_plan_output_info(p, 0).bytes, out_n * 4);
   CU_ASSERT(run_plan(p, want));
   tsl_graph_plan_free(p);
-  char so[512], in[512], out[512], logpath[512];
-  cross_path(so, sizeof so, "bsqueezenet_armv8.so");
-  cross_path(in, sizeof in, "bsqueezenet_in.f32");
-  cross_path(out, sizeof out, "bsqueezenet_out.f32");
-  cross_path(logpath, sizeof logpath, "aot_bmodel.log");
-  tsl_aot_model_options o = {.target = "armv8"};
-  tsl_aot_model_stats st;
-  tsl_status s = tsl_aot_compile_model(bg, &o, so, &st);
-  if (s != TSL_OK) printf("\n  aot compile: %s\n", tsl_last_error());
-  CU_ASSERT_EQUAL_FATAL(s, TSL_OK);
-  CU_ASSERT_FATAL(write_file(in, input, (size_t)in_n * 4));
-  char *run[] = {(char *)cross_qemu(), "-cpu", "cortex-a53", "-L", "/usr/aarch64-linux-gnu", (char *)app,
-                 "-o", out, so, in, NULL};
-  int rc = cross_spawn(run, logpath);
-  char *log = read_all(logpath);
-  if (rc != 0) printf("\n  device app: exit %d: %s\n", rc, log ? log : "");
+  int rc = aot_run_under_qemu(bg, "bsqueezenet", input, in_n, got, out_n);
   CU_ASSERT_EQUAL(rc, 0);
-  if (rc == 0) {
-    CU_ASSERT(read_file(out, got, (size_t)out_n * 4));
-    check_against(got, want, out_n, 1e-4, "binary squeezenet armv8 AOT under qemu vs x86 JIT");
-  }
-  free(log);
+  if (rc == 0) check_against(got, want, out_n, 1e-4, "binary squeezenet armv8 AOT under qemu vs x86 JIT");
   free(want);
   free(got);
   tsl_graph_free(bg);
-  unlink(so);
-  unlink(in);
-  unlink(out);
-}
-
-static int random_constant(tsl_graph *g, int ndim, const int64_t *shape, uint64_t seed, double lo, double hi) {
-  tsl_tensor *t;
-  CU_ASSERT_EQUAL_FATAL(tsl_tensor_new(TSL_DTYPE_F32, ndim, shape, &t), TSL_OK);
-  CU_ASSERT_EQUAL_FATAL(tsl_tensor_fill_random(t, seed, lo, hi), TSL_OK);
-  int id;
-  CU_ASSERT_EQUAL_FATAL(tsl_graph_add_constant(g, NULL, t, &id), TSL_OK);
-  return id;
 }
 
 static int node2(tsl_graph *g, tsl_op op, int a, int b, int *node) {
@@ -418,17 +420,17 @@ static void test_aot_model_armv8_convnext_block_under_qemu_matches_reference(voi
   CU_ASSERT_EQUAL_FATAL(tsl_graph_add_input(g, "x", TSL_DTYPE_F32, 4, xs, &x), TSL_OK);
   int v = node2(g, TSL_OP_TRANSPOSE, x, -1, &n);
   CU_ASSERT_EQUAL_FATAL(tsl_graph_set_attr_ints(g, n, "perm", 4, to_nhwc), TSL_OK);
-  int ln[3] = {v, random_constant(g, 1, c, 1, 0.5, 1.5), random_constant(g, 1, c, 2, -0.2, 0.2)};
+  int ln[3] = {v, gt_add_const(g, 1, c, 1, 0.5, 1.5), gt_add_const(g, 1, c, 2, -0.2, 0.2)};
   v = gt_add_node(g, TSL_OP_LAYER_NORM, 3, ln, &n);
-  v = node2(g, TSL_OP_ADD, node2(g, TSL_OP_MATMUL, v, random_constant(g, 2, w1, 3, -0.3, 0.3), NULL),
-            random_constant(g, 1, b1, 4, -0.1, 0.1), NULL);
+  v = node2(g, TSL_OP_ADD, node2(g, TSL_OP_MATMUL, v, gt_add_const(g, 2, w1, 3, -0.3, 0.3), NULL),
+            gt_add_const(g, 1, b1, 4, -0.1, 0.1), NULL);
   v = node2(g, TSL_OP_ACTIVATION, v, -1, &n);
   CU_ASSERT_EQUAL_FATAL(tsl_graph_set_attr_string(g, n, "function", "Gelu"), TSL_OK);
   int e = node2(g, TSL_OP_ACTIVATION, v, -1, &n);
   CU_ASSERT_EQUAL_FATAL(tsl_graph_set_attr_string(g, n, "function", "Erf"), TSL_OK);
   v = node2(g, TSL_OP_ADD, v, e, NULL);
-  v = node2(g, TSL_OP_ADD, node2(g, TSL_OP_MATMUL, v, random_constant(g, 2, w2, 5, -0.3, 0.3), NULL),
-            random_constant(g, 1, c, 6, -0.1, 0.1), NULL);
+  v = node2(g, TSL_OP_ADD, node2(g, TSL_OP_MATMUL, v, gt_add_const(g, 2, w2, 5, -0.3, 0.3), NULL),
+            gt_add_const(g, 1, c, 6, -0.1, 0.1), NULL);
   int m = node2(g, TSL_OP_REDUCE_MEAN, v, -1, &n);
   CU_ASSERT_EQUAL_FATAL(tsl_graph_set_attr_ints(g, n, "axes", 1, &last), TSL_OK);
   v = node2(g, TSL_OP_POW, node2(g, TSL_OP_SUB, v, m, NULL), -1, &n);
@@ -443,25 +445,9 @@ static void test_aot_model_armv8_convnext_block_under_qemu_matches_reference(voi
   ref_fill_uniform(in_data, count, INPUT_SEED, -2.0f, 2.0f);
   const float *ins[1] = {in_data};
   CU_ASSERT_EQUAL_FATAL(gt_reference_run(g, ins, want), TSL_OK);
-  char so[512], in[512], out[512], logpath[512];
-  cross_path(so, sizeof so, "convnext_block_armv8.so");
-  cross_path(in, sizeof in, "convnext_block_in.f32");
-  cross_path(out, sizeof out, "convnext_block_out.f32");
-  cross_path(logpath, sizeof logpath, "aot_convnext_block.log");
-  tsl_aot_model_options o = {.target = "armv8"};
-  tsl_aot_model_stats st;
-  tsl_status s = tsl_aot_compile_model(g, &o, so, &st);
-  if (s != TSL_OK) printf("\n  aot compile: %s\n", tsl_last_error());
-  CU_ASSERT_EQUAL_FATAL(s, TSL_OK);
-  CU_ASSERT_FATAL(write_file(in, in_data, (size_t)count * 4));
-  char *run[] = {(char *)cross_qemu(), "-cpu", "cortex-a53", "-L", "/usr/aarch64-linux-gnu", (char *)app,
-                 "-o", out, so, in, NULL};
-  int rc = cross_spawn(run, logpath);
-  char *log = read_all(logpath);
-  if (rc != 0) printf("\n  device app: exit %d: %s\n", rc, log ? log : "");
+  int rc = aot_run_under_qemu(g, "convnext_block", in_data, count, got, count);
   CU_ASSERT_EQUAL(rc, 0);
   if (rc == 0) {
-    CU_ASSERT(read_file(out, got, (size_t)count * 4));
     double max_ref = 0, max_err = 0;
     for (int64_t i = 0; i < count; i++) {
       max_ref = fmax(max_ref, fabs(want[0][i]));
@@ -470,14 +456,10 @@ static void test_aot_model_armv8_convnext_block_under_qemu_matches_reference(voi
     printf("\n  ConvNeXt block armv8 AOT under qemu vs reference: max abs error %.3g of max |out| %.3g", max_err, max_ref);
     CU_ASSERT(max_err <= 1e-5 * max_ref);
   }
-  free(log);
   free(in_data);
   free(want[0]);
   free(got);
   tsl_graph_free(g);
-  unlink(so);
-  unlink(in);
-  unlink(out);
 }
 
 /* --target host: the same file format loads in-process and in the host-built app,

@@ -1,4 +1,4 @@
-/* Broadcasting Add / Mul / Div in the blocked layout NCHW[x]c (ops/nn binary_nchwc):
+/* Broadcasting Add / Mul / Div in the blocked layout NCHW[x]c (the ops/nn elemwise generator):
  * the squeeze-excitation scale [N, C, 1, 1] times the activations, a one-channel map
  * [N, 1, H, W] added to every channel (padding lanes guarded), and a division by a
  * per-channel value, a channel map subtracted, same-shape Sub, with C = lanes + 3 (a partial last block at 8 and 16 lanes) and

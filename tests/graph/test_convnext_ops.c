@@ -23,15 +23,6 @@ static tsl_graph *new_graph(int ndim, const int64_t *shape, int *x) {
   return g;
 }
 
-static int add_const(tsl_graph *g, int ndim, const int64_t *shape, uint64_t seed, double lo, double hi) {
-  tsl_tensor *t;
-  CU_ASSERT_EQUAL_FATAL(tsl_tensor_new(TSL_DTYPE_F32, ndim, shape, &t), TSL_OK);
-  CU_ASSERT_EQUAL_FATAL(tsl_tensor_fill_random(t, seed, lo, hi), TSL_OK);
-  int id;
-  CU_ASSERT_EQUAL_FATAL(tsl_graph_add_constant(g, NULL, t, &id), TSL_OK);
-  return id;
-}
-
 static int binary(tsl_graph *g, tsl_op op, int a, int b) {
   int ins[2] = {a, b};
   return gt_add_node(g, op, 2, ins, NULL);
@@ -148,8 +139,8 @@ static void test_pow_exponents_and_broadcasting_sub_pow(void) {
   int64_t xs[3] = {3, 1, 5}, ys[2] = {4, 1}, zs[2] = {4, 5};
   int x;
   tsl_graph *g = new_graph(3, xs, &x);
-  int p = binary(g, TSL_OP_POW, x, add_const(g, 2, ys, 3, -2.0, 2.0)); /* [3, 4, 5] */
-  int d = binary(g, TSL_OP_SUB, add_const(g, 2, zs, 4, -1.0, 1.0), p); /* [4, 5] - [3, 4, 5] */
+  int p = binary(g, TSL_OP_POW, x, gt_add_const(g, 2, ys, 3, -2.0, 2.0)); /* [3, 4, 5] */
+  int d = binary(g, TSL_OP_SUB, gt_add_const(g, 2, zs, 4, -1.0, 1.0), p); /* [4, 5] - [3, 4, 5] */
   finish(g, binary(g, TSL_OP_SUB, d, x));                                 /* - [3, 1, 5] */
   check(g, "pow and sub broadcast", 1e-6, 0.5, 2.0, -1);
   tsl_graph_free(g);
@@ -170,19 +161,19 @@ static void test_layer_norm_axes_broadcast_and_statistics(void) {
   int x, outs[3];
   int64_t s1[4] = {1, 7, 5, 24}, c1[1] = {24};
   tsl_graph *g = new_graph(4, s1, &x);
-  finish(g, layer_norm(g, x, add_const(g, 1, c1, 1, 0.5, 1.5), add_const(g, 1, c1, 2, -0.5, 0.5), -1, 1, outs));
+  finish(g, layer_norm(g, x, gt_add_const(g, 1, c1, 1, 0.5, 1.5), gt_add_const(g, 1, c1, 2, -0.5, 0.5), -1, 1, outs));
   check(g, "layer_norm last axis", 1e-5, -3.0, 5.0, -1);
   tsl_graph_free(g);
 
   int64_t s2[3] = {2, 6, 5}, sc2[2] = {6, 5}, b2[1] = {5};
   g = new_graph(3, s2, &x);
-  finish(g, layer_norm(g, x, add_const(g, 2, sc2, 3, 0.5, 1.5), add_const(g, 1, b2, 4, -0.5, 0.5), 1, 1, outs));
+  finish(g, layer_norm(g, x, gt_add_const(g, 2, sc2, 3, 0.5, 1.5), gt_add_const(g, 1, b2, 4, -0.5, 0.5), 1, 1, outs));
   check(g, "layer_norm axes 1..2", 1e-5, -1.0, 1.0, -1);
   tsl_graph_free(g);
 
   int64_t s3[3] = {3, 4, 8}, sc3[2] = {4, 1};
   g = new_graph(3, s3, &x);
-  layer_norm(g, x, add_const(g, 2, sc3, 5, 0.5, 1.5), -1, 0, 3, outs);
+  layer_norm(g, x, gt_add_const(g, 2, sc3, 5, 0.5, 1.5), -1, 0, 3, outs);
   for (int k = 0; k < 3; k++) CU_ASSERT_EQUAL_FATAL(tsl_graph_add_output(g, outs[k]), TSL_OK);
   CU_ASSERT_EQUAL_FATAL(tsl_graph_infer_shapes(g), TSL_OK);
   CU_ASSERT_EQUAL(g->values[outs[1]].ndim, 3);
@@ -193,7 +184,7 @@ static void test_layer_norm_axes_broadcast_and_statistics(void) {
 
 static int conv1x1(tsl_graph *g, int x, int64_t cin, int64_t cout, uint64_t seed) {
   int64_t ws[4] = {cout, cin, 1, 1};
-  int ins[3] = {x, add_const(g, 4, ws, seed, -0.5, 0.5), add_const(g, 1, &cout, seed + 1, -0.2, 0.2)};
+  int ins[3] = {x, gt_add_const(g, 4, ws, seed, -0.5, 0.5), gt_add_const(g, 1, &cout, seed + 1, -0.2, 0.2)};
   return gt_add_node(g, TSL_OP_CONV, 3, ins, NULL);
 }
 
@@ -207,7 +198,7 @@ static void test_layer_norm_over_channels_plain_and_blocked(void) {
   for (int blocked = 0; blocked < 2; blocked++) {
     tsl_graph *g = new_graph(4, s, &x);
     int v = blocked ? conv1x1(g, x, 19, 19, 9) : x;
-    v = layer_norm(g, v, add_const(g, 1, c, 1, 0.5, 1.5), add_const(g, 1, c, 2, -0.5, 0.5), 1, 1, outs);
+    v = layer_norm(g, v, gt_add_const(g, 1, c, 1, 0.5, 1.5), gt_add_const(g, 1, c, 2, -0.5, 0.5), 1, 1, outs);
     node = g->values[v].producer;
     CU_ASSERT_EQUAL_FATAL(tsl_graph_set_attr_int(g, node, TSL_ATTR_NORM_END, 2), TSL_OK);
     finish(g, blocked ? conv1x1(g, v, 19, 6, 12) : v);
@@ -232,11 +223,11 @@ static void test_channels_last_block_and_every_permutation(void) {
   tsl_graph *g = new_graph(4, s, &x);
   int outs[1], node;
   int v = transpose(g, x, to_nhwc);
-  v = layer_norm(g, v, add_const(g, 1, c, 1, 0.5, 1.5), add_const(g, 1, c, 2, -0.2, 0.2), -1, 1, outs);
-  v = binary(g, TSL_OP_ADD, binary(g, TSL_OP_MATMUL, v, add_const(g, 2, w1, 3, -0.3, 0.3)), add_const(g, 1, b1, 4, -0.1, 0.1));
+  v = layer_norm(g, v, gt_add_const(g, 1, c, 1, 0.5, 1.5), gt_add_const(g, 1, c, 2, -0.2, 0.2), -1, 1, outs);
+  v = binary(g, TSL_OP_ADD, binary(g, TSL_OP_MATMUL, v, gt_add_const(g, 2, w1, 3, -0.3, 0.3)), gt_add_const(g, 1, b1, 4, -0.1, 0.1));
   v = gt_add_node(g, TSL_OP_ACTIVATION, 1, &v, &node);
   CU_ASSERT_EQUAL_FATAL(tsl_graph_set_attr_string(g, node, "function", "Gelu"), TSL_OK);
-  v = binary(g, TSL_OP_ADD, binary(g, TSL_OP_MATMUL, v, add_const(g, 2, w2, 5, -0.3, 0.3)), add_const(g, 1, c, 6, -0.1, 0.1));
+  v = binary(g, TSL_OP_ADD, binary(g, TSL_OP_MATMUL, v, gt_add_const(g, 2, w2, 5, -0.3, 0.3)), gt_add_const(g, 1, c, 6, -0.1, 0.1));
   finish(g, binary(g, TSL_OP_ADD, transpose(g, v, to_nchw), x));
   check(g, "channels-last block", 1e-5, -2.0, 2.0, -1);
   tsl_graph_free(g);

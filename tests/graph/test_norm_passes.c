@@ -326,10 +326,9 @@ static void test_channels_last_block_runs_channels_first(void) {
  * out, MatMul on NHWC data) against ONNX Runtime: max abs error <= 1e-5 of max |out|, the
  * same top-5; its 14 layer norms and 9 GELUs each one node. */
 static void test_convnext_nano_matches_ort(void) {
-  const char *models = mt_shared_models_dir("convnext_nano_matches_ort");
-  if (!models) return;
-  char dir[4200], path[4300];
-  snprintf(dir, sizeof dir, "%s_v2", models);
+  const char *dir = mt_shared_models_v2_dir("convnext_nano_matches_ort");
+  if (!dir) return;
+  char path[4300];
   snprintf(path, sizeof path, "%s/convnext_nano.onnx", dir);
   tsl_graph *g = NULL;
   CU_ASSERT_EQUAL_FATAL(tsl_graph_load_onnx(path, &g), TSL_OK);

@@ -40,10 +40,9 @@ static void report(const char *how, const float *got, const float *want) {
 }
 
 static void test_lraspp_matches_ort_through_the_api_and_the_reference(void) {
-  const char *models = mt_shared_models_dir("lraspp_mobilenet_v3_large");
-  if (!models) return;
-  char dir[4200], path[4400];
-  snprintf(dir, sizeof dir, "%s_v2", models); /* ../shared/models_v2 beside ../shared/models */
+  const char *dir = mt_shared_models_v2_dir("lraspp_mobilenet_v3_large");
+  if (!dir) return;
+  char path[4400];
   size_t n_in = 0, n_ref = 0;
   snprintf(path, sizeof path, "%s/input_1x3x224x224.f32", dir);
   float *x = mt_read_file(path, &n_in);

@@ -13,10 +13,9 @@
 #include "models/onnx.h"
 
 static void check_v2(const char *model) {
-  const char *models = mt_shared_models_dir(model);
-  if (!models) return;
-  char dir[4200], path[4400];
-  snprintf(dir, sizeof dir, "%s_v2", models); /* ../shared/models_v2 beside ../shared/models */
+  const char *dir = mt_shared_models_v2_dir(model);
+  if (!dir) return;
+  char path[4400];
   size_t n_in = 0, n_ref = 0;
   snprintf(path, sizeof path, "%s/input_1x3x224x224.f32", dir);
   float *x = mt_read_file(path, &n_in);

@@ -14,14 +14,24 @@ static bool is_dir(const char *p) {
   return stat(p, &sb) == 0 && S_ISDIR(sb.st_mode);
 }
 
-const char *mt_shared_models_dir(const char *test) {
-  static char path[4096];
+/* <shared>/<folder>, or NULL after a skip line naming the test */
+static const char *shared_folder(const char *test, const char *folder, char *path, size_t size) {
   const char *env = getenv("TSL_SHARED_DIR");
-  if (env && *env) snprintf(path, sizeof path, "%s/models", env);
-  else snprintf(path, sizeof path, "%s/../shared/models", TSL_TEST_SOURCE_ROOT);
+  if (env && *env) snprintf(path, size, "%s/%s", env, folder);
+  else snprintf(path, size, "%s/../shared/%s", TSL_TEST_SOURCE_ROOT, folder);
   if (is_dir(path)) return path;
   printf("\n  [skip] %s: shared models not found at %s (set TSL_SHARED_DIR)\n", test, path);
   return NULL;
+}
+
+const char *mt_shared_models_dir(const char *test) {
+  static char path[4096];
+  return shared_folder(test, "models", path, sizeof path);
+}
+
+const char *mt_shared_models_v2_dir(const char *test) {
+  static char path[4096];
+  return shared_folder(test, "models_v2", path, sizeof path);
 }
 
 const char *mt_onnx_testdata_dir(const char *test) {

@@ -12,6 +12,8 @@
 /* The shared models folder: $TSL_SHARED_DIR/models, else <repo>/../shared/models.
  * NULL (after printing a skip message naming `test`) when it does not exist. */
 const char *mt_shared_models_dir(const char *test);
+/* The same for ../shared/models_v2 (the newer CNNs). */
+const char *mt_shared_models_v2_dir(const char *test);
 
 /* The libonnx-testdata "data" folder: $TSL_ONNX_TESTDATA, else Debian's path. NULL
  * (after printing a skip message naming `test`) when absent. */
