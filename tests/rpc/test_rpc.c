@@ -27,6 +27,7 @@
 #include "ref/ref_ops.h"
 #include "rpc_tests.h"
 #include "rpc/rpc_paths.h"
+#include "runtime/module.h"
 #include "schedule/lower.h"
 #include "schedule/schedule.h"
 #include "target/target.h"
@@ -459,10 +460,11 @@ static void test_C18_dotprod_kernel_on_cortex_a53_device_refused_naming_feature(
   CU_ASSERT_PTR_NOT_NULL(strstr(tsl_last_error(), "aarch64"));
 }
 
-/* An AOT-style object written in C: the kernel table tsl_module_load_so reads, with a
- * kernel that hangs, one that crashes and one that writes 1, 2, 3, 4. */
+/* An AOT-style object written in C: the kernel table tsl_module_load_so reads (the row
+ * layout of runtime/module.h: its argument array is TSL_MAX_KERNEL_ARGS wide, written in
+ * by build_fake), with a kernel that hangs, one that crashes and one that writes 1, 2, 3, 4. */
 static const char *const fake_src =
-    "typedef struct { int nargs; int args[32]; } sig;\n"
+    "typedef struct { int nargs; int args[TSL_MAX_KERNEL_ARGS]; } sig;\n"
     "typedef struct { const char *name; void *fn; sig s; } entry;\n"
     "static int hang(float *x) { volatile unsigned n = 0; for (;;) n++; (void)x; return 0; }\n"
     "static int crash(float *x) { (void)x; *(volatile int *)8 = 1; return 0; }\n"
@@ -480,7 +482,8 @@ static bool build_fake(char *so, size_t n) {
   if (!f) return false;
   fputs(fake_src, f);
   fclose(f);
-  snprintf(cmd, sizeof cmd, "%s -shared -fPIC -O1 -o %s %s", TSL_RPC_CROSS_CC, so, src);
+  snprintf(cmd, sizeof cmd, "%s -shared -fPIC -O1 -DTSL_MAX_KERNEL_ARGS=%d -o %s %s", TSL_RPC_CROSS_CC,
+           TSL_MAX_KERNEL_ARGS, so, src);
   return TSL_RPC_CROSS_CC[0] && system(cmd) == 0;
 }
 
