@@ -164,8 +164,7 @@ tsl_status tsl_softmax_schedule(const tsl_te_program *p, const tsl_target *t, ts
 /* ---- dispatch ------------------------------------------------------------------ */
 
 static const char *const elementwise_ops[] = {
-    "batch_norm_nchwc", "broadcast_add",   "broadcast_mul",     "concat2_nchwc",     "concat3_nchwc",
-    "channel_shuffle_nchwc", "flatten_nchwc", "flatten",        "nchw_to_nchwc",     "nchwc_to_nchw",
+    "flatten_nchwc",    "flatten",         "nchw_to_nchwc",     "nchwc_to_nchw",
     "nchwc_reblock",    "weight_to_nchwc", "weight_to_grouped", "weight_to_depthwise", "weight_to_dense",
     "vector_to_blocks",
 };
@@ -285,12 +284,6 @@ static tsl_status softmax_apply(const tsl_te_program *p, const tsl_target *t, co
                       ew_space, ew_default, ew_apply}
 
 static const tsl_template templates[] = {
-    EW("batch_norm_nchwc.elementwise", "batch_norm_nchwc"),
-    EW("broadcast_add.elementwise", "broadcast_add"),
-    EW("broadcast_mul.elementwise", "broadcast_mul"),
-    EW("concat2_nchwc.elementwise", "concat2_nchwc"),
-    EW("concat3_nchwc.elementwise", "concat3_nchwc"),
-    EW("channel_shuffle_nchwc.elementwise", "channel_shuffle_nchwc"),
     EW("flatten_nchwc.elementwise", "flatten_nchwc"),
     EW("flatten.elementwise", "flatten"),
     EW("nchw_to_nchwc.elementwise", "nchw_to_nchwc"),

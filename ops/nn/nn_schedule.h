@@ -2,9 +2,8 @@
  * (ops/nn/nn.c, layout.c): elementwise / injective ones, the packed dense layer and
  * softmax.
  *
- * elementwise  batch_norm_nchwc, broadcast_add, broadcast_mul, concat2_nchwc,
- *              concat3_nchwc, channel_shuffle_nchwc, flatten_nchwc, flatten and the layout
- *              transforms: the default schedule (injective intermediates inlined), the
+ * elementwise  flatten_nchwc, flatten and the layout transforms (the graph's batch norm,
+ *              broadcasting, concat and shuffle are generated operators, ops/op_call.h): the default schedule (injective intermediates inlined), the
  *              output's leading axes fused and run in parallel, its last axis vectorized
  *              (split by the target's lanes when longer). Memory bound: the knobs only
  *              switch the vectorization and the parallel loop.

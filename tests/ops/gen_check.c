@@ -10,22 +10,29 @@
 #include "dsl/te.h"
 #include "dsl/te_interp.h"
 #include "ir/arena.h"
+#include "ops/nn/default_schedule.h"
 #include "ops/ops_util.h"
 #include "ref/ref_graph.h"
 #include "tessel/tensor.h"
+
+/* Parses t's text and instantiates (and checks) its op "k" under t's views. */
+static tsl_status instantiate_text(const tsl_op_text *t, int ninputs, tsl_dsl_module **mod, tsl_te_program **p) {
+  const int64_t *shapes[TSL_OP_CALL_MAX_ARGS];
+  for (int a = 0; a < t->nargs; a++) shapes[a] = t->views[a];
+  tsl_status st = tsl_dsl_parse(t->text.s, "generated", mod);
+  if (st == TSL_OK) st = tsl_dsl_instantiate(tsl_dsl_module_find(*mod, "k"), ninputs, shapes, t->ndims, 0, NULL, p);
+  if (st == TSL_OK) st = tsl_te_check(*p);
+  if (st == TSL_OK && (*p)->noutputs != t->nargs - ninputs)
+    st = tsl_error(TSL_ERR_INVALID, "the text has %d outputs, the call %d", (*p)->noutputs, t->nargs - ninputs);
+  return st;
+}
 
 /* Instantiates op "k" of the generated text under t's views and interprets it on bufs. */
 static tsl_status interpret_text(const tsl_op_text *t, int ninputs, float *const *bufs) {
   tsl_dsl_module *mod = NULL;
   tsl_te_program *p = NULL;
   tsl_tensor *tens[TSL_OP_CALL_MAX_ARGS] = {0};
-  const int64_t *shapes[TSL_OP_CALL_MAX_ARGS];
-  for (int a = 0; a < t->nargs; a++) shapes[a] = t->views[a];
-  tsl_status st = tsl_dsl_parse(t->text.s, "generated", &mod);
-  if (st == TSL_OK) st = tsl_dsl_instantiate(tsl_dsl_module_find(mod, "k"), ninputs, shapes, t->ndims, 0, NULL, &p);
-  if (st == TSL_OK) st = tsl_te_check(p);
-  if (st == TSL_OK && p->noutputs != t->nargs - ninputs)
-    st = tsl_error(TSL_ERR_INVALID, "the text has %d outputs, the call %d", p->noutputs, t->nargs - ninputs);
+  tsl_status st = instantiate_text(t, ninputs, &mod, &p);
   for (int a = 0; a < t->nargs && st == TSL_OK; a++)
     st = tsl_tensor_wrap(TSL_DTYPE_F32, t->ndims[a], t->views[a], NULL, bufs[a], &tens[a]);
   if (st == TSL_OK) st = tsl_te_interpret(p, (const tsl_tensor *const *)tens, tens + ninputs);
@@ -34,7 +41,36 @@ static tsl_status interpret_text(const tsl_op_text *t, int ninputs, float *const
   return st;
 }
 
-bool gen_interpret(const char *name, const tsl_op_call *c, const char *label, float *const *bufs) {
+/* Instantiates op "k", schedules it with the library's default schedule (as the graph
+ * compiler does) and runs it JIT-compiled on bufs. */
+static tsl_status compile_run_text(const tsl_op_text *t, int ninputs, float *const *bufs) {
+  tsl_dsl_module *mod = NULL;
+  tsl_te_program *p = NULL;
+  tsl_schedule *s = NULL;
+  float *aligned[TSL_OP_CALL_MAX_ARGS] = {0};
+  int64_t n[TSL_OP_CALL_MAX_ARGS];
+  tsl_status st = instantiate_text(t, ninputs, &mod, &p);
+  if (st == TSL_OK) st = tsl_default_schedule(p, ops_target(), &s);
+  for (int a = 0; a < t->nargs && st == TSL_OK; a++) { /* the kernels' alignment (ops_alloc) */
+    n[a] = 1;
+    for (int d = 0; d < t->ndims[a]; d++) n[a] *= t->views[a][d];
+    aligned[a] = ops_alloc(n[a]);
+    memcpy(aligned[a], bufs[a], sizeof(float) * (size_t)n[a]);
+  }
+  if (st == TSL_OK && !ops_build_run(s, "k", aligned)) st = tsl_error(TSL_ERR_INVALID, "the compiled kernel failed");
+  for (int a = 0; a < t->nargs; a++) {
+    if (st == TSL_OK && a >= ninputs) memcpy(bufs[a], aligned[a], sizeof(float) * (size_t)n[a]);
+    ops_free(aligned[a]);
+  }
+  tsl_schedule_free(s);
+  tsl_dsl_module_free(mod);
+  return st;
+}
+
+typedef tsl_status (*run_text_fn)(const tsl_op_text *t, int ninputs, float *const *bufs);
+
+static bool generate_and_run(const char *name, const tsl_op_call *c, const char *label, float *const *bufs,
+                             run_text_fn run) {
   tsl_op_text t;
   tsl_status st = tsl_op_generate(name, c, &t);
   if (st != TSL_OK) {
@@ -47,7 +83,7 @@ bool gen_interpret(const char *name, const tsl_op_call *c, const char *label, fl
     ok = false;
   }
   tsl_arena *arena = tsl_arena_new(), *prev = tsl_arena_set_current(arena);
-  st = interpret_text(&t, c->ninputs, bufs);
+  st = run(&t, c->ninputs, bufs);
   tsl_arena_set_current(prev);
   tsl_arena_free(arena);
   if (st != TSL_OK) {
@@ -56,6 +92,14 @@ bool gen_interpret(const char *name, const tsl_op_call *c, const char *label, fl
   }
   free(t.text.s);
   return ok;
+}
+
+bool gen_interpret(const char *name, const tsl_op_call *c, const char *label, float *const *bufs) {
+  return generate_and_run(name, c, label, bufs, interpret_text);
+}
+
+bool gen_compile_run(const char *name, const tsl_op_call *c, const char *label, float *const *bufs) {
+  return generate_and_run(name, c, label, bufs, compile_run_text);
 }
 
 float *gen_ref_node(tsl_op op, int nin, const int *ndims, const int64_t *const *shapes, const float *const *in,

@@ -16,6 +16,11 @@
  * label must equal it. False, printing why, on any failure. */
 bool gen_interpret(const char *name, const tsl_op_call *c, const char *label, float *const *bufs);
 
+/* As gen_interpret, but the text is scheduled with the library's default schedule
+ * (tsl_default_schedule, as the graph compiler does) and run JIT-compiled for the tests'
+ * target; bufs must be aligned as ops_alloc's. */
+bool gen_compile_run(const char *name, const tsl_op_call *c, const char *label, float *const *bufs);
+
 /* Output 0 of a graph of one `op` node over inputs in[0..nin) (compact f32 of ranks
  * ndims and extents shapes), its attributes set by set_attrs(g, node, ctx), computed by
  * the reference executor tests/ref/ref_graph.h (which checks the shape it computes

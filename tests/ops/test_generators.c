@@ -267,18 +267,19 @@ static void test_split_outputs_match_reference_slices(void) {
   free(y1);
 }
 
-/* Blocked concat of channels 8 + 5 + 3 (not whole blocks) and 8 + 8 + 8 (whole blocks at
- * x = 4 and 8, not at 16) at x = 4 and the lanes: the NCHW reference (two ref2_concat),
- * blocked, padding lanes zero. */
+/* Blocked concat of two and three inputs whose channel counts fill the blocks or not (the
+ * later inputs' lanes shift across blocks) at x = 4 and the lanes, interpreted and compiled
+ * with the default schedule: the NCHW reference (ref2_concat), blocked, padding lanes zero. */
 static void test_concat_blocked_channels_match_reference(void) {
-  static const int64_t chans[2][3] = {{8, 5, 3}, {8, 8, 8}};
+  static const int64_t chans[][3] = {{8, 5, 3}, {8, 8, 8}, {5, 9, 0}, {8, 8, 0}, {3, 1, 13}, {16, 7, 8}};
   const int64_t blocks[2] = {4, ops_lanes() < 8 ? 8 : ops_lanes()};
-  for (int ci = 0; ci < 2; ci++)
+  for (int ci = 0; ci < 6; ci++)
     for (int bi = 0; bi < 2; bi++) {
+      int nin = chans[ci][2] ? 3 : 2;
       int64_t N = 2, H = 3, W = 2, X = blocks[bi], Cs = 0;
       tsl_op_call c = {0};
-      float *plain[3], *bufs[4];
-      for (int i = 0; i < 3; i++) {
+      float *plain[3] = {0}, *bufs[4] = {0};
+      for (int i = 0; i < nin; i++) {
         int64_t C = chans[ci][i], CB = (C + X - 1) / X;
         plain[i] = gen_randoms(N * C * H * W, 960 + (uint64_t)i);
         bufs[i] = malloc(sizeof(float) * (size_t)(N * CB * H * W * X));
@@ -286,24 +287,28 @@ static void test_concat_blocked_channels_match_reference(void) {
         tsl_op_call_add_tensor(&c, 4, T4(N, C, H, W), (int)X);
         Cs += C;
       }
-      c.ninputs = 3;
+      c.ninputs = nin;
       tsl_op_call_add_tensor(&c, 4, T4(N, Cs, H, W), (int)X);
       tsl_op_call_set_int(&c, "axis", 1);
       int64_t C01 = chans[ci][0] + chans[ci][1], OB = (Cs + X - 1) / X, n = N * OB * H * W * X;
       float *ab = malloc(sizeof(float) * (size_t)(N * C01 * H * W)), *abc = malloc(sizeof(float) * (size_t)(N * Cs * H * W));
       ref2_concat(plain[0], chans[ci][0], plain[1], chans[ci][1], N, H, W, ab);
-      ref2_concat(ab, C01, plain[2], chans[ci][2], N, H, W, abc);
+      if (nin == 3) ref2_concat(ab, C01, plain[2], chans[ci][2], N, H, W, abc);
+      else memcpy(abc, ab, sizeof(float) * (size_t)(N * Cs * H * W));
       float *want = malloc(sizeof(float) * (size_t)n);
       ref2_to_nchwc(abc, N, Cs, H, W, X, 0.0f, want);
-      bufs[3] = malloc(sizeof(float) * (size_t)n);
-      for (int64_t e = 0; e < n; e++) bufs[3][e] = -7.0f;
-      CU_ASSERT(gen_interpret("concat", &c, "concat3_nchwc", bufs));
-      CU_ASSERT(gen_close("concat blocked", bufs[3], want, n, 0.0));
+      bufs[nin] = malloc(sizeof(float) * (size_t)n);
+      const char *label = nin == 3 ? "concat3_nchwc" : "concat2_nchwc";
+      for (int run = 0; run < 2; run++) {
+        for (int64_t e = 0; e < n; e++) bufs[nin][e] = -7.0f;
+        CU_ASSERT(run ? gen_compile_run("concat", &c, label, bufs) : gen_interpret("concat", &c, label, bufs));
+        CU_ASSERT(gen_close(run ? "concat blocked compiled" : "concat blocked", bufs[nin], want, n, 0.0));
+      }
       for (int i = 0; i < 3; i++) free(plain[i]);
       for (int i = 0; i < 4; i++) free(bufs[i]);
+      free(want);
       free(ab);
       free(abc);
-      free(want);
     }
 }
 

@@ -1,6 +1,7 @@
 /* Generated operators (ops/op_call.h) of the compute kinds: pool2d plain and blocked,
  * elemwise with broadcasting, conv2d with its fused epilogue, gemm and dense_packed,
- * blocked batch norm and activations, run through the DSL interpreter against the naive
+ * blocked batch norm, channel shuffle and activations, run through the DSL interpreter
+ * (and, for the data-movement and broadcasting ones, compiled with the default schedule) against the naive
  * references of tests/ref (ref_nn.h, ref_ops2.h, ref_activation.h) on random data. */
 #include <CUnit/CUnit.h>
 #include <math.h>
@@ -131,6 +132,9 @@ static void check_broadcast(const char *op, char sym, int ra, const int64_t *as,
   ref2_broadcast(a, a5, b, b5, sym, 0, 0.0, 0.0, want);
   CU_ASSERT(gen_interpret("elemwise", &c, label, bufs));
   CU_ASSERT(gen_close(op, y, want, n, 1e-6));
+  for (int64_t e = 0; e < n; e++) y[e] = -7.0f;
+  CU_ASSERT(gen_compile_run("elemwise", &c, label, bufs));
+  CU_ASSERT(gen_close(op, y, want, n, 1e-6));
   free(a);
   free(b);
   free(y);
@@ -143,6 +147,10 @@ static void test_elemwise_broadcast_matches_reference(void) {
   check_broadcast("mul", '*', 2, (const int64_t[]){1, 5}, 2, (const int64_t[]){4, 1}, "mul_bcast"); /* both ways */
   check_broadcast("add", '+', 2, (const int64_t[]){4, 5}, 0, NULL, "add_bcast");              /* a scalar */
   check_broadcast("add", '+', 3, (const int64_t[]){2, 3, 4}, 3, (const int64_t[]){2, 3, 4}, "add"); /* flat */
+  /* rank 5 (an NCHW[x]c-shaped tensor): a per-channel vector, both sides broadcasting, a row */
+  check_broadcast("add", '+', 5, (const int64_t[]){1, 2, 3, 5, 8}, 5, (const int64_t[]){1, 2, 1, 1, 8}, "add_bcast");
+  check_broadcast("mul", '*', 5, (const int64_t[]){2, 1, 4, 1, 3}, 5, (const int64_t[]){1, 3, 1, 5, 1}, "mul_bcast");
+  check_broadcast("mul", '*', 5, (const int64_t[]){1, 1, 1, 1, 7}, 5, (const int64_t[]){2, 3, 4, 5, 7}, "mul_bcast");
 }
 
 /* Grouped, strided, dilated, asymmetrically padded conv with bias, residual and a clip
@@ -221,6 +229,44 @@ static void test_gemm_and_dense_packed_match_reference(void) {
   free(packed);
 }
 
+/* ShuffleNet's channel shuffle, plain and blocked at x = 4 and the lanes (channel counts
+ * that fill the blocks and that do not), interpreted and compiled, against
+ * ref2_channel_shuffle; padding lanes written 0. */
+static void test_channel_shuffle_matches_reference(void) {
+  static const int64_t cfg[][2] = {{6, 3}, {12, 2}, {9, 3}, {16, 4}};
+  int64_t N = 2, H = 2, W = 3;
+  for (int i = 0; i < 4; i++) {
+    int64_t C = cfg[i][0], G = cfg[i][1];
+    float *x = gen_randoms(N * C * H * W, 1100 + (uint64_t)i), *want = zeros(N * C * H * W);
+    ref2_channel_shuffle(x, N, C, H, W, G, want);
+    for (int bi = -1; bi < 2; bi++) {
+      int64_t X = bi < 0 ? 0 : block_at(bi), n = X ? N * ((C + X - 1) / X) * H * W * X : N * C * H * W;
+      tsl_op_call c = {0};
+      tsl_op_call_add_tensor(&c, 4, T4(N, C, H, W), (int)X);
+      c.ninputs = 1;
+      tsl_op_call_add_tensor(&c, 4, T4(N, C, H, W), (int)X);
+      tsl_op_call_set_int(&c, "group", G);
+      float *bx = X ? blocked_copy(x, N, C, H, W, X) : x, *bwant = X ? blocked_copy(want, N, C, H, W, X) : want;
+      float *y = zeros(n);
+      char label[64];
+      snprintf(label, sizeof label, "channel_shuffle%s_g%lld", X ? "_nchwc" : "", (long long)G);
+      for (int run = 0; run < 2; run++) {
+        for (int64_t e = 0; e < n; e++) y[e] = -7.0f;
+        CU_ASSERT(run ? gen_compile_run("channel_shuffle", &c, label, (float *[]){bx, y})
+                      : gen_interpret("channel_shuffle", &c, label, (float *[]){bx, y}));
+        CU_ASSERT(gen_close(run ? "channel_shuffle compiled" : "channel_shuffle", y, bwant, n, 0.0));
+      }
+      if (X) {
+        free(bx);
+        free(bwant);
+      }
+      free(y);
+    }
+    free(x);
+    free(want);
+  }
+}
+
 /* Batch norm of C = 5 channels, blocked: the parameters read at clamped channels, the
  * padding lanes written 0. */
 static void test_batch_norm_blocked_matches_reference(void) {
@@ -241,6 +287,9 @@ static void test_batch_norm_blocked_matches_reference(void) {
     for (int64_t e = 0; e < n; e++) y[e] = -7.0f;
     CU_ASSERT(gen_interpret("batch_norm", &c, "batch_norm_nchwc", (float *[]){bx, p[0], p[1], p[2], p[3], y}));
     CU_ASSERT(gen_close("batch_norm blocked", y, bwant, n, 1e-5));
+    for (int64_t e = 0; e < n; e++) y[e] = -7.0f;
+    CU_ASSERT(gen_compile_run("batch_norm", &c, "batch_norm_nchwc", (float *[]){bx, p[0], p[1], p[2], p[3], y}));
+    CU_ASSERT(gen_close("batch_norm blocked compiled", y, bwant, n, 1e-5));
     free(bx);
     free(bwant);
     free(y);
@@ -297,5 +346,6 @@ void ops_tests_generators_nn(CU_pSuite s) {
   CU_add_test(s, "test_conv2d_with_epilogue_matches_reference", test_conv2d_with_epilogue_matches_reference);
   CU_add_test(s, "test_gemm_and_dense_packed_match_reference", test_gemm_and_dense_packed_match_reference);
   CU_add_test(s, "test_batch_norm_blocked_matches_reference", test_batch_norm_blocked_matches_reference);
+  CU_add_test(s, "test_channel_shuffle_matches_reference", test_channel_shuffle_matches_reference);
   CU_add_test(s, "test_activation_blocked_keeps_padding_lanes_zero", test_activation_blocked_keeps_padding_lanes_zero);
 }

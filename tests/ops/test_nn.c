@@ -1,5 +1,5 @@
-/* Layout transforms, batch norm, broadcasting add/mul, concat, channel shuffle, dense,
- * softmax and flatten of the operator library, against the naive references in
+/* Layout transforms, dense, softmax and flatten of the operator library (batch norm,
+ * broadcasting, concat and channel shuffle are generated operators: test_generators*.c), against the naive references in
  * tests/ref (ref_ops2.h, ref_nn.h), with the templates' default and random configs. */
 #include <math.h>
 #include <stdio.h>
@@ -174,165 +174,6 @@ static void test_weight_relayouts(void) {
   free(w);
 }
 
-static void test_batch_norm(void) {
-  int64_t N = 2, C = 13, H = 3, W = 4, x = ops_lanes(), CB = (C + x - 1) / x;
-  float *d = randoms(N * C * H * W, 700), *scale = randoms(C, 701), *bias = randoms(C, 702), *mean = randoms(C, 703);
-  float *var = malloc(sizeof(float) * (size_t)C);
-  ops_fill(var, C, 704, 0.1f, 2.0f);
-  float *ref = malloc(sizeof(float) * (size_t)(N * C * H * W));
-  ref_nn_batchnorm(d, N, C, H * W, scale, bias, mean, var, 1e-3, ref);
-  float *bd = malloc(sizeof(float) * (size_t)(N * CB * H * W * x)), *vec[4];
-  ref2_to_nchwc(d, N, C, H, W, x, 0.0f, bd);
-  const float *src[4] = {scale, bias, mean, var};
-  for (int i = 0; i < 4; i++) {
-    vec[i] = malloc(sizeof(float) * (size_t)(CB * x));
-    ref2_vector_blocks(src[i], C, x, vec[i]);
-  }
-  for (int64_t i = C; i < CB * x; i++) vec[3][i] = 1.0f; /* a padded variance of 0 would make 0/0 */
-  float *exp = malloc(sizeof(float) * (size_t)(N * CB * H * W * x));
-  ref2_to_nchwc(ref, N, C, H, W, x, 0.0f, exp);
-  /* five inputs: more than op_run holds, so instantiated here */
-  tsl_arena *arena = tsl_arena_new();
-  tsl_arena *prev = tsl_arena_set_current(arena);
-  int64_t sd[5] = {N, CB, H, W, x}, sv[2] = {CB, x};
-  const int64_t *shapes[5] = {sd, sv, sv, sv, sv};
-  int ndims[5] = {5, 2, 2, 2, 2};
-  tsl_dsl_param_value eps = tsl_dsl_float_param("epsilon", 1e-3);
-  tsl_te_program *p = NULL;
-  CU_ASSERT_EQUAL_FATAL(tsl_op_instantiate("batch_norm_nchwc", 5, shapes, ndims, 1, &eps, &p), TSL_OK);
-  float *bufs[6] = {ops_alloc(N * CB * H * W * x), ops_alloc(CB * x), ops_alloc(CB * x), ops_alloc(CB * x),
-                    ops_alloc(CB * x), ops_alloc(N * CB * H * W * x)};
-  memcpy(bufs[0], bd, sizeof(float) * (size_t)(N * CB * H * W * x));
-  for (int i = 0; i < 4; i++) memcpy(bufs[1 + i], vec[i], sizeof(float) * (size_t)(CB * x));
-  tsl_schedule *s = NULL;
-  CU_ASSERT_EQUAL(tsl_oplib_default_schedule("batch_norm_nchwc", p, ops_target(), &s), TSL_OK);
-  CU_ASSERT(s && ops_build_run(s, "batch_norm", bufs));
-  double *want = to_double(exp, N * CB * H * W * x);
-  CU_ASSERT(ops_rel_error(bufs[5], want, N * CB * H * W * x) <= 1e-6);
-  tsl_schedule_free(s);
-  for (int i = 0; i < 6; i++) ops_free(bufs[i]);
-  tsl_arena_set_current(prev);
-  tsl_arena_free(arena);
-  free(want);
-  free(exp);
-  for (int i = 0; i < 4; i++) free(vec[i]);
-  free(d);
-  free(scale);
-  free(bias);
-  free(mean);
-  free(var);
-  free(ref);
-  free(bd);
-}
-
-static void test_broadcast_add_mul(void) {
-  static const int64_t pairs[][2][5] = {
-      {{1, 2, 3, 5, 8}, {1, 2, 1, 1, 8}}, /* per-channel vector over NCHW8c */
-      {{2, 1, 4, 1, 3}, {1, 3, 1, 5, 1}}, /* both sides broadcast */
-      {{1, 1, 1, 1, 7}, {2, 3, 4, 5, 7}}, /* a row against a tensor */
-      {{1, 4, 3, 3, 4}, {1, 4, 3, 3, 4}}, /* same shapes (the residual add) */
-  };
-  for (int i = 0; i < 4; i++) {
-    const int64_t *as = pairs[i][0], *bs = pairs[i][1];
-    int64_t na = as[0] * as[1] * as[2] * as[3] * as[4], nb = bs[0] * bs[1] * bs[2] * bs[3] * bs[4], no = 1;
-    for (int d = 0; d < 5; d++) no *= as[d] > bs[d] ? as[d] : bs[d];
-    float *a = randoms(na, 800 + (uint64_t)i), *b = randoms(nb, 810 + (uint64_t)i), *ref = malloc(sizeof(float) * (size_t)no);
-    for (int op = 0; op < 2; op++) {
-      int act = (i + op) % 3;
-      ref2_broadcast(a, as, b, bs, op ? '*' : '+', act, -0.3, 0.4, ref);
-      op_run r = {op ? "broadcast_mul" : "broadcast_add", 2, {5, 5},
-                  {{as[0], as[1], as[2], as[3], as[4]}, {bs[0], bs[1], bs[2], bs[3], bs[4]}}, 3,
-                  {tsl_dsl_int_param("act", act), tsl_dsl_float_param("clip_min", -0.3),
-                   tsl_dsl_float_param("clip_max", 0.4)},
-                  {a, b}};
-      double *want = to_double(ref, no);
-      CU_ASSERT(run_and_check(&r, 1, want, no, 1e-7));
-      free(want);
-    }
-    free(a);
-    free(b);
-    free(ref);
-  }
-  /* extents that do not broadcast are refused */
-  tsl_arena *arena = tsl_arena_new();
-  tsl_arena *prev = tsl_arena_set_current(arena);
-  int64_t s1[5] = {1, 2, 3, 4, 5}, s2[5] = {1, 3, 3, 4, 5};
-  const int64_t *shapes[2] = {s1, s2};
-  int nd[2] = {5, 5};
-  tsl_te_program *p = NULL;
-  CU_ASSERT_EQUAL(tsl_op_instantiate("broadcast_add", 2, shapes, nd, 0, NULL, &p), TSL_ERR_INVALID);
-  tsl_arena_set_current(prev);
-  tsl_arena_free(arena);
-}
-
-/* Class 2: concatenation of channel counts that are not multiples of x (the second
- * tensor's channels shift across blocks), and that are. */
-static void test_concat_channels(void) {
-  static const int64_t counts[][3] = {{5, 9, 0}, {8, 8, 0}, {3, 1, 13}, {16, 7, 8}};
-  int64_t N = 1, H = 3, W = 2, x = ops_lanes();
-  for (int i = 0; i < 4; i++) {
-    int64_t ca = counts[i][0], cb = counts[i][1], cc = counts[i][2], C = ca + cb + cc, OB = (C + x - 1) / x;
-    float *a = randoms(N * ca * H * W, 900 + (uint64_t)i), *b = randoms(N * cb * H * W, 910 + (uint64_t)i),
-          *c = randoms(N * (cc ? cc : 1) * H * W, 920 + (uint64_t)i);
-    float *ab = malloc(sizeof(float) * (size_t)(N * (ca + cb) * H * W)), *all = malloc(sizeof(float) * (size_t)(N * C * H * W));
-    ref2_concat(a, ca, b, cb, N, H, W, ab);
-    if (cc) ref2_concat(ab, ca + cb, c, cc, N, H, W, all);
-    else memcpy(all, ab, sizeof(float) * (size_t)(N * C * H * W));
-    float *exp = malloc(sizeof(float) * (size_t)(N * OB * H * W * x));
-    ref2_to_nchwc(all, N, C, H, W, x, 0.0f, exp);
-    float *ba = malloc(sizeof(float) * (size_t)(N * ((ca + x - 1) / x) * H * W * x)),
-          *bb = malloc(sizeof(float) * (size_t)(N * ((cb + x - 1) / x) * H * W * x)),
-          *bc = malloc(sizeof(float) * (size_t)(N * ((cc + x - 1) / x + 1) * H * W * x));
-    ref2_to_nchwc(a, N, ca, H, W, x, 0.0f, ba);
-    ref2_to_nchwc(b, N, cb, H, W, x, 0.0f, bb);
-    if (cc) ref2_to_nchwc(c, N, cc, H, W, x, 0.0f, bc);
-    double *want = to_double(exp, N * OB * H * W * x);
-    if (!cc) {
-      op_run r = {"concat2_nchwc", 2, {5, 5}, {{N, (ca + x - 1) / x, H, W, x}, {N, (cb + x - 1) / x, H, W, x}}, 2,
-                  {tsl_dsl_int_param("c_a", ca), tsl_dsl_int_param("c_b", cb)}, {ba, bb}};
-      CU_ASSERT(run_and_check(&r, 1, want, N * OB * H * W * x, 0.0));
-    } else {
-      op_run r = {"concat3_nchwc", 3, {5, 5, 5},
-                  {{N, (ca + x - 1) / x, H, W, x}, {N, (cb + x - 1) / x, H, W, x}, {N, (cc + x - 1) / x, H, W, x}}, 3,
-                  {tsl_dsl_int_param("c_a", ca), tsl_dsl_int_param("c_b", cb), tsl_dsl_int_param("c_c", cc)},
-                  {ba, bb, bc}};
-      CU_ASSERT(run_and_check(&r, 1, want, N * OB * H * W * x, 0.0));
-    }
-    free(want);
-    free(a);
-    free(b);
-    free(c);
-    free(ab);
-    free(all);
-    free(exp);
-    free(ba);
-    free(bb);
-    free(bc);
-  }
-}
-
-static void test_channel_shuffle(void) {
-  static const int64_t cfg[][2] = {{6, 3}, {12, 2}, {9, 3}, {16, 4}};
-  int64_t N = 2, H = 2, W = 3, x = ops_lanes();
-  for (int i = 0; i < 4; i++) {
-    int64_t C = cfg[i][0], g = cfg[i][1], CB = (C + x - 1) / x;
-    float *d = randoms(N * C * H * W, 1000 + (uint64_t)i), *ref = malloc(sizeof(float) * (size_t)(N * C * H * W));
-    ref2_channel_shuffle(d, N, C, H, W, g, ref);
-    float *bd = malloc(sizeof(float) * (size_t)(N * CB * H * W * x)), *exp = malloc(sizeof(float) * (size_t)(N * CB * H * W * x));
-    ref2_to_nchwc(d, N, C, H, W, x, 0.0f, bd);
-    ref2_to_nchwc(ref, N, C, H, W, x, 0.0f, exp);
-    op_run r = {"channel_shuffle_nchwc", 1, {5}, {{N, CB, H, W, x}}, 2,
-                {tsl_dsl_int_param("channels", C), tsl_dsl_int_param("groups", g)}, {bd}};
-    double *want = to_double(exp, N * CB * H * W * x);
-    CU_ASSERT(run_and_check(&r, 1, want, N * CB * H * W * x, 0.0));
-    free(want);
-    free(d);
-    free(ref);
-    free(bd);
-    free(exp);
-  }
-}
-
 static void test_dense_packed(void) {
   static const int64_t dims[][3] = {{1, 512, 1000}, {3, 37, 13}, {2, 9, 4}};
   int64_t y = ops_lanes();
@@ -396,10 +237,6 @@ static void test_flatten(void) {
 void ops_tests_nn(CU_pSuite s) {
   CU_add_test(s, "test_layout_round_trips_zero_padding", test_layout_round_trips_zero_padding);
   CU_add_test(s, "test_weight_relayouts", test_weight_relayouts);
-  CU_add_test(s, "test_batch_norm", test_batch_norm);
-  CU_add_test(s, "test_broadcast_add_mul", test_broadcast_add_mul);
-  CU_add_test(s, "test_concat_channels", test_concat_channels);
-  CU_add_test(s, "test_channel_shuffle", test_channel_shuffle);
   CU_add_test(s, "test_dense_packed", test_dense_packed);
   CU_add_test(s, "test_softmax", test_softmax);
   CU_add_test(s, "test_flatten", test_flatten);

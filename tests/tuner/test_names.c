@@ -45,7 +45,7 @@ static void test_every_builtin_template_is_registered_by_the_library(void) {
                                      "bitserial_conv2d_unipolar64_requant_add.tile",
                                      "max_pool2d_nchwc.tile",
                                      "global_avg_pool2d_nchwc.tile",
-                                     "broadcast_add.elementwise",
+                                     "nchw_to_nchwc.elementwise",
                                      "dense_packed.gemv",
                                      "softmax.rows"};
   for (size_t i = 0; i < sizeof some / sizeof some[0]; i++) {
