@@ -84,6 +84,9 @@ static void add_tables(LLVMModuleRef m, LLVMContextRef ctx, const tsl_func *cons
   LLVMValueRef count = LLVMAddGlobal(m, i32, TSL_AOT_NKERNELS_SYMBOL);
   LLVMSetInitializer(count, LLVMConstInt(i32, (unsigned long long)n, 0));
   LLVMSetGlobalConstant(count, 1);
+  LLVMValueRef abi = LLVMAddGlobal(m, i32, TSL_AOT_ABI_SYMBOL);
+  LLVMSetInitializer(abi, LLVMConstInt(i32, (unsigned long long)TSL_AOT_ABI_VERSION, 0));
+  LLVMSetGlobalConstant(abi, 1);
   add_const_string(m, ctx, TSL_AOT_TARGET_SYMBOL, target_rec, true);
 }
 

@@ -425,6 +425,20 @@ tsl_status tsl_module_load_so(const char *path, tsl_module **out) {
                    TSL_AOT_NKERNELS_SYMBOL);
     goto fail;
   }
+  const int *abi = dlsym(handle, TSL_AOT_ABI_SYMBOL);
+  if (!abi || *abi != TSL_AOT_ABI_VERSION) {
+    if (abi)
+      st = tsl_error(TSL_ERR_INVALID,
+                     "%s: %s: kernel table layout %d (%s), this runtime reads layout %d: recompile the object with "
+                     "this tessel",
+                     where, path, *abi, TSL_AOT_ABI_SYMBOL, TSL_AOT_ABI_VERSION);
+    else
+      st = tsl_error(TSL_ERR_INVALID,
+                     "%s: %s exports no %s (written by an older tessel, its kernel table's layout is unknown): "
+                     "recompile the object with this tessel",
+                     where, path, TSL_AOT_ABI_SYMBOL);
+    goto fail;
+  }
   if (*count < 0 || *count > MAX_AOT_KERNELS) {
     st = tsl_error(TSL_ERR_INVALID, "%s: %s: %s is %d (allowed 0..%d)", where, path, TSL_AOT_NKERNELS_SYMBOL, *count,
                    MAX_AOT_KERNELS);

@@ -57,6 +57,15 @@ typedef struct tsl_aot_entry {
  *   const int tsl_aot_nkernels;              its number of rows */
 #define TSL_AOT_KERNELS_SYMBOL "tsl_aot_kernels"
 #define TSL_AOT_NKERNELS_SYMBOL "tsl_aot_nkernels"
+/* And the layout of those rows, which the loader checks before reading a row:
+ *   const int tsl_aot_abi;                   TSL_AOT_ABI_VERSION of the writer
+ * TSL_AOT_ABI_VERSION = TSL_AOT_FORMAT * 1000 + TSL_MAX_KERNEL_ARGS (the width of a
+ * row's argument array); TSL_AOT_FORMAT is raised by hand whenever tsl_aot_entry or
+ * tsl_kernel_sig change otherwise. An object without the symbol (written before it
+ * existed) or with another value is refused: its rows would be misread. */
+#define TSL_AOT_ABI_SYMBOL "tsl_aot_abi"
+#define TSL_AOT_FORMAT 1
+#define TSL_AOT_ABI_VERSION (TSL_AOT_FORMAT * 1000 + TSL_MAX_KERNEL_ARGS)
 /* Optional: the machine the kernels were compiled for, exported as
  *   const char tsl_aot_target[];             e.g. "aarch64 +neon,+fp-armv8,+dotprod"
  * the architecture ("x86_64" or "aarch64"), one space, then the LLVM feature string

@@ -56,6 +56,7 @@ for t in "${targets[@]}"; do
     case "$m" in *.onnx) name=onnx_$(basename "$m" .onnx); input=(--input "$(dirname "$m")/input_1x3x224x224.f32") ;; esac
     rec=()
     [ -n "$records" ] && rec=(--records "$records")
+    rm -f "$dir/$name".*   # a snapshot taken again into OUT keeps nothing of an older one
     if ! TSL_DEBUG=lower "$cli" run "$m" "${input[@]}" "${rec[@]}" --threads 1 --repeat 1 \
          --output "$dir/$name.t1.f32" 2>"$dir/$name.trace" >"$dir/$name.log"; then
       echo "snapshot: $t $name: not run ($(tail -n 1 "$dir/$name.trace"))" | tee "$dir/$name.refused"

@@ -472,6 +472,7 @@ static const char *const fake_src =
     "const entry tsl_aot_kernels[] = {{\"hang\", (void *)hang, {1, {0}}}, {\"crash\", (void *)crash, {1, {0}}},\n"
     "                                 {\"fill\", (void *)fill, {1, {0}}}};\n"
     "const int tsl_aot_nkernels = 3;\n"
+    "const int tsl_aot_abi = TSL_AOT_ABI_VERSION;\n"
     "const char tsl_aot_target[] = \"aarch64 +neon\";\n";
 
 static bool build_fake(char *so, size_t n) {
@@ -482,8 +483,8 @@ static bool build_fake(char *so, size_t n) {
   if (!f) return false;
   fputs(fake_src, f);
   fclose(f);
-  snprintf(cmd, sizeof cmd, "%s -shared -fPIC -O1 -DTSL_MAX_KERNEL_ARGS=%d -o %s %s", TSL_RPC_CROSS_CC,
-           TSL_MAX_KERNEL_ARGS, so, src);
+  snprintf(cmd, sizeof cmd, "%s -shared -fPIC -O1 -DTSL_MAX_KERNEL_ARGS=%d -DTSL_AOT_ABI_VERSION=%d -o %s %s",
+           TSL_RPC_CROSS_CC, TSL_MAX_KERNEL_ARGS, TSL_AOT_ABI_VERSION, so, src);
   return TSL_RPC_CROSS_CC[0] && system(cmd) == 0;
 }
 

@@ -103,11 +103,30 @@ static void test_aot_bad_rows_are_invalid_naming_the_row(void) {
   CU_ASSERT_PTR_NULL(m);
 }
 
+/* An object whose table layout is unknown (no tsl_aot_abi: an older writer) or another
+ * one (a different argument-array width) is refused before any row is read. */
+static void test_aot_object_of_another_table_layout_is_refused(void) {
+  tsl_module *m = NULL;
+  CU_ASSERT_EQUAL(tsl_module_load_so(TSL_AOT_NOABI_SO, &m), TSL_ERR_INVALID);
+  CU_ASSERT_PTR_NOT_NULL(strstr(tsl_last_error(), "tsl_aot_abi"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(tsl_last_error(), "recompile"));
+  CU_ASSERT_PTR_NULL(m);
+  CU_ASSERT_EQUAL(tsl_module_load_so(TSL_AOT_OLDABI_SO, &m), TSL_ERR_INVALID);
+  char want[64];
+  snprintf(want, sizeof want, "layout %d", 1032);
+  CU_ASSERT_PTR_NOT_NULL(strstr(tsl_last_error(), want));
+  CU_ASSERT_PTR_NULL(m);
+  CU_ASSERT_EQUAL(tsl_module_load_so(TSL_AOT_GOOD_SO, &m), TSL_OK); /* the same table with the version loads */
+  tsl_module_free(m);
+}
+
 void tsl_tests_runtime_aot(void) {
   CU_pSuite s = CU_add_suite("runtime_aot", NULL, NULL);
   CU_add_test(s, "test_aot_load_by_path_and_call", test_aot_load_by_path_and_call);
   CU_add_test(s, "test_aot_load_bare_name_is_relative_to_cwd", test_aot_load_bare_name_is_relative_to_cwd);
   CU_add_test(s, "test_aot_missing_file_is_io_error_naming_it", test_aot_missing_file_is_io_error_naming_it);
+  CU_add_test(s, "test_aot_object_of_another_table_layout_is_refused",
+              test_aot_object_of_another_table_layout_is_refused);
   CU_add_test(s, "test_aot_not_a_shared_object_is_io_error", test_aot_not_a_shared_object_is_io_error);
   CU_add_test(s, "test_aot_object_without_table_is_invalid", test_aot_object_without_table_is_invalid);
   CU_add_test(s, "test_aot_bad_rows_are_invalid_naming_the_row", test_aot_bad_rows_are_invalid_naming_the_row);
