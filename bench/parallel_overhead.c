@@ -7,7 +7,8 @@
  * For each thread count: back-to-back launches (workers still spinning from the
  * previous one: the common case inside one kernel or graph), the same with the
  * dynamic schedule (chunk 1), and launches 2 ms apart (workers asleep on their
- * condition variable: the wake-up cost). Times are per launch in microseconds: the
+ * condition variable: the wake-up cost; then the same inside a warm section, where they
+ * keep spinning). Times are per launch in microseconds: the
  * median of N samples of tsl_time_callback (each at least MS milliseconds; the
  * spaced-out case times single launches and subtracts nothing, the sleep is outside the
  * timed region).
@@ -62,16 +63,19 @@ static double hot(int64_t extent, int repeat, double min_ms) {
   return median(costs, repeat) * 1e6;
 }
 
-/* Median microseconds of a launch that comes 2 ms after the previous one. */
-static double cold(int64_t extent, int repeat) {
+/* Median microseconds of a launch that comes 2 ms after the previous one; `warm`: the
+ * 2 ms inside a warm section (runtime/parallel.h, as between a graph run's steps). */
+static double cold(int64_t extent, int repeat, bool warm) {
   double costs[MAX_REPEAT];
   struct timespec gap = {0, 2000000};
+  bool began = warm && tsl_parallel_warm_begin();
   for (int r = 0; r < repeat; r++) {
     nanosleep(&gap, NULL);
     double t0 = tsl_time_now();
     tsl_parallel_for(empty_task, NULL, extent);
     costs[r] = tsl_time_now() - t0;
   }
+  tsl_parallel_warm_end(began);
   return median(costs, repeat) * 1e6;
 }
 
@@ -98,7 +102,8 @@ int main(int argc, char **argv) {
   }
   printf("empty parallel region (tsl_parallel_for, task does nothing), microseconds per launch, median of %d\n",
          repeat);
-  printf("%7s | %14s | %16s | %22s\n", "threads", "static, hot", "dynamic(1), hot", "static, after 2 ms idle");
+  printf("%7s | %14s | %16s | %22s | %22s\n", "threads", "static, hot", "dynamic(1), hot", "static, after 2 ms idle",
+         "same, in a warm section");
   for (int t = 0; t < nthreads; t++) {
     if (tsl_set_num_threads(threads[t]) != TSL_OK) {
       fprintf(stderr, "parallel_overhead: %s\n", tsl_last_error());
@@ -111,8 +116,8 @@ int main(int argc, char **argv) {
     tsl_set_parallel_schedule(TSL_SCHED_DYNAMIC, 1);
     double d = hot(extent, repeat, min_ms);
     tsl_set_parallel_schedule(TSL_SCHED_STATIC, 1);
-    double c = cold(extent, repeat);
-    printf("%7d | %14.3f | %16.3f | %22.3f\n", threads[t], h, d, c);
+    double c = cold(extent, repeat, false), w = cold(extent, repeat, true);
+    printf("%7d | %14.3f | %16.3f | %22.3f | %22.3f\n", threads[t], h, d, c, w);
   }
   tsl_thread_pool_shutdown();
   return 0;

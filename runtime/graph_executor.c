@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/parallel.h"
 #include "tessel/runtime.h"
 
 typedef enum { BUF_CONST, BUF_ACT, BUF_VIEW } buf_kind;
@@ -323,11 +324,14 @@ static tsl_status call_step(tsl_graph_ctx *c, int s) {
 
 tsl_status tsl_graph_run(tsl_graph_ctx *c, double *step_seconds) {
   if (!c) return tsl_error(TSL_ERR_INVALID, "graph run: NULL context");
-  for (int s = 0; s < c->plan->nsteps; s++) {
+  /* the workers stay awake from one step's launch to the next (runtime/parallel.h) */
+  bool warm = tsl_parallel_warm_begin();
+  tsl_status st = TSL_OK;
+  for (int s = 0; s < c->plan->nsteps && st == TSL_OK; s++) {
     double t0 = step_seconds ? tsl_time_now() : 0.0;
-    tsl_status st = call_step(c, s);
-    if (st != TSL_OK) return st;
-    if (step_seconds) step_seconds[s] = tsl_time_now() - t0;
+    st = call_step(c, s);
+    if (st == TSL_OK && step_seconds) step_seconds[s] = tsl_time_now() - t0;
   }
-  return TSL_OK;
+  tsl_parallel_warm_end(warm);
+  return st;
 }

@@ -47,6 +47,7 @@ typedef struct pool {
   atomic_uint_fast64_t ticket;
   atomic_bool shutdown;
   atomic_int pending;
+  atomic_int warm; /* open tsl_parallel_warm_begin calls: workers spin instead of sleeping */
 
   /* The current job. */
   tsl_parallel_task task;
@@ -88,6 +89,7 @@ static void pool_after_fork_child(void) {
   g_pool.nworkers = 0;
   atomic_store(&g_pool.shutdown, false);
   atomic_store(&g_pool.pending, 0);
+  atomic_store(&g_pool.warm, 0);
 }
 
 static int default_num_threads(void) {
@@ -177,24 +179,31 @@ static void run_share(int id) {
   }
 }
 
-/* Waits for a ticket of a generation other than `seen`; false on shutdown. */
+/* Waits for a ticket of a generation other than `seen`; false on shutdown. Spins while
+ * a warm section is open (tsl_parallel_warm_begin) and SPIN_ITERS pauses after it, then
+ * blocks until a new ticket or a warm section (which wakes the pool) arrives. */
 static bool wait_ticket(uint64_t seen, uint64_t *ticket) {
-  for (int i = 0; i < SPIN_ITERS; i++) {
-    if (atomic_load(&g_pool.shutdown)) return false;
-    uint64_t t = atomic_load(&g_pool.ticket);
-    if (t >> TICKET_PARTS_BITS != seen) {
-      *ticket = t;
-      return true;
+  for (;;) {
+    for (int i = 0; i < SPIN_ITERS || atomic_load(&g_pool.warm) > 0; i++) {
+      if (atomic_load(&g_pool.shutdown)) return false;
+      uint64_t t = atomic_load(&g_pool.ticket);
+      if (t >> TICKET_PARTS_BITS != seen) {
+        *ticket = t;
+        return true;
+      }
+      cpu_relax();
     }
-    cpu_relax();
+    pthread_mutex_lock(&g_pool.mu);
+    while (!atomic_load(&g_pool.shutdown) && atomic_load(&g_pool.warm) == 0 &&
+           atomic_load(&g_pool.ticket) >> TICKET_PARTS_BITS == seen)
+      pthread_cond_wait(&g_pool.work_cv, &g_pool.mu);
+    bool alive = !atomic_load(&g_pool.shutdown);
+    *ticket = atomic_load(&g_pool.ticket);
+    pthread_mutex_unlock(&g_pool.mu);
+    if (!alive) return false;
+    if (*ticket >> TICKET_PARTS_BITS != seen) return true;
+    /* woken by a warm section: spin for its launches */
   }
-  pthread_mutex_lock(&g_pool.mu);
-  while (!atomic_load(&g_pool.shutdown) && atomic_load(&g_pool.ticket) >> TICKET_PARTS_BITS == seen)
-    pthread_cond_wait(&g_pool.work_cv, &g_pool.mu);
-  bool alive = !atomic_load(&g_pool.shutdown);
-  *ticket = atomic_load(&g_pool.ticket);
-  pthread_mutex_unlock(&g_pool.mu);
-  return alive;
 }
 
 static void *worker_main(void *arg) {
@@ -294,6 +303,20 @@ int32_t tsl_parallel_for(tsl_parallel_task task, void *closure, int64_t extent) 
   int32_t rc = p->err;
   pthread_mutex_unlock(&p->launch_mu);
   return rc;
+}
+
+bool tsl_parallel_warm_begin(void) {
+  if (tl_in_parallel || tsl_get_num_threads() < 2) return false;
+  if (atomic_fetch_add(&g_pool.warm, 1) == 0) {
+    pthread_mutex_lock(&g_pool.mu);
+    pthread_cond_broadcast(&g_pool.work_cv);
+    pthread_mutex_unlock(&g_pool.mu);
+  }
+  return true;
+}
+
+void tsl_parallel_warm_end(bool began) {
+  if (began) atomic_fetch_sub(&g_pool.warm, 1);
 }
 
 void tsl_thread_pool_shutdown(void) {

@@ -9,7 +9,8 @@
  * tsl_set_num_threads (include/tessel/runtime.h; default TSL_NUM_THREADS from the
  * environment, else the CPUs this process may run on). The calling thread runs chunk 0
  * itself. Idle workers spin for a few microseconds after a job (back-to-back launches
- * from one graph are common), then block on a condition variable.
+ * from one graph are common), then block on a condition variable; inside a warm section
+ * (tsl_parallel_warm_begin, opened by every graph run) they keep spinning.
  *
  * Concurrency: one launch uses the pool at a time. When another application thread
  * calls tsl_parallel_for while the pool is busy, that second call runs its whole range
@@ -23,6 +24,7 @@
 #ifndef TESSEL_RUNTIME_PARALLEL_H
 #define TESSEL_RUNTIME_PARALLEL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -44,6 +46,18 @@ typedef int32_t (*tsl_parallel_task)(int64_t begin, int64_t end, void *closure);
  * lowest `begin` (so a static launch reports the same error however threads interleave).
  * extent <= 0: returns 0 without calling the task. A NULL task returns -1. */
 int32_t tsl_parallel_for(tsl_parallel_task task, void *closure, int64_t extent);
+
+/* A warm section: between tsl_parallel_warm_begin and the matching
+ * tsl_parallel_warm_end the pool's idle workers spin instead of going to sleep, and
+ * begin wakes any sleeping ones, so a sequence of launches separated by serial work
+ * (the steps of a graph run: small or serial kernels between parallel ones) pays no
+ * wake-up between launches (about as long as a small kernel, tens of microseconds in a
+ * VM: bench/parallel_overhead's "after 2 ms idle" column). The cost: the workers occupy
+ * their cores for the section. Sections nest and may overlap across threads (a count).
+ * Returns whether a section was opened (false with one thread or inside a task); pass
+ * that value to tsl_parallel_warm_end. */
+bool tsl_parallel_warm_begin(void);
+void tsl_parallel_warm_end(bool began);
 
 /* Workspace for a kernel: `bytes` bytes aligned to 64, uninitialised; bytes == 0 gives
  * a valid minimal block. Returns NULL for bytes < 0 or when memory is exhausted (the

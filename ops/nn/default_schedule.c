@@ -9,6 +9,16 @@
 
 /* Loops shorter than this run serially: a launch on the pool costs about a microsecond. */
 #define MIN_PARALLEL_ITERS 4
+/* Stages doing fewer element operations than this (the product of their loop extents,
+ * reductions included) run serially. Splitting pays when the serial time exceeds about
+ * twice the pool's fork/join cost (two threads halve the work and add one launch).
+ * Measured on the x86-64 host of this project (Zen 3 VM, AVX2): a launch on 2 threads
+ * with the workers awake (as in a graph run's warm section) 0.6 us on a quiet machine,
+ * 1.9 us while other processes load it (`bench/parallel_overhead`); an elementwise
+ * kernel ~5.7 elements/ns on one thread (HardSwish over 200704 elements in 35 us,
+ * `tunecli run ... --profile`): 2 x (0.6 .. 1.9 us) x 5.7/ns = 6800 .. 21600 elements;
+ * 2^14 lies between. */
+#define MIN_PARALLEL_WORK 16384
 /* Shortest innermost axis that is vectorized when it is shorter than the lanes. */
 #define MIN_VECTOR_EXTENT 4
 
@@ -16,7 +26,8 @@
  * (the accumulators become vectors, as in the GEMM micro-kernel), that axis vectorized
  * by `lanes` (split when longer; lowering guards a tail) or, shorter than a register but
  * at least MIN_VECTOR_EXTENT long, as one partial vector (a 14-wide row at 16 lanes),
- * and the outer spatial axes fused into one parallel loop. */
+ * and the outer spatial axes fused into one parallel loop (the vector split's outer
+ * loop when there is one spatial axis) unless the stage is too small to split. */
 static tsl_status schedule_stage(tsl_schedule *s, int si, int64_t lanes) {
   tsl_stage *st = s->stages[si];
   const char *name = st->name;
@@ -30,6 +41,9 @@ static tsl_status schedule_stage(tsl_schedule *s, int si, int64_t lanes) {
     }
   }
   if (nsp == 0 || nsp + nrd != st->nleaf) return TSL_OK;
+  int64_t work = 1;
+  for (int i = 0; i < st->nleaf && work < MIN_PARALLEL_WORK; i++) work *= st->iters[st->leaf[i]].extent;
+  bool split_work = work >= MIN_PARALLEL_WORK;
   tsl_status r = TSL_OK;
   int inner = sp[nsp - 1];
   int64_t inner_extent = st->iters[inner].extent;
@@ -59,7 +73,15 @@ static tsl_status schedule_stage(tsl_schedule *s, int si, int64_t lanes) {
   if (r != TSL_OK) return r;
   /* the outer spatial axes (all but the vector one), fused while too short to split */
   int nouter = vec || nsp > 1 ? nsp - 1 : nsp;
-  if (nouter == 0) return TSL_OK;
+  if (nouter == 0) {
+    /* one spatial axis (a flattened elementwise kernel): its vector split's outer part
+     * is the only parallelism there is */
+    if (!vec || inner_extent <= lanes) return TSL_OK;
+    char vout[200];
+    snprintf(vout, sizeof vout, "%s.outer", inner_name);
+    return split_work && (inner_extent + lanes - 1) / lanes >= MIN_PARALLEL_ITERS ? tsl_schedule_parallel(s, name, vout)
+                                                                                 : TSL_OK;
+  }
   char fused[512];
   snprintf(fused, sizeof fused, "%s", st->iters[sp[0]].name);
   int64_t extent = st->iters[sp[0]].extent;
@@ -72,7 +94,7 @@ static tsl_status schedule_stage(tsl_schedule *s, int si, int64_t lanes) {
     size_t len = strlen(fused);
     snprintf(fused + len, sizeof fused - len, ".%s.fused", next);
   }
-  if (extent >= MIN_PARALLEL_ITERS) r = tsl_schedule_parallel(s, name, fused);
+  if (split_work && extent >= MIN_PARALLEL_ITERS) r = tsl_schedule_parallel(s, name, fused);
   return r;
 }
 

@@ -2,7 +2,9 @@
  *
  * Generic, for any program the graph compiler generates (models/node_kernels.h):
  * injective stages inlined (tsl_schedule_create), then on the output stage the
- * outermost axes fused and run in parallel on the thread pool, and the innermost
+ * outermost axes fused and run in parallel on the thread pool (a flattened one-axis
+ * stage: the outer loop of its vector split; a stage of fewer than 2^14 element
+ * operations stays serial, below the pool's fork/join cost), and the innermost
  * spatial axis vectorized by the target's lanes when it is long enough (the tail is
  * guarded by lowering). Operator-specific templates replace it as they exist: a
  * program tagged "dense_packed" (a fully connected layer over a packed weight,

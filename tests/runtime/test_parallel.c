@@ -1,5 +1,6 @@
 /* The thread pool and tsl_parallel_for: coverage of every index exactly once, static
- * chunk shapes, nesting, errors, dynamic chunks, concurrent launches, fork, idling. */
+ * chunk shapes, nesting, errors, dynamic chunks, concurrent launches, fork, idling,
+ * warm sections. */
 #include <CUnit/Basic.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -327,6 +328,39 @@ static void test_idle_workers_block_without_spinning(void) {
   CU_ASSERT(used < 0.03); /* a spinning worker would use ~0.15 s */
 }
 
+/* A warm section: launches inside it cover every index once; its workers spin while it
+ * is open (the process burns CPU while the test thread sleeps) and block again once the
+ * outermost of two nested sections ends; with one thread it opens nothing. */
+static void test_warm_section_spins_then_idles(void) {
+  CU_ASSERT_EQUAL_FATAL(tsl_set_num_threads(1), TSL_OK);
+  CU_ASSERT_FALSE(tsl_parallel_warm_begin());
+  tsl_parallel_warm_end(false);
+  CU_ASSERT_EQUAL_FATAL(tsl_set_num_threads(2), TSL_OK);
+  cover *c = cover_new(50);
+  CU_ASSERT_EQUAL(tsl_parallel_for(cover_task, c, 50), 0); /* the worker exists */
+  struct timespec settle = {0, 20 * 1000 * 1000}, idle = {0, 150 * 1000 * 1000};
+  nanosleep(&settle, NULL); /* the worker is asleep now */
+  bool outer = tsl_parallel_warm_begin(), inner = tsl_parallel_warm_begin();
+  CU_ASSERT_TRUE(outer);
+  CU_ASSERT_TRUE(inner);
+  double cpu0 = process_cpu_seconds();
+  nanosleep(&idle, NULL);
+  double spun = process_cpu_seconds() - cpu0;
+  CU_ASSERT(spun > 0.005); /* woken by begin, spinning: up to 0.15 s (less on a loaded machine) */
+  CU_ASSERT_EQUAL(tsl_parallel_for(cover_task, c, 50), 0);
+  tsl_parallel_warm_end(inner);
+  CU_ASSERT_EQUAL(tsl_parallel_for(cover_task, c, 50), 0);
+  tsl_parallel_warm_end(outer);
+  int wrong = 0;
+  for (int i = 0; i < 50; i++) wrong += atomic_load(&c->count[i]) != 3;
+  CU_ASSERT_EQUAL(wrong, 0);
+  cover_free(c);
+  nanosleep(&settle, NULL);
+  cpu0 = process_cpu_seconds();
+  nanosleep(&idle, NULL);
+  CU_ASSERT(process_cpu_seconds() - cpu0 < 0.03);
+}
+
 static void test_kernel_alloc_is_aligned_and_checked(void) {
   static const int64_t sizes[] = {0, 1, 63, 64, 65, 4096, 1000003};
   for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
@@ -360,5 +394,6 @@ void tsl_tests_runtime_parallel(void) {
   CU_add_test(s, "test_parallel_for_works_in_forked_child", test_parallel_for_works_in_forked_child);
   CU_add_test(s, "test_thread_pool_shutdown_then_relaunch", test_thread_pool_shutdown_then_relaunch);
   CU_add_test(s, "test_idle_workers_block_without_spinning", test_idle_workers_block_without_spinning);
+  CU_add_test(s, "test_warm_section_spins_then_idles", test_warm_section_spins_then_idles);
   CU_add_test(s, "test_kernel_alloc_is_aligned_and_checked", test_kernel_alloc_is_aligned_and_checked);
 }
