@@ -1,4 +1,4 @@
-/* Schedule blocks (sched_block.h, docs/dsl.md section 12): parsing, then the checks that
+/* Schedule blocks (sched_block.h, docs/dsl.md section 11): parsing, then the checks that
  * need only the op (names, knob kinds, every use of every knob). */
 #include "dsl/sched_block.h"
 

@@ -1,5 +1,5 @@
 /* Schedule blocks of DSL ops: a template written next to the tensor expression
- * (docs/dsl.md section 12; AutoTVM's define_split / define_reorder / define_annotate /
+ * (docs/dsl.md section 11; AutoTVM's define_split / define_reorder / define_annotate /
  * define_knob and the steps that use them). The parser reads and checks a block with
  * its op (tsl_dsl_parse): names, knob kinds and every use of each knob; what needs the
  * shapes (divisors, extents, whether a step applies) is checked by the template

@@ -53,9 +53,9 @@ static tsl_status text_apply(const tsl_te_program *p, const tsl_target *t, const
   return tsl_schedule_from_text_file(p, e->text, e->filename, out);
 }
 
-static int text_hash(const char *s) {
+int tsl_user_template_version(const char *text) {
   uint64_t h = 14695981039346656037ULL;
-  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+  for (; text && *text; text++) h = (h ^ (unsigned char)*text) * 1099511628211ULL;
   return (int)(h & 0x7fffffff);
 }
 
@@ -88,7 +88,7 @@ tsl_status tsl_user_text_template(const char *op, const char *text, const char *
   e->tpl = (tsl_template){.name = e->name,
                           .op = e->op,
                           .description = "a schedule text (tune-op --schedule): one config",
-                          .version = text_hash(text),
+                          .version = tsl_user_template_version(text),
                           .space = text_space,
                           .default_config = text_default,
                           .apply = text_apply};

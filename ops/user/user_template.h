@@ -5,7 +5,7 @@
  * - A schedule text (the form of schedule.h, a --schedule file) is a template of one
  *   config: tune-op measures and records it like any candidate, the user's starting point
  *   that the searched templates must beat.
- * - A DSL op with a schedule block (docs/dsl.md section 12) is a template whose knobs and
+ * - A DSL op with a schedule block (docs/dsl.md section 11) is a template whose knobs and
  *   steps are the block's (ops/user/dsl_template.c).
  *
  * Both are keyed by the operator's name: a template's callbacks receive only the program,
@@ -21,6 +21,11 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* The version of a user's template made from `text` (its schedule text, or its op's DSL
+ * text): FNV-1a (64-bit) of the bytes, masked to a non-negative int. The space hash
+ * covers it (schedule/template.h), so records of another text never apply. */
+int tsl_user_template_version(const char *text);
 
 /* Registers the schedule text `text` (read from `filename`, named in its errors) as the
  * template "OP.schedule_text" of operator op (a registry name, ops/registry.h): no knobs,

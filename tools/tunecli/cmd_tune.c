@@ -375,6 +375,30 @@ static const tsl_template *start_template(const char *cmd, op_args *a) {
   return tpl;
 }
 
+/* A --file op's schedule block on this instance: its space and default config, so that
+ * an error (at FILE:LINE:COL) stops tune-op before any measurement. */
+static bool check_user_template(const char *cmd, const op_args *a, const tsl_target *t) {
+  char name[96];
+  snprintf(name, sizeof name, "%s%s", a->name, ".dsl");
+  const tsl_template *tpl = tsl_template_find(name);
+  if (!tpl) return true;
+  tsl_arena *arena = tsl_arena_new(), *prev = tsl_arena_set_current(arena);
+  const int64_t *shapes[OP_ARGS_MAX_INPUTS];
+  for (int i = 0; i < a->ninputs; i++) shapes[i] = a->shapes[i];
+  tsl_te_program *p = NULL;
+  tsl_config_space *space = calloc(1, sizeof *space);
+  tsl_status st = space ? tsl_op_instantiate(a->name, a->ninputs, shapes, a->ndims, a->nparams, a->params, &p)
+                        : tsl_error(TSL_ERR_NOMEM, "out of memory");
+  if (st == TSL_OK) st = tpl->space(p, t, space);
+  if (st != TSL_OK) fprintf(stderr, "tunecli %s: %s\n", cmd, tsl_last_error());
+  else fprintf(stderr, "tunecli %s: template %s: %d knobs, %lld configs\n", cmd, tpl->name, space->nknobs,
+               (long long)tsl_space_size(space));
+  free(space);
+  tsl_arena_set_current(prev);
+  tsl_arena_free(arena);
+  return st == TSL_OK;
+}
+
 /* The starting point (--schedule) against the tuned best. */
 static void print_start(const tsl_records *db, const tsl_target *t, const tsl_workload *w, const tsl_template *start,
                         const tsl_tune_result *res) {
@@ -438,9 +462,13 @@ int tunecli_tune_op(int argc, char **argv) {
     op_args_free(&a);
     return 1;
   }
+  if (a.file && !check_user_template(cmd, &a, &t)) {
+    op_args_free(&a);
+    return 1;
+  }
   if (tsl_template_list(a.name, NULL, 0) == 0 && a.file) {
     fprintf(stderr, "tunecli tune-op: error: op %s of %s has no schedule block, so nothing to search: add one "
-                    "(docs/dsl.md section 12), or give a schedule to measure with --schedule FILE\n", a.name, a.file);
+                    "(docs/dsl.md section 11), or give a schedule to measure with --schedule FILE\n", a.name, a.file);
     op_args_free(&a);
     return 2;
   }

@@ -1,6 +1,7 @@
 /* Operator arguments shared by tunecli commands: see op_args.h. */
 #include "op_args.h"
 
+#include "dsl/sched_block.h"
 #include "ops/user/user_template.h"
 #include "tuner/dispatch.h"
 
@@ -206,7 +207,8 @@ bool op_args_parse(const char *cmd, int argc, char **argv, op_args *a, char **re
       } else if (nshape < 64) {
         shape_args[nshape++] = v; /* resolved once the op is known */
       }
-    } else if (arg[0] != '-' && !a->op_name) {
+    } else if (arg[0] != '-' && !a->op_name && (i == 0 || strcmp(cmd, "tune-op") != 0)) {
+      /* (tune-op: only first, the others may be values of its tuning options) */
       a->op_name = arg;
     } else {
       rest[(*nrest)++] = argv[i];
@@ -251,6 +253,11 @@ bool op_args_register_user_op(const char *cmd, op_args *a) {
     return false;
   }
   a->keep_module = true;
+  const tsl_template *tpl;
+  if (tsl_dsl_op_schedule(a->def) && (st = tsl_user_dsl_template(a->def, &tpl)) != TSL_OK) {
+    tunecli_fail(cmd, st);
+    return false;
+  }
   return true;
 }
 
@@ -280,15 +287,18 @@ static bool schedule_from_records(const char *cmd, op_args *a) {
   tsl_dispatch_info info;
   st = tsl_dispatch_schedule(db, &t, &w, NULL, &p, &s, &info);
   tsl_records_free(db);
-  if (st == TSL_OK && !info.tuned) {
+  bool no_template = st == TSL_ERR_NOT_FOUND; /* the op has no template: it has no records either */
+  if (no_template) tsl_clear_error();
+  if (no_template || (st == TSL_OK && !info.tuned)) {
     tsl_schedule_free(s);
     char *key = NULL;
     if (tsl_workload_key_of(&w, &key) != TSL_OK) tsl_clear_error();
     char tbuf[192];
     fprintf(stderr,
             "tunecli %s: error: %s holds no usable record of %s on %s (nor its target family) for a template of %s "
-            "(tune it first: tunecli tune-op %s%s%s ... --records %s)\n",
-            cmd, a->records_file, key ? key : a->name, tsl_target_str(&t, tbuf, sizeof tbuf), a->name, a->name,
+            "%s(tune it first: tunecli tune-op %s%s%s ... --records %s)\n",
+            cmd, a->records_file, key ? key : a->name, tsl_target_str(&t, tbuf, sizeof tbuf), a->name,
+            no_template ? "(it has no template: give its op a schedule block, docs/dsl.md section 11) " : "", a->name,
             a->file ? " --file " : "", a->file ? a->file : "", a->records_file);
     free(key);
     return false;

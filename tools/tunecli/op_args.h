@@ -61,7 +61,8 @@ void op_args_print_config(FILE *f, const op_args *a);
 void op_args_free(op_args *a);
 
 /* Registers the --file op in the operator registry (tsl_op_register_user), so that the
- * tuner and the records know it by name; the module is then kept for the process.
+ * tuner and the records know it by name; the module is then kept for the process. Also
+ * registers its schedule block as a template when it has one (ops/user/user_template.h).
  * True for a built-in operator (nothing to do). Errors printed; false on error. */
 bool op_args_register_user_op(const char *cmd, op_args *a);
 
