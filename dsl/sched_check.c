@@ -116,7 +116,8 @@ static const char *const primitives[] = {"compute_inline", "compute_root", "spli
                                          "storage_align", "prefetch", "annotate"};
 
 static const char *kind_word(tsl_dsl_knob_kind k) {
-  return k == TSL_DSL_KNOB_SPLIT ? "a split" : k == TSL_DSL_KNOB_REORDER ? "a reorder" : k == TSL_DSL_KNOB_ANNOTATE ? "an annotate" : "a list";
+  static const char *const words[] = {"a split", "a reorder", "an annotate", "a list"};
+  return words[k];
 }
 
 /* One argument of step s at position pos, resolving knob names; uses[] counts uses. */
@@ -166,7 +167,8 @@ static tsl_status check_arg(const tsl_dsl_op *op, const tsl_dsl_schedule *b, con
 
 static tsl_status check_step(const tsl_dsl_op *op, const tsl_dsl_schedule *b, tsl_dsl_sched_step *s, int *uses) {
   bool known = false;
-  for (size_t i = 0; i < sizeof primitives / sizeof primitives[0]; i++) known |= strcmp(primitives[i], s->primitive) == 0;
+  for (size_t i = 0; i < sizeof primitives / sizeof primitives[0]; i++)
+    known |= strcmp(primitives[i], s->primitive) == 0;
   if (!known)
     return tsl_dsl_error_at(op, TSL_ERR_PARSE, s->line, s->col,
                             "unknown schedule primitive '%s' (split, tile, fuse, reorder, vectorize, unroll, parallel, "

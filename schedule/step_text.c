@@ -90,7 +90,9 @@ static tsl_status error_at(const parser *ps, tsl_status st, int col, const char 
                    ps->line_start, col - 1, "");
 }
 
-static tsl_status parse_error(const parser *ps, const char *why) { return error_at(ps, TSL_ERR_PARSE, column(ps), why); }
+static tsl_status parse_error(const parser *ps, const char *why) {
+  return error_at(ps, TSL_ERR_PARSE, column(ps), why);
+}
 
 static char *copy_range(const char *a, const char *b) {
   char *s = malloc((size_t)(b - a) + 1);

@@ -198,7 +198,8 @@ static tsl_status dsl_apply(const tsl_te_program *p, const tsl_target *t, const 
   if (!e) return no_entry(p);
   const tsl_dsl_schedule *b = tsl_dsl_op_schedule(e->def);
   tsl_status st = tsl_config_check(s, c);
-  if (st == TSL_OK && c->nknobs != b->nknobs) st = tsl_error(TSL_ERR_INVALID, "DSL template %s: not its space", e->name);
+  if (st == TSL_OK && c->nknobs != b->nknobs)
+    st = tsl_error(TSL_ERR_INVALID, "DSL template %s: not its space", e->name);
   tsl_schedule *sch = NULL;
   if (st == TSL_OK) st = tsl_schedule_create(p, &sch);
   char cfg[512];

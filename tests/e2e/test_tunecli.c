@@ -111,11 +111,14 @@ static void test_tunecli_schedule_and_records_options(void) {
   snprintf(back, sizeof back, "%s/back.txt", dir);
   snprintf(so, sizeof so, "%s/k.so", dir);
   const char *shape = "--shape A=24x16 --shape B=16x40";
-  expectf(1, "bad.txt:3:4: error: step reorder(C, j.inner, q) does not apply", "show matmul %s --schedule %s", shape, bad);
+  expectf(1, "bad.txt:3:4: error: step reorder(C, j.inner, q) does not apply",
+          "show matmul %s --schedule %s", shape, bad);
   expectf(0, "check: PASS", "run-op matmul %s --schedule %s", shape, sched);
   expectf(1, "cannot open", "run-op matmul %s --records %s", shape, rec);
-  expectf(1, "bad.txt:3:4: error", "tune-op matmul %s --trials 4 --no-peak --records %s --schedule %s", shape, rec, bad);
-  expectf(0, "your schedule (matmul.schedule_text):", "tune-op matmul %s --trials 4 --no-peak --records %s --schedule %s", shape, rec, sched);
+  expectf(1, "bad.txt:3:4: error",
+          "tune-op matmul %s --trials 4 --no-peak --records %s --schedule %s", shape, rec, bad);
+  expectf(0, "your schedule (matmul.schedule_text):",
+          "tune-op matmul %s --trials 4 --no-peak --records %s --schedule %s", shape, rec, sched);
   expectf(0, "# schedule (from ", "show matmul %s --records %s", shape, rec);
   /* the printed schedule, between its header and the loop IR, as a --schedule file */
   char *start = strstr(out, "# schedule (from ");
@@ -129,7 +132,8 @@ static void test_tunecli_schedule_and_records_options(void) {
   CU_ASSERT_PTR_NOT_NULL(strstr(out, "schedule from "));
   expectf(0, "# schedule from ", "compile matmul %s --records %s -o %s", shape, rec, so);
   /* another instance has no record */
-  expectf(1, "holds no usable record of matmul(A:f32[8,8]", "run-op matmul --shape A=8x8 --shape B=8x8 --records %s", rec);
+  expectf(1, "holds no usable record of matmul(A:f32[8,8]",
+          "run-op matmul --shape A=8x8 --shape B=8x8 --records %s", rec);
   expectf(2, "not both", "show matmul --records %s --schedule %s", rec, sched);
   remove(sched);
   remove(bad);
@@ -158,15 +162,18 @@ static void test_tunecli_tune_op_file_template(void) {
              bad, sizeof bad);
   write_file(dir, "plain.tsl", "op rowmax(X: f32[M, N])\n  out[i] = max(j: X[i, j])\n", plain, sizeof plain);
   snprintf(rec, sizeof rec, "%s/r.jsonl", dir);
-  expectf(0, "template rowmax.dsl: 3 knobs, 24 configs", "tune-op rowmax --file %s --shape X=16x40 --trials 6 --no-peak --records %s", op, rec);
+  expectf(0, "template rowmax.dsl: 3 knobs, 24 configs",
+          "tune-op rowmax --file %s --shape X=16x40 --trials 6 --no-peak --records %s", op, rec);
   CU_ASSERT_PTR_NOT_NULL(strstr(out, "config ti="));
   expectf(0, "check: PASS", "run-op --file %s --shape X=16x40 --records %s", op, rec);
   CU_ASSERT_PTR_NOT_NULL(strstr(out, "template rowmax.dsl"));
   expectf(0, "split(out, i, ", "show --file %s --shape X=16x40 --records %s", op, rec);
-  expectf(1, "bad.tsl:4:10: error: knob tj: split factor 3 does not divide the extent 40 of out.j", "tune-op rowmax --file %s --shape X=16x40 --trials 2 --records %s", bad, rec);
+  expectf(1, "bad.tsl:4:10: error: knob tj: split factor 3 does not divide the extent 40 of out.j",
+          "tune-op rowmax --file %s --shape X=16x40 --trials 2 --records %s", bad, rec);
   expectf(2, "has no schedule block", "tune-op --file %s --shape X=16x40 --trials 2 --records %s", plain, rec);
   /* the edited op (another text) does not take the first one's records */
-  expectf(1, "holds no usable record of rowmax(X:f32[16,40];)", "run-op --file %s --shape X=16x40 --records %s", plain, rec);
+  expectf(1, "holds no usable record of rowmax(X:f32[16,40];)",
+          "run-op --file %s --shape X=16x40 --records %s", plain, rec);
   remove(op);
   remove(bad);
   remove(plain);
