@@ -249,13 +249,9 @@ static tsl_status parse_step(bparser *p, tsl_dsl_sched_step *s) {
   if (is_word(cur(p), "if")) {
     next(p);
     if (cur(p)->kind != TK_IDENT) return expected(p, "a knob after 'if'");
-    /* the knob's name, kept in a NAME argument past nargs until the check resolves it */
-    tsl_dsl_sched_arg *c = dsl_pool_alloc(p->pool, sizeof *c * (size_t)(args.n + 1));
-    memcpy(c, arr, sizeof *c * (size_t)args.n);
-    c[args.n] = (tsl_dsl_sched_arg){TSL_DSL_ARG_NAME, dsl_pool_strndup(p->pool, cur(p)->start, (size_t)cur(p)->len),
-                                    0, -1, false, cur(p)->pos.line, cur(p)->pos.col};
-    s->args = c;
-    s->cond_knob = -2; /* resolved by the check */
+    s->cond_name = dsl_pool_strndup(p->pool, cur(p)->start, (size_t)cur(p)->len);
+    s->cond_line = cur(p)->pos.line;
+    s->cond_col = cur(p)->pos.col; /* cond_knob is resolved by dsl_check_schedule */
     next(p);
   }
   return TSL_OK;

@@ -61,6 +61,8 @@ typedef struct tsl_dsl_sched_step {
   int nargs;
   const tsl_dsl_sched_arg *args;
   int cond_knob; /* -1: always; else applied when that knob's value is not 0 */
+  const char *cond_name; /* the knob after 'if' as written (NULL without one) */
+  int cond_line, cond_col;
 } tsl_dsl_sched_step;
 
 typedef struct tsl_dsl_schedule {

@@ -154,7 +154,8 @@ static tsl_status check_arg(const tsl_dsl_op *op, const tsl_dsl_schedule *b, con
   }
   if (reorder_slot && k->kind == TSL_DSL_KNOB_REORDER) {
     if (uses[ki] > 1)
-      return tsl_dsl_error_at(op, TSL_ERR_PARSE, a->line, a->col, "reorder knob %s is used by a second step", k->name);
+      return tsl_dsl_error_at(op, TSL_ERR_PARSE, a->line, a->col, "reorder knob %s is used by a second step",
+                              k->name);
     return TSL_OK;
   }
   if (annotate_slot && k->kind == TSL_DSL_KNOB_ANNOTATE) return TSL_OK;
@@ -182,18 +183,19 @@ static tsl_status check_step(const tsl_dsl_op *op, const tsl_dsl_schedule *b, ts
     tsl_status st = check_arg(op, b, s, i, &args[i], uses);
     if (st != TSL_OK) return st;
   }
-  if (s->cond_knob == -2) {
-    const tsl_dsl_sched_arg *c = &s->args[s->nargs];
-    int ki = knob_index(b, c->name);
-    if (ki < 0) return tsl_dsl_error_at(op, TSL_ERR_PARSE, c->line, c->col, "unknown knob '%s' after 'if'", c->name);
+  if (s->cond_name) {
+    int ki = knob_index(b, s->cond_name);
+    if (ki < 0)
+      return tsl_dsl_error_at(op, TSL_ERR_PARSE, s->cond_line, s->cond_col, "unknown knob '%s' after 'if'",
+                              s->cond_name);
     const tsl_dsl_knob *k = &b->knobs[ki];
     if (k->kind == TSL_DSL_KNOB_ANNOTATE && (k->nannots != 1 || strcmp(k->annots[0], s->primitive) != 0))
-      return tsl_dsl_error_at(op, TSL_ERR_PARSE, c->line, c->col,
+      return tsl_dsl_error_at(op, TSL_ERR_PARSE, s->cond_line, s->cond_col,
                               k->nannots == 1 ? "knob %s turns %s on or off, not %s"
                                               : "knob %s chooses among %s...: write annotate(stage, axis, %s) instead",
                               k->name, k->annots[0], k->nannots == 1 ? s->primitive : k->name);
     if (k->kind != TSL_DSL_KNOB_ANNOTATE && k->kind != TSL_DSL_KNOB_LIST)
-      return tsl_dsl_error_at(op, TSL_ERR_PARSE, c->line, c->col,
+      return tsl_dsl_error_at(op, TSL_ERR_PARSE, s->cond_line, s->cond_col,
                               "knob %s is %s knob: 'if' takes an annotate or a list knob", k->name, kind_word(k->kind));
     s->cond_knob = ki;
     uses[ki]++;
