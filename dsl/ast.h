@@ -58,7 +58,7 @@ typedef enum dsl_tok_kind {
   TK_INT,
   TK_FLOAT,
   TK_STRING,
-  TK_LPAREN, TK_RPAREN, TK_LBRACK, TK_RBRACK, TK_COMMA, TK_COLON, TK_ASSIGN, TK_AT, TK_QUESTION,
+  TK_LPAREN, TK_RPAREN, TK_LBRACK, TK_RBRACK, TK_COMMA, TK_COLON, TK_ASSIGN, TK_AT, TK_QUESTION, TK_DOT,
   TK_PLUS, TK_MINUS, TK_STAR, TK_SLASH, TK_PERCENT,
   TK_LT, TK_LE, TK_GT, TK_GE, TK_EQ, TK_NE,
   TK_ANDAND, TK_OROR, TK_NOT, TK_AMP, TK_PIPE, TK_CARET, TK_TILDE, TK_SHL, TK_SHR
@@ -223,6 +223,7 @@ typedef struct dsl_assert {
 
 struct tsl_dsl_op {
   const char *name;
+  const char *text; /* the op's source, from 'op' to the end of its last token */
   dsl_pos pos;
   const dsl_src *src;
   int nparams;
@@ -240,6 +241,7 @@ struct tsl_dsl_op {
   int nvars; /* number of dsl_var ids */
   tsl_dsl_input_info *input_info;
   tsl_dsl_param_info *param_info;
+  struct tsl_dsl_schedule *schedule; /* the schedule block (dsl/sched_block.h), or NULL */
 };
 
 struct tsl_dsl_module {
@@ -276,6 +278,12 @@ tsl_status dsl_fold(const dsl_env *env, const dsl_node *e, dsl_cval *out);
 /* Parser: tokens -> ops (syntax only). */
 tsl_status dsl_parse_tokens(dsl_pool *pool, const dsl_src *src, const dsl_token *toks, int ntoks,
                             dsl_vec *ops);
+/* Parses a schedule block at toks[*i] (the word 'schedule') up to the next 'op' or the
+ * end (syntax only; dsl/sched_block.c); *i ends at that token. */
+tsl_status dsl_parse_schedule(dsl_pool *pool, const dsl_src *src, const dsl_token *toks, int ntoks, int *i,
+                              struct tsl_dsl_schedule **out);
+/* Checks an op's schedule block against the op after sema (names, knob kinds and uses). */
+tsl_status dsl_check_schedule(tsl_dsl_op *op);
 /* Semantic analysis of one op (see docs/dsl.md sections 4-8). */
 tsl_status dsl_sema_op(dsl_pool *pool, tsl_dsl_op *op);
 

@@ -46,7 +46,7 @@ static const struct {
     {"]", TK_RBRACK}, {",", TK_COMMA}, {":", TK_COLON}, {"=", TK_ASSIGN}, {"@", TK_AT},
     {"?", TK_QUESTION}, {"+", TK_PLUS}, {"-", TK_MINUS}, {"*", TK_STAR}, {"/", TK_SLASH},
     {"%", TK_PERCENT}, {"<", TK_LT}, {">", TK_GT}, {"!", TK_NOT}, {"&", TK_AMP}, {"|", TK_PIPE},
-    {"^", TK_CARET}, {"~", TK_TILDE},
+    {"^", TK_CARET}, {"~", TK_TILDE}, {".", TK_DOT},
 };
 
 const char *dsl_tok_spelling(dsl_tok_kind k) {

@@ -30,6 +30,7 @@ tsl_status tsl_dsl_parse(const char *text, const char *filename, tsl_dsl_module 
         break;
       }
     if (st == TSL_OK) st = dsl_sema_op(&m->pool, op);
+    if (st == TSL_OK && op->schedule) st = dsl_check_schedule(op);
   }
   if (st != TSL_OK) {
     tsl_dsl_module_free(m);
@@ -61,6 +62,7 @@ const tsl_dsl_op *tsl_dsl_module_find(const tsl_dsl_module *m, const char *name)
 }
 
 const char *tsl_dsl_op_name(const tsl_dsl_op *def) { return def ? def->name : NULL; }
+const char *tsl_dsl_op_text(const tsl_dsl_op *def) { return def ? def->text : NULL; }
 int tsl_dsl_op_ninputs(const tsl_dsl_op *def) { return def ? def->ninputs : 0; }
 const tsl_dsl_input_info *tsl_dsl_op_input(const tsl_dsl_op *def, int i) {
   return def && i >= 0 && i < def->ninputs ? &def->input_info[i] : NULL;

@@ -512,6 +512,7 @@ static tsl_status parse_assert(parser *p, dsl_vec *asserts) {
 static tsl_status parse_op(parser *p, dsl_vec *ops) {
   tsl_dsl_op *op = dsl_pool_alloc(p->pool, sizeof *op);
   op->src = p->src;
+  const dsl_token *first = cur(p);
   next(p); /* 'op' */
   if (cur(p)->kind != TK_IDENT || tok_is_structural(cur(p))) return fail_expected(p, "the op's name after 'op'");
   op->name = tok_str(p, cur(p));
@@ -534,7 +535,11 @@ static tsl_status parse_op(parser *p, dsl_vec *ops) {
   next(p);
   for (;;) {
     const dsl_token *t = cur(p);
-    if (is_ident(t, "assert")) {
+    if (is_ident(t, "schedule") && ahead(p, 1)->kind != TK_LBRACK) {
+      if (stages.n == 0) return fail_expected(p, "a stage such as out[i] = ... before the schedule block");
+      if ((st = dsl_parse_schedule(p->pool, p->src, p->t, p->n, &p->i, &op->schedule)) != TSL_OK) return st;
+      break; /* the block runs to the next op */
+    } else if (is_ident(t, "assert")) {
       if ((st = parse_assert(p, &asserts)) != TSL_OK) return st;
     } else if (t->kind == TK_AT || (t->kind == TK_IDENT && !is_ident(t, "op"))) {
       if ((st = parse_stage(p, &stages)) != TSL_OK) return st;
@@ -549,6 +554,8 @@ static tsl_status parse_op(parser *p, dsl_vec *ops) {
   op->params = (dsl_param **)params.items;
   op->nstages = stages.n;
   op->stages = (dsl_stage **)stages.items;
+  const dsl_token *last = &p->t[p->i > 0 ? p->i - 1 : 0];
+  op->text = dsl_pool_strndup(p->pool, first->start, (size_t)(last->start + last->len - first->start));
   op->nasserts = asserts.n;
   op->asserts = dsl_pool_alloc(p->pool, sizeof(dsl_assert) * (size_t)(asserts.n ? asserts.n : 1));
   for (int k = 0; k < asserts.n; k++) op->asserts[k] = *(dsl_assert *)asserts.items[k];

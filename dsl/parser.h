@@ -88,6 +88,9 @@ const tsl_dsl_op *tsl_dsl_module_find(const tsl_dsl_module *m, const char *name)
 
 /* Accessors; pointers stay valid while the module lives. */
 const char *tsl_dsl_op_name(const tsl_dsl_op *def);
+/* The op's source text, from its 'op' keyword to the end of its last token (its schedule
+ * block included). */
+const char *tsl_dsl_op_text(const tsl_dsl_op *def);
 int tsl_dsl_op_ninputs(const tsl_dsl_op *def);
 const tsl_dsl_input_info *tsl_dsl_op_input(const tsl_dsl_op *def, int i); /* NULL if out of range */
 int tsl_dsl_op_nparams(const tsl_dsl_op *def);

@@ -14,6 +14,11 @@ static const struct {
 } aliases[] = {{"conv2d", "conv2d_nchw"}};
 
 static pthread_once_t registry_once = PTHREAD_ONCE_INIT;
+/* users' operators (tsl_op_register_user), each info malloc'd and kept for the process */
+enum { MAX_USER_OPS = 64 };
+static pthread_mutex_t user_lock = PTHREAD_MUTEX_INITIALIZER;
+static tsl_op_info *users[MAX_USER_OPS];
+static int nusers;
 static tsl_op_info *infos;
 static const tsl_op_info **info_list;
 static int ninfos;
@@ -108,6 +113,11 @@ tsl_status tsl_op_lookup(const char *name, const tsl_op_info **out) {
       *out = &infos[i];
       return TSL_OK;
     }
+  pthread_mutex_lock(&user_lock);
+  for (int i = 0; i < nusers && !*out; i++)
+    if (strcmp(users[i]->name, name) == 0) *out = users[i];
+  pthread_mutex_unlock(&user_lock);
+  if (*out) return TSL_OK;
   char known[512];
   size_t o = 0;
   known[0] = '\0';
@@ -128,4 +138,52 @@ tsl_status tsl_op_instantiate(const char *name, int ninputs, const int64_t *cons
   if ((st = tsl_te_check(p)) != TSL_OK) return st;
   *out = p;
   return TSL_OK;
+}
+
+tsl_status tsl_op_register_user(const tsl_dsl_op *def, const char *text, const tsl_op_info **out) {
+  if (out) *out = NULL;
+  if (!def || !text || !out) return tsl_error(TSL_ERR_INVALID, "tsl_op_register_user: NULL argument");
+  const char *name = tsl_dsl_op_name(def);
+  pthread_once(&registry_once, registry_init);
+  const char *canonical = name;
+  for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
+    if (strcmp(aliases[i].alias, name) == 0) canonical = aliases[i].name;
+  for (int i = 0; i < ninfos; i++)
+    if (strcmp(infos[i].name, canonical) == 0)
+      return tsl_error(TSL_ERR_INVALID,
+                       "op registry: your op '%s' has the name of a built-in operator (tunecli list): rename it", name);
+  tsl_status st = TSL_OK;
+  pthread_mutex_lock(&user_lock);
+  for (int i = 0; i < nusers && !*out; i++) {
+    if (strcmp(users[i]->name, name) != 0) continue;
+    if (users[i]->def == def || strcmp(users[i]->text, text) == 0) *out = users[i];
+    else st = tsl_error(TSL_ERR_INVALID, "op registry: another op called '%s' is registered already", name);
+  }
+  if (!*out && st == TSL_OK) {
+    tsl_op_info *info = calloc(1, sizeof *info);
+    char *text_copy = strdup(text);
+    int ni = tsl_dsl_op_ninputs(def), np = tsl_dsl_op_nparams(def);
+    const char **inputs = calloc((size_t)(ni ? ni : 1), sizeof(char *));
+    const char **params = calloc((size_t)(np ? np : 1), sizeof(char *));
+    if (nusers >= MAX_USER_OPS) {
+      st = tsl_error(TSL_ERR_INVALID, "op registry: more than %d users' operators", MAX_USER_OPS);
+    } else if (!info || !text_copy || !inputs || !params) {
+      st = tsl_error(TSL_ERR_NOMEM, "op registry: out of memory");
+    } else {
+      for (int k = 0; k < ni; k++) inputs[k] = tsl_dsl_op_input(def, k)->name;
+      for (int k = 0; k < np; k++) params[k] = tsl_dsl_op_param(def, k)->name;
+      *info = (tsl_op_info){.name = name, .text = text_copy, .description = "a user's operator (DSL file)",
+                            .ninputs = ni, .input_names = inputs, .nparams = np, .param_names = params, .def = def};
+      users[nusers++] = info;
+      *out = info;
+    }
+    if (st != TSL_OK) {
+      free(info);
+      free(text_copy);
+      free(inputs);
+      free(params);
+    }
+  }
+  pthread_mutex_unlock(&user_lock);
+  return st;
 }

@@ -57,6 +57,17 @@ const tsl_op_info *const *tsl_op_list(int *n);
 tsl_status tsl_op_instantiate(const char *name, int ninputs, const int64_t *const *shapes, const int *ndims,
                               int nparams, const tsl_dsl_param_value *params, tsl_te_program **out);
 
+/* Adds a user's operator (an op of a DSL file, e.g. `tunecli tune-op --file`) so that
+ * workload keys, tsl_op_lookup and tsl_op_instantiate know it, for the rest of the
+ * process: def (and the module holding it) must stay alive as long; `text` (the op's DSL
+ * text, copied) is what tsl_op_info.text shows. It has no example shapes (example.ninputs
+ * 0) and is not in tsl_op_list. Registering the same def, or an op of the same name and
+ * text, again returns the first registration. Thread-safe.
+ * Errors: TSL_ERR_INVALID (NULL arguments; the name of a built-in operator or alias: the
+ * message asks to rename it; another op of that name with another text; more than 64
+ * users' operators), TSL_ERR_NOMEM. */
+tsl_status tsl_op_register_user(const tsl_dsl_op *def, const char *text, const tsl_op_info **out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -298,6 +298,14 @@ char *tsl_step_to_string(const tsl_step *step);
  * tsl_schedule_new. *out is NULL on error. */
 tsl_status tsl_schedule_from_text(const tsl_te_program *p, const char *text, tsl_schedule **out);
 
+/* tsl_schedule_from_text for the text of file `filename` (a user's --schedule file):
+ * every error reads "FILE:LINE:COL: error: WHY", then the line (indented by two spaces)
+ * and a caret under the column, as the DSL's (docs/dsl.md section 9); when a step does
+ * not apply, WHY is "step split(C, q, 4) does not apply: <the step's own message>".
+ * filename NULL: exactly tsl_schedule_from_text. Errors as tsl_schedule_from_text. */
+tsl_status tsl_schedule_from_text_file(const tsl_te_program *p, const char *text, const char *filename,
+                                       tsl_schedule **out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -69,6 +69,8 @@ typedef struct parser {
   const char *p;
   int line;
   const char *line_start;
+  const char *source; /* "schedule", or the file name (tsl_schedule_from_text_file) */
+  bool located;       /* file form: "FILE:L:C: error: WHY" + the line and a caret */
 } parser;
 
 static int column(const parser *ps) { return (int)(ps->p - ps->line_start) + 1; }
@@ -77,8 +79,19 @@ static void skip_blanks(parser *ps) {
   while (*ps->p == ' ' || *ps->p == '\t' || *ps->p == '\r') ps->p++;
 }
 
+/* The error at column col of the current line: "schedule:L:C: why", or in the file form
+ * "FILE:L:C: error: why" followed by the line (indented by two spaces) and a caret under
+ * the column, as the DSL's messages (docs/dsl.md section 9). */
+static tsl_status error_at(const parser *ps, tsl_status st, int col, const char *why) {
+  if (!ps->located) return tsl_error(st, "%s:%d:%d: %s", ps->source, ps->line, col, why);
+  int len = 0;
+  while (ps->line_start[len] && ps->line_start[len] != '\n' && ps->line_start[len] != '\r') len++;
+  return tsl_error(st, "%s:%d:%d: error: %s\n  %.*s\n  %*s^", ps->source, ps->line, col, why, len > 400 ? 400 : len,
+                   ps->line_start, col - 1, "");
+}
+
 static tsl_status parse_error(const parser *ps, const char *why) {
-  return tsl_error(TSL_ERR_PARSE, "schedule:%d:%d: %s", ps->line, column(ps), why);
+  return error_at(ps, TSL_ERR_PARSE, column(ps), why);
 }
 
 static char *copy_range(const char *a, const char *b) {
@@ -217,13 +230,14 @@ static tsl_status parse_step(parser *ps, tsl_step *step) {
   return TSL_OK;
 }
 
-tsl_status tsl_schedule_from_text(const tsl_te_program *p, const char *text, tsl_schedule **out) {
+static tsl_status from_text(const tsl_te_program *p, const char *text, const char *source, bool located,
+                            tsl_schedule **out) {
   *out = NULL;
-  if (!text) return tsl_error(TSL_ERR_INVALID, "schedule: no text");
+  if (!text) return tsl_error(TSL_ERR_INVALID, "%s: no text", source);
   tsl_schedule *s;
   tsl_status rc = tsl_schedule_new(p, &s);
   if (rc != TSL_OK) return rc;
-  parser ps = {text, 1, text};
+  parser ps = {text, 1, text, source, located};
   while (*ps.p) {
     skip_blanks(&ps);
     if (*ps.p && *ps.p != '\n' && *ps.p != '#') {
@@ -236,10 +250,17 @@ tsl_status tsl_schedule_from_text(const tsl_te_program *p, const char *text, tsl
         if (rc == TSL_OK) {
           rc = tsl_schedule_apply(s, &step);
           if (rc != TSL_OK) {
-            /* keep the step's own message, prefixed with where it was written */
+            /* keep the step's own message, prefixed with where it was written (and, in
+             * the file form, the step) */
             char msg[4096];
-            snprintf(msg, sizeof msg, "%s", tsl_last_error());
-            rc = tsl_error(rc, "schedule:%d:%d: %s", ps.line, (int)(step_start - ps.line_start) + 1, msg);
+            if (located) {
+              char *st_text = tsl_step_to_string(&step);
+              snprintf(msg, sizeof msg, "step %s does not apply: %s", st_text ? st_text : "?", tsl_last_error());
+              free(st_text);
+            } else {
+              snprintf(msg, sizeof msg, "%s", tsl_last_error());
+            }
+            rc = error_at(&ps, rc, (int)(step_start - ps.line_start) + 1, msg);
           }
         }
         free_args(step.args, step.nargs);
@@ -258,4 +279,13 @@ tsl_status tsl_schedule_from_text(const tsl_te_program *p, const char *text, tsl
   }
   *out = s;
   return TSL_OK;
+}
+
+tsl_status tsl_schedule_from_text(const tsl_te_program *p, const char *text, tsl_schedule **out) {
+  return from_text(p, text, "schedule", false, out);
+}
+
+tsl_status tsl_schedule_from_text_file(const tsl_te_program *p, const char *text, const char *filename,
+                                       tsl_schedule **out) {
+  return from_text(p, text, filename ? filename : "schedule", filename != NULL, out);
 }

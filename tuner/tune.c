@@ -333,10 +333,12 @@ static tsl_status tune_workload(const tsl_target *t, const tsl_workload *w, cons
     int order[MAX_ALGOS], nord = 0;
     double overall = INFINITY;
     for (int a = 0; a < na; a++)
-      if (runners[a] && pass == 1 && algo_best[a] < overall) overall = algo_best[a];
+      if (runners[a] && pass == 1 && algo_best[a] < overall && tsl_space_size(&spaces[a]) > 1)
+        overall = algo_best[a]; /* among those with a space to search: a fixed schedule crowds none out */
     for (int a = 0; a < na; a++) {
       if (!runners[a]) continue;
       if (pass == 1 && isfinite(overall) && !(algo_best[a] <= PROMISING * overall)) continue;
+      if (pass == 1 && tsl_space_size(&spaces[a]) <= 1) continue; /* its one config was measured */
       int k = nord++;
       while (pass == 1 && k > 0 && algo_best[order[k - 1]] > algo_best[a]) {
         order[k] = order[k - 1];

@@ -34,6 +34,10 @@ void dsl_free_strings(char **s, int n);
 /* A module using every construct of the grammar (test_parser.c). */
 extern const char dsl_kitchen_sink[];
 
+/* Checks that msg is "t.dsl:LINE:COL: error: ...want..." followed by the source line and a
+ * caret under the column (test_errors.c); text is shown on a mismatch. */
+void dsl_check_message(const char *msg, const char *text, int line, int col, const char *want);
+
 /* splitmix64 */
 uint64_t dsl_rand(uint64_t *state);
 
@@ -43,5 +47,6 @@ void tsl_tests_dsl_errors(void);
 void tsl_tests_dsl_instantiate(void);
 void tsl_tests_dsl_registry(void);
 void tsl_tests_dsl_fuzz(void);
+void tsl_tests_dsl_sched_block(void);
 
 #endif

@@ -10,4 +10,5 @@ void tsl_tests_dsl(void) {
   tsl_tests_dsl_instantiate();
   tsl_tests_dsl_registry();
   tsl_tests_dsl_fuzz();
+  tsl_tests_dsl_sched_block();
 }

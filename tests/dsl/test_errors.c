@@ -15,7 +15,7 @@ typedef struct bad_text {
 } bad_text;
 
 /* Checks "t.dsl:LINE:COL: error: ...message..." followed by the source line and a caret. */
-static void check_message(const char *msg, const char *text, int line, int col, const char *want) {
+void dsl_check_message(const char *msg, const char *text, int line, int col, const char *want) {
   int l = 0, c = 0, n = 0;
   if (sscanf(msg, "t.dsl:%d:%d: error: %n", &l, &c, &n) != 2 || n == 0) {
     fprintf(stderr, "\nmalformed message for:\n%s\n---\n%s\n", text, msg);
@@ -111,7 +111,7 @@ static void test_malformed_texts_report_position_and_reason(void) {
     if (st != TSL_ERR_PARSE) fprintf(stderr, "\nnot refused as a parse error:\n%s\n", b->text);
     CU_ASSERT_EQUAL(st, TSL_ERR_PARSE);
     CU_ASSERT_PTR_NULL(m);
-    if (st == TSL_ERR_PARSE) check_message(tsl_last_error(), b->text, b->line, b->col, b->message);
+    if (st == TSL_ERR_PARSE) dsl_check_message(tsl_last_error(), b->text, b->line, b->col, b->message);
     if (st == TSL_OK) tsl_dsl_module_free(m);
   }
   CU_ASSERT(sizeof parse_errors / sizeof parse_errors[0] >= 25);
@@ -129,7 +129,7 @@ static void test_deep_nesting_is_an_error_not_a_crash(void) {
   CU_ASSERT_EQUAL(tsl_dsl_parse(text, "t.dsl", &m), TSL_ERR_PARSE);
   /* the body is depth 1, the k-th '(' opens depth k + 1: the 200th '(' (column 16 + 200)
    * opens depth 201 at the token after it */
-  check_message(tsl_last_error(), "deep", 1, 17 + 200, "nested too deeply");
+  dsl_check_message(tsl_last_error(), "deep", 1, 17 + 200, "nested too deeply");
   /* unary operators nest too */
   o = (size_t)sprintf(text, "op f() out[i] = ");
   for (size_t k = 0; k < depth; k++) text[o++] = '-';
@@ -219,7 +219,7 @@ static void test_instantiate_errors_report_position_and_reason(void) {
     CU_ASSERT_PTR_NULL(p);
     if (st == TSL_ERR_INVALID) {
       if (b->line) {
-        check_message(tsl_last_error(), b->text, b->line, b->col, b->message);
+        dsl_check_message(tsl_last_error(), b->text, b->line, b->col, b->message);
       } else if (!strstr(tsl_last_error(), b->message)) {
         fprintf(stderr, "\nexpected '%s', got '%s'\n", b->message, tsl_last_error());
         CU_FAIL("instantiate message");

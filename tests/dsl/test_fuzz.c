@@ -1,5 +1,5 @@
 /* Mutation fuzzing of the DSL front-end: seeded random byte and token mutations of valid
- * texts (the docs examples and the built-in operators). Every mutant must be refused
+ * texts (the docs examples, a schedule block among them, and the built-in operators). Every mutant must be refused
  * with an error or accepted; an accepted one is instantiated, checked and printed.
  * Nothing may crash or abort (run it under ASan/UBSan). Deterministic seeds. */
 #include <stdio.h>
@@ -12,7 +12,10 @@
 static const char *tokens[] = {"op", "where", "sum(", "max(", "min(", " if ", "@tag(\"x\")", "@output", "assert ",
                                "select(", "f32", "i64(", "u8", "bool", "[", "]", "(", ")", ",", ":", "=", "0x",
                                "1e", ".", "/*", "*/", "//", "\"", "inf", "nan", "true", "-", "?", "<=", "&&", "<<",
-                               "%", "/", "0", "99999999999999999999", "-1", "N", "i", "k", " ", "\n", "a[i]", "2*"};
+                               "%", "/", "0", "99999999999999999999", "-1", "N", "i", "k", " ", "\n", "a[i]", "2*",
+                               /* schedule blocks (docs/dsl.md section 11) */
+                               " schedule ", "knob ", "split(", "reorder([", "annotate(", "max = ", "divide = ",
+                               "nparts = ", "i.outer", "[]"};
 
 typedef struct buf {
   char *s;

@@ -1,6 +1,7 @@
 /* The command-line tool and the example program, run as a user runs them: exit codes,
  * the key lines of their output, and clear errors (never a signal) on bad input. */
 #include <CUnit/CUnit.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +40,26 @@ static void expect(const char *args, int code, const char *needle) {
   CU_ASSERT_PTR_NOT_NULL(strstr(out, needle));
 }
 
+/* expect() of the command line formatted from fmt. */
+static void expectf(int code, const char *needle, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void expectf(int code, const char *needle, const char *fmt, ...) {
+  char args[4096];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(args, sizeof args, fmt, ap);
+  va_end(ap);
+  expect(args, code, needle);
+}
+
+/* dir/name := text; the path in path (n bytes). */
+static void write_file(const char *dir, const char *name, const char *text, char *path, size_t n) {
+  snprintf(path, n, "%s/%s", dir, name);
+  FILE *f = fopen(path, "w");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  fputs(text, f);
+  fclose(f);
+}
+
 static void test_tunecli_show_and_run_op(void) {
   expect("show conv2d --time", 0, "# loop IR");
   CU_ASSERT_PTR_NOT_NULL(strstr(out, "# compile time"));
@@ -55,18 +76,11 @@ static void test_tunecli_user_dsl_file_and_schedule_file(void) {
   char dir[] = "/tmp/tessel-tunecli-XXXXXX";
   CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
   char op[512], sched[512], bad[512], args[2048];
-  snprintf(op, sizeof op, "%s/op.tsl", dir);
-  snprintf(sched, sizeof sched, "%s/s.txt", dir);
-  snprintf(bad, sizeof bad, "%s/bad.tsl", dir);
-  FILE *f = fopen(op, "w");
-  fputs("op softplus(X: f32[M, N], beta: float = 1.0)\n  y[i, j] = log(1.0 + exp(beta * X[i, j])) / beta\n", f);
-  fclose(f);
-  f = fopen(sched, "w");
-  fputs("split(y, j, 4)\nvectorize(y, j.inner)\n", f);
-  fclose(f);
-  f = fopen(bad, "w");
-  fputs("op broken(X: f32[M, N])\n  y[i, j] = X[i, j] +\n", f);
-  fclose(f);
+  write_file(dir, "op.tsl",
+             "op softplus(X: f32[M, N], beta: float = 1.0)\n  y[i, j] = log(1.0 + exp(beta * X[i, j])) / beta\n", op,
+             sizeof op);
+  write_file(dir, "s.txt", "split(y, j, 4)\nvectorize(y, j.inner)\n", sched, sizeof sched);
+  write_file(dir, "bad.tsl", "op broken(X: f32[M, N])\n  y[i, j] = X[i, j] +\n", bad, sizeof bad);
   snprintf(args, sizeof args, "run-op --file %s --shape X=7x9 --param beta=0.5", op);
   expect(args, 0, "check: PASS");
   snprintf(args, sizeof args, "run-op --file %s --shape X=7x9 --schedule %s", op, sched);
@@ -80,6 +94,90 @@ static void test_tunecli_user_dsl_file_and_schedule_file(void) {
   remove(op);
   remove(sched);
   remove(bad);
+  rmdir(dir);
+}
+
+/* --schedule and --records in show, run-op, compile and tune-op: a schedule file's errors
+ * are located; tune-op measures the file's schedule as the starting point; the records
+ * it writes give show/run-op/compile the best schedule, which show prints as text that
+ * --schedule takes back. */
+static void test_tunecli_schedule_and_records_options(void) {
+  char dir[] = "/tmp/tessel-tunecli-sr-XXXXXX";
+  CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+  char sched[512], bad[512], rec[512], back[512], so[512];
+  write_file(dir, "s.txt", "# the user's start\nsplit(C, j, 8)\nvectorize(C, j.inner)\n", sched, sizeof sched);
+  write_file(dir, "bad.txt", "split(C, j, 8)\n\n   reorder(C, j.inner, q)\n", bad, sizeof bad);
+  snprintf(rec, sizeof rec, "%s/r.jsonl", dir);
+  snprintf(back, sizeof back, "%s/back.txt", dir);
+  snprintf(so, sizeof so, "%s/k.so", dir);
+  const char *shape = "--shape A=24x16 --shape B=16x40";
+  expectf(1, "bad.txt:3:4: error: step reorder(C, j.inner, q) does not apply",
+          "show matmul %s --schedule %s", shape, bad);
+  expectf(0, "check: PASS", "run-op matmul %s --schedule %s", shape, sched);
+  expectf(1, "cannot open", "run-op matmul %s --records %s", shape, rec);
+  expectf(1, "bad.txt:3:4: error",
+          "tune-op matmul %s --trials 4 --no-peak --records %s --schedule %s", shape, rec, bad);
+  expectf(0, "your schedule (matmul.schedule_text):",
+          "tune-op matmul %s --trials 4 --no-peak --records %s --schedule %s", shape, rec, sched);
+  expectf(0, "# schedule (from ", "show matmul %s --records %s", shape, rec);
+  /* the printed schedule, between its header and the loop IR, as a --schedule file */
+  char *start = strstr(out, "# schedule (from ");
+  char *end = start ? strstr(start, "\n# loop IR") : NULL;
+  char *nl = start ? strchr(start, '\n') : NULL;
+  CU_ASSERT_FATAL(nl && end && nl < end);
+  *end = '\0';
+  write_file(dir, "back.txt", nl + 1, back, sizeof back);
+  expectf(0, "check: PASS", "run-op matmul %s --schedule %s", shape, back);
+  expectf(0, "check: PASS", "run-op matmul %s --records %s", shape, rec);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "schedule from "));
+  expectf(0, "# schedule from ", "compile matmul %s --records %s -o %s", shape, rec, so);
+  /* another instance has no record */
+  expectf(1, "holds no usable record of matmul(A:f32[8,8]",
+          "run-op matmul --shape A=8x8 --shape B=8x8 --records %s", rec);
+  expectf(2, "not both", "show matmul --records %s --schedule %s", rec, sched);
+  remove(sched);
+  remove(bad);
+  remove(rec);
+  remove(back);
+  remove(so);
+  rmdir(dir);
+}
+
+/* tune-op --file searches the op's schedule block (docs/dsl.md section 11); its records
+ * give run-op/show/compile --records the tuned schedule; bad knobs stop tune-op with the
+ * file's line and column before any measurement. */
+static void test_tunecli_tune_op_file_template(void) {
+  char dir[] = "/tmp/tessel-tunecli-tpl-XXXXXX";
+  CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+  char op[512], bad[512], plain[512], rec[512];
+  write_file(dir, "ops.tsl",
+             "op rowmax(X: f32[M, N])\n  out[i] = max(j: X[i, j])\n  schedule\n"
+             "    knob ti = split(out, i, max = 8)\n    knob tj = split(out, j, [5, 10, 1])\n"
+             "    knob vec = annotate(vectorize)\n    split(out, i, ti)\n    split(out, j, tj)\n"
+             "    reorder(out, i.outer, j.outer, j.inner, i.inner)\n    vectorize(out, i.inner) if vec\n",
+             op, sizeof op);
+  write_file(dir, "bad.tsl",
+             "op rowmax(X: f32[M, N])\n  out[i] = max(j: X[i, j])\n  schedule\n    knob tj = split(out, j, [3])\n"
+             "    split(out, j, tj)\n",
+             bad, sizeof bad);
+  write_file(dir, "plain.tsl", "op rowmax(X: f32[M, N])\n  out[i] = max(j: X[i, j])\n", plain, sizeof plain);
+  snprintf(rec, sizeof rec, "%s/r.jsonl", dir);
+  expectf(0, "template rowmax.dsl: 3 knobs, 24 configs",
+          "tune-op rowmax --file %s --shape X=16x40 --trials 6 --no-peak --records %s", op, rec);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "config ti="));
+  expectf(0, "check: PASS", "run-op --file %s --shape X=16x40 --records %s", op, rec);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "template rowmax.dsl"));
+  expectf(0, "split(out, i, ", "show --file %s --shape X=16x40 --records %s", op, rec);
+  expectf(1, "bad.tsl:4:10: error: knob tj: split factor 3 does not divide the extent 40 of out.j",
+          "tune-op rowmax --file %s --shape X=16x40 --trials 2 --records %s", bad, rec);
+  expectf(2, "has no schedule block", "tune-op --file %s --shape X=16x40 --trials 2 --records %s", plain, rec);
+  /* the edited op (another text) does not take the first one's records */
+  expectf(1, "holds no usable record of rowmax(X:f32[16,40];)",
+          "run-op --file %s --shape X=16x40 --records %s", plain, rec);
+  remove(op);
+  remove(bad);
+  remove(plain);
+  remove(rec);
   rmdir(dir);
 }
 
@@ -190,6 +288,8 @@ void tsl_tests_e2e_tunecli(void) {
   CU_add_test(s, "test_tunecli_show_and_run_op", test_tunecli_show_and_run_op);
   CU_add_test(s, "test_tunecli_user_dsl_file_and_schedule_file", test_tunecli_user_dsl_file_and_schedule_file);
   CU_add_test(s, "test_tunecli_bad_input_is_refused_clearly", test_tunecli_bad_input_is_refused_clearly);
+  CU_add_test(s, "test_tunecli_schedule_and_records_options", test_tunecli_schedule_and_records_options);
+  CU_add_test(s, "test_tunecli_tune_op_file_template", test_tunecli_tune_op_file_template);
   CU_add_test(s, "test_custom_op_example_prints_scaled_add", test_custom_op_example_prints_scaled_add);
   CU_add_test(s, "test_C12_tunecli_on_every_x86_target_runs_as_host_or_is_refused",
               test_C12_tunecli_on_every_x86_target_runs_as_host_or_is_refused);

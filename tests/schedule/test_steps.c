@@ -239,6 +239,28 @@ static void test_quoted_names_round_trip(void) {
   st_arena_end(a);
 }
 
+/* The file form (a user's --schedule FILE): FILE:LINE:COL: error:, the failing step, the
+ * line and a caret under the column. */
+static void test_text_file_errors_show_file_step_and_caret(void) {
+  st_arena a = st_arena_begin();
+  tsl_te_program *p = st_matmul(4, 6, 5);
+  tsl_schedule *s = NULL;
+  CU_ASSERT_EQUAL(tsl_schedule_from_text_file(p, "split(C, j, 3)\n  # two\n  split(C, q, 2)\n", "my.sched", &s),
+                  TSL_ERR_INVALID);
+  CU_ASSERT_PTR_NULL(s);
+  CU_ASSERT_STRING_EQUAL(tsl_last_error(), "my.sched:3:3: error: step split(C, q, 2) does not apply: split: stage C "
+                                           "has no axis q\n    split(C, q, 2)\n    ^");
+  CU_ASSERT_EQUAL(tsl_schedule_from_text_file(p, "split(C, j 3)", "x.txt", &s), TSL_ERR_PARSE);
+  CU_ASSERT_STRING_EQUAL(tsl_last_error(), "x.txt:1:12: error: expected ',' or ')'\n  split(C, j 3)\n             ^");
+  /* NULL file name: the plain form */
+  CU_ASSERT_EQUAL(tsl_schedule_from_text_file(p, "split(C, j 3)", NULL, &s), TSL_ERR_PARSE);
+  CU_ASSERT_STRING_EQUAL(tsl_last_error(), "schedule:1:12: expected ',' or ')'");
+  CU_ASSERT_EQUAL(tsl_schedule_from_text_file(p, "split(C, j, 3)\n", "ok.sched", &s), TSL_OK);
+  CU_ASSERT_EQUAL(s ? s->nsteps : -1, 1);
+  tsl_schedule_free(s);
+  st_arena_end(a);
+}
+
 static void test_text_errors_name_line_and_column(void) {
   st_arena a = st_arena_begin();
   tsl_te_program *p = st_matmul(4, 6, 5);
@@ -287,5 +309,6 @@ void tsl_tests_schedule_steps(void) {
   CU_add_test(s, "test_text_accepts_comments_blanks_and_spacing", test_text_accepts_comments_blanks_and_spacing);
   CU_add_test(s, "test_quoted_names_round_trip", test_quoted_names_round_trip);
   CU_add_test(s, "test_text_errors_name_line_and_column", test_text_errors_name_line_and_column);
+  CU_add_test(s, "test_text_file_errors_show_file_step_and_caret", test_text_file_errors_show_file_step_and_caret);
   CU_add_test(s, "test_schedule_rejects_placeholder_output", test_schedule_rejects_placeholder_output);
 }

@@ -9,4 +9,5 @@ void tsl_tests_tuner(void) {
   tsl_tests_tuner_cache_features();
   tsl_tests_tuner_insitu();
   tsl_tests_tuner_names();
+  tsl_tests_tuner_user_template();
 }

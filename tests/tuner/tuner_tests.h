@@ -7,5 +7,6 @@ void tsl_tests_tuner_tune(void);
 void tsl_tests_tuner_cache_features(void);
 void tsl_tests_tuner_insitu(void);
 void tsl_tests_tuner_names(void);
+void tsl_tests_tuner_user_template(void);
 
 #endif

@@ -164,6 +164,8 @@ int tunecli_compile(int argc, char **argv) {
   }
   printf("# ");
   op_args_print_config(stdout, &a);
+  if (a.record_note[0]) printf("\n# schedule %s", a.record_note);
+  else if (a.schedule_file) printf("\n# schedule from %s", a.schedule_file);
   printf("\n");
   rc = 0;
 done:

@@ -151,6 +151,8 @@ int tunecli_run_op(int argc, char **argv) {
     }
   printf("%s on %s (cpu %s): ", a.name, target.name, target.cpu);
   op_args_print_config(stdout, &a);
+  if (a.record_note[0]) printf("\n  schedule %s", a.record_note);
+  else if (a.schedule_file) printf("\n  schedule from %s", a.schedule_file);
   printf("\n  compile: lower %.2f ms, LLVM %.2f ms\n", stats.lower_seconds * 1e3, stats.compile_seconds * 1e3);
   printf("  time per call: median %.4f ms, min %.4f ms (5 samples)\n", costs[2] * 1e3, costs[0] * 1e3);
   printf("  max error vs the direct interpretation of the TE (float64), relative to the output's magnitude: %.3g (tolerance %.1g)\n",

@@ -50,7 +50,8 @@ int tunecli_show(int argc, char **argv) {
   op_args_print_config(stdout, &a);
   printf("\n# tensor expression\n");
   tsl_te_print(stdout, a.program);
-  printf("\n# schedule\n");
+  if (a.record_note[0]) printf("\n# schedule (%s)\n", a.record_note);
+  else printf("\n# schedule%s%s\n", a.schedule_file ? " from " : "", a.schedule_file ? a.schedule_file : "");
   tsl_schedule_print(stdout, a.schedule);
   tsl_target target;
   tsl_status st = tsl_target_parse(a.target, &target);

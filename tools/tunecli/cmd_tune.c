@@ -21,6 +21,7 @@
 #include "tessel/tessel.h"
 #include "tuner/tune.h"
 #include "tunecli.h"
+#include "ops/user/user_template.h"
 
 typedef struct tune_cli {
   tsl_tune_opts o;
@@ -354,6 +355,71 @@ static bool insitu_pass(const char *model, bool is_file, const tune_cli *c, tsl_
   return true;
 }
 
+/* tune-op --schedule FILE: the file's schedule as a template of one config, checked on
+ * this instance first (errors at FILE:LINE:COL before any measurement). */
+static const tsl_template *start_template(const char *cmd, op_args *a) {
+  char *text = tunecli_read_text_file(cmd, a->schedule_file);
+  if (!text) return NULL;
+  tsl_arena *arena = tsl_arena_new(), *prev = tsl_arena_set_current(arena);
+  const tsl_template *tpl = NULL;
+  if (op_args_build(cmd, a)) {
+    tsl_status st = tsl_user_text_template(a->name, text, a->schedule_file, &tpl);
+    if (st != TSL_OK) tunecli_fail(cmd, st);
+  }
+  tsl_schedule_free(a->schedule);
+  a->schedule = NULL;
+  a->program = NULL; /* in the arena freed below */
+  tsl_arena_set_current(prev);
+  tsl_arena_free(arena);
+  free(text);
+  return tpl;
+}
+
+/* A --file op's schedule block on this instance: its space and default config, so that
+ * an error (at FILE:LINE:COL) stops tune-op before any measurement. */
+static bool check_user_template(const char *cmd, const op_args *a, const tsl_target *t) {
+  char name[96];
+  snprintf(name, sizeof name, "%s%s", a->name, ".dsl");
+  const tsl_template *tpl = tsl_template_find(name);
+  if (!tpl) return true;
+  tsl_arena *arena = tsl_arena_new(), *prev = tsl_arena_set_current(arena);
+  const int64_t *shapes[OP_ARGS_MAX_INPUTS];
+  for (int i = 0; i < a->ninputs; i++) shapes[i] = a->shapes[i];
+  tsl_te_program *p = NULL;
+  tsl_config_space *space = calloc(1, sizeof *space);
+  tsl_status st = space ? tsl_op_instantiate(a->name, a->ninputs, shapes, a->ndims, a->nparams, a->params, &p)
+                        : tsl_error(TSL_ERR_NOMEM, "out of memory");
+  if (st == TSL_OK) st = tpl->space(p, t, space);
+  if (st != TSL_OK) fprintf(stderr, "tunecli %s: %s\n", cmd, tsl_last_error());
+  else fprintf(stderr, "tunecli %s: template %s: %d knobs, %lld configs\n", cmd, tpl->name, space->nknobs,
+               (long long)tsl_space_size(space));
+  free(space);
+  tsl_arena_set_current(prev);
+  tsl_arena_free(arena);
+  return st == TSL_OK;
+}
+
+/* The starting point (--schedule) against the tuned best. */
+static void print_start(const tsl_records *db, const tsl_target *t, const tsl_workload *w, const tsl_template *start,
+                        const tsl_tune_result *res) {
+  char *key = NULL, target[192];
+  if (tsl_workload_key_of(w, &key) != TSL_OK) {
+    tsl_clear_error();
+    return;
+  }
+  tsl_target_str(t, target, sizeof target);
+  const tsl_record *r = NULL;
+  if (tsl_records_best(db, target, key, start->name, 0, &r, NULL) != TSL_OK) {
+    tsl_clear_error();
+    printf("your schedule (%s): no successful measurement (see the errors above)\n", start->name);
+  } else if (res->found) {
+    double c = tsl_record_cost(r);
+    printf("your schedule (%s): %.1f us; the best (%s) %.1f us: %.2fx\n", start->name, c * 1e6, res->template_name,
+           res->best_cost * 1e6, c / res->best_cost);
+  }
+  free(key);
+}
+
 int tunecli_tune_op(int argc, char **argv) {
   const char *cmd = "tune-op";
   op_args a;
@@ -365,18 +431,19 @@ int tunecli_tune_op(int argc, char **argv) {
     op_args_free(&a);
     return 2;
   }
-  if (a.file) {
-    fprintf(stderr, "tunecli tune-op: error: --file ops have no schedule templates; tune a built-in operator\n");
-    free(rest);
-    op_args_free(&a);
-    return 2;
-  }
   tune_cli c;
   tune_cli_init(&c);
   c.target = a.target;
+  if (a.records_file) c.records = a.records_file;
   bool ok = parse_tune_opts(cmd, nrest, rest, &c);
   free(rest);
   if (!ok) {
+    op_args_free(&a);
+    return 2;
+  }
+  if (a.file && c.o.measure.device) {
+    fprintf(stderr, "tunecli tune-op: error: a --file op cannot be measured on a --device (the server knows the "
+                    "built-in operators only); tune it here\n");
     op_args_free(&a);
     return 2;
   }
@@ -387,6 +454,23 @@ int tunecli_tune_op(int argc, char **argv) {
   if (st != TSL_OK) {
     op_args_free(&a);
     return tunecli_fail(cmd, st);
+  }
+  /* a --file op joins the registry (and its schedule block the templates); --schedule
+   * FILE is one more candidate, the starting point the templates must beat */
+  const tsl_template *start = NULL;
+  if (!op_args_register_user_op(cmd, &a) || (a.schedule_file && !(start = start_template(cmd, &a)))) {
+    op_args_free(&a);
+    return 1;
+  }
+  if (a.file && !check_user_template(cmd, &a, &t)) {
+    op_args_free(&a);
+    return 1;
+  }
+  if (tsl_template_list(a.name, NULL, 0) == 0 && a.file) {
+    fprintf(stderr, "tunecli tune-op: error: op %s of %s has no schedule block, so nothing to search: add one "
+                    "(docs/dsl.md section 11), or give a schedule to measure with --schedule FILE\n", a.name, a.file);
+    op_args_free(&a);
+    return 2;
   }
   const int64_t *shapes[OP_ARGS_MAX_INPUTS];
   for (int i = 0; i < a.ninputs; i++) shapes[i] = a.shapes[i];
@@ -407,10 +491,14 @@ int tunecli_tune_op(int argc, char **argv) {
       if (k > 0) len += (size_t)k;
     }
   st = tsl_tune_workload(&t, &w, &c.o, &row.res);
-  tsl_records_free(db);
-  if (st != TSL_OK) return tunecli_fail(cmd, st);
+  if (st != TSL_OK) {
+    tsl_records_free(db);
+    return tunecli_fail(cmd, st);
+  }
   double peak = c.peak ? measure_peak(&t, c.o.measure.threads > 0 ? c.o.measure.threads : tsl_get_num_threads()) : 0;
   print_table(&row, 1, peak);
+  if (start) print_start(db, &t, &w, start, &row.res);
+  tsl_records_free(db);
   printf("records: %s\n", c.records);
   return row.res.found ? 0 : 1;
 }

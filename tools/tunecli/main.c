@@ -59,8 +59,9 @@ static const command commands[] = {
      "                          default vs the best isolated algorithms, timed in whole-model runs,\n"
      "                          in-model records appended and preferred by the lookup)"},
     {"tune-op", tunecli_tune_op,
-     "tune-op OP [--shape IN=AxBx..] [--param NAME=VALUE] [TUNE OPTIONS]\n"
+     "tune-op OP [OPTIONS] [TUNE OPTIONS]\n"
      "                          tune one operator instantiation across its algorithms/templates\n"
+     "                          (an op of --file: the template of its schedule block, docs/dsl.md)\n"
      "  TUNE OPTIONS: --target T  --records FILE (default tessel_records.jsonl, appended, resumed)\n"
      "                --trials N (per workload, default 64)  --early-stopping N  --timeout S (total)\n"
      "                --search xgb|random|grid  --batch N  --seed S  --template NAME\n"
@@ -94,13 +95,16 @@ static const command commands[] = {
 };
 
 static const char *op_options =
-    "OPTIONS of show and run-op:\n"
+    "OPTIONS of show, run-op, compile OP and tune-op:\n"
     "  --file FILE             OP is defined in this DSL file (docs/dsl.md), not built in\n"
     "  --shape IN=AxBx..       shape of input IN (built-in ops start from their example shapes,\n"
     "                          shown by `tunecli show OP`; ops from --file need every shape)\n"
     "  --param NAME=VALUE      a scalar parameter (built-in ops: example values, else defaults)\n"
     "  --schedule FILE         schedule steps, one a line (`split(out, y, 8)`), applied to the\n"
-    "                          initial schedule instead of the default one\n"
+    "                          initial schedule instead of the default one (errors: FILE:LINE:COL\n"
+    "                          and the step); tune-op measures it as the starting point to beat\n"
+    "  --records FILE          (show, run-op, compile) the schedule of the best record of this\n"
+    "                          operator instance on --target (show prints it as schedule text)\n"
     "  --target T              host (default), x86-64-avx2, x86-64-avx512, armv8,\n"
     "                          armv8.2-a+dotprod; options: \"T -mcpu=NAME\", \"T -device=tcp://H:P\".\n"
     "                          show --asm/--llvm work for every target; running needs one the\n"

@@ -1,6 +1,10 @@
 /* Operator arguments shared by tunecli commands: see op_args.h. */
 #include "op_args.h"
 
+#include "dsl/sched_block.h"
+#include "ops/user/user_template.h"
+#include "tuner/dispatch.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -186,7 +190,8 @@ bool op_args_parse(const char *cmd, int argc, char **argv, op_args *a, char **re
   for (int i = 0; i < argc; i++) {
     const char *arg = argv[i];
     bool takes_value = strcmp(arg, "--shape") == 0 || strcmp(arg, "--param") == 0 ||
-                       strcmp(arg, "--schedule") == 0 || strcmp(arg, "--target") == 0 || strcmp(arg, "--file") == 0;
+                       strcmp(arg, "--schedule") == 0 || strcmp(arg, "--target") == 0 || strcmp(arg, "--file") == 0 ||
+                       strcmp(arg, "--records") == 0;
     if (takes_value) {
       if (i + 1 >= argc) {
         fprintf(stderr, "tunecli %s: error: %s needs a value\n", cmd, arg);
@@ -194,6 +199,7 @@ bool op_args_parse(const char *cmd, int argc, char **argv, op_args *a, char **re
       }
       const char *v = argv[++i];
       if (strcmp(arg, "--schedule") == 0) a->schedule_file = v;
+      else if (strcmp(arg, "--records") == 0) a->records_file = v;
       else if (strcmp(arg, "--target") == 0) a->target = v;
       else if (strcmp(arg, "--file") == 0) a->file = v;
       else if (strcmp(arg, "--param") == 0) {
@@ -201,11 +207,16 @@ bool op_args_parse(const char *cmd, int argc, char **argv, op_args *a, char **re
       } else if (nshape < 64) {
         shape_args[nshape++] = v; /* resolved once the op is known */
       }
-    } else if (arg[0] != '-' && !a->op_name) {
+    } else if (arg[0] != '-' && !a->op_name && (i == 0 || strcmp(cmd, "tune-op") != 0)) {
+      /* (tune-op: only first, the others may be values of its tuning options) */
       a->op_name = arg;
     } else {
       rest[(*nrest)++] = argv[i];
     }
+  }
+  if (a->schedule_file && a->records_file && strcmp(cmd, "tune-op") != 0) {
+    fprintf(stderr, "tunecli %s: error: give --schedule FILE or --records FILE, not both\n", cmd);
+    return false;
   }
   if (!resolve_op(cmd, a)) return false;
   for (int s = 0; s < nshape; s++) {
@@ -233,6 +244,77 @@ bool op_args_parse(const char *cmd, int argc, char **argv, op_args *a, char **re
   return true;
 }
 
+bool op_args_register_user_op(const char *cmd, op_args *a) {
+  if (!a->file) return true;
+  const tsl_op_info *info;
+  tsl_status st = tsl_op_register_user(a->def, tsl_dsl_op_text(a->def), &info);
+  if (st != TSL_OK) {
+    tunecli_fail(cmd, st);
+    return false;
+  }
+  a->keep_module = true;
+  const tsl_template *tpl;
+  if (tsl_dsl_op_schedule(a->def) && (st = tsl_user_dsl_template(a->def, &tpl)) != TSL_OK) {
+    tunecli_fail(cmd, st);
+    return false;
+  }
+  return true;
+}
+
+/* --records: the best record's schedule of this instance (tsl_dispatch_schedule over the
+ * operator's own templates); the program becomes the dispatcher's (the same op). */
+static bool schedule_from_records(const char *cmd, op_args *a) {
+  tsl_target t;
+  tsl_records *db = NULL;
+  tsl_workload w;
+  const int64_t *shapes[OP_ARGS_MAX_INPUTS];
+  for (int i = 0; i < a->ninputs; i++) shapes[i] = a->shapes[i];
+  tsl_status st = tsl_target_parse(a->target, &t);
+  if (st == TSL_OK) st = tsl_records_new(&db);
+  if (st == TSL_OK) st = tsl_records_load(db, a->records_file, true, stderr);
+  if (st == TSL_OK) st = tsl_workload_init(&w, a->name, a->ninputs, shapes, a->ndims, a->nparams, a->params);
+  if (st != TSL_OK) {
+    tsl_records_free(db);
+    tunecli_fail(cmd, st);
+    return false;
+  }
+  if (!op_args_register_user_op(cmd, a)) {
+    tsl_records_free(db);
+    return false;
+  }
+  tsl_te_program *p = NULL;
+  tsl_schedule *s = NULL;
+  tsl_dispatch_info info;
+  st = tsl_dispatch_schedule(db, &t, &w, NULL, &p, &s, &info);
+  tsl_records_free(db);
+  bool no_template = st == TSL_ERR_NOT_FOUND; /* the op has no template: it has no records either */
+  if (no_template) tsl_clear_error();
+  if (no_template || (st == TSL_OK && !info.tuned)) {
+    tsl_schedule_free(s);
+    char *key = NULL;
+    if (tsl_workload_key_of(&w, &key) != TSL_OK) tsl_clear_error();
+    char tbuf[192];
+    fprintf(stderr,
+            "tunecli %s: error: %s holds no usable record of %s on %s (nor its target family) for a template of %s "
+            "%s(tune it first: tunecli tune-op %s%s%s ... --records %s)\n",
+            cmd, a->records_file, key ? key : a->name, tsl_target_str(&t, tbuf, sizeof tbuf), a->name,
+            no_template ? "(it has no template: give its op a schedule block, docs/dsl.md section 11) " : "", a->name,
+            a->file ? " --file " : "", a->file ? a->file : "", a->records_file);
+    free(key);
+    return false;
+  }
+  if (st != TSL_OK) {
+    tunecli_fail(cmd, st);
+    return false;
+  }
+  a->program = p;
+  a->schedule = s;
+  snprintf(a->record_note, sizeof a->record_note, "from %s: template %s (%s), %.4f ms, measured on %s%s",
+           a->records_file, info.template_name, info.config_str, info.cost * 1e3, info.record.target,
+           info.match == TSL_MATCH_FAMILY ? " (same target family)" : "");
+  return true;
+}
+
 bool op_args_build(const char *cmd, op_args *a) {
   const int64_t *shapes[OP_ARGS_MAX_INPUTS];
   for (int i = 0; i < a->ninputs; i++) shapes[i] = a->shapes[i];
@@ -245,15 +327,15 @@ bool op_args_build(const char *cmd, op_args *a) {
   if (a->schedule_file) {
     char *text = tunecli_read_text_file(cmd, a->schedule_file);
     if (!text) return false;
-    st = tsl_schedule_from_text(a->program, text, &a->schedule);
+    st = tsl_schedule_from_text_file(a->program, text, a->schedule_file, &a->schedule);
     free(text);
     if (st != TSL_OK) {
-      fprintf(stderr, "tunecli %s: error (%s) in %s: %s\n", cmd, tsl_status_name(st), a->schedule_file,
-              tsl_last_error());
+      fprintf(stderr, "tunecli %s: %s\n", cmd, tsl_last_error());
       return false;
     }
     return true;
   }
+  if (a->records_file) return schedule_from_records(cmd, a);
   st = tsl_schedule_create(a->program, &a->schedule);
   if (st != TSL_OK) {
     tunecli_fail(cmd, st);
@@ -277,6 +359,6 @@ void op_args_print_config(FILE *f, const op_args *a) {
 void op_args_free(op_args *a) {
   tsl_schedule_free(a->schedule);
   a->schedule = NULL;
-  tsl_dsl_module_free(a->module);
+  if (!a->keep_module) tsl_dsl_module_free(a->module); /* else registered: lives for the process */
   a->module = NULL;
 }

@@ -9,7 +9,10 @@
  * file needs --shape for every input; its parameters take their DSL defaults.
  * --schedule FILE replaces the default schedule by the steps in FILE, applied to the
  * initial schedule (every stage at the root: repeat compute_inline(padded) there if you
- * want the default inlining). */
+ * want the default inlining); errors name FILE:LINE:COL and the step.
+ * --records FILE (show, run-op, compile) takes the schedule of the best record of this
+ * operator instance in FILE (tuner/dispatch.h: the templates of the operator itself, on
+ * --target or its family); none is an error. tune-op reads --records as its records file. */
 #ifndef TESSEL_TOOLS_OP_ARGS_H
 #define TESSEL_TOOLS_OP_ARGS_H
 
@@ -36,6 +39,9 @@ typedef struct op_args {
   tsl_dsl_param_value params[OP_ARGS_MAX_PARAMS];
   char param_names[OP_ARGS_MAX_PARAMS][64]; /* storage for --param names */
   const char *schedule_file; /* NULL: the default schedule */
+  const char *records_file;  /* --records, or NULL */
+  bool keep_module;          /* the module's op is registered (tsl_op_register_user): never freed */
+  char record_note[1024];    /* after a --records build: which record gave the schedule */
   const char *target;        /* "host" unless --target */
   tsl_te_program *program;
   tsl_schedule *schedule;
@@ -53,6 +59,12 @@ bool op_args_build(const char *cmd, op_args *a);
 void op_args_print_config(FILE *f, const op_args *a);
 
 void op_args_free(op_args *a);
+
+/* Registers the --file op in the operator registry (tsl_op_register_user), so that the
+ * tuner and the records know it by name; the module is then kept for the process. Also
+ * registers its schedule block as a template when it has one (ops/user/user_template.h).
+ * True for a built-in operator (nothing to do). Errors printed; false on error. */
+bool op_args_register_user_op(const char *cmd, op_args *a);
 
 /* Prints "tunecli CMD: error (KIND): MSG" using tsl_last_error(). Returns 1 (an exit code). */
 int tunecli_fail(const char *cmd, tsl_status st);
