@@ -15,6 +15,11 @@
  * (the graph node, and for a convolution the template that scheduled it, "(tuned)" when
  * a tuning record chose it) and its wall time in the last run.
  *
+ * Only the public headers are used: built against an installed tessel with
+ * `cc device_app.c $(pkg-config --cflags --libs tessel-runtime)`. Linked with the
+ * static runtime instead (examples/meson.build, cross/), the executable must export the
+ * runtime's symbols (-rdynamic, the whole runtime linked in) for the model's kernels.
+ *
  * Exit status: 0 success; 1 a load, run or file error (the message on stderr, e.g. the
  * loader refusing an object built for another CPU); 2 a usage error.
  */
@@ -24,14 +29,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/graph_executor.h"
-#include "runtime/model_file.h"
-#include "runtime/parallel.h"
+#include "tessel/plan.h"
 #include "tessel/runtime.h"
-
-/* Keeps the runtime's entry points in the executable for the loaded object (exported
- * with -rdynamic: the kernels call them). */
-void *const tsl_device_app_exports[] = {(void *)tsl_parallel_for, (void *)tsl_kernel_alloc, (void *)tsl_kernel_free};
 
 #define MAX_OUTS 16
 

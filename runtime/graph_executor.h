@@ -26,6 +26,7 @@
 #include <stdint.h>
 
 #include "runtime/module.h"
+#include "tessel/plan.h"
 #include "tessel/status.h"
 #include "tessel/tensor.h"
 
@@ -33,16 +34,13 @@
 extern "C" {
 #endif
 
-typedef struct tsl_graph_plan tsl_graph_plan;
-typedef struct tsl_graph_ctx tsl_graph_ctx;
+/* The plan and context types and everything an application calls to run a plan
+ * (inputs, outputs, contexts, tsl_graph_run, tsl_graph_plan_free) are public:
+ * include/tessel/plan.h. This header adds building a plan. */
 
 /* An empty plan. Free with tsl_graph_plan_free. Errors: TSL_ERR_INVALID (NULL out),
  * TSL_ERR_NOMEM. */
 tsl_status tsl_graph_plan_new(tsl_graph_plan **out);
-
-/* Frees the plan, its constants and its module (which frees the kernels' code). The
- * caller must have freed every context of the plan first. NULL is a no-op. */
-void tsl_graph_plan_free(tsl_graph_plan *p);
 
 /* Hands the module holding the plan's kernels to the plan (freed with it). */
 void tsl_graph_plan_set_module(tsl_graph_plan *p, tsl_module *m);
@@ -83,44 +81,8 @@ tsl_status tsl_graph_plan_add_input(tsl_graph_plan *p, const char *name, int buf
 tsl_status tsl_graph_plan_add_output(tsl_graph_plan *p, const char *name, int buf, tsl_dtype dt, int ndim,
                                      const int64_t *shape);
 
-/* Counts and descriptions. Info of a bad index: NULL name, ndim 0. */
-int tsl_graph_plan_num_steps(const tsl_graph_plan *p);
-int tsl_graph_plan_num_inputs(const tsl_graph_plan *p);
-int tsl_graph_plan_num_outputs(const tsl_graph_plan *p);
-/* The step's label and kernel (NULL when out of range). */
-const char *tsl_graph_plan_step_label(const tsl_graph_plan *p, int step);
+/* The kernel of call `step` (NULL when out of range). */
 const tsl_kernel *tsl_graph_plan_step_kernel(const tsl_graph_plan *p, int step);
-typedef struct tsl_graph_io_info {
-  const char *name; /* valid while the plan lives */
-  tsl_dtype dtype;
-  int ndim;
-  int64_t shape[TSL_MAX_NDIM];
-  int64_t bytes;
-} tsl_graph_io_info;
-tsl_graph_io_info tsl_graph_plan_input_info(const tsl_graph_plan *p, int i);
-tsl_graph_io_info tsl_graph_plan_output_info(const tsl_graph_plan *p, int i);
-
-/* Bytes of the activation arena: the planned peak activation memory of one context. */
-int64_t tsl_graph_plan_arena_bytes(const tsl_graph_plan *p);
-/* Bytes of the constants the plan owns. */
-int64_t tsl_graph_plan_constant_bytes(const tsl_graph_plan *p);
-
-/* A context for running p: allocates the arena (64-byte aligned, zeroed). The plan
- * must outlive it. Errors: TSL_ERR_INVALID (NULL arguments), TSL_ERR_NOMEM. */
-tsl_status tsl_graph_ctx_new(const tsl_graph_plan *p, tsl_graph_ctx **out);
-void tsl_graph_ctx_free(tsl_graph_ctx *c);
-
-/* The data of input / output i in this context (compact, the described shape), or NULL
- * for a bad index. Inputs are read by the next run; outputs hold the last run's
- * results (the arena bytes of other buffers are scratch between runs). */
-void *tsl_graph_ctx_input(tsl_graph_ctx *c, int i);
-const void *tsl_graph_ctx_output(const tsl_graph_ctx *c, int i);
-
-/* Runs every step in order. step_seconds, if not NULL, receives the wall time of each
- * step in seconds (tsl_graph_plan_num_steps entries).
- * Errors: TSL_ERR_INVALID (NULL context), TSL_ERR_RUNTIME when a kernel returns nonzero
- * (the message names the step's label and the code); later steps are not run. */
-tsl_status tsl_graph_run(tsl_graph_ctx *c, double *step_seconds);
 
 #ifdef __cplusplus
 }

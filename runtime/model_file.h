@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "runtime/graph_executor.h"
+#include "tessel/plan.h"
 #include "tessel/status.h"
 #include "tessel/tensor.h"
 
@@ -77,28 +78,8 @@ tsl_status tsl_model_writer_add_output(tsl_model_writer *w, const char *name, in
  * be opened or written: the message carries strerror), TSL_ERR_NOMEM. */
 tsl_status tsl_model_writer_append(const tsl_model_writer *w, const char *so_path, int64_t *blob_bytes);
 
-/* What a model file holds, for printing. */
-typedef struct tsl_model_file_info {
-  int version;
-  char target[128];     /* the target string it was compiled for */
-  int buffers, steps, kernels;
-  int64_t arena_bytes;    /* planned peak activation bytes of one context */
-  int64_t constant_bytes; /* weights */
-  int64_t plan_bytes;     /* the appended plan, trailer included */
-} tsl_model_file_info;
-
-/* Loads model file `path`: reads and checks the plan (trailer, magic, version,
- * CRC-32, every count, offset and id), then loads the kernels with tsl_module_load_so
- * (which refuses an object for another architecture or for CPU features this machine
- * lacks) and builds a plan of runtime/graph_executor.h that owns the module; run it
- * with tsl_graph_ctx_new / tsl_graph_run. Free with tsl_graph_plan_free. info may be
- * NULL.
- * Errors: TSL_ERR_IO (no such file, a read error, dlopen failed), TSL_ERR_INVALID (no
- * plan at the end of the file — e.g. a single-operator object of `tunecli compile OP`
- * —, a corrupt plan: the message says what is wrong), TSL_ERR_UNSUPPORTED (another
- * format version, or the loader's refusal of the object), TSL_ERR_NOT_FOUND (a step
- * names a kernel the object lacks), TSL_ERR_NOMEM. Every message starts with path. */
-tsl_status tsl_model_file_load(const char *path, tsl_graph_plan **out, tsl_model_file_info *info);
+/* Reading a model file (tsl_model_file_load, tsl_model_file_info) is public:
+ * include/tessel/plan.h. */
 
 #ifdef __cplusplus
 }

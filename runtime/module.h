@@ -24,6 +24,7 @@
 
 #include <stdint.h>
 
+#include "tessel/runtime.h"
 #include "tessel/status.h"
 #include "tessel/tensor.h"
 
@@ -121,6 +122,15 @@ const char *tsl_kernel_name(const tsl_kernel *k);
  * Errors: TSL_ERR_INVALID (NULL kernel, NULL arg_values or a NULL entry, nargs not the
  * signature's), TSL_ERR_RUNTIME ("kernel NAME returned CODE" for a nonzero return). */
 tsl_status tsl_kernel_call(const tsl_kernel *k, void *const *arg_values, int nargs);
+
+/* Times kernel `k` called with `args` (as tsl_kernel_call) with the time evaluator of
+ * tsl_time_callback (include/tessel/runtime.h: the same options, growth of `number`
+ * and costs in seconds per call, opts->repeat of them).
+ * Errors: TSL_ERR_INVALID (NULL kernel or costs, invalid options, arguments that do
+ * not match the signature), TSL_ERR_RUNTIME (a call returned nonzero: costs are then
+ * unspecified), TSL_ERR_NOMEM (the flush buffer). */
+tsl_status tsl_time_kernel(const tsl_kernel *k, void *const *args, int nargs, const tsl_time_opts *opts,
+                           double *costs);
 
 /* Calls a kernel whose arguments are all pointers with tensors[i]->data.
  * Errors: TSL_ERR_INVALID (a non-pointer argument in the signature, n not the

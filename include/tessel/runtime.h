@@ -69,24 +69,18 @@ typedef struct tsl_time_opts {
 /* Defaults: number 1, repeat 3, min_repeat_ms 10, no cache flush, no cool-down. */
 tsl_time_opts tsl_time_opts_default(void);
 
-typedef struct tsl_kernel tsl_kernel;
-
-/* Times kernel `k` called with `args` (as tsl_kernel_call, runtime/module.h) and writes
- * opts->repeat costs, in seconds per call, to `costs`. `opts` NULL means the defaults.
- * When min_repeat_ms is not reached, `number` grows to the estimate that would reach
- * it (at least x1.618) and the sample is taken again; the grown number carries over
- * to later samples.
- * Errors: TSL_ERR_INVALID (NULL kernel or costs, invalid options, arguments that do
- * not match the signature), TSL_ERR_RUNTIME (a call returned nonzero: costs are then
- * unspecified), TSL_ERR_NOMEM (the flush buffer). */
-tsl_status tsl_time_kernel(const tsl_kernel *k, void *const *args, int nargs, const tsl_time_opts *opts,
-                           double *costs);
-
 /* A timed callable: returns 0 on success or a nonzero error code. */
 typedef int32_t (*tsl_timed_fn)(void *ctx);
 
-/* As tsl_time_kernel for any callable (e.g. a whole graph run); `what` names it in
- * error messages ("what returned CODE"). */
+/* Times fn(ctx) (e.g. a whole model run: tsl_context_run, tsl_graph_run) and writes
+ * opts->repeat costs, in seconds per call, to `costs`. `opts` NULL means the defaults.
+ * When min_repeat_ms is not reached, `number` grows to the estimate that would reach
+ * it (at least x1.618) and the sample is taken again; the grown number carries over
+ * to later samples. `what` names fn in error messages ("what returned CODE").
+ * (The library's tuner times single kernels the same way: tsl_time_kernel,
+ * runtime/module.h.)
+ * Errors: TSL_ERR_INVALID (NULL fn or costs, invalid options), TSL_ERR_RUNTIME (a call
+ * returned nonzero: costs are then unspecified), TSL_ERR_NOMEM (the flush buffer). */
 tsl_status tsl_time_callback(tsl_timed_fn fn, void *ctx, const char *what, const tsl_time_opts *opts,
                              double *costs);
 
