@@ -85,6 +85,13 @@ static const command commands[] = {
      "        pick-best IN OUT\n"
      "                          inspect tuning records (docs/records.md); merge keeps the fastest\n"
      "                          record per configuration, pick-best the fastest per workload"},
+    {"report", tunecli_report,
+     "report RECORDS [--model M] [--target T] [--threads N] [--runs N] -o FILE.html\n"
+     "                          one self-contained HTML page (inline SVG, no network): per layer the\n"
+     "                          tuning curve (best GFLOP/s against trials, a series per algorithm) and\n"
+     "                          the chosen algorithm and config; with --model, the model compiled\n"
+     "                          without and with RECORDS, run alternately N times (default 15):\n"
+     "                          per-layer time bars and end to end (docs/tuning.md)"},
     {"rpc-server", tunecli_rpc_server,
      "rpc-server --key KEY [--host 127.0.0.1] [--port 9190] [--timeout S] [--qemu-cpu CPU] [--server PATH]\n"
      "                          run the AArch64 device server (under qemu-aarch64 on this host) that\n"

@@ -11,6 +11,7 @@ int tunecli_run(int argc, char **argv);
 int tunecli_tune(int argc, char **argv);
 int tunecli_tune_op(int argc, char **argv);
 int tunecli_records(int argc, char **argv);
+int tunecli_report(int argc, char **argv);
 int tunecli_compile(int argc, char **argv);
 int tunecli_rpc_server(int argc, char **argv);
 int tunecli_rpc_info(int argc, char **argv);
