@@ -175,7 +175,8 @@ static void test_tunecli_report_page(void) {
   CU_ASSERT_PTR_NOT_NULL_FATAL(page);
   CU_ASSERT_EQUAL(count_of(page, "<svg"), 2); /* layers A and B; C has no successful trial */
   CU_ASSERT_EQUAL(count_of(page, "</svg>"), 2);
-  CU_ASSERT_EQUAL(count_of(page, "<section class=\"layer\">"), 3);
+  CU_ASSERT_EQUAL(count_of(page, "<section class=\"layer\""), 3);
+  CU_ASSERT_EQUAL(count_of(page, "<a href=\"#layer-"), 3); /* the summary links every layer */
   /* self-contained: no script, no link, no URL */
   CU_ASSERT_PTR_NULL(strstr(page, "<script"));
   CU_ASSERT_PTR_NULL(strstr(page, "<link"));

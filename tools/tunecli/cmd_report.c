@@ -9,10 +9,13 @@
  *   - with --model: the model compiled without and with the records, run alternately
  *     here: per-layer time bars, default vs tuned, and end to end (report_model.h).
  * Bad records lines are skipped with a "records FILE:LINE" warning (tuner/records.h). */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "ir/arena.h"
 #include "op_args.h"
@@ -189,12 +192,21 @@ static void print_config(FILE *f, const tsl_record *r) {
   fputs("</code>", f);
 }
 
+/* The record compiling with db uses for layer L (tsl_records_best: exact target, then
+ * family; this thread count first; in-model first); NULL when none. */
+static const tsl_record *layer_choice(const tsl_records *db, const report_layer *L) {
+  const tsl_record *best = NULL;
+  if (tsl_records_best(db, L->first->target, L->first->workload, NULL, 0, &best, NULL) != TSL_OK) {
+    tsl_clear_error();
+    return NULL;
+  }
+  return best;
+}
+
 /* The choice the compiler makes for layer L, and its in-model measurements. */
 static void write_choice(FILE *f, const tsl_records *db, const report_layer *L) {
-  const tsl_record *best = NULL;
-  tsl_match_kind match = TSL_MATCH_NONE;
-  if (tsl_records_best(db, L->first->target, L->first->workload, NULL, 0, &best, &match) != TSL_OK) {
-    tsl_clear_error();
+  const tsl_record *best = layer_choice(db, L);
+  if (!best) {
     fputs("<p class=\"choice\">chosen: none (no successful record: the compiler keeps the default schedule)</p>\n", f);
     return;
   }
@@ -235,7 +247,7 @@ static void write_choice(FILE *f, const tsl_records *db, const report_layer *L) 
 /* A layer's section; its curve chart when it has a successful isolated record. Returns
  * the number of charts written (0 or 1). */
 static int write_layer(FILE *f, const tsl_records *db, const report_layer *L, int index) {
-  fprintf(f, "<section class=\"layer\"><h3>Layer %d: ", index + 1);
+  fprintf(f, "<section class=\"layer\" id=\"layer-%d\"><h3>Layer %d: ", index + 1, index + 1);
   char op[64];
   report_html_escape(f, tsl_workload_key_op(L->first->workload, op, sizeof op));
   fputs("</h3>\n<p class=\"key\"><code>", f);
@@ -342,6 +354,33 @@ static int write_model(FILE *f, const char *model, const report_model_times *t) 
   return 2;
 }
 
+/* One row per layer: its operator, trials and choice, linking to its section. */
+static void write_summary(FILE *f, const tsl_records *db, const report_layer *layers, int n) {
+  fputs("<table class=\"summary\"><tr><th>layer</th><th>operator</th><th>trials</th><th>chosen</th><th>us</th>"
+        "<th>GFLOP/s</th><th>measured</th></tr>\n",
+        f);
+  for (int l = 0; l < n; l++) {
+    const report_layer *L = &layers[l];
+    char op[64];
+    fprintf(f, "<tr><td><a href=\"#layer-%d\">%d</a></td><td>", l + 1, l + 1);
+    report_html_escape(f, tsl_workload_key_op(L->first->workload, op, sizeof op));
+    fprintf(f, "</td><td>%d</td>", L->trials);
+    const tsl_record *best = layer_choice(db, L);
+    if (!best) {
+      fputs("<td>none (default)</td><td>-</td><td>-</td><td>-</td></tr>\n", f);
+      continue;
+    }
+    double c = tsl_record_cost(best);
+    fputs("<td>", f);
+    report_html_escape(f, short_algo(best->algorithm));
+    fprintf(f, "</td><td>%.1f</td>", c * 1e6);
+    if (L->flops > 0) fprintf(f, "<td>%.2f</td>", L->flops / c * 1e-9);
+    else fputs("<td>-</td>", f);
+    fprintf(f, "<td>%s</td></tr>\n", tsl_record_in_model(best) ? "in model" : "isolated");
+  }
+  fputs("</table>\n", f);
+}
+
 static const char *page_style =
     "<style>body{font-family:sans-serif;margin:20px;color:#222;background:#fff}"
     "table{border-collapse:collapse;margin:6px 0}td,th{border:1px solid #ccc;padding:2px 6px;font-size:13px}"
@@ -397,23 +436,27 @@ int tunecli_report(int argc, char **argv) {
     tsl_records_free(db);
     return tunecli_fail(cmd, st);
   }
+  /* the output first: a path that cannot be written fails before any measurement */
+  FILE *f = fopen(a.out, "w");
+  if (!f) {
+    fprintf(stderr, "tunecli report: error: cannot write %s: %s\n", a.out, strerror(errno));
+    tsl_records_free(db);
+    return 1;
+  }
+  /* only a regular file is removed after a failure (never a device such as /dev/stdout) */
+  struct stat out_stat;
+  bool out_regular = fstat(fileno(f), &out_stat) == 0 && S_ISREG(out_stat.st_mode);
   report_model_times mt;
   memset(&mt, 0, sizeof mt);
-  if (a.model && (st = report_model_measure(a.model, a.target, a.records, a.runs, &mt)) != TSL_OK) {
-    tsl_records_free(db);
-    return tunecli_fail(cmd, st);
-  }
   report_layer *layers = NULL;
   int nl = 0;
-  FILE *f = NULL;
+  if (a.model && (st = report_model_measure(a.model, a.target, a.records, a.runs, &mt)) != TSL_OK) {
+    rc = tunecli_fail(cmd, st);
+    goto fail;
+  }
   if (group_layers(db, &layers, &nl) != 0) {
     rc = tunecli_fail(cmd, tsl_error(TSL_ERR_NOMEM, "report: out of memory"));
-    goto done;
-  }
-  if (!(f = fopen(a.out, "w"))) {
-    perror(a.out);
-    rc = 1;
-    goto done;
+    goto fail;
   }
   int ok = 0;
   for (int i = 0; i < db->n; i++) ok += db->recs[i].error_no == TSL_MEASURE_OK;
@@ -426,14 +469,21 @@ int tunecli_report(int argc, char **argv) {
           db->n, ok, db->skipped, nl, TSL_VERSION, TSL_LLVM_VERSION);
   int charts = a.model ? write_model(f, a.model, &mt) : 0;
   fputs("<h2>Layers</h2>\n", f);
+  write_summary(f, db, layers, nl);
   for (int l = 0; l < nl; l++) charts += write_layer(f, db, &layers[l], l);
   fputs("</body></html>\n", f);
-  if (fclose(f) != 0) {
-    perror(a.out);
+  bool write_error = ferror(f) != 0;
+  if (fclose(f) != 0 || write_error) {
+    fprintf(stderr, "tunecli report: error: writing %s failed: %s\n", a.out, strerror(errno));
+    if (out_regular) unlink(a.out);
     rc = 1;
-    goto done;
+  } else {
+    printf("report: %s: %d layers, %d charts%s\n", a.out, nl, charts, db->skipped ? " (bad records lines skipped)" : "");
   }
-  printf("report: %s: %d layers, %d charts%s\n", a.out, nl, charts, db->skipped ? " (bad records lines skipped)" : "");
+  goto done;
+fail:
+  fclose(f);
+  if (out_regular) unlink(a.out); /* no page rather than an empty one */
 done:
   free_layers(layers, nl);
   report_model_times_clear(&mt);
