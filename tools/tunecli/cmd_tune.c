@@ -195,16 +195,6 @@ static double measure_peak(const tsl_target *t, int threads) {
   return g;
 }
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-static double median(double *x, int n) {
-  qsort(x, (size_t)n, sizeof *x, cmp_double);
-  return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
-}
-
 /* The model end to end, compiled with the default schedules and with the records (and,
  * when `isolated` is given, with those isolated records only: the choice before the
  * in-situ pass), run alternately in this process (the machine's load hits all alike):
@@ -246,14 +236,14 @@ static void end_to_end(const char *model, const char *target, const char *record
       t[k][r] = tsl_time_now() - t0;
     }
   if (st == TSL_OK) {
-    double d = median(t[0], RUNS), u = median(t[1], RUNS); /* median() sorts: [0] is the min */
+    double d = tunecli_median_sort(t[0], RUNS), u = tunecli_median_sort(t[1], RUNS); /* sorted: [0] is the min */
     printf("end to end (%s, %d threads, %d alternating runs each): default median %.3f ms (min %.3f), tuned median "
            "%.3f ms (min %.3f): %.2fx (min %.2fx); compile default %.0f ms, tuned %.0f ms (%d of %d kernels from "
            "records)\n",
            model, tsl_get_num_threads(), RUNS, d * 1e3, t[0][0] * 1e3, u * 1e3, t[1][0] * 1e3, d / u, t[0][0] / t[1][0],
            compile_s[0] * 1e3, compile_s[1] * 1e3, tsl_compiled_num_tuned_kernels(c[1]), tsl_compiled_num_kernels(c[1]));
     if (isolated) {
-      double b = median(t[2], RUNS);
+      double b = tunecli_median_sort(t[2], RUNS);
       printf("  before the in-situ pass (the isolated records' choice, same runs): median %.3f ms (min %.3f): %.2fx "
              "default; in-model choice vs isolated choice %.2fx\n",
              b * 1e3, t[2][0] * 1e3, d / b, b / u);

@@ -362,3 +362,13 @@ void op_args_free(op_args *a) {
   if (!a->keep_module) tsl_dsl_module_free(a->module); /* else registered: lives for the process */
   a->module = NULL;
 }
+
+static int cmp_double_asc(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+double tunecli_median_sort(double *x, int n) {
+  qsort(x, (size_t)n, sizeof *x, cmp_double_asc);
+  return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
+}

@@ -74,4 +74,8 @@ int tunecli_fail(const char *cmd, tsl_status st);
  * holds a NUL byte. */
 char *tunecli_read_text_file(const char *cmd, const char *path);
 
+/* The median of x[0..n) (n >= 1; the mean of the middle two for an even n). Sorts x in
+ * place, ascending: x[0] is then the minimum. */
+double tunecli_median_sort(double *x, int n);
+
 #endif

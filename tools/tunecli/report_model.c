@@ -6,19 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "op_args.h"
 #include "tessel/runtime.h"
 #include "tessel/tessel.h"
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-/* The median of x[0..n) (sorts x). */
-static double median_of(double *x, int n) {
-  qsort(x, (size_t)n, sizeof *x, cmp_double);
-  return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
-}
 
 static double min_of(const double *x, int n) {
   double m = x[0];
@@ -136,9 +126,9 @@ tsl_status report_model_measure(const char *model, const char *target, const cha
     }
     out->runs = runs;
     out->threads = tsl_get_num_threads();
-    out->e2e_default_s = median_of(e2e[0], runs); /* median_of sorts: [0] is the fastest */
+    out->e2e_default_s = tunecli_median_sort(e2e[0], runs); /* sorted: [0] is the fastest */
     out->e2e_default_min_s = e2e[0][0];
-    out->e2e_tuned_s = median_of(e2e[1], runs);
+    out->e2e_tuned_s = tunecli_median_sort(e2e[1], runs);
     out->e2e_tuned_min_s = e2e[1][0];
     out->kernels = tsl_compiled_num_kernels(c[1]);
     out->tuned_kernels = tsl_compiled_num_tuned_kernels(c[1]);
