@@ -131,7 +131,7 @@ static int layer_add(report_layer *L, const tsl_record *r) {
   while (s < L->nseries && (strcmp(L->series_algo[s], r->algorithm) != 0 || strcmp(L->series_tpl[s], r->template_name) != 0))
     s++;
   if (s == L->nseries) {
-    if (s == MAX_SERIES) return 0; /* more templates than colors: counted, not drawn */
+    if (s == MAX_SERIES) return 0; /* past MAX_SERIES templates: counted as trials, not drawn */
     L->nseries++;
     snprintf(L->series_algo[s], sizeof L->series_algo[s], "%s", r->algorithm);
     snprintf(L->series_tpl[s], sizeof L->series_tpl[s], "%s", r->template_name);
