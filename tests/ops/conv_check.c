@@ -12,8 +12,8 @@
 #include "ref/ref_ops2.h"
 #include "tessel/runtime.h"
 
-tsl_conv2d_desc conv_case_desc(const conv_case *c, int64_t x) {
-  tsl_conv2d_desc d;
+tsl_conv2d_layer conv_case_layer(const conv_case *c, int64_t x) {
+  tsl_conv2d_layer d;
   memset(&d, 0, sizeof d);
   d.N = c->N;
   d.C = c->C;
@@ -58,7 +58,7 @@ int conv_check_all(const conv_case *cases, size_t n, const tsl_conv2d_algo *algo
   return failed;
 }
 
-static ref2_conv ref_of(const tsl_conv2d_desc *d) {
+static ref2_conv ref_of(const tsl_conv2d_layer *d) {
   ref2_conv r = {d->N,        d->C,       d->H,       d->W,         d->K,        d->R,          d->S,
                  d->stride_h, d->stride_w, d->pad_top, d->pad_left, d->pad_bottom, d->pad_right, d->dilation_h,
                  d->dilation_w, d->groups, d->act,    d->clip_min, d->clip_max};
@@ -72,11 +72,11 @@ static int64_t numel(const tsl_buffer *b) {
 }
 
 /* Runs one schedule and compares; returns false on any failure. */
-static bool run_one(const tsl_te_program *conv, tsl_schedule *s, const tsl_conv2d_desc *d, float **bufs,
+static bool run_one(const tsl_te_program *conv, tsl_schedule *s, const tsl_conv2d_layer *d, float **bufs,
                     const int64_t *points, int64_t npoints, const double *want, const char *what,
                     const conv_check_opts *o) {
   int nin = conv->ninputs;
-  int64_t x = d->block, OH = tsl_conv2d_desc_out_h(d), OW = tsl_conv2d_desc_out_w(d);
+  int64_t x = d->block, OH = tsl_conv2d_layer_out_h(d), OW = tsl_conv2d_layer_out_w(d);
   int64_t KB = (d->K + x - 1) / x, nout = numel(conv->outputs[0]->buf);
   float *out = bufs[nin];
   for (int64_t i = 0; i < nout; i++) out[i] = NAN; /* every element must be written */
@@ -125,7 +125,7 @@ static bool run_one(const tsl_te_program *conv, tsl_schedule *s, const tsl_conv2
 
 bool conv_check(const conv_case *c, tsl_conv2d_algo a, const conv_check_opts *o) {
   int64_t x = o->block ? o->block : ops_lanes();
-  tsl_conv2d_desc d = conv_case_desc(c, x);
+  tsl_conv2d_layer d = conv_case_layer(c, x);
   const char *why = "";
   if (!tsl_conv2d_algo_applies(&d, a, &why)) {
     printf("\n  %s does not apply: %s\n", tsl_conv2d_algo_name(a), why);
@@ -134,7 +134,7 @@ bool conv_check(const conv_case *c, tsl_conv2d_algo a, const conv_check_opts *o)
   tsl_arena *arena = tsl_arena_new();
   tsl_arena *prev = tsl_arena_set_current(arena);
   tsl_te_program *conv = NULL, *wprog = NULL;
-  bool winograd = a >= TSL_CONV2D_WINOGRAD_F2;
+  bool winograd = tsl_conv2d_algo_is_winograd(a, NULL);
   tsl_status st = tsl_conv2d_algo_instantiate(&d, a, ops_target(), &conv, winograd ? &wprog : NULL);
   if (st != TSL_OK) {
     printf("\n  instantiate %s: %s\n", tsl_conv2d_algo_name(a), tsl_last_error());
@@ -142,7 +142,7 @@ bool conv_check(const conv_case *c, tsl_conv2d_algo a, const conv_check_opts *o)
     tsl_arena_free(arena);
     return false;
   }
-  int64_t OH = tsl_conv2d_desc_out_h(&d), OW = tsl_conv2d_desc_out_w(&d), cg = d.C / d.groups;
+  int64_t OH = tsl_conv2d_layer_out_h(&d), OW = tsl_conv2d_layer_out_w(&d), cg = d.C / d.groups;
   int64_t nin = d.N * d.C * d.H * d.W, nw = d.K * cg * d.R * d.S, nres = d.N * d.K * OH * OW;
   float *in = malloc(sizeof(float) * (size_t)nin), *w = aligned_alloc(64, (sizeof(float) * (size_t)nw + 63) / 64 * 64); /* a kernel argument (Winograd) */
   float *bias = malloc(sizeof(float) * (size_t)d.K), *res = malloc(sizeof(float) * (size_t)nres);

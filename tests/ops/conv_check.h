@@ -53,6 +53,6 @@ int conv_check_all(const conv_case *cases, size_t n, const tsl_conv2d_algo *algo
                    uint64_t seed);
 
 /* The layer description of a case for block x. */
-tsl_conv2d_desc conv_case_desc(const conv_case *c, int64_t x);
+tsl_conv2d_layer conv_case_layer(const conv_case *c, int64_t x);
 
 #endif
