@@ -71,7 +71,9 @@ tsl_status tsl_conv2d_family_workload(const tsl_conv2d_desc *d, tsl_workload *ou
   if (d->groups == 1 && d->C % x == 0 && d->K % x == 0) {
     const int64_t *shapes[4] = {data, wb, bias, res};
     const int nd[4] = {5, 6, 2, 5};
-    return tsl_workload_init(out, r ? FAM_ADD : FAM_BIAS, r ? 4 : 3, shapes, nd, np, p);
+    st = tsl_workload_init(out, r ? FAM_ADD : FAM_BIAS, r ? 4 : 3, shapes, nd, np, p);
+    out->epilogue = tsl_conv2d_desc_epilogue(d);
+    return st;
   }
   /* channel counts that do not fill their blocks (or groups): the key names the true
    * layer, so a K = 24 layer at 16 lanes is not the K = 32 one */
@@ -79,7 +81,9 @@ tsl_status tsl_conv2d_family_workload(const tsl_conv2d_desc *d, tsl_workload *ou
   p[np++] = tsl_dsl_int_param("out_channels", d->K);
   const int64_t *shapes[4] = {data, wg, bias, res};
   const int nd[4] = {5, 5, 2, 5};
-  return tsl_workload_init(out, r ? FAM_GROUPED_ADD : FAM_GROUPED, r ? 4 : 3, shapes, nd, np, p);
+  st = tsl_workload_init(out, r ? FAM_GROUPED_ADD : FAM_GROUPED, r ? 4 : 3, shapes, nd, np, p);
+  out->epilogue = tsl_conv2d_desc_epilogue(d);
+  return st;
 }
 
 tsl_status tsl_conv2d_desc_of_workload(const tsl_workload *w, tsl_conv2d_desc *d) {
@@ -114,6 +118,7 @@ tsl_status tsl_conv2d_desc_of_workload(const tsl_workload *w, tsl_conv2d_desc *d
   d->clip_min = fparam(w, "clip_min", 0.0);
   d->clip_max = fparam(w, "clip_max", 6.0);
   d->has_residual = residual;
+  d->epilogue = w->epilogue;
   if (grouped) {
     d->groups = iparam(w, "groups", 1);
     d->C = d->groups * wt[1];
@@ -204,6 +209,7 @@ tsl_status tsl_conv2d_algo_workload(const tsl_conv2d_desc *d, tsl_conv2d_algo a,
       nd[i] = conv->inputs[i]->buf->ndim;
     }
     st = tsl_workload_init(out, op, conv->ninputs, shapes, nd, nk, keep);
+    out->epilogue = tsl_conv2d_desc_epilogue(d);
   }
   tsl_arena_set_current(prev);
   tsl_arena_free(arena);

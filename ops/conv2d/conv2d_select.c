@@ -48,11 +48,20 @@ tsl_status tsl_conv2d_desc_check(const tsl_conv2d_desc *d) {
     return tsl_error(TSL_ERR_INVALID, "conv2d: groups %lld must divide C %lld and K %lld", (long long)d->groups,
                      (long long)d->C, (long long)d->K);
   if (d->act < 0 || d->act > 2) return tsl_error(TSL_ERR_INVALID, "conv2d: act %d (must be 0, 1 or 2)", d->act);
+  if (d->epilogue.fn && d->act != 0)
+    return tsl_error(TSL_ERR_INVALID, "conv2d: act %d and the epilogue function %s (one activation)", d->act,
+                     d->epilogue.fn->onnx_op);
   if (d->block < 1) return tsl_error(TSL_ERR_INVALID, "conv2d: block %lld (must be >= 1)", (long long)d->block);
   if (tsl_conv2d_desc_out_h(d) < 1 || tsl_conv2d_desc_out_w(d) < 1)
     return tsl_error(TSL_ERR_INVALID, "conv2d: the kernel does not fit the padded input (output %lldx%lld)",
                      (long long)tsl_conv2d_desc_out_h(d), (long long)tsl_conv2d_desc_out_w(d));
   return TSL_OK;
+}
+
+tsl_epilogue tsl_conv2d_desc_epilogue(const tsl_conv2d_desc *d) {
+  tsl_epilogue e = d->epilogue;
+  e.channels = e.fn && d->block > 0 && d->K % d->block ? d->K : 0;
+  return e;
 }
 
 static bool why_not(const char **why, const char *reason) {
@@ -156,8 +165,8 @@ static int conv_params(const tsl_conv2d_desc *d, tsl_dsl_param_value *p) {
   return n;
 }
 
-tsl_status tsl_conv2d_algo_instantiate(const tsl_conv2d_desc *d, tsl_conv2d_algo a, const tsl_target *t,
-                                       tsl_te_program **conv, tsl_te_program **weight) {
+static tsl_status instantiate_algo(const tsl_conv2d_desc *d, tsl_conv2d_algo a, const tsl_target *t,
+                                   tsl_te_program **conv, tsl_te_program **weight) {
   if (conv) *conv = NULL;
   if (weight) *weight = NULL;
   if (!conv) return tsl_error(TSL_ERR_INVALID, "conv2d: NULL result");
@@ -234,6 +243,18 @@ tsl_status tsl_conv2d_algo_instantiate(const tsl_conv2d_desc *d, tsl_conv2d_algo
   }
   default: return tsl_error(TSL_ERR_UNSUPPORTED, "conv2d: unknown algorithm %d", (int)a);
   }
+}
+
+tsl_status tsl_conv2d_algo_instantiate(const tsl_conv2d_desc *d, tsl_conv2d_algo a, const tsl_target *t,
+                                       tsl_te_program **conv, tsl_te_program **weight) {
+  tsl_status st = instantiate_algo(d, a, t, conv, weight);
+  if (st != TSL_OK) return st;
+  tsl_epilogue e = tsl_conv2d_desc_epilogue(d);
+  if ((st = tsl_epilogue_apply(*conv, &e)) != TSL_OK) {
+    *conv = NULL;
+    if (weight) *weight = NULL;
+  }
+  return st;
 }
 
 tsl_status tsl_conv2d_algo_schedule(const tsl_te_program *conv, tsl_conv2d_algo a, const tsl_target *t,

@@ -27,6 +27,7 @@
 #include <stdint.h>
 
 #include "dsl/te.h"
+#include "ops/epilogue.h"
 #include "schedule/schedule.h"
 #include "schedule/template.h"
 #include "target/target.h"
@@ -47,6 +48,9 @@ typedef struct tsl_conv2d_desc {
   double clip_min, clip_max;
   bool has_residual; /* out = act(conv + bias + residual) */
   int64_t block;     /* x: the NCHW[x]c block of data and output, >= 1 */
+  tsl_epilogue epilogue; /* with act 0: out = f(conv + bias [+ residual]), f a function of
+                            the activation table (ops/epilogue.h); fn NULL for none.
+                            Its channels are set by tsl_conv2d_desc_epilogue. */
 } tsl_conv2d_desc;
 
 typedef enum tsl_conv2d_algo {
@@ -71,9 +75,14 @@ int64_t tsl_conv2d_desc_out_w(const tsl_conv2d_desc *d);
 /* 2 * N * K * OH * OW * (C / groups) * R * S. */
 double tsl_conv2d_desc_flops(const tsl_conv2d_desc *d);
 
+/* d's epilogue with `channels` K when K does not fill its blocks (the padding lanes'
+ * guard, ops/epilogue.h), else 0: what every algorithm's program and the family
+ * workload carry. */
+tsl_epilogue tsl_conv2d_desc_epilogue(const tsl_conv2d_desc *d);
+
 /* TSL_OK when the layer is well formed: sizes >= 1, strides and dilations >= 1, paddings
- * >= 0, C and K multiples of groups, act in 0..2, block >= 1, an output of at least
- * 1x1. Otherwise TSL_ERR_INVALID saying what. */
+ * >= 0, C and K multiples of groups, act in 0..2 (0 with an epilogue function), block
+ * >= 1, an output of at least 1x1. Otherwise TSL_ERR_INVALID saying what. */
 tsl_status tsl_conv2d_desc_check(const tsl_conv2d_desc *d);
 
 /* Whether algorithm a computes the layer exactly as described; on false *why (may be
@@ -90,6 +99,8 @@ bool tsl_conv2d_algo_applies(const tsl_conv2d_desc *d, tsl_conv2d_algo a, const 
  *          the same bytes with the pixels flattened (data f32[N, C/x, H*W, x] for
  *          gemm1x1; output and residual f32[N, K/x, OH*OW, x] for both). Winograd's
  *          inputs are its own (ops/conv2d/winograd.h), in the same order.
+ *          d's epilogue function, if any, is applied to the output stage
+ *          (tsl_conv2d_desc_epilogue, tsl_epilogue_apply), whatever the algorithm.
  *  *weight (may be NULL) the weight transform: input f32[K, C/groups, R, S] (OIHW),
  *          output the conv's second input.
  * Errors: TSL_ERR_INVALID (tsl_conv2d_desc_check), TSL_ERR_UNSUPPORTED when a does not
