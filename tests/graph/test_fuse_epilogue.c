@@ -58,6 +58,9 @@ static void check_compiled(const tsl_graph *g, int kernels, double tol) {
     tsl_status s = gt_compile_run(g, &o, ins, got, &st, &transforms);
     if (s != TSL_OK) printf("\n  compile (%s): %s\n", plain ? "plain" : "blocked", tsl_last_error());
     CU_ASSERT_EQUAL(s, TSL_OK);
+    if (s == TSL_OK && st.steps != kernels + transforms)
+      printf("\n  %s: %d steps, %d expected (%d kernels + %d layout transforms)\n", plain ? "plain" : "blocked", st.steps,
+             kernels + transforms, kernels, transforms);
     CU_ASSERT_EQUAL(st.steps, kernels + transforms);
     if (got[0]) {
       double err = gt_rel_err(got[0], want[0], nout);
@@ -146,6 +149,33 @@ static void test_matmul_gelu_and_gemm_tanh(void) {
   tsl_graph_free(g);
 }
 
+/* After a depthwise conv, a piecewise-linear function (HardSigmoid) fuses, a
+ * transcendental one (Sigmoid, as Swish) stays a kernel of its own (fuse_conv.h). */
+static int depthwise3x3(tsl_graph *g, int x, int64_t c, uint64_t seed) {
+  int64_t ws[4] = {c, 1, 3, 3};
+  int node, ins[3] = {x, gt_add_const(g, 4, ws, seed, -0.4, 0.4), gt_add_const(g, 1, &c, seed + 1, -0.2, 0.2)};
+  int y = gt_add_node(g, TSL_OP_CONV, 3, ins, &node);
+  const int64_t pads[4] = {1, 1, 1, 1};
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_set_attr_ints(g, node, "pads", 4, pads), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_set_attr_int(g, node, "group", c), TSL_OK);
+  return y;
+}
+
+static void test_depthwise_fuses_only_piecewise_linear_functions(void) {
+  int64_t s[4] = {1, 12, 7, 7};
+  int x;
+  tsl_graph *g = new_graph("t", 4, s, &x);
+  const char *hs[2] = {"alpha", "beta"};
+  const double hv[2] = {0.3, 0.4};
+  int b = act(g, depthwise3x3(g, x, 12, 61), "HardSigmoid", 2, hs, hv);
+  int c = depthwise3x3(g, b, 12, 63);
+  int d = binary(g, TSL_OP_MUL, c, act(g, c, "Sigmoid", 0, NULL, NULL)); /* Swish (fuse_gating.h) */
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_add_output(g, gt_add_conv1x1(g, d, 12, 8, 65)), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_infer_shapes(g), TSL_OK);
+  check_fused(g, 1, 4); /* two depthwise convs, the Swish, the 1x1 conv */
+  tsl_graph_free(g);
+}
+
 /* An activation whose input is read twice, or is a graph output, stays separate. */
 static void test_shared_conv_output_keeps_its_activation(void) {
   int64_t s[4] = {1, 8, 5, 5};
@@ -164,5 +194,6 @@ void tsl_tests_graph_fuse_epilogue(void) {
   CU_pSuite s = CU_add_suite("graph_fuse_epilogue", NULL, NULL);
   CU_add_test(s, "conv_silu_hardswish_residual_sigmoid", test_conv_silu_hardswish_residual_sigmoid);
   CU_add_test(s, "matmul_gelu_and_gemm_tanh", test_matmul_gelu_and_gemm_tanh);
+  CU_add_test(s, "depthwise_fuses_only_piecewise_linear_functions", test_depthwise_fuses_only_piecewise_linear_functions);
   CU_add_test(s, "shared_conv_output_keeps_its_activation", test_shared_conv_output_keeps_its_activation);
 }
