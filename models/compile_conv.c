@@ -119,6 +119,13 @@ static tsl_status node_desc(const tsl_graph *g, int node, tsl_conv2d_layer *d) {
     d->clip_min = isfinite(lo) ? lo : -3.4028234663852886e38;
     d->clip_max = isfinite(hi) ? hi : 3.4028234663852886e38;
   }
+  const tsl_activation *fn = NULL;
+  double fattrs[TSL_ACTIVATION_MAX_ATTRS];
+  if ((st = tsl_node_fused_function(g, n, &fn, fattrs)) != TSL_OK) return st;
+  if (fn) {
+    d->act = TSL_ACT_NONE;
+    if ((st = tsl_epilogue_make(fn->onnx_op, fn->nattrs, fattrs, 0, &d->epilogue)) != TSL_OK) return st;
+  }
   if (w->shape[1] * d->groups != d->C)
     return tsl_error(TSL_ERR_INVALID, "compile: conv %s: weight %lld channels x %lld groups != C %lld", n->name,
                      (long long)w->shape[1], (long long)d->groups, (long long)d->C);

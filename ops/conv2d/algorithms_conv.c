@@ -35,14 +35,18 @@ tsl_status tsl_conv2d_family_workload(const tsl_conv2d_layer *d, tsl_workload *o
   if (d->groups == 1 && d->C % x == 0 && d->K % x == 0) {
     const int64_t *shapes[4] = {data, wb, bias, res};
     const int nd[4] = {5, 6, 2, 5};
-    return tsl_workload_init(out, r ? FAM_ADD : FAM_BIAS, r ? 4 : 3, shapes, nd, np, p);
+    st = tsl_workload_init(out, r ? FAM_ADD : FAM_BIAS, r ? 4 : 3, shapes, nd, np, p);
+    out->epilogue = tsl_conv2d_layer_epilogue(d);
+    return st;
   }
   /* channel counts that do not fill their blocks (or groups): the key names the true
    * layer, so a K = 24 layer at 16 lanes is not the K = 32 one */
   np += tsl_conv2d_layer_params(d, TSL_CONV2D_PARAMS_GROUPS, p + np);
   const int64_t *shapes[4] = {data, wg, bias, res};
   const int nd[4] = {5, 5, 2, 5};
-  return tsl_workload_init(out, r ? FAM_GROUPED_ADD : FAM_GROUPED, r ? 4 : 3, shapes, nd, np, p);
+  st = tsl_workload_init(out, r ? FAM_GROUPED_ADD : FAM_GROUPED, r ? 4 : 3, shapes, nd, np, p);
+  out->epilogue = tsl_conv2d_layer_epilogue(d);
+  return st;
 }
 
 tsl_status tsl_conv2d_layer_of_workload(const tsl_workload *w, tsl_conv2d_layer *d) {
@@ -69,6 +73,7 @@ tsl_status tsl_conv2d_layer_of_workload(const tsl_workload *w, tsl_conv2d_layer 
   tsl_status st = tsl_conv2d_layer_read_params(w->nparams, w->params, d);
   if (st != TSL_OK) return st;
   d->has_residual = residual;
+  d->epilogue = w->epilogue;
   if (grouped) {
     d->C = d->groups * wt[1];
     if (d->C > data[1] * x || d->K > wt[0] * y || d->K <= (wt[0] - 1) * y)
@@ -153,6 +158,7 @@ tsl_status tsl_conv2d_algo_workload(const tsl_conv2d_layer *d, tsl_conv2d_algo a
       nd[i] = conv->inputs[i]->buf->ndim;
     }
     st = tsl_workload_init(out, op, conv->ninputs, shapes, nd, nk, keep);
+    out->epilogue = tsl_conv2d_layer_epilogue(d);
   }
   tsl_arena_set_current(prev);
   tsl_arena_free(arena);

@@ -103,6 +103,9 @@ tsl_status tsl_conv2d_layer_check(const tsl_conv2d_layer *l) {
                      (long long)l->C, (long long)l->K);
   if (l->act < TSL_CONV2D_ACT_NONE || l->act > TSL_CONV2D_ACT_CLIP)
     return tsl_error(TSL_ERR_INVALID, "conv2d: act %d (must be 0, 1 or 2)", l->act);
+  if (l->epilogue.fn && l->act != TSL_CONV2D_ACT_NONE)
+    return tsl_error(TSL_ERR_INVALID, "conv2d: act %d and the epilogue function %s (one activation)", l->act,
+                     l->epilogue.fn->onnx_op);
   if (l->block < 1) return tsl_error(TSL_ERR_INVALID, "conv2d: block %lld (must be >= 1)", (long long)l->block);
   int64_t o;
   tsl_status st = tsl_window_out_extent(l->H, l->pad_top, l->pad_bottom, l->R, l->stride_h, l->dilation_h, false, &o);
@@ -179,4 +182,10 @@ tsl_status tsl_conv2d_layer_read_params(int n, const tsl_dsl_param_value *p, tsl
     *dst[i] = !v ? dflt[i] : v->kind == TSL_DSL_PARAM_FLOAT ? v->f : (double)v->i;
   }
   return TSL_OK;
+}
+
+tsl_epilogue tsl_conv2d_layer_epilogue(const tsl_conv2d_layer *l) {
+  tsl_epilogue e = l->epilogue;
+  e.channels = e.fn && l->block > 0 && l->K % l->block ? l->K : 0;
+  return e;
 }

@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "dsl/parser.h"
+#include "ops/epilogue.h"
 #include "tessel/status.h"
 
 #ifdef __cplusplus
@@ -47,6 +48,9 @@ typedef struct tsl_conv2d_layer {
   double clip_min, clip_max;
   bool has_residual; /* out = act(conv + bias + residual) */
   int64_t block;     /* x: the NCHW[x]c block of data and output, >= 1 (1: plain NCHW) */
+  tsl_epilogue epilogue; /* with act 0: out = f(conv + bias [+ residual]), f a function of
+                            the activation table (ops/epilogue.h); fn NULL for none. Its
+                            channels are set by tsl_conv2d_layer_epilogue. */
 } tsl_conv2d_layer;
 
 /* The output extent of a sliding window along one axis: windows of `kernel` taps
@@ -80,10 +84,15 @@ int64_t tsl_conv2d_layer_out_w(const tsl_conv2d_layer *l);
 double tsl_conv2d_layer_flops(const tsl_conv2d_layer *l);
 
 /* TSL_OK when the layer is well formed: sizes >= 1, strides and dilations >= 1, paddings
- * >= 0, C and K multiples of groups, act in 0..2, block >= 1, a window that fits the
- * padded input on both axes (tsl_window_out_extent). Otherwise TSL_ERR_INVALID saying
- * what. */
+ * >= 0, C and K multiples of groups, act in 0..2 (0 with an epilogue function), block
+ * >= 1, a window that fits the padded input on both axes (tsl_window_out_extent).
+ * Otherwise TSL_ERR_INVALID saying what. */
 tsl_status tsl_conv2d_layer_check(const tsl_conv2d_layer *l);
+
+/* l's epilogue with `channels` K when K does not fill its blocks (the padding lanes'
+ * guard, ops/epilogue.h), else 0: what every algorithm's program and the family
+ * workload carry. */
+tsl_epilogue tsl_conv2d_layer_epilogue(const tsl_conv2d_layer *l);
 
 /* Which parameters tsl_conv2d_layer_params writes (bits). */
 enum {

@@ -82,8 +82,8 @@ static tsl_status weight_program(const char *op, const int64_t *oihw, int np, co
   return tsl_op_instantiate(op, 1, ws, wd, np, wp, weight);
 }
 
-tsl_status tsl_conv2d_algo_instantiate(const tsl_conv2d_layer *d, tsl_conv2d_algo a, const tsl_target *t,
-                                       tsl_te_program **conv, tsl_te_program **weight) {
+static tsl_status instantiate_algo(const tsl_conv2d_layer *d, tsl_conv2d_algo a, const tsl_target *t,
+                                   tsl_te_program **conv, tsl_te_program **weight) {
   if (conv) *conv = NULL;
   if (weight) *weight = NULL;
   if (!conv) return tsl_error(TSL_ERR_INVALID, "conv2d: NULL result");
@@ -160,6 +160,18 @@ tsl_status tsl_conv2d_algo_instantiate(const tsl_conv2d_layer *d, tsl_conv2d_alg
   }
   default: return tsl_error(TSL_ERR_UNSUPPORTED, "conv2d: unknown algorithm %d", (int)a);
   }
+}
+
+tsl_status tsl_conv2d_algo_instantiate(const tsl_conv2d_layer *d, tsl_conv2d_algo a, const tsl_target *t,
+                                       tsl_te_program **conv, tsl_te_program **weight) {
+  tsl_status st = instantiate_algo(d, a, t, conv, weight);
+  if (st != TSL_OK) return st;
+  tsl_epilogue e = tsl_conv2d_layer_epilogue(d);
+  if ((st = tsl_epilogue_apply(*conv, &e)) != TSL_OK) {
+    *conv = NULL;
+    if (weight) *weight = NULL;
+  }
+  return st;
 }
 
 tsl_status tsl_conv2d_algo_schedule(const tsl_te_program *conv, tsl_conv2d_algo a, const tsl_target *t,

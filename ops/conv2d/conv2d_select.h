@@ -26,6 +26,7 @@
 
 #include "dsl/te.h"
 #include "ops/conv2d/conv2d_layer.h"
+#include "ops/epilogue.h"
 #include "schedule/schedule.h"
 #include "schedule/template.h"
 #include "target/target.h"
@@ -69,6 +70,8 @@ bool tsl_conv2d_algo_applies(const tsl_conv2d_layer *d, tsl_conv2d_algo a, const
  *          the same bytes with the pixels flattened (data f32[N, C/x, H*W, x] for
  *          gemm1x1; output and residual f32[N, K/x, OH*OW, x] for both). Winograd's
  *          inputs are its own (ops/conv2d/winograd.h), in the same order.
+ *          d's epilogue function, if any, is applied to the output stage
+ *          (tsl_conv2d_layer_epilogue, tsl_epilogue_apply), whatever the algorithm.
  *  *weight (may be NULL) the weight transform: input f32[K, C/groups, R, S] (OIHW),
  *          output the conv's second input.
  * Errors: TSL_ERR_INVALID (tsl_conv2d_layer_check), TSL_ERR_UNSUPPORTED when a does not

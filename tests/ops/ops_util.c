@@ -259,4 +259,6 @@ void tsl_tests_ops(void) {
   CU_pSuite gen = CU_add_suite("ops_generators", ops_suite_init, ops_suite_clean);
   ops_tests_generators(gen);
   ops_tests_generators_nn(gen);
+  CU_pSuite epi = CU_add_suite("ops_epilogue", ops_suite_init, ops_suite_clean);
+  ops_tests_epilogue(epi);
 }
