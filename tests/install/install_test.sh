@@ -36,7 +36,7 @@ libdir=$(pkg-config --variable=libdir tessel)
 bindir=$(pkg-config --variable=prefix tessel)/bin
 includedir=$(pkg-config --variable=includedir tessel)
 case "$libdir" in "$dest"/*) ;; *) fail "pkg-config's libdir $libdir is not under the DESTDIR (no sysroot support?)" ;; esac
-for h in tessel.h runtime.h status.h tensor.h plan.h; do
+for h in tessel.h tune.h runtime.h status.h tensor.h plan.h; do
   [ -f "$includedir/tessel/$h" ] || fail "header tessel/$h not installed"
 done
 for t in tunecli tessel-device-app; do [ -x "$bindir/$t" ] || fail "$t not installed in $bindir"; done
