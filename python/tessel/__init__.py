@@ -87,6 +87,38 @@ class _Handle:
             self.ptr = None
 
 
+class _CompiledHandle:
+    """Owns a tsl_compiled and the contexts made for it, one per Python thread (a thread
+    ident is used by one live thread at a time). One finalizer frees the contexts, then
+    the compiled model: the garbage collector may finalize objects in any order (PEP 442),
+    so contexts must not be objects of their own that could outlive it."""
+
+    def __init__(self, ptr):
+        self.ptr, self._contexts, self._lock = ptr, {}, threading.Lock()
+        self._free_context, self._free = _L.tsl_context_free, _L.tsl_compiled_free  # kept for shutdown
+
+    def context(self):
+        """The calling thread's context (made on first use)."""
+        tid = threading.get_ident()
+        with self._lock:
+            ctx = self._contexts.get(tid)
+        if ctx is None:
+            p = ctypes.c_void_p()
+            _check(_L.tsl_context_new(self.ptr, ctypes.byref(p)))
+            ctx = p.value
+            with self._lock:
+                self._contexts[tid] = ctx
+        return ctx
+
+    def __del__(self):
+        for ctx in self._contexts.values():
+            self._free_context(ctx)
+        self._contexts.clear()
+        if self.ptr:
+            self._free(self.ptr)
+            self.ptr = None
+
+
 class TensorInfo:
     """An input or output of a compiled model: name (may be None), numpy dtype, shape."""
 
@@ -141,21 +173,12 @@ class Compiled:
         ptr = ctypes.c_void_p()
         _check(_L.tsl_model_compile(model._h.ptr, None if target is None else target.encode(), _path_arg(records),
                                     ctypes.byref(ptr)))
-        self._h = _Handle(ptr.value, _L.tsl_compiled_free)
+        self._h = _CompiledHandle(ptr.value)
         self.threads = threads
         self.inputs = _infos(self._h, _L.tsl_compiled_num_inputs, _L.tsl_compiled_input_info)
         self.outputs = _infos(self._h, _L.tsl_compiled_num_outputs, _L.tsl_compiled_output_info)
         self.num_kernels = _L.tsl_compiled_num_kernels(self._h.ptr)
         self.num_tuned_kernels = _L.tsl_compiled_num_tuned_kernels(self._h.ptr)
-        self._local = threading.local()  # one context per Python thread
-
-    def _context(self):
-        ctx = getattr(self._local, "ctx", None)
-        if ctx is None:
-            ptr = ctypes.c_void_p()
-            _check(_L.tsl_context_new(self._h.ptr, ctypes.byref(ptr)))
-            ctx = self._local.ctx = (_Handle(ptr.value, _L.tsl_context_free), self._h)  # keeps the compiled alive
-        return ctx[0].ptr
 
     def _arrays_in_order(self, x):
         if isinstance(x, dict):
@@ -178,7 +201,7 @@ class Compiled:
         order, or a dict {input name: array}. Arrays are converted to the input's dtype when
         numpy can do so without changing the kind (float64 -> float32 is fine, float ->
         int is not) and must have the input's shape. Returns the list of output arrays."""
-        ctx = self._context()
+        ctx = self._h.context()
         keep = []
         for i, (info, a) in enumerate(zip(self.inputs, self._arrays_in_order(x))):
             a = np.asarray(a)
