@@ -41,7 +41,7 @@ if [ -n "$asan" ]; then
 fi
 
 runner=(-m unittest -v)
-"$py" -c 'import pytest' 2>/dev/null && runner=(-m pytest -q -p no:cacheprovider)
+"$py" -c 'import pytest' 2>/dev/null && runner=(-m pytest -q -p no:cacheprovider --capture=sys) # (the C side's stderr, e.g. a sanitizer's report, shows)
 echo "python_test: $("$py" --version) with numpy $("$py" -c 'import numpy; print(numpy.__version__)'), module $site/tessel, ${runner[1]}"
 # (TESSEL_LIBRARY and TESSEL_BUILD_DIR unset: the module finds the library by itself)
 (cd "$tmp" && env -u TESSEL_LIBRARY -u TESSEL_BUILD_DIR "${preload[@]}" PYTHONPATH="$site:$src/tests/python" \
