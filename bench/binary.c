@@ -130,7 +130,7 @@ static void prep_binary(tsl_jit *jit, const tsl_target *t, const tsl_records *db
 }
 
 /* The fp32 conv of the operator library: the default algorithm, default config. */
-static void prep_fp32(tsl_jit *jit, const tsl_target *t, const tsl_conv2d_desc *d, const char **algo, prepared *pk) {
+static void prep_fp32(tsl_jit *jit, const tsl_target *t, const tsl_conv2d_layer *d, const char **algo, prepared *pk) {
   tsl_arena *arena = tsl_arena_new(), *prev = tsl_arena_set_current(arena);
   tsl_te_program *p = NULL;
   tsl_schedule *s = NULL;
@@ -177,8 +177,8 @@ static void per_layer(tsl_jit *jit, const tsl_target *t, const tsl_records *db, 
     int64_t C = wparam(w, "C", 0), H = w->shapes[0][3], W = w->shapes[0][4], K = w->shapes[1][3],
             R = w->shapes[1][1], st = wparam(w, "stride_h", 1), pad = wparam(w, "pad_h", 0);
     /* the fp32 layer as the graph compiler runs it: blocked at the target's lanes */
-    tsl_conv2d_desc d = {1, C, H, W, K, R, R, st, st, pad, pad, pad, pad, 1, 1, 1, 1, 0.0, 0.0, false,
-                         tsl_target_f32_lanes(t)};
+    tsl_conv2d_layer d = {1, C, H, W, K, R, R, st, st, pad, pad, pad, pad, 1, 1, 1, 1, 0.0, 0.0, false,
+                         tsl_target_f32_lanes(t), {0}};
     const char *algo = "?";
     prepared pk[4];
     prep_fp32(jit, t, &d, &algo, &pk[0]);
@@ -196,7 +196,7 @@ static void per_layer(tsl_jit *jit, const tsl_target *t, const tsl_records *db, 
     snprintf(shape, sizeof shape, "%lldx%lldx%lld->%lld %lldx%lld/%lld", (long long)C, (long long)H, (long long)W,
              (long long)K, (long long)R, (long long)R, (long long)st);
     /* word pairs (data word & weight word) of the 1-bit conv: the popcount work */
-    double pairs = (double)tsl_conv2d_desc_out_h(&d) * (double)tsl_conv2d_desc_out_w(&d) * (double)K *
+    double pairs = (double)tsl_conv2d_layer_out_h(&d) * (double)tsl_conv2d_layer_out_w(&d) * (double)K *
                    (double)((C + 63) / 64) * (double)(R * R);
     printf("%-20.20s %-24s %-10s %9.3f %9.3f %6.1f %9.3f %6.1f %8.2f %8.3f %5.2f\n", g1->nodes[nodes1[i]].name, shape,
            algo, tf * 1e3, tb1 * 1e3, ratio[1], tb2 * 1e3, ratio[2], pairs / tb1 * 1e-9, med[3] * 1e3, 1.0 / ratio[3]);

@@ -88,19 +88,19 @@ typedef struct opts {
 typedef struct layer {
   char model[32];
   char name[96];
-  tsl_conv2d_desc d;
+  tsl_conv2d_layer d;
   int count;
 } layer;
 
 /* ---- layers from the models ---- */
 
-static bool same_desc(const tsl_conv2d_desc *a, const tsl_conv2d_desc *b) {
+static bool same_desc(const tsl_conv2d_layer *a, const tsl_conv2d_layer *b) {
   return memcmp(a, b, sizeof *a) == 0;
 }
 
 /* The activation after conv node ni: act and clip bounds when its output has exactly
  * one consumer and that is a Relu or a Clip. */
-static void activation_after(const tsl_graph *g, int ni, tsl_conv2d_desc *d) {
+static void activation_after(const tsl_graph *g, int ni, tsl_conv2d_layer *d) {
   int out = g->nodes[ni].outputs[0], consumer = -1, uses = 0;
   for (int j = 0; j < g->n_nodes; j++)
     for (int k = 0; k < g->nodes[j].n_inputs; k++)
@@ -140,7 +140,7 @@ static int load_layers(const opts *o, int64_t block, layer *layers) {
       tsl_conv2d_params cp;
       if (tsl_node_conv2d_params(g, node, &cp) != TSL_OK) continue;
       const tsl_value *x = &g->values[node->inputs[0]], *w = &g->values[node->inputs[1]];
-      tsl_conv2d_desc d;
+      tsl_conv2d_layer d;
       memset(&d, 0, sizeof d);
       d.N = x->shape[0];
       d.C = x->shape[1];
@@ -249,11 +249,11 @@ static bool reorder_in(dnnl_engine_t eng, dnnl_stream_t stream, const dnnl_memor
   return true;
 }
 
-static bool dnnl_setup(dnnl_conv *c, const tsl_conv2d_desc *d, float *src, float *wei, float *bias) {
+static bool dnnl_setup(dnnl_conv *c, const tsl_conv2d_layer *d, float *src, float *wei, float *bias) {
   memset(c, 0, sizeof *c);
   DNNL_TRY(dnnl_engine_create(&c->engine, dnnl_cpu, 0));
   DNNL_TRY(dnnl_stream_create(&c->stream, c->engine, dnnl_stream_default_flags));
-  int64_t OH = tsl_conv2d_desc_out_h(d), OW = tsl_conv2d_desc_out_w(d), G = d->groups;
+  int64_t OH = tsl_conv2d_layer_out_h(d), OW = tsl_conv2d_layer_out_w(d), G = d->groups;
   dnnl_dims_t sd = {d->N, d->C, d->H, d->W}, dd = {d->N, d->K, OH, OW}, bd = {d->K};
   dnnl_dims_t wd = {d->K, d->C, d->R, d->S}, gwd = {G, d->K / G, d->C / G, d->R, d->S};
   dnnl_memory_desc_t src_md, wei_md, bia_md, dst_md, usrc, uwei, ubia;
@@ -306,8 +306,8 @@ static int32_t dnnl_run(void *ctx) {
 }
 
 /* oneDNN's output as NCHW (a reorder). */
-static bool dnnl_output_nchw(dnnl_conv *c, const tsl_conv2d_desc *d, float *out) {
-  int64_t OH = tsl_conv2d_desc_out_h(d), OW = tsl_conv2d_desc_out_w(d);
+static bool dnnl_output_nchw(dnnl_conv *c, const tsl_conv2d_layer *d, float *out) {
+  int64_t OH = tsl_conv2d_layer_out_h(d), OW = tsl_conv2d_layer_out_w(d);
   dnnl_dims_t dd = {d->N, d->K, OH, OW};
   dnnl_memory_desc_t umd;
   DNNL_TRY(dnnl_memory_desc_init_by_tag(&umd, 4, dd, dnnl_f32, dnnl_nchw));
@@ -398,7 +398,7 @@ static tsl_status schedule_with_knobs(const tsl_te_program *conv, const tsl_targ
  * data from src (NCHW) converted to NCHW[x]c, the bias, and the weights from w (OIHW)
  * through weight program wt (its default schedule, not timed). label names the
  * candidate in error messages. */
-static bool tessel_finish(tessel_conv *c, tsl_jit *jit, tsl_module *m, const tsl_conv2d_desc *d,
+static bool tessel_finish(tessel_conv *c, tsl_jit *jit, tsl_module *m, const tsl_conv2d_layer *d,
                           const tsl_te_program *conv, const tsl_te_program *wt, const tsl_schedule *s,
                           const char *name, const char *label, const float *src, float *w, const float *bias) {
   tsl_status st = TSL_OK;
@@ -447,7 +447,7 @@ static bool tessel_finish(tessel_conv *c, tsl_jit *jit, tsl_module *m, const tsl
 }
 
 /* Builds algorithm a for layer d with its template's default config (and --knobs). */
-static bool tessel_setup(tessel_conv *c, tsl_jit *jit, tsl_module *m, const tsl_target *t, const tsl_conv2d_desc *d,
+static bool tessel_setup(tessel_conv *c, tsl_jit *jit, tsl_module *m, const tsl_target *t, const tsl_conv2d_layer *d,
                          tsl_conv2d_algo a, const float *src, float *w, const float *bias, const opts *o,
                          int layer_index) {
   const char *knobs = o->knobs;
@@ -489,7 +489,7 @@ enum { TUNED_NONE = 0, TUNED_OK = 1, TUNED_ERR = -1 };
  * tsl_dispatch_schedule_any (the caller has set 1 thread). TUNED_NONE when no record
  * matched (nothing is built: the compiler runs the default), TUNED_ERR on a failure
  * (printed). *algo is the algorithm whose operator the program instantiates. */
-static int tuned_setup(tessel_conv *c, tsl_jit *jit, tsl_module *m, const tsl_target *t, const tsl_conv2d_desc *d,
+static int tuned_setup(tessel_conv *c, tsl_jit *jit, tsl_module *m, const tsl_target *t, const tsl_conv2d_layer *d,
                        const tsl_records *db, const float *src, float *w, const float *bias, const opts *o,
                        int layer_index, tsl_dispatch_info *info, tsl_conv2d_algo *algo) {
   memset(c, 0, sizeof *c);
@@ -532,8 +532,8 @@ static void tessel_free(tessel_conv *c) {
 }
 
 /* max |tessel - ref| / max(1, max |ref|), tessel's NCHW[x]c output against NCHW ref. */
-static double compare(const tessel_conv *c, const tsl_conv2d_desc *d, const float *ref) {
-  int64_t x = d->block, KB = (d->K + x - 1) / x, OH = tsl_conv2d_desc_out_h(d), OW = tsl_conv2d_desc_out_w(d);
+static double compare(const tessel_conv *c, const tsl_conv2d_layer *d, const float *ref) {
+  int64_t x = d->block, KB = (d->K + x - 1) / x, OH = tsl_conv2d_layer_out_h(d), OW = tsl_conv2d_layer_out_w(d);
   const float *out = c->ptrs[c->nargs - 1];
   double worst = 0.0, scale = 1.0;
   for (int64_t i = 0; i < d->N * d->K * OH * OW; i++) scale = fmax(scale, fabs(ref[i]));
@@ -683,13 +683,13 @@ int main(int argc, char **argv) {
   static double all[NALGO + 2][MAX_SAMPLES];
   for (int li = 0; li < nl && samples; li++) {
     layer *L = &layers[li];
-    tsl_conv2d_desc *d = &L->d;
+    tsl_conv2d_layer *d = &L->d;
     tsl_arena *arena = tsl_arena_new();
     tsl_arena *prev = tsl_arena_set_current(arena);
     tsl_module *mod = NULL;
     tsl_module_new(&mod);
     int64_t nsrc = d->N * d->C * d->H * d->W, nw = d->K * (d->C / d->groups) * d->R * d->S;
-    int64_t OH = tsl_conv2d_desc_out_h(d), OW = tsl_conv2d_desc_out_w(d), nout = d->N * d->K * OH * OW;
+    int64_t OH = tsl_conv2d_layer_out_h(d), OW = tsl_conv2d_layer_out_w(d), nout = d->N * d->K * OH * OW;
     float *src = alloc_floats(nsrc), *w = alloc_floats(nw), *bias = alloc_floats(d->K), *ref = alloc_floats(nout);
     fill(src, nsrc, 11 + (uint64_t)li, 1.0);
     fill(w, nw, 23 + (uint64_t)li, 1.0 / sqrt((double)(nw / d->K)));
@@ -745,7 +745,7 @@ int main(int argc, char **argv) {
         ns[a] += o.repeat;
       }
     }
-    double flops = tsl_conv2d_desc_flops(d);
+    double flops = tsl_conv2d_layer_flops(d);
     double gf[NALGO + 2];
     for (int a = 0; a <= TUNED; a++) gf[a] = ns[a] ? flops / best_of(all[a], ns[a]) * 1e-9 : 0.0;
     char shape[64];

@@ -122,7 +122,7 @@ static bool run_transform(tsl_jit *jit, const tsl_te_program *p, const tsl_sched
 }
 
 static bool setup_direct(tsl_jit *jit, const layer *L, int64_t X, float *data, float *w, float *bias, impl *im) {
-  tsl_conv2d_desc d = {.N = 1, .C = L->C, .H = L->HW, .W = L->HW, .K = L->C, .R = 3, .S = 3, .stride_h = 1,
+  tsl_conv2d_layer d = {.N = 1, .C = L->C, .H = L->HW, .W = L->HW, .K = L->C, .R = 3, .S = 3, .stride_h = 1,
                        .stride_w = 1, .pad_top = 1, .pad_left = 1, .pad_bottom = 1, .pad_right = 1,
                        .dilation_h = 1, .dilation_w = 1, .groups = 1, .act = 1, .block = X};
   tsl_te_program *conv = NULL, *wt = NULL;
@@ -172,12 +172,12 @@ static bool parse_knobs(const char *text, tsl_winograd_knobs *k) {
 
 static bool setup_winograd(tsl_jit *jit, const layer *L, int m, int64_t X, const char *knobs, float *data, float *w,
                            float *bias, impl *im) {
-  tsl_winograd_conv wc = {.N = 1, .C = L->C, .H = L->HW, .W = L->HW, .K = L->C, .R = 3, .S = 3, .stride_h = 1,
-                          .stride_w = 1, .pad_top = 1, .pad_left = 1, .pad_bottom = 1, .pad_right = 1,
-                          .dilation_h = 1, .dilation_w = 1, .groups = 1, .m = m, .lanes = X, .act = 1};
+  tsl_conv2d_layer wc = {.N = 1, .C = L->C, .H = L->HW, .W = L->HW, .K = L->C, .R = 3, .S = 3, .stride_h = 1,
+                         .stride_w = 1, .pad_top = 1, .pad_left = 1, .pad_bottom = 1, .pad_right = 1,
+                         .dilation_h = 1, .dilation_w = 1, .groups = 1, .block = X, .act = 1};
   tsl_te_program *conv = NULL, *wt = NULL;
   tsl_schedule *s = NULL, *ws = NULL;
-  if (tsl_winograd_instantiate(&wc, NULL, &conv, &wt) != TSL_OK) return tsl_fail("winograd");
+  if (tsl_winograd_instantiate(&wc, m, NULL, &conv, &wt) != TSL_OK) return tsl_fail("winograd");
   int64_t a = m + 2;
   float *u = im->extra = falloc(a * a * L->C * L->C);
   bool ok = (tsl_winograd_weight_schedule(wt, tsl_jit_target(jit), &ws) == TSL_OK || tsl_fail("weight schedule")) &&

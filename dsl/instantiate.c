@@ -420,5 +420,15 @@ tsl_status tsl_dsl_instantiate(const tsl_dsl_op *def, int ninputs, const int64_t
     if (def->stages[k]->is_output) outputs[noutputs++] = I->stages[k];
   if (noutputs == 0) outputs[noutputs++] = I->stages[def->nstages - 1];
   *out = tsl_te_program_new(def->name, def->ninputs, I->inputs, noutputs, outputs);
-  return *out ? TSL_OK : TSL_ERR_INVALID;
+  if (!*out) return TSL_ERR_INVALID;
+  /* the parameter values the stages were built with, for the schedule templates */
+  tsl_dsl_param_value *pv = tsl_alloc(sizeof(tsl_dsl_param_value) * (size_t)(def->nscalars + 1));
+  for (int j = 0; j < def->nscalars; j++) {
+    const dsl_param *sp = def->scalars[j];
+    pv[j] = sp->kind == TSL_DSL_PARAM_INT ? tsl_dsl_int_param(tsl_strdup(sp->name), I->params[j].i)
+                                          : tsl_dsl_float_param(tsl_strdup(sp->name), I->params[j].f);
+  }
+  (*out)->nparams = def->nscalars;
+  (*out)->params = pv;
+  return TSL_OK;
 }

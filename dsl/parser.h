@@ -28,28 +28,8 @@ extern "C" {
 typedef struct tsl_dsl_module tsl_dsl_module;
 typedef struct tsl_dsl_op tsl_dsl_op;
 
-typedef enum tsl_dsl_param_kind {
-  TSL_DSL_PARAM_INT = 0,  /* `name: int`   (64-bit) */
-  TSL_DSL_PARAM_FLOAT = 1 /* `name: float` (double) */
-} tsl_dsl_param_kind;
-
-/* The value of a scalar parameter, passed by name to tsl_dsl_instantiate(). An int
- * parameter accepts only an int value; a float parameter accepts either kind. */
-typedef struct tsl_dsl_param_value {
-  const char *name;
-  tsl_dsl_param_kind kind;
-  int64_t i; /* kind == TSL_DSL_PARAM_INT */
-  double f;  /* kind == TSL_DSL_PARAM_FLOAT */
-} tsl_dsl_param_value;
-
-static inline tsl_dsl_param_value tsl_dsl_int_param(const char *name, int64_t v) {
-  tsl_dsl_param_value p = {name, TSL_DSL_PARAM_INT, v, 0.0};
-  return p;
-}
-static inline tsl_dsl_param_value tsl_dsl_float_param(const char *name, double v) {
-  tsl_dsl_param_value p = {name, TSL_DSL_PARAM_FLOAT, 0, v};
-  return p;
-}
+/* tsl_dsl_param_kind, tsl_dsl_param_value and their constructors are in dsl/te.h (an
+ * instantiated program keeps its parameter values). */
 
 /* A tensor parameter (an input) of an op definition. */
 typedef struct tsl_dsl_input_info {

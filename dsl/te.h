@@ -84,6 +84,29 @@ tsl_expr *tsl_te_min(tsl_expr *source, int naxes, const tsl_iter_var *axes, tsl_
 /* The tensor that owns buffer b (b->origin), or NULL. */
 tsl_te_tensor *tsl_te_tensor_of(const tsl_buffer *b);
 
+typedef enum tsl_dsl_param_kind {
+  TSL_DSL_PARAM_INT = 0,  /* `name: int`   (64-bit) */
+  TSL_DSL_PARAM_FLOAT = 1 /* `name: float` (double) */
+} tsl_dsl_param_kind;
+
+/* The value of a scalar parameter, passed by name to tsl_dsl_instantiate(). An int
+ * parameter accepts only an int value; a float parameter accepts either kind. */
+typedef struct tsl_dsl_param_value {
+  const char *name;
+  tsl_dsl_param_kind kind;
+  int64_t i; /* kind == TSL_DSL_PARAM_INT */
+  double f;  /* kind == TSL_DSL_PARAM_FLOAT */
+} tsl_dsl_param_value;
+
+static inline tsl_dsl_param_value tsl_dsl_int_param(const char *name, int64_t v) {
+  tsl_dsl_param_value p = {name, TSL_DSL_PARAM_INT, v, 0.0};
+  return p;
+}
+static inline tsl_dsl_param_value tsl_dsl_float_param(const char *name, double v) {
+  tsl_dsl_param_value p = {name, TSL_DSL_PARAM_FLOAT, 0, v};
+  return p;
+}
+
 /* A whole operator ready to schedule: its inputs (kernel arguments, in order) and its
  * outputs (kernel arguments after the inputs). Stages between them are found by
  * walking the outputs' reads. */
@@ -93,6 +116,11 @@ typedef struct tsl_te_program {
   tsl_te_tensor **inputs;
   int noutputs;
   tsl_te_tensor **outputs;
+  /* The scalar parameters the program was instantiated with, every one the op declares
+   * (given or defaulted), in declaration order; names and values live in the arena.
+   * 0 / NULL for a program not made by tsl_dsl_instantiate (tsl_te_program_new). */
+  int nparams;
+  const tsl_dsl_param_value *params;
 } tsl_te_program;
 
 tsl_te_program *tsl_te_program_new(const char *name, int ninputs, tsl_te_tensor *const *inputs,

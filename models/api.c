@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "models/api_internal.h"
 #include "models/compile.h"
 #include "models/graph.h"
 #include "models/onnx.h"
@@ -49,6 +50,8 @@ tsl_status tsl_model_load(const char *source, tsl_model **out) {
   *out = m;
   return TSL_OK;
 }
+
+const tsl_graph *tsl_model_graph(const tsl_model *m) { return m->graph; }
 
 void tsl_model_free(tsl_model *m) {
   if (!m) return;

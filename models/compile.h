@@ -36,7 +36,7 @@ extern "C" {
 /* One distinct convolution layer of a model as the compiler builds it. */
 typedef struct tsl_conv_layer {
   tsl_workload workload; /* its family workload: the records key (ops/conv2d/algorithms_conv.h) */
-  tsl_conv2d_desc desc;  /* the layer (true channel counts, fused epilogue, block) */
+  tsl_conv2d_layer desc;  /* the layer (true channel counts, fused epilogue, block) */
   char node[128];        /* the first node with this workload */
   int count;             /* nodes with this workload */
 } tsl_conv_layer;

@@ -75,7 +75,7 @@ void tsl_conv_lowering_clear(tsl_conv_lowering *cl) {
 }
 
 /* The layer node `node` states (NCHW semantics; the weight constant is OIHW). */
-static tsl_status node_desc(const tsl_graph *g, int node, tsl_conv2d_desc *d) {
+static tsl_status node_desc(const tsl_graph *g, int node, tsl_conv2d_layer *d) {
   const tsl_node *n = &g->nodes[node];
   tsl_conv2d_params p;
   tsl_status st = tsl_node_conv2d_params(g, n, &p);
@@ -119,10 +119,17 @@ static tsl_status node_desc(const tsl_graph *g, int node, tsl_conv2d_desc *d) {
     d->clip_min = isfinite(lo) ? lo : -3.4028234663852886e38;
     d->clip_max = isfinite(hi) ? hi : 3.4028234663852886e38;
   }
+  const tsl_activation *fn = NULL;
+  double fattrs[TSL_ACTIVATION_MAX_ATTRS];
+  if ((st = tsl_node_fused_function(g, n, &fn, fattrs)) != TSL_OK) return st;
+  if (fn) {
+    d->act = TSL_ACT_NONE;
+    if ((st = tsl_epilogue_make(fn->onnx_op, fn->nattrs, fattrs, 0, &d->epilogue)) != TSL_OK) return st;
+  }
   if (w->shape[1] * d->groups != d->C)
     return tsl_error(TSL_ERR_INVALID, "compile: conv %s: weight %lld channels x %lld groups != C %lld", n->name,
                      (long long)w->shape[1], (long long)d->groups, (long long)d->C);
-  return tsl_conv2d_desc_check(d);
+  return tsl_conv2d_layer_check(d);
 }
 
 /* Compiles program p with schedule s as `name` into the lowering's module. */
@@ -198,7 +205,7 @@ static tsl_status conv_kernel(tsl_conv_lowering *cl, const tsl_workload *w, tsl_
 /* Runs algorithm a's weight program for layer d (as its family workload states it: the
  * true C and K; the program reads them zero-padded to whole blocks) on node's OIHW weight;
  * *out (owned by the caller) is the conv kernel's weight input. */
-static tsl_status transform_weights(tsl_conv_lowering *cl, const tsl_conv2d_desc *d, tsl_conv2d_algo a,
+static tsl_status transform_weights(tsl_conv_lowering *cl, const tsl_conv2d_layer *d, tsl_conv2d_algo a,
                                     const tsl_tensor *w, tsl_tensor **out) {
   double t0 = tsl_time_now();
   *out = NULL;
@@ -272,12 +279,12 @@ static tsl_status transform_weights(tsl_conv_lowering *cl, const tsl_conv2d_desc
 
 static tsl_status lower_one(tsl_graph *g, int node, tsl_conv_lowering *cl, tsl_node_kernel *step,
                             const tsl_kernel **kernel) {
-  tsl_conv2d_desc layer, fam;
+  tsl_conv2d_layer layer, fam;
   tsl_workload w;
   tsl_status st = node_desc(g, node, &layer);
   if (st == TSL_OK) st = tsl_conv2d_family_workload(&layer, &w);
   /* the layer as its family states it: the programs are instantiated from it */
-  if (st == TSL_OK) st = tsl_conv2d_desc_of_workload(&w, &fam);
+  if (st == TSL_OK) st = tsl_conv2d_layer_of_workload(&w, &fam);
   tsl_conv_cache_entry *e = NULL;
   if (st == TSL_OK) st = conv_kernel(cl, &w, &e);
   tsl_tensor *wt = NULL, *bias = NULL;
@@ -361,7 +368,7 @@ tsl_status tsl_graph_conv_layers(const tsl_graph *g, const char *target, tsl_con
   for (int i = 0; st == TSL_OK && i < work->n_nodes; i++) {
     const tsl_node *nd = &work->nodes[i];
     if (nd->op != TSL_OP_CONV || !tsl_node_attr_int(nd, TSL_ATTR_BLOCKED_WEIGHTS, 0)) continue;
-    tsl_conv2d_desc d;
+    tsl_conv2d_layer d;
     tsl_workload w;
     char *key = NULL;
     st = node_desc(work, i, &d);

@@ -3,7 +3,7 @@
  *
  * For each blocked Conv node (models/passes/layout.h: TSL_ATTR_BLOCKED_WEIGHTS; OIHW
  * weight and bias constants, fused activation / residual attributes):
- *   - the layer (tsl_conv2d_desc) and its family workload (ops/conv2d/algorithms_conv.h: the
+ *   - the layer (tsl_conv2d_layer) and its family workload (ops/conv2d/algorithms_conv.h: the
  *     key records are stored under);
  *   - tsl_dispatch_schedule_any: the best record's algorithm and config, else the
  *     algorithm tsl_conv2d_select picks with its template's default config;

@@ -97,8 +97,18 @@ static tsl_status set_window(tsl_op_call *c, const tsl_graph *g, const tsl_node 
   return TSL_OK;
 }
 
+/* The table function fused into node n (models/passes/fuse_conv.h), if any, as the
+ * generator's "epilogue" attributes (ops/epilogue.h). */
+static tsl_status set_fused_function(tsl_op_call *c, const tsl_graph *g, const tsl_node *n) {
+  const tsl_activation *fn;
+  double attrs[TSL_ACTIVATION_MAX_ATTRS];
+  tsl_status st = tsl_node_fused_function(g, n, &fn, attrs);
+  if (st == TSL_OK && fn) tsl_op_call_set_epilogue(c, fn, attrs);
+  return st;
+}
+
 /* A convolution with its fused epilogue (models/passes/fuse_conv.h): bias, residual,
- * Relu or Clip. */
+ * Relu, Clip or a function of the activation table. */
 static tsl_status make_conv(const tsl_graph *g, int node, tsl_node_kernel *k, tsl_text_buf *b) {
   const tsl_node *n = &g->nodes[node];
   tsl_op_call c = {0};
@@ -116,6 +126,7 @@ static tsl_status make_conv(const tsl_graph *g, int node, tsl_node_kernel *k, ts
     tsl_op_call_set_float(&c, "clip_min", tsl_node_attr_float(n, TSL_ATTR_CLIP_MIN, -INFINITY));
     tsl_op_call_set_float(&c, "clip_max", tsl_node_attr_float(n, TSL_ATTR_CLIP_MAX, INFINITY));
   }
+  if ((st = set_fused_function(&c, g, n)) != TSL_OK) return st;
   return tsl_nk_generate(g, node, "conv2d", &c, k, b);
 }
 
@@ -235,7 +246,8 @@ static tsl_status make_dense_packed(const tsl_graph *g, int node, tsl_node_kerne
   tsl_op_call_set_int(&c, "transA", ta);
   tsl_op_call_set_float(&c, "alpha", alpha);
   tsl_op_call_set_float(&c, "beta", beta);
-  return tsl_nk_generate(g, node, "dense_packed", &c, k, b);
+  tsl_status st = set_fused_function(&c, g, &g->nodes[node]);
+  return st == TSL_OK ? tsl_nk_generate(g, node, "dense_packed", &c, k, b) : st;
 }
 
 /* Gemm: its bias C is an argument only where beta is not 0. */
@@ -251,7 +263,8 @@ static tsl_status make_gemm(const tsl_graph *g, int node, tsl_node_kernel *k, ts
   tsl_op_call_set_int(&c, "transB", tb);
   tsl_op_call_set_float(&c, "alpha", alpha);
   tsl_op_call_set_float(&c, "beta", beta);
-  return tsl_nk_generate(g, node, "gemm", &c, k, b);
+  tsl_status st = set_fused_function(&c, g, n);
+  return st == TSL_OK ? tsl_nk_generate(g, node, "gemm", &c, k, b) : st;
 }
 
 static tsl_status make_matmul(const tsl_graph *g, int node, tsl_node_kernel *k, tsl_text_buf *b) {
@@ -260,7 +273,8 @@ static tsl_status make_matmul(const tsl_graph *g, int node, tsl_node_kernel *k, 
     return make_dense_packed(g, node, k, b, false, 1.0, 1.0, false);
   tsl_op_call c = {0};
   call_args(&c, k, g, n, 2, 1);
-  return tsl_nk_generate(g, node, "matmul", &c, k, b);
+  tsl_status st = set_fused_function(&c, g, n);
+  return st == TSL_OK ? tsl_nk_generate(g, node, "matmul", &c, k, b) : st;
 }
 
 static tsl_status make_softmax(const tsl_graph *g, int node, tsl_node_kernel *k, tsl_text_buf *b) {

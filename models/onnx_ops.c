@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "models/onnx_internal.h"
+#include "ops/conv2d/conv2d_layer.h"
 #include "ops/nn/activation.h"
 
 /* Creates the values named `out_names` (NULL name: anonymous) and a node reading `in`. */
@@ -88,7 +89,7 @@ static tsl_status copy_ints(onnx_ctx *c, int node, const char *name) {
 
 /* Replaces auto_pad SAME_UPPER / SAME_LOWER / VALID by explicit pads: output extent
  * ceil(in / stride), the total padding split with the extra pixel at the end (UPPER)
- * or the beginning (LOWER). */
+ * or the beginning (LOWER) (tsl_window_same_pads). */
 static tsl_status resolve_auto_pad(onnx_ctx *c, int node) {
   char mode[32];
   tsl_status st = onnx_attr_string(c, "auto_pad", "NOTSET", mode, sizeof mode);
@@ -103,14 +104,15 @@ static tsl_status resolve_auto_pad(onnx_ctx *c, int node) {
       return onnx_err(c, TSL_ERR_INVALID, "auto_pad '%s' (expected NOTSET, SAME_UPPER, SAME_LOWER, VALID)", mode);
     tsl_conv2d_params p;
     if ((st = tsl_node_conv2d_params(c->g, n, &p)) != TSL_OK) return onnx_wrap(c, st);
-    if (p.kernel[0] < 1 || p.kernel[1] < 1) return TSL_OK; /* reported by shape inference */
-    for (int i = 0; i < 2; i++) {
-      int64_t in = x->shape[2 + i], out = (in + p.strides[i] - 1) / p.strides[i];
-      int64_t total = (out - 1) * p.strides[i] + (p.kernel[i] - 1) * p.dilations[i] + 1 - in;
-      if (total < 0) total = 0;
-      int64_t begin = upper ? total / 2 : total - total / 2;
-      pads[i] = begin;
-      pads[i + 2] = total - begin;
+    if (p.kernel[0] < 1 || p.kernel[1] < 1 || x->shape[2] < 1 || x->shape[3] < 1)
+      return TSL_OK; /* reported by shape inference */
+    for (int i = 0; i < 2 && st == TSL_OK; i++)
+      st = tsl_window_same_pads(x->shape[2 + i], p.kernel[i], p.strides[i], p.dilations[i], upper, &pads[i],
+                                &pads[i + 2]);
+    if (st != TSL_OK) {
+      char why[256];
+      snprintf(why, sizeof why, "%s", tsl_last_error()); /* onnx_err records a new message */
+      return onnx_err(c, st, "auto_pad %s: %s", mode, why);
     }
   }
   st = tsl_graph_set_attr_ints(c->g, node, "pads", 4, pads);

@@ -10,6 +10,7 @@
 #include "models/graph.h"
 #include "models/node_kernels_binary.h"
 #include "models/shape_infer_internal.h"
+#include "ops/conv2d/conv2d_layer.h"
 #include "ops/nn/activation.h"
 
 /* Shapes larger than this many elements are refused (graph.h): with zeros counted as 1,
@@ -186,17 +187,6 @@ tsl_status tsl_node_conv2d_params(const tsl_graph *g, const tsl_node *node, tsl_
   return TSL_OK;
 }
 
-/* Output extent of a sliding window: floor or (ceil_mode) ceil, PyTorch's rule. */
-static int64_t window_out(int64_t in, int64_t pad_begin, int64_t pad_end, int64_t k, int64_t stride,
-                          int64_t dil, bool ceil_mode) {
-  int64_t span = dil * (k - 1) + 1;
-  int64_t avail = in + pad_begin + pad_end - span;
-  if (avail < 0) return -1;
-  int64_t out = (ceil_mode ? (avail + stride - 1) / stride : avail / stride) + 1;
-  if (ceil_mode && (out - 1) * stride >= in + pad_begin) out--;
-  return out;
-}
-
 /* Does some window of an axis hold no input tap? Window o reads input positions
  * o*stride - pad_begin + j*dil, j < k, of [0, in); out windows. Only windows that start
  * in the leading padding or past the input can miss it: one starting inside holds its
@@ -264,9 +254,8 @@ static tsl_status infer_window(tsl_graph *g, int node) {
     y.d[1] = w.d[0];
   }
   for (int i = 0; i < 2; i++) {
-    y.d[2 + i] = window_out(x.d[2 + i], p.pads[i], p.pads[i + 2], p.kernel[i], p.strides[i],
-                            p.dilations[i], p.ceil_mode);
-    if (y.d[2 + i] < 1)
+    if (tsl_window_out_extent(x.d[2 + i], p.pads[i], p.pads[i + 2], p.kernel[i], p.strides[i], p.dilations[i],
+                              p.ceil_mode, &y.d[2 + i]) != TSL_OK)
       return node_err(g, node, TSL_ERR_INVALID,
                       "window of %lld (dilation %lld) does not fit input extent %lld + pads %lld+%lld on axis %d",
                       (long long)p.kernel[i], (long long)p.dilations[i], (long long)x.d[2 + i],

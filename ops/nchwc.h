@@ -12,7 +12,9 @@
  *   0  none
  *   1  relu   max(v, 0)
  *   2  clip   min(max(v, clip_min), clip_max)   (relu6: clip_min 0, clip_max 6)
- * min and max propagate NaN (ir/ir.h), as ONNX Relu and Clip do.
+ * min and max propagate NaN (ir/ir.h), as ONNX Relu and Clip do. Other functions (the
+ * activation table's) are not codes: ops/epilogue.h applies them to the instantiated
+ * program's output stage, with act 0.
  */
 #ifndef TESSEL_OPS_NCHWC_H
 #define TESSEL_OPS_NCHWC_H

@@ -179,7 +179,19 @@ tsl_status tsl_workload_key_of(const tsl_workload *w, char **key) {
   const int64_t *shapes[TSL_WORKLOAD_MAX_INPUTS];
   tsl_dsl_param_value params[TSL_WORKLOAD_MAX_PARAMS];
   workload_ptrs(w, shapes, params);
-  return tsl_workload_key(w->op, w->ninputs, shapes, w->ndims, w->nparams, params, key);
+  tsl_status st = tsl_workload_key(w->op, w->ninputs, shapes, w->ndims, w->nparams, params, key);
+  if (st != TSL_OK || !tsl_epilogue_present(&w->epilogue)) return st;
+  tsl_text_buf b = {0};
+  tsl_text_put(&b, "%s", *key);
+  tsl_epilogue_put_key(&w->epilogue, &b);
+  free(*key);
+  *key = b.s;
+  if (b.oom) {
+    free(b.s);
+    *key = NULL;
+    return tsl_error(TSL_ERR_NOMEM, "workload key: out of memory");
+  }
+  return TSL_OK;
 }
 
 tsl_status tsl_workload_instantiate(const tsl_workload *w, tsl_te_program **out) {
@@ -187,5 +199,8 @@ tsl_status tsl_workload_instantiate(const tsl_workload *w, tsl_te_program **out)
   const int64_t *shapes[TSL_WORKLOAD_MAX_INPUTS];
   tsl_dsl_param_value params[TSL_WORKLOAD_MAX_PARAMS];
   workload_ptrs(w, shapes, params);
-  return tsl_op_instantiate(w->op, w->ninputs, shapes, w->ndims, w->nparams, params, out);
+  tsl_status st = tsl_op_instantiate(w->op, w->ninputs, shapes, w->ndims, w->nparams, params, out);
+  if (st == TSL_OK) st = tsl_epilogue_apply(*out, &w->epilogue);
+  if (st != TSL_OK) *out = NULL;
+  return st;
 }

@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "dsl/parser.h"
+#include "ops/epilogue.h"
 #include "tessel/status.h"
 
 #ifdef __cplusplus
@@ -46,6 +47,8 @@ typedef struct tsl_workload {
   int nparams;
   char param_names[TSL_WORKLOAD_MAX_PARAMS][48];
   tsl_dsl_param_value params[TSL_WORKLOAD_MAX_PARAMS]; /* .name points into param_names */
+  tsl_epilogue epilogue; /* an activation applied to the output stage (ops/epilogue.h);
+                            fn NULL (what tsl_workload_init leaves) for none */
 } tsl_workload;
 
 /* Fills *w (arguments as tsl_workload_key; copied). Errors: TSL_ERR_INVALID (NULL
@@ -61,10 +64,12 @@ tsl_status tsl_workload_set_int(tsl_workload *w, const char *name, int64_t v);
 /* Re-points params[i].name at param_names[i] (after copying a tsl_workload by value). */
 void tsl_workload_fix(tsl_workload *w);
 
-/* tsl_workload_key for w. */
+/* tsl_workload_key for w, followed by w's epilogue (tsl_epilogue_put_key: nothing
+ * without one, so keys of workloads without epilogue are unchanged). */
 tsl_status tsl_workload_key_of(const tsl_workload *w, char **key);
 
-/* tsl_op_instantiate for w (program in the current IR arena). */
+/* tsl_op_instantiate for w (program in the current IR arena), then w's epilogue applied
+ * to its output stage (tsl_epilogue_apply). */
 tsl_status tsl_workload_instantiate(const tsl_workload *w, tsl_te_program **out);
 
 /* The operator name of a key (the text before '('), copied into buf (n bytes,

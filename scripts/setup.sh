@@ -10,14 +10,15 @@ cd "$(dirname "$0")/.."
 
 # build: compiler, LLVM 19, libffi, CUnit; models: protobuf-c + ONNX proto + ONNX test data;
 # benchmarks (optional at build time): oneDNN, OpenBLAS; tuner: json-c (records), XGBoost (cost model),
-# nng (RPC to a device); armv8: qemu-user and the aarch64 cross compiler; tests/tuner/test_report.c:
-# chromium renders `tunecli report`'s page headless (skipped without it)
+# nng (RPC to a device); armv8: qemu-user and the aarch64 cross compiler; the Python module's
+# tests (tests/python): numpy and pytest; tests/tuner/test_report.c: chromium renders
+# `tunecli report`'s page headless (skipped without it)
 packages=(llvm-19-dev lld-19 libffi-dev libcunit1-dev meson ninja-build pkg-config gcc
           protobuf-c-compiler libprotobuf-c-dev libonnx-dev libonnx-testdata
           libdnnl-dev libopenblas-dev
           libjson-c-dev libxgboost-dev libstb-dev libnng-dev
           qemu-user gcc-aarch64-linux-gnu libc6-dev-arm64-cross
-          chromium)
+          python3-numpy python3-pytest chromium)
 deps_only=false
 if [ "${1:-}" = "--deps-only" ]; then
   deps_only=true

@@ -51,8 +51,8 @@ static bool any_record(const tsl_records *db, const char *key, const char *tpl) 
 
 /* The index of the family's default algorithm among algos, -1 when it has none. */
 static int preferred(const tsl_target *t, const tsl_workload *w, const tsl_algo_choice *algos, int na) {
-  tsl_conv2d_desc d;
-  if (!tsl_conv2d_is_family(w) || tsl_conv2d_desc_of_workload(w, &d) != TSL_OK) return -1;
+  tsl_conv2d_layer d;
+  if (!tsl_conv2d_is_family(w) || tsl_conv2d_layer_of_workload(w, &d) != TSL_OK) return -1;
   tsl_conv2d_algo sel = tsl_conv2d_select(&d, t), a;
   for (int i = 0; i < na; i++)
     if (tsl_conv2d_algo_of_op(algos[i].op_workload.op, &a) && a == sel) return i;

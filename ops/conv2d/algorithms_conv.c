@@ -16,73 +16,40 @@ static const char *const FAM_BIAS = "conv2d_nchwc_bias", *const FAM_ADD = "conv2
 
 static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-static const tsl_dsl_param_value *find_param(const tsl_workload *w, const char *name) {
-  for (int i = 0; i < w->nparams; i++)
-    if (strcmp(w->param_names[i], name) == 0) return &w->params[i];
-  return NULL;
-}
-
-static int64_t iparam(const tsl_workload *w, const char *name, int64_t dflt) {
-  const tsl_dsl_param_value *p = find_param(w, name);
-  return p && p->kind == TSL_DSL_PARAM_INT ? p->i : dflt;
-}
-
-static double fparam(const tsl_workload *w, const char *name, double dflt) {
-  const tsl_dsl_param_value *p = find_param(w, name);
-  return p && p->kind == TSL_DSL_PARAM_FLOAT ? p->f : p && p->kind == TSL_DSL_PARAM_INT ? (double)p->i : dflt;
-}
-
 bool tsl_conv2d_is_family(const tsl_workload *w) {
   return w && (strcmp(w->op, FAM_BIAS) == 0 || strcmp(w->op, FAM_ADD) == 0 || strcmp(w->op, FAM_GROUPED) == 0 ||
                strcmp(w->op, FAM_GROUPED_ADD) == 0);
 }
 
-/* The parameters of layer d under the names every NCHW[x]c conv operator uses; clip
- * bounds only for act 2 (otherwise their defaults, so keys do not depend on them). */
-static int layer_params(const tsl_conv2d_desc *d, tsl_dsl_param_value *p) {
-  int n = 0;
-  p[n++] = tsl_dsl_int_param("stride_h", d->stride_h);
-  p[n++] = tsl_dsl_int_param("stride_w", d->stride_w);
-  p[n++] = tsl_dsl_int_param("pad_top", d->pad_top);
-  p[n++] = tsl_dsl_int_param("pad_left", d->pad_left);
-  p[n++] = tsl_dsl_int_param("pad_bottom", d->pad_bottom);
-  p[n++] = tsl_dsl_int_param("pad_right", d->pad_right);
-  p[n++] = tsl_dsl_int_param("dilation_h", d->dilation_h);
-  p[n++] = tsl_dsl_int_param("dilation_w", d->dilation_w);
-  p[n++] = tsl_dsl_int_param("act", d->act);
-  if (d->act == 2) {
-    p[n++] = tsl_dsl_float_param("clip_min", d->clip_min);
-    p[n++] = tsl_dsl_float_param("clip_max", d->clip_max);
-  }
-  return n;
-}
-
-tsl_status tsl_conv2d_family_workload(const tsl_conv2d_desc *d, tsl_workload *out) {
-  tsl_status st = tsl_conv2d_desc_check(d);
+tsl_status tsl_conv2d_family_workload(const tsl_conv2d_layer *d, tsl_workload *out) {
+  tsl_status st = tsl_conv2d_layer_check(d);
   if (st != TSL_OK) return st;
   if (!out) return tsl_error(TSL_ERR_INVALID, "conv family: NULL workload");
   int64_t x = d->block, CB = cdiv(d->C, x), KB = cdiv(d->K, x);
-  int64_t OH = tsl_conv2d_desc_out_h(d), OW = tsl_conv2d_desc_out_w(d);
+  int64_t OH = tsl_conv2d_layer_out_h(d), OW = tsl_conv2d_layer_out_w(d);
   int64_t data[5] = {d->N, CB, d->H, d->W, x}, bias[2] = {KB, x}, res[5] = {d->N, KB, OH, OW, x};
   int64_t wb[6] = {KB, CB, d->R, d->S, x, x}, wg[5] = {KB, d->C / d->groups, d->R, d->S, x};
-  tsl_dsl_param_value p[16];
-  int np = layer_params(d, p);
+  tsl_dsl_param_value p[TSL_CONV2D_LAYER_MAX_PARAMS];
+  int np = tsl_conv2d_layer_params(d, TSL_CONV2D_PARAMS_WINDOW | TSL_CONV2D_PARAMS_EPILOGUE, p);
   bool r = d->has_residual;
   if (d->groups == 1 && d->C % x == 0 && d->K % x == 0) {
     const int64_t *shapes[4] = {data, wb, bias, res};
     const int nd[4] = {5, 6, 2, 5};
-    return tsl_workload_init(out, r ? FAM_ADD : FAM_BIAS, r ? 4 : 3, shapes, nd, np, p);
+    st = tsl_workload_init(out, r ? FAM_ADD : FAM_BIAS, r ? 4 : 3, shapes, nd, np, p);
+    out->epilogue = tsl_conv2d_layer_epilogue(d);
+    return st;
   }
   /* channel counts that do not fill their blocks (or groups): the key names the true
    * layer, so a K = 24 layer at 16 lanes is not the K = 32 one */
-  p[np++] = tsl_dsl_int_param("groups", d->groups);
-  p[np++] = tsl_dsl_int_param("out_channels", d->K);
+  np += tsl_conv2d_layer_params(d, TSL_CONV2D_PARAMS_GROUPS, p + np);
   const int64_t *shapes[4] = {data, wg, bias, res};
   const int nd[4] = {5, 5, 2, 5};
-  return tsl_workload_init(out, r ? FAM_GROUPED_ADD : FAM_GROUPED, r ? 4 : 3, shapes, nd, np, p);
+  st = tsl_workload_init(out, r ? FAM_GROUPED_ADD : FAM_GROUPED, r ? 4 : 3, shapes, nd, np, p);
+  out->epilogue = tsl_conv2d_layer_epilogue(d);
+  return st;
 }
 
-tsl_status tsl_conv2d_desc_of_workload(const tsl_workload *w, tsl_conv2d_desc *d) {
+tsl_status tsl_conv2d_layer_of_workload(const tsl_workload *w, tsl_conv2d_layer *d) {
   if (!w || !d) return tsl_error(TSL_ERR_INVALID, "conv family: NULL argument");
   if (!tsl_conv2d_is_family(w)) return tsl_error(TSL_ERR_UNSUPPORTED, "conv family: %s is not a conv family", w->op);
   bool grouped = strcmp(w->op, FAM_GROUPED) == 0 || strcmp(w->op, FAM_GROUPED_ADD) == 0,
@@ -102,22 +69,13 @@ tsl_status tsl_conv2d_desc_of_workload(const tsl_workload *w, tsl_conv2d_desc *d
   d->R = wt[2];
   d->S = wt[3];
   d->block = x;
-  d->stride_h = iparam(w, "stride_h", 1);
-  d->stride_w = iparam(w, "stride_w", 1);
-  d->pad_top = iparam(w, "pad_top", 0);
-  d->pad_left = iparam(w, "pad_left", 0);
-  d->pad_bottom = iparam(w, "pad_bottom", 0);
-  d->pad_right = iparam(w, "pad_right", 0);
-  d->dilation_h = iparam(w, "dilation_h", 1);
-  d->dilation_w = iparam(w, "dilation_w", 1);
-  d->act = (int)iparam(w, "act", 0);
-  d->clip_min = fparam(w, "clip_min", 0.0);
-  d->clip_max = fparam(w, "clip_max", 6.0);
+  d->K = wt[0] * y; /* a grouped key states the true K as out_channels */
+  tsl_status st = tsl_conv2d_layer_read_params(w->nparams, w->params, d);
+  if (st != TSL_OK) return st;
   d->has_residual = residual;
+  d->epilogue = w->epilogue;
   if (grouped) {
-    d->groups = iparam(w, "groups", 1);
     d->C = d->groups * wt[1];
-    d->K = iparam(w, "out_channels", wt[0] * y);
     if (d->C > data[1] * x || d->K > wt[0] * y || d->K <= (wt[0] - 1) * y)
       return tsl_error(TSL_ERR_INVALID, "conv family: groups x channels or out_channels do not fit the blocks");
   } else {
@@ -126,7 +84,7 @@ tsl_status tsl_conv2d_desc_of_workload(const tsl_workload *w, tsl_conv2d_desc *d
     d->C = data[1] * x;
     d->K = wt[0] * y;
   }
-  return tsl_conv2d_desc_check(d);
+  return tsl_conv2d_layer_check(d);
 }
 
 bool tsl_conv2d_algo_of_op(const char *op, tsl_conv2d_algo *out) {
@@ -153,7 +111,7 @@ bool tsl_conv2d_algo_of_op(const char *op, tsl_conv2d_algo *out) {
 }
 
 /* The registry name of the operator algorithm a instantiates for d. */
-static const char *algo_op(const tsl_conv2d_desc *d, tsl_conv2d_algo a) {
+static const char *algo_op(const tsl_conv2d_layer *d, tsl_conv2d_algo a) {
   bool r = d->has_residual;
   switch (a) {
   case TSL_CONV2D_DIRECT: return r ? "conv2d_nchwc_bias_add" : "conv2d_nchwc_bias";
@@ -168,7 +126,7 @@ static const char *algo_op(const tsl_conv2d_desc *d, tsl_conv2d_algo a) {
   }
 }
 
-tsl_status tsl_conv2d_algo_workload(const tsl_conv2d_desc *d, tsl_conv2d_algo a, tsl_workload *out) {
+tsl_status tsl_conv2d_algo_workload(const tsl_conv2d_layer *d, tsl_conv2d_algo a, tsl_workload *out) {
   const char *op = algo_op(d, a);
   const tsl_op_info *info = NULL;
   if (!op) return tsl_error(TSL_ERR_UNSUPPORTED, "conv family: unknown algorithm %d", (int)a);
@@ -176,12 +134,10 @@ tsl_status tsl_conv2d_algo_workload(const tsl_conv2d_desc *d, tsl_conv2d_algo a,
   if (st != TSL_OK) return st;
   /* the shapes from the program the operator library builds, the parameters it was given
    * (those the registry operator declares) */
-  tsl_dsl_param_value cand[20], keep[20];
-  int nc = layer_params(d, cand), nk = 0;
-  cand[nc++] = tsl_dsl_float_param("clip_min", d->clip_min);
-  cand[nc++] = tsl_dsl_float_param("clip_max", d->clip_max);
-  cand[nc++] = tsl_dsl_int_param("groups", d->groups);
-  cand[nc++] = tsl_dsl_int_param("out_channels", d->K);
+  tsl_dsl_param_value cand[TSL_CONV2D_LAYER_MAX_PARAMS], keep[TSL_CONV2D_LAYER_MAX_PARAMS + 1];
+  int nc = tsl_conv2d_layer_params(d, TSL_CONV2D_PARAMS_WINDOW | TSL_CONV2D_PARAMS_EPILOGUE | TSL_CONV2D_PARAMS_GROUPS,
+                                   cand),
+      nk = 0;
   tsl_arena *arena = tsl_arena_new(), *prev = tsl_arena_set_current(arena);
   tsl_te_program *conv = NULL;
   st = tsl_conv2d_algo_instantiate(d, a, NULL, &conv, NULL);
@@ -190,11 +146,9 @@ tsl_status tsl_conv2d_algo_workload(const tsl_conv2d_desc *d, tsl_conv2d_algo a,
                    op, info->ninputs);
   if (st == TSL_OK) {
     for (int i = 0; i < nc; i++) {
-      bool declared = false, seen = false;
+      bool declared = false;
       for (int k = 0; k < info->nparams; k++) declared |= strcmp(info->param_names[k], cand[i].name) == 0;
-      for (int k = 0; k < nk; k++) seen |= strcmp(keep[k].name, cand[i].name) == 0;
-      /* act 2's bounds are the layer's; otherwise the operator's defaults */
-      if (declared && !seen && (d->act == 2 || strncmp(cand[i].name, "clip_", 5) != 0)) keep[nk++] = cand[i];
+      if (declared) keep[nk++] = cand[i];
     }
     if (a == TSL_CONV2D_IM2COL) keep[nk++] = tsl_dsl_int_param("pack_rows", tsl_im2col_pack_rows(NULL));
     const int64_t *shapes[TSL_WORKLOAD_MAX_INPUTS];
@@ -204,6 +158,7 @@ tsl_status tsl_conv2d_algo_workload(const tsl_conv2d_desc *d, tsl_conv2d_algo a,
       nd[i] = conv->inputs[i]->buf->ndim;
     }
     st = tsl_workload_init(out, op, conv->ninputs, shapes, nd, nk, keep);
+    out->epilogue = tsl_conv2d_layer_epilogue(d);
   }
   tsl_arena_set_current(prev);
   tsl_arena_free(arena);
@@ -213,8 +168,8 @@ tsl_status tsl_conv2d_algo_workload(const tsl_conv2d_desc *d, tsl_conv2d_algo a,
 /* ---- the algorithms ---------------------------------------------------------- */
 
 static bool applies(const tsl_workload *w, tsl_conv2d_algo a, const char **why) {
-  tsl_conv2d_desc d;
-  if (tsl_conv2d_desc_of_workload(w, &d) != TSL_OK) {
+  tsl_conv2d_layer d;
+  if (tsl_conv2d_layer_of_workload(w, &d) != TSL_OK) {
     *why = "not a conv family workload with equal data and output blocks";
     return false;
   }
@@ -222,8 +177,8 @@ static bool applies(const tsl_workload *w, tsl_conv2d_algo a, const char **why) 
 }
 
 static tsl_status map(const tsl_workload *w, tsl_conv2d_algo a, tsl_workload *out) {
-  tsl_conv2d_desc d;
-  tsl_status st = tsl_conv2d_desc_of_workload(w, &d);
+  tsl_conv2d_layer d;
+  tsl_status st = tsl_conv2d_layer_of_workload(w, &d);
   return st == TSL_OK ? tsl_conv2d_algo_workload(&d, a, out) : st;
 }
 

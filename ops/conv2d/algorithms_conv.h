@@ -1,7 +1,7 @@
 /* The NCHW[x]c convolution family of the tuner: the workload a graph's conv layer is
  * known by (its records key) and the algorithms that may compute it (Fast-Run).
  *
- * A conv layer (ops/conv2d/conv2d_select.h: tsl_conv2d_desc, block x = the
+ * A conv layer (ops/conv2d/conv2d_layer.h: tsl_conv2d_layer, block x = the
  * graph's NCHW[x]c block) is named by ONE family workload, whatever algorithm runs it:
  *
  *   conv2d_nchwc_bias      groups 1, no residual, C and K multiples of x:
@@ -20,7 +20,8 @@
  * layer at 16 lanes is not the K = 32 one), whatever x is (4 NEON, 8 AVX2, 16 AVX-512).
  *
  * with the parameters stride_h/w, pad_top/left/bottom/right, dilation_h/w, act and (act
- * 2 only) clip_min/clip_max. These are registry operators (ops/conv2d/conv2d_nchwc.c), so
+ * 2 only) clip_min/clip_max, written and read by tsl_conv2d_layer_params /
+ * tsl_conv2d_layer_read_params (ops/conv2d/conv2d_layer.h). These are registry operators (ops/conv2d/conv2d_nchwc.c), so
  * the key is a plain workload key (ops/workload.h) and the family's own templates
  * (conv2d_nchwc_bias.direct, conv2d_nchwc_grouped.tile, ...) tune it as is.
  *
@@ -45,16 +46,17 @@
 extern "C" {
 #endif
 
-/* The family workload of layer d (above). Errors: TSL_ERR_INVALID (tsl_conv2d_desc_check). */
-tsl_status tsl_conv2d_family_workload(const tsl_conv2d_desc *d, tsl_workload *out);
+/* The family workload of layer d (above). Errors: TSL_ERR_INVALID (tsl_conv2d_layer_check). */
+tsl_status tsl_conv2d_family_workload(const tsl_conv2d_layer *d, tsl_workload *out);
 
 /* Whether w is a workload of the conv family (its operator is one of the four). */
 bool tsl_conv2d_is_family(const tsl_workload *w);
 
 /* The layer family workload w states: the inverse of tsl_conv2d_family_workload.
  * Errors: TSL_ERR_UNSUPPORTED (not a family workload, or data and output blocks that
- * differ), TSL_ERR_INVALID (inconsistent shapes, or out_channels outside its blocks). */
-tsl_status tsl_conv2d_desc_of_workload(const tsl_workload *w, tsl_conv2d_desc *d);
+ * differ), TSL_ERR_INVALID (inconsistent shapes, out_channels outside its blocks, an int
+ * parameter stored as a float, a malformed layer: tsl_conv2d_layer_check). */
+tsl_status tsl_conv2d_layer_of_workload(const tsl_workload *w, tsl_conv2d_layer *d);
 
 /* The algorithm whose operator is `op` (an operator workload's name: conv2d_nchwc_bias
  * -> direct, conv2d_nchwc_1x1_bias -> gemm1x1, conv2d_winograd_f4_add -> winograd_f4,
@@ -64,7 +66,7 @@ bool tsl_conv2d_algo_of_op(const char *op, tsl_conv2d_algo *out);
 /* The operator workload algorithm a computes family layer d with (what
  * tsl_conv2d_algo_instantiate(d, a, NULL) builds, as a registry workload).
  * Errors: those of tsl_conv2d_algo_instantiate. */
-tsl_status tsl_conv2d_algo_workload(const tsl_conv2d_desc *d, tsl_conv2d_algo a, tsl_workload *out);
+tsl_status tsl_conv2d_algo_workload(const tsl_conv2d_layer *d, tsl_conv2d_algo a, tsl_workload *out);
 
 #ifdef __cplusplus
 }

@@ -6,7 +6,7 @@
  * output y [N, M, OH, OW]; all plain. Attributes: "strides" (2, default 1 1), "dilations"
  * (2, default 1 1), "pads" (4: top, left, bottom, right; default 0), "group" (default 1),
  * "activation" ("relu", "clip" or absent) with "clip_min" / "clip_max" (default -inf,
- * inf). Computes
+ * inf), or "epilogue" (a function of the activation table, ops/epilogue.h). Computes
  *   y = act(sum(c, r, s: pad(x)[n, g(m) + c, y*sh + r*dh, x*sw + s*dw] * w[m, c, r, s])
  *           + bias[m] + residual[n, m, y, x])
  * with zero padding: the fused convolutions of models/passes/fuse_conv.h. The product
@@ -16,8 +16,10 @@
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "ops/epilogue.h"
 #include "ops/families.h"
 #include "ops/op_text.h"
 
@@ -28,6 +30,7 @@ typedef struct conv_attrs {
   bool bias, residual;
   int act;
   double lo, hi;
+  tsl_epilogue epi; /* a function of the activation table (act none) */
 } conv_attrs;
 
 static tsl_status read_attrs(const tsl_op_call *c, conv_attrs *a) {
@@ -45,6 +48,9 @@ static tsl_status read_attrs(const tsl_op_call *c, conv_attrs *a) {
     return tsl_error(TSL_ERR_UNSUPPORTED, "conv2d: activation '%s' (relu, clip or none)", act);
   a->lo = tsl_op_call_float(c, "clip_min", -INFINITY);
   a->hi = tsl_op_call_float(c, "clip_max", INFINITY);
+  if ((st = tsl_op_call_epilogue(c, "conv2d", &a->epi)) != TSL_OK) return st;
+  if (a->epi.fn && a->act != CONV_ACT_NONE)
+    return tsl_error(TSL_ERR_INVALID, "conv2d: activation %s and epilogue %s (one of them)", act, a->epi.fn->onnx_op);
   if (a->group < 1) return tsl_error(TSL_ERR_INVALID, "conv2d: group %lld (must be >= 1)", (long long)a->group);
   return TSL_OK;
 }
@@ -78,10 +84,11 @@ static tsl_status conv2d_text(const tsl_op_call *c, tsl_op_text *t) {
   for (int i = 0; i < c->nargs; i++) tsl_op_text_view(t, i, c->args[i].ndim, c->args[i].shape);
   int64_t H = x->shape[2], W = x->shape[3], M = w->shape[0], CG = w->shape[1], MG = M / a.group;
   long long pt = a.pads[0], pl = a.pads[1], pb = a.pads[2], pr = a.pads[3];
-  snprintf(t->label, sizeof t->label, "conv2d_%s%lldx%lld_s%lld_p%lld%s%s%s",
+  snprintf(t->label, sizeof t->label, "conv2d_%s%lldx%lld_s%lld_p%lld%s%s%s%s%s",
            a.group == 1 ? "" : CG == 1 && MG == 1 ? "dw_" : "g_", (long long)w->shape[2], (long long)w->shape[3],
            (long long)a.strides[0], pt, a.bias ? "_bias" : "", a.residual ? "_add" : "",
-           a.act == CONV_ACT_RELU ? "_relu" : a.act == CONV_ACT_CLIP ? "_clip" : "");
+           a.act == CONV_ACT_RELU ? "_relu" : a.act == CONV_ACT_CLIP ? "_clip" : "", a.epi.fn ? "_" : "",
+           a.epi.fn ? a.epi.fn->label : "");
   tsl_op_text_header(t, c->ninputs);
   tsl_text_buf *b = &t->text;
   bool padded = pt || pl || pb || pr;
@@ -96,27 +103,31 @@ static tsl_status conv2d_text(const tsl_op_call *c, tsl_op_text *t) {
   if (a.group == 1) snprintf(cidx, sizeof cidx, "c");
   else if (CG == 1 && MG == 1) snprintf(cidx, sizeof cidx, "m + c");
   else snprintf(cidx, sizeof cidx, "(m / %lld) * %lld + c", (long long)MG, (long long)CG);
-  bool epilogue = a.bias || a.residual || a.act != CONV_ACT_NONE;
+  bool epilogue = a.bias || a.residual || a.act != CONV_ACT_NONE || a.epi.fn;
   tsl_text_put(b, "  @tag(\"conv2d\")\n  %s[n, m, y, x] = sum(c, r, s: %s[n, %s, y*%lld + r*%lld, x*%lld + s*%lld] * x1[m, c, r, s])\n"
                   "    where y < %lld, x < %lld\n",
                epilogue ? "acc" : "out", src, cidx, (long long)a.strides[0], (long long)a.dilations[0],
                (long long)a.strides[1], (long long)a.dilations[1], (long long)y->shape[2], (long long)y->shape[3]);
   if (!epilogue) return TSL_OK;
+  tsl_text_buf v = {0}; /* conv + bias + residual */
+  tsl_text_put(&v, "acc[n, m, y, x]");
+  if (a.bias) tsl_text_put(&v, " + x2[m]");
+  if (a.residual) tsl_text_put(&v, " + x%d[n, m, y, x]", a.bias ? 3 : 2);
   tsl_text_put(b, "  out[n, m, y, x] = ");
   if (a.act == CONV_ACT_RELU) tsl_text_put(b, "max(");
   if (a.act == CONV_ACT_CLIP) tsl_op_put_clip_open(b, a.lo, a.hi);
-  tsl_text_put(b, "acc[n, m, y, x]");
-  if (a.bias) tsl_text_put(b, " + x2[m]");
-  if (a.residual) tsl_text_put(b, " + x%d[n, m, y, x]", a.bias ? 3 : 2);
+  if (!v.oom) tsl_epilogue_put_dsl(&a.epi, v.s, b);
   if (a.act == CONV_ACT_RELU) tsl_text_put(b, ", 0.0)");
   if (a.act == CONV_ACT_CLIP) tsl_op_put_clip_close(b, a.lo, a.hi);
   tsl_text_put(b, "\n");
-  return TSL_OK;
+  bool oom = v.oom;
+  free(v.s);
+  return oom ? tsl_error(TSL_ERR_NOMEM, "conv2d: out of memory") : TSL_OK;
 }
 
 static const tsl_op_generator conv2d_generators[] = {
-    {"conv2d", "plain NCHW conv with fused bias / residual / relu or clip (attributes strides, dilations, pads, group, "
-               "bias, residual, activation, clip_min, clip_max)",
+    {"conv2d", "plain NCHW conv with fused bias / residual / relu, clip or a table function (attributes strides, "
+               "dilations, pads, group, bias, residual, activation, clip_min, clip_max, epilogue, epilogue_attr0/1)",
      conv2d_text},
 };
 

@@ -19,84 +19,28 @@ const char *tsl_conv2d_algo_name(tsl_conv2d_algo a) {
   return (int)a >= 0 && a < TSL_CONV2D_ALGO_COUNT ? algo_names[a] : "?";
 }
 
-int64_t tsl_conv2d_desc_out_h(const tsl_conv2d_desc *d) {
-  return (d->H + d->pad_top + d->pad_bottom - d->dilation_h * (d->R - 1) - 1) / d->stride_h + 1;
-}
-
-int64_t tsl_conv2d_desc_out_w(const tsl_conv2d_desc *d) {
-  return (d->W + d->pad_left + d->pad_right - d->dilation_w * (d->S - 1) - 1) / d->stride_w + 1;
-}
-
-double tsl_conv2d_desc_flops(const tsl_conv2d_desc *d) {
-  return 2.0 * (double)d->N * (double)d->K * (double)tsl_conv2d_desc_out_h(d) * (double)tsl_conv2d_desc_out_w(d) *
-         (double)(d->C / (d->groups > 0 ? d->groups : 1)) * (double)d->R * (double)d->S;
-}
-
-tsl_status tsl_conv2d_desc_check(const tsl_conv2d_desc *d) {
-  if (!d) return tsl_error(TSL_ERR_INVALID, "conv2d: no layer description");
-  if (d->N < 1 || d->C < 1 || d->H < 1 || d->W < 1 || d->K < 1 || d->R < 1 || d->S < 1)
-    return tsl_error(TSL_ERR_INVALID, "conv2d: sizes N%lld C%lld H%lld W%lld K%lld R%lld S%lld must be >= 1",
-                     (long long)d->N, (long long)d->C, (long long)d->H, (long long)d->W, (long long)d->K,
-                     (long long)d->R, (long long)d->S);
-  if (d->stride_h < 1 || d->stride_w < 1 || d->dilation_h < 1 || d->dilation_w < 1)
-    return tsl_error(TSL_ERR_INVALID, "conv2d: strides %lldx%lld and dilations %lldx%lld must be >= 1",
-                     (long long)d->stride_h, (long long)d->stride_w, (long long)d->dilation_h,
-                     (long long)d->dilation_w);
-  if (d->pad_top < 0 || d->pad_left < 0 || d->pad_bottom < 0 || d->pad_right < 0)
-    return tsl_error(TSL_ERR_INVALID, "conv2d: negative padding");
-  if (d->groups < 1 || d->C % d->groups || d->K % d->groups)
-    return tsl_error(TSL_ERR_INVALID, "conv2d: groups %lld must divide C %lld and K %lld", (long long)d->groups,
-                     (long long)d->C, (long long)d->K);
-  if (d->act < 0 || d->act > 2) return tsl_error(TSL_ERR_INVALID, "conv2d: act %d (must be 0, 1 or 2)", d->act);
-  if (d->block < 1) return tsl_error(TSL_ERR_INVALID, "conv2d: block %lld (must be >= 1)", (long long)d->block);
-  if (tsl_conv2d_desc_out_h(d) < 1 || tsl_conv2d_desc_out_w(d) < 1)
-    return tsl_error(TSL_ERR_INVALID, "conv2d: the kernel does not fit the padded input (output %lldx%lld)",
-                     (long long)tsl_conv2d_desc_out_h(d), (long long)tsl_conv2d_desc_out_w(d));
-  return TSL_OK;
-}
-
 static bool why_not(const char **why, const char *reason) {
   if (why) *why = reason;
   return false;
 }
 
+bool tsl_conv2d_algo_is_winograd(tsl_conv2d_algo a, int *m) {
+  int v = a == TSL_CONV2D_WINOGRAD_F2 ? 2 : a == TSL_CONV2D_WINOGRAD_F4 ? 4 : a == TSL_CONV2D_WINOGRAD_F6 ? 6 : 0;
+  if (v && m) *m = v;
+  return v != 0;
+}
+
 static int winograd_m(tsl_conv2d_algo a) {
-  return a == TSL_CONV2D_WINOGRAD_F2 ? 2 : a == TSL_CONV2D_WINOGRAD_F4 ? 4 : a == TSL_CONV2D_WINOGRAD_F6 ? 6 : 0;
+  int m = 0;
+  tsl_conv2d_algo_is_winograd(a, &m);
+  return m;
 }
 
-static tsl_winograd_conv winograd_conv(const tsl_conv2d_desc *d, int m) {
-  tsl_winograd_conv w;
-  memset(&w, 0, sizeof w);
-  w.N = d->N;
-  w.C = d->C;
-  w.H = d->H;
-  w.W = d->W;
-  w.K = d->K;
-  w.R = d->R;
-  w.S = d->S;
-  w.stride_h = d->stride_h;
-  w.stride_w = d->stride_w;
-  w.pad_top = d->pad_top;
-  w.pad_left = d->pad_left;
-  w.pad_bottom = d->pad_bottom;
-  w.pad_right = d->pad_right;
-  w.dilation_h = d->dilation_h;
-  w.dilation_w = d->dilation_w;
-  w.groups = d->groups;
-  w.m = m;
-  w.lanes = d->block;
-  w.act = d->act;
-  w.clip_min = d->clip_min;
-  w.clip_max = d->clip_max;
-  w.has_residual = d->has_residual;
-  return w;
-}
+static bool is_depthwise(const tsl_conv2d_layer *d) { return d->groups > 1 && d->groups == d->C && d->K == d->C; }
 
-static bool is_depthwise(const tsl_conv2d_desc *d) { return d->groups > 1 && d->groups == d->C && d->K == d->C; }
-
-bool tsl_conv2d_algo_applies(const tsl_conv2d_desc *d, tsl_conv2d_algo a, const char **why) {
+bool tsl_conv2d_algo_applies(const tsl_conv2d_layer *d, tsl_conv2d_algo a, const char **why) {
   if (why) *why = "";
-  if (tsl_conv2d_desc_check(d) != TSL_OK) return why_not(why, "malformed layer");
+  if (tsl_conv2d_layer_check(d) != TSL_OK) return why_not(why, "malformed layer");
   bool dense = d->groups == 1;
   switch (a) {
   case TSL_CONV2D_DIRECT:
@@ -117,8 +61,7 @@ bool tsl_conv2d_algo_applies(const tsl_conv2d_desc *d, tsl_conv2d_algo a, const 
   case TSL_CONV2D_WINOGRAD_F2:
   case TSL_CONV2D_WINOGRAD_F4:
   case TSL_CONV2D_WINOGRAD_F6: {
-    tsl_winograd_conv w = winograd_conv(d, winograd_m(a));
-    if (tsl_winograd_supports(&w) != TSL_OK) {
+    if (tsl_winograd_supports(d, winograd_m(a)) != TSL_OK) {
       /* the reason is the message tsl_winograd_supports recorded (thread-local) */
       return why_not(why, tsl_last_error());
     }
@@ -139,46 +82,31 @@ static tsl_status weight_program(const char *op, const int64_t *oihw, int np, co
   return tsl_op_instantiate(op, 1, ws, wd, np, wp, weight);
 }
 
-/* The conv and epilogue parameters every NCHW[x]c conv op takes. */
-static int conv_params(const tsl_conv2d_desc *d, tsl_dsl_param_value *p) {
-  int n = 0;
-  p[n++] = int_param("stride_h", d->stride_h);
-  p[n++] = int_param("stride_w", d->stride_w);
-  p[n++] = int_param("pad_top", d->pad_top);
-  p[n++] = int_param("pad_left", d->pad_left);
-  p[n++] = int_param("pad_bottom", d->pad_bottom);
-  p[n++] = int_param("pad_right", d->pad_right);
-  p[n++] = int_param("dilation_h", d->dilation_h);
-  p[n++] = int_param("dilation_w", d->dilation_w);
-  p[n++] = int_param("act", d->act);
-  p[n++] = tsl_dsl_float_param("clip_min", d->clip_min);
-  p[n++] = tsl_dsl_float_param("clip_max", d->clip_max);
-  return n;
-}
-
-tsl_status tsl_conv2d_algo_instantiate(const tsl_conv2d_desc *d, tsl_conv2d_algo a, const tsl_target *t,
-                                       tsl_te_program **conv, tsl_te_program **weight) {
+static tsl_status instantiate_algo(const tsl_conv2d_layer *d, tsl_conv2d_algo a, const tsl_target *t,
+                                   tsl_te_program **conv, tsl_te_program **weight) {
   if (conv) *conv = NULL;
   if (weight) *weight = NULL;
   if (!conv) return tsl_error(TSL_ERR_INVALID, "conv2d: NULL result");
-  tsl_status st = tsl_conv2d_desc_check(d);
+  tsl_status st = tsl_conv2d_layer_check(d);
   if (st != TSL_OK) return st;
   const char *why = NULL;
   if (!tsl_conv2d_algo_applies(d, a, &why)) return tsl_error(TSL_ERR_UNSUPPORTED, "conv2d: %s", why);
   int64_t x = d->block, CB = tpl_ceil_div(d->C, x), KB = tpl_ceil_div(d->K, x);
-  int64_t OH = tsl_conv2d_desc_out_h(d), OW = tsl_conv2d_desc_out_w(d);
+  int64_t OH = tsl_conv2d_layer_out_h(d), OW = tsl_conv2d_layer_out_w(d);
   int64_t data[5] = {d->N, CB, d->H, d->W, x}, bias[2] = {KB, x}, res[5] = {d->N, KB, OH, OW, x};
   int64_t oihw[4] = {d->K, d->C / d->groups, d->R, d->S};
-  tsl_dsl_param_value p[16];
-  int np = conv_params(d, p);
+  tsl_dsl_param_value p[TSL_CONV2D_LAYER_MAX_PARAMS + 1];
+  int np = tsl_conv2d_layer_params(d, TSL_CONV2D_PARAMS_WINDOW | TSL_CONV2D_PARAMS_EPILOGUE, p);
   switch (a) {
   case TSL_CONV2D_GEMM_1X1: {
     /* the same bytes with H, W flattened into the pixel axis */
     int64_t data1[4] = {d->N, CB, d->H * d->W, x}, w[4] = {KB, CB, x, x}, res1[4] = {d->N, KB, OH * OW, x};
     const int64_t *shapes[4] = {data1, w, bias, res1};
     const int ndims[4] = {4, 4, 2, 4};
+    tsl_dsl_param_value ep[TSL_CONV2D_LAYER_MAX_PARAMS];
+    int nep = tsl_conv2d_layer_params(d, TSL_CONV2D_PARAMS_EPILOGUE, ep);
     st = tsl_op_instantiate(d->has_residual ? "conv2d_nchwc_1x1_bias_add" : "conv2d_nchwc_1x1_bias",
-                            d->has_residual ? 4 : 3, shapes, ndims, 3, p + np - 3, conv);
+                            d->has_residual ? 4 : 3, shapes, ndims, nep, ep, conv);
     if (st != TSL_OK || !weight) return st;
     tsl_dsl_param_value wp[2] = {int_param("in_block", x), int_param("out_block", x)};
     return weight_program("weight_to_nchwc", oihw, 2, wp, weight);
@@ -218,8 +146,7 @@ tsl_status tsl_conv2d_algo_instantiate(const tsl_conv2d_desc *d, tsl_conv2d_algo
     int64_t w[5] = {KB, d->C / d->groups, d->R, d->S, x};
     const int64_t *shapes[4] = {data, w, bias, res};
     const int ndims[4] = {5, 5, 2, 5};
-    p[np++] = int_param("groups", d->groups);
-    p[np++] = int_param("out_channels", d->K);
+    np += tsl_conv2d_layer_params(d, TSL_CONV2D_PARAMS_GROUPS, p + np);
     st = tsl_op_instantiate(d->has_residual ? "conv2d_nchwc_grouped_add" : "conv2d_nchwc_grouped",
                             d->has_residual ? 4 : 3, shapes, ndims, np, p, conv);
     if (st != TSL_OK || !weight) return st;
@@ -229,11 +156,22 @@ tsl_status tsl_conv2d_algo_instantiate(const tsl_conv2d_desc *d, tsl_conv2d_algo
   case TSL_CONV2D_WINOGRAD_F2:
   case TSL_CONV2D_WINOGRAD_F4:
   case TSL_CONV2D_WINOGRAD_F6: {
-    tsl_winograd_conv w = winograd_conv(d, winograd_m(a));
-    return tsl_winograd_instantiate(&w, NULL, conv, weight);
+    return tsl_winograd_instantiate(d, winograd_m(a), NULL, conv, weight);
   }
   default: return tsl_error(TSL_ERR_UNSUPPORTED, "conv2d: unknown algorithm %d", (int)a);
   }
+}
+
+tsl_status tsl_conv2d_algo_instantiate(const tsl_conv2d_layer *d, tsl_conv2d_algo a, const tsl_target *t,
+                                       tsl_te_program **conv, tsl_te_program **weight) {
+  tsl_status st = instantiate_algo(d, a, t, conv, weight);
+  if (st != TSL_OK) return st;
+  tsl_epilogue e = tsl_conv2d_layer_epilogue(d);
+  if ((st = tsl_epilogue_apply(*conv, &e)) != TSL_OK) {
+    *conv = NULL;
+    if (weight) *weight = NULL;
+  }
+  return st;
 }
 
 tsl_status tsl_conv2d_algo_schedule(const tsl_te_program *conv, tsl_conv2d_algo a, const tsl_target *t,
@@ -279,7 +217,7 @@ const tsl_template *tsl_conv2d_algo_template(const tsl_te_program *conv) {
   return NULL;
 }
 
-tsl_conv2d_algo tsl_conv2d_select(const tsl_conv2d_desc *d, const tsl_target *t) {
+tsl_conv2d_algo tsl_conv2d_select(const tsl_conv2d_layer *d, const tsl_target *t) {
   if (is_depthwise(d) && tsl_conv2d_algo_applies(d, TSL_CONV2D_DEPTHWISE, NULL)) return TSL_CONV2D_DEPTHWISE;
   if (d->groups > 1) return TSL_CONV2D_GROUPED;
   if (tsl_conv2d_algo_applies(d, TSL_CONV2D_GEMM_1X1, NULL)) return TSL_CONV2D_GEMM_1X1;
@@ -292,8 +230,7 @@ tsl_conv2d_algo tsl_conv2d_select(const tsl_conv2d_desc *d, const tsl_target *t)
    * (bench/conv_layers), F(4x4) from 20x20 outputs, F(2x2) below (the Winograd
    * template's own choice, tsl_winograd_default_m) */
   if (d->C >= 8 && d->K >= 8) {
-    tsl_winograd_conv w = winograd_conv(d, 4);
-    int m = tsl_winograd_default_m(t, &w);
+    int m = tsl_winograd_default_m(t, d);
     tsl_conv2d_algo a = m == 2 ? TSL_CONV2D_WINOGRAD_F2 : m == 6 ? TSL_CONV2D_WINOGRAD_F6 : TSL_CONV2D_WINOGRAD_F4;
     if (tsl_conv2d_algo_applies(d, a, NULL)) return a;
   }

@@ -1,8 +1,6 @@
 /* Convolution algorithms of the operator library and the default choice between them.
  *
- * A layer is described the way a graph states it (NCHW semantics, OIHW weights, groups,
- * a fused bias + optional residual + activation epilogue) plus the block x of the
- * NCHW[x]c layout the graph gives its activations. Each algorithm maps it to a registry
+ * A layer is a tsl_conv2d_layer (ops/conv2d/conv2d_layer.h). Each algorithm maps it to a registry
  * operator (ops/<family>/), a weight transform (OIHW -> the layout that operator reads, run
  * once per set of weights) and a schedule template with a default config:
  *
@@ -27,6 +25,8 @@
 #include <stdint.h>
 
 #include "dsl/te.h"
+#include "ops/conv2d/conv2d_layer.h"
+#include "ops/epilogue.h"
 #include "schedule/schedule.h"
 #include "schedule/template.h"
 #include "target/target.h"
@@ -35,19 +35,6 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* A convolution layer. Shapes NCHW, weights K x C/groups x R x S. */
-typedef struct tsl_conv2d_desc {
-  int64_t N, C, H, W, K, R, S;
-  int64_t stride_h, stride_w;
-  int64_t pad_top, pad_left, pad_bottom, pad_right;
-  int64_t dilation_h, dilation_w;
-  int64_t groups;
-  int act;          /* 0 none, 1 relu, 2 clip [clip_min, clip_max] (relu6: 0, 6) */
-  double clip_min, clip_max;
-  bool has_residual; /* out = act(conv + bias + residual) */
-  int64_t block;     /* x: the NCHW[x]c block of data and output, >= 1 */
-} tsl_conv2d_desc;
 
 typedef enum tsl_conv2d_algo {
   TSL_CONV2D_DIRECT = 0,
@@ -65,20 +52,13 @@ typedef enum tsl_conv2d_algo {
  * out of range. */
 const char *tsl_conv2d_algo_name(tsl_conv2d_algo a);
 
-/* Output extents of the layer (floor mode). */
-int64_t tsl_conv2d_desc_out_h(const tsl_conv2d_desc *d);
-int64_t tsl_conv2d_desc_out_w(const tsl_conv2d_desc *d);
-/* 2 * N * K * OH * OW * (C / groups) * R * S. */
-double tsl_conv2d_desc_flops(const tsl_conv2d_desc *d);
-
-/* TSL_OK when the layer is well formed: sizes >= 1, strides and dilations >= 1, paddings
- * >= 0, C and K multiples of groups, act in 0..2, block >= 1, an output of at least
- * 1x1. Otherwise TSL_ERR_INVALID saying what. */
-tsl_status tsl_conv2d_desc_check(const tsl_conv2d_desc *d);
+/* Whether a is one of the Winograd algorithms (winograd_f2/f4/f6); *m (may be NULL) gets
+ * its output tile m (2, 4 or 6). False, *m untouched, for every other value. */
+bool tsl_conv2d_algo_is_winograd(tsl_conv2d_algo a, int *m);
 
 /* Whether algorithm a computes the layer exactly as described; on false *why (may be
  * NULL) gets a static reason ("winograd: needs a 3x3 kernel"). */
-bool tsl_conv2d_algo_applies(const tsl_conv2d_desc *d, tsl_conv2d_algo a, const char **why);
+bool tsl_conv2d_algo_applies(const tsl_conv2d_layer *d, tsl_conv2d_algo a, const char **why);
 
 /* Instantiates algorithm a for the layer and target t (which may choose operator
  * parameters such as im2col's pack_rows; NULL: 16-register defaults) in the current IR
@@ -90,11 +70,13 @@ bool tsl_conv2d_algo_applies(const tsl_conv2d_desc *d, tsl_conv2d_algo a, const 
  *          the same bytes with the pixels flattened (data f32[N, C/x, H*W, x] for
  *          gemm1x1; output and residual f32[N, K/x, OH*OW, x] for both). Winograd's
  *          inputs are its own (ops/conv2d/winograd.h), in the same order.
+ *          d's epilogue function, if any, is applied to the output stage
+ *          (tsl_conv2d_layer_epilogue, tsl_epilogue_apply), whatever the algorithm.
  *  *weight (may be NULL) the weight transform: input f32[K, C/groups, R, S] (OIHW),
  *          output the conv's second input.
- * Errors: TSL_ERR_INVALID (tsl_conv2d_desc_check), TSL_ERR_UNSUPPORTED when a does not
+ * Errors: TSL_ERR_INVALID (tsl_conv2d_layer_check), TSL_ERR_UNSUPPORTED when a does not
  * apply (the reason), errors of tsl_op_instantiate. */
-tsl_status tsl_conv2d_algo_instantiate(const tsl_conv2d_desc *d, tsl_conv2d_algo a, const tsl_target *t,
+tsl_status tsl_conv2d_algo_instantiate(const tsl_conv2d_layer *d, tsl_conv2d_algo a, const tsl_target *t,
                                        tsl_te_program **conv, tsl_te_program **weight);
 
 /* The default-config schedule of a conv program made by tsl_conv2d_algo_instantiate(a)
@@ -116,7 +98,7 @@ const tsl_template *tsl_conv2d_algo_template(const tsl_te_program *conv);
  * undilated layers with C, K >= 8 when the registry has it and it takes the layer (1.7-3x
  * the direct conv on every such layer of SqueezeNet 1.1 and ResNet-18), with the m of
  * tsl_winograd_default_m (F(4x4) from 20x20 outputs, F(2x2) below); direct otherwise. */
-tsl_conv2d_algo tsl_conv2d_select(const tsl_conv2d_desc *d, const tsl_target *t);
+tsl_conv2d_algo tsl_conv2d_select(const tsl_conv2d_layer *d, const tsl_target *t);
 
 #ifdef __cplusplus
 }

@@ -8,6 +8,7 @@
 
 #include "ir/analysis.h"
 #include "ir/passes/unroll.h"
+#include "ops/conv2d/conv2d_layer.h"
 
 /* ---- geometry --------------------------------------------------------------- */
 
@@ -125,6 +126,14 @@ static int ge_zero_terms(const tsl_expr *c, const tsl_expr **out, int max, int n
   return n;
 }
 
+/* An im2col conv's pad_bottom / pad_right: the padding below / right that its output
+ * extents OH, OW reach (the floor division may drop a few rows of the stated padding;
+ * those rows are never read). */
+static void set_reached_pads(tpl_conv_geometry *g) {
+  g->pad_bottom = tpl_max(0, (g->OH - 1) * g->stride_h + g->dilation_h * (g->R - 1) + 1 - g->data->shape[2] - g->pad_top);
+  g->pad_right = tpl_max(0, (g->OW - 1) * g->stride_w + g->dilation_w * (g->S - 1) + 1 - g->data->shape[3] - g->pad_left);
+}
+
 /* An im2col conv (ops/conv2d/im2col.c): the col stage's select guards hold the input row
  * and column of a tap, y_in = (p / OW)*sh + r*dh - pad_top with p = po*pack_rows + pi
  * (likewise x_in with p % OW): their values at chosen points give the geometry. */
@@ -166,11 +175,43 @@ static tsl_status im2col_geometry(const tsl_te_program *p, const tsl_te_op *col,
   g->dilation_w = xs - x0;
   g->pad_top = -y0;
   g->pad_left = -x0;
-  int64_t OH = g->OH;
-  /* the padding below / right that the output extent implies (the floor division may
-   * hide a few rows of it; those rows are never read) */
-  g->pad_bottom = tpl_max(0, (OH - 1) * g->stride_h + g->dilation_h * (g->R - 1) + 1 - g->data->shape[2] - g->pad_top);
-  g->pad_right = tpl_max(0, (OW - 1) * g->stride_w + g->dilation_w * (g->S - 1) + 1 - g->data->shape[3] - g->pad_left);
+  set_reached_pads(g);
+  return TSL_OK;
+}
+
+/* The kernel-name word of the layer's activation (the epilogue's act parameter). */
+static const char *activation_name(const tsl_conv2d_layer *l) {
+  if (l->act == TSL_CONV2D_ACT_RELU) return "relu";
+  if (l->act == TSL_CONV2D_ACT_CLIP) return l->clip_min == 0.0 && l->clip_max == 6.0 ? "relu6" : "clip";
+  return "";
+}
+
+/* The strides, dilations and leading pads a program states (its parameters, read into l). */
+static void set_stated_window(tpl_conv_geometry *g, const tsl_conv2d_layer *l) {
+  g->stride_h = l->stride_h;
+  g->stride_w = l->stride_w;
+  g->dilation_h = l->dilation_h;
+  g->dilation_w = l->dilation_w;
+  g->pad_top = l->pad_top;
+  g->pad_left = l->pad_left;
+}
+
+/* An im2col conv's geometry from its parameters: the output extents of the window
+ * formula, the bottom/right padding the last output row / column reaches. */
+static tsl_status im2col_geometry_of_params(const tsl_te_program *p, const tsl_conv2d_layer *l, const char *who,
+                                           tpl_conv_geometry *g) {
+  int64_t H = g->data->shape[2], W = g->data->shape[3], OH, OW;
+  tsl_status st = tsl_window_out_extent(H, l->pad_top, l->pad_bottom, g->R, l->stride_h, l->dilation_h, false, &OH);
+  if (st == TSL_OK)
+    st = tsl_window_out_extent(W, l->pad_left, l->pad_right, g->S, l->stride_w, l->dilation_w, false, &OW);
+  if (st != TSL_OK || OH * OW != g->conv->axis[2].extent)
+    return tsl_error(TSL_ERR_INVALID, "%s: the parameters of %s do not give its %lld output pixels", who,
+                     p->name ? p->name : "?", (long long)g->conv->axis[2].extent);
+  g->OH = OH;
+  g->OW = OW;
+  set_stated_window(g, l);
+  if (OW == 1) g->stride_w = 1;
+  set_reached_pads(g);
   return TSL_OK;
 }
 
@@ -203,9 +244,16 @@ tsl_status tpl_conv_geometry_of(const tsl_te_program *p, const char *tag, const 
   g->has_epilogue = g->out != conv;
   g->has_bias = g->has_epilogue && reads_placeholder(g->out, "bias");
   g->has_residual = g->has_epilogue && reads_placeholder(g->out, "residual");
-  g->act = g->has_epilogue ? activation_of(g->out->body) : "";
+  /* the library's window operators state their window and activation as parameters
+   * (ops/conv2d/conv2d_layer.h reads them); a program without them (a conv written
+   * directly in the DSL) has them read off its stages */
+  tsl_conv2d_layer L;
+  memset(&L, 0, sizeof L);
+  bool stated = tsl_conv2d_params_have_window(p->nparams, p->params) &&
+                tsl_conv2d_layer_read_params(p->nparams, p->params, &L) == TSL_OK;
+  g->act = !g->has_epilogue ? "" : stated ? activation_name(&L) : activation_of(g->out->body);
   const tsl_te_op *col = tpl_find_tagged(p, "im2col");
-  if (col) return im2col_geometry(p, col, who, g);
+  if (col) return stated ? im2col_geometry_of_params(p, &L, who, g) : im2col_geometry(p, col, who, g);
   g->stride_h = g->stride_w = g->dilation_h = g->dilation_w = 1;
   if (g->flat) {
     /* a 1x1 conv as a GEMM over flattened pixels: no window, no padding */
@@ -215,6 +263,14 @@ tsl_status tpl_conv_geometry_of(const tsl_te_program *p, const char *tag, const 
   }
   g->OH = conv->axis[2].extent;
   g->OW = conv->axis[3].extent;
+  if (stated) {
+    set_stated_window(g, &L);
+    /* the padding the padding stage holds below / right of the input (a pooling op's
+     * stage has a stride more than its pad_bottom / pad_right: ceil mode's last window) */
+    g->pad_bottom = g->padded ? g->padded->axis[2].extent - g->data->shape[2] - g->pad_top : L.pad_bottom;
+    g->pad_right = g->padded ? g->padded->axis[3].extent - g->data->shape[3] - g->pad_left : L.pad_right;
+    return TSL_OK;
+  }
 
   /* strides and dilations from the conv's spatial read */
   const tsl_buffer *src = g->padded ? g->padded->output->buf : g->data;

@@ -1,6 +1,6 @@
 /* Internal to ops/conv2d: what the NCHW[x]c convolution templates (direct,
- * grouped, depthwise, im2col) share — reading a conv program's geometry back from its
- * stages, the register-tile loop nest with its fused epilogue, and kernel names.
+ * grouped, depthwise, im2col) share — a conv program's geometry (from its parameters,
+ * or read back from its stages), the register-tile loop nest with its fused epilogue, and kernel names.
  *
  * The conv programs of ops/conv2d (conv2d_nchwc.c, depthwise.c, im2col.c) have the stages
  *   padded  (optional) the spatially zero-padded input, data[n, cb, y - pad_top, ...]
@@ -36,11 +36,17 @@ typedef struct tpl_conv_geometry {
   const char *act; /* "" none, "relu", "relu6", "clip" (read from the epilogue) */
 } tpl_conv_geometry;
 
-/* Reads the geometry of p, whose reduction stage carries `tag`. Strides and dilations
- * are the coefficients of the output and kernel axes in the conv's read of `padded`
- * (or of the data when there is no padding stage), paddings come from the padding
- * stage's read of the data and its extents. Errors (TSL_ERR_INVALID, prefixed `who`):
- * no stage tagged `tag`, fewer than two inputs, a conv that is not [n, kb, y, x, k]. */
+/* Reads the geometry of p, whose reduction stage carries `tag`. Strides, dilations,
+ * pad_top / pad_left and the activation are the program's parameters (tsl_te_program.params,
+ * read by tsl_conv2d_layer_read_params) when it states them, as every window operator
+ * of the library does; pad_bottom / pad_right are what the padding stage holds below /
+ * right of the input (its extents), or for im2col what the last output row / column
+ * reaches. Fallback for a program without those parameters (a conv written directly in
+ * the DSL): strides and dilations are the coefficients of the output and kernel axes in
+ * the conv's read of `padded` (or of the data), paddings come from the padding stage's
+ * read of the data, the activation from the epilogue's expression. Errors
+ * (TSL_ERR_INVALID, prefixed `who`): no stage tagged `tag`, fewer than two inputs, a conv
+ * that is not [n, kb, y, x, k], im2col parameters that do not give its pixel count. */
 tsl_status tpl_conv_geometry_of(const tsl_te_program *p, const char *tag, const char *who, tpl_conv_geometry *g);
 
 /* Whether the conv's read of its input depends on the output lane k (a gather when

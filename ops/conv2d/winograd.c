@@ -263,44 +263,28 @@ tsl_status tsl_winograd_weight_text(const tsl_winograd_transform *T, const char 
 
 /* ---- workloads ------------------------------------------------------------ */
 
-tsl_status tsl_winograd_supports(const tsl_winograd_conv *w) {
-  if (!w) return tsl_error(TSL_ERR_INVALID, "winograd: NULL workload");
-  if (w->N < 1 || w->C < 1 || w->H < 1 || w->W < 1 || w->K < 1 || w->R < 1 || w->S < 1)
-    return tsl_error(TSL_ERR_INVALID, "winograd: sizes N%" PRId64 " C%" PRId64 " H%" PRId64 " W%" PRId64 " K%" PRId64
-                                      " R%" PRId64 " S%" PRId64 " must be >= 1",
-                     w->N, w->C, w->H, w->W, w->K, w->R, w->S);
-  if (w->pad_top < 0 || w->pad_left < 0 || w->pad_bottom < 0 || w->pad_right < 0)
-    return tsl_error(TSL_ERR_INVALID, "winograd: negative padding %" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64,
-                     w->pad_top, w->pad_left, w->pad_bottom, w->pad_right);
-  if (w->lanes < 1) return tsl_error(TSL_ERR_INVALID, "winograd: lanes %" PRId64 " (must be >= 1)", w->lanes);
-  if (w->act < 0 || w->act > 2)
-    return tsl_error(TSL_ERR_INVALID, "winograd: act %d (0 none, 1 relu, 2 clip to [clip_min, clip_max])", w->act);
-  if (w->act == 2 && !(w->clip_min <= w->clip_max))
-    return tsl_error(TSL_ERR_INVALID, "winograd: clip range [%g, %g] is empty", w->clip_min, w->clip_max);
-  if (w->stride_h < 1 || w->stride_w < 1 || w->dilation_h < 1 || w->dilation_w < 1 || w->groups < 1)
-    return tsl_error(TSL_ERR_INVALID, "winograd: stride %" PRId64 "x%" PRId64 ", dilation %" PRId64 "x%" PRId64
-                                      ", groups %" PRId64 " (each must be >= 1)",
-                     w->stride_h, w->stride_w, w->dilation_h, w->dilation_w, w->groups);
-  if (w->R != 3 || w->S != 3)
+tsl_status tsl_winograd_supports(const tsl_conv2d_layer *l, int m) {
+  if (!l) return tsl_error(TSL_ERR_INVALID, "winograd: NULL layer");
+  if (tsl_conv2d_layer_check(l) != TSL_OK) return tsl_error(TSL_ERR_INVALID, "winograd: %s", tsl_last_error());
+  if (l->act == TSL_CONV2D_ACT_CLIP && !(l->clip_min <= l->clip_max))
+    return tsl_error(TSL_ERR_INVALID, "winograd: clip range [%g, %g] is empty", l->clip_min, l->clip_max);
+  if (l->R != 3 || l->S != 3)
     return tsl_error(TSL_ERR_UNSUPPORTED, "winograd: kernel %" PRId64 "x%" PRId64
                                           " (F(m x m, 3 x 3) needs a 3x3 kernel; use a direct convolution)",
-                     w->R, w->S);
-  if (w->stride_h != 1 || w->stride_w != 1)
+                     l->R, l->S);
+  if (l->stride_h != 1 || l->stride_w != 1)
     return tsl_error(TSL_ERR_UNSUPPORTED, "winograd: stride %" PRId64 "x%" PRId64
                                           " (F(m x m, 3 x 3) needs stride 1; use a direct convolution)",
-                     w->stride_h, w->stride_w);
-  if (w->dilation_h != 1 || w->dilation_w != 1)
+                     l->stride_h, l->stride_w);
+  if (l->dilation_h != 1 || l->dilation_w != 1)
     return tsl_error(TSL_ERR_UNSUPPORTED, "winograd: dilation %" PRId64 "x%" PRId64
                                           " (F(m x m, 3 x 3) needs dilation 1; use a direct convolution)",
-                     w->dilation_h, w->dilation_w);
-  if (w->groups != 1)
+                     l->dilation_h, l->dilation_w);
+  if (l->groups != 1)
     return tsl_error(TSL_ERR_UNSUPPORTED, "winograd: groups %" PRId64 " (only groups = 1; use a grouped convolution)",
-                     w->groups);
-  if (!tsl_winograd_default_points(w->m, NULL))
-    return tsl_error(TSL_ERR_UNSUPPORTED, "winograd: F(%dx%d, 3x3) is not provided (m is 2, 4 or 6)", w->m, w->m);
-  if (w->H + w->pad_top + w->pad_bottom < 3 || w->W + w->pad_left + w->pad_right < 3)
-    return tsl_error(TSL_ERR_INVALID, "winograd: padded input %" PRId64 "x%" PRId64 " is smaller than the 3x3 kernel",
-                     w->H + w->pad_top + w->pad_bottom, w->W + w->pad_left + w->pad_right);
+                     l->groups);
+  if (!tsl_winograd_default_points(m, NULL))
+    return tsl_error(TSL_ERR_UNSUPPORTED, "winograd: F(%dx%d, 3x3) is not provided (m is 2, 4 or 6)", m, m);
   return TSL_OK;
 }
 
@@ -318,36 +302,33 @@ static tsl_status instantiate_text(const char *text, const char *name, int ninpu
   return st;
 }
 
-tsl_status tsl_winograd_instantiate(const tsl_winograd_conv *w, const tsl_winograd_transform *T,
+tsl_status tsl_winograd_instantiate(const tsl_conv2d_layer *w, int m, const tsl_winograd_transform *T,
                                     tsl_te_program **conv, tsl_te_program **weights) {
   if (conv) *conv = NULL;
   if (weights) *weights = NULL;
-  tsl_status st = tsl_winograd_supports(w);
+  tsl_status st = tsl_winograd_supports(w, m);
   if (st != TSL_OK) return st;
   tsl_winograd_transform def;
   if (!T) {
-    if ((st = tsl_winograd_default(w->m, &def)) != TSL_OK) return st;
+    if ((st = tsl_winograd_default(m, &def)) != TSL_OK) return st;
     T = &def;
   }
-  if (T->m != w->m || T->r != 3)
-    return tsl_error(TSL_ERR_INVALID, "winograd: the workload asks for F(%d, 3), the transform is F(%d, %d)", w->m,
+  if (T->m != m || T->r != 3)
+    return tsl_error(TSL_ERR_INVALID, "winograd: the workload asks for F(%d, 3), the transform is F(%d, %d)", m,
                      T->m, T->r);
-  int64_t X = w->lanes, CB = (w->C + X - 1) / X, CP = CB * X, KP = (w->K + X - 1) / X * X, a = T->alpha;
+  int64_t X = w->block, CB = (w->C + X - 1) / X, CP = CB * X, KP = (w->K + X - 1) / X * X, a = T->alpha;
   char *text = NULL;
   if (conv && st == TSL_OK) st = tsl_winograd_conv_text(T, "conv2d_winograd", w->has_residual, &text);
   if (conv && st == TSL_OK) {
-    int64_t OH = w->H + w->pad_top + w->pad_bottom - 2, OW = w->W + w->pad_left + w->pad_right - 2;
+    int64_t OH = tsl_conv2d_layer_out_h(w), OW = tsl_conv2d_layer_out_w(w);
     const int64_t sd[5] = {w->N, CB, w->H, w->W, X}, su[5] = {a, a, KP / X, CP, X}, sb[2] = {KP / X, X},
                   sr[5] = {w->N, KP / X, OH, OW, X};
     const int64_t *shapes[4] = {sd, su, sb, sr};
     const int nd[4] = {5, 5, 2, 5};
-    const tsl_dsl_param_value params[7] = {
-        tsl_dsl_int_param("pad_top", w->pad_top),       tsl_dsl_int_param("pad_left", w->pad_left),
-        tsl_dsl_int_param("pad_bottom", w->pad_bottom), tsl_dsl_int_param("pad_right", w->pad_right),
-        tsl_dsl_int_param("act", w->act),               tsl_dsl_float_param("clip_min", w->clip_min),
-        tsl_dsl_float_param("clip_max", w->clip_max)};
-    st = instantiate_text(text, "conv2d_winograd", w->has_residual ? 4 : 3, shapes, nd, w->act == 2 ? 7 : 5, params,
-                          conv);
+    /* the pads and the epilogue (stride and dilation are 1: their defaults) */
+    tsl_dsl_param_value params[TSL_CONV2D_LAYER_MAX_PARAMS];
+    int np = tsl_conv2d_layer_params(w, TSL_CONV2D_PARAMS_WINDOW | TSL_CONV2D_PARAMS_EPILOGUE, params);
+    st = instantiate_text(text, "conv2d_winograd", w->has_residual ? 4 : 3, shapes, nd, np, params, conv);
   }
   free(text);
   text = NULL;

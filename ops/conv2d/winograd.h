@@ -54,6 +54,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "ops/conv2d/conv2d_layer.h"
 #include "ops/conv2d/winograd_transform.h"
 #include "dsl/te.h"
 #include "tessel/status.h"
@@ -67,27 +68,13 @@ extern "C" {
  * 2e-6 for m = 2, 1e-5 for m = 4, 5e-5 for m = 6; 0 for other m. */
 double tsl_winograd_error_bound(int m);
 
-/* A convolution workload as the graph sees it (NCHW semantics, weights K x C x R x S). */
-typedef struct tsl_winograd_conv {
-  int64_t N, C, H, W, K, R, S;
-  int64_t stride_h, stride_w;
-  int64_t pad_top, pad_left, pad_bottom, pad_right;
-  int64_t dilation_h, dilation_w;
-  int64_t groups;
-  int m;             /* output tile: 2, 4 or 6 */
-  int64_t lanes;     /* X of the NCHW[x]c layout, >= 1 (1: plain NCHW) */
-  int act;           /* 0 none, 1 relu, 2 clip to [clip_min, clip_max] (relu6: 0, 6) */
-  double clip_min, clip_max;
-  bool has_residual; /* out = act(conv + bias + residual) (conv2d_winograd_f<m>_add) */
-} tsl_winograd_conv;
-
-/* Can Winograd F(m,3) compute this workload exactly as given? TSL_OK, or
- * TSL_ERR_UNSUPPORTED with the reason ("winograd: stride 2x1 (F(m x m, 3 x 3) needs
- * stride 1; use a direct convolution)"; likewise kernel size, dilation, groups, m): a
- * workload is declined, never adjusted. TSL_ERR_INVALID for malformed values (sizes,
- * strides, dilations or groups < 1, negative padding, lanes < 1, act outside 0..2, an
- * empty clip range, a padded input smaller than 3x3). */
-tsl_status tsl_winograd_supports(const tsl_winograd_conv *w);
+/* Can Winograd F(m,3) compute layer l (ops/conv2d/conv2d_layer.h; its block is the X of
+ * the NCHW[x]c layout, 1: plain NCHW) exactly as given? TSL_OK, or TSL_ERR_UNSUPPORTED
+ * with the reason ("winograd: stride 2x1 (F(m x m, 3 x 3) needs stride 1; use a direct
+ * convolution)"; likewise kernel size, dilation, groups, m): a layer is declined, never
+ * adjusted. TSL_ERR_INVALID for a malformed layer (tsl_conv2d_layer_check) or an empty
+ * clip range. */
+tsl_status tsl_winograd_supports(const tsl_conv2d_layer *l, int m);
 
 /* The DSL text of conv2d_winograd_f<m> (conv2d_winograd_f<m>_add when residual) /
  * winograd_weight_f<m> for the transform T (any F(m, 3) from tsl_winograd_make), naming
@@ -97,14 +84,15 @@ tsl_status tsl_winograd_supports(const tsl_winograd_conv *w);
 tsl_status tsl_winograd_conv_text(const tsl_winograd_transform *T, const char *name, bool residual, char **out);
 tsl_status tsl_winograd_weight_text(const tsl_winograd_transform *T, const char *name, char **out);
 
-/* Instantiates (and tsl_te_check()s) the two programs of workload w in the current IR
- * arena: *conv (inputs data [N, CB, H, W, lanes], U, bias [KB, lanes], then the residual
- * [N, KB, OH, OW, lanes] when has_residual; CB = ceil(C / lanes), KB likewise) and *weights
- * (input weight [K, C, 3, 3], output U [alpha, alpha, CP, KP]). T is the transform (NULL:
- * the registry's, tsl_winograd_default(w->m)). Either output pointer may be NULL.
+/* Instantiates (and tsl_te_check()s) the two programs of F(m, 3) for layer l in the
+ * current IR arena: *conv (inputs data [N, CB, H, W, X], U, bias [KB, X], then the
+ * residual [N, KB, OH, OW, X] when has_residual; X = l->block, CB = ceil(C / X), KB
+ * likewise) and *weights (input weight [K, C, 3, 3], output U [alpha, alpha, CP, KP]).
+ * T is the transform (NULL: the registry's, tsl_winograd_default(m)). Either output
+ * pointer may be NULL.
  * Errors: those of tsl_winograd_supports (a declined workload builds nothing), of the
  * parser and of tsl_dsl_instantiate. */
-tsl_status tsl_winograd_instantiate(const tsl_winograd_conv *w, const tsl_winograd_transform *T,
+tsl_status tsl_winograd_instantiate(const tsl_conv2d_layer *l, int m, const tsl_winograd_transform *T,
                                     tsl_te_program **conv, tsl_te_program **weights);
 
 #ifdef __cplusplus

@@ -126,10 +126,10 @@ tsl_status tsl_winograd_knobs_check(const tsl_winograd_knobs *k) {
   return TSL_OK;
 }
 
-int tsl_winograd_default_m(const tsl_target *t, const tsl_winograd_conv *w) {
+int tsl_winograd_default_m(const tsl_target *t, const tsl_conv2d_layer *l) {
   (void)t;
-  if (!w) return 4;
-  int64_t oh = w->H + w->pad_top + w->pad_bottom - 2, ow = w->W + w->pad_left + w->pad_right - 2;
+  if (!l) return 4;
+  int64_t oh = tsl_conv2d_layer_out_h(l), ow = tsl_conv2d_layer_out_w(l);
   /* Measured on resnet18's layers: F(4x4) wins from 28x28 outputs up, F(2x2) at 14x14
    * and below, where F(4)'s border tiles waste work (14 -> 16 computed per side) and
    * its U, 2.25x F(2)'s, is streamed for few tiles. The switch sits at 20x20 outputs. */

@@ -119,12 +119,12 @@ tsl_winograd_knobs tsl_winograd_default_knobs(const tsl_target *t, const tsl_win
  * the program's block x.) */
 tsl_status tsl_winograd_knobs_check(const tsl_winograd_knobs *k);
 
-/* The m (2, 4 or 6) tessel uses by default for workload w on target t (measured, see
+/* The m (2, 4 or 6) tessel uses by default for 3x3 layer l on target t (measured, see
  * docs/winograd.md): F(4x4) for outputs of at least 20x20 pixels (400), F(2x2) below,
  * where F(4)'s border tiles and larger U cost more than its fewer multiplications save.
  * F(6x6) is never the default: it was no faster here and is 4x less accurate than
  * F(4x4); the tuner may still pick it. */
-int tsl_winograd_default_m(const tsl_target *t, const tsl_winograd_conv *w);
+int tsl_winograd_default_m(const tsl_target *t, const tsl_conv2d_layer *l);
 
 /* The schedule of p for target t with the knobs (NULL: the defaults). *out is owned by
  * the caller (tsl_schedule_free) and NULL on error; p must outlive it. Errors: those of

@@ -11,11 +11,16 @@
  *   transA, alpha, beta. Tagged "dense_packed": the dense template's GEMV schedule
  *   (ops/nn/default_schedule.h).
  * "matmul": ONNX MatMul of a [..., M, K] by a 2-D w [K, N] (a's leading axes flattened
- *   into M), or of two batches of equal leading axes [B..., M, K] x [B..., K, N]. */
+ *   into M), or of two batches of equal leading axes [B..., M, K] x [B..., K, N].
+ * Each takes an activation epilogue y = f(...) (attribute "epilogue", ops/epilogue.h):
+ *   the fused tsl.Activation of models/passes/fuse_conv.h. */
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 
+#include <stdlib.h>
+
+#include "ops/epilogue.h"
 #include "ops/families.h"
 #include "ops/op_text.h"
 
@@ -28,11 +33,23 @@ static tsl_status gemm_scalars(const tsl_op_call *c, const char *name, double *a
   return tsl_op_check_plain_counts(c, name, c->ninputs == 3 ? 3 : 2, 1);
 }
 
+/* "  OUT = f(V)\n" onto t's text (V the value's text, freed here). */
+static tsl_status put_output(tsl_op_text *t, const char *out, tsl_text_buf *v, const tsl_epilogue *e) {
+  bool oom = v->oom;
+  tsl_text_put(&t->text, "  %s = ", out);
+  if (!oom) tsl_epilogue_put_dsl(e, v->s, &t->text);
+  tsl_text_put(&t->text, "\n");
+  free(v->s);
+  return oom ? tsl_error(TSL_ERR_NOMEM, "matmul: out of memory") : TSL_OK;
+}
+
 /* The epilogue after the product stage acc of rank `nd` (output extents `shape`):
- * out = acc * alpha + c * beta, c (argument 2, when the call has 3 inputs) broadcast. */
-static void put_gemm_epilogue(tsl_op_text *t, int ninputs, double alpha, double beta, int nd, const int64_t *shape) {
-  tsl_text_buf *b = &t->text;
-  tsl_text_put(b, nd == 3 ? "  out[i0, i1, i2] = acc[i0, i1, i2]" : "  out[i0, i1] = acc[i0, i1]");
+ * out = f(acc * alpha + c * beta), c (argument 2, when the call has 3 inputs) broadcast,
+ * f the epilogue (none: the value itself). */
+static tsl_status put_gemm_epilogue(tsl_op_text *t, int ninputs, double alpha, double beta, int nd,
+                                    const int64_t *shape, const tsl_epilogue *e) {
+  tsl_text_buf v = {0}, *b = &v;
+  tsl_text_put(b, nd == 3 ? "acc[i0, i1, i2]" : "acc[i0, i1]");
   if (alpha != 1.0) {
     tsl_text_put(b, " * ");
     tsl_text_put_float(b, alpha);
@@ -45,7 +62,7 @@ static void put_gemm_epilogue(tsl_op_text *t, int ninputs, double alpha, double 
       tsl_text_put_float(b, beta);
     }
   }
-  tsl_text_put(b, "\n");
+  return put_output(t, nd == 3 ? "out[i0, i1, i2]" : "out[i0, i1]", &v, e);
 }
 
 static tsl_status gemm_text(const tsl_op_call *c, tsl_op_text *t) {
@@ -65,15 +82,17 @@ static tsl_status gemm_text(const tsl_op_call *c, tsl_op_text *t) {
     else tsl_op_text_view(t, 2, bias->ndim, bias->shape);
   }
   tsl_op_text_view(t, c->ninputs, 2, y->shape);
-  snprintf(t->label, sizeof t->label, "dense%s", c->ninputs == 3 ? "_bias" : "");
+  tsl_epilogue e;
+  if ((st = tsl_op_call_epilogue(c, "gemm", &e)) != TSL_OK) return st;
+  snprintf(t->label, sizeof t->label, "dense%s%s%s", c->ninputs == 3 ? "_bias" : "", e.fn ? "_" : "",
+           e.fn ? e.fn->label : "");
   tsl_op_text_header(t, c->ninputs);
   int64_t K = ta ? a->shape[0] : a->shape[1];
-  bool epi = c->ninputs == 3 || alpha != 1.0;
+  bool epi = c->ninputs == 3 || alpha != 1.0 || e.fn;
   tsl_text_put(&t->text, "  @tag(\"matmul\")\n  %s[i0, i1] = sum(k: x0[%s] * x1[%s])\n    where i0 < %lld, i1 < %lld, k < %lld\n",
                epi ? "acc" : "out", ta ? "k, i0" : "i0, k", tb ? "i1, k" : "k, i1", (long long)y->shape[0],
                (long long)y->shape[1], (long long)K);
-  if (epi) put_gemm_epilogue(t, c->ninputs, alpha, beta, 2, y->shape);
-  return TSL_OK;
+  return epi ? put_gemm_epilogue(t, c->ninputs, alpha, beta, 2, y->shape, &e) : TSL_OK;
 }
 
 /* acc[i0, i1, i2] = sum(k: a[i0, k] w[i1, k, i2]) over the output viewed [M, N/Y, Y],
@@ -104,18 +123,22 @@ static tsl_status dense_packed_text(const tsl_op_call *c, tsl_op_text *t) {
   }
   int64_t view[3] = {M, OB, Y};
   tsl_op_text_view(t, c->ninputs, 3, view);
-  snprintf(t->label, sizeof t->label, "dense_packed%s", c->ninputs == 3 ? "_bias" : "");
+  tsl_epilogue e;
+  if ((st = tsl_op_call_epilogue(c, "dense_packed", &e)) != TSL_OK) return st;
+  snprintf(t->label, sizeof t->label, "dense_packed%s%s%s", c->ninputs == 3 ? "_bias" : "", e.fn ? "_" : "",
+           e.fn ? e.fn->label : "");
   tsl_op_text_header(t, c->ninputs);
-  bool epi = c->ninputs == 3 || alpha != 1.0;
+  bool epi = c->ninputs == 3 || alpha != 1.0 || e.fn;
   tsl_text_put(&t->text, "  @tag(\"dense_packed\")\n  %s[i0, i1, i2] = sum(k: x0[%s] * x1[i1, k, i2])\n"
                          "    where i0 < %lld, i1 < %lld, i2 < %lld, k < %lld\n",
                epi ? "acc" : "out", ta ? "k, i0" : "i0, k", (long long)M, (long long)OB, (long long)Y, (long long)K);
-  if (epi) put_gemm_epilogue(t, c->ninputs, alpha, beta, 3, view);
-  return TSL_OK;
+  return epi ? put_gemm_epilogue(t, c->ninputs, alpha, beta, 3, view, &e) : TSL_OK;
 }
 
 static tsl_status matmul_text(const tsl_op_call *c, tsl_op_text *t) {
   tsl_status st = tsl_op_check_plain_counts(c, "matmul", 2, 1);
+  tsl_epilogue e;
+  if (st == TSL_OK) st = tsl_op_call_epilogue(c, "matmul", &e);
   if (st != TSL_OK) return st;
   const tsl_op_tensor *a = &c->args[0], *w = &c->args[1];
   if (a->ndim >= 3 && w->ndim == a->ndim) {
@@ -130,10 +153,13 @@ static tsl_status matmul_text(const tsl_op_call *c, tsl_op_text *t) {
     tsl_op_text_view(t, 0, 3, (const int64_t[]){B, M, K});
     tsl_op_text_view(t, 1, 3, (const int64_t[]){B, K, N});
     tsl_op_text_view(t, 2, 3, (const int64_t[]){B, M, N});
-    snprintf(t->label, sizeof t->label, "batch_matmul");
+    snprintf(t->label, sizeof t->label, "batch_matmul%s%s", e.fn ? "_" : "", e.fn ? e.fn->label : "");
     tsl_op_text_header(t, 2);
-    tsl_text_put(&t->text, "  out[bb, i, j] = sum(k: x0[bb, i, k] * x1[bb, k, j])\n");
-    return TSL_OK;
+    tsl_text_put(&t->text, "  %s[bb, i, j] = sum(k: x0[bb, i, k] * x1[bb, k, j])\n", e.fn ? "acc" : "out");
+    if (!e.fn) return TSL_OK;
+    tsl_text_buf v = {0};
+    tsl_text_put(&v, "acc[bb, i, j]");
+    return put_output(t, "out[bb, i, j]", &v, &e);
   }
   if (a->ndim < 2 || w->ndim != 2)
     return tsl_error(TSL_ERR_UNSUPPORTED, "matmul: compiled for A of rank >= 2 times a 2-D B, or equal batch dimensions "
@@ -144,10 +170,13 @@ static tsl_status matmul_text(const tsl_op_call *c, tsl_op_text *t) {
   tsl_op_text_view(t, 0, 2, (const int64_t[]){M, K});
   tsl_op_text_view(t, 1, 2, w->shape);
   tsl_op_text_view(t, 2, 2, (const int64_t[]){M, N});
-  snprintf(t->label, sizeof t->label, "matmul");
+  snprintf(t->label, sizeof t->label, "matmul%s%s", e.fn ? "_" : "", e.fn ? e.fn->label : "");
   tsl_op_text_header(t, 2);
-  tsl_text_put(&t->text, "  @tag(\"matmul\")\n  out[i, j] = sum(k: x0[i, k] * x1[k, j])\n");
-  return TSL_OK;
+  tsl_text_put(&t->text, "  @tag(\"matmul\")\n  %s[i, j] = sum(k: x0[i, k] * x1[k, j])\n", e.fn ? "acc" : "out");
+  if (!e.fn) return TSL_OK;
+  tsl_text_buf v = {0};
+  tsl_text_put(&v, "acc[i, j]");
+  return put_output(t, "out[i, j]", &v, &e);
 }
 
 static const tsl_op_generator matmul_generators[] = {

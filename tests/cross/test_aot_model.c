@@ -172,8 +172,8 @@ static char *disassemble(const char *so) {
 
 /* A layer of squeezenet1_1 as the graph compiler states it for a target of `block`
  * lanes: C x 55 x 55 -> K, k x k, stride 1, "same" padding, ReLU fused. */
-static tsl_conv2d_desc fire_layer(int64_t C, int64_t K, int64_t k, int64_t block) {
-  tsl_conv2d_desc d;
+static tsl_conv2d_layer fire_layer(int64_t C, int64_t K, int64_t k, int64_t block) {
+  tsl_conv2d_layer d;
   memset(&d, 0, sizeof d);
   d.N = 1;
   d.C = C;
@@ -191,7 +191,7 @@ static tsl_conv2d_desc fire_layer(int64_t C, int64_t K, int64_t k, int64_t block
 /* Appends to `path` a successful record for target `target` of layer d: the first
  * algorithm other than the one the dispatch picks by default, with its template's
  * default config; its template's name goes to tpl_name. */
-static void append_record(const char *path, const char *target, const tsl_conv2d_desc *d, char *tpl_name, size_t n) {
+static void append_record(const char *path, const char *target, const tsl_conv2d_layer *d, char *tpl_name, size_t n) {
   tsl_tuner_register_templates();
   tsl_target t;
   CU_ASSERT_EQUAL_FATAL(tsl_target_parse(target, &t), TSL_OK);
@@ -265,7 +265,7 @@ static void test_aot_model_armv8_squeezenet_under_qemu_matches_jit(void) {
   char records[512], armv8_tpl[96], host_tpl[96];
   cross_path(records, sizeof records, "squeezenet_records.jsonl");
   unlink(records);
-  tsl_conv2d_desc expand3x3 = fire_layer(16, 64, 3, 4), squeeze = fire_layer(128, 16, 1, 4);
+  tsl_conv2d_layer expand3x3 = fire_layer(16, 64, 3, 4), squeeze = fire_layer(128, 16, 1, 4);
   append_record(records, "armv8", &expand3x3, armv8_tpl, sizeof armv8_tpl);
   append_record(records, "host", &squeeze, host_tpl, sizeof host_tpl);
   double t0 = tsl_time_now();

@@ -137,7 +137,7 @@ static void write_record(const char *path, const tsl_workload *w, const tsl_algo
 
 /* For every algorithm that applies to the layer: a record choosing it is used and the
  * compiled graph equals the reference. Returns how many algorithms were checked. */
-static int check_every_algorithm(const tsl_graph *g, const tsl_conv2d_desc *d, const char *tag, int missed) {
+static int check_every_algorithm(const tsl_graph *g, const tsl_conv2d_layer *d, const char *tag, int missed) {
   tsl_workload w;
   CU_ASSERT_EQUAL_FATAL(tsl_conv2d_family_workload(d, &w), TSL_OK);
   tsl_algo_choice *algos = calloc(32, sizeof *algos);
@@ -161,9 +161,9 @@ static int check_every_algorithm(const tsl_graph *g, const tsl_conv2d_desc *d, c
   return na;
 }
 
-static tsl_conv2d_desc layer(int64_t C, int64_t H, int64_t W, int64_t K, int64_t k, int64_t stride, int64_t pad,
+static tsl_conv2d_layer layer(int64_t C, int64_t H, int64_t W, int64_t K, int64_t k, int64_t stride, int64_t pad,
                              int64_t groups) {
-  tsl_conv2d_desc d;
+  tsl_conv2d_layer d;
   memset(&d, 0, sizeof d);
   d.N = 1;
   d.C = C;
@@ -185,7 +185,7 @@ static void test_conv_3x3_every_algorithm_from_a_record_matches_reference(void) 
   tsl_graph *g = new_graph(16, 10, 9, &x);
   int y = conv(g, x, 24, 16, 3, 1, 1, 1, 3);
   finish(g, gt_add_node(g, TSL_OP_RELU, 1, &y, NULL));
-  tsl_conv2d_desc d = layer(16, 10, 9, 24, 3, 1, 1, 1);
+  tsl_conv2d_layer d = layer(16, 10, 9, 24, 3, 1, 1, 1);
   d.act = 1;
   /* direct, im2col, grouped, Winograd F2, F4, F6 */
   CU_ASSERT(check_every_algorithm(g, &d, "3x3", 0) >= 6);
@@ -196,7 +196,7 @@ static void test_conv_1x1_every_algorithm_from_a_record_matches_reference(void) 
   int x;
   tsl_graph *g = new_graph(16, 7, 6, &x);
   finish(g, conv(g, x, 16, 16, 1, 1, 0, 1, 7));
-  tsl_conv2d_desc d = layer(16, 7, 6, 16, 1, 1, 0, 1);
+  tsl_conv2d_layer d = layer(16, 7, 6, 16, 1, 1, 0, 1);
   /* direct, gemm1x1, im2col, grouped */
   CU_ASSERT(check_every_algorithm(g, &d, "1x1", 0) >= 4);
   tsl_graph_free(g);
@@ -211,7 +211,7 @@ static void test_conv_residual_every_algorithm_from_a_record_matches_reference(v
   int ab[2] = {a, b};
   int s = gt_add_node(g, TSL_OP_ADD, 2, ab, NULL);
   finish(g, gt_add_node(g, TSL_OP_RELU, 1, &s, NULL));
-  tsl_conv2d_desc d = layer(16, 8, 8, 16, 3, 1, 1, 1);
+  tsl_conv2d_layer d = layer(16, 8, 8, 16, 3, 1, 1, 1);
   d.act = 1;
   d.has_residual = true;
   /* direct, Winograd F2, F4, F6; the 1x1 conv has no record */
@@ -231,7 +231,7 @@ static void test_conv_residual_partial_blocks_every_algorithm_from_a_record(void
   int ab[2] = {a, b};
   int s = gt_add_node(g, TSL_OP_ADD, 2, ab, NULL);
   finish(g, gt_add_node(g, TSL_OP_RELU, 1, &s, NULL));
-  tsl_conv2d_desc d = layer(C, 9, 7, K, 3, 1, 1, 1);
+  tsl_conv2d_layer d = layer(C, 9, 7, K, 3, 1, 1, 1);
   d.act = 1;
   d.has_residual = true;
   /* direct and Winograd F2, F4, F6 at least; the 1x1 conv has no record */
@@ -253,7 +253,7 @@ static void test_conv_grouped_and_depthwise_residual_every_algorithm_from_a_reco
     int ab[2] = {a, in};
     int s = gt_add_node(gr, TSL_OP_ADD, 2, ab, NULL);
     finish(gr, gt_add_node(gr, TSL_OP_RELU, 1, &s, NULL));
-    tsl_conv2d_desc d = layer(C, 9, 8, K, 3, 1, 1, g);
+    tsl_conv2d_layer d = layer(C, 9, 8, K, 3, 1, 1, g);
     d.act = 1;
     d.has_residual = true;
     tsl_workload w;
@@ -270,7 +270,7 @@ static void test_conv_first_layer_and_depthwise_every_algorithm_from_a_record(vo
   int x;
   tsl_graph *g = new_graph(3, 11, 10, &x);
   finish(g, conv(g, x, 12, 3, 3, 2, 1, 1, 13));
-  tsl_conv2d_desc d = layer(3, 11, 10, 12, 3, 2, 1, 1);
+  tsl_conv2d_layer d = layer(3, 11, 10, 12, 3, 2, 1, 1);
   CU_ASSERT(check_every_algorithm(g, &d, "first", 0) >= 3); /* direct, im2col, grouped */
   tsl_graph_free(g);
   g = new_graph(12, 9, 9, &x);
@@ -307,7 +307,7 @@ static void test_C11_record_of_another_layer_is_not_used(void) {
   tsl_graph *g = new_graph(16, 10, 9, &x);
   int y = conv(g, x, 24, 16, 3, 1, 1, 1, 25);
   finish(g, conv(g, y, 8, 24, 1, 1, 0, 1, 27));
-  tsl_conv2d_desc other = layer(16, 10, 9, 24, 3, 1, 1, 1);
+  tsl_conv2d_layer other = layer(16, 10, 9, 24, 3, 1, 1, 1);
   other.act = 1; /* the graph's first conv has no activation: another workload */
   tsl_workload w;
   CU_ASSERT_EQUAL_FATAL(tsl_conv2d_family_workload(&other, &w), TSL_OK);
@@ -333,7 +333,7 @@ static void test_conv_family_workload_round_trips_the_layer(void) {
   int64_t blocks[4] = {4, 8, 16, host_block()};
   for (int bi = 0; bi < 4; bi++) {
     int64_t x = blocks[bi];
-    tsl_conv2d_desc ds[NL] = {layer(16, 10, 9, 24, 3, 1, 1, 1), layer(3, 11, 10, 12, 7, 2, 3, 1),
+    tsl_conv2d_layer ds[NL] = {layer(16, 10, 9, 24, 3, 1, 1, 1), layer(3, 11, 10, 12, 7, 2, 3, 1),
                               layer(12, 9, 9, 12, 3, 1, 1, 12), layer(x + 4, 6, 5, 3 * x / 2, 3, 1, 1, 1),
                               layer(2 * x, 6, 5, 4 * x, 1, 1, 0, 1)};
     ds[0].has_residual = true;
@@ -348,10 +348,10 @@ static void test_conv_family_workload_round_trips_the_layer(void) {
       const char *fam = whole ? (ds[i].has_residual ? "conv2d_nchwc_bias_add" : "conv2d_nchwc_bias")
                               : (ds[i].has_residual ? "conv2d_nchwc_grouped_add" : "conv2d_nchwc_grouped");
       tsl_workload w;
-      tsl_conv2d_desc back;
+      tsl_conv2d_layer back;
       CU_ASSERT_EQUAL_FATAL(tsl_conv2d_family_workload(&ds[i], &w), TSL_OK);
       CU_ASSERT_STRING_EQUAL(w.op, fam);
-      CU_ASSERT_EQUAL_FATAL(tsl_conv2d_desc_of_workload(&w, &back), TSL_OK);
+      CU_ASSERT_EQUAL_FATAL(tsl_conv2d_layer_of_workload(&w, &back), TSL_OK);
       if (back.C != ds[i].C || back.K != ds[i].K)
         printf("\n  block %lld layer %d: C %lld K %lld read back as C %lld K %lld", (long long)x, i,
                (long long)ds[i].C, (long long)ds[i].K, (long long)back.C, (long long)back.K);
@@ -372,18 +372,18 @@ static void test_conv_family_workload_round_trips_the_layer(void) {
 
 /* A grouped family workload whose out_channels do not fit its blocks is refused. */
 static void test_conv_family_workload_with_channels_outside_the_blocks_refused(void) {
-  tsl_conv2d_desc d = layer(12, 6, 5, 12, 3, 1, 1, 1);
+  tsl_conv2d_layer d = layer(12, 6, 5, 12, 3, 1, 1, 1);
   d.block = 8;
   d.has_residual = true;
   tsl_workload w;
   CU_ASSERT_EQUAL_FATAL(tsl_conv2d_family_workload(&d, &w), TSL_OK);
-  tsl_conv2d_desc back;
+  tsl_conv2d_layer back;
   for (int k = 0; k < w.nparams; k++)
     if (strcmp(w.param_names[k], "out_channels") == 0) w.params[k].i = 17; /* past 2 blocks of 8 */
-  CU_ASSERT_EQUAL(tsl_conv2d_desc_of_workload(&w, &back), TSL_ERR_INVALID);
+  CU_ASSERT_EQUAL(tsl_conv2d_layer_of_workload(&w, &back), TSL_ERR_INVALID);
   for (int k = 0; k < w.nparams; k++)
     if (strcmp(w.param_names[k], "out_channels") == 0) w.params[k].i = 8; /* fills only one block */
-  CU_ASSERT_EQUAL(tsl_conv2d_desc_of_workload(&w, &back), TSL_ERR_INVALID);
+  CU_ASSERT_EQUAL(tsl_conv2d_layer_of_workload(&w, &back), TSL_ERR_INVALID);
 }
 
 /* tsl_graph_conv_layers names exactly the workloads the compiler looks up: with a

@@ -20,13 +20,8 @@ done
 # the example's own image decoder (Debian libstb-dev), from the system's pkg-config
 stb_flags=$(pkg-config --cflags --libs stb 2>/dev/null) ||
   { echo "install_test: skipped: examples/classify.c needs libstb-dev (pkg-config stb)"; exit 77; }
-fail() { echo "install_test: FAILED: $*" >&2; exit 1; }
-tmp=$(mktemp -d /tmp/tessel_install.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
-dest=$tmp/dest
-
-meson install -C "$build" --no-rebuild --quiet --destdir "$dest" >"$tmp/install.log" 2>&1 ||
-  { cat "$tmp/install.log" >&2; fail "meson install"; }
+source "$src/tests/install/destdir.sh"
+install_to_tmp install_test "$build" # $tmp, $dest, fail
 pc=$(find "$dest" -name tessel.pc | head -n 1)
 [ -n "$pc" ] || fail "no tessel.pc under the DESTDIR"
 [ -f "$(dirname "$pc")/tessel-runtime.pc" ] || fail "no tessel-runtime.pc next to $pc"
@@ -36,7 +31,7 @@ libdir=$(pkg-config --variable=libdir tessel)
 bindir=$(pkg-config --variable=prefix tessel)/bin
 includedir=$(pkg-config --variable=includedir tessel)
 case "$libdir" in "$dest"/*) ;; *) fail "pkg-config's libdir $libdir is not under the DESTDIR (no sysroot support?)" ;; esac
-for h in tessel.h runtime.h status.h tensor.h plan.h; do
+for h in tessel.h tune.h runtime.h status.h tensor.h plan.h; do
   [ -f "$includedir/tessel/$h" ] || fail "header tessel/$h not installed"
 done
 for t in tunecli tessel-device-app; do [ -x "$bindir/$t" ] || fail "$t not installed in $bindir"; done

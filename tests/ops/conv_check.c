@@ -9,11 +9,12 @@
 #include "codegen/build.h"
 #include "ir/arena.h"
 #include "ops/ops_util.h"
+#include "ref/ref_activation.h"
 #include "ref/ref_ops2.h"
 #include "tessel/runtime.h"
 
-tsl_conv2d_desc conv_case_desc(const conv_case *c, int64_t x) {
-  tsl_conv2d_desc d;
+tsl_conv2d_layer conv_case_layer(const conv_case *c, int64_t x) {
+  tsl_conv2d_layer d;
   memset(&d, 0, sizeof d);
   d.N = c->N;
   d.C = c->C;
@@ -58,7 +59,7 @@ int conv_check_all(const conv_case *cases, size_t n, const tsl_conv2d_algo *algo
   return failed;
 }
 
-static ref2_conv ref_of(const tsl_conv2d_desc *d) {
+static ref2_conv ref_of(const tsl_conv2d_layer *d) {
   ref2_conv r = {d->N,        d->C,       d->H,       d->W,         d->K,        d->R,          d->S,
                  d->stride_h, d->stride_w, d->pad_top, d->pad_left, d->pad_bottom, d->pad_right, d->dilation_h,
                  d->dilation_w, d->groups, d->act,    d->clip_min, d->clip_max};
@@ -72,11 +73,11 @@ static int64_t numel(const tsl_buffer *b) {
 }
 
 /* Runs one schedule and compares; returns false on any failure. */
-static bool run_one(const tsl_te_program *conv, tsl_schedule *s, const tsl_conv2d_desc *d, float **bufs,
+static bool run_one(const tsl_te_program *conv, tsl_schedule *s, const tsl_conv2d_layer *d, float **bufs,
                     const int64_t *points, int64_t npoints, const double *want, const char *what,
                     const conv_check_opts *o) {
   int nin = conv->ninputs;
-  int64_t x = d->block, OH = tsl_conv2d_desc_out_h(d), OW = tsl_conv2d_desc_out_w(d);
+  int64_t x = d->block, OH = tsl_conv2d_layer_out_h(d), OW = tsl_conv2d_layer_out_w(d);
   int64_t KB = (d->K + x - 1) / x, nout = numel(conv->outputs[0]->buf);
   float *out = bufs[nin];
   for (int64_t i = 0; i < nout; i++) out[i] = NAN; /* every element must be written */
@@ -104,9 +105,9 @@ static bool run_one(const tsl_te_program *conv, tsl_schedule *s, const tsl_conv2
       }
     ok = false;
   }
-  /* the padding lanes of the last output block hold act(0) */
+  /* the padding lanes of the last output block hold act(0); 0 under an epilogue function */
   if (ok && d->K % x) {
-    double z = d->act == 2 ? fmin(fmax(0.0, d->clip_min), d->clip_max) : 0.0;
+    double z = d->act == 2 && !d->epilogue.fn ? fmin(fmax(0.0, d->clip_min), d->clip_max) : 0.0;
     for (int64_t n = 0; n < d->N && ok; n++)
       for (int64_t i = 0; i < OH * OW && ok; i++)
         for (int64_t l = d->K % x; l < x && ok; l++) {
@@ -125,7 +126,20 @@ static bool run_one(const tsl_te_program *conv, tsl_schedule *s, const tsl_conv2
 
 bool conv_check(const conv_case *c, tsl_conv2d_algo a, const conv_check_opts *o) {
   int64_t x = o->block ? o->block : ops_lanes();
-  tsl_conv2d_desc d = conv_case_desc(c, x);
+  tsl_conv2d_layer d = conv_case_layer(c, x);
+  /* the epilogue's attributes as a node's, for the reference (ONNX names from the table) */
+  tsl_attr fattrs[2];
+  tsl_node fnode = {0};
+  if (o->function) {
+    if (tsl_epilogue_make(o->function, o->nfattrs, o->fattrs, 0, &d.epilogue) != TSL_OK) {
+      printf("\n  epilogue %s: %s\n", o->function, tsl_last_error());
+      return false;
+    }
+    for (int i = 0; i < o->nfattrs; i++)
+      fattrs[i] = (tsl_attr){.name = (char *)d.epilogue.fn->attr[i], .kind = TSL_ATTR_FLOAT, .f = o->fattrs[i]};
+    fnode.n_attrs = o->nfattrs;
+    fnode.attrs = fattrs;
+  }
   const char *why = "";
   if (!tsl_conv2d_algo_applies(&d, a, &why)) {
     printf("\n  %s does not apply: %s\n", tsl_conv2d_algo_name(a), why);
@@ -134,7 +148,7 @@ bool conv_check(const conv_case *c, tsl_conv2d_algo a, const conv_check_opts *o)
   tsl_arena *arena = tsl_arena_new();
   tsl_arena *prev = tsl_arena_set_current(arena);
   tsl_te_program *conv = NULL, *wprog = NULL;
-  bool winograd = a >= TSL_CONV2D_WINOGRAD_F2;
+  bool winograd = tsl_conv2d_algo_is_winograd(a, NULL);
   tsl_status st = tsl_conv2d_algo_instantiate(&d, a, ops_target(), &conv, winograd ? &wprog : NULL);
   if (st != TSL_OK) {
     printf("\n  instantiate %s: %s\n", tsl_conv2d_algo_name(a), tsl_last_error());
@@ -142,7 +156,7 @@ bool conv_check(const conv_case *c, tsl_conv2d_algo a, const conv_check_opts *o)
     tsl_arena_free(arena);
     return false;
   }
-  int64_t OH = tsl_conv2d_desc_out_h(&d), OW = tsl_conv2d_desc_out_w(&d), cg = d.C / d.groups;
+  int64_t OH = tsl_conv2d_layer_out_h(&d), OW = tsl_conv2d_layer_out_w(&d), cg = d.C / d.groups;
   int64_t nin = d.N * d.C * d.H * d.W, nw = d.K * cg * d.R * d.S, nres = d.N * d.K * OH * OW;
   float *in = malloc(sizeof(float) * (size_t)nin), *w = aligned_alloc(64, (sizeof(float) * (size_t)nw + 63) / 64 * 64); /* a kernel argument (Winograd) */
   float *bias = malloc(sizeof(float) * (size_t)d.K), *res = malloc(sizeof(float) * (size_t)nres);
@@ -183,9 +197,15 @@ bool conv_check(const conv_case *c, tsl_conv2d_algo a, const conv_check_opts *o)
       points[np++] = (int64_t)((z ^ (z >> 31)) % (uint64_t)total);
     }
   }
+  bool ref_known = true;
   for (int64_t i = 0; i < npoints; i++) {
     int64_t p = points[i], xo = p % OW, yo = p / OW % OH, k = p / (OH * OW) % d.K, n = p / (OH * OW * d.K);
     want[i] = ref2_conv_point(&rc, in, w, bias, c->residual ? res : NULL, n, k, yo, xo);
+    if (o->function && !ref_activation(o->function, &fnode, want[i], &want[i])) {
+      printf("\n  the reference does not know %s\n", o->function);
+      ref_known = false;
+      break;
+    }
   }
 
   /* the kernel's arguments, in the algorithm's layouts */
@@ -212,10 +232,10 @@ bool conv_check(const conv_case *c, tsl_conv2d_algo a, const conv_check_opts *o)
   ref2_vector_blocks(bias, d.K, x, bufs[2]);
   if (c->residual) ref2_to_nchwc(res, d.N, d.K, OH, OW, x, 0.0f, bufs[3]);
 
-  bool ok = true;
+  bool ok = ref_known;
   const tsl_template *tpl = winograd ? NULL : ops_template(conv->name, NULL);
   char what[256];
-  if (!o->skip_default) {
+  if (ok && !o->skip_default) {
     tsl_schedule *s = NULL;
     if (tsl_conv2d_algo_schedule(conv, a, ops_target(), &s) != TSL_OK) {
       printf("\n  default schedule of %s: %s\n", tsl_conv2d_algo_name(a), tsl_last_error());
@@ -256,6 +276,7 @@ bool conv_check(const conv_case *c, tsl_conv2d_algo a, const conv_check_opts *o)
            (long long)d.S, (long long)d.stride_h, (long long)d.stride_w, (long long)d.pad_top, (long long)d.pad_left,
            (long long)d.pad_bottom, (long long)d.pad_right, (long long)d.dilation_h, (long long)d.dilation_w,
            (long long)d.groups, d.act, c->residual ? " residual" : "", (long long)x);
+  if (!ok && o->function) printf("  epilogue %s\n", o->function);
   for (int i = 0; i < nargs; i++) ops_free(bufs[i]);
   free(in);
   free(w);

@@ -34,13 +34,18 @@ typedef struct conv_check_opts {
   const float *bias;    /* explicit bias (NULL: random) */
   float *out_nchw;      /* if set, receives the (last) output as NCHW */
   int threads;          /* thread-pool size while running (0: leave as is) */
+  const char *function; /* an epilogue function (ONNX name of ops/nn/activation.h) applied
+                           after conv + bias (+ residual), with the case's act 0; NULL: none.
+                           The reference applies tests/ref/ref_activation.h's formula. */
+  int nfattrs;          /* its attribute values given in fattrs (the rest: defaults) */
+  double fattrs[2];
 } conv_check_opts;
 
 /* Checks algorithm a on case c: the default config and the random ones, each compared
  * with the reference (every output when the layer is small, a seeded sample of 4096
  * points plus the four corners of every output plane otherwise) to 2e-5 of the output's
  * magnitude, NaN where the reference is NaN; the padding lanes of the output hold
- * act(0); no buffer's guard sentinel touched. Prints what differs and returns false on
+ * act(0) (0 with an epilogue function: the lane guard); no buffer's guard sentinel touched. Prints what differs and returns false on
  * any failure (including a build error). */
 bool conv_check(const conv_case *c, tsl_conv2d_algo a, const conv_check_opts *o);
 
@@ -53,6 +58,6 @@ int conv_check_all(const conv_case *cases, size_t n, const tsl_conv2d_algo *algo
                    uint64_t seed);
 
 /* The layer description of a case for block x. */
-tsl_conv2d_desc conv_case_desc(const conv_case *c, int64_t x);
+tsl_conv2d_layer conv_case_layer(const conv_case *c, int64_t x);
 
 #endif

@@ -250,6 +250,8 @@ void tsl_tests_ops(void) {
   ops_tests_nn(nn);
   CU_pSuite sel = CU_add_suite("ops_select", ops_suite_init, ops_suite_clean);
   ops_tests_select(sel);
+  CU_pSuite layer = CU_add_suite("ops_conv2d_layer", ops_suite_init, ops_suite_clean);
+  ops_tests_conv2d_layer(layer);
   CU_pSuite spaces = CU_add_suite("ops_spaces", ops_suite_init, ops_suite_clean);
   ops_tests_spaces(spaces);
   CU_pSuite first = CU_add_suite("ops_first_layer", ops_suite_init, ops_suite_clean);
@@ -257,4 +259,6 @@ void tsl_tests_ops(void) {
   CU_pSuite gen = CU_add_suite("ops_generators", ops_suite_init, ops_suite_clean);
   ops_tests_generators(gen);
   ops_tests_generators_nn(gen);
+  CU_pSuite epi = CU_add_suite("ops_epilogue", ops_suite_init, ops_suite_clean);
+  ops_tests_epilogue(epi);
 }

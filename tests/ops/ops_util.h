@@ -68,9 +68,11 @@ void ops_tests_conv_classes(CU_pSuite s);
 void ops_tests_pool(CU_pSuite s);
 void ops_tests_nn(CU_pSuite s);
 void ops_tests_select(CU_pSuite s);
+void ops_tests_conv2d_layer(CU_pSuite s);
 void ops_tests_spaces(CU_pSuite s);
 void ops_tests_first_layer(CU_pSuite s);
 void ops_tests_generators(CU_pSuite s);
 void ops_tests_generators_nn(CU_pSuite s);
+void ops_tests_epilogue(CU_pSuite s);
 
 #endif

@@ -46,9 +46,9 @@ static void test_C01_vector_tail_width_13(void) {
  * that applies (the default choice included), checked at a sample of points. */
 static void test_C02_conv_pad0_73x73_every_algorithm(void) {
   conv_case c = {1, 80, 73, 73, 192, 3, 3, 1, 1, 0, 0, 0, 0, 1, 1, 1, 0, 0, 0, false};
-  tsl_conv2d_desc d = conv_case_desc(&c, ops_lanes());
-  CU_ASSERT_EQUAL(tsl_conv2d_desc_out_h(&d), 71);
-  CU_ASSERT_EQUAL(tsl_conv2d_desc_out_w(&d), 71);
+  tsl_conv2d_layer d = conv_case_layer(&c, ops_lanes());
+  CU_ASSERT_EQUAL(tsl_conv2d_layer_out_h(&d), 71);
+  CU_ASSERT_EQUAL(tsl_conv2d_layer_out_w(&d), 71);
   conv_check_opts o = conv_opts(0, 1100);
   CU_ASSERT(conv_check(&c, TSL_CONV2D_DIRECT, &o));
   CU_ASSERT(conv_check(&c, TSL_CONV2D_IM2COL, &o));
@@ -113,9 +113,9 @@ static void test_C05_depthwise_dilation(void) {
  * class: one-sided paddings, padding >= kernel, padding with stride > 1. */
 static void test_C06_asymmetric_padding(void) {
   conv_case c = {1, 1, 32, 64, 1, 2, 4, 2, 1, 0, 1, 0, 2, 1, 1, 1, 0, 0, 0, false};
-  tsl_conv2d_desc d = conv_case_desc(&c, ops_lanes());
-  CU_ASSERT_EQUAL(tsl_conv2d_desc_out_h(&d), 16);
-  CU_ASSERT_EQUAL(tsl_conv2d_desc_out_w(&d), 64);
+  tsl_conv2d_layer d = conv_case_layer(&c, ops_lanes());
+  CU_ASSERT_EQUAL(tsl_conv2d_layer_out_h(&d), 16);
+  CU_ASSERT_EQUAL(tsl_conv2d_layer_out_w(&d), 64);
   conv_check_opts o = conv_opts(2, 1400);
   CU_ASSERT(conv_check(&c, TSL_CONV2D_DIRECT, &o));
   CU_ASSERT(conv_check(&c, TSL_CONV2D_IM2COL, &o));

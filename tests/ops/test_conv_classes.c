@@ -16,7 +16,7 @@ static int check_every_algorithm(const conv_case *c, bool variants, conv_check_o
   static const tsl_conv2d_algo algos[] = {TSL_CONV2D_DIRECT,    TSL_CONV2D_GEMM_1X1, TSL_CONV2D_IM2COL,
                                           TSL_CONV2D_GROUPED,   TSL_CONV2D_WINOGRAD_F2, TSL_CONV2D_WINOGRAD_F4};
   int applied = 0;
-  tsl_conv2d_desc d = conv_case_desc(c, ops_lanes());
+  tsl_conv2d_layer d = conv_case_layer(c, ops_lanes());
   for (size_t a = 0; a < sizeof algos / sizeof algos[0]; a++) {
     if (!tsl_conv2d_algo_applies(&d, algos[a], NULL)) continue;
     applied++;

@@ -36,7 +36,7 @@ static bool check_threads(const conv_case *c, const char *knobs, uint64_t seed) 
 
 /* The default picks the grouped algorithm for every case here (few true channels). */
 static void check_case(const conv_case *c, uint64_t seed) {
-  tsl_conv2d_desc d = conv_case_desc(c, ops_lanes());
+  tsl_conv2d_layer d = conv_case_layer(c, ops_lanes());
   CU_ASSERT_EQUAL(tsl_conv2d_select(&d, ops_target()), TSL_CONV2D_GROUPED);
   CU_ASSERT(check_threads(c, NULL, seed));
 }
@@ -107,7 +107,7 @@ static void test_first_layer_schedule_order(void) {
   for (int i = 0; i < 2; i++) {
     conv_case c = i == 0 ? (conv_case){1, 3, 30, 30, 64, 7, 7, 2, 2, 3, 3, 3, 3, 1, 1, 1, 1, 0, 0, false}
                          : (conv_case){1, 3, 30, 30, 32, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, false};
-    tsl_conv2d_desc d = conv_case_desc(&c, ops_lanes());
+    tsl_conv2d_layer d = conv_case_layer(&c, ops_lanes());
     tsl_te_program *p = NULL;
     CU_ASSERT_EQUAL_FATAL(tsl_conv2d_algo_instantiate(&d, TSL_CONV2D_GROUPED, ops_target(), &p, NULL), TSL_OK);
     tsl_depthwise_shape sh;

@@ -12,15 +12,15 @@
 #include "ops/conv2d/im2col_schedule.h"
 #include "ops/nn/pool_schedule.h"
 
-static tsl_conv2d_desc layer(int64_t C, int64_t HW, int64_t K, int64_t R, int64_t stride, int64_t pad, int64_t groups) {
+static tsl_conv2d_layer layer(int64_t C, int64_t HW, int64_t K, int64_t R, int64_t stride, int64_t pad, int64_t groups) {
   conv_case c = {1, C, HW, HW, K, R, R, stride, stride, pad, pad, pad, pad, 1, 1, groups, 1, 0, 0, false};
-  return conv_case_desc(&c, 8);
+  return conv_case_layer(&c, 8);
 }
 
 static void test_algorithms_apply_and_decline(void) {
-  tsl_conv2d_desc d3 = layer(64, 56, 64, 3, 1, 1, 1), d1 = layer(64, 56, 128, 1, 1, 0, 1);
-  tsl_conv2d_desc s2 = layer(64, 56, 128, 1, 2, 0, 1), dw = layer(32, 56, 32, 3, 1, 1, 32);
-  tsl_conv2d_desc gr = layer(32, 56, 64, 3, 1, 1, 4);
+  tsl_conv2d_layer d3 = layer(64, 56, 64, 3, 1, 1, 1), d1 = layer(64, 56, 128, 1, 1, 0, 1);
+  tsl_conv2d_layer s2 = layer(64, 56, 128, 1, 2, 0, 1), dw = layer(32, 56, 32, 3, 1, 1, 32);
+  tsl_conv2d_layer gr = layer(32, 56, 64, 3, 1, 1, 4);
   const char *why = NULL;
   CU_ASSERT(tsl_conv2d_algo_applies(&d3, TSL_CONV2D_DIRECT, NULL));
   CU_ASSERT(tsl_conv2d_algo_applies(&d3, TSL_CONV2D_IM2COL, NULL));
@@ -40,15 +40,15 @@ static void test_algorithms_apply_and_decline(void) {
   CU_ASSERT(tsl_conv2d_algo_applies(&d3, TSL_CONV2D_IM2COL, NULL));
   CU_ASSERT(tsl_conv2d_algo_applies(&d3, TSL_CONV2D_GROUPED, NULL));
   /* Winograd never takes a stride-2 layer */
-  tsl_conv2d_desc s23 = layer(64, 56, 64, 3, 2, 1, 1);
+  tsl_conv2d_layer s23 = layer(64, 56, 64, 3, 2, 1, 1);
   CU_ASSERT_FALSE(tsl_conv2d_algo_applies(&s23, TSL_CONV2D_WINOGRAD_F4, NULL));
   /* malformed layers */
-  tsl_conv2d_desc bad = d1;
+  tsl_conv2d_layer bad = d1;
   bad.groups = 3;
-  CU_ASSERT_EQUAL(tsl_conv2d_desc_check(&bad), TSL_ERR_INVALID);
+  CU_ASSERT_EQUAL(tsl_conv2d_layer_check(&bad), TSL_ERR_INVALID);
   bad = d1;
   bad.R = 100;
-  CU_ASSERT_EQUAL(tsl_conv2d_desc_check(&bad), TSL_ERR_INVALID);
+  CU_ASSERT_EQUAL(tsl_conv2d_layer_check(&bad), TSL_ERR_INVALID);
   tsl_arena *arena = tsl_arena_new();
   tsl_arena *prev = tsl_arena_set_current(arena);
   tsl_te_program *p = NULL;
@@ -76,7 +76,7 @@ static void test_default_choice(void) {
       {64, 28, 128, 3, 2, 1, 1, TSL_CONV2D_DIRECT},       /* 3x3 stride 2 */
   };
   for (size_t i = 0; i < sizeof layers / sizeof layers[0]; i++) {
-    tsl_conv2d_desc d = layer(layers[i].C, layers[i].HW, layers[i].K, layers[i].R, layers[i].stride, layers[i].pad,
+    tsl_conv2d_layer d = layer(layers[i].C, layers[i].HW, layers[i].K, layers[i].R, layers[i].stride, layers[i].pad,
                               layers[i].groups);
     tsl_conv2d_algo a = tsl_conv2d_select(&d, ops_target());
     CU_ASSERT(tsl_conv2d_algo_applies(&d, a, NULL));
@@ -93,7 +93,7 @@ static void test_kernel_names(void) {
   tsl_arena *arena = tsl_arena_new();
   tsl_arena *prev = tsl_arena_set_current(arena);
   conv_case c = {1, 16, 8, 8, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, false};
-  tsl_conv2d_desc d = conv_case_desc(&c, 8);
+  tsl_conv2d_layer d = conv_case_layer(&c, 8);
   tsl_te_program *p = NULL;
   char buf[160];
   CU_ASSERT_EQUAL_FATAL(tsl_conv2d_algo_instantiate(&d, TSL_CONV2D_DIRECT, ops_target(), &p, NULL), TSL_OK);
@@ -108,19 +108,19 @@ static void test_kernel_names(void) {
   tsl_conv2d_nchwc_kernel_name(p, NULL, buf, sizeof buf);
   CU_ASSERT_PTR_NOT_NULL(strstr(buf, "conv2d_nchw8c_3x3_s1x2_p1_1_1_0_d2_f32_bias_add_relu6__"));
   conv_case g = {1, 16, 8, 8, 32, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 0, 0, 0, false};
-  d = conv_case_desc(&g, 8);
+  d = conv_case_layer(&g, 8);
   CU_ASSERT_EQUAL_FATAL(tsl_conv2d_algo_instantiate(&d, TSL_CONV2D_GEMM_1X1, ops_target(), &p, NULL), TSL_OK);
   tsl_conv2d_nchwc_kernel_name(p, NULL, buf, sizeof buf);
   CU_ASSERT_PTR_NOT_NULL(strstr(buf, "conv2d_nchw8c_1x1_s1_p0_f32_gemm_bias__"));
   conv_case dw = {1, 32, 8, 8, 32, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 32, 2, 0, 6, false};
-  d = conv_case_desc(&dw, 8);
+  d = conv_case_layer(&dw, 8);
   CU_ASSERT_EQUAL_FATAL(tsl_conv2d_algo_instantiate(&d, TSL_CONV2D_DEPTHWISE, ops_target(), &p, NULL), TSL_OK);
   tsl_depthwise_kernel_name(p, NULL, buf, sizeof buf);
   CU_ASSERT_PTR_NOT_NULL(strstr(buf, "depthwise_conv2d_nchw8c_3x3_s2_p1_f32_bias_relu6__"));
   /* 19 + 6 - 7 is even: every padded row is read (an im2col program only holds the
    * padding its output reaches) */
   conv_case im = {1, 3, 19, 19, 16, 7, 7, 2, 2, 3, 3, 3, 3, 1, 1, 1, 1, 0, 0, false};
-  d = conv_case_desc(&im, 8);
+  d = conv_case_layer(&im, 8);
   CU_ASSERT_EQUAL_FATAL(tsl_conv2d_algo_instantiate(&d, TSL_CONV2D_IM2COL, ops_target(), &p, NULL), TSL_OK);
   tsl_im2col_kernel_name(p, NULL, buf, sizeof buf);
   CU_ASSERT_PTR_NOT_NULL(strstr(buf, "conv2d_nchw8c_7x7_s2_p3_f32_im2col_bias_relu__"));
@@ -133,7 +133,7 @@ static void test_templates_refuse_bad_knobs_and_programs(void) {
   tsl_arena *arena = tsl_arena_new();
   tsl_arena *prev = tsl_arena_set_current(arena);
   conv_case c = {1, 16, 8, 8, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, false};
-  tsl_conv2d_desc d = conv_case_desc(&c, 8);
+  tsl_conv2d_layer d = conv_case_layer(&c, 8);
   tsl_te_program *p = NULL;
   CU_ASSERT_EQUAL_FATAL(tsl_conv2d_algo_instantiate(&d, TSL_CONV2D_DIRECT, ops_target(), &p, NULL), TSL_OK);
   tsl_conv2d_nchwc_shape sh;
@@ -159,7 +159,7 @@ static void test_templates_refuse_bad_knobs_and_programs(void) {
     CU_ASSERT_EQUAL_FATAL(tsl_target_parse(targets[i], &tg), TSL_OK);
     int64_t lanes = tsl_target_f32_lanes(&tg), blocks[2] = {lanes, 8};
     for (int b = 0; b < 2; b++) {
-      tsl_conv2d_desc db = conv_case_desc(&c, blocks[b]);
+      tsl_conv2d_layer db = conv_case_layer(&c, blocks[b]);
       tsl_te_program *pb = NULL;
       CU_ASSERT_EQUAL_FATAL(tsl_conv2d_algo_instantiate(&db, TSL_CONV2D_DIRECT, &tg, &pb, NULL), TSL_OK);
       tsl_conv2d_nchwc_shape shb;
@@ -192,7 +192,7 @@ static void test_im2col_tile_fits_l2(void) {
   tsl_arena *arena = tsl_arena_new();
   tsl_arena *prev = tsl_arena_set_current(arena);
   conv_case c = {1, 256, 14, 14, 256, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, false};
-  tsl_conv2d_desc d = conv_case_desc(&c, 8);
+  tsl_conv2d_layer d = conv_case_layer(&c, 8);
   tsl_te_program *p = NULL;
   CU_ASSERT_EQUAL_FATAL(tsl_conv2d_algo_instantiate(&d, TSL_CONV2D_IM2COL, ops_target(), &p, NULL), TSL_OK);
   tsl_im2col_shape sh;

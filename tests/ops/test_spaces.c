@@ -89,7 +89,7 @@ static void test_every_sampled_point_of_every_space_lowers(void) {
   };
   int failed = 0;
   for (size_t i = 0; i < sizeof layers / sizeof layers[0]; i++) {
-    tsl_conv2d_desc d = conv_case_desc(&layers[i].c, layers[i].block ? layers[i].block : ops_lanes());
+    tsl_conv2d_layer d = conv_case_layer(&layers[i].c, layers[i].block ? layers[i].block : ops_lanes());
     tsl_arena *arena = tsl_arena_new();
     tsl_arena *prev = tsl_arena_set_current(arena);
     tsl_te_program *conv = NULL;
@@ -99,7 +99,7 @@ static void test_every_sampled_point_of_every_space_lowers(void) {
     } else {
       const tsl_template *tpl = tsl_conv2d_algo_template(conv);
       CU_ASSERT_PTR_NOT_NULL(tpl);
-      if (tpl) failed += lower_sample(tpl, conv, layers[i].a >= TSL_CONV2D_WINOGRAD_F2 ? 6 : 25);
+      if (tpl) failed += lower_sample(tpl, conv, tsl_conv2d_algo_is_winograd(layers[i].a, NULL) ? 6 : 25);
     }
     tsl_arena_set_current(prev);
     tsl_arena_free(arena);
@@ -140,7 +140,7 @@ static void test_tile_knob_holds_only_fitting_tiles(void) {
   for (int a = 0; a < 2; a++) {
     conv_case cc = c;
     if (algos[a] == TSL_CONV2D_DEPTHWISE) cc.groups = cc.C;
-    tsl_conv2d_desc d = conv_case_desc(&cc, ops_lanes());
+    tsl_conv2d_layer d = conv_case_layer(&cc, ops_lanes());
     tsl_arena *arena = tsl_arena_new();
     tsl_arena *prev = tsl_arena_set_current(arena);
     tsl_te_program *conv = NULL;
@@ -214,7 +214,7 @@ static void test_default_configs_of_every_algorithm_lower_for_every_target(void)
     CU_ASSERT_EQUAL(lanes, ti == 0 ? 4 : ti == 1 ? 8 : 16);
     for (size_t i = 0; i < sizeof layers / sizeof layers[0]; i++)
       for (int a = 0; a < TSL_CONV2D_ALGO_COUNT; a++) {
-        tsl_conv2d_desc d = conv_case_desc(&layers[i], lanes);
+        tsl_conv2d_layer d = conv_case_layer(&layers[i], lanes);
         if (!tsl_conv2d_algo_applies(&d, (tsl_conv2d_algo)a, NULL)) continue;
         tsl_arena *arena = tsl_arena_new();
         tsl_arena *prev = tsl_arena_set_current(arena);

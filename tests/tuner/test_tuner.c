@@ -10,5 +10,6 @@ void tsl_tests_tuner(void) {
   tsl_tests_tuner_insitu();
   tsl_tests_tuner_names();
   tsl_tests_tuner_user_template();
+  tsl_tests_tuner_model_tune();
   tsl_tests_tuner_report();
 }

@@ -90,10 +90,10 @@ static void test_C02_winograd_pad0_73x73_honours_the_padding(void) {
   static const wino_case the_case = {1, 80, 73, 73, 192, 0, 0, 0, 0, 4, 0, false, 0};
   tsl_arena *arena = tsl_arena_new();
   tsl_arena *prev = tsl_arena_set_current(arena);
-  tsl_winograd_conv w = {.N = 1, .C = 80, .H = 73, .W = 73, .K = 192, .R = 3, .S = 3, .stride_h = 1,
-                         .stride_w = 1, .dilation_h = 1, .dilation_w = 1, .groups = 1, .m = 4, .lanes = 8};
+  tsl_conv2d_layer w = {.N = 1, .C = 80, .H = 73, .W = 73, .K = 192, .R = 3, .S = 3, .stride_h = 1,
+                        .stride_w = 1, .dilation_h = 1, .dilation_w = 1, .groups = 1, .block = 8};
   tsl_te_program *conv = NULL;
-  CU_ASSERT_EQUAL_FATAL(tsl_winograd_instantiate(&w, NULL, &conv, NULL), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(tsl_winograd_instantiate(&w, 4, NULL, &conv, NULL), TSL_OK);
   const tsl_buffer *ob = conv->outputs[0]->buf;
   CU_ASSERT(ob->ndim == 5 && ob->shape[0] == 1 && ob->shape[1] == 24 && ob->shape[2] == 71 && ob->shape[3] == 71);
   tsl_arena_set_current(prev);
@@ -109,10 +109,10 @@ static void test_C02_winograd_pad0_73x73_honours_the_padding(void) {
 /* shared/cases class 4: stride, dilation, kernel size, groups Winograd does not support
  * are declined with a reason, never computed as something else */
 static void test_C02_declines_stride_dilation_kernel_and_groups(void) {
-  tsl_winograd_conv ok = {.N = 1, .C = 16, .H = 14, .W = 14, .K = 16, .R = 3, .S = 3, .stride_h = 1, .stride_w = 1,
-                          .pad_top = 1, .pad_left = 1, .pad_bottom = 1, .pad_right = 1, .dilation_h = 1,
-                          .dilation_w = 1, .groups = 1, .m = 4, .lanes = 8};
-  CU_ASSERT_EQUAL(tsl_winograd_supports(&ok), TSL_OK);
+  tsl_conv2d_layer ok = {.N = 1, .C = 16, .H = 14, .W = 14, .K = 16, .R = 3, .S = 3, .stride_h = 1, .stride_w = 1,
+                         .pad_top = 1, .pad_left = 1, .pad_bottom = 1, .pad_right = 1, .dilation_h = 1,
+                         .dilation_w = 1, .groups = 1, .block = 8};
+  CU_ASSERT_EQUAL(tsl_winograd_supports(&ok, 4), TSL_OK);
   static const struct {
     const char *what, *msg;
   } declines[] = {{"stride 2", "needs stride 1"},   {"stride 1x2", "needs stride 1"},
@@ -120,7 +120,8 @@ static void test_C02_declines_stride_dilation_kernel_and_groups(void) {
                   {"kernel 1x1", "needs a 3x3 kernel"}, {"kernel 3x1", "needs a 3x3 kernel"},
                   {"groups 2", "groups 2"},           {"m 3", "m is 2, 4 or 6"}};
   for (int i = 0; i < 8; i++) {
-    tsl_winograd_conv w = ok;
+    tsl_conv2d_layer w = ok;
+    int m = 4;
     switch (i) {
     case 0: w.stride_h = w.stride_w = 2; break;
     case 1: w.stride_w = 2; break;
@@ -129,9 +130,9 @@ static void test_C02_declines_stride_dilation_kernel_and_groups(void) {
     case 4: w.R = w.S = 1; break;
     case 5: w.S = 1; break;
     case 6: w.groups = 2; break;
-    default: w.m = 3; break;
+    default: m = 3; break;
     }
-    tsl_status st = tsl_winograd_supports(&w);
+    tsl_status st = tsl_winograd_supports(&w, m);
     if (st != TSL_ERR_UNSUPPORTED || !strstr(tsl_last_error(), declines[i].msg))
       printf("\n  %s: status %d, message '%s'\n", declines[i].what, st, tsl_last_error());
     CU_ASSERT_EQUAL(st, TSL_ERR_UNSUPPORTED);
@@ -139,21 +140,21 @@ static void test_C02_declines_stride_dilation_kernel_and_groups(void) {
     tsl_arena *arena = tsl_arena_new();
     tsl_arena *prev = tsl_arena_set_current(arena);
     tsl_te_program dummy = {0}, *conv = &dummy, *wt = &dummy;
-    CU_ASSERT_EQUAL(tsl_winograd_instantiate(&w, NULL, &conv, &wt), TSL_ERR_UNSUPPORTED);
+    CU_ASSERT_EQUAL(tsl_winograd_instantiate(&w, m, NULL, &conv, &wt), TSL_ERR_UNSUPPORTED);
     CU_ASSERT_PTR_NULL(conv);
     CU_ASSERT_PTR_NULL(wt);
     tsl_arena_set_current(prev);
     tsl_arena_free(arena);
   }
   /* malformed workloads are invalid, not merely unsupported */
-  tsl_winograd_conv bad = ok;
+  tsl_conv2d_layer bad = ok;
   bad.pad_left = -1;
-  CU_ASSERT_EQUAL(tsl_winograd_supports(&bad), TSL_ERR_INVALID);
+  CU_ASSERT_EQUAL(tsl_winograd_supports(&bad, 4), TSL_ERR_INVALID);
   bad = ok;
   bad.H = 1;
   bad.pad_top = bad.pad_bottom = 0;
-  CU_ASSERT_EQUAL(tsl_winograd_supports(&bad), TSL_ERR_INVALID);
-  CU_ASSERT_PTR_NOT_NULL(strstr(tsl_last_error(), "smaller than the 3x3 kernel"));
+  CU_ASSERT_EQUAL(tsl_winograd_supports(&bad, 4), TSL_ERR_INVALID);
+  CU_ASSERT_PTR_NOT_NULL(strstr(tsl_last_error(), "larger than the padded input"));
   /* the registry operators refuse stride and dilation parameters other than 1 */
   const tsl_op_info *info = NULL;
   CU_ASSERT_EQUAL_FATAL(tsl_op_lookup("conv2d_winograd_f4", &info), TSL_OK);
@@ -321,10 +322,10 @@ static void test_weight_transform_kernel_matches_interpreter(void) {
   for (int m = 2; m <= 6; m += 2) {
     tsl_arena *arena = tsl_arena_new();
     tsl_arena *prev = tsl_arena_set_current(arena);
-    tsl_winograd_conv w = {.N = 1, .C = 9, .H = 8, .W = 8, .K = 13, .R = 3, .S = 3, .stride_h = 1, .stride_w = 1,
-                           .dilation_h = 1, .dilation_w = 1, .groups = 1, .m = m, .lanes = 8};
+    tsl_conv2d_layer w = {.N = 1, .C = 9, .H = 8, .W = 8, .K = 13, .R = 3, .S = 3, .stride_h = 1, .stride_w = 1,
+                          .dilation_h = 1, .dilation_w = 1, .groups = 1, .block = 8};
     tsl_te_program *wt = NULL;
-    CU_ASSERT_EQUAL_FATAL(tsl_winograd_instantiate(&w, NULL, NULL, &wt), TSL_OK);
+    CU_ASSERT_EQUAL_FATAL(tsl_winograd_instantiate(&w, m, NULL, NULL, &wt), TSL_OK);
     /* U[e, nu, kb, c, kx]: K = 13 in 2 blocks of 8, C = 9 padded to 16 */
     int64_t a = m + 2, sw[4] = {13, 9, 3, 3}, su[5] = {a, a, 2, 16, 8};
     const tsl_buffer *ub = wt->outputs[0]->buf;
@@ -463,9 +464,9 @@ static void test_default_knobs_follow_the_target(void) {
   k3 = tsl_winograd_default_knobs(&avx512, &sh);
   CU_ASSERT_EQUAL(k3.nr, 32);
   CU_ASSERT(k3.mr * (k3.nr / 16) + k3.nr / 16 + 1 <= 32);
-  tsl_winograd_conv small = {.N = 1, .C = 512, .H = 7, .W = 7, .K = 512, .R = 3, .S = 3, .stride_h = 1,
-                             .stride_w = 1, .pad_top = 1, .pad_left = 1, .pad_bottom = 1, .pad_right = 1,
-                             .dilation_h = 1, .dilation_w = 1, .groups = 1, .m = 4, .lanes = 8};
+  tsl_conv2d_layer small = {.N = 1, .C = 512, .H = 7, .W = 7, .K = 512, .R = 3, .S = 3, .stride_h = 1,
+                            .stride_w = 1, .pad_top = 1, .pad_left = 1, .pad_bottom = 1, .pad_right = 1,
+                            .dilation_h = 1, .dilation_w = 1, .groups = 1, .block = 8};
   CU_ASSERT_EQUAL(tsl_winograd_default_m(&avx2, &small), 2);
   small.H = small.W = 28;
   CU_ASSERT_EQUAL(tsl_winograd_default_m(&avx2, &small), 4);

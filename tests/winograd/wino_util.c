@@ -99,13 +99,13 @@ bool wino_kernel_build(tsl_jit *jit, const wino_case *c, const tsl_winograd_tran
   tsl_arena *arena = tsl_arena_new();
   wk->arena = arena;
   tsl_arena *prev = tsl_arena_set_current(arena);
-  tsl_winograd_conv w = {.N = c->N, .C = c->C, .H = c->H, .W = c->W, .K = c->K, .R = 3, .S = 3,
+  tsl_conv2d_layer w = {.N = c->N, .C = c->C, .H = c->H, .W = c->W, .K = c->K, .R = 3, .S = 3,
                          .stride_h = 1, .stride_w = 1, .pad_top = c->pt, .pad_left = c->pl,
                          .pad_bottom = c->pb, .pad_right = c->pr, .dilation_h = 1, .dilation_w = 1,
-                         .groups = 1, .m = c->m, .lanes = wk->X, .act = c->act, .clip_min = clip_lo,
+                         .groups = 1, .block = wk->X, .act = c->act, .clip_min = clip_lo,
                          .clip_max = clip_hi, .has_residual = c->residual};
   tsl_schedule *s = NULL;
-  bool ok = tsl_winograd_instantiate(&w, T, &wk->conv, &wk->wt) == TSL_OK || fail(c, "instantiate");
+  bool ok = tsl_winograd_instantiate(&w, c->m, T, &wk->conv, &wk->wt) == TSL_OK || fail(c, "instantiate");
   if (ok && tsl_winograd_schedule(wk->conv, tsl_jit_target(jit), knobs, &s) != TSL_OK) ok = fail(c, "schedule");
   if (ok && tsl_module_new(&wk->mod) != TSL_OK) ok = fail(c, "module");
   if (ok && tsl_build(s, "winograd_test", jit, wk->mod, NULL, NULL) != TSL_OK) ok = fail(c, "build");

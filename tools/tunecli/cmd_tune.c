@@ -510,7 +510,7 @@ static int model_workloads(const tsl_graph *g, const char *target, tsl_workload 
     n = max;
   }
   for (int i = 0; i < n; i++) {
-    const tsl_conv2d_desc *d = &layers[i].desc;
+    const tsl_conv2d_layer *d = &layers[i].desc;
     out[i] = layers[i].workload;
     tsl_workload_fix(&out[i]);
     memset(&rows[i], 0, sizeof rows[i]);

@@ -1,0 +1,90 @@
+/* Activation epilogues: a function of the activation table (ops/nn/activation.h)
+ * applied to the output stage of an instantiated operator, so a convolution or GEMM
+ * computes y = f(conv + bias [+ residual]) in its own output pass instead of a separate
+ * elementwise kernel over the whole tensor (the fused epilogues of TVM's and ONNX
+ * Runtime's conv kernels; issue 15, "Fusion").
+ *
+ * The rewrite works on the tensor expression, after the operator's DSL text has been
+ * instantiated: the output stage out[axes] = e becomes out[axes] = f(e), with f's
+ * expression taken from the table (tsl_activation_put_dsl) — written once for every
+ * algorithm (direct, 1x1, im2col, depthwise, grouped, Winograd, the generators); the
+ * templates schedule the rewritten stage as they did the old one (same name, axes, tag).
+ *
+ * Blocked outputs NCHW[x]c whose channel count C does not fill the last block keep zeros
+ * in the padding lanes only when f(0) = 0: for other functions (Sigmoid, HardSigmoid, ...)
+ * `channels` = C adds the lane guard select(kb*x + k < C, f(e), 0) on the output's axis 1
+ * (the channel block) and last axis (the lane).
+ *
+ * The epilogue is part of a workload (ops/workload.h): its key gets the suffix
+ * tsl_epilogue_put_key writes, "+Swish(alpha=1)", so a conv + Swish is not the conv
+ * alone, while a workload without epilogue keeps the key it always had.
+ */
+#ifndef TESSEL_OPS_EPILOGUE_H
+#define TESSEL_OPS_EPILOGUE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "dsl/te.h"
+#include "dsl/text_buf.h"
+#include "ops/nn/activation.h"
+#include "ops/op_call.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tsl_epilogue {
+  const tsl_activation *fn;                 /* NULL: no epilogue */
+  double attrs[TSL_ACTIVATION_MAX_ATTRS];   /* fn's attribute values ($0, $1) */
+  int64_t channels;                         /* > 0: a blocked output's true channel count,
+                                               lanes past it written 0 when f(0) != 0 */
+} tsl_epilogue;
+
+/* Whether e is set (fn not NULL). */
+bool tsl_epilogue_present(const tsl_epilogue *e);
+
+/* Whether e needs the lane guard: fn is set, f(0) != 0 and channels > 0. */
+bool tsl_epilogue_guarded(const tsl_epilogue *e);
+
+/* The epilogue of ONNX function `onnx_op` (a name of the activation table) with nattrs
+ * attribute values (missing ones take the table's defaults; attrs may be NULL) and
+ * channels (0: no guard). Errors: TSL_ERR_UNSUPPORTED (no such function), TSL_ERR_INVALID
+ * (NULL out, negative channels, more attributes than the function has). */
+tsl_status tsl_epilogue_make(const char *onnx_op, int nattrs, const double *attrs, int64_t channels,
+                             tsl_epilogue *out);
+
+/* Appends the key suffix of e to b: nothing without epilogue, else "+NAME", then
+ * "(a=V,b=V)" (the function's attributes by name, %.17g) when it has any, then
+ * "[channels=C]" when guarded. The function is named by its ONNX operator type, never
+ * by a table position, so keys survive changes to the table's order. */
+void tsl_epilogue_put_key(const tsl_epilogue *e, tsl_text_buf *b);
+
+/* Rewrites p's output stage (p->outputs[0], which must be a non-reduction f32 stage)
+ * to f(e) (a new stage of the same name, axes and tag replaces it among p's outputs;
+ * the stages it read are unchanged). No-op without epilogue. With the guard, the output
+ * must have rank >= 3 with axis 1 x last axis covering at least `channels` lanes.
+ * Errors: TSL_ERR_INVALID (NULL p, no output, a reduction or non-f32 output, the guard on
+ * a stage it does not fit), those of parsing f's expression (TSL_ERR_INVALID). */
+tsl_status tsl_epilogue_apply(tsl_te_program *p, const tsl_epilogue *e);
+
+/* ---- the generated operators (ops/op_call.h) ----------------------------------------
+ * A generator that takes an epilogue (conv2d, gemm, dense_packed, matmul) reads it from
+ * the call's attributes "epilogue" (string: the ONNX name of a table function) and
+ * "epilogue_attr0", "epilogue_attr1" (floats: its attributes in the table's order,
+ * defaults where absent). Their outputs are plain (no padding lanes), so no guard. */
+
+/* Sets those attributes of c to fn with attrs (fn's nattrs values). */
+void tsl_op_call_set_epilogue(tsl_op_call *c, const tsl_activation *fn, const double *attrs);
+
+/* Reads them into *e (fn NULL when the call has no "epilogue"). Errors:
+ * TSL_ERR_UNSUPPORTED naming `who` for a name the table does not have. */
+tsl_status tsl_op_call_epilogue(const tsl_op_call *c, const char *who, tsl_epilogue *e);
+
+/* Appends f(x) to b (x as it is without epilogue; DSL text). */
+void tsl_epilogue_put_dsl(const tsl_epilogue *e, const char *x, tsl_text_buf *b);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,171 @@
+/* Activation epilogues (ops/epilogue.h) in the conv algorithms: every function of the
+ * activation table after the direct conv (plain x = 1, full blocks of 8, K = 24 in blocks
+ * of 16: the lane guard), the functions the modern CNNs use through every algorithm at 8
+ * and 16 lanes, with and without residual, each against the naive conv reference followed
+ * by the function of tests/ref/ref_activation.h (conv_check). Also the workload key of an
+ * epilogue and the rewrite's errors. */
+#include <CUnit/Basic.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir/arena.h"
+#include "ops/conv2d/algorithms_conv.h"
+#include "ops/conv_check.h"
+#include "ops/epilogue.h"
+#include "ops/ops_util.h"
+#include "ops/registry.h"
+
+/* A 3x3 pad-1 layer, C 16 -> K 24 (not a multiple of 16: padding lanes at x = 16). */
+static const conv_case c3 = {1, 16, 10, 9, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0.0, 0.0, false};
+static const conv_case c3_res = {1, 16, 10, 9, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0.0, 0.0, true};
+static const conv_case c1 = {1, 16, 6, 7, 24, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 0, 0.0, 0.0, false};
+static const conv_case cdw = {1, 24, 9, 8, 24, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 24, 0, 0.0, 0.0, false};
+static const conv_case cg = {1, 16, 8, 8, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2, 0, 0.0, 0.0, false};
+
+/* Log and Reciprocal amplify the f32 rounding of a conv output near 0 without bound (the
+ * reference convolves in double): their layers get a bias of 5, outputs in about [2, 8]. */
+static const float bias5[64] = {5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5,
+                                5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5,
+                                5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5};
+
+static bool check_fn(const conv_case *c, tsl_conv2d_algo a, int64_t x, const char *fn, int nattrs, double a0,
+                     double a1, int nrandom) {
+  conv_check_opts o = conv_opts(nrandom, 77);
+  if (strcmp(fn, "Log") == 0 || strcmp(fn, "Reciprocal") == 0) o.bias = bias5;
+  o.block = x;
+  o.function = fn;
+  o.nfattrs = nattrs;
+  o.fattrs[0] = a0;
+  o.fattrs[1] = a1;
+  bool ok = conv_check(c, a, &o);
+  if (!ok) printf("  (%s through %s at x = %lld)\n", fn, tsl_conv2d_algo_name(a), (long long)x);
+  return ok;
+}
+
+static void test_every_table_function_after_the_direct_conv(void) {
+  int n = 0;
+  const tsl_activation *t = tsl_activation_list(&n);
+  CU_ASSERT(n >= 20);
+  const int64_t blocks[3] = {1, 8, 16};
+  for (int i = 0; i < n; i++)
+    for (int b = 0; b < 3; b++) CU_ASSERT(check_fn(&c3, TSL_CONV2D_DIRECT, blocks[b], t[i].onnx_op, 0, 0, 0, 0));
+}
+
+/* The functions of MobileNetV3, EfficientNet, ConvNeXt and friends, with the constants
+ * their exports carry (HardSigmoid 1/6, 1/2; LeakyRelu 0.1). */
+static const struct {
+  const char *fn;
+  int nattrs;
+  double a0, a1;
+} model_fns[] = {
+    {"Sigmoid", 0, 0, 0},       {"Swish", 0, 0, 0},  {"HardSigmoid", 2, 1.0 / 6.0, 0.5},
+    {"HardSwish", 0, 0, 0},     {"Gelu", 0, 0, 0},   {"LeakyRelu", 1, 0.1, 0},
+    {"Tanh", 0, 0, 0},          {"Elu", 1, 0.5, 0},
+};
+
+static void every_model_function(const conv_case *c, tsl_conv2d_algo a, int nrandom) {
+  const int64_t blocks[2] = {8, 16};
+  for (size_t f = 0; f < sizeof model_fns / sizeof model_fns[0]; f++)
+    for (int b = 0; b < 2; b++)
+      CU_ASSERT(check_fn(c, a, blocks[b], model_fns[f].fn, model_fns[f].nattrs, model_fns[f].a0, model_fns[f].a1,
+                         f == 0 ? nrandom : 0));
+}
+
+static void test_model_functions_direct_and_im2col(void) {
+  every_model_function(&c3, TSL_CONV2D_DIRECT, 2);
+  every_model_function(&c3_res, TSL_CONV2D_DIRECT, 0);
+  every_model_function(&c3, TSL_CONV2D_IM2COL, 1);
+  every_model_function(&c3_res, TSL_CONV2D_IM2COL, 0);
+}
+
+static void test_model_functions_gemm1x1(void) { every_model_function(&c1, TSL_CONV2D_GEMM_1X1, 2); }
+
+static void test_model_functions_depthwise_and_grouped(void) {
+  every_model_function(&cdw, TSL_CONV2D_DEPTHWISE, 2);
+  every_model_function(&cg, TSL_CONV2D_GROUPED, 1);
+  every_model_function(&c3_res, TSL_CONV2D_GROUPED, 0);
+}
+
+static void test_model_functions_winograd(void) {
+  every_model_function(&c3, TSL_CONV2D_WINOGRAD_F2, 0);
+  every_model_function(&c3, TSL_CONV2D_WINOGRAD_F4, 0);
+  every_model_function(&c3_res, TSL_CONV2D_WINOGRAD_F4, 0);
+  every_model_function(&c3, TSL_CONV2D_WINOGRAD_F6, 0);
+}
+
+/* The family key gains "+NAME(attrs)[channels=K]" only with an epilogue; relu stays. */
+static void test_epilogue_is_part_of_the_workload_key(void) {
+  tsl_conv2d_layer d = conv_case_layer(&c3, 16);
+  tsl_workload w;
+  char *plain = NULL, *relu = NULL, *sig = NULL, *swish = NULL, *swish2 = NULL;
+  CU_ASSERT_EQUAL_FATAL(tsl_conv2d_family_workload(&d, &w), TSL_OK);
+  CU_ASSERT_EQUAL(tsl_workload_key_of(&w, &plain), TSL_OK);
+  d.act = 1;
+  CU_ASSERT_EQUAL_FATAL(tsl_conv2d_family_workload(&d, &w), TSL_OK);
+  CU_ASSERT_EQUAL(tsl_workload_key_of(&w, &relu), TSL_OK);
+  d.act = 0;
+  CU_ASSERT_EQUAL_FATAL(tsl_epilogue_make("Sigmoid", 0, NULL, 0, &d.epilogue), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(tsl_conv2d_family_workload(&d, &w), TSL_OK);
+  CU_ASSERT_EQUAL(tsl_workload_key_of(&w, &sig), TSL_OK);
+  double alpha = 1.0;
+  CU_ASSERT_EQUAL_FATAL(tsl_epilogue_make("Swish", 1, &alpha, 0, &d.epilogue), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(tsl_conv2d_family_workload(&d, &w), TSL_OK);
+  CU_ASSERT_EQUAL(tsl_workload_key_of(&w, &swish), TSL_OK);
+  alpha = 1.5;
+  CU_ASSERT_EQUAL_FATAL(tsl_epilogue_make("Swish", 1, &alpha, 0, &d.epilogue), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(tsl_conv2d_family_workload(&d, &w), TSL_OK);
+  CU_ASSERT_EQUAL(tsl_workload_key_of(&w, &swish2), TSL_OK);
+  if (plain && relu && sig && swish && swish2) {
+    CU_ASSERT_PTR_NULL(strchr(plain, '+'));
+    CU_ASSERT_PTR_NULL(strchr(relu, '+'));
+    CU_ASSERT_PTR_NOT_NULL(strstr(relu, "act=1"));
+    /* K = 24 in blocks of 16: Sigmoid (f(0) = 1/2) is guarded, Swish (f(0) = 0) is not */
+    size_t n = strlen(plain);
+    CU_ASSERT(strncmp(sig, plain, n) == 0 && strcmp(sig + n, "+Sigmoid[channels=24]") == 0);
+    CU_ASSERT(strncmp(swish, plain, n) == 0 && strcmp(swish + n, "+Swish(alpha=1)") == 0);
+    CU_ASSERT(strcmp(swish2 + n, "+Swish(alpha=1.5)") == 0);
+    /* the family workload reads back to the same layer, epilogue included */
+    tsl_conv2d_layer back;
+    CU_ASSERT_EQUAL(tsl_conv2d_layer_of_workload(&w, &back), TSL_OK);
+    CU_ASSERT(back.epilogue.fn == d.epilogue.fn && back.epilogue.attrs[0] == 1.5);
+  }
+  free(plain), free(relu), free(sig), free(swish), free(swish2);
+}
+
+static void test_epilogue_errors(void) {
+  tsl_epilogue e;
+  CU_ASSERT_EQUAL(tsl_epilogue_make("NoSuchFunction", 0, NULL, 0, &e), TSL_ERR_UNSUPPORTED);
+  CU_ASSERT_EQUAL(tsl_epilogue_make("Relu6", 0, NULL, 0, &e), TSL_ERR_UNSUPPORTED);
+  double two[2] = {1, 2};
+  CU_ASSERT_EQUAL(tsl_epilogue_make("Sigmoid", 1, two, 0, &e), TSL_ERR_INVALID);
+  CU_ASSERT_EQUAL(tsl_epilogue_make("Sigmoid", 0, NULL, -1, &e), TSL_ERR_INVALID);
+  /* a relu and a function: one activation */
+  tsl_conv2d_layer d = conv_case_layer(&c3, 8);
+  d.act = 1;
+  CU_ASSERT_EQUAL_FATAL(tsl_epilogue_make("Tanh", 0, NULL, 0, &d.epilogue), TSL_OK);
+  CU_ASSERT_EQUAL(tsl_conv2d_layer_check(&d), TSL_ERR_INVALID);
+  /* an output stage that is the reduction itself has no epilogue stage to rewrite */
+  tsl_arena *arena = tsl_arena_new(), *prev = tsl_arena_set_current(arena);
+  const int64_t a[2] = {4, 5}, b[2] = {5, 3};
+  const int64_t *shapes[2] = {a, b};
+  const int nd[2] = {2, 2};
+  tsl_te_program *p = NULL;
+  CU_ASSERT_EQUAL(tsl_op_instantiate("matmul", 2, shapes, nd, 0, NULL, &p), TSL_OK);
+  CU_ASSERT_EQUAL(tsl_epilogue_make("Tanh", 0, NULL, 0, &e), TSL_OK);
+  if (p) CU_ASSERT_EQUAL(tsl_epilogue_apply(p, &e), TSL_ERR_INVALID);
+  CU_ASSERT_EQUAL(tsl_epilogue_apply(NULL, &e), TSL_ERR_INVALID);
+  tsl_arena_set_current(prev);
+  tsl_arena_free(arena);
+}
+
+void ops_tests_epilogue(CU_pSuite s) {
+  CU_add_test(s, "test_every_table_function_after_the_direct_conv", test_every_table_function_after_the_direct_conv);
+  CU_add_test(s, "test_model_functions_direct_and_im2col", test_model_functions_direct_and_im2col);
+  CU_add_test(s, "test_model_functions_gemm1x1", test_model_functions_gemm1x1);
+  CU_add_test(s, "test_model_functions_depthwise_and_grouped", test_model_functions_depthwise_and_grouped);
+  CU_add_test(s, "test_model_functions_winograd", test_model_functions_winograd);
+  CU_add_test(s, "test_epilogue_is_part_of_the_workload_key", test_epilogue_is_part_of_the_workload_key);
+  CU_add_test(s, "test_epilogue_errors", test_epilogue_errors);
+}
