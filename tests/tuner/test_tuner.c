@@ -10,4 +10,5 @@ void tsl_tests_tuner(void) {
   tsl_tests_tuner_insitu();
   tsl_tests_tuner_names();
   tsl_tests_tuner_user_template();
+  tsl_tests_tuner_sketch();
 }

@@ -8,5 +8,6 @@ void tsl_tests_tuner_cache_features(void);
 void tsl_tests_tuner_insitu(void);
 void tsl_tests_tuner_names(void);
 void tsl_tests_tuner_user_template(void);
+void tsl_tests_tuner_sketch(void);
 
 #endif
