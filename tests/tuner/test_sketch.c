@@ -14,6 +14,7 @@
 #include "dsl/te_interp.h"
 #include "ir/arena.h"
 #include "runtime/module.h"
+#include "schedule/lower.h"
 #include "tessel/tensor.h"
 #include "tuner/sketch.h"
 #include "tuner_tests.h"
@@ -181,8 +182,54 @@ static void test_sketch_sampling_is_deterministic(void) {
   tsl_dsl_module_free(mod);
 }
 
+/* At 4, 8 and 16 lanes (NEON, AVX2, AVX-512 targets; lowered, not run: the host may lack
+ * them) every sampled candidate of every operator lowers, and the sampled vector tiles
+ * follow the target's lanes. */
+static void test_sketch_candidates_lower_at_every_lane_count(void) {
+  tsl_dsl_module *mod = NULL;
+  CU_ASSERT_EQUAL_FATAL(tsl_dsl_parse(ops_text, "sketch_ops.tsl", &mod), TSL_OK);
+  tsl_arena *arena = tsl_arena_new(), *prev = tsl_arena_set_current(arena);
+  const char *targets[3] = {"armv8", "x86-64-avx2", "x86-64-avx512"};
+  const int64_t a[] = {32, 64}, b[] = {64, 48};
+  const int64_t *sh[2] = {a, b};
+  tsl_te_program *p = NULL;
+  CU_ASSERT_EQUAL_FATAL(tsl_dsl_instantiate(tsl_dsl_module_find(mod, "sk_matmul"), 2, sh, (int[]){2, 2}, 0, NULL, &p),
+                        TSL_OK);
+  for (int ti = 0; ti < 3; ti++) {
+    tsl_target t;
+    CU_ASSERT_EQUAL_FATAL(tsl_target_parse(targets[ti], &t), TSL_OK);
+    int lanes = tsl_target_f32_lanes(&t), lane_multiple = 0;
+    tsl_sketch_list sl;
+    CU_ASSERT_EQUAL_FATAL(tsl_sketch_generate(p, &t, &sl), TSL_OK);
+    tsl_lower_options o = tsl_lower_options_default();
+    o.vector_bits = t.vector_bits;
+    for (int c = 0; c < 20; c++) {
+      tsl_schedule *s = NULL;
+      tsl_func *f = NULL;
+      CU_ASSERT_EQUAL_FATAL(tsl_sketch_sample(p, &t, &sl.sketches[c % sl.n], (uint64_t)c + 1, &s), TSL_OK);
+      tsl_status st = tsl_lower_with(s, "sk_lanes", &o, &f);
+      if (st != TSL_OK) printf("\n  %s candidate %d: %s\n", targets[ti], c, tsl_last_error());
+      CU_ASSERT_EQUAL(st, TSL_OK);
+      for (int i = 0; i < s->nstages; i++) {
+        const tsl_stage *stg = s->stages[i];
+        for (int k = 0; k < stg->nleaf; k++) {
+          const tsl_stage_iter *it = &stg->iters[stg->leaf[k]];
+          lane_multiple += it->annotation == TSL_FOR_VECTORIZED && it->extent % lanes == 0;
+        }
+      }
+      tsl_schedule_free(s);
+    }
+    /* N = 48 is a multiple of 4, 8 and 16: most vector tiles are lane multiples */
+    CU_ASSERT_TRUE(lane_multiple >= 10);
+  }
+  tsl_arena_set_current(prev);
+  tsl_arena_free(arena);
+  tsl_dsl_module_free(mod);
+}
+
 void tsl_tests_tuner_sketch(void) {
   CU_pSuite s = CU_add_suite("tuner/sketch", NULL, NULL);
   CU_add_test(s, "test_sketch_candidates_match_interpreter", test_sketch_candidates_match_interpreter);
   CU_add_test(s, "test_sketch_sampling_is_deterministic", test_sketch_sampling_is_deterministic);
+  CU_add_test(s, "test_sketch_candidates_lower_at_every_lane_count", test_sketch_candidates_lower_at_every_lane_count);
 }
