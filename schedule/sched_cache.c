@@ -68,9 +68,7 @@ static tsl_status stage_op_failed(const char *prim, const char *name) {
   return tsl_error(TSL_ERR_INVALID, "%s: building stage %s: %s", prim, name, msg);
 }
 
-/* Replaces stage index si by a new stage computing op (same name, fresh iters: the stage
- * had no schedule yet). */
-static tsl_status replace_stage(tsl_schedule *s, int si, tsl_te_op *op) {
+tsl_status tsl_sched_replace_stage(tsl_schedule *s, int si, tsl_te_op *op) {
   tsl_stage *n;
   tsl_status rc = tsl_sched_stage_new(s, op, s->stages[si]->name, &n);
   if (rc != TSL_OK) return rc;
@@ -189,7 +187,7 @@ tsl_status tsl_sched_cache_write(tsl_schedule *s, tsl_stage *st, const tsl_step 
   tsl_te_op *wop = op_with_body(copy->op, copy->op->body, NULL, NULL);
   wop->output = op->output;
   wop->name = op->name;
-  rc = replace_stage(s, si, wop);
+  rc = tsl_sched_replace_stage(s, si, wop);
   tsl_stage *ls = NULL;
   if (rc == TSL_OK) rc = tsl_sched_stage_new(s, local->op, name, &ls);
   if (rc == TSL_OK) rc = tsl_sched_insert_stage(s, si, ls);

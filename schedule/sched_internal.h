@@ -72,7 +72,13 @@ tsl_status tsl_sched_cache_read(tsl_schedule *s, const tsl_step *step);
 tsl_status tsl_sched_cache_write(tsl_schedule *s, tsl_stage *st, const tsl_step *step);
 tsl_status tsl_sched_storage_align(tsl_stage *st, const tsl_step *step);
 tsl_status tsl_sched_prefetch(tsl_schedule *s, tsl_stage *st, const tsl_step *step);
+/* Replaces stage index si by a new stage computing op (same name and attachment, fresh
+ * iters: the stage's loop schedule is dropped). */
+tsl_status tsl_sched_replace_stage(tsl_schedule *s, int si, tsl_te_op *op);
 /* The TE tensor called name: a stage's output or one of the program's inputs; NULL. */
 tsl_te_tensor *tsl_sched_find_tensor(const tsl_schedule *s, const char *name);
+
+/* sched_rfactor.c */
+tsl_status tsl_sched_rfactor(tsl_schedule *s, tsl_stage *st, const tsl_step *step);
 
 #endif

@@ -40,13 +40,13 @@ char *tsl_sched_concat3(const char *a, const char *b, const char *c) {
 static const char *step_names[TSL_STEP_COUNT_] = {
     "compute_inline", "compute_root", "split",      "fuse",        "reorder",      "vectorize",
     "unroll",         "parallel",     "split",      "tile",        "compute_at",   "cache_read",
-    "cache_write",    "storage_align", "prefetch"};
+    "cache_write",    "storage_align", "prefetch", "rfactor"};
 
 /* Argument signature per primitive: s = stage name, a = axis name, t = tensor name,
  * n = other name (scope), i = integer, '+' = the previous kind repeated one or more
  * times. */
 static const char *step_signatures[TSL_STEP_COUNT_] = {"s",    "s",   "sai", "saa",  "sa+", "sa",   "sa", "sa",
-                                                       "sai",  "saaii", "ssa", "tns+", "sn",  "saii", "stai"};
+                                                       "sai",  "saaii", "ssa", "tns+", "sn",  "saii", "stai", "sa"};
 
 const char *tsl_step_kind_name(tsl_step_kind k) {
   return (int)k >= 0 && k < TSL_STEP_COUNT_ ? step_names[k] : NULL;
@@ -407,6 +407,7 @@ static tsl_status dispatch(tsl_schedule *s, tsl_stage *st, const tsl_step *step,
   case TSL_STEP_CACHE_WRITE: return tsl_sched_cache_write(s, st, step);
   case TSL_STEP_STORAGE_ALIGN: return tsl_sched_storage_align(st, step);
   case TSL_STEP_PREFETCH: return tsl_sched_prefetch(s, st, step);
+  case TSL_STEP_RFACTOR: return tsl_sched_rfactor(s, st, step);
   case TSL_STEP_COUNT_: break;
   }
   return tsl_error(TSL_ERR_INVALID, "schedule: unknown step kind %d", (int)step->kind);
@@ -557,12 +558,13 @@ tsl_status tsl_schedule_compute_at(tsl_schedule *s, const char *stage, const cha
   return apply_args(s, TSL_STEP_COMPUTE_AT, 3, n, 0, NULL);
 }
 
-/* The stage a cache step on `base` will insert is named "<base>.local" made unique:
- * known before the step runs, since nothing else names stages. */
+/* The stage a cache step (rfactor) on `base` will insert is named "<base>.local"
+ * ("<base>.rf") made unique: known before the step runs, since nothing else names stages. */
 static tsl_status apply_cache(tsl_schedule *s, const char *base, tsl_step_kind k, int n, const char *const *names,
                               const char **new_stage) {
   if (new_stage) *new_stage = NULL;
-  char *want = s && base ? tsl_sched_concat3(base, ".local", "") : NULL;
+  const char *suffix = k == TSL_STEP_RFACTOR ? ".rf" : ".local";
+  char *want = s && base ? tsl_sched_concat3(base, suffix, "") : NULL;
   char *name = want ? tsl_sched_unique_stage_name(s, want) : NULL;
   free(want);
   tsl_status rc = apply_args(s, k, n, names, 0, NULL);
@@ -602,4 +604,9 @@ tsl_status tsl_schedule_prefetch(tsl_schedule *s, const char *stage, const char 
                                  int64_t offset) {
   const char *n[3] = {stage, tensor, axis};
   return apply_args(s, TSL_STEP_PREFETCH, 3, n, 1, &offset);
+}
+
+tsl_status tsl_schedule_rfactor(tsl_schedule *s, const char *stage, const char *axis, const char **new_stage) {
+  const char *n[2] = {stage, axis};
+  return apply_cache(s, stage, TSL_STEP_RFACTOR, 2, n, new_stage);
 }

@@ -29,7 +29,7 @@
  *     split(C, j.inner, nparts=2)           # TVM's split by nparts
  *     prefetch(C.local, A, k, 8)            # A eight k iterations ahead
  *
- * (tile, fuse, parallel, storage_align and compute_inline/compute_root complete the set;
+ * (tile, fuse, parallel, storage_align, rfactor and compute_inline/compute_root complete the set;
  * see tsl_step_kind) and parsed back by tsl_schedule_from_text(); replaying the same text on the same
  * program gives the same schedule and the same loop IR.
  *
@@ -37,7 +37,8 @@
  * share a name). Root iter names are the TE axis variable names (made unique within the
  * stage the same way); split(x) derives "x.outer" and "x.inner", fuse(a, b) derives
  * "a.b.fused", cache_read(A)/cache_write(C) make stages "A.local"/"C.local" (TVM's
- * names).
+ * names), rfactor(C, k.outer) makes stage "C.rf" whose new spatial axis is "k.outer" and
+ * gives C the reduction axis "k.outer" over it.
  *
  * Ownership. A schedule is malloc'd and owns its stages, iters, relations and steps
  * (free with tsl_schedule_free). It points at the program's TE nodes, which live in an
@@ -157,6 +158,7 @@ typedef enum tsl_step_kind {
   TSL_STEP_CACHE_WRITE,        /* cache_write(stage, local) */
   TSL_STEP_STORAGE_ALIGN,      /* storage_align(stage, axis, factor, offset) */
   TSL_STEP_PREFETCH,           /* prefetch(stage, tensor, axis, offset) */
+  TSL_STEP_RFACTOR,            /* rfactor(stage, axis): axis = one half of a split reduction axis */
   TSL_STEP_COUNT_
 } tsl_step_kind;
 
@@ -224,8 +226,8 @@ int tsl_stage_iter_index(const tsl_stage *st, const char *name);
  *       fuse of an axis that other stages are computed at;
  *     - fuse of non-adjacent leaves or of a spatial with a reduction axis; reorder
  *       naming an axis twice;
- *     - parallel or vectorize of a reduction axis (shared/cases C10; rfactor is not
- *       supported); a second vectorized axis in a stage, a parallel axis, prefetch or
+ *     - parallel or vectorize of a reduction axis (shared/cases C10; rfactor the
+ *       reduction first to run it in parallel); a second vectorized axis in a stage, a parallel axis, prefetch or
  *       attached stage inside a vectorized one; any annotation of an inlined stage;
  *     - compute_inline of an output or a reduction, or of a stage others are attached
  *       to; compute_at of an output, into itself, into a stage that does not consume it
@@ -234,9 +236,14 @@ int tsl_stage_iter_index(const tsl_stage *st, const char *name);
  *     - cache_read of a tensor a reader does not read; cache_write of an output-less,
  *       inlined or already scheduled stage; storage_align of an output, an inlined
  *       stage, a reduction axis, or with factor < 1 or offset outside [0, factor);
- *       prefetch of a tensor the stage does not read.
- * New stages (cache_read/cache_write) are named "<tensor>.local" (made unique with
- * "_N"); their TE ops are built in the current arena. Copies what it keeps from step. */
+ *       prefetch of a tensor the stage does not read;
+ *     - rfactor of a stage that is not a reduction or whose combiner is not associative
+ *       and commutative, of a spatial axis, of a reduction axis that was not split (or
+ *       comes from a nested split), of a stage with any other step than that split
+ *       (another split or fuse, a reorder, an annotation, an attachment, a stage or
+ *       prefetch anchored at it).
+ * New stages (cache_read/cache_write) are named "<tensor>.local", rfactor's "<stage>.rf"
+ * (made unique with "_N"); their TE ops are built in the current arena. Copies what it keeps from step. */
 tsl_status tsl_schedule_apply(tsl_schedule *s, const tsl_step *step);
 
 /* The primitives as calls (each builds the step and calls tsl_schedule_apply). */
@@ -281,6 +288,17 @@ tsl_status tsl_schedule_storage_align(tsl_schedule *s, const char *stage, const 
  * cache line) the region of `tensor` that the stage reads `offset` iterations later. */
 tsl_status tsl_schedule_prefetch(tsl_schedule *s, const char *stage, const char *tensor, const char *axis,
                                  int64_t offset);
+
+/* TVM's rfactor (schedule/sched_rfactor.c): `axis` is k.outer or k.inner of a split of
+ * the stage's reduction axis k (sum, max or min), and the split is the stage's only step
+ * so far. A new stage "<stage>.rf" (inserted before it, compute_root) computes the partial
+ * reductions: its axes are the stage's axes plus `axis` (now spatial: it may run in
+ * parallel or be vectorized), its reduction the other half of k (and the stage's other
+ * reduction axes); the stage then reduces over `axis` of "<stage>.rf". A split that does
+ * not divide k adds the condition that k stays in its domain. Floats: the result equals
+ * the serial reduction up to reassociation rounding. *new_stage (may be NULL) receives
+ * the new stage's name, owned by s. */
+tsl_status tsl_schedule_rfactor(tsl_schedule *s, const char *stage, const char *axis, const char **new_stage);
 
 /* ---- text form (schedule/step_text.c) ------------------------------------- */
 

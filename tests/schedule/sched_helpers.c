@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "codegen/jit.h"
+#include "dsl/te_interp.h"
 #include "runtime/module.h"
 #include "sched_tests.h"
 #include "target/target.h"
@@ -87,15 +88,20 @@ tsl_te_program *st_depthwise_padded(int64_t N, int64_t C, int64_t H, int64_t W, 
   return tsl_te_program_new("depthwise", 2, (tsl_te_tensor *[]){data, weight}, 1, &out);
 }
 
-tsl_te_program *st_row_max(int64_t M, int64_t N) {
+/* out[i] = combiner(j: A[i, j]) as stage `stage` of program `prog`. */
+static tsl_te_program *row_reduce(int64_t M, int64_t N, tsl_combiner c, const char *stage, const char *prog) {
   tsl_te_tensor *A = tsl_te_placeholder("A", TSL_F32, 2, (int64_t[]){M, N});
   tsl_iter_var *ax = tsl_te_axes(1, (int64_t[]){M}, (const char *[]){"i"});
   tsl_iter_var j = tsl_te_reduce_axis("j", 0, N);
   tsl_expr *a = tsl_te_read(A, 2, (tsl_expr *[]){ax[0].var, j.var});
-  tsl_te_tensor *out = tsl_te_compute("rmax", 1, ax, tsl_te_max(a, 1, &j, NULL), NULL);
+  tsl_te_tensor *out = tsl_te_compute(stage, 1, ax, tsl_reduce(c, a, 1, &j, NULL), NULL);
   if (!out) return NULL;
-  return tsl_te_program_new("row_max", 1, &A, 1, &out);
+  return tsl_te_program_new(prog, 1, &A, 1, &out);
 }
+
+tsl_te_program *st_row_max(int64_t M, int64_t N) { return row_reduce(M, N, TSL_REDUCE_MAX, "rmax", "row_max"); }
+
+tsl_te_program *st_row_sum(int64_t M, int64_t N) { return row_reduce(M, N, TSL_REDUCE_SUM, "rsum", "row_sum"); }
 
 tsl_te_program *st_elemwise_chain(int64_t M, int64_t N) {
   tsl_te_tensor *A = tsl_te_placeholder("A", TSL_F32, 2, (int64_t[]){M, N});
@@ -451,4 +457,21 @@ void st_free_guarded(float *p, int64_t n) {
   size_t data_pages = (bytes + page - 1) / page;
   char *end = (char *)p + bytes;
   munmap(end - data_pages * page, (data_pages + 1) * page);
+}
+
+bool st_interpret_f32(const tsl_te_program *p, float *const *inputs, float *out) {
+  tsl_tensor *t[9] = {0};
+  int n = p->ninputs + 1;
+  bool ok = p->noutputs == 1 && n <= 9;
+  for (int i = 0; ok && i < n; i++) {
+    const tsl_buffer *b = i < p->ninputs ? p->inputs[i]->buf : p->outputs[0]->buf;
+    ok = b->dtype.code == TSL_TYPE_FLOAT && b->dtype.bits == 32 &&
+         tsl_tensor_wrap(TSL_DTYPE_F32, b->ndim, b->shape, NULL, i < p->ninputs ? inputs[i] : out, &t[i]) == TSL_OK;
+  }
+  if (ok && tsl_te_interpret(p, (const tsl_tensor *const *)t, &t[p->ninputs]) != TSL_OK) {
+    fprintf(stderr, "\ninterpreter: %s\n", tsl_last_error());
+    ok = false;
+  }
+  for (int i = 0; i < n; i++) tsl_tensor_free(t[i]);
+  return ok;
 }

@@ -19,6 +19,7 @@ void tsl_tests_schedule_numeric(void);
 void tsl_tests_schedule_primitives(void);
 void tsl_tests_schedule_illegal(void);
 void tsl_tests_schedule_fuzz(void);
+void tsl_tests_schedule_rfactor(void);
 
 /* Each test runs in its own arena. */
 typedef struct st_arena {
@@ -43,6 +44,8 @@ tsl_te_program *st_depthwise_padded(int64_t N, int64_t C, int64_t H, int64_t W, 
                                     int64_t stride);
 /* out[i] = max(j: A[i, j]); input A[M,N]. */
 tsl_te_program *st_row_max(int64_t M, int64_t N);
+/* out[i] = sum(j: A[i, j]); input A[M,N]; output rsum[M]. */
+tsl_te_program *st_row_sum(int64_t M, int64_t N);
 /* B = A * 2 (tag "elemwise"), out = B + 1; input A[M,N]. */
 tsl_te_program *st_elemwise_chain(int64_t M, int64_t N);
 /* rowsum[i] = sum(j: A[i,j]) (a reduction: never inlined); out[i,j] = A[i,j] - rowsum[i]. */
@@ -82,6 +85,9 @@ tsl_func *st_lower_host(const tsl_schedule *s, const char *name, tsl_tail_strate
 int st_host_vector_bits(void);
 /* Frees the suite's JIT (suite cleanup). */
 void st_jit_release(void);
+/* The interpreter's result (dsl/te_interp.h) of a program with f32 inputs and one f32
+ * output, on caller arrays (compact row-major); false (message on stderr) on error. */
+bool st_interpret_f32(const tsl_te_program *p, float *const *inputs, float *out);
 /* n floats, 64-byte aligned (free with free()). */
 float *st_alloc_f32(int64_t n);
 /* n floats (n * 4 a multiple of 64) ending right before an inaccessible page, so an

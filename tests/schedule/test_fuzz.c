@@ -4,6 +4,9 @@
  * seed in three, partitioned loops otherwise, the host's vector width), JIT-compiled and
  * compared with the naive references of tests/ref/. Steps the schedule refuses
  * (TSL_ERR_SCHEDULE) are simply not part of the schedule: every kept schedule is legal.
+ * Then rfactor: a random reduction axis of matmul, conv2d NCHW, a row sum or a row max
+ * split, one half factored out, both stages scheduled at random, checked against the TE
+ * interpreter (dsl/te_interp.h).
  * Also: 1 thread and N threads give bit-identical results (shared/cases class 16).
  */
 #include <CUnit/CUnit.h>
@@ -356,6 +359,110 @@ static void test_fuzz_depthwise_random_legal_schedules(void) {
   check_stats("depthwise", &fs);
 }
 
+/* ---- rfactor: a split half of a reduction axis factored out, then anything ---- */
+
+typedef struct rf_program {
+  tsl_te_program *p;
+  const char *stage;                 /* the reduction stage */
+  const char *const *tensors;        /* inputs, for prefetch */
+  int ntensors;
+  int64_t nin[2], nout;              /* element counts */
+} rf_program;
+
+/* One of matmul, conv2d NCHW, row sum, row max, of random small shape. */
+static rf_program rf_pick(rng *r, int which) {
+  static const char *const mm_in[2] = {"A", "B"}, *const conv_in[2] = {"data", "weight"}, *const row_in[1] = {"A"};
+  rf_program q = {0};
+  if (which == 0) {
+    int64_t M = 1 + rnd(r, 9), N = 1 + rnd(r, 20), K = 2 + rnd(r, 40);
+    q = (rf_program){st_matmul(M, N, K), "C", mm_in, 2, {M * K, K * N}, M * N};
+  } else if (which == 1) {
+    int64_t C = 2 + rnd(r, 12), H = 3 + rnd(r, 6), W = 3 + rnd(r, 8), K = 1 + rnd(r, 4), pad = rnd(r, 2);
+    int64_t OH = H + 2 * pad - 2, OW = W + 2 * pad - 2;
+    q = (rf_program){st_conv_padded(1, C, H, W, K, 3, 3, pad, 1), "out", conv_in, 2, {C * H * W, K * C * 9},
+                     K * OH * OW};
+  } else {
+    int64_t M = 1 + rnd(r, 6), N = 2 + rnd(r, 300);
+    q = (rf_program){which == 2 ? st_row_sum(M, N) : st_row_max(M, N), which == 2 ? "rsum" : "rmax", row_in, 1,
+                     {M * N, 0}, M};
+  }
+  return q;
+}
+
+static void fuzz_rfactor_one(uint64_t seed, fuzz_stats *fs, int *rfactored, int *rf_parallel) {
+  rng r = {seed * 6151 + 5};
+  st_arena a = st_arena_begin();
+  rf_program q = rf_pick(&r, (int)(seed % 4));
+  tsl_schedule *s = NULL;
+  if (!q.p || tsl_schedule_create(q.p, &s) != TSL_OK) {
+    fs->failures++;
+    st_arena_end(a);
+    return;
+  }
+  if (seed % 4 == 1 && chance(&r, 40)) applied(tsl_schedule_compute_root(s, "padded"), fs);
+  /* split a random reduction axis and factor one half out */
+  const tsl_stage *st = tsl_schedule_stage(s, q.stage);
+  int nred = st->nroot - st->op->naxis;
+  char k[64], half[80];
+  snprintf(k, sizeof k, "%s", st->iters[st->op->naxis + rnd(&r, nred)].name);
+  bool split = chance(&r, 30) ? applied(tsl_schedule_split_nparts(s, q.stage, k, 1 + rnd(&r, 5)), fs)
+                              : applied(tsl_schedule_split(s, q.stage, k, 1 + rnd(&r, 9)), fs);
+  snprintf(half, sizeof half, "%s.%s", k, chance(&r, 60) ? "outer" : "inner");
+  bool rf = split && applied(tsl_schedule_rfactor(s, q.stage, half, NULL), fs);
+  *rfactored += rf;
+  char rfname[64], rflocal[80];
+  snprintf(rfname, sizeof rfname, "%s.rf", q.stage);
+  snprintf(rflocal, sizeof rflocal, "%s.local", rfname);
+  bool cw = rf && chance(&r, 30) && applied(tsl_schedule_cache_write(s, rfname, "local", NULL), fs);
+  fs->cache_write += cw;
+  if (rf && chance(&r, 50)) { /* the point of rfactor: the factored axis in parallel */
+    bool ok = applied(tsl_schedule_parallel(s, rfname, half), fs);
+    fs->parallel += ok;
+    *rf_parallel += ok;
+  }
+  const char *stages[3] = {q.stage, rfname, rflocal};
+  fuzz_stages(s, stages, 3, &r, fs);
+  if (cw && chance(&r, 70)) fuzz_attach(s, rflocal, (const char *[]){rfname}, 1, &r, fs);
+  if (rf && chance(&r, 25)) fuzz_attach(s, rfname, stages, 1, &r, fs);
+  for (int i = 0; i < 3; i++)
+    if (has_stage(s, stages[i])) fuzz_storage(s, stages[i], q.tensors, q.ntensors, &r, fs);
+  for (int i = 0; i < 3; i++)
+    if (has_stage(s, stages[i])) fuzz_annotate(s, stages[i], &r, fs);
+  float *in0 = st_alloc_f32(q.nin[0]), *in1 = st_alloc_f32(q.nin[1] ? q.nin[1] : 1);
+  float *out = st_alloc_f32(q.nout), *want = st_alloc_f32(q.nout);
+  ref_fill_uniform(in0, q.nin[0], seed, -1.0f, 1.0f);
+  ref_fill_uniform(in1, q.nin[1], seed + 1, -1.0f, 1.0f);
+  if (!st_interpret_f32(q.p, (float *[]){in0, in1}, want)) fs->failures++;
+  void *data[3] = {in0, q.ntensors == 2 ? (void *)in1 : (void *)out, out};
+  check_schedule(q.p, s, seed, q.stage, data, out, want, q.nout, fs);
+  free(in0);
+  free(in1);
+  free(out);
+  free(want);
+  tsl_schedule_free(s);
+  st_arena_end(a);
+}
+
+static void test_fuzz_rfactor_random_legal_schedules(void) {
+  fuzz_stats fs = {0};
+  int rfactored = 0, rf_parallel = 0;
+  for (uint64_t seed = first_seed(), end = seed + FUZZ_SCHEDULES; seed < end; seed++)
+    fuzz_rfactor_one(seed, &fs, &rfactored, &rf_parallel);
+  CU_ASSERT_EQUAL(fs.schedules, FUZZ_SCHEDULES);
+  CU_ASSERT_EQUAL(fs.failures, 0);
+  CU_ASSERT_TRUE(rfactored >= FUZZ_SCHEDULES * 3 / 4);
+  CU_ASSERT_TRUE(rf_parallel >= FUZZ_SCHEDULES / 5);
+  CU_ASSERT_TRUE(fs.vectorize >= FUZZ_SCHEDULES / 4);
+  CU_ASSERT_TRUE(fs.compute_at >= FUZZ_SCHEDULES / 10);
+  CU_ASSERT_TRUE(fs.guarded >= FUZZ_SCHEDULES / 4);
+  if (fs.failures || getenv("TSL_FUZZ_STATS"))
+    fprintf(stderr,
+            "\nfuzz rfactor: %d schedules, %d failed; %d steps (%d refused): rfactor %d (parallel %d), compute_at %d, "
+            "cache_write %d, vectorize %d, unroll %d, parallel %d, tail splits %d\n",
+            fs.schedules, fs.failures, fs.steps, fs.refused, rfactored, rf_parallel, fs.compute_at, fs.cache_write,
+            fs.vectorize, fs.unroll, fs.parallel, fs.tail_split);
+}
+
 /* ---- class 16: parallel loops give the same bits on any number of threads ---- */
 
 static bool run_with_threads(int threads, const tsl_func *f, void *const *data) {
@@ -420,5 +527,6 @@ void tsl_tests_schedule_fuzz(void) {
   CU_add_test(s, "test_fuzz_matmul_random_legal_schedules", test_fuzz_matmul_random_legal_schedules);
   CU_add_test(s, "test_fuzz_conv2d_nchw_random_legal_schedules", test_fuzz_conv2d_nchw_random_legal_schedules);
   CU_add_test(s, "test_fuzz_depthwise_random_legal_schedules", test_fuzz_depthwise_random_legal_schedules);
+  CU_add_test(s, "test_fuzz_rfactor_random_legal_schedules", test_fuzz_rfactor_random_legal_schedules);
   CU_add_test(s, "test_C16_one_and_many_threads_bit_identical", test_C16_one_and_many_threads_bit_identical);
 }

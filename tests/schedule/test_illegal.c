@@ -297,6 +297,47 @@ static void test_illegal_compute_inline_of_reduction_or_output(void) {
   st_arena_end(a);
 }
 
+/* rfactor: only a split half of a reduction axis, of a stage carrying nothing but that
+ * split (anything else would be lost when both stages are rebuilt). */
+static tsl_status rfactor_k(tsl_schedule *s) { return tsl_schedule_rfactor(s, "C", "k", NULL); }
+static tsl_status rfactor_k_outer(tsl_schedule *s) { return tsl_schedule_rfactor(s, "C", "k.outer", NULL); }
+static tsl_status rfactor_i_outer(tsl_schedule *s) { return tsl_schedule_rfactor(s, "C", "i.outer", NULL); }
+static tsl_status rfactor_nested(tsl_schedule *s) { return tsl_schedule_rfactor(s, "C", "k.inner.outer", NULL); }
+static tsl_status rfactor_elemwise(tsl_schedule *s) { return tsl_schedule_rfactor(s, "out", "i.outer", NULL); }
+static tsl_status rfactor_attached(tsl_schedule *s) { return tsl_schedule_rfactor(s, "rowsum", "j.outer", NULL); }
+static tsl_status rfactor_anchor(tsl_schedule *s) { return tsl_schedule_rfactor(s, "out", "rc.outer", NULL); }
+
+static void test_illegal_rfactor(void) {
+  st_arena a = st_arena_begin();
+  tsl_te_program *mm = st_matmul(4, 6, 8);
+  refuse(mm, "", rfactor_k, TSL_ERR_SCHEDULE, "rfactor: reduction axis k of stage C is not split",
+         "split it first", NULL);
+  refuse(mm, "split(C, i, 2)\n", rfactor_i_outer, TSL_ERR_SCHEDULE, "rfactor: axis i.outer of stage C",
+         "spatial axis", NULL);
+  refuse(mm, "split(C, k, 4)\nsplit(C, k.inner, 2)\n", rfactor_nested, TSL_ERR_SCHEDULE,
+         "axis k.inner.outer of stage C", "nested split", NULL);
+  refuse(mm, "split(C, k, 4)\nsplit(C, j, 2)\n", rfactor_k_outer, TSL_ERR_SCHEDULE, "rfactor: stage C has 2",
+         "only the split of the factored reduction axis", NULL);
+  refuse(mm, "split(C, k, 4)\nreorder(C, k.inner, k.outer)\n", rfactor_k_outer, TSL_ERR_SCHEDULE,
+         "stage C was reordered", NULL, NULL);
+  refuse(mm, "split(C, k, 4)\nreorder(C, k.outer, i)\n", rfactor_k_outer, TSL_ERR_SCHEDULE, "stage C was reordered",
+         NULL, NULL);
+  refuse(mm, "split(C, k, 4)\nparallel(C, i)\n", rfactor_k_outer, TSL_ERR_SCHEDULE, "axis i of stage C is annotated",
+         NULL, NULL);
+  refuse(st_elemwise_chain(4, 6), "split(out, i, 2)\n", rfactor_elemwise, TSL_ERR_SCHEDULE,
+         "rfactor: stage out is not a reduction", NULL, NULL);
+  refuse(st_row_center(4, 6), "split(rowsum, j, 2)\ncompute_at(rowsum, out, i)\n", rfactor_attached,
+         TSL_ERR_SCHEDULE, "stage rowsum is computed at another stage", "before compute_at", NULL);
+  refuse(st_conv_padded(1, 4, 5, 5, 2, 3, 3, 1, 1), "compute_root(padded)\nsplit(out, rc, 2)\ncompute_at(padded, out, rc.outer)\n",
+         rfactor_anchor, TSL_ERR_SCHEDULE, "axis rc.outer of stage out has stage padded computed", NULL, NULL);
+  /* the text form checks the arguments like every step */
+  tsl_schedule *s = NULL;
+  CU_ASSERT_EQUAL(tsl_schedule_from_text(mm, "split(C, k, 4)\nrfactor(C)\n", &s), TSL_ERR_INVALID);
+  CU_ASSERT_PTR_NOT_NULL(strstr(tsl_last_error(), "rfactor: too few arguments"));
+  CU_ASSERT_PTR_NULL(s);
+  st_arena_end(a);
+}
+
 /* A refused cache_read (it would leave the producer computed where it no longer
  * encloses its new reader) is undone completely: no new stage, readers unchanged, and
  * the schedule still lowers to the right result. */
@@ -351,4 +392,5 @@ void tsl_tests_schedule_illegal(void) {
   CU_add_test(s, "test_illegal_prefetch_of_tensor_not_read", test_illegal_prefetch_of_tensor_not_read);
   CU_add_test(s, "test_illegal_compute_inline_of_reduction_or_output", test_illegal_compute_inline_of_reduction_or_output);
   CU_add_test(s, "test_illegal_cache_read_rolled_back_completely", test_illegal_cache_read_rolled_back_completely);
+  CU_add_test(s, "test_illegal_rfactor", test_illegal_rfactor);
 }

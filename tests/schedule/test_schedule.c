@@ -9,4 +9,5 @@ void tsl_tests_schedule(void) {
   tsl_tests_schedule_primitives();
   tsl_tests_schedule_illegal();
   tsl_tests_schedule_fuzz();
+  tsl_tests_schedule_rfactor();
 }

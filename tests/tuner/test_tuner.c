@@ -12,4 +12,5 @@ void tsl_tests_tuner(void) {
   tsl_tests_tuner_user_template();
   tsl_tests_tuner_model_tune();
   tsl_tests_tuner_report();
+  tsl_tests_tuner_sketch();
 }

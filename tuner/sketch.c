@@ -1,0 +1,441 @@
+/* Sketch generation and random knob filling (see sketch.h; Ansor section 4, TVM
+ * src/auto_scheduler/search_policy/sketch_policy_rules.cc). */
+#include "tuner/sketch.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NAME_LEN 160
+#define MAX_AXES 12
+
+static const char *rule_names[] = {"none", "tile", "tile_cache", "rfactor_outer", "rfactor_inner", "spatial", "at"};
+
+const char *tsl_sketch_rule_name(tsl_sketch_rule r) {
+  return (int)r >= 0 && (size_t)r < sizeof rule_names / sizeof rule_names[0] ? rule_names[r] : "?";
+}
+
+/* ---- what the rules look at ---- */
+
+static bool is_reduction(const tsl_stage *st) { return st->nroot > st->op->naxis; }
+
+static int64_t spatial_points(const tsl_stage *st) {
+  int64_t n = 1;
+  for (int d = 0; d < st->op->naxis; d++) n *= st->iters[d].extent;
+  return n;
+}
+
+static int64_t reduce_points(const tsl_stage *st) {
+  int64_t n = 1;
+  for (int d = st->op->naxis; d < st->nroot; d++) n *= st->iters[d].extent;
+  return n;
+}
+
+/* Ansor's "only large axis is the reduction" condition for rfactor. */
+static bool wants_rfactor(const tsl_stage *st) { return spatial_points(st) <= 64 && reduce_points(st) >= 128; }
+
+/* The rules that apply to stage i of the default schedule s. */
+static int stage_rules(const tsl_schedule *s, int i, tsl_sketch_rule *r) {
+  const tsl_stage *st = s->stages[i];
+  if (st->attach == TSL_ATTACH_INLINE) return r[0] = TSL_SKETCH_NONE, 1;
+  if (st->op->naxis + (st->nroot - st->op->naxis) > MAX_AXES) return r[0] = TSL_SKETCH_NONE, 1;
+  int n = 0;
+  if (!st->is_output) r[n++] = TSL_SKETCH_AT;
+  if (is_reduction(st)) {
+    r[n++] = TSL_SKETCH_TILE;
+    if (st->is_output) r[n++] = TSL_SKETCH_TILE_CACHE;
+    if (wants_rfactor(st)) {
+      r[n++] = TSL_SKETCH_RFACTOR_OUTER;
+      r[n++] = TSL_SKETCH_RFACTOR_INNER;
+    }
+  } else {
+    r[n++] = TSL_SKETCH_SPATIAL;
+  }
+  return n;
+}
+
+tsl_status tsl_sketch_generate(const tsl_te_program *p, const tsl_target *t, tsl_sketch_list *out) {
+  (void)t;
+  memset(out, 0, sizeof *out);
+  tsl_schedule *s = NULL;
+  tsl_status rc = tsl_schedule_create(p, &s);
+  if (rc != TSL_OK) return rc;
+  if (s->nstages > TSL_SKETCH_MAX_STAGES) {
+    int n = s->nstages;
+    tsl_schedule_free(s);
+    return tsl_error(TSL_ERR_UNSUPPORTED, "sketch: %s has %d stages (at most %d)", p->name ? p->name : "program", n,
+                     TSL_SKETCH_MAX_STAGES);
+  }
+  tsl_sketch_rule rules[TSL_SKETCH_MAX_STAGES][8];
+  int nrules[TSL_SKETCH_MAX_STAGES], pick[TSL_SKETCH_MAX_STAGES] = {0};
+  for (int i = 0; i < s->nstages; i++) nrules[i] = stage_rules(s, i, rules[i]);
+  /* the product of the choices, last stage fastest, first TSL_SKETCH_MAX */
+  for (;;) {
+    tsl_sketch *sk = &out->sketches[out->n++];
+    sk->nstages = s->nstages;
+    for (int i = 0; i < s->nstages; i++) sk->rule[i] = rules[i][pick[i]];
+    int i = s->nstages - 1;
+    while (i >= 0 && ++pick[i] == nrules[i]) pick[i--] = 0;
+    if (i < 0 || out->n == TSL_SKETCH_MAX) break;
+  }
+  tsl_schedule_free(s);
+  return TSL_OK;
+}
+
+/* ---- sampling ---- */
+
+/* dst (NAME_LEN bytes) = src, cut to fit. */
+static void copy_name(char *dst, const char *src) {
+  size_t n = strnlen(src, NAME_LEN - 1);
+  memcpy(dst, src, n);
+  dst[n] = 0;
+}
+
+typedef struct sampler {
+  tsl_schedule *s;
+  uint64_t rng;
+  int lanes;
+  tsl_status err; /* first error that is not a refusal */
+} sampler;
+
+static uint64_t next_rand(sampler *c) { /* splitmix64 */
+  uint64_t z = (c->rng += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+static int rnd(sampler *c, int n) { return n <= 1 ? 0 : (int)(next_rand(c) % (uint64_t)n); }
+static bool chance(sampler *c, int pct) { return rnd(c, 100) < pct; }
+
+/* true when applied; a refusal is false; other errors are kept in c->err. */
+static bool step(sampler *c, tsl_step_kind k, int nnames, const char *const *names, int nints, const int64_t *ints) {
+  if (c->err != TSL_OK) return false;
+  tsl_step_arg args[2 * MAX_AXES + 4];
+  for (int i = 0; i < nnames; i++) args[i] = (tsl_step_arg){false, names[i], 0};
+  for (int i = 0; i < nints; i++) args[nnames + i] = (tsl_step_arg){true, NULL, ints[i]};
+  tsl_step st = {k, nnames + nints, args};
+  tsl_status rc = tsl_schedule_apply(c->s, &st);
+  if (rc == TSL_ERR_SCHEDULE) return false;
+  if (rc != TSL_OK) c->err = rc;
+  return rc == TSL_OK;
+}
+
+static bool step1(sampler *c, tsl_step_kind k, const char *stage, const char *axis) {
+  const char *n[2] = {stage, axis};
+  return step(c, k, axis ? 2 : 1, n, 0, NULL);
+}
+
+/* Leaf k of stage's name, copied (a refused step frees the old strings). */
+static void leaf_name(sampler *c, const char *stage, int k, char *out) {
+  const tsl_stage *st = tsl_schedule_stage(c->s, stage);
+  copy_name(out, st && k >= 0 && k < st->nleaf ? st->iters[st->leaf[k]].name : "");
+}
+
+static int leaf_pos(sampler *c, const char *stage, const char *axis) {
+  const tsl_stage *st = tsl_schedule_stage(c->s, stage);
+  int it = st ? tsl_stage_iter_index(st, axis) : -1;
+  for (int k = 0; st && it >= 0 && k < st->nleaf; k++)
+    if (st->leaf[k] == it) return k;
+  return -1;
+}
+
+/* A random divisor of n no larger than cap (1 when none). */
+static int64_t divisor(sampler *c, int64_t n, int64_t cap) {
+  int64_t d[64];
+  int nd = 0;
+  for (int64_t f = 1; f <= n && f <= cap && nd < 64; f++)
+    if (n % f == 0) d[nd++] = f;
+  return nd ? d[rnd(c, nd)] : 1;
+}
+
+/* The innermost tile of the vectorized axis: a multiple of the lanes when the extent
+ * allows (dividing it when one does), else a divisor. */
+static int64_t vector_tile(sampler *c, int64_t n) {
+  int64_t m[3] = {c->lanes, 2 * (int64_t)c->lanes, 4 * (int64_t)c->lanes};
+  int nm = 0, ndiv = 0;
+  for (int i = 0; i < 3; i++) nm += m[i] <= n, ndiv += m[i] <= n && n % m[i] == 0;
+  if (ndiv && chance(c, 80)) {
+    int64_t pick[3];
+    int np = 0;
+    for (int i = 0; i < 3; i++)
+      if (m[i] <= n && n % m[i] == 0) pick[np++] = m[i];
+    return pick[rnd(c, np)];
+  }
+  if (nm && chance(c, 60)) return m[rnd(c, nm)]; /* a tail */
+  return divisor(c, n, 4 * (int64_t)c->lanes);
+}
+
+/* Splits leaf `axis` of stage into nlev levels with the given inner sizes (sizes[l] =
+ * extent of level l for l >= 1; level 0 takes the rest); level names to names[l]. */
+static void split_levels(sampler *c, const char *stage, const char *axis, int nlev, const int64_t *sizes,
+                         char names[][NAME_LEN]) {
+  char cur[NAME_LEN];
+  snprintf(cur, sizeof cur, "%s", axis);
+  for (int l = 0; l < nlev - 1; l++) {
+    int64_t inner = 1;
+    for (int m = l + 1; m < nlev; m++) inner *= sizes[m];
+    int pos = leaf_pos(c, stage, cur);
+    const char *n[2] = {stage, cur};
+    if (inner > 1 && pos >= 0 && step(c, TSL_STEP_SPLIT, 2, n, 1, &inner)) {
+      leaf_name(c, stage, pos, names[l]);
+      leaf_name(c, stage, pos + 1, cur);
+    } else {
+      names[l][0] = 0; /* level absent: the axis stays whole at the innermost level */
+    }
+  }
+  copy_name(names[nlev - 1], cur);
+}
+
+/* reorder(stage, the nonempty names in order). */
+static void reorder(sampler *c, const char *stage, int n, char names[][NAME_LEN]) {
+  const char *args[4 * MAX_AXES + 1];
+  int m = 0;
+  args[m++] = stage;
+  for (int i = 0; i < n; i++)
+    if (names[i][0]) args[m++] = names[i];
+  if (m > 2) step(c, TSL_STEP_REORDER, m, args, 0, NULL);
+}
+
+/* Fuses the first n leaves (the outer tile level) and runs the result in parallel. */
+static void fuse_parallel(sampler *c, const char *stage, int n) {
+  char a[NAME_LEN], b[NAME_LEN];
+  for (int i = 1; i < n; i++) {
+    leaf_name(c, stage, 0, a);
+    leaf_name(c, stage, 1, b);
+    const char *args[3] = {stage, a, b};
+    const tsl_stage *st = tsl_schedule_stage(c->s, stage);
+    if (st->iters[st->leaf[1]].is_reduce || !step(c, TSL_STEP_FUSE, 3, args, 0, NULL)) break;
+  }
+  const tsl_stage *st = tsl_schedule_stage(c->s, stage);
+  if (st->nleaf && !st->iters[st->leaf[0]].is_reduce && chance(c, 90)) {
+    leaf_name(c, stage, 0, a);
+    step1(c, TSL_STEP_PARALLEL, stage, a);
+  }
+}
+
+/* Vectorizes the innermost leaf when spatial and short; unrolls some short spatial leaves
+ * just outside it when `unroll` (at most 16 copies in all: compile time). */
+static void annotate_inner(sampler *c, const char *stage, bool unroll) {
+  const tsl_stage *st = tsl_schedule_stage(c->s, stage);
+  char a[NAME_LEN];
+  int k = st->nleaf - 1;
+  const tsl_stage_iter *it = &st->iters[st->leaf[k]];
+  if (!it->is_reduce && it->extent > 1 && it->extent <= 64 && chance(c, 90)) {
+    leaf_name(c, stage, k, a);
+    step1(c, TSL_STEP_VECTORIZE, stage, a);
+  }
+  int64_t copies = 1;
+  for (k = k - 1; unroll && k > 0 && chance(c, 50); k--) {
+    st = tsl_schedule_stage(c->s, stage);
+    it = &st->iters[st->leaf[k]];
+    if (it->is_reduce || it->extent > 8 || copies * it->extent > 16 || it->annotation != TSL_FOR_SERIAL) break;
+    copies *= it->extent;
+    leaf_name(c, stage, k, a);
+    step1(c, TSL_STEP_UNROLL, stage, a);
+  }
+}
+
+/* Root axis names of a stage (copied). */
+static int root_names(sampler *c, const char *stage, char names[][NAME_LEN], int *nspatial) {
+  const tsl_stage *st = tsl_schedule_stage(c->s, stage);
+  for (int i = 0; i < st->nroot; i++) copy_name(names[i], st->iters[i].name);
+  *nspatial = st->op->naxis;
+  return st->nroot;
+}
+
+/* Tile sizes of a spatial axis of extent n over nlev levels (sizes[1..]); the last
+ * axis' innermost level is the vector tile. */
+static void spatial_sizes(sampler *c, int64_t n, int nlev, bool vec, int64_t *sizes) {
+  int64_t rem = n;
+  for (int l = nlev - 1; l >= 1; l--) {
+    int64_t f = l == nlev - 1 && vec ? vector_tile(c, rem) : divisor(c, rem, l == nlev - 1 ? 8 : 16);
+    sizes[l] = f;
+    rem = (rem + f - 1) / f;
+  }
+  sizes[0] = rem;
+}
+
+/* Multi-level tiling: spatial axes in nsl levels, reduction axes in nrl levels, loops
+ * ordered by `pattern` ('S' or 'R' per level, outermost first; "SSRSRS" for Ansor's CPU
+ * structure); extents from the stage's nominal axes or tile[] when given. Returns the
+ * number of loops of the first spatial level (fused by the caller). */
+static int multi_level_tile(sampler *c, const char *stage, const char *pattern, const int64_t *tile) {
+  char roots[MAX_AXES][NAME_LEN];
+  int nsp = 0, nr = root_names(c, stage, roots, &nsp);
+  int nsl = 0, nrl = 0;
+  for (const char *p = pattern; *p; p++) *p == 'S' ? nsl++ : nrl++;
+  static _Thread_local char lv[MAX_AXES][6][NAME_LEN];
+  for (int a = 0; a < nr; a++) {
+    const tsl_stage *st = tsl_schedule_stage(c->s, stage);
+    bool red = a >= nsp;
+    int nlev = red ? nrl : nsl;
+    int64_t n = tile && !red ? tile[a] : st->iters[a].extent, sizes[6] = {0};
+    if (red) {
+      int64_t rem = n;
+      for (int l = nlev - 1; l >= 1; l--) sizes[l] = divisor(c, rem, 16), rem /= sizes[l];
+      sizes[0] = rem;
+    } else {
+      spatial_sizes(c, n, nlev, a == nsp - 1, sizes);
+    }
+    if (nlev <= 1) copy_name(lv[a][0], roots[a]);
+    else split_levels(c, stage, roots[a], nlev, sizes, lv[a]);
+  }
+  char order[4 * MAX_AXES][NAME_LEN];
+  int no = 0, sl = 0, rl = 0;
+  for (const char *p = pattern; *p; p++) {
+    bool red = *p == 'R';
+    int l = red ? rl++ : sl++;
+    for (int a = red ? nsp : 0; a < (red ? nr : nsp); a++) copy_name(order[no++], lv[a][l]);
+  }
+  reorder(c, stage, no, order);
+  int nouter = 0;
+  for (int a = 0; a < nsp; a++) nouter += lv[a][0][0] != 0;
+  return nouter;
+}
+
+static void rule_tile(sampler *c, const char *stage) {
+  int nsp = multi_level_tile(c, stage, "SSRSRS", NULL);
+  fuse_parallel(c, stage, nsp);
+  annotate_inner(c, stage, true);
+}
+
+static void rule_tile_cache(sampler *c, const char *stage) {
+  const char *n[2] = {stage, "local"};
+  char local[NAME_LEN];
+  snprintf(local, sizeof local, "%s.local", stage);
+  if (!step(c, TSL_STEP_CACHE_WRITE, 2, n, 0, NULL)) {
+    rule_tile(c, stage);
+    return;
+  }
+  /* the copy: S0 S1 | S2 S3 as two levels, the local stage at its outer tile loop */
+  const tsl_stage *st = tsl_schedule_stage(c->s, stage);
+  int nsp = st->op->naxis;
+  int64_t tile[MAX_AXES];
+  for (int a = 0; a < nsp; a++) {
+    int64_t sizes[4];
+    spatial_sizes(c, st->iters[a].extent, 4, a == nsp - 1, sizes);
+    tile[a] = sizes[2] * sizes[3];
+    if (tile[a] > st->iters[a].extent) tile[a] = st->iters[a].extent;
+  }
+  static _Thread_local char lv[2 * MAX_AXES][NAME_LEN];
+  char roots[MAX_AXES][NAME_LEN];
+  root_names(c, stage, roots, &nsp);
+  for (int a = 0; a < nsp; a++) {
+    char two[2][NAME_LEN];
+    split_levels(c, stage, roots[a], 2, (int64_t[]){0, tile[a]}, two);
+    copy_name(lv[a], two[0]);
+    copy_name(lv[nsp + a], two[1]);
+  }
+  reorder(c, stage, 2 * nsp, lv);
+  int nouter = 0;
+  for (int a = 0; a < nsp; a++) nouter += lv[a][0] != 0;
+  fuse_parallel(c, stage, nouter);
+  /* the local stage at the (fused) outer tile loop: one tile per iteration */
+  char at[NAME_LEN];
+  leaf_name(c, stage, 0, at);
+  const char *args[3] = {local, stage, at};
+  if (nouter > 0) step(c, TSL_STEP_COMPUTE_AT, 3, args, 0, NULL);
+  annotate_inner(c, stage, false);
+  /* the local stage: R0 S2 R1 S3 over one tile */
+  multi_level_tile(c, local, "RSRS", tile);
+  annotate_inner(c, local, true);
+}
+
+static void rule_rfactor(sampler *c, const char *stage, bool outer) {
+  const tsl_stage *st = tsl_schedule_stage(c->s, stage);
+  int best = st->op->naxis;
+  for (int a = st->op->naxis; a < st->nroot; a++)
+    if (st->iters[a].extent > st->iters[best].extent) best = a;
+  char k[NAME_LEN], half[NAME_LEN + 8], rf[NAME_LEN + 8];
+  snprintf(k, sizeof k, "%s", st->iters[best].name);
+  int64_t f = vector_tile(c, st->iters[best].extent);
+  const char *n[2] = {stage, k};
+  snprintf(half, sizeof half, "%s.%s", k, outer ? "outer" : "inner");
+  const char *h[2] = {stage, half};
+  if (!step(c, TSL_STEP_SPLIT, 2, n, 1, &f) || !step(c, TSL_STEP_RFACTOR, 2, h, 0, NULL)) return;
+  snprintf(rf, sizeof rf, "%s.rf", stage);
+  st = tsl_schedule_stage(c->s, rf);
+  /* C.rf: the factored axis outermost (parallel) or innermost (vectorized) */
+  char order[MAX_AXES + 1][NAME_LEN];
+  int no = 0;
+  if (outer) copy_name(order[no++], half);
+  for (int i = 0; i < st->nroot; i++)
+    if (strcmp(st->iters[i].name, half) != 0) copy_name(order[no++], st->iters[i].name);
+  if (!outer) copy_name(order[no++], half);
+  reorder(c, rf, no, order);
+  if (outer) {
+    step1(c, TSL_STEP_PARALLEL, rf, half);
+  } else {
+    step1(c, TSL_STEP_VECTORIZE, rf, half);
+    fuse_parallel(c, rf, st->op->naxis - 1);
+  }
+  annotate_inner(c, stage, true);
+}
+
+static void rule_spatial(sampler *c, const char *stage) {
+  int nsp = multi_level_tile(c, stage, "SS", NULL);
+  fuse_parallel(c, stage, nsp);
+  annotate_inner(c, stage, true);
+}
+
+/* Does stage j read buf, directly or through stages inlined into it? */
+static bool reads(const tsl_schedule *s, const tsl_stage *st, const tsl_buffer *buf, int depth) {
+  for (int i = 0; depth < 16 && i < st->op->ninputs; i++) {
+    if (st->op->inputs[i]->buf == buf) return true;
+    const tsl_stage *in = tsl_schedule_stage_of_op(s, st->op->inputs[i]->op);
+    if (in && in->attach == TSL_ATTACH_INLINE && reads(s, in, buf, depth + 1)) return true;
+  }
+  return false;
+}
+
+/* compute_at into the last consumer's outer tile loop (or a random loop above its
+ * innermost). */
+static void rule_at(sampler *c, const char *stage) {
+  const tsl_stage *self = tsl_schedule_stage(c->s, stage);
+  int si = tsl_schedule_stage_index(c->s, stage), consumer = -1;
+  for (int j = si + 1; j < c->s->nstages; j++) {
+    const tsl_stage *o = c->s->stages[j];
+    if (o->attach != TSL_ATTACH_INLINE && reads(c->s, o, self->op->output->buf, 0)) consumer = j;
+  }
+  if (consumer < 0) return;
+  const tsl_stage *cs = c->s->stages[consumer];
+  int k = chance(c, 60) ? 0 : rnd(c, cs->nleaf > 1 ? cs->nleaf - 1 : 1);
+  char at[NAME_LEN], cname[NAME_LEN];
+  snprintf(cname, sizeof cname, "%s", cs->name);
+  leaf_name(c, cname, k, at);
+  const char *args[3] = {stage, cname, at};
+  step(c, TSL_STEP_COMPUTE_AT, 3, args, 0, NULL);
+}
+
+tsl_status tsl_sketch_sample(const tsl_te_program *p, const tsl_target *t, const tsl_sketch *sk, uint64_t seed,
+                             tsl_schedule **out) {
+  *out = NULL;
+  sampler c = {NULL, seed * 0x2545f4914f6cdd1dull + 7, tsl_target_f32_lanes(t), TSL_OK};
+  tsl_status rc = tsl_schedule_create(p, &c.s);
+  if (rc != TSL_OK) return rc;
+  if (c.s->nstages != sk->nstages) {
+    tsl_schedule_free(c.s);
+    return tsl_error(TSL_ERR_INVALID, "sketch: made for %d stages, %s has %d", sk->nstages,
+                     p->name ? p->name : "program", c.s->nstages);
+  }
+  char names[TSL_SKETCH_MAX_STAGES][NAME_LEN];
+  for (int i = 0; i < sk->nstages; i++) copy_name(names[i], c.s->stages[i]->name);
+  /* consumers first: a stage's loops exist before producers are attached to them */
+  for (int i = sk->nstages - 1; i >= 0 && c.err == TSL_OK; i--) {
+    switch (sk->rule[i]) {
+    case TSL_SKETCH_NONE: break;
+    case TSL_SKETCH_TILE: rule_tile(&c, names[i]); break;
+    case TSL_SKETCH_TILE_CACHE: rule_tile_cache(&c, names[i]); break;
+    case TSL_SKETCH_RFACTOR_OUTER: rule_rfactor(&c, names[i], true); break;
+    case TSL_SKETCH_RFACTOR_INNER: rule_rfactor(&c, names[i], false); break;
+    case TSL_SKETCH_SPATIAL: rule_spatial(&c, names[i]); break;
+    case TSL_SKETCH_AT: rule_at(&c, names[i]); break;
+    }
+  }
+  if (c.err != TSL_OK) {
+    tsl_schedule_free(c.s);
+    return c.err;
+  }
+  *out = c.s;
+  return TSL_OK;
+}

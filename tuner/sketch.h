@@ -1,0 +1,86 @@
+/* Sketch generation for tensor-expression programs that have no template: the first
+ * half of an auto-scheduler (issue 16 part 3), after Ansor (Zheng et al., "Ansor:
+ * Generating High-Performance Tensor Programs for Deep Learning", OSDI 2020, section 4:
+ * derivation rules on the CPU structure) and TVM's auto_scheduler sketch_policy_rules.cc.
+ *
+ * A sketch fixes the structure of a schedule, one choice per stage of the default
+ * schedule (tsl_schedule_create: injective stages inlined, the "always inline" rule):
+ *   TSL_SKETCH_TILE        multi-level tiling "SSRSRS" of a reduction stage: every spatial
+ *                          axis split in 4 levels S0..S3, every reduction axis in 2 levels
+ *                          R0, R1, loops ordered S0 S1 R0 S2 R1 S3;
+ *   TSL_SKETCH_TILE_CACHE  the same with cache_write: the stage copies a local buffer
+ *                          (tiled S0 S1 | S2 S3, the copy's outer tile loop holding the
+ *                          local stage, compute_at), the local stage accumulates one tile
+ *                          in the order R0 S2 R1 S3;
+ *   TSL_SKETCH_RFACTOR_OUTER / _INNER  a reduction whose only large axis is the reduction
+ *                          (spatial points <= 64, reduction points >= 128): its largest
+ *                          reduction axis is split and rfactor'ed on the outer half (run
+ *                          in parallel) or the inner half (vectorized);
+ *   TSL_SKETCH_SPATIAL     a stage without reduction that keeps its loops: 2-level tiling;
+ *   TSL_SKETCH_AT          a non-output stage computed at the outer tile loop of its
+ *                          (last) consumer;
+ *   TSL_SKETCH_NONE        an inlined stage (nothing to do).
+ * Every loop nest then gets the annotations: the outermost tile level fused and run in
+ * parallel, the innermost spatial loop vectorized (its tile a multiple of the target's
+ * f32 lanes where the extent allows), small inner spatial tiles unrolled.
+ *
+ * Sampling fills the knobs (tile sizes from the divisors of each extent, the vector tile
+ * from multiples of the lanes, the unroll choices) from a seed: the same program, target,
+ * sketch and seed give the same schedule text.
+ */
+#ifndef TESSEL_TUNER_SKETCH_H
+#define TESSEL_TUNER_SKETCH_H
+
+#include <stdint.h>
+
+#include "schedule/schedule.h"
+#include "target/target.h"
+#include "tessel/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum tsl_sketch_rule {
+  TSL_SKETCH_NONE = 0,
+  TSL_SKETCH_TILE,
+  TSL_SKETCH_TILE_CACHE,
+  TSL_SKETCH_RFACTOR_OUTER,
+  TSL_SKETCH_RFACTOR_INNER,
+  TSL_SKETCH_SPATIAL,
+  TSL_SKETCH_AT
+} tsl_sketch_rule;
+
+#define TSL_SKETCH_MAX_STAGES 16
+#define TSL_SKETCH_MAX 64
+
+typedef struct tsl_sketch {
+  int nstages;                             /* stages of the default schedule */
+  tsl_sketch_rule rule[TSL_SKETCH_MAX_STAGES]; /* per stage, in the default schedule's order */
+} tsl_sketch;
+
+typedef struct tsl_sketch_list {
+  int n;
+  tsl_sketch sketches[TSL_SKETCH_MAX];
+} tsl_sketch_list;
+
+/* The rule's name ("tile", "tile_cache", ...), for messages and records. */
+const char *tsl_sketch_rule_name(tsl_sketch_rule r);
+
+/* Every sketch of p (the product of each stage's applicable rules, the first
+ * TSL_SKETCH_MAX of them; never empty for a valid program). Errors: those of
+ * tsl_schedule_create; TSL_ERR_UNSUPPORTED for more than TSL_SKETCH_MAX_STAGES stages. */
+tsl_status tsl_sketch_generate(const tsl_te_program *p, const tsl_target *t, tsl_sketch_list *out);
+
+/* A schedule of p with sketch sk's structure and knobs drawn from seed. Steps the
+ * schedule refuses (for example a compute_at whose loop does not enclose every consumer)
+ * are left out, so the result is always a legal schedule. The IR nodes it makes live in
+ * the current arena. Errors: TSL_ERR_INVALID when sk does not belong to p; errors of the
+ * schedule other than a refusal (TSL_ERR_NOMEM). *out is NULL on error. */
+tsl_status tsl_sketch_sample(const tsl_te_program *p, const tsl_target *t, const tsl_sketch *sk, uint64_t seed,
+                             tsl_schedule **out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
