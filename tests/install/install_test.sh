@@ -55,6 +55,11 @@ if readelf -d "$libdir/libtessel_runtime.so" | grep -q 'NEEDED.*LLVM'; then
   fail "libtessel_runtime.so needs LLVM"
 fi
 
+# A sanitized build folder's libraries need their sanitizer runtime first in programs
+# that are not instrumented (the examples built here): preloaded (destdir.sh).
+sanitizer_preload "$libdir/libtessel.so"
+[ -z "$asan" ] || echo "install_test: a sanitized build: $asan preloaded into the examples, leak detection off"
+
 # classify: pkg-config tessel (+ stb, the example's own image decoder).
 cc -std=c11 -O2 -Wall -Werror "$src/examples/classify.c" -o "$tmp/classify" \
   $(pkg-config --cflags --libs tessel) $stb_flags || fail "building classify.c"
@@ -66,7 +71,7 @@ w, h = 64, 48
 px = bytes(((x * 7 + y * 3) % 256 if c == 0 else (x * y) % 256 if c == 1 else (255 - x * 4) % 256)
            for y in range(h) for x in range(w) for c in range(3))
 sys.stdout.buffer.write(b'P6\n%d %d\n255\n' % (w, h) + px)" >"$tmp/picture.ppm"
-LD_LIBRARY_PATH=$libdir "$tmp/classify" "$tmp/picture.ppm" squeezenet1_1 --threads 1 >"$tmp/classify.out" 2>&1 ||
+env "${preload[@]}" LD_LIBRARY_PATH=$libdir "$tmp/classify" "$tmp/picture.ppm" squeezenet1_1 --threads 1 >"$tmp/classify.out" 2>&1 ||
   { cat "$tmp/classify.out" >&2; fail "installed classify"; }
 "$build/examples/classify" "$tmp/picture.ppm" squeezenet1_1 --threads 1 >"$tmp/classify.ref" 2>&1 ||
   { cat "$tmp/classify.ref" >&2; fail "build/examples/classify"; }
@@ -84,7 +89,7 @@ cc -std=c11 -O2 -Wall -Werror "$src/examples/device_app.c" -o "$tmp/device_app" 
 if readelf -d "$tmp/device_app" | grep -q 'NEEDED.*LLVM'; then fail "device_app needs LLVM"; fi
 LD_LIBRARY_PATH=$libdir "$bindir/tunecli" compile squeezenet1_1 --target host -o "$tmp/model.so" >"$tmp/compile.log" 2>&1 ||
   { cat "$tmp/compile.log" >&2; fail "installed tunecli compile squeezenet1_1"; }
-LD_LIBRARY_PATH=$libdir "$tmp/device_app" --threads 1 -o "$tmp/out.bin" "$tmp/model.so" seed:7 >"$tmp/app.log" 2>&1 ||
+env "${preload[@]}" LD_LIBRARY_PATH=$libdir "$tmp/device_app" --threads 1 -o "$tmp/out.bin" "$tmp/model.so" seed:7 >"$tmp/app.log" 2>&1 ||
   { cat "$tmp/app.log" >&2; fail "installed device_app"; }
 "$build/examples/tessel-device-app" --threads 1 -o "$tmp/ref.bin" "$tmp/model.so" seed:7 >"$tmp/ref.log" 2>&1 ||
   { cat "$tmp/ref.log" >&2; fail "build/examples/tessel-device-app"; }

@@ -31,10 +31,8 @@ libdir=$(dirname "$(find "$dest" -name 'libtessel.so' | head -n 1)")
 # instrumented, so the AddressSanitizer runtime the library needs must be preloaded
 # (it has to come first), and the interpreter's own allocations at exit are no leaks of
 # tessel's. Skipped when even that cannot load the library.
-preload=()
-asan=$(ldd "$libdir/libtessel.so" 2>/dev/null | awk '/libasan|libclang_rt\.asan/ {print $3; exit}')
+sanitizer_preload "$libdir/libtessel.so"
 if [ -n "$asan" ]; then
-  preload=(LD_PRELOAD="$asan" ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0")
   env "${preload[@]}" "$py" -c "import ctypes, sys; ctypes.CDLL(sys.argv[1])" "$libdir/libtessel.so" >"$tmp/probe.log" 2>&1 ||
     { cat "$tmp/probe.log"; echo "python_test: skipped: $py cannot load the sanitized libtessel.so even with $asan preloaded"; exit 77; }
   echo "python_test: a sanitized build: $asan preloaded into Python, leak detection off"
