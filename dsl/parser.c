@@ -100,7 +100,7 @@ static tsl_status parse_binary(parser *p, int minprec, dsl_node **out);
 
 static tsl_status parse_list(parser *p, dsl_tok_kind close, const char *what, dsl_vec *items) {
   for (;;) {
-    dsl_node *e;
+    dsl_node *e = NULL;
     tsl_status st = parse_expr(p, &e);
     if (st != TSL_OK) return st;
     dsl_vec_push(p->pool, items, e);

@@ -170,7 +170,7 @@ static int64_t vector_tile(sampler *c, int64_t n) {
 static void split_levels(sampler *c, const char *stage, const char *axis, int nlev, const int64_t *sizes,
                          char names[][NAME_LEN]) {
   char cur[NAME_LEN];
-  snprintf(cur, sizeof cur, "%s", axis);
+  copy_name(cur, axis);
   for (int l = 0; l < nlev - 1; l++) {
     int64_t inner = 1;
     for (int m = l + 1; m < nlev; m++) inner *= sizes[m];
