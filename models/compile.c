@@ -135,6 +135,7 @@ static tsl_status compile_graph(const tsl_graph *g, const tsl_compile_options *o
     pb.convs.target = &target;
     pb.convs.records = records;
     pb.convs.warn = o.verbose ? stderr : NULL;
+    pb.auto_schedule = o.auto_schedule;
     tsl_plan_sink sink = {plan, plan_constant, plan_activation, plan_view, plan_step, plan_io};
     st = tsl_plan_build(&pb, work, g, &sink);
   } else {
@@ -143,6 +144,7 @@ static tsl_status compile_graph(const tsl_graph *g, const tsl_compile_options *o
   stats->kernels = pb.kernels + pb.convs.kernels;
   stats->conv_layers = pb.convs.layers;
   stats->records_used = pb.convs.tuned;
+  stats->auto_kernels = pb.auto_kernels;
   stats->records_missed = pb.convs.missed;
   stats->activation_bytes = pb.activation_bytes;
   if (st == TSL_OK && records && pb.convs.missed && !o.verbose) {

@@ -60,6 +60,13 @@ typedef struct tsl_compile_options {
   bool no_passes;      /* compile the graph as given (for checking the passes) */
   bool no_layout;      /* keep every tensor in plain NCHW (skip layout selection) */
   bool verbose;        /* the dispatch's per-layer "no tuning record" lines on stderr */
+  bool auto_schedule;  /* kernels with a reduction and no template (reductions, softmax,
+                          norms, pools written as node text) get the auto-scheduler's
+                          schedule (tuner/autosched.h: an OP.auto record of a registry
+                          operator, else the first sketch's default) instead of the
+                          generic default schedule. Off by default: the first sketch at
+                          its middle decisions is slower than the generic default on
+                          row reductions (a 512x1000 row max 0.38 ms vs 0.07 ms, AVX2) */
   const tsl_records *records_db; /* records held in memory, used instead of the `records`
                                     file when non-NULL (not owned, not modified): the
                                     in-situ pass compiles model variants from them */
@@ -87,7 +94,11 @@ typedef struct tsl_compile_stats {
   int layout_transforms;           /* NCHW <-> NCHW[x]c transform nodes inserted */
   int steps;                       /* kernel calls per run */
   int kernels;                     /* distinct kernels built (<= steps) */
-  int records_used;                /* conv workloads whose schedule came from the records */
+  int records_used;                /* workloads whose schedule came from the records (convs, and
+                                      operators without a template tuned as OP.auto) */
+  int auto_kernels;                /* kernels of operators without a template scheduled by the
+                                      auto-scheduler (tuner/autosched.h: records, else its
+                                      default) instead of the generic default schedule */
   int records_missed;              /* conv workloads without a matching record (records given) */
   int conv_layers;                 /* conv nodes built through the dispatch */
   int64_t activation_bytes;        /* all activation tensors, unshared */

@@ -15,6 +15,8 @@
 #include "models/passes/plan_memory.h"
 #include "schedule/schedule.h"
 #include "tessel/runtime.h"
+#include "tuner/autosched.h"
+#include "tuner/dispatch.h"
 
 /* ---- kernels: one per distinct workload text ---- */
 
@@ -36,9 +38,42 @@ static uint64_t text_hash(const char *s) {
   return h;
 }
 
+/* Whether node kernel nk (program p) gets the auto-scheduler's kernel: p has a reduction
+ * stage (a pure elementwise kernel's default schedule is already the auto-scheduler's
+ * one: inlined, fused outer loops in parallel, vectorized) and neither a hand template of
+ * its operator nor a hand schedule in the default (the packed dense layer). */
+static bool wants_auto(const tsl_node_kernel *nk, const tsl_te_program *p) {
+  if (nk->registry_op && tsl_template_list(nk->registry_op, NULL, 0) > 0) return false;
+  return !tsl_default_schedule_is_hand(p) && tsl_autosched_applies(p);
+}
+
+/* The auto-scheduler's kernel (issue 16 part 4): a registry operator's records of its
+ * "OP.auto" template when the compile has records and one matches (tuner/dispatch.h; *p
+ * becomes the dispatcher's instance of the same op), else the deterministic default
+ * (the first sketch, tuner/autosched.h). */
+static tsl_status auto_schedule(tsl_conv_lowering *cl, const tsl_node_kernel *nk, tsl_te_program **p,
+                                tsl_schedule **s) {
+  if (nk->registry_op && cl->records) {
+    const int64_t *shapes[TSL_NODE_KERNEL_MAX_ARGS];
+    for (int i = 0; i < nk->ninputs; i++) shapes[i] = nk->shapes[i];
+    tsl_workload w;
+    tsl_dispatch_info info;
+    tsl_te_program *dp = NULL;
+    tsl_status st = tsl_workload_init(&w, nk->registry_op, nk->ninputs, shapes, nk->ndims, nk->nparams, nk->params);
+    if (st == TSL_OK) st = tsl_dispatch_schedule(cl->records, cl->target, &w, NULL, &dp, s, &info);
+    if (st == TSL_OK) {
+      *p = dp;
+      cl->tuned += info.tuned;
+      return TSL_OK;
+    }
+    tsl_clear_error(); /* the default below */
+  }
+  return tsl_autosched_default_schedule(*p, cl->target, s);
+}
+
 /* The program and schedule of node kernel nk: a bitserial conv's record or template
- * default, a registry operator with the default schedule, or the node's text parsed
- * (*mod) with the default schedule. */
+ * default, a registry operator or the node's text parsed (*mod) with the
+ * auto-scheduler's schedule (wants_auto) or the default schedule. */
 static tsl_status schedule_node(tsl_plan_builder *b, const tsl_node_kernel *nk, const char *name, tsl_dsl_module **mod,
                                 tsl_schedule **s) {
   tsl_conv_lowering *cl = &b->convs;
@@ -61,6 +96,10 @@ static tsl_status schedule_node(tsl_plan_builder *b, const tsl_node_kernel *nk, 
   if (st == TSL_OK && prog->noutputs != nk->nargs - nk->ninputs)
     st = tsl_error(TSL_ERR_INVALID, "kernel %s has %d outputs, the node %d", name, prog->noutputs,
                    nk->nargs - nk->ninputs);
+  if (st == TSL_OK && !*s && b->auto_schedule && !tsl_binary_is_bitserial(nk->registry_op) && wants_auto(nk, prog)) {
+    st = auto_schedule(cl, nk, &prog, s);
+    b->auto_kernels += st == TSL_OK;
+  }
   if (st == TSL_OK && !*s) st = tsl_default_schedule(prog, cl->target, s);
   return st;
 }

@@ -59,6 +59,9 @@ typedef struct tsl_plan_builder {
   bool want_conv_steps;    /* fill conv_steps */
   /* out */
   int kernels;             /* distinct kernels built for the other nodes */
+  bool auto_schedule;      /* kernels with a reduction and no template: the auto-scheduler's
+                              schedule (models/compile.h, tsl_compile_options) */
+  int auto_kernels;        /* of which scheduled by the auto-scheduler (no template) */
   double build_seconds;    /* building them */
   int steps;               /* kernel calls per run */
   int64_t activation_bytes; /* all activations, unplanned */

@@ -7,6 +7,7 @@
 
 #include "tessel/runtime.h"
 #include "ops/conv2d/algorithms_conv.h"
+#include "tuner/autosched.h"
 
 enum { MAX_ALGOS = 16 };
 
@@ -77,6 +78,12 @@ static tsl_status dispatch(const tsl_records *db, const tsl_target *t, const tsl
     goto out;
   }
   int na = tsl_algorithms_for(w, algos, MAX_ALGOS, NULL);
+  if (na == 0) {
+    /* no hand or user template: the auto-scheduler's (its records, else its default) */
+    const tsl_template *tpl = NULL;
+    if (tsl_autosched_template(w->op, &tpl) != TSL_OK) goto out;
+    na = tsl_algorithms_for(w, algos, MAX_ALGOS, NULL);
+  }
   if (na > MAX_ALGOS) na = MAX_ALGOS;
   if (!any_op) {
     int k = 0;

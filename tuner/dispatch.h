@@ -20,7 +20,10 @@
  *
  * (one line; shown wrapped). A config is never taken from another workload or target
  * family (shared/cases C11). Without records (db NULL) only the default algorithm's
- * program is instantiated.
+ * program is instantiated. An operator with no template at all (a user's DSL op, a
+ * registry op nobody wrote a template for) gets the auto-scheduler's template
+ * (tuner/autosched.h, "OP.auto", registered here): its records, else its default (the
+ * first sketch, deterministic).
  */
 #ifndef TESSEL_TUNER_DISPATCH_H
 #define TESSEL_TUNER_DISPATCH_H

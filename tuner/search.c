@@ -7,7 +7,7 @@
 
 #include "tuner/cost_model.h"
 
-enum { SA_POINTS = 128, SA_STEPS = 60, EARLY_RANDOM = 8, RERANK = 4 };
+enum { SA_POINTS = 128, SA_STEPS = 60, EARLY_RANDOM = 8, RERANK = 4, EVO_POP = 64, EVO_GENERATIONS = 4 };
 #define SA_EPS 0.1
 
 struct tsl_search {
@@ -28,8 +28,8 @@ struct tsl_search {
 };
 
 bool tsl_search_kind_parse(const char *s, tsl_search_kind *out) {
-  static const char *const names[] = {"random", "grid", "xgb"};
-  for (int i = 0; s && i < 3; i++)
+  static const char *const names[] = {"random", "grid", "xgb", "evolution"};
+  for (int i = 0; s && i < 4; i++)
     if (strcmp(s, names[i]) == 0) {
       *out = (tsl_search_kind)i;
       return true;
@@ -98,7 +98,7 @@ tsl_status tsl_search_new(tsl_search_kind kind, const tsl_config_space *sp, uint
   s->set_cap = 64;
   s->set = calloc((size_t)s->set_cap, sizeof *s->set);
   tsl_status st = s->set ? TSL_OK : tsl_error(TSL_ERR_NOMEM, "search: out of memory");
-  if (st == TSL_OK && kind == TSL_SEARCH_XGB) st = tsl_cost_model_new(sp, &s->model);
+  if (st == TSL_OK && (kind == TSL_SEARCH_XGB || kind == TSL_SEARCH_EVOLUTION)) st = tsl_cost_model_new(sp, &s->model);
   if (st != TSL_OK) {
     tsl_search_free(s);
     return st;
@@ -120,7 +120,7 @@ void tsl_search_free(tsl_search *s) {
 tsl_status tsl_search_set_program(tsl_search *s, const tsl_te_program *p, const tsl_template *tpl,
                                   const tsl_target *t) {
   if (!s || !p || !tpl || !t) return tsl_error(TSL_ERR_INVALID, "search: NULL argument");
-  if (s->kind != TSL_SEARCH_XGB) return TSL_OK;
+  if (s->kind != TSL_SEARCH_XGB && s->kind != TSL_SEARCH_EVOLUTION) return TSL_OK;
   tsl_cost_model_free(s->rerank);
   s->rerank = NULL;
   tsl_status st = tsl_cost_model_new(&s->space, &s->rerank);
@@ -259,6 +259,111 @@ static void rerank_best(tsl_search *s, int64_t *idx, int n) {
   free(score);
 }
 
+/* ---- evolution (Ansor, Zheng et al., OSDI 2020, section 5.1) ---- */
+
+/* Whether configs a and b may be crossed: same structure. A space whose first knob is
+ * "sketch" (the auto-scheduler's, tuner/autosched.h) gives the other knobs their meaning
+ * per sketch, so only parents of one sketch are crossed; any other space's knobs mean
+ * the same in every config. */
+static bool crossable(const tsl_search *s, const tsl_config *a, const tsl_config *b) {
+  return s->space.nknobs > 1 && (strcmp(s->space.knobs[0].name, "sketch") != 0 || a->values[0] == b->values[0]);
+}
+
+/* The index of one of pop's n members by a tournament of two (the higher score wins). */
+static int tournament(tsl_search *s, const float *score, int n) {
+  int a = (int)rand_below(&s->rng, n), b = (int)rand_below(&s->rng, n);
+  return score[a] >= score[b] ? a : b;
+}
+
+/* One knob of c changed: a split or reorder knob to a neighbouring candidate half the
+ * time (a tile size one divisor away), else to any candidate. */
+static void mutate(tsl_search *s, tsl_config *c) {
+  int k = (int)rand_below(&s->rng, s->space.nknobs);
+  const tsl_knob *kn = &s->space.knobs[k];
+  if (kn->nvalues < 2) return;
+  int at = 0;
+  while (at < kn->nvalues && kn->values[at] != c->values[k]) at++;
+  int to;
+  if (rand_below(&s->rng, 2) == 0 && at < kn->nvalues) to = at + (rand_below(&s->rng, 2) ? 1 : -1);
+  else to = (int)rand_below(&s->rng, kn->nvalues);
+  if (to < 0) to = 1;
+  if (to >= kn->nvalues) to = kn->nvalues - 2;
+  c->values[k] = kn->values[to];
+}
+
+/* Keeps the best n of the m scored configs c (by score, one per index) in place; returns n'. */
+static int select_best(const tsl_search *s, tsl_config *c, float *score, int m, int n) {
+  for (int i = 1; i < m; i++)
+    for (int j = i; j > 0 && score[j] > score[j - 1]; j--) {
+      float t = score[j];
+      score[j] = score[j - 1];
+      score[j - 1] = t;
+      tsl_config u = c[j];
+      c[j] = c[j - 1];
+      c[j - 1] = u;
+    }
+  int k = 0;
+  for (int i = 0; i < m && k < n; i++) {
+    int64_t idx = tsl_config_index(&s->space, &c[i]);
+    bool dup = false;
+    for (int j = 0; j < k && !dup; j++) dup = tsl_config_index(&s->space, &c[j]) == idx;
+    if (dup) continue;
+    c[k] = c[i];
+    score[k++] = score[i];
+  }
+  return k;
+}
+
+/* Evolution guided by the cost model (the IR-feature one when the search has the
+ * program): a population of the best measured configs and random ones; each generation
+ * makes EVO_POP children by tournament selection, crossover of two parents (each knob
+ * from either, when crossable) and mutation, scores them and keeps the best EVO_POP of
+ * parents and children. Returns up to n unvisited indices of the best scored configs
+ * met, best first. */
+static int evo_propose(tsl_search *s, int64_t *best_idx, int n) {
+  tsl_cost_model *m = s->rerank && tsl_cost_model_trained(s->rerank) ? s->rerank : s->model;
+  tsl_config *pop = malloc(sizeof *pop * 2 * EVO_POP);
+  float *score = malloc(sizeof *score * 2 * EVO_POP);
+  tsl_config *met = malloc(sizeof *met * (EVO_GENERATIONS + 1) * EVO_POP);
+  float *met_score = malloc(sizeof *met_score * (EVO_GENERATIONS + 1) * EVO_POP);
+  int np = 0, nmet = 0, got = 0;
+  if (!pop || !score || !met || !met_score) goto out;
+  for (int i = 0; i < s->nhist && np < EVO_POP / 2; i++)
+    if (isfinite(s->hist_cost[i])) pop[np++] = s->hist[i];
+  while (np < EVO_POP) tsl_config_from_index(&s->space, rand_below(&s->rng, s->size), &pop[np++]);
+  if (tsl_cost_model_predict(m, pop, np, score) != TSL_OK) goto out;
+  for (int g = 0; g < EVO_GENERATIONS; g++) {
+    tsl_config *kids = pop + np;
+    for (int i = 0; i < EVO_POP; i++) {
+      tsl_config c = pop[tournament(s, score, np)];
+      const tsl_config *b = &pop[tournament(s, score, np)];
+      bool crossed = false;
+      if (rand_below(&s->rng, 2) == 0 && crossable(s, &c, b))
+        for (int k = 0; k < s->space.nknobs; k++)
+          if (rand_below(&s->rng, 2)) crossed |= c.values[k] != b->values[k], c.values[k] = b->values[k];
+      if (!crossed || rand_below(&s->rng, 4) != 0) mutate(s, &c);
+      kids[i] = c;
+    }
+    if (tsl_cost_model_predict(m, kids, EVO_POP, score + np) != TSL_OK) break;
+    for (int i = 0; i < EVO_POP; i++) {
+      int64_t idx = tsl_config_index(&s->space, &kids[i]);
+      if (idx < 0 || set_has(s, idx)) continue;
+      met[nmet] = kids[i];
+      met_score[nmet++] = score[np + i];
+    }
+    np = select_best(s, pop, score, np + EVO_POP, EVO_POP);
+  }
+  nmet = select_best(s, met, met_score, nmet, n);
+  for (int i = 0; i < nmet; i++) best_idx[got++] = tsl_config_index(&s->space, &met[i]);
+out:
+  tsl_clear_error();
+  free(pop);
+  free(score);
+  free(met);
+  free(met_score);
+  return got;
+}
+
 int tsl_search_next(tsl_search *s, tsl_config *out, int n) {
   if (!s || !out || n <= 0) return 0;
   int got = 0;
@@ -275,6 +380,12 @@ int tsl_search_next(tsl_search *s, tsl_config *out, int n) {
     if (rerank && np > nmodel) rerank_best(s, idx, np);
     for (int i = 0; i < np && got < nmodel; i++) got += take(s, idx[i], &out[got]);
   }
+  if (s->kind == TSL_SEARCH_EVOLUTION && tsl_cost_model_trained(s->model) && s->nhist >= EARLY_RANDOM) {
+    int nmodel = n - (int)(n * SA_EPS);
+    int64_t idx[512];
+    int np = evo_propose(s, idx, nmodel < 512 ? nmodel : 512);
+    for (int i = 0; i < np && got < nmodel; i++) got += take(s, idx[i], &out[got]);
+  }
   while (got < n) {
     int64_t i = random_unvisited(s);
     if (i < 0) break;
@@ -285,7 +396,7 @@ int tsl_search_next(tsl_search *s, tsl_config *out, int n) {
 
 tsl_status tsl_search_update(tsl_search *s, const tsl_config *c, const double *costs, int n) {
   if (!s || (n > 0 && (!c || !costs))) return tsl_error(TSL_ERR_INVALID, "search: NULL argument");
-  if (s->kind != TSL_SEARCH_XGB || n <= 0) return TSL_OK;
+  if ((s->kind != TSL_SEARCH_XGB && s->kind != TSL_SEARCH_EVOLUTION) || n <= 0) return TSL_OK;
   if (s->nhist + n > s->hist_cap) {
     int cap = (s->nhist + n) * 2;
     tsl_config *h = realloc(s->hist, sizeof *h * (size_t)cap);

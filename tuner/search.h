@@ -13,6 +13,16 @@
  *           knob-only annealing found and the best of them are measured: the
  *           IR features cost a lowering per config, too many for every annealing step.
  *
+ *   evolution  Ansor's evolutionary search (Zheng et al., "Ansor", OSDI 2020, section
+ *           5.1): after the same first random batch, a population (the best measured
+ *           configs and random ones) evolves for 4 generations of 64 children each,
+ *           made by tournament selection, crossover (each knob from either parent; for
+ *           the auto-scheduler's space only between parents of the same sketch) and
+ *           mutation (one knob: a neighbouring tile size or any candidate), scored by
+ *           the XGBoost model on knob + loop-IR features when the program is given
+ *           (tsl_search_set_program), else on knob features; the best scored unmeasured
+ *           configs met are measured, a fraction eps of each batch random.
+ *
  * A search never proposes a config twice (nor one marked visited: resume).
  */
 #ifndef TESSEL_TUNER_SEARCH_H
@@ -28,9 +38,14 @@
 extern "C" {
 #endif
 
-typedef enum tsl_search_kind { TSL_SEARCH_RANDOM = 0, TSL_SEARCH_GRID = 1, TSL_SEARCH_XGB = 2 } tsl_search_kind;
+typedef enum tsl_search_kind {
+  TSL_SEARCH_RANDOM = 0,
+  TSL_SEARCH_GRID = 1,
+  TSL_SEARCH_XGB = 2,
+  TSL_SEARCH_EVOLUTION = 3
+} tsl_search_kind;
 
-/* "random", "grid", "xgb"; false when unknown. */
+/* "random", "grid", "xgb", "evolution"; false when unknown. */
 bool tsl_search_kind_parse(const char *s, tsl_search_kind *out);
 
 typedef struct tsl_search tsl_search;
@@ -40,7 +55,7 @@ typedef struct tsl_search tsl_search;
 tsl_status tsl_search_new(tsl_search_kind kind, const tsl_config_space *s, uint64_t seed, tsl_search **out);
 void tsl_search_free(tsl_search *s);
 
-/* Lets the xgb search rank with the loop-IR features of configs of template tpl on
+/* Lets the xgb and evolution searches rank with the loop-IR features of configs of template tpl on
  * program p for target t (all must outlive s). No-op for the other kinds. Call before
  * the first update. Errors: TSL_ERR_INVALID (NULL arguments), TSL_ERR_NOMEM. */
 tsl_status tsl_search_set_program(tsl_search *s, const tsl_te_program *p, const tsl_template *tpl,

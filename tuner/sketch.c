@@ -95,7 +95,9 @@ typedef struct sampler {
   tsl_schedule *s;
   uint64_t rng;
   int lanes;
-  tsl_status err; /* first error that is not a refusal */
+  tsl_status err;       /* first error that is not a refusal */
+  const int *decisions; /* when not NULL: the choices, cyclically (tsl_sketch_sample_decisions) */
+  int ndecisions, next;
 } sampler;
 
 static uint64_t next_rand(sampler *c) { /* splitmix64 */
@@ -104,8 +106,18 @@ static uint64_t next_rand(sampler *c) { /* splitmix64 */
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
   return z ^ (z >> 31);
 }
-static int rnd(sampler *c, int n) { return n <= 1 ? 0 : (int)(next_rand(c) % (uint64_t)n); }
-static bool chance(sampler *c, int pct) { return rnd(c, 100) < pct; }
+/* A choice among n: from the decision list when given (value v of 0..15 picks
+ * floor(v * n / 16)), else from the seed. */
+static int rnd(sampler *c, int n) {
+  if (n <= 1) return 0;
+  if (c->decisions) {
+    int v = c->decisions[c->next++ % c->ndecisions];
+    return (int)((int64_t)v * n / TSL_SKETCH_DECISION_VALUES);
+  }
+  return (int)(next_rand(c) % (uint64_t)n);
+}
+/* true with probability pct% (the larger decision values say yes) */
+static bool chance(sampler *c, int pct) { return rnd(c, 100) >= 100 - pct; }
 
 /* true when applied; a refusal is false; other errors are kept in c->err. */
 static bool step(sampler *c, tsl_step_kind k, int nnames, const char *const *names, int nints, const int64_t *ints) {
@@ -407,10 +419,8 @@ static void rule_at(sampler *c, const char *stage) {
   step(c, TSL_STEP_COMPUTE_AT, 3, args, 0, NULL);
 }
 
-tsl_status tsl_sketch_sample(const tsl_te_program *p, const tsl_target *t, const tsl_sketch *sk, uint64_t seed,
-                             tsl_schedule **out) {
+static tsl_status sample(const tsl_te_program *p, const tsl_sketch *sk, sampler c, tsl_schedule **out) {
   *out = NULL;
-  sampler c = {NULL, seed * 0x2545f4914f6cdd1dull + 7, tsl_target_f32_lanes(t), TSL_OK};
   tsl_status rc = tsl_schedule_create(p, &c.s);
   if (rc != TSL_OK) return rc;
   if (c.s->nstages != sk->nstages) {
@@ -438,4 +448,22 @@ tsl_status tsl_sketch_sample(const tsl_te_program *p, const tsl_target *t, const
   }
   *out = c.s;
   return TSL_OK;
+}
+
+tsl_status tsl_sketch_sample(const tsl_te_program *p, const tsl_target *t, const tsl_sketch *sk, uint64_t seed,
+                             tsl_schedule **out) {
+  sampler c = {NULL, seed * 0x2545f4914f6cdd1dull + 7, tsl_target_f32_lanes(t), TSL_OK, NULL, 0, 0};
+  return sample(p, sk, c, out);
+}
+
+tsl_status tsl_sketch_sample_decisions(const tsl_te_program *p, const tsl_target *t, const tsl_sketch *sk,
+                                       const int *decisions, int n, tsl_schedule **out) {
+  *out = NULL;
+  if (!decisions || n <= 0) return tsl_error(TSL_ERR_INVALID, "sketch: no decisions given");
+  for (int i = 0; i < n; i++)
+    if (decisions[i] < 0 || decisions[i] >= TSL_SKETCH_DECISION_VALUES)
+      return tsl_error(TSL_ERR_INVALID, "sketch: decision %d is %d (0..%d)", i, decisions[i],
+                       TSL_SKETCH_DECISION_VALUES - 1);
+  sampler c = {NULL, 0, tsl_target_f32_lanes(t), TSL_OK, decisions, n, 0};
+  return sample(p, sk, c, out);
 }

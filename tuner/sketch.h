@@ -80,6 +80,21 @@ tsl_status tsl_sketch_generate(const tsl_te_program *p, const tsl_target *t, tsl
 tsl_status tsl_sketch_sample(const tsl_te_program *p, const tsl_target *t, const tsl_sketch *sk, uint64_t seed,
                              tsl_schedule **out);
 
+/* Decision values: a decision v picks choice floor(v * n / 16) among n. */
+#define TSL_SKETCH_DECISION_VALUES 16
+
+/* The same as tsl_sketch_sample with the random choices replaced by decisions: the
+ * sampler's i-th choice among n options (a tile size among the divisors, a vector tile,
+ * whether to vectorize, unroll or parallelize, which loop to attach at, ...) is
+ * floor(decisions[i % n_decisions] * n / 16); a yes/no with probability pct% is yes when
+ * that choice of 100 is >= 100 - pct (so large values say yes, the middle value 8 says
+ * yes to every choice of probability >= 50%). Changing one decision changes one tile size
+ * or annotation (the evolutionary search's mutation, tuner/search.h), the structure
+ * staying the sketch's. Errors: TSL_ERR_INVALID (no decisions, a value outside
+ * 0..15), those of tsl_sketch_sample. */
+tsl_status tsl_sketch_sample_decisions(const tsl_te_program *p, const tsl_target *t, const tsl_sketch *sk,
+                                       const int *decisions, int n, tsl_schedule **out);
+
 #ifdef __cplusplus
 }
 #endif

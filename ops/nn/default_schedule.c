@@ -112,6 +112,8 @@ static bool is_dense_packed(const tsl_te_program *p) {
   return false;
 }
 
+bool tsl_default_schedule_is_hand(const tsl_te_program *p) { return p && is_dense_packed(p); }
+
 tsl_status tsl_default_schedule(const tsl_te_program *p, const tsl_target *t, tsl_schedule **out) {
   if (p && is_dense_packed(p)) return tsl_dense_schedule(p, t, NULL, out);
   tsl_schedule *s = NULL;

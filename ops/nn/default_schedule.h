@@ -14,6 +14,8 @@
 #ifndef TESSEL_OPS_NN_DEFAULT_SCHEDULE_H
 #define TESSEL_OPS_NN_DEFAULT_SCHEDULE_H
 
+#include <stdbool.h>
+
 #include "dsl/te.h"
 #include "schedule/schedule.h"
 #include "target/target.h"
@@ -26,6 +28,10 @@ extern "C" {
 /* The default schedule of p for target t in *out (caller frees with
  * tsl_schedule_free). Errors: those of the schedule steps (a tessel bug), NOMEM. */
 tsl_status tsl_default_schedule(const tsl_te_program *p, const tsl_target *t, tsl_schedule **out);
+
+/* Whether the default schedule of p is a hand-written one (the dense template's GEMV for
+ * a "dense_packed" program) rather than the generic one. */
+bool tsl_default_schedule_is_hand(const tsl_te_program *p);
 
 #ifdef __cplusplus
 }

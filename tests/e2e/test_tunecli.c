@@ -143,9 +143,10 @@ static void test_tunecli_schedule_and_records_options(void) {
   rmdir(dir);
 }
 
-/* tune-op --file searches the op's schedule block (docs/dsl.md section 11); its records
- * give run-op/show/compile --records the tuned schedule; bad knobs stop tune-op with the
- * file's line and column before any measurement. */
+/* tune-op --file searches the op's schedule block (docs/dsl.md section 11), or the
+ * auto-scheduler's sketches for an op without one; the records give run-op/show/compile
+ * --records the tuned schedule; bad knobs stop tune-op with the file's line and column
+ * before any measurement. */
 static void test_tunecli_tune_op_file_template(void) {
   char dir[] = "/tmp/tessel-tunecli-tpl-XXXXXX";
   CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
@@ -170,10 +171,15 @@ static void test_tunecli_tune_op_file_template(void) {
   expectf(0, "split(out, i, ", "show --file %s --shape X=16x40 --records %s", op, rec);
   expectf(1, "bad.tsl:4:10: error: knob tj: split factor 3 does not divide the extent 40 of out.j",
           "tune-op rowmax --file %s --shape X=16x40 --trials 2 --records %s", bad, rec);
-  expectf(2, "has no schedule block", "tune-op --file %s --shape X=16x40 --trials 2 --records %s", plain, rec);
   /* the edited op (another text) does not take the first one's records */
   expectf(1, "holds no usable record of rowmax(X:f32[16,40];)",
           "run-op --file %s --shape X=16x40 --records %s", plain, rec);
+  /* without a schedule block: the auto-scheduler's sketches (tuner/autosched.h) */
+  expectf(0, "searching the auto-scheduler's sketches (template rowmax.auto)",
+          "tune-op --file %s --shape X=16x40 --trials 4 --no-peak --search evolution --records %s", plain, rec);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "config sketch="));
+  expectf(0, "check: PASS", "run-op --file %s --shape X=16x40 --records %s", plain, rec);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "template rowmax.auto"));
   remove(op);
   remove(bad);
   remove(plain);

@@ -120,6 +120,43 @@ static void test_reduce_max_min_propagate_nan(void) {
   }
 }
 
+/* Issue 16 part 4: with auto_schedule, a reduction (an operator with no template) gets the
+ * auto-scheduler's kernel (tuner/autosched.h: the first sketch's default, no records here),
+ * counted in the compile stats, with the reference executor's outputs: a global mean (a small spatial
+ * output, a large reduction: rfactor's case) and a row max. */
+static void test_reductions_get_auto_scheduled_kernels(void) {
+  static const struct {
+    tsl_op op;
+    int ndim, na;
+    int64_t shape[4], axes[2];
+  } cases[] = {{TSL_OP_REDUCE_MEAN, 4, 2, {1, 24, 28, 28}, {2, 3}}, {TSL_OP_REDUCE_MAX, 2, 1, {40, 300}, {1}}};
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    int x;
+    tsl_graph *g = new_graph(cases[c].ndim, cases[c].shape, &x);
+    finish(g, reduce(g, cases[c].op, x, cases[c].na, cases[c].axes, 1));
+    int64_t n = gt_numel(g, x), m = gt_numel(g, g->outputs[0]);
+    float *in = gt_random(n, 3 + c, -2.0, 2.0), *got[1] = {NULL}, *want[1] = {NULL};
+    const float *ins[1] = {in};
+    tsl_compile_stats stats;
+    memset(&stats, 0, sizeof stats);
+    tsl_compile_options o;
+    memset(&o, 0, sizeof o);
+    o.auto_schedule = true;
+    tsl_status st = gt_compile_run(g, &o, ins, got, &stats, NULL);
+    if (st != TSL_OK) printf("\n  %s: %s", tsl_op_name(cases[c].op), tsl_last_error());
+    CU_ASSERT_EQUAL_FATAL(st, TSL_OK);
+    CU_ASSERT_EQUAL(stats.auto_kernels, 1);
+    CU_ASSERT_EQUAL_FATAL(gt_reference_run(g, ins, want), TSL_OK);
+    double e = gt_rel_err(got[0], want[0], m);
+    if (!(e <= 1e-5)) printf("\n  %s: relative error %.3g", tsl_op_name(cases[c].op), e);
+    CU_ASSERT(e <= 1e-5);
+    free(in);
+    free(got[0]);
+    free(want[0]);
+    tsl_graph_free(g);
+  }
+}
+
 /* Pow with a constant exponent (x*x, sqrt, 1/x, 1, pow()) and two broadcast inputs; Sub
  * broadcasting both ways */
 static void test_pow_exponents_and_broadcasting_sub_pow(void) {
@@ -286,6 +323,7 @@ void tsl_tests_graph_convnext_ops(void) {
   CU_pSuite s = CU_add_suite("graph_convnext_ops", NULL, NULL);
   CU_add_test(s, "reductions_over_any_axes", test_reductions_over_any_axes);
   CU_add_test(s, "reduce_max_min_propagate_nan", test_reduce_max_min_propagate_nan);
+  CU_add_test(s, "reductions_get_auto_scheduled_kernels", test_reductions_get_auto_scheduled_kernels);
   CU_add_test(s, "pow_exponents_and_broadcasting_sub_pow", test_pow_exponents_and_broadcasting_sub_pow);
   CU_add_test(s, "layer_norm_axes_broadcast_and_statistics", test_layer_norm_axes_broadcast_and_statistics);
   CU_add_test(s, "layer_norm_over_channels_plain_and_blocked", test_layer_norm_over_channels_plain_and_blocked);

@@ -1,12 +1,16 @@
 /* Sketch generation (tuner/sketch.h) for operators written in the DSL with no template,
  * as a new user writes them: the space is non-empty, has the rules each operator calls
  * for, and at least 50 sampled candidates per operator (seeded, spread over the sketches)
- * build and give the interpreter's result (dsl/te_interp.h). */
+ * build and give the interpreter's result (dsl/te_interp.h). The auto-scheduler's template
+ * (tuner/autosched.h): 50 seeded configs of its space per operator give the interpreter's
+ * result; the tuner searches it (evolution) and the dispatcher applies its records, or
+ * its default without; the evolutionary search (tuner/search.h) on a known cost. */
 #include <CUnit/CUnit.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "codegen/build.h"
 #include "codegen/jit.h"
@@ -16,7 +20,12 @@
 #include "runtime/module.h"
 #include "schedule/lower.h"
 #include "tessel/tensor.h"
+#include "ops/registry.h"
+#include "tuner/autosched.h"
+#include "tuner/dispatch.h"
+#include "tuner/search.h"
 #include "tuner/sketch.h"
+#include "tuner/tune.h"
 #include "tuner_tests.h"
 
 #define SKETCH_SAMPLES 50
@@ -42,12 +51,18 @@ static const char ops_text[] =
     "                              data[n, c, y - 2, x - 2], 0.0)\n"
     "    where y < H + 4, x < W + 4\n"
     "  out[n, c, y, x] = sum(r, s: padded[n, c, y + r, x + s] * weight[c, r, s])\n"
-    "    where y < H + 5 - R, x < W + 5 - S\n";
+    "    where y < H + 5 - R, x < W + 5 - S\n"
+    "op sk_rowmax(X: f32[M, N])\n"
+    "  out[i] = max(j: X[i, j])\n"
+    "op sk_softplus(X: f32[M, N])\n"
+    "  out[i, j] = log(1.0 + exp(X[i, j]))\n";
 
-/* Samples n candidates of p (sketch = seed mod the sketch count), builds each with the
- * host JIT, runs it and compares with the interpreter: floats within 1e-5 of the output's
- * magnitude. Returns how many matched; counts the sketches that used rule `want`. */
-static int check_candidates(const tsl_te_program *p, tsl_jit *jit, int n, tsl_sketch_rule want, int *used_want) {
+/* Samples n candidates of p (sketch = seed mod the sketch count; with tpl, the auto-
+ * scheduler's template: seeded configs of its space), builds each with the host JIT, runs
+ * it and compares with the interpreter: floats within 1e-5 of the output's magnitude.
+ * Returns how many matched; counts the sketches that used rule `want`. */
+static int check_candidates(const tsl_te_program *p, tsl_jit *jit, int n, tsl_sketch_rule want, int *used_want,
+                            const tsl_template *tpl) {
   const tsl_target *t = tsl_jit_target(jit);
   tsl_sketch_list sl;
   CU_ASSERT_EQUAL_FATAL(tsl_sketch_generate(p, t, &sl), TSL_OK);
@@ -75,7 +90,17 @@ static int check_candidates(const tsl_te_program *p, tsl_jit *jit, int n, tsl_sk
     tsl_schedule *s = NULL;
     tsl_module *m = NULL;
     const tsl_kernel *k = NULL;
-    tsl_status st = tsl_sketch_sample(p, t, sk, (uint64_t)c + 1, &s);
+    tsl_status st;
+    if (tpl) {
+      tsl_config_space sp;
+      tsl_config cfg;
+      uint64_t r = (uint64_t)c * 0x9e3779b97f4a7c15ull + 12345;
+      st = tpl->space(p, t, &sp);
+      if (st == TSL_OK) st = tsl_config_from_index(&sp, (int64_t)((r ^ (r >> 29)) % (uint64_t)tsl_space_size(&sp)), &cfg);
+      if (st == TSL_OK) st = tpl->apply(p, t, &sp, &cfg, &s);
+    } else {
+      st = tsl_sketch_sample(p, t, sk, (uint64_t)c + 1, &s);
+    }
     if (st == TSL_OK && getenv("TSL_SKETCH_TRACE")) { /* which candidate a slow or failing build is */
       char *text = tsl_schedule_to_string(s);
       fprintf(stderr, "\n%s candidate %d (sketch %d):\n%s", p->name, c, c % sl.n, text ? text : "");
@@ -128,18 +153,23 @@ static void test_sketch_candidates_match_interpreter(void) {
       {"sk_chsum", 1, {{2, 8, 10, 10}}, {4}, TSL_SKETCH_RFACTOR_INNER},
       {"sk_conv", 2, {{1, 4, 8, 9}, {6, 4, 3, 3}}, {4, 4}, TSL_SKETCH_TILE},
       {"sk_depthwise", 2, {{1, 6, 9, 7}, {6, 5, 5}}, {4, 3}, TSL_SKETCH_TILE_CACHE},
+      {"sk_rowmax", 1, {{6, 200}}, {2}, TSL_SKETCH_RFACTOR_OUTER},
+      {"sk_softplus", 1, {{7, 45}}, {2}, TSL_SKETCH_SPATIAL},
   };
-  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+  /* pass 0: the sketches sampled from seeds; pass 1: the auto-scheduler's template */
+  for (size_t i = 0, pass = 0; pass < 2; i = (i + 1) % (sizeof cases / sizeof cases[0]), pass += i == 0) {
+    const tsl_template *tpl = NULL;
+    if (pass) CU_ASSERT_EQUAL_FATAL(tsl_autosched_template(cases[i].op, &tpl), TSL_OK);
     const int64_t *sh[2] = {cases[i].shapes[0], cases[i].shapes[1]};
     tsl_te_program *p = NULL;
     tsl_status st = tsl_dsl_instantiate(tsl_dsl_module_find(mod, cases[i].op), cases[i].ninputs, sh, cases[i].ndims,
                                         0, NULL, &p);
     if (st != TSL_OK) printf("\n  %s: %s\n", cases[i].op, tsl_last_error());
     CU_ASSERT_EQUAL_FATAL(st, TSL_OK);
-    int used = 0, good = check_candidates(p, jit, SKETCH_SAMPLES, cases[i].want, &used);
+    int used = 0, good = check_candidates(p, jit, SKETCH_SAMPLES, cases[i].want, &used, tpl);
     if (good != SKETCH_SAMPLES || !used)
-      printf("\n  %s: %d of %d candidates match; rule %s in %d sketches\n", cases[i].op, good, SKETCH_SAMPLES,
-             tsl_sketch_rule_name(cases[i].want), used);
+      printf("\n  %s%s: %d of %d candidates match; rule %s in %d sketches\n", cases[i].op, pass ? " (auto template)" : "",
+             good, SKETCH_SAMPLES, tsl_sketch_rule_name(cases[i].want), used);
     CU_ASSERT_EQUAL(good, SKETCH_SAMPLES);
     CU_ASSERT_TRUE(used > 0);
   }
@@ -227,9 +257,129 @@ static void test_sketch_candidates_lower_at_every_lane_count(void) {
   tsl_dsl_module_free(mod);
 }
 
+/* The tuner searches the auto-scheduler's template of an op with no schedule block
+ * (tune-op --file's path) with the evolutionary search: every candidate checked by the
+ * runner; the dispatcher then applies the best record, and without records the
+ * template's default (the first sketch). */
+static void test_autosched_tuned_then_dispatched(void) {
+  tsl_dsl_module *mod = NULL;
+  const tsl_op_info *info = NULL;
+  const tsl_template *tpl = NULL;
+  CU_ASSERT_EQUAL_FATAL(tsl_dsl_parse("op sk_tuned_rowmax(X: f32[M, N])\n  out[i] = max(j: X[i, j])\n", "rowmax.tsl",
+                                      &mod), TSL_OK);
+  const tsl_dsl_op *def = tsl_dsl_module_op(mod, 0);
+  CU_ASSERT_EQUAL_FATAL(tsl_op_register_user(def, tsl_dsl_op_text(def), &info), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(tsl_autosched_template("sk_tuned_rowmax", &tpl), TSL_OK);
+  CU_ASSERT_STRING_EQUAL(tpl->name, "sk_tuned_rowmax.auto");
+  char path[] = "/tmp/tessel-autosched-XXXXXX";
+  int fd = mkstemp(path);
+  CU_ASSERT_FATAL(fd >= 0);
+  close(fd);
+  tsl_target host;
+  CU_ASSERT_EQUAL_FATAL(tsl_target_parse("host", &host), TSL_OK);
+  const int64_t x[] = {32, 96};
+  const int64_t *shapes[] = {x};
+  const int nd[] = {2};
+  tsl_workload w;
+  CU_ASSERT_EQUAL_FATAL(tsl_workload_init(&w, "sk_tuned_rowmax", 1, shapes, nd, 0, NULL), TSL_OK);
+  tsl_tune_opts o = tsl_tune_opts_default();
+  o.trials = 16;
+  o.batch = 4;
+  o.search = TSL_SEARCH_EVOLUTION;
+  o.records_path = path;
+  o.measure.time.repeat = 2;
+  o.measure.time.min_repeat_ms = 0;
+  tsl_tune_result res;
+  CU_ASSERT_EQUAL_FATAL(tsl_tune_workload(&host, &w, &o, &res), TSL_OK);
+  CU_ASSERT(res.found);
+  CU_ASSERT_STRING_EQUAL(res.template_name, "sk_tuned_rowmax.auto");
+  CU_ASSERT(res.trials >= 16);
+  CU_ASSERT_EQUAL(res.errors, 0); /* every candidate built and matched the reference */
+  tsl_records *db = NULL;
+  CU_ASSERT_EQUAL_FATAL(tsl_records_new(&db), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(tsl_records_load(db, path, true, NULL), TSL_OK);
+  CU_ASSERT(db->n >= 16);
+  tsl_arena *arena = tsl_arena_new(), *prev = tsl_arena_set_current(arena);
+  tsl_te_program *p = NULL;
+  tsl_schedule *s = NULL;
+  tsl_dispatch_info di;
+  CU_ASSERT_EQUAL(tsl_dispatch_schedule(db, &host, &w, NULL, &p, &s, &di), TSL_OK);
+  CU_ASSERT(di.tuned);
+  CU_ASSERT_STRING_EQUAL(di.template_name, "sk_tuned_rowmax.auto");
+  CU_ASSERT_STRING_EQUAL(di.config_str, res.config_str);
+  tsl_schedule_free(s);
+  s = NULL;
+  CU_ASSERT_EQUAL(tsl_dispatch_schedule(NULL, &host, &w, NULL, &p, &s, &di), TSL_OK);
+  CU_ASSERT(!di.tuned);
+  CU_ASSERT_STRING_EQUAL(di.template_name, "sk_tuned_rowmax.auto");
+  CU_ASSERT_PTR_NOT_NULL(strstr(di.config_str, "sketch=0,d0=8,"));
+  tsl_schedule_free(s);
+  tsl_arena_set_current(prev);
+  tsl_arena_free(arena);
+  tsl_records_free(db);
+  unlink(path);
+}
+
+/* A known cost over 4 knobs of 16 values (a bowl, minimum 1 at (11, 3, 7, 13)): the
+ * evolutionary search proposes each config at most once, only points of the space, and
+ * with the model's guidance finds a cheaper config in 96 trials than random search with
+ * the same seed (deterministic: seeded searches and model). */
+static double bowl(const tsl_config *c) {
+  static const int64_t best[4] = {11, 3, 7, 13};
+  double d = 1;
+  for (int k = 0; k < 4; k++) d += (double)((c->values[k] - best[k]) * (c->values[k] - best[k]));
+  return d;
+}
+
+static double search_best(tsl_search_kind kind, bool *unique) {
+  tsl_config_space sp;
+  memset(&sp, 0, sizeof sp);
+  int64_t v[16];
+  for (int i = 0; i < 16; i++) v[i] = i;
+  for (int k = 0; k < 4; k++) {
+    char name[8];
+    snprintf(name, sizeof name, "k%d", k);
+    CU_ASSERT_EQUAL_FATAL(tsl_space_add_knob(&sp, name, TSL_KNOB_SPLIT, 16, v), TSL_OK);
+  }
+  tsl_search *s = NULL;
+  CU_ASSERT_EQUAL_FATAL(tsl_search_new(kind, &sp, 7, &s), TSL_OK);
+  static int64_t seen[96];
+  double best = INFINITY;
+  int n = 0;
+  *unique = true;
+  while (n < 96) {
+    tsl_config c[8];
+    double cost[8];
+    int got = tsl_search_next(s, c, 8);
+    CU_ASSERT_FATAL(got > 0);
+    for (int i = 0; i < got && n < 96; i++, n++) {
+      seen[n] = tsl_config_index(&sp, &c[i]);
+      CU_ASSERT(seen[n] >= 0);
+      for (int j = 0; j < n; j++) *unique &= seen[j] != seen[n];
+      cost[i] = bowl(&c[i]);
+      best = fmin(best, cost[i]);
+    }
+    CU_ASSERT_EQUAL(tsl_search_update(s, c, cost, got), TSL_OK);
+  }
+  tsl_search_free(s);
+  return best;
+}
+
+static void test_evolution_search_beats_random_on_a_known_cost(void) {
+  tsl_search_kind k;
+  CU_ASSERT_TRUE(tsl_search_kind_parse("evolution", &k) && k == TSL_SEARCH_EVOLUTION);
+  bool u_evo = false, u_rand = false;
+  double evo = search_best(TSL_SEARCH_EVOLUTION, &u_evo), rnd = search_best(TSL_SEARCH_RANDOM, &u_rand);
+  if (!(evo < rnd)) printf("\n  best cost: evolution %g, random %g\n", evo, rnd);
+  CU_ASSERT(u_evo && u_rand);
+  CU_ASSERT(evo < rnd);
+}
+
 void tsl_tests_tuner_sketch(void) {
   CU_pSuite s = CU_add_suite("tuner/sketch", NULL, NULL);
   CU_add_test(s, "test_sketch_candidates_match_interpreter", test_sketch_candidates_match_interpreter);
   CU_add_test(s, "test_sketch_sampling_is_deterministic", test_sketch_sampling_is_deterministic);
   CU_add_test(s, "test_sketch_candidates_lower_at_every_lane_count", test_sketch_candidates_lower_at_every_lane_count);
+  CU_add_test(s, "test_autosched_tuned_then_dispatched", test_autosched_tuned_then_dispatched);
+  CU_add_test(s, "test_evolution_search_beats_random_on_a_known_cost", test_evolution_search_beats_random_on_a_known_cost);
 }

@@ -19,6 +19,7 @@
 #include "tuner/peak.h"
 #include "tuner/remote.h"
 #include "tessel/tessel.h"
+#include "tuner/autosched.h"
 #include "tuner/tune.h"
 #include "tunecli.h"
 #include "ops/user/user_template.h"
@@ -389,6 +390,20 @@ static bool check_user_template(const char *cmd, const op_args *a, const tsl_tar
   return st == TSL_OK;
 }
 
+/* A --file op without a schedule block: the auto-scheduler's sketches are its template
+ * (tuner/autosched.h). */
+static bool auto_template(const char *cmd, const char *op) {
+  const tsl_template *tpl = NULL;
+  tsl_status st = tsl_autosched_template(op, &tpl);
+  if (st != TSL_OK) {
+    tunecli_fail(cmd, st);
+    return false;
+  }
+  fprintf(stderr, "tunecli %s: op %s has no schedule block: searching the auto-scheduler's sketches (template %s)\n",
+          cmd, op, tpl->name);
+  return true;
+}
+
 /* The starting point (--schedule) against the tuned best. */
 static void print_start(const tsl_records *db, const tsl_target *t, const tsl_workload *w, const tsl_template *start,
                         const tsl_tune_result *res) {
@@ -456,11 +471,9 @@ int tunecli_tune_op(int argc, char **argv) {
     op_args_free(&a);
     return 1;
   }
-  if (tsl_template_list(a.name, NULL, 0) == 0 && a.file) {
-    fprintf(stderr, "tunecli tune-op: error: op %s of %s has no schedule block, so nothing to search: add one "
-                    "(docs/dsl.md section 11), or give a schedule to measure with --schedule FILE\n", a.name, a.file);
+  if (a.file && tsl_template_list(a.name, NULL, 0) == (start ? 1 : 0) && !auto_template(cmd, a.name)) {
     op_args_free(&a);
-    return 2;
+    return 1;
   }
   const int64_t *shapes[OP_ARGS_MAX_INPUTS];
   for (int i = 0; i < a.ninputs; i++) shapes[i] = a.shapes[i];

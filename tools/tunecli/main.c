@@ -61,10 +61,11 @@ static const command commands[] = {
     {"tune-op", tunecli_tune_op,
      "tune-op OP [OPTIONS] [TUNE OPTIONS]\n"
      "                          tune one operator instantiation across its algorithms/templates\n"
-     "                          (an op of --file: the template of its schedule block, docs/dsl.md)\n"
+     "                          (an op of --file: the template of its schedule block, docs/dsl.md;\n"
+     "                          without one, the auto-scheduler's sketches, template OP.auto)\n"
      "  TUNE OPTIONS: --target T  --records FILE (default tessel_records.jsonl, appended, resumed)\n"
      "                --trials N (per workload, default 64)  --early-stopping N  --timeout S (total)\n"
-     "                --search xgb|random|grid  --batch N  --seed S  --template NAME\n"
+     "                --search xgb|evolution|random|grid  --batch N  --seed S  --template NAME\n"
      "                --number N  --repeat N  --min-repeat-ms MS  --cache-flush  --cooldown S\n"
      "                --threads N  --build-timeout S  --run-timeout S  --no-peak\n"
      "                --no-e2e (tune MODEL: no end-to-end latency, tuned vs default, at the end)\n"
