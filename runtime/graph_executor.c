@@ -378,5 +378,6 @@ tsl_status tsl_graph_ctx_set_num_threads(tsl_graph_ctx *c, int n) {
 }
 
 int tsl_graph_ctx_num_threads(const tsl_graph_ctx *c) {
-  return c && c->num_threads ? c->num_threads : tsl_get_num_threads();
+  if (!c) return 0;
+  return c->num_threads ? c->num_threads : tsl_get_num_threads();
 }

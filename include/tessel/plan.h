@@ -106,7 +106,7 @@ void tsl_graph_ctx_free(tsl_graph_ctx *c);
  * Errors: TSL_ERR_INVALID (NULL context, n outside 0..TSL_MAX_THREADS). */
 tsl_status tsl_graph_ctx_set_num_threads(tsl_graph_ctx *c, int n);
 /* The number of threads the context's next run uses (its own count, else the
- * process-wide one). */
+ * process-wide one); 0 for a NULL context. */
 int tsl_graph_ctx_num_threads(const tsl_graph_ctx *c);
 
 /* The data of input / output i in this context (compact, the described shape), or NULL

@@ -14,6 +14,7 @@
 #include "capi_tests.h"
 #include "models/onnx_build.h"
 #include "models/models_util.h"
+#include "tessel/plan.h"
 #include "tessel/tessel.h"
 #include "tsl_config.h"
 
@@ -305,6 +306,13 @@ static void test_capi_threads_per_compiled_model_and_context(void) {
   CU_ASSERT_EQUAL(tsl_context_set_num_threads(ctx, TSL_MAX_THREADS + 1), TSL_ERR_INVALID);
   CU_ASSERT_EQUAL(tsl_context_set_num_threads(NULL, 1), TSL_ERR_INVALID);
   CU_ASSERT_EQUAL(tsl_context_num_threads(ctx), 1);
+  CU_ASSERT_EQUAL(tsl_context_num_threads(NULL), 0);
+  /* the model-file side (tessel/plan.h) refuses the same way */
+  int idx;
+  CU_ASSERT_EQUAL(tsl_graph_ctx_set_num_threads(NULL, 1), TSL_ERR_INVALID);
+  CU_ASSERT_EQUAL(tsl_graph_ctx_num_threads(NULL), 0);
+  CU_ASSERT_EQUAL(tsl_graph_plan_find_input(NULL, "input", &idx), TSL_ERR_INVALID);
+  CU_ASSERT_EQUAL(tsl_graph_plan_find_output(NULL, "output", &idx), TSL_ERR_INVALID);
 
   float *x = malloc(602112), out1[1000], out3[1000];
   fill(x, 150528, 3);
