@@ -70,18 +70,19 @@ int main(int argc, char **argv) {
     else if (!image) image = argv[i];
     else model = argv[i];
   }
-  if (!image || repeat < 1 || repeat > 10000 || threads < 0) {
+  if (!image || repeat < 1 || repeat > 10000 || threads < 0 || threads > TSL_MAX_THREADS) {
     fprintf(stderr, "usage: classify IMAGE [MODEL] [--threads N] [--repeat N]\n");
     return 2;
   }
-  if (threads > 0 && tsl_set_num_threads(threads) != TSL_OK) return fail("threads");
   static float x[3 * SIDE * SIDE];
   if (load_image(image, x)) return 1;
   tsl_model *m;
   tsl_compiled *c;
   tsl_context *ctx;
   if (tsl_model_load(model, &m) != TSL_OK) return fail("load");
-  if (tsl_model_compile(m, "host", NULL, &c) != TSL_OK) return fail("compile");
+  tsl_compile_opts o = tsl_compile_opts_default();
+  o.num_threads = threads; /* this model's runs: its own count (0: the process-wide one) */
+  if (tsl_model_compile_with(m, &o, &c) != TSL_OK) return fail("compile");
   tsl_model_free(m);
   size_t in_bytes, out_bytes;
   if (tsl_compiled_input_info(c, 0, NULL, NULL, NULL, NULL, &in_bytes) != TSL_OK ||
@@ -105,7 +106,7 @@ int main(int argc, char **argv) {
   if (tsl_context_get_output(ctx, 0, y, out_bytes) != TSL_OK) return fail("output");
   qsort(t, (size_t)repeat, sizeof *t, cmp_double);
   size_t n = out_bytes / sizeof(float);
-  printf("%s on %s (%d threads): %.2f ms per image (median of %d)\n", model, image, tsl_get_num_threads(),
+  printf("%s on %s (%d threads): %.2f ms per image (median of %d)\n", model, image, tsl_context_num_threads(ctx),
          t[repeat / 2] * 1e3, repeat);
   int top[5] = {-1, -1, -1, -1, -1};
   for (int k = 0; k < 5 && (size_t)k < n; k++) {

@@ -134,7 +134,6 @@ int main(int argc, char **argv) {
   }
   if (i >= argc) return usage();
   const char *path = argv[i++];
-  if (threads > 0 && tsl_set_num_threads((int)threads) != TSL_OK) return fail("--threads");
   tsl_graph_plan *plan = NULL;
   tsl_model_file_info info;
   if (tsl_model_file_load(path, &plan, &info) != TSL_OK) return fail("");
@@ -155,6 +154,11 @@ int main(int argc, char **argv) {
     rc = fail("context");
     goto done;
   }
+  /* --threads: this context's own count (0: the process-wide one) */
+  if (tsl_graph_ctx_set_num_threads(ctx, (int)threads) != TSL_OK) {
+    rc = fail("--threads");
+    goto done;
+  }
   for (int k = 0; k < nin; k++) {
     tsl_graph_io_info ii = tsl_graph_plan_input_info(plan, k);
     if (fill_input(tsl_graph_ctx_input(ctx, k), &ii, argv[i + k]) != 0) goto done;
@@ -173,7 +177,7 @@ int main(int argc, char **argv) {
     times[r] = tsl_time_now() - t0;
   }
   qsort(times, (size_t)repeat, sizeof *times, cmp_double);
-  printf("threads %d, %ld run(s): median %.3f ms wall (under an emulator, emulation time)\n", tsl_get_num_threads(),
+  printf("threads %d, %ld run(s): median %.3f ms wall (under an emulator, emulation time)\n", tsl_graph_ctx_num_threads(ctx),
          repeat, times[repeat / 2] * 1e3);
   for (int k = 0; profile && k < nsteps; k++)
     printf("  step %3d %9.3f ms  %s\n", k, steps[k] * 1e3, tsl_graph_plan_step_label(plan, k));

@@ -11,6 +11,7 @@
 #include "models/onnx.h"
 #include "models/zoo.h"
 #include "runtime/graph_executor.h"
+#include "runtime/parallel.h"
 
 struct tsl_model {
   tsl_graph *graph;
@@ -19,6 +20,7 @@ struct tsl_model {
 struct tsl_compiled {
   tsl_graph_plan *plan;
   tsl_compile_stats stats;
+  int num_threads; /* tsl_compile_opts.num_threads: 0 for the process-wide setting */
 };
 
 struct tsl_context {
@@ -59,24 +61,100 @@ void tsl_model_free(tsl_model *m) {
   free(m);
 }
 
-tsl_status tsl_model_compile(const tsl_model *m, const char *target, const char *records, tsl_compiled **out) {
-  return tsl_model_compile_verbose(m, target, records, false, out);
+int tsl_model_num_inputs(const tsl_model *m) { return m ? m->graph->n_inputs : 0; }
+int tsl_model_num_outputs(const tsl_model *m) { return m ? m->graph->n_outputs : 0; }
+
+static tsl_status model_io_info(const tsl_model *m, bool input, int i, const char **name, tsl_dtype *dtype,
+                                int *ndim, int64_t *shape) {
+  const char *what = input ? "input" : "output";
+  if (!m) return tsl_error(TSL_ERR_INVALID, "tsl_model_%s_info: NULL model", what);
+  int n = input ? m->graph->n_inputs : m->graph->n_outputs;
+  if (i < 0 || i >= n)
+    return tsl_error(TSL_ERR_INVALID, "tsl_model_%s_info: index %d out of range (the model has %d %ss)", what, i, n,
+                     what);
+  const tsl_value *v = &m->graph->values[input ? m->graph->inputs[i] : m->graph->outputs[i]];
+  if (name) *name = v->name;
+  if (dtype) *dtype = v->dtype;
+  if (ndim) *ndim = v->ndim;
+  if (shape) memcpy(shape, v->shape, sizeof v->shape);
+  return TSL_OK;
 }
 
-tsl_status tsl_model_compile_verbose(const tsl_model *m, const char *target, const char *records, bool verbose,
-                                     tsl_compiled **out) {
+tsl_status tsl_model_input_info(const tsl_model *m, int i, const char **name, tsl_dtype *dtype, int *ndim,
+                                int64_t *shape) {
+  return model_io_info(m, true, i, name, dtype, ndim, shape);
+}
+
+tsl_status tsl_model_output_info(const tsl_model *m, int i, const char **name, tsl_dtype *dtype, int *ndim,
+                                 int64_t *shape) {
+  return model_io_info(m, false, i, name, dtype, ndim, shape);
+}
+
+tsl_status tsl_model_set_batch(tsl_model *m, int64_t batch) {
+  if (!m) return tsl_error(TSL_ERR_INVALID, "tsl_model_set_batch: NULL model");
+  if (batch < 1) return tsl_error(TSL_ERR_INVALID, "tsl_model_set_batch: batch %lld (must be >= 1)", (long long)batch);
+  tsl_graph *g = NULL; /* a copy: on failure the model stays as it was */
+  tsl_status st = tsl_graph_clone(m->graph, &g);
+  if (st == TSL_OK) st = tsl_graph_set_batch(g, batch);
+  if (st != TSL_OK) {
+    tsl_graph_free(g);
+    return st;
+  }
+  tsl_graph_free(m->graph);
+  m->graph = g;
+  return TSL_OK;
+}
+
+tsl_compile_opts tsl_compile_opts_default(void) {
+  return (tsl_compile_opts){.target = NULL, .records = NULL, .verbose = false, .num_threads = 0};
+}
+
+tsl_status tsl_model_compile_with(const tsl_model *m, const tsl_compile_opts *opts, tsl_compiled **out) {
+  tsl_compile_opts o = opts ? *opts : tsl_compile_opts_default();
   if (!m || !out) return tsl_error(TSL_ERR_INVALID, "tsl_model_compile: NULL argument");
   *out = NULL;
+  if (o.num_threads < 0 || o.num_threads > TSL_MAX_THREADS)
+    return tsl_error(TSL_ERR_INVALID, "tsl_model_compile: num_threads %d (allowed 1..%d, or 0 for the process-wide "
+                     "setting)", o.num_threads, TSL_MAX_THREADS);
   tsl_compiled *c = calloc(1, sizeof *c);
   if (!c) return tsl_error(TSL_ERR_NOMEM, "tsl_model_compile: out of memory");
-  tsl_compile_options o = {.target = target, .records = records, .verbose = verbose};
-  tsl_status st = tsl_graph_compile(m->graph, &o, &c->plan, &c->stats);
+  c->num_threads = o.num_threads;
+  tsl_compile_options co = {.target = o.target, .records = o.records, .verbose = o.verbose};
+  /* records are looked up with the thread count the runs will use */
+  int prev = o.num_threads ? tsl_parallel_set_local_threads(o.num_threads) : 0;
+  tsl_status st = tsl_graph_compile(m->graph, &co, &c->plan, &c->stats);
+  if (o.num_threads) tsl_parallel_set_local_threads(prev);
   if (st != TSL_OK) {
     free(c);
     return st;
   }
   *out = c;
   return TSL_OK;
+}
+
+tsl_status tsl_model_compile(const tsl_model *m, const char *target, const char *records, tsl_compiled **out) {
+  return tsl_model_compile_verbose(m, target, records, false, out);
+}
+
+tsl_status tsl_model_compile_verbose(const tsl_model *m, const char *target, const char *records, bool verbose,
+                                     tsl_compiled **out) {
+  tsl_compile_opts o = tsl_compile_opts_default();
+  o.target = target;
+  o.records = records;
+  o.verbose = verbose;
+  return tsl_model_compile_with(m, &o, out);
+}
+
+int tsl_compiled_num_threads(const tsl_compiled *c) { return c ? c->num_threads : 0; }
+
+tsl_status tsl_compiled_input_index(const tsl_compiled *c, const char *name, int *i) {
+  if (!c) return tsl_error(TSL_ERR_INVALID, "tsl_compiled_input_index: NULL compiled model");
+  return tsl_graph_plan_find_input(c->plan, name, i);
+}
+
+tsl_status tsl_compiled_output_index(const tsl_compiled *c, const char *name, int *i) {
+  if (!c) return tsl_error(TSL_ERR_INVALID, "tsl_compiled_output_index: NULL compiled model");
+  return tsl_graph_plan_find_output(c->plan, name, i);
 }
 
 void tsl_compiled_free(tsl_compiled *c) {
@@ -129,9 +207,20 @@ tsl_status tsl_context_new(const tsl_compiled *c, tsl_context **out) {
     return st;
   }
   ctx->compiled = c;
+  if (c->num_threads) tsl_graph_ctx_set_num_threads(ctx->ctx, c->num_threads);
   *out = ctx;
   return TSL_OK;
 }
+
+tsl_status tsl_context_set_num_threads(tsl_context *ctx, int n) {
+  if (!ctx) return tsl_error(TSL_ERR_INVALID, "tsl_context_set_num_threads: NULL context");
+  if (n < 0 || n > TSL_MAX_THREADS)
+    return tsl_error(TSL_ERR_INVALID, "tsl_context_set_num_threads: %d threads (allowed 1..%d, or 0 for the compiled "
+                     "model's setting)", n, TSL_MAX_THREADS);
+  return tsl_graph_ctx_set_num_threads(ctx->ctx, n ? n : ctx->compiled->num_threads);
+}
+
+int tsl_context_num_threads(const tsl_context *ctx) { return ctx ? tsl_graph_ctx_num_threads(ctx->ctx) : 0; }
 
 void tsl_context_free(tsl_context *ctx) {
   if (!ctx) return;
@@ -148,6 +237,13 @@ tsl_status tsl_context_set_input(tsl_context *ctx, int i, const void *data, size
     return tsl_error(TSL_ERR_INVALID, "tsl_context_set_input: input %d holds %zu bytes, given %zu", i, want, bytes);
   memcpy(tsl_graph_ctx_input(ctx->ctx, i), data, bytes);
   return TSL_OK;
+}
+
+tsl_status tsl_context_set_input_by_name(tsl_context *ctx, const char *name, const void *data, size_t bytes) {
+  if (!ctx || !name) return tsl_error(TSL_ERR_INVALID, "tsl_context_set_input_by_name: NULL argument");
+  int i;
+  tsl_status st = tsl_graph_plan_find_input(ctx->compiled->plan, name, &i);
+  return st == TSL_OK ? tsl_context_set_input(ctx, i, data, bytes) : st;
 }
 
 tsl_status tsl_context_run(tsl_context *ctx) {
@@ -175,4 +271,11 @@ tsl_status tsl_context_get_output(const tsl_context *ctx, int i, void *data, siz
     return tsl_error(TSL_ERR_INVALID, "tsl_context_get_output: output %d holds %zu bytes, given %zu", i, have, bytes);
   memcpy(data, tsl_graph_ctx_output(ctx->ctx, i), bytes);
   return TSL_OK;
+}
+
+tsl_status tsl_context_get_output_by_name(const tsl_context *ctx, const char *name, void *data, size_t bytes) {
+  if (!ctx || !name) return tsl_error(TSL_ERR_INVALID, "tsl_context_get_output_by_name: NULL argument");
+  int i;
+  tsl_status st = tsl_graph_plan_find_output(ctx->compiled->plan, name, &i);
+  return st == TSL_OK ? tsl_context_get_output(ctx, i, data, bytes) : st;
 }

@@ -398,6 +398,17 @@ tsl_status tsl_graph_prune(tsl_graph *g);
  * TSL_ERR_NOMEM. */
 tsl_status tsl_graph_clone(const tsl_graph *g, tsl_graph **out);
 
+/* Sets the batch size of g in place: the first extent of every graph input becomes
+ * `batch`, as does the first entry of each Reshape "shape" attribute that carries the
+ * batch (its first entry and its input's first extent both the old batch: ShuffleNet's
+ * channel shuffle); then shapes are inferred again. The graph's inputs must share their
+ * first extent (the old batch). Every output whose first extent was the old batch must
+ * end with `batch`. On failure g may be half changed: work on a clone.
+ * Errors: TSL_ERR_INVALID (NULL g, batch < 1, no inputs, a shape that no longer
+ * infers: the message names the node), TSL_ERR_UNSUPPORTED (a scalar input, inputs
+ * with different first extents, an output that keeps a fixed batch). */
+tsl_status tsl_graph_set_batch(tsl_graph *g, int64_t batch);
+
 /* Replaces the inputs of node `node` by inputs[0..n) (value ids or -1), for passes that
  * rewrite a node (a fused conv gains its residual input). Errors: TSL_ERR_INVALID (bad
  * node or value id), TSL_ERR_NOMEM. */

@@ -1,4 +1,6 @@
 /* Whole-graph copies and node rewrites for the graph passes (graph.h). */
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -87,4 +89,66 @@ tsl_status tsl_graph_set_node_inputs(tsl_graph *g, int node, int n, const int *i
   g->nodes[node].inputs = ni;
   g->nodes[node].n_inputs = n;
   return TSL_OK;
+}
+
+/* The Reshape attribute "shape" of node n when it carries the batch: its first entry
+ * is the old batch and so is its data input's first extent (shape inferred before the
+ * change); NULL otherwise. */
+static int64_t *reshape_batch_entry(const tsl_graph *g, const tsl_node *n, int64_t old) {
+  if (n->op != TSL_OP_RESHAPE || n->n_inputs < 1 || n->inputs[0] < 0) return NULL;
+  const tsl_value *x = &g->values[n->inputs[0]];
+  if (x->ndim < 1 || x->shape[0] != old) return NULL;
+  for (int a = 0; a < n->n_attrs; a++) {
+    tsl_attr *at = &n->attrs[a];
+    if (strcmp(at->name, "shape") == 0 && at->kind == TSL_ATTR_INTS && at->n >= 1 && at->ints[0] == old)
+      return at->ints;
+  }
+  return NULL;
+}
+
+tsl_status tsl_graph_set_batch(tsl_graph *g, int64_t batch) {
+  if (!g) return tsl_error(TSL_ERR_INVALID, "tsl_graph_set_batch: NULL graph");
+  if (batch < 1) return tsl_error(TSL_ERR_INVALID, "graph '%s': batch %lld (must be >= 1)", g->name, (long long)batch);
+  if (g->n_inputs < 1) return tsl_error(TSL_ERR_INVALID, "graph '%s': no input to set a batch size on", g->name);
+  tsl_status st = tsl_graph_infer_shapes(g);
+  if (st != TSL_OK) return st;
+  int64_t old = -1;
+  for (int i = 0; i < g->n_inputs; i++) {
+    const tsl_value *v = &g->values[g->inputs[i]];
+    if (v->ndim < 1)
+      return tsl_error(TSL_ERR_UNSUPPORTED, "graph '%s': input '%s' is a scalar (no batch axis)", g->name, v->name);
+    if (old >= 0 && v->shape[0] != old)
+      return tsl_error(TSL_ERR_UNSUPPORTED, "graph '%s': inputs differ in their first extent (%lld, '%s' %lld): no "
+                       "common batch axis", g->name, (long long)old, v->name, (long long)v->shape[0]);
+    old = v->shape[0];
+  }
+  if (old == batch) return TSL_OK;
+  bool *out_batched = calloc((size_t)g->n_outputs + 1, sizeof *out_batched);
+  if (!out_batched) return tsl_error(TSL_ERR_NOMEM, "tsl_graph_set_batch: out of memory");
+  for (int o = 0; o < g->n_outputs; o++) {
+    const tsl_value *v = &g->values[g->outputs[o]];
+    out_batched[o] = v->ndim >= 1 && v->shape[0] == old;
+  }
+  /* the attributes first: they are matched against the shapes inferred with `old` */
+  for (int n = 0; n < g->n_nodes; n++) {
+    int64_t *entry = reshape_batch_entry(g, &g->nodes[n], old);
+    if (entry) entry[0] = batch;
+  }
+  for (int i = 0; i < g->n_inputs; i++) g->values[g->inputs[i]].shape[0] = batch;
+  st = tsl_graph_infer_shapes(g);
+  if (st != TSL_OK) {
+    free(out_batched);
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s", tsl_last_error());
+    return tsl_error(st, "graph '%s' with batch %lld (was %lld): %s", g->name, (long long)batch, (long long)old, msg);
+  }
+  for (int o = 0; o < g->n_outputs && st == TSL_OK; o++) {
+    const tsl_value *v = &g->values[g->outputs[o]];
+    if (out_batched[o] && v->shape[0] != batch)
+      st = tsl_error(TSL_ERR_UNSUPPORTED, "graph '%s' with batch %lld: output '%s' has first extent %lld (a "
+                       "reshape with a fixed batch in the model?)", g->name, (long long)batch, v->name,
+                       (long long)v->shape[0]);
+  }
+  free(out_batched);
+  return st;
 }

@@ -1,6 +1,7 @@
 /* The graph executor: a plan of kernel calls over planned buffers (graph_executor.h). */
 #include "runtime/graph_executor.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +48,7 @@ struct tsl_graph_ctx {
   void *arena;
   void **ptrs;  /* data pointer of every buffer */
   void ***args; /* per step: pointers to the entries of ptrs (tsl_kernel_call's form) */
+  int num_threads; /* this context's own thread count; 0: the process-wide setting */
 };
 
 tsl_status tsl_graph_plan_new(tsl_graph_plan **out) {
@@ -229,6 +231,34 @@ tsl_graph_io_info tsl_graph_plan_output_info(const tsl_graph_plan *p, int i) {
   return p && i >= 0 && i < p->noutputs ? p->outputs[i].info : none;
 }
 
+/* find_io: the index of the input (or output) called `name`; the NOT_FOUND message
+ * lists the names there are. */
+static tsl_status find_io(const tsl_graph_plan *p, bool input, const char *name, int *i) {
+  const char *what = input ? "input" : "output";
+  if (!p || !name || !i) return tsl_error(TSL_ERR_INVALID, "tsl_graph_plan_find_%s: NULL argument", what);
+  int n = input ? p->ninputs : p->noutputs;
+  char names[512] = "";
+  size_t len = 0;
+  for (int k = 0; k < n; k++) {
+    const char *nm = (input ? p->inputs[k] : p->outputs[k]).info.name;
+    if (nm && strcmp(nm, name) == 0) {
+      *i = k;
+      return TSL_OK;
+    }
+    if (len < sizeof names)
+      len += (size_t)snprintf(names + len, sizeof names - len, "%s'%s'", k ? ", " : "", nm ? nm : "");
+  }
+  return tsl_error(TSL_ERR_NOT_FOUND, "no %s named '%s' (the model's %ss: %s)", what, name, what, n ? names : "none");
+}
+
+tsl_status tsl_graph_plan_find_input(const tsl_graph_plan *p, const char *name, int *i) {
+  return find_io(p, true, name, i);
+}
+
+tsl_status tsl_graph_plan_find_output(const tsl_graph_plan *p, const char *name, int *i) {
+  return find_io(p, false, name, i);
+}
+
 int64_t tsl_graph_plan_arena_bytes(const tsl_graph_plan *p) { return p ? p->arena_bytes : 0; }
 
 int64_t tsl_graph_plan_constant_bytes(const tsl_graph_plan *p) {
@@ -324,6 +354,7 @@ static tsl_status call_step(tsl_graph_ctx *c, int s) {
 
 tsl_status tsl_graph_run(tsl_graph_ctx *c, double *step_seconds) {
   if (!c) return tsl_error(TSL_ERR_INVALID, "graph run: NULL context");
+  int prev_threads = c->num_threads ? tsl_parallel_set_local_threads(c->num_threads) : 0;
   /* the workers stay awake from one step's launch to the next (runtime/parallel.h) */
   bool warm = tsl_parallel_warm_begin();
   tsl_status st = TSL_OK;
@@ -333,5 +364,20 @@ tsl_status tsl_graph_run(tsl_graph_ctx *c, double *step_seconds) {
     if (st == TSL_OK && step_seconds) step_seconds[s] = tsl_time_now() - t0;
   }
   tsl_parallel_warm_end(warm);
+  if (c->num_threads) tsl_parallel_set_local_threads(prev_threads);
   return st;
+}
+
+tsl_status tsl_graph_ctx_set_num_threads(tsl_graph_ctx *c, int n) {
+  if (!c) return tsl_error(TSL_ERR_INVALID, "tsl_graph_ctx_set_num_threads: NULL context");
+  if (n < 0 || n > TSL_MAX_THREADS)
+    return tsl_error(TSL_ERR_INVALID, "tsl_graph_ctx_set_num_threads: %d threads (allowed 1..%d, or 0 for the "
+                     "process-wide setting)", n, TSL_MAX_THREADS);
+  c->num_threads = n;
+  return TSL_OK;
+}
+
+int tsl_graph_ctx_num_threads(const tsl_graph_ctx *c) {
+  if (!c) return 0;
+  return c->num_threads ? c->num_threads : tsl_get_num_threads();
 }

@@ -24,13 +24,15 @@
 #include "tessel/plan.h"
 #include "tessel/status.h"
 #include "tessel/tensor.h"
+#include "tessel/version.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* The format version this runtime writes and the only one it reads. */
-#define TSL_MODEL_FILE_VERSION 1
+/* The format version this runtime writes and the only one it reads (public as
+ * TSL_MODEL_FILE_FORMAT_VERSION, set in include/tessel/meson.build). */
+#define TSL_MODEL_FILE_VERSION TSL_MODEL_FILE_FORMAT_VERSION
 /* Magic of the plan blob's header and of the file's trailer (8 bytes, no NUL). */
 #define TSL_MODEL_FILE_MAGIC "TSL_PLAN"
 #define TSL_MODEL_FILE_TRAILER_MAGIC "TSLMODEL"

@@ -72,6 +72,8 @@ static pool g_pool = {
 };
 
 static _Thread_local bool tl_in_parallel;
+/* The calling thread's own thread count (tsl_parallel_set_local_threads), 0 for none. */
+static _Thread_local int tl_num_threads;
 
 static atomic_int g_num_threads;
 static atomic_int g_sched_kind = TSL_SCHED_STATIC;
@@ -125,8 +127,15 @@ tsl_status tsl_set_num_threads(int n) {
 }
 
 int tsl_get_num_threads(void) {
+  if (tl_num_threads > 0) return tl_num_threads;
   pthread_once(&g_init_once, init_once);
   return atomic_load(&g_num_threads);
+}
+
+int tsl_parallel_set_local_threads(int n) {
+  int prev = tl_num_threads;
+  tl_num_threads = n >= 1 && n <= TSL_MAX_THREADS ? n : 0;
+  return prev;
 }
 
 tsl_status tsl_set_parallel_schedule(tsl_sched kind, int64_t chunk) {

@@ -59,6 +59,15 @@ int32_t tsl_parallel_for(tsl_parallel_task task, void *closure, int64_t extent);
 bool tsl_parallel_warm_begin(void);
 void tsl_parallel_warm_end(bool began);
 
+/* Sets the calling thread's own thread count: until the next call on this thread,
+ * tsl_get_num_threads called from it returns n, so that its launches use n threads
+ * (the caller included) and compile-time record lookups prefer records timed with n,
+ * whatever the process-wide setting (tsl_set_num_threads). n = 0 (or any value outside
+ * 1..TSL_MAX_THREADS) returns the thread to the process-wide setting. Returns the
+ * previous own count (0 for none), to restore it. Used by tsl_graph_run for contexts
+ * with their own count (tsl_graph_ctx_set_num_threads) and by tsl_model_compile_with. */
+int tsl_parallel_set_local_threads(int n);
+
 /* Workspace for a kernel: `bytes` bytes aligned to 64, uninitialised; bytes == 0 gives
  * a valid minimal block. Returns NULL for bytes < 0 or when memory is exhausted (the
  * kernel then returns an error code). Free with tsl_kernel_free. Thread-safe. */

@@ -31,7 +31,7 @@
 #include "target/target.h"
 #include "test_cache_dir.h"
 
-#define MODULES(X) X(ir) X(dsl) X(schedule) X(codegen) X(runtime) X(e2e) X(models) X(templates) X(tuner) X(graph) X(winograd) X(cross) X(binary) X(ops) X(rpc) X(install) X(python)
+#define MODULES(X) X(ir) X(dsl) X(schedule) X(codegen) X(runtime) X(e2e) X(models) X(templates) X(tuner) X(graph) X(winograd) X(cross) X(binary) X(ops) X(rpc) X(install) X(python) X(capi)
 #define DECLARE(m) void tsl_tests_##m(void) __attribute__((weak));
 MODULES(DECLARE)
 

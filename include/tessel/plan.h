@@ -19,7 +19,8 @@
  * -rdynamic).
  *
  * Threads: a loaded plan is immutable; any number of threads may run it at once, each
- * with its own context (one context is used by one thread at a time).
+ * with its own context (one context is used by one thread at a time). Each context may
+ * have its own thread count (tsl_graph_ctx_set_num_threads).
  */
 #ifndef TESSEL_PLAN_H
 #define TESSEL_PLAN_H
@@ -80,6 +81,13 @@ typedef struct tsl_graph_io_info {
 tsl_graph_io_info tsl_graph_plan_input_info(const tsl_graph_plan *p, int i);
 tsl_graph_io_info tsl_graph_plan_output_info(const tsl_graph_plan *p, int i);
 
+/* The index of the input / output named `name` (exact, case-sensitive match with
+ * tsl_graph_io_info.name) into *i.
+ * Errors: TSL_ERR_INVALID (NULL arguments), TSL_ERR_NOT_FOUND (no input / output of
+ * that name: the message lists the names there are). */
+tsl_status tsl_graph_plan_find_input(const tsl_graph_plan *p, const char *name, int *i);
+tsl_status tsl_graph_plan_find_output(const tsl_graph_plan *p, const char *name, int *i);
+
 /* Bytes of the activation arena: the planned peak activation memory of one context. */
 int64_t tsl_graph_plan_arena_bytes(const tsl_graph_plan *p);
 /* Bytes of the constants the plan owns. */
@@ -89,6 +97,17 @@ int64_t tsl_graph_plan_constant_bytes(const tsl_graph_plan *p);
  * must outlive it. Errors: TSL_ERR_INVALID (NULL arguments), TSL_ERR_NOMEM. */
 tsl_status tsl_graph_ctx_new(const tsl_graph_plan *p, tsl_graph_ctx **out);
 void tsl_graph_ctx_free(tsl_graph_ctx *c);
+
+/* Sets the number of threads this context's runs use, the calling thread included
+ * (n = 1: every loop on the thread that calls tsl_graph_run), whatever the
+ * process-wide setting (tsl_set_num_threads, tessel/runtime.h); n = 0 returns to the
+ * process-wide setting (the default). The pool is shared: while another thread's run
+ * uses it, a launch runs on the calling thread alone (runtime/parallel.h).
+ * Errors: TSL_ERR_INVALID (NULL context, n outside 0..TSL_MAX_THREADS). */
+tsl_status tsl_graph_ctx_set_num_threads(tsl_graph_ctx *c, int n);
+/* The number of threads the context's next run uses (its own count, else the
+ * process-wide one); 0 for a NULL context. */
+int tsl_graph_ctx_num_threads(const tsl_graph_ctx *c);
 
 /* The data of input / output i in this context (compact, the described shape), or NULL
  * for a bad index. Inputs are read by the next run; outputs hold the last run's

@@ -2,7 +2,8 @@
  *
  * The thread pool runs the parallel loops of generated kernels (runtime/parallel.h
  * holds the launch ABI the kernels call). Its settings are process-wide and take
- * effect at the next launch.
+ * effect at the next launch; the thread count may also be set per compiled model or
+ * per context (tessel/tessel.h, tessel/plan.h).
  *
  * The time evaluator follows TVM's `time_evaluator` (WrapTimeEvaluator in apache/tvm's
  * runtime): one discarded warm-up call, then `repeat` samples;
@@ -24,12 +25,17 @@ extern "C" {
 /* Most threads the pool runs (the caller included). */
 #define TSL_MAX_THREADS 256
 
-/* Sets the number of threads later tsl_parallel_for calls use, the calling thread
- * included: n = 1 runs every loop on the caller and uses no workers.
+/* Sets the process-wide number of threads later tsl_parallel_for calls use, the calling
+ * thread included: n = 1 runs every loop on the caller and uses no workers. A compiled
+ * model or a context may have its own count instead (tsl_compile_opts.num_threads,
+ * tsl_context_set_num_threads in tessel/tessel.h; tsl_graph_ctx_set_num_threads in
+ * tessel/plan.h), applied to its runs only.
  * Errors: TSL_ERR_INVALID (n outside 1..TSL_MAX_THREADS). */
 tsl_status tsl_set_num_threads(int n);
 
-/* The number of threads parallel loops use. Until tsl_set_num_threads is called: the
+/* The number of threads parallel loops launched from the calling thread use: during a
+ * run with its own count (a context's or compiled model's, above), that count; otherwise
+ * the process-wide one. Until tsl_set_num_threads is called, the latter is the
  * TSL_NUM_THREADS environment variable when it holds an integer in
  * 1..TSL_MAX_THREADS (otherwise a warning on stderr, once), else the number of online
  * CPUs this process's affinity mask allows, at most TSL_MAX_THREADS. */

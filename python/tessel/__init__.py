@@ -2,6 +2,7 @@
 
     import numpy as np, tessel
     m = tessel.load("squeezenet1_1")            # a zoo name or the path of an .onnx file
+    m.inputs, m.outputs                         # names, dtypes, shapes; m.set_batch(8) for another batch
     c = m.compile(target="host", threads=1)     # records="tessel_records.jsonl" after tuning
     (logits,) = c.run(np.zeros((1, 3, 224, 224), np.float32))
     tessel.tune(m, records="tessel_records.jsonl", trials=16)
@@ -10,12 +11,11 @@ A ctypes binding of the C API (include/tessel/tessel.h, tessel/tune.h) of the sh
 library libtessel.so (where it is looked for: tessel/_lib.py). Every failing call raises
 TesselError carrying the library's message (tsl_last_error) and status.
 
-Threads: the library's thread pool is process-wide (tsl_set_num_threads). compile(threads=N)
-sets it before compiling (records timed with N threads are preferred) and every run of that
-compiled model sets it again, so models compiled with different counts can be mixed in one
-program (one at a time). A compiled model may be run from several Python threads at once:
-each thread gets its own context (activation memory) and ctypes releases the GIL during a
-run.
+Threads: compile(threads=N) gives the compiled model its own thread count
+(tsl_compile_opts.num_threads): its runs use N threads and records timed with N threads are
+preferred, whatever the process-wide count (set_num_threads) and other models' counts.
+A compiled model may be run from several Python threads at once: each thread gets its own
+context (activation memory) and ctypes releases the GIL during a run.
 """
 import ctypes
 import os
@@ -26,7 +26,7 @@ import numpy as np
 from . import _lib
 
 __all__ = ["TesselError", "Model", "Compiled", "TuneSummary", "load", "tune", "set_num_threads", "get_num_threads",
-           "library_path"]
+           "library_path", "version"]
 
 _L = _lib.open_library()
 
@@ -63,6 +63,11 @@ def _path_arg(p):
 def library_path():
     """The libtessel.so this module opened."""
     return _L.tessel_path
+
+
+def version():
+    """The library's version, "MAJOR.MINOR.PATCH" (tsl_version_string)."""
+    return _L.tsl_version_string().decode()
 
 
 def set_num_threads(n):
@@ -129,12 +134,14 @@ class TensorInfo:
         return "TensorInfo(name=%r, dtype=%s, shape=%s)" % (self.name, np.dtype(self.dtype).name, self.shape)
 
 
-def _infos(handle, count_fn, info_fn):
+def _infos(ptr, count_fn, info_fn, *extra):
+    """TensorInfo of every input or output: info_fn(ptr, i, name, dtype, ndim, shape,
+    *extra) for i < count_fn(ptr)."""
     out = []
-    for i in range(count_fn(handle.ptr)):
+    for i in range(count_fn(ptr)):
         name, dt, ndim = ctypes.c_char_p(), _lib.Dtype(), ctypes.c_int()
         shape = (ctypes.c_int64 * _lib.MAX_NDIM)()
-        _check(info_fn(handle.ptr, i, ctypes.byref(name), ctypes.byref(dt), ctypes.byref(ndim), shape, None))
+        _check(info_fn(ptr, i, ctypes.byref(name), ctypes.byref(dt), ctypes.byref(ndim), shape, *extra))
         key = (dt.code, dt.bits)
         if key not in _NUMPY_OF:
             raise TesselError(8, "tessel: tensor %d has a dtype numpy lacks (code %d, %d bits)" % (i, dt.code, dt.bits))
@@ -152,11 +159,27 @@ class Model:
         self._h = _Handle(ptr.value, _L.tsl_model_free)
         self.source = os.fsdecode(source)
 
+    @property
+    def inputs(self):
+        """The model's inputs as loaded (or after set_batch): TensorInfo list."""
+        return _infos(self._h.ptr, _L.tsl_model_num_inputs, _L.tsl_model_input_info)
+
+    @property
+    def outputs(self):
+        """The model's outputs: TensorInfo list."""
+        return _infos(self._h.ptr, _L.tsl_model_num_outputs, _L.tsl_model_output_info)
+
+    def set_batch(self, n):
+        """Sets the batch size (the first extent of every input) for later compile() calls
+        (tsl_model_set_batch); compiled models made before keep theirs. Returns self."""
+        _check(_L.tsl_model_set_batch(self._h.ptr, int(n)))
+        return self
+
     def compile(self, target="host", records=None, threads=None):
         """Compiles for `target` ("host", or a target string such as "x86-64-avx2" that runs
         on this machine); `records`: a tuning records file (tune()) or None for the default
-        schedules; `threads`: the thread count to compile and run with (None: the current
-        process-wide count). Returns a Compiled."""
+        schedules; `threads`: the compiled model's own thread count, to look records up and
+        run with (None: the process-wide count at each run). Returns a Compiled."""
         return Compiled(self, target, records, threads)
 
     def __repr__(self):
@@ -168,15 +191,20 @@ class Compiled:
     run() runs it."""
 
     def __init__(self, model, target, records, threads):
-        if threads is not None:
-            set_num_threads(threads)
+        if threads is not None and int(threads) < 1:  # (0 in C: the process-wide count, None here)
+            raise TesselError(1, "tessel compile: threads %d (allowed 1..256, or None for the process-wide count)"
+                              % int(threads))
+        o = _L.tsl_compile_opts_default()
+        o.target = None if target is None else target.encode()
+        o.records = _path_arg(records)
+        o.num_threads = 0 if threads is None else int(threads)
         ptr = ctypes.c_void_p()
-        _check(_L.tsl_model_compile(model._h.ptr, None if target is None else target.encode(), _path_arg(records),
-                                    ctypes.byref(ptr)))
+        _check(_L.tsl_model_compile_with(model._h.ptr, ctypes.byref(o), ctypes.byref(ptr)))
         self._h = _CompiledHandle(ptr.value)
-        self.threads = threads
-        self.inputs = _infos(self._h, _L.tsl_compiled_num_inputs, _L.tsl_compiled_input_info)
-        self.outputs = _infos(self._h, _L.tsl_compiled_num_outputs, _L.tsl_compiled_output_info)
+        # the compiled model's own thread count (None: the process-wide one at each run)
+        self.threads = _L.tsl_compiled_num_threads(self._h.ptr) or None
+        self.inputs = _infos(self._h.ptr, _L.tsl_compiled_num_inputs, _L.tsl_compiled_input_info, None)
+        self.outputs = _infos(self._h.ptr, _L.tsl_compiled_num_outputs, _L.tsl_compiled_output_info, None)
         self.num_kernels = _L.tsl_compiled_num_kernels(self._h.ptr)
         self.num_tuned_kernels = _L.tsl_compiled_num_tuned_kernels(self._h.ptr)
 
@@ -213,8 +241,6 @@ class Compiled:
             a = np.ascontiguousarray(a, dtype=info.dtype)
             keep.append(a)
             _check(_L.tsl_context_set_input(ctx, i, a.ctypes.data, a.nbytes))
-        if self.threads is not None and get_num_threads() != self.threads:
-            set_num_threads(self.threads)
         _check(_L.tsl_context_run(ctx))
         outs = []
         for i, info in enumerate(self.outputs):

@@ -33,6 +33,12 @@ class TuneSummary(ctypes.Structure):
                 ("tuned_seconds", ctypes.c_double)]
 
 
+class CompileOpts(ctypes.Structure):
+    """tsl_compile_opts (tessel/tessel.h)."""
+    _fields_ = [("target", ctypes.c_char_p), ("records", ctypes.c_char_p), ("verbose", ctypes.c_bool),
+                ("num_threads", ctypes.c_int)]
+
+
 MAX_NDIM = 8  # TSL_MAX_NDIM
 
 _P = ctypes.c_void_p
@@ -45,7 +51,18 @@ _PROTOTYPES = {
     "tsl_get_num_threads": (ctypes.c_int, []),
     "tsl_model_load": (_S, [ctypes.c_char_p, ctypes.POINTER(_P)]),
     "tsl_model_free": (None, [_P]),
+    "tsl_version_string": (ctypes.c_char_p, []),
     "tsl_model_compile": (_S, [_P, ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(_P)]),
+    "tsl_compile_opts_default": (CompileOpts, []),
+    "tsl_model_compile_with": (_S, [_P, ctypes.POINTER(CompileOpts), ctypes.POINTER(_P)]),
+    "tsl_model_set_batch": (_S, [_P, ctypes.c_int64]),
+    "tsl_model_num_inputs": (ctypes.c_int, [_P]),
+    "tsl_model_num_outputs": (ctypes.c_int, [_P]),
+    "tsl_model_input_info": (_S, [_P, ctypes.c_int, ctypes.POINTER(ctypes.c_char_p), ctypes.POINTER(Dtype),
+                                  ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_int64)]),
+    "tsl_model_output_info": (_S, [_P, ctypes.c_int, ctypes.POINTER(ctypes.c_char_p), ctypes.POINTER(Dtype),
+                                   ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_int64)]),
+    "tsl_compiled_num_threads": (ctypes.c_int, [_P]),
     "tsl_compiled_free": (None, [_P]),
     "tsl_compiled_num_inputs": (ctypes.c_int, [_P]),
     "tsl_compiled_num_outputs": (ctypes.c_int, [_P]),

@@ -5,7 +5,9 @@
 # programs of the build folder on the same inputs.
 #   install_test.sh SOURCE_DIR BUILD_DIR
 # Checks: the shared libraries export exactly the functions of their public headers
-# (nm -D) and carry a versioned soname; libtessel_runtime.so needs no LLVM;
+# (nm -D) and carry a versioned soname; each installed header compiles alone;
+# examples/model_info.c (pkg-config tessel) prints the pkg-config version and the soname
+# and squeezenet1_1's names and shapes at batch 2, as build/examples/tessel-model-info does; libtessel_runtime.so needs no LLVM;
 # examples/classify.c (pkg-config tessel) prints the same top-5 as build/examples/classify
 # on a squeezenet1_1 run; examples/device_app.c (pkg-config tessel-runtime) runs a model
 # file compiled by the installed tunecli and writes the same output bytes as
@@ -31,9 +33,13 @@ libdir=$(pkg-config --variable=libdir tessel)
 bindir=$(pkg-config --variable=prefix tessel)/bin
 includedir=$(pkg-config --variable=includedir tessel)
 case "$libdir" in "$dest"/*) ;; *) fail "pkg-config's libdir $libdir is not under the DESTDIR (no sysroot support?)" ;; esac
-for h in tessel.h tune.h runtime.h status.h tensor.h plan.h; do
+for h in tessel.h tune.h runtime.h status.h tensor.h plan.h version.h; do
   [ -f "$includedir/tessel/$h" ] || fail "header tessel/$h not installed"
+  # each header stands alone: every type it names is defined by the public headers
+  printf '#include <tessel/%s>\n' "$h" | cc -std=c11 -Wall -Wextra -Werror -fsyntax-only -x c - \
+    $(pkg-config --cflags tessel) || fail "tessel/$h does not compile alone"
 done
+echo "headers: each of the $(ls "$includedir/tessel" | wc -l) installed headers compiles alone"
 for t in tunecli tessel-device-app; do [ -x "$bindir/$t" ] || fail "$t not installed in $bindir"; done
 
 # Exports: exactly the functions the headers declare (+ the kernels' entry points).
@@ -81,6 +87,21 @@ grep -q . "$tmp/classify.top" || fail "classify printed nothing"
 diff "$tmp/classify.reftop" "$tmp/classify.top" >&2 || fail "installed classify's top-5 differs from the build folder's"
 echo "classify (pkg-config tessel): the build folder's top-5:"
 sed 's/^/  /' "$tmp/classify.top"
+
+# model_info: versions, names, shapes, batch and threads through tessel.h alone.
+cc -std=c11 -O2 -Wall -Werror "$src/examples/model_info.c" -o "$tmp/model_info" $(pkg-config --cflags --libs tessel) ||
+  fail "building model_info.c"
+env "${preload[@]}" LD_LIBRARY_PATH=$libdir "$tmp/model_info" squeezenet1_1 --batch 2 --threads 2 >"$tmp/info.out" 2>&1 ||
+  { cat "$tmp/info.out" >&2; fail "installed model_info"; }
+soname=$(readelf -d "$libdir/libtessel.so" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
+want_version="tessel $(pkg-config --modversion tessel) ($soname, model files v"
+grep -qF "$want_version" "$tmp/info.out" || { cat "$tmp/info.out" >&2; fail "model_info: no line '$want_version...'"; }
+grep -qF "squeezenet1_1: 1 input(s), 1 output(s), 2 thread(s) per run" "$tmp/info.out" || fail "model_info: threads"
+grep -qF "input 0 'input' f32 [2, 3, 224, 224] (1204224 bytes)" "$tmp/info.out" || fail "model_info: input shape"
+grep -qF "output 0 'output' f32 [2, 1000] (8000 bytes)" "$tmp/info.out" || fail "model_info: output shape"
+"$build/examples/tessel-model-info" squeezenet1_1 --batch 2 --threads 2 >"$tmp/info.ref" 2>&1 || fail "build/examples/tessel-model-info"
+diff "$tmp/info.ref" "$tmp/info.out" >&2 || fail "installed model_info's output differs from the build folder's"
+echo "model_info (pkg-config tessel): $(head -n 1 "$tmp/info.out"), batch 2 shapes by name"
 
 # device_app: an AOT model file from the installed tunecli, run by the app linked
 # against the runtime alone (pkg-config tessel-runtime).

@@ -131,6 +131,55 @@ class TestZoo(unittest.TestCase):
             np.testing.assert_array_equal(w, g)
 
 
+class TestModelInfoBatchThreads(unittest.TestCase):
+    """Names, shapes, batch size, per-model threads and the version, through the module."""
+
+    def test_version_is_the_librarys(self):
+        v = tessel.version()
+        self.assertRegex(v, r"^\d+\.\d+\.\d+$")
+        # libtessel.so -> libtessel.so.MAJOR.MINOR -> libtessel.so.MAJOR.MINOR.PATCH (meson)
+        self.assertTrue(os.path.realpath(tessel.library_path()).endswith(".so." + v), tessel.library_path())
+
+    def test_names_shapes_and_batch(self):
+        m = tessel.load("squeezenet1_1")
+        self.assertEqual([(i.name, i.shape) for i in m.inputs], [("input", (1, 3, 224, 224))])
+        self.assertEqual([(o.name, o.shape) for o in m.outputs], [("output", (1, 1000))])
+        c1 = m.compile(threads=1)
+        self.assertIs(m.set_batch(2), m)
+        self.assertEqual(m.inputs[0].shape, (2, 3, 224, 224))
+        c2 = m.compile(threads=1)
+        self.assertEqual(c1.inputs[0].shape, (1, 3, 224, 224))  # compiled before: unchanged
+        self.assertEqual(c2.inputs[0].shape, (2, 3, 224, 224))
+        self.assertEqual(c2.outputs[0].shape, (2, 1000))
+        x = np.random.default_rng(9).uniform(-1, 1, (2, 3, 224, 224)).astype(np.float32)
+        (y,) = c2.run({"input": x})
+        for row in range(2):
+            if TUNECLI:  # the C API's own run of that image at batch 1
+                with tempfile.TemporaryDirectory() as tmp:
+                    inp = os.path.join(tmp, "x.f32")
+                    x[row].tofile(inp)
+                    ref = c_api_output("squeezenet1_1", inp, 1000)
+            else:
+                ref = c1.run(x[row:row + 1])[0].ravel()
+            self.assertLessEqual(np.abs(y[row] - ref).max(), 1e-4 * np.abs(ref).max())
+        with self.assertRaises(tessel.TesselError) as e:
+            m.set_batch(0)
+        self.assertEqual(e.exception.status_name, "invalid")
+
+    def test_threads_per_compiled_model(self):
+        m = tessel.load("squeezenet1_1")
+        before = tessel.get_num_threads()
+        c1, c2, c0 = m.compile(threads=1), m.compile(threads=2), m.compile()
+        self.assertEqual((c1.threads, c2.threads, c0.threads), (1, 2, None))
+        x = np.random.default_rng(4).uniform(-1, 1, (1, 3, 224, 224)).astype(np.float32)
+        y1, y2, y0 = c1.run(x)[0], c2.run(x)[0], c0.run(x)[0]
+        self.assertEqual(tessel.get_num_threads(), before)  # the process-wide count is left alone
+        np.testing.assert_allclose(y2, y1, rtol=0, atol=1e-4 * np.abs(y1).max())
+        np.testing.assert_allclose(y0, y1, rtol=0, atol=1e-4 * np.abs(y1).max())
+        with self.assertRaises(tessel.TesselError):
+            m.compile(threads=-1)
+
+
 class TestSmallModelAndTuning(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.TemporaryDirectory()

@@ -15,6 +15,7 @@
 #include "models/graph.h"
 #include "models/insitu.h"
 #include "runtime/graph_executor.h"
+#include "runtime/parallel.h"
 #include "ops/algorithm.h"
 #include "tuner/dispatch.h"
 #include "tuner/records.h"
@@ -137,6 +138,15 @@ static void test_records_best_prefers_this_thread_count(void) {
   tsl_set_num_threads(2);
   CU_ASSERT_EQUAL(tsl_records_best(db, t, "w", NULL, 0, &best, NULL), TSL_OK);
   CU_ASSERT_STRING_EQUAL(best->template_name, "t.two_in_model");
+  /* a thread's own count (what tsl_model_compile_with sets while compiling a model with
+   * num_threads) steers the lookup the same way, whatever the process-wide count */
+  tsl_set_num_threads(1);
+  int own = tsl_parallel_set_local_threads(2);
+  CU_ASSERT_EQUAL(tsl_records_best(db, t, "w", NULL, 0, &best, NULL), TSL_OK);
+  CU_ASSERT_STRING_EQUAL(best->template_name, "t.two_in_model");
+  tsl_parallel_set_local_threads(own);
+  CU_ASSERT_EQUAL(tsl_records_best(db, t, "w", NULL, 0, &best, NULL), TSL_OK);
+  CU_ASSERT_STRING_EQUAL(best->template_name, "t.tuned_for_one");
   /* the rank itself: exact target, then threads, then in-model */
   char fam[192];
   tsl_target_family(t, fam, sizeof fam);

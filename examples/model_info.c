@@ -1,0 +1,110 @@
+/* model_info: what an application asks the C API about a model before running it.
+ *
+ *   tessel-model-info MODEL [--batch N] [--threads N]
+ *
+ * MODEL is a built-in name (squeezenet1_1, resnet18, ...) or an .onnx file. Prints the
+ * library's version, soname and model-file format; compiles the model (at batch N when
+ * given: tsl_model_set_batch) with its own thread count (tsl_compile_opts.num_threads;
+ * 0 or absent: the process-wide count); lists every input and output by index with its
+ * name, dtype and shape and finds each again by name; then runs once on inputs of
+ * zeros, filled by name, and prints each output's sum and its first value.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tessel/tessel.h"
+
+static int fail(const char *what) {
+  fprintf(stderr, "model_info: %s: %s\n", what, tsl_last_error());
+  return 1;
+}
+
+static void print_shape(int ndim, const int64_t *shape) {
+  printf("[");
+  for (int d = 0; d < ndim; d++) printf("%s%lld", d ? ", " : "", (long long)shape[d]);
+  printf("]");
+}
+
+/* Prints input or output i of c ("input 0 'input' f32 [1, 3, 224, 224]") and checks
+ * that its name leads back to i. */
+static int describe(const tsl_compiled *c, bool input, int i, const char **name, size_t *bytes) {
+  tsl_dtype dt;
+  int ndim, again = -1;
+  int64_t shape[TSL_MAX_NDIM];
+  tsl_status st = input ? tsl_compiled_input_info(c, i, name, &dt, &ndim, shape, bytes)
+                        : tsl_compiled_output_info(c, i, name, &dt, &ndim, shape, bytes);
+  if (st != TSL_OK) return fail("info");
+  st = input ? tsl_compiled_input_index(c, *name, &again) : tsl_compiled_output_index(c, *name, &again);
+  if (st != TSL_OK || again != i) return fail("lookup by name");
+  printf("%s %d '%s' %s ", input ? "input" : "output", i, *name, tsl_dtype_str(dt));
+  print_shape(ndim, shape);
+  printf(" (%zu bytes)\n", *bytes);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  const char *model = NULL;
+  long batch = 0, threads = 0;
+  bool extra = false;
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--batch") == 0 && i + 1 < argc) batch = strtol(argv[++i], NULL, 10);
+    else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) threads = strtol(argv[++i], NULL, 10);
+    else if (!model) model = argv[i];
+    else extra = true;
+  }
+  if (!model || extra || batch < 0 || threads < 0 || threads > TSL_MAX_THREADS) {
+    fprintf(stderr, "usage: tessel-model-info MODEL [--batch N] [--threads N]\n");
+    return 2;
+  }
+  int major, minor, patch;
+  char numbers[64];
+  tsl_version_numbers(&major, &minor, &patch);
+  snprintf(numbers, sizeof numbers, "%d.%d.%d", major, minor, patch);
+  printf("tessel %s (libtessel.so.%s, model files v%d)\n", numbers, TSL_SOVERSION, tsl_model_file_format_version());
+  if (strcmp(numbers, tsl_version_string()) != 0) {
+    fprintf(stderr, "model_info: version numbers %s, version string %s\n", numbers, tsl_version_string());
+    return 1;
+  }
+  if (strcmp(tsl_version_string(), TSL_VERSION_STRING) != 0)
+    printf("note: compiled with the headers of %s\n", TSL_VERSION_STRING);
+  tsl_model *m;
+  tsl_compiled *c;
+  if (tsl_model_load(model, &m) != TSL_OK) return fail("load");
+  if (batch > 0 && tsl_model_set_batch(m, batch) != TSL_OK) return fail("batch");
+  tsl_compile_opts o = tsl_compile_opts_default();
+  o.num_threads = (int)threads;
+  if (tsl_model_compile_with(m, &o, &c) != TSL_OK) return fail("compile");
+  tsl_model_free(m);
+  tsl_context *ctx;
+  if (tsl_context_new(c, &ctx) != TSL_OK) return fail("context");
+  printf("%s: %d input(s), %d output(s), %d thread(s) per run\n", model, tsl_compiled_num_inputs(c),
+         tsl_compiled_num_outputs(c), tsl_context_num_threads(ctx));
+  int status = 0;
+  for (int i = 0; i < tsl_compiled_num_inputs(c) && !status; i++) {
+    const char *name;
+    size_t bytes;
+    if ((status = describe(c, true, i, &name, &bytes))) break;
+    void *zeros = calloc(1, bytes ? bytes : 1);
+    if (!zeros || tsl_context_set_input_by_name(ctx, name, zeros, bytes) != TSL_OK) status = fail("input");
+    free(zeros);
+  }
+  if (!status && tsl_context_run(ctx) != TSL_OK) status = fail("run");
+  for (int i = 0; i < tsl_compiled_num_outputs(c) && !status; i++) {
+    const char *name;
+    size_t bytes;
+    if ((status = describe(c, false, i, &name, &bytes))) break;
+    float *y = malloc(bytes ? bytes : 1);
+    if (!y || tsl_context_get_output_by_name(ctx, name, y, bytes) != TSL_OK) {
+      status = fail("output");
+    } else {
+      double sum = 0;
+      for (size_t k = 0; k < bytes / sizeof(float); k++) sum += y[k];
+      printf("  sum %.6g, first %.6g\n", sum, bytes ? y[0] : 0.0f);
+    }
+    free(y);
+  }
+  tsl_context_free(ctx);
+  tsl_compiled_free(c);
+  return status;
+}
