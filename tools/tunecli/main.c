@@ -25,10 +25,11 @@ int tunecli_list(int argc, char **argv) {
 static const command commands[] = {
     {"list", tunecli_list, "list                      the built-in operators"},
     {"show", tunecli_show,
-     "show OP [OPTIONS] [--dsl] [--llvm] [--asm] [--time]\n"
+     "show OP [OPTIONS] [--dsl] [--llvm] [--asm] [--time] [--static-cost]\n"
      "                          print the tensor expression, schedule and lowered loop IR;\n"
      "                          --dsl the operator's DSL source, --llvm/--asm the optimized\n"
-     "                          LLVM IR / assembly, --time the compile time\n"
+     "                          LLVM IR / assembly, --time the compile time,\n"
+     "                          --static-cost the static cost model's estimate (docs/cost_static.md)\n"
      "                          (TSL_DEBUG=lower prints the IR after every lowering pass)"},
     {"run-op", tunecli_run_op,
      "run-op OP [OPTIONS] [--seed S] [--tolerance E]\n"
