@@ -366,8 +366,10 @@ static tsl_status estimate_run(estimate *e, const tsl_func *f, int cores, tsl_co
                                              e->a.labels[h].label, e->a.labels[h].irname, cpi, body);
     free(body);
     if (st != TSL_OK) {
+      char why[512];
+      snprintf(why, sizeof why, "%s", tsl_last_error());
       st = tsl_error(st, "static cost: loop %s (%%%s) of %s: %s", e->a.labels[h].label, e->a.labels[h].irname,
-                     e->a.labels[h].function, tsl_last_error());
+                     e->a.labels[h].function, why);
       break;
     }
     int nest = -1;

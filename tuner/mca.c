@@ -32,6 +32,8 @@ typedef struct slot {
 } slot;
 static slot cache[CACHE_SLOTS];
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+static tsl_mca_entry journal[CACHE_SLOTS]; /* entries in the order added (the first CACHE_SLOTS) */
+static int njournal;
 
 static uint64_t fnv(uint64_t h, const char *s) {
   for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
@@ -64,8 +66,28 @@ static void cache_put(uint64_t key, double v) {
       break;
     }
   }
+  if (!(s->used && s->key == key) && njournal < CACHE_SLOTS) journal[njournal++] = (tsl_mca_entry){key, v};
   *s = (slot){key, v, true}; /* a full probe run overwrites its first slot */
   pthread_mutex_unlock(&cache_lock);
+}
+
+int tsl_mca_cache_mark(void) {
+  pthread_mutex_lock(&cache_lock);
+  int m = njournal;
+  pthread_mutex_unlock(&cache_lock);
+  return m;
+}
+
+int tsl_mca_cache_since(int mark, tsl_mca_entry *out, int max) {
+  pthread_mutex_lock(&cache_lock);
+  int n = 0;
+  for (int i = mark < 0 ? 0 : mark; i < njournal && n < max; i++) out[n++] = journal[i];
+  pthread_mutex_unlock(&cache_lock);
+  return n;
+}
+
+void tsl_mca_cache_add(const tsl_mca_entry *e, int n) {
+  for (int i = 0; e && i < n; i++) cache_put(e[i].key, e[i].cycles);
 }
 
 /* ---- running the tool ---- */
@@ -238,8 +260,11 @@ tsl_status tsl_mca_check(const char *triple, const char *cpu) {
   if (st == TSL_OK && err && strstr(err, "not a recognized processor"))
     st = tsl_error(TSL_ERR_UNSUPPORTED, "mca: %s has no scheduling model for cpu '%s' (%s)", tsl_mca_tool(), cpu,
                    triple);
-  else if (st != TSL_OK)
-    st = tsl_error(TSL_ERR_UNSUPPORTED, "%s", tsl_last_error());
+  else if (st != TSL_OK) {
+    char why[512];
+    snprintf(why, sizeof why, "%s", tsl_last_error());
+    st = tsl_error(TSL_ERR_UNSUPPORTED, "%s", why);
+  }
   free(out);
   free(err);
   if (st == TSL_OK) cache_put(key, 1.0);

@@ -14,6 +14,8 @@
 #ifndef TESSEL_TUNER_MCA_H
 #define TESSEL_TUNER_MCA_H
 
+#include <stdint.h>
+
 #include "tessel/status.h"
 
 #ifdef __cplusplus
@@ -40,6 +42,23 @@ tsl_status tsl_mca_check(const char *triple, const char *cpu);
  * or printed no summary: the message quotes its first error line). */
 tsl_status tsl_mca_block_cycles(const char *triple, const char *cpu, const char *block, int iterations,
                                 double timeout_s, double *cycles);
+
+/* One entry of the per-block cache, for a worker process to hand the cycles it
+ * computed to its parent (tuner/runner.c estimates in forked workers: what they learn
+ * about blocks outlives them). */
+typedef struct tsl_mca_entry {
+  uint64_t key;
+  double cycles;
+} tsl_mca_entry;
+
+/* A mark in the journal of entries added to the cache (in this process). */
+int tsl_mca_cache_mark(void);
+
+/* The entries added since `mark`, at most max of them, into out; returns their number. */
+int tsl_mca_cache_since(int mark, tsl_mca_entry *out, int max);
+
+/* Adds entries (from a worker) to this process's cache. */
+void tsl_mca_cache_add(const tsl_mca_entry *e, int n);
 
 #ifdef __cplusplus
 }

@@ -8,6 +8,8 @@
 
 #include "ir/arena.h"
 #include "tuner/dispatch.h"
+#include "tuner/cost_static.h"
+#include "tuner/mca.h"
 #include "tuner/remote.h"
 
 enum { MAX_ALGOS = 16, MAX_BATCH = 64, TOP_ALGOS = 3 };
@@ -68,6 +70,15 @@ static void fill_record(const task *tk, const tsl_config *c, const tsl_measure_r
   if (!tk->o->measure.device || !tsl_remote_device_info(tk->o->measure.device, &r->device))
     tsl_device_info_host(tk->target, &r->device);
   r->threads = tk->o->measure.threads > 0 ? tk->o->measure.threads : tsl_get_num_threads();
+  if (tk->o->measure.cost_static) { /* an estimate: for which CPU, over how many cores */
+    int cores = 0;
+    const tsl_cpu_figures *fig = tsl_cost_static_figures(tk->target, &cores);
+    snprintf(r->device.cpu, sizeof r->device.cpu, "static model of %s (%s)", tk->target->cpu, fig->machine);
+    r->device.cores = cores;
+    r->threads = tk->o->measure.threads > 0 ? tk->o->measure.threads : cores;
+    snprintf(r->cost_source, sizeof r->cost_source, "static");
+    snprintf(r->cost_model, sizeof r->cost_model, "%s", TSL_COST_STATIC_MODEL);
+  }
   tsl_record_stamp(r);
 }
 
@@ -163,6 +174,7 @@ static tsl_status tune_algorithm(task *tk, int new_budget, bool first, double *d
       /* in-model records (the in-situ pass) are no trials: their costs are not the
        * runner's and their configs were measured in isolation first */
       if (tsl_record_in_model(r)) continue;
+      if (tsl_record_is_static(r) != o->measure.cost_static) continue; /* never mix estimates and measurements */
       if (r->space_hash != tk->hash || strcmp(r->workload, tk->key) != 0 || strcmp(r->target, tk->target_str) != 0 ||
           strcmp(r->template_name, tk->tpl->name) != 0 || tsl_config_check(&tk->space, &r->config) != TSL_OK)
         continue;
@@ -189,7 +201,8 @@ static tsl_status tune_algorithm(task *tk, int new_budget, bool first, double *d
     const tsl_record *prev = NULL;
     for (int i = 0; o->db && i < o->db->n && !prev; i++) {
       const tsl_record *r = &o->db->recs[i];
-      if (!tsl_record_in_model(r) && r->space_hash == tk->hash && strcmp(r->workload, tk->key) == 0 &&
+      if (!tsl_record_in_model(r) && tsl_record_is_static(r) == o->measure.cost_static && r->space_hash == tk->hash &&
+          strcmp(r->workload, tk->key) == 0 &&
           strcmp(r->target, tk->target_str) == 0 &&
           strcmp(r->template_name, tk->tpl->name) == 0 && tsl_config_index(&tk->space, &r->config) ==
                                                               tsl_config_index(&tk->space, &dflt))
@@ -392,13 +405,27 @@ static tsl_status tune_workload(const tsl_target *t, const tsl_workload *w, cons
 
 tsl_status tsl_tune_check_target(const tsl_target *t, const tsl_measure_opts *m) {
   if (!t || !m) return tsl_error(TSL_ERR_INVALID, "tune: NULL argument");
-  const char *why = NULL;
-  if (m->device || tsl_target_runs_on_host(t, &why)) return TSL_OK;
   char name[256];
   tsl_target_str(t, name, sizeof name);
+  if (m->cost_static && m->device)
+    return tsl_error(TSL_ERR_INVALID, "tune: --cost static estimates without running: no --device with it");
+  if (m->cost_static) {
+    if (tsl_cost_static_check(t) == TSL_OK) return TSL_OK;
+    char why[512];
+    snprintf(why, sizeof why, "%s", tsl_last_error());
+    return tsl_error(TSL_ERR_UNSUPPORTED,
+                     "tune: no device to measure target '%s' on and no usable static cost model (%s): measure on a "
+                     "device that runs it (--device tcp://HOST:PORT --key KEY, docs/rpc.md), or make the static model "
+                     "usable: install %s (Debian package llvm-19) or name it with %s, for a CPU it has a scheduling "
+                     "model of (-mcpu=cortex-a53|a55|a72|a76|neoverse-n1, docs/cost_static.md)",
+                     name, why, TSL_MCA_DEFAULT, TSL_MCA_ENV);
+  }
+  const char *why = NULL;
+  if (m->device || tsl_target_runs_on_host(t, &why)) return TSL_OK;
   return tsl_error(TSL_ERR_UNSUPPORTED,
                    "tune: code for target '%s' cannot run on this machine (%s), so its candidates cannot be measured "
                    "here: measure them on a device that runs it (--device tcp://HOST:PORT --key KEY, docs/rpc.md), "
+                   "estimate them with the static cost model (--cost static, docs/cost_static.md), "
                    "or tune a target this machine runs (--target host)",
                    name, why ? why : "");
 }

@@ -70,6 +70,9 @@ static const command commands[] = {
      "                --threads N  --build-timeout S  --run-timeout S  --no-peak\n"
      "                --no-e2e (tune MODEL: no end-to-end latency, tuned vs default, at the end)\n"
      "                --layers I,J,.. (tune MODEL: only these distinct layers, 1-based)\n"     "                --no-insitu (tune MODEL: keep the isolated choice, no in-model verification)\n"
+     "                --cost static|measured  static: estimate each candidate with the static cost model\n"
+     "                (llvm-mca on the target CPU's scheduling model, docs/cost_static.md) instead of\n"
+     "                running it; the default when the target cannot run here and no --device is given\n"
      "                --device tcp://HOST:PORT[,tcp://...] --key KEY   measure on a tessel-rpc-server\n"
      "                (or a pool of identical ones, in parallel; docs/rpc.md)"},
     {"compile", tunecli_compile,
