@@ -57,11 +57,13 @@ tsl_status tsl_cost_static_block_cycles(const tsl_target *t, const char *block, 
 /* ---- the assembly's loops ---- */
 
 typedef struct asm_label {
-  char label[32];       /* "BB0_2" (the ".L" dropped: how loop comments name it) */
-  char irname[NAME_LEN]; /* the IR block name from the label's comment, "" if none */
+  char label[32];       /* "BB0_2" (the ".L" dropped: how loop comments name it); "" for a
+                           block without a label ("%bb.N", entered by falling through) */
+  char irname[NAME_LEN]; /* the IR block name from the block line's comment, "" if none */
   char function[NAME_LEN];
-  int line;
+  int line, end;        /* its lines [line, end) */
   bool header, inner;
+  char in_loop[32];     /* "in Loop: Header=BBf_n": the innermost loop holding it */
   int nparents;
   int parents[MAX_PARENTS]; /* indices of the enclosing loops' header labels */
   char parent_names[MAX_PARENTS][32];
@@ -70,7 +72,7 @@ typedef struct asm_label {
 typedef struct asm_text {
   char **lines;
   int nlines;
-  asm_label *labels;
+  asm_label *labels; /* every block, in layout order */
   int nlabels;
 } asm_text;
 
@@ -101,11 +103,27 @@ static bool is_function_label(const char *s, const char *c) {
          (colon[1] == '\0' || isspace((unsigned char)colon[1]));
 }
 
-/* Splits text into lines (in place) and finds the labels and their loop comments. */
+/* Starts a block at line ln; NULL when out of memory. */
+static asm_label *new_block(asm_text *a, int *cap, int ln, const char *function) {
+  if (a->nlabels == *cap) {
+    *cap = *cap ? 2 * *cap : 64;
+    asm_label *g = realloc(a->labels, sizeof *g * (size_t)*cap);
+    if (!g) return NULL;
+    a->labels = g;
+  }
+  asm_label *b = &a->labels[a->nlabels++];
+  memset(b, 0, sizeof *b);
+  snprintf(b->function, sizeof b->function, "%s", function);
+  b->line = b->end = ln;
+  return b;
+}
+
+/* Splits text into lines (in place) and finds the blocks and their loop comments. */
 static tsl_status parse_asm(char *text, tsl_arch arch, asm_text *a) {
   memset(a, 0, sizeof *a);
   int cap = 0, lcap = 0;
   char function[NAME_LEN] = "";
+  asm_label *cur = NULL;
   for (char *p = text; p && *p;) {
     char *nl = strchr(p, '\n');
     if (nl) *nl = '\0';
@@ -116,49 +134,45 @@ static tsl_status parse_asm(char *text, tsl_arch arch, asm_text *a) {
       a->lines = g;
     }
     int ln = a->nlines++;
-    a->lines[ln] = p;
-    p = nl ? nl + 1 : NULL;
-    char *s = trim(a->lines[ln]);
+    char *s = trim(p);
     a->lines[ln] = s;
+    p = nl ? nl + 1 : NULL;
     char *c = comment_of(s, arch);
+    if (cur) cur->end = ln + 1;
     if (is_function_label(s, c)) {
-      /* a function's label: "name:" */
       copy_token(function, sizeof function, s);
       char *colon = strchr(function, ':');
       if (colon) *colon = '\0';
+      cur = NULL; /* the entry block: no loop */
       continue;
     }
-    asm_label *cur = a->nlabels > 0 ? &a->labels[a->nlabels - 1] : NULL;
-    if (strncmp(s, ".LBB", 4) == 0 && strchr(s, ':')) {
-      if (a->nlabels == lcap) {
-        lcap = lcap ? 2 * lcap : 64;
-        asm_label *g = realloc(a->labels, sizeof *g * (size_t)lcap);
-        if (!g) return tsl_error(TSL_ERR_NOMEM, "static cost: out of memory");
-        a->labels = g;
+    bool labelled = strncmp(s, ".LBB", 4) == 0 && strchr(s, ':');
+    if (labelled || (c && s == c && strncmp(c + (arch == TSL_ARCH_AARCH64 ? 2 : 1), " %bb.", 5) == 0)) {
+      if (!(cur = new_block(a, &lcap, ln, function))) return tsl_error(TSL_ERR_NOMEM, "static cost: out of memory");
+      cur->end = ln + 1;
+      if (labelled) {
+        copy_token(cur->label, sizeof cur->label, s + 2);
+        char *colon = strchr(cur->label, ':');
+        if (colon) *colon = '\0';
       }
-      cur = &a->labels[a->nlabels++];
-      memset(cur, 0, sizeof *cur);
-      copy_token(cur->label, sizeof cur->label, s + 2);
-      char *colon = strchr(cur->label, ':');
-      if (colon) *colon = '\0';
-      snprintf(cur->function, sizeof cur->function, "%s", function);
-      cur->line = ln;
-      char *pct = c ? strchr(c, '%') : NULL;
-      if (pct) copy_token(cur->irname, sizeof cur->irname, pct + 1);
-      continue;
+      /* the IR name: "%name" in the (last) comment of the block line */
+      char *pct = c ? strrchr(c, '%') : NULL;
+      if (pct && strncmp(pct, "%bb.", 4) != 0) copy_token(cur->irname, sizeof cur->irname, pct + 1);
     }
-    if (!c || !cur || cur->line < ln - 8) continue;
-    /* the loop comments follow a header's label line */
+    if (!c || !cur) continue;
     char *pl = strstr(c, "Parent Loop ");
     if (pl && cur->nparents < MAX_PARENTS) copy_token(cur->parent_names[cur->nparents++], 32, pl + 12);
     if (strstr(c, "This Inner Loop Header")) cur->header = cur->inner = true;
     else if (strstr(c, "This Loop Header")) cur->header = true;
+    char *il = strstr(c, "in Loop: Header=");
+    if (il) copy_token(cur->in_loop, sizeof cur->in_loop, il + 16);
   }
   for (int i = 0; i < a->nlabels; i++)
     for (int k = 0; k < a->labels[i].nparents; k++) {
       a->labels[i].parents[k] = -1;
       for (int j = 0; j < a->nlabels; j++)
-        if (strcmp(a->labels[j].label, a->labels[i].parent_names[k]) == 0) a->labels[i].parents[k] = j;
+        if (a->labels[j].label[0] && strcmp(a->labels[j].label, a->labels[i].parent_names[k]) == 0)
+          a->labels[i].parents[k] = j;
     }
   return TSL_OK;
 }
@@ -168,41 +182,33 @@ static bool is_instruction(const char *s, tsl_arch arch) {
   return !is_function_label(s, comment_of((char *)s, arch));
 }
 
-/* Whether instruction s references label ".LBB..." exactly. */
-static bool references(const char *s, const char *label) {
-  char want[40];
-  snprintf(want, sizeof want, ".L%s", label);
-  size_t n = strlen(want);
-  for (const char *p = strstr(s, want); p; p = strstr(p + 1, want))
-    if (!isalnum((unsigned char)p[n]) && p[n] != '_') return true;
-  return false;
-}
-
-/* The loop body of header h: its instructions up to the last branch back to it, joined
- * with newlines into *out (malloc'd). */
+/* The body of innermost loop h: the instructions of its header block and of every
+ * block "in Loop: Header=" it, in layout order (the loop's top may precede its header),
+ * joined with newlines into *out (malloc'd). */
 static tsl_status loop_body(const asm_text *a, const asm_label *h, tsl_arch arch, char **out) {
-  int end = -1;
-  for (int ln = h->line + 1; ln < a->nlines; ln++) {
-    const char *s = a->lines[ln];
-    if (is_function_label(s, comment_of((char *)s, arch))) break;
-    if (is_instruction(s, arch) && references(s, h->label)) end = ln;
-  }
-  if (end < 0) return tsl_error(TSL_ERR_CODEGEN, "static cost: loop %s of %s has no branch back", h->label, h->function);
   size_t len = 1;
-  for (int ln = h->line; ln <= end; ln++) len += strlen(a->lines[ln]) + 1;
+  for (int ln = 0; ln < a->nlines; ln++) len += strlen(a->lines[ln]) + 1;
   char *b = malloc(len), *w = b;
   if (!b) return tsl_error(TSL_ERR_NOMEM, "static cost: out of memory");
-  for (int ln = h->line + 1; ln <= end; ln++) {
-    const char *s = a->lines[ln];
-    if (!is_instruction(s, arch)) continue;
-    const char *c = comment_of((char *)s, arch);
-    size_t n = c ? (size_t)(c - s) : strlen(s);
-    while (n > 0 && isspace((unsigned char)s[n - 1])) n--;
-    memcpy(w, s, n);
-    w += n;
-    *w++ = '\n';
+  for (int k = 0; k < a->nlabels; k++) {
+    const asm_label *q = &a->labels[k];
+    if (q != h && (strcmp(q->function, h->function) != 0 || strcmp(q->in_loop, h->label) != 0)) continue;
+    for (int ln = q->line + 1; ln < q->end; ln++) {
+      const char *s = a->lines[ln];
+      if (!is_instruction(s, arch)) continue;
+      const char *c = comment_of((char *)s, arch);
+      size_t n = c ? (size_t)(c - s) : strlen(s);
+      while (n > 0 && isspace((unsigned char)s[n - 1])) n--;
+      memcpy(w, s, n);
+      w += n;
+      *w++ = '\n';
+    }
   }
   *w = '\0';
+  if (w == b) {
+    free(b);
+    return tsl_error(TSL_ERR_CODEGEN, "no instructions");
+  }
   *out = b;
   return TSL_OK;
 }
@@ -368,7 +374,7 @@ static tsl_status estimate_run(estimate *e, const tsl_func *f, int cores, tsl_co
     if (st != TSL_OK) {
       char why[512];
       snprintf(why, sizeof why, "%s", tsl_last_error());
-      st = tsl_error(st, "static cost: loop %s (%%%s) of %s: %s", e->a.labels[h].label, e->a.labels[h].irname,
+      st = tsl_error(st, "loop %s (%%%s) of %s: %s", e->a.labels[h].label, e->a.labels[h].irname,
                      e->a.labels[h].function, why);
       break;
     }
@@ -438,4 +444,32 @@ tsl_status tsl_cost_static_func(const tsl_func *f, const tsl_target *t, int core
   free(e.nest_cycles);
   if (st == TSL_OK) cache_put(key, out);
   return st;
+}
+
+/* Average ranks (1-based) of x into r, O(n^2): n is a layer's candidates. */
+static void ranks_of(const double *x, int n, double *r) {
+  for (int i = 0; i < n; i++) {
+    int less = 0, equal = 0;
+    for (int j = 0; j < n; j++) {
+      less += x[j] < x[i];
+      equal += x[j] == x[i];
+    }
+    r[i] = less + (equal + 1) / 2.0;
+  }
+}
+
+double tsl_spearman(const double *a, const double *b, int n) {
+  if (!a || !b || n < 2) return 0;
+  double *ra = malloc(sizeof *ra * (size_t)n * 2);
+  if (!ra) return NAN;
+  double *rb = ra + n, mean = (n + 1) / 2.0, sab = 0, saa = 0, sbb = 0;
+  ranks_of(a, n, ra);
+  ranks_of(b, n, rb);
+  for (int i = 0; i < n; i++) {
+    sab += (ra[i] - mean) * (rb[i] - mean);
+    saa += (ra[i] - mean) * (ra[i] - mean);
+    sbb += (rb[i] - mean) * (rb[i] - mean);
+  }
+  free(ra);
+  return saa > 0 && sbb > 0 ? sab / sqrt(saa * sbb) : 0;
 }

@@ -90,6 +90,11 @@ tsl_status tsl_cost_static_func(const tsl_func *f, const tsl_target *t, int core
  * model's iteration count and timeout): the tests' and the docs' hand-computed cases. */
 tsl_status tsl_cost_static_block_cycles(const tsl_target *t, const char *block, double *cycles);
 
+/* Spearman's rank correlation of a[0..n) and b[0..n) (average ranks for ties; Pearson's
+ * correlation of the ranks): how well the estimates rank measured candidates. 0 when
+ * n < 2 or either side is constant; NaN when out of memory. */
+double tsl_spearman(const double *a, const double *b, int n);
+
 #ifdef __cplusplus
 }
 #endif

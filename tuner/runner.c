@@ -563,6 +563,12 @@ tsl_status tsl_runner_measure(tsl_runner *r, const tsl_template *tpl, const tsl_
   return run_worker(r, tpl, s, c, false, res);
 }
 
+tsl_status tsl_runner_estimate(tsl_runner *r, const tsl_template *tpl, const tsl_config_space *s,
+                               const tsl_config *c, tsl_measure_result *res) {
+  if (!r || !tpl || !s || !c || !res) return tsl_error(TSL_ERR_INVALID, "runner: NULL argument");
+  return static_estimate(r, tpl, s, c, res);
+}
+
 tsl_status tsl_runner_measure_batch(tsl_runner *r, const tsl_template *tpl, const tsl_config_space *s,
                                     const tsl_config *cs, int n, tsl_measure_result *res) {
   if (!r || !tpl || !s || !cs || !res || n < 0) return tsl_error(TSL_ERR_INVALID, "runner: NULL argument");

@@ -108,6 +108,13 @@ double tsl_program_flops(const tsl_te_program *p);
 tsl_status tsl_runner_measure(tsl_runner *r, const tsl_template *tpl, const tsl_config_space *s,
                               const tsl_config *c, tsl_measure_result *res);
 
+/* The static estimate of config c (as tsl_runner_measure gives with opts.cost_static)
+ * whatever the runner's mode: the validation of the static model against the
+ * measurements of the same candidates (tsl_tune_opts.shadow_static_path). Errors: as
+ * tsl_runner_measure. */
+tsl_status tsl_runner_estimate(tsl_runner *r, const tsl_template *tpl, const tsl_config_space *s,
+                               const tsl_config *c, tsl_measure_result *res);
+
 /* Measures configs cs[0..n) at once where that is faster: on a pool of devices
  * (opts.device "tcp://a:P,tcp://b:Q"), in parallel, one candidate per device at a time
  * (tuner/remote.h); res[i] is cs[i]'s result. Errors: TSL_ERR_UNSUPPORTED (not a pool:

@@ -41,9 +41,12 @@ typedef struct task {
   double best;
   tsl_config best_config;
   double layer_t0; /* when tuning of the workload started */
+  double *pair_measured, *pair_static; /* shadow estimates (opts.shadow_static_path) */
+  int npairs, cappairs;
 } task;
 
-static void fill_record(const task *tk, const tsl_config *c, const tsl_measure_result *m, tsl_record *r) {
+static void fill_record(const task *tk, const tsl_config *c, const tsl_measure_result *m, bool is_static,
+                        tsl_record *r) {
   memset(r, 0, sizeof *r);
   snprintf(r->target, sizeof r->target, "%s", tk->target_str);
   snprintf(r->task, sizeof r->task, "%s", tk->tpl->op);
@@ -70,7 +73,7 @@ static void fill_record(const task *tk, const tsl_config *c, const tsl_measure_r
   if (!tk->o->measure.device || !tsl_remote_device_info(tk->o->measure.device, &r->device))
     tsl_device_info_host(tk->target, &r->device);
   r->threads = tk->o->measure.threads > 0 ? tk->o->measure.threads : tsl_get_num_threads();
-  if (tk->o->measure.cost_static) { /* an estimate: for which CPU, over how many cores */
+  if (is_static) { /* an estimate: for which CPU, over how many cores */
     int cores = 0;
     const tsl_cpu_figures *fig = tsl_cost_static_figures(tk->target, &cores);
     snprintf(r->device.cpu, sizeof r->device.cpu, "static model of %s (%s)", tk->target->cpu, fig->machine);
@@ -80,6 +83,30 @@ static void fill_record(const task *tk, const tsl_config *c, const tsl_measure_r
     snprintf(r->cost_model, sizeof r->cost_model, "%s", TSL_COST_STATIC_MODEL);
   }
   tsl_record_stamp(r);
+}
+
+/* The static estimate of measured candidate c (cost: its measured cost), appended to
+ * the shadow records file and, when both succeeded, kept as a pair for the correlation.
+ * r is scratch. A failing estimate is recorded as the error it is. */
+static void shadow_estimate(task *tk, const tsl_config *c, double cost, tsl_record *r) {
+  tsl_measure_result m;
+  if (tsl_runner_estimate(tk->runner, tk->tpl, &tk->space, c, &m) != TSL_OK) return;
+  fill_record(tk, c, &m, true, r);
+  if (tsl_record_append(tk->o->shadow_static_path, r) != TSL_OK && tk->o->log)
+    fprintf(tk->o->log, "tune: shadow estimate not recorded: %s\n", tsl_last_error());
+  double est = tsl_record_cost(r);
+  if (!isfinite(est) || !isfinite(cost)) return;
+  if (tk->npairs == tk->cappairs) {
+    int cap = tk->cappairs ? 2 * tk->cappairs : 64;
+    double *a = realloc(tk->pair_measured, sizeof *a * (size_t)cap);
+    if (a) tk->pair_measured = a;
+    double *b = a ? realloc(tk->pair_static, sizeof *b * (size_t)cap) : NULL;
+    if (b) tk->pair_static = b;
+    if (!a || !b) return;
+    tk->cappairs = cap;
+  }
+  tk->pair_measured[tk->npairs] = cost;
+  tk->pair_static[tk->npairs++] = est;
 }
 
 /* Measures c, records it; returns its cost (+inf on failure). */
@@ -102,7 +129,7 @@ static double measure_one(task *tk, const tsl_config *c, const tsl_measure_resul
     *io = tsl_error(TSL_ERR_NOMEM, "tune: out of memory");
     return INFINITY;
   }
-  fill_record(tk, c, &m, r);
+  fill_record(tk, c, &m, tk->o->measure.cost_static, r);
   if (tsl_record_check(r) != TSL_OK) {
     /* a "success" whose costs are no measurement (0 s, NaN: a device's bad reply) is
      * recorded as the runtime error it is, never as the fastest candidate */
@@ -116,6 +143,7 @@ static double measure_one(task *tk, const tsl_config *c, const tsl_measure_resul
   if (tk->o->records_path && *io == TSL_OK) *io = tsl_record_append(tk->o->records_path, r);
   if (tk->o->db) tsl_records_add(tk->o->db, r);
   double cost = tsl_record_cost(r);
+  if (tk->o->shadow_static_path && !tk->o->measure.cost_static && *io == TSL_OK) shadow_estimate(tk, c, cost, r);
   tk->res->measured++;
   tk->res->trials++;
   tk->res->compile_s += m.compile_s;
@@ -387,6 +415,10 @@ static tsl_status tune_workload(const tsl_target *t, const tsl_workload *w, cons
     }
   }
   for (int a = 0; a < na; a++) tsl_runner_free(runners[a]);
+  res->static_pairs = tk->npairs;
+  res->static_spearman = tsl_spearman(tk->pair_measured, tk->pair_static, tk->npairs);
+  free(tk->pair_measured);
+  free(tk->pair_static);
   {
     tsl_arena *ar = tsl_arena_new(), *prev = tsl_arena_set_current(ar);
     tsl_te_program *fp = NULL;

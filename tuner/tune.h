@@ -45,6 +45,10 @@ typedef struct tsl_tune_opts {
   const char *progress_prefix; /* printed before each progress line (e.g. "[4/18]"); may be NULL */
   double eta_after_s;       /* seconds the caller expects after this workload (later layers):
                                added to the progress line's total ETA */
+  const char *shadow_static_path; /* measured runs only: also estimate every measured
+                               candidate with the static cost model (tsl_runner_estimate),
+                               append those static records here (never to records_path)
+                               and report the rank correlation (tsl_tune_result); NULL = no */
 } tsl_tune_opts;
 
 /* Defaults: xgb, 64 trials, early stopping 0, no deadline, batch 8, seed 1,
@@ -66,6 +70,10 @@ typedef struct tsl_tune_result {
                                 GFLOP/s compare algorithms: Winograd's are "effective") */
   int trials, errors, measured; /* trials incl. resumed; errors; measured now */
   double compile_s;          /* JIT compile seconds spent now */
+  int static_pairs;          /* with shadow_static_path: candidates both measured and
+                                estimated now (successes) */
+  double static_spearman;    /* Spearman correlation of their estimates and measured
+                                costs (tsl_spearman; 0 below 2 pairs) */
 } tsl_tune_result;
 
 /* Whether candidates for target t can be measured with options m: on the device

@@ -90,6 +90,7 @@ static bool parse_tune_opts(const char *cmd, int argc, char **argv, tune_cli *c)
     else if (strcmp(a, "--device") == 0) c->o.measure.device = v; /* tuner/remote.h */
     else if (strcmp(a, "--key") == 0) c->o.measure.key = v;
     else if (strcmp(a, "--template") == 0) c->o.only_template = v;
+    else if (strcmp(a, "--static-shadow") == 0) c->o.shadow_static_path = v;
     else if (strcmp(a, "--cost") == 0 && (ok = strcmp(v, "static") == 0 || strcmp(v, "measured") == 0)) c->cost = v;
     else if (strcmp(a, "--layers") == 0 && strcmp(cmd, "tune") == 0) c->layers = v;
     else if (strcmp(a, "--search") == 0) ok = tsl_search_kind_parse(v, &c->o.search);
@@ -556,6 +557,30 @@ static int model_workloads(const tsl_graph *g, const char *target, tsl_workload 
   return n;
 }
 
+/* With --static-shadow: the static model's rank correlation with the measurements, per
+ * layer and its median over the layers with at least 3 pairs. */
+static void print_shadow(const tune_cli *c, const layer_row *rows, int n) {
+  if (!c->o.shadow_static_path || c->o.measure.cost_static) return;
+  double rho[256];
+  int k = 0;
+  for (int i = 0; i < n && i < 256; i++) {
+    if (rows[i].failed) continue;
+    printf("static vs measured %-28s Spearman %6.3f over %d candidates\n", rows[i].label, rows[i].res.static_spearman,
+           rows[i].res.static_pairs);
+    if (rows[i].res.static_pairs >= 3) {
+      int j = k++;
+      while (j > 0 && rho[j - 1] > rows[i].res.static_spearman) {
+        rho[j] = rho[j - 1];
+        j--;
+      }
+      rho[j] = rows[i].res.static_spearman;
+    }
+  }
+  if (k > 0)
+    printf("static vs measured: median Spearman %.3f over %d layers (static records: %s)\n",
+           k % 2 ? rho[k / 2] : (rho[k / 2 - 1] + rho[k / 2]) / 2, k, c->o.shadow_static_path);
+}
+
 int tunecli_tune(int argc, char **argv) {
   const char *cmd = "tune";
   if (argc < 1 || argv[0][0] == '-') {
@@ -670,6 +695,7 @@ int tunecli_tune(int argc, char **argv) {
   }
   double peak = c.peak ? measure_peak(&t, c.o.measure.threads > 0 ? c.o.measure.threads : tsl_get_num_threads()) : 0;
   print_table(rows, n, peak);
+  print_shadow(&c, rows, n);
   printf("records: %s\n", c.records);
   char isolated[64] = "";
   /* the choice verified where it runs: isolated timing keeps a kernel's weights hot,
