@@ -159,6 +159,31 @@ static double measure_one(task *tk, const tsl_config *c, const tsl_measure_resul
   return cost;
 }
 
+/* Orders batch[0..n) by the static estimate (failed estimates last, the search's order
+ * among equals) and returns k: only the first k are measured (opts.prefilter). */
+static int prefilter(task *tk, tsl_config *batch, int n, int k) {
+  double est[MAX_BATCH];
+  for (int i = 0; i < n; i++) {
+    tsl_measure_result m;
+    est[i] = INFINITY;
+    if (tsl_runner_estimate(tk->runner, tk->tpl, &tk->space, &batch[i], &m) == TSL_OK && m.error_no == TSL_MEASURE_OK &&
+        m.ncosts > 0)
+      est[i] = m.costs[0];
+  }
+  for (int i = 1; i < n; i++) { /* insertion sort: stable, n <= MAX_BATCH */
+    tsl_config c = batch[i];
+    double e = est[i];
+    int j = i;
+    for (; j > 0 && est[j - 1] > e; j--) {
+      batch[j] = batch[j - 1];
+      est[j] = est[j - 1];
+    }
+    batch[j] = c;
+    est[j] = e;
+  }
+  return k < n ? k : n;
+}
+
 /* One progress line: the layer's trials over its budget (all algorithms), the best
  * GFLOP/s so far of this algorithm, and the ETA of the layer (its measurement rate
  * so far times its remaining budget) and of everything (plus eta_after_s). */
@@ -261,6 +286,7 @@ static tsl_status tune_algorithm(task *tk, int new_budget, bool first, double *d
     tsl_runner_set_slow_cutoff(tk->runner, isfinite(tk->res->best_cost) ? SLOW_CUTOFF * tk->res->best_cost : 0);
     int n = tsl_search_next(search, batch, want);
     if (n == 0) break;
+    if (o->prefilter > 0 && !o->measure.cost_static && n > o->prefilter) n = prefilter(tk, batch, n, o->prefilter);
     double costs[MAX_BATCH];
     /* a pool of devices measures the batch in parallel (runner.h); else one by one */
     tsl_measure_result pre[MAX_BATCH];

@@ -45,6 +45,10 @@ typedef struct tsl_tune_opts {
   const char *progress_prefix; /* printed before each progress line (e.g. "[4/18]"); may be NULL */
   double eta_after_s;       /* seconds the caller expects after this workload (later layers):
                                added to the progress line's total ETA */
+  int prefilter;            /* measured runs: estimate each search batch with the static cost
+                               model (tsl_runner_estimate) and measure only its best
+                               `prefilter` candidates (the rest are left unmeasured and
+                               unrecorded); 0 = measure every candidate */
   const char *shadow_static_path; /* measured runs only: also estimate every measured
                                candidate with the static cost model (tsl_runner_estimate),
                                append those static records here (never to records_path)

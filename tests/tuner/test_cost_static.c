@@ -317,6 +317,57 @@ static void test_static_tune_of_a_cross_target_writes_static_records(void) {
   tsl_records_free(db);
 }
 
+static void test_prefilter_and_shadow_on_a_measured_tune(void) {
+  tsl_target t;
+  CU_ASSERT_EQUAL_FATAL(tsl_target_parse("host", &t), TSL_OK);
+  if (!model_here(&t)) return;
+  tsl_workload w = square_matmul(32);
+  tsl_tune_opts o = tsl_tune_opts_default();
+  o.measure.time.repeat = 2;
+  o.measure.time.min_repeat_ms = 1;
+  o.measure.threads = 1;
+  o.only_template = "matmul.blis";
+  o.search = TSL_SEARCH_RANDOM;
+  o.trials = 4;
+  o.batch = 4;
+  o.prefilter = 1; /* each batch of 4: the static best one is measured */
+  char shadow[] = "/tmp/tessel-shadow-XXXXXX";
+  int fd = mkstemp(shadow);
+  CU_ASSERT_FATAL(fd >= 0);
+  close(fd);
+  o.shadow_static_path = shadow;
+  tsl_records *db = NULL;
+  CU_ASSERT_EQUAL_FATAL(tsl_records_new(&db), TSL_OK);
+  o.db = db;
+  tsl_tune_result res;
+  CU_ASSERT_EQUAL_FATAL(tsl_tune_workload(&t, &w, &o, &res), TSL_OK);
+  /* the default, then 3 batches of one measurement each; estimates are not records */
+  CU_ASSERT_EQUAL(res.measured, 4);
+  CU_ASSERT_EQUAL(db->n, 4);
+  for (int i = 0; i < db->n; i++) CU_ASSERT(!tsl_record_is_static(&db->recs[i]));
+  /* every measured candidate has its static record in the shadow file */
+  tsl_records *sh = NULL;
+  CU_ASSERT_EQUAL_FATAL(tsl_records_new(&sh), TSL_OK);
+  CU_ASSERT_EQUAL(tsl_records_load(sh, shadow, true, NULL), TSL_OK);
+  CU_ASSERT_EQUAL(sh->n, 4);
+  for (int i = 0; i < sh->n; i++) CU_ASSERT(tsl_record_is_static(&sh->recs[i]));
+  CU_ASSERT(res.static_pairs >= 2 && res.static_pairs <= 4);
+  CU_ASSERT(res.static_spearman >= -1 && res.static_spearman <= 1);
+  tsl_records_free(sh);
+  tsl_records_free(db);
+  unlink(shadow);
+}
+
+static void test_spearman_of_known_orders(void) {
+  const double a[5] = {1, 2, 3, 4, 5}, up[5] = {10, 20, 30, 40, 50}, down[5] = {5, 4, 3, 2, 1};
+  const double ties[4] = {1, 1, 2, 2}, x[4] = {1, 2, 3, 4};
+  CU_ASSERT_DOUBLE_EQUAL(tsl_spearman(a, up, 5), 1, 1e-12);
+  CU_ASSERT_DOUBLE_EQUAL(tsl_spearman(a, down, 5), -1, 1e-12);
+  /* ranks 1.5 1.5 3.5 3.5 against 1 2 3 4: 4 / sqrt(4 * 5) */
+  CU_ASSERT_DOUBLE_EQUAL(tsl_spearman(ties, x, 4), 4 / sqrt(20.0), 1e-12);
+  CU_ASSERT_DOUBLE_EQUAL(tsl_spearman(a, a, 1), 0, 0);
+}
+
 void tsl_tests_tuner_cost_static(void) {
   CU_pSuite s = CU_add_suite("tuner_cost_static", NULL, NULL);
   CU_add_test(s, "an FMA chain block costs K FMA latencies (znver3, neoverse-n1)", test_fma_chain_block_is_k_latencies);
@@ -329,4 +380,7 @@ void tsl_tests_tuner_cost_static(void) {
   CU_add_test(s, "tune without device or model fails at once naming both ways out",
               test_tune_without_device_or_model_fails_at_once_naming_both_ways_out);
   CU_add_test(s, "a static tune of armv8 writes static records", test_static_tune_of_a_cross_target_writes_static_records);
+  CU_add_test(s, "--prefilter measures the static best of each batch; --static-shadow records estimates",
+              test_prefilter_and_shadow_on_a_measured_tune);
+  CU_add_test(s, "Spearman of known orders and ties", test_spearman_of_known_orders);
 }

@@ -73,6 +73,7 @@ static const command commands[] = {
      "                --cost static|measured  static: estimate each candidate with the static cost model\n"
      "                (llvm-mca on the target CPU's scheduling model, docs/cost_static.md) instead of\n"
      "                running it; the default when the target cannot run here and no --device is given\n"
+     "                --prefilter K  (measured runs) estimate each batch statically, measure its best K\n"
      "                --static-shadow FILE  (measured runs) also estimate every measured candidate,\n"
      "                append the static records to FILE, print the rank correlation per layer\n"
      "                --device tcp://HOST:PORT[,tcp://...] --key KEY   measure on a tessel-rpc-server\n"
