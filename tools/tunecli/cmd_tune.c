@@ -104,13 +104,18 @@ static bool parse_tune_opts(const char *cmd, int argc, char **argv, tune_cli *c)
   return true;
 }
 
-/* Settles the cost source (--cost, or its default: static when t cannot run here and no
- * --device is given) and what a static run leaves out (the peak, the in-situ pass; the
+/* Settles the cost source (--cost, or its default: static when t, of another
+ * architecture, cannot run here and no --device is given) and what a static run leaves out (the peak, the in-situ pass; the
  * end-to-end comparison unless t runs here). */
 static void settle_cost(tune_cli *c, const tsl_target *t) {
   bool runs_here = tsl_target_runs_on_host(t, NULL);
+  /* the default is static for another architecture only: a target of this one that
+   * lacks a feature (AVX-512 on an AVX2 machine) stays refused unless --cost static is
+   * asked for (shared/cases C12: a clear error, the message names --cost static) */
+  tsl_target host;
+  bool other_arch = tsl_target_detected_host(&host) != TSL_OK || host.arch != t->arch;
   c->o.measure.cost_static =
-      c->cost ? strcmp(c->cost, "static") == 0 : (!c->o.measure.device && !runs_here);
+      c->cost ? strcmp(c->cost, "static") == 0 : (!c->o.measure.device && !runs_here && other_arch);
   if (!c->o.measure.cost_static) return;
   c->peak = false;
   c->insitu = false; /* it measures in the model: its records would not be estimates */
@@ -126,7 +131,7 @@ static void note_static(const tune_cli *c, const tsl_target *t) {
           "tunecli: costs are estimates of the static cost model %s for %s as %s (%d cores; no candidate runs; "
           "docs/cost_static.md)%s\n",
           TSL_COST_STATIC_MODEL, t->cpu, fig->machine, c->o.measure.threads > 0 ? c->o.measure.threads : cores,
-          c->cost ? "" : ": the target cannot run here and no --device was given");
+          c->cost ? "" : ": the target's architecture cannot run here and no --device was given");
   fflush(stderr);
 }
 
