@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "codegen/llvm.h"
+#include "codegen/loop_trips.h"
 #include "codegen/target_backend.h"
 
 tsl_status tsl_codegen_target_machine(const tsl_target *t, const char *extra_features, bool for_jit,
@@ -110,17 +111,22 @@ tsl_status tsl_codegen_llvm_ir(const tsl_func *f, const tsl_target *t, bool opti
   return st;
 }
 
-tsl_status tsl_codegen_asm(const tsl_func *f, const tsl_target *t, char **text) {
+/* Assembly of f for t (verbose: with LLVM's block and loop comments), and when loops is
+ * non-NULL the loop trip counts of the optimized IR it came from. */
+static tsl_status emit_asm(const tsl_func *f, const tsl_target *t, bool verbose, char **text, tsl_llvm_loop **loops,
+                           int *nloops) {
   if (!text) return tsl_error(TSL_ERR_INVALID, "codegen: NULL text");
   *text = NULL;
   LLVMContextRef ctx = LLVMContextCreate();
   LLVMTargetMachineRef tm = NULL;
   LLVMModuleRef m = NULL;
   tsl_status st = build(f, t, true, ctx, &tm, &m);
+  if (st == TSL_OK && loops) st = tsl_llvm_loop_trips(m, loops, nloops);
   if (st == TSL_OK) {
     LLVMModuleRef clone = LLVMCloneModule(m);
     char *err = NULL;
     LLVMMemoryBufferRef buf = NULL;
+    LLVMSetTargetMachineAsmVerbosity(tm, verbose);
     if (LLVMTargetMachineEmitToMemoryBuffer(tm, clone, LLVMAssemblyFile, &err, &buf)) {
       st = tsl_error(TSL_ERR_CODEGEN, "codegen %s: assembly emission failed: %s", f->name, err ? err : "");
       LLVMDisposeMessage(err);
@@ -131,8 +137,25 @@ tsl_status tsl_codegen_asm(const tsl_func *f, const tsl_target *t, char **text) 
     }
     LLVMDisposeModule(clone);
   }
+  if (st != TSL_OK && loops) {
+    free(*loops);
+    *loops = NULL;
+    *nloops = 0;
+  }
   if (m) LLVMDisposeModule(m);
   if (tm) LLVMDisposeTargetMachine(tm);
   LLVMContextDispose(ctx);
   return st;
+}
+
+tsl_status tsl_codegen_asm(const tsl_func *f, const tsl_target *t, char **text) {
+  return emit_asm(f, t, false, text, NULL, NULL);
+}
+
+tsl_status tsl_codegen_asm_loops(const tsl_func *f, const tsl_target *t, char **text, tsl_llvm_loop **loops,
+                                 int *nloops) {
+  if (!loops || !nloops) return tsl_error(TSL_ERR_INVALID, "codegen: NULL loops");
+  *loops = NULL;
+  *nloops = 0;
+  return emit_asm(f, t, true, text, loops, nloops);
 }

@@ -6,6 +6,7 @@
 #include <llvm-c/TargetMachine.h>
 #include <stdbool.h>
 
+#include "codegen/loop_trips.h"
 #include "ir/ir.h"
 #include "target/target.h"
 
@@ -41,6 +42,16 @@ tsl_status tsl_codegen_llvm_ir(const tsl_func *f, const tsl_target *t, bool opti
  * malloc'd; the caller frees it. Errors: as tsl_codegen_emit, TSL_ERR_CODEGEN when
  * the target machine refuses to emit. */
 tsl_status tsl_codegen_asm(const tsl_func *f, const tsl_target *t, char **text);
+
+/* As tsl_codegen_asm, with LLVM's verbose comments (each block's IR name "%name" on its
+ * label line, loop headers marked "=>This Inner Loop Header: Depth=D" or "=>This Loop
+ * Header", enclosing loops as "Parent Loop BBf_n Depth=D"), and in *loops and *nloops
+ * (malloc'd, the caller frees *loops) every loop of the optimized IR the assembly was
+ * generated from with its trip count (codegen/loop_trips.h): what the static cost model
+ * (tuner/cost_static.h) reads. Errors: as tsl_codegen_asm, TSL_ERR_INVALID (NULL loops
+ * or nloops), TSL_ERR_NOMEM. */
+tsl_status tsl_codegen_asm_loops(const tsl_func *f, const tsl_target *t, char **text, tsl_llvm_loop **loops,
+                                 int *nloops);
 
 #ifdef __cplusplus
 }

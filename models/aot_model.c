@@ -150,6 +150,7 @@ tsl_status tsl_aot_compile_model(const tsl_graph *g, const tsl_aot_model_options
             "tessel: warning: no tuning record for %d of %d distinct conv workloads on %s (first: %s); using the "
             "default schedules for them (per-layer lines: --verbose)\n",
             pb.convs.missed, pb.convs.kernels, tstr, pb.convs.missed_key);
+  tsl_conv_lowering_note_static(&pb.convs, tstr, stderr);
   if (c.nkernels == 0) {
     st = tsl_error(TSL_ERR_UNSUPPORTED, "aot compile: the model has no kernel to compile");
     goto done;

@@ -156,6 +156,10 @@ static tsl_status compile_graph(const tsl_graph *g, const tsl_compile_options *o
             "default schedules for them (per-layer lines: --verbose)\n",
             pb.convs.missed, pb.convs.kernels, tstr, pb.convs.missed_key);
   }
+  if (st == TSL_OK) {
+    char tstr[192];
+    tsl_conv_lowering_note_static(&pb.convs, tsl_target_str(&target, tstr, sizeof tstr), stderr);
+  }
   tsl_records_free(owned);
   stats->build_seconds = pb.build_seconds + pb.convs.build_seconds;
   stats->weight_seconds = pb.convs.weight_seconds;

@@ -188,7 +188,9 @@ static tsl_status conv_kernel(tsl_conv_lowering *cl, const tsl_workload *w, tsl_
   if (st == TSL_OK) {
     cl->kernels++;
     if (info.tuned) cl->tuned++;
-    else if (cl->records) {
+    if (info.tuned && tsl_record_is_static(&info.record) && !cl->tuned_static++)
+      snprintf(cl->static_model, sizeof cl->static_model, "%s", info.record.cost_model);
+    if (!info.tuned && cl->records) {
       if (!cl->missed) snprintf(cl->missed_key, sizeof cl->missed_key, "%s", key);
       cl->missed++;
     }
@@ -397,4 +399,12 @@ tsl_status tsl_graph_conv_layers(const tsl_graph *g, const char *target, tsl_con
   tsl_graph_free(work);
   if (st == TSL_OK) *n = nk;
   return st;
+}
+
+void tsl_conv_lowering_note_static(const tsl_conv_lowering *cl, const char *target, FILE *f) {
+  if (!cl || !f || cl->tuned_static <= 0) return;
+  fprintf(f,
+          "tessel: note: %d of %d distinct conv workloads on %s use schedules picked by the static cost model (%s), "
+          "not measured (docs/cost_static.md)\n",
+          cl->tuned_static, cl->kernels, target ? target : "?", cl->static_model[0] ? cl->static_model : "?");
 }

@@ -52,6 +52,8 @@ typedef struct tsl_conv_lowering {
   /* out */
   int layers;          /* conv nodes built */
   int tuned;           /* of which a record chose the schedule */
+  int tuned_static;    /* of which a static cost model estimate (tuner/cost_static.h) */
+  char static_model[32]; /* that model's version (the first such record's) */
   int missed;          /* records given, but none matched the layer */
   char missed_key[1024]; /* the first family key that missed */
   int kernels;         /* distinct conv kernels built */
@@ -72,6 +74,13 @@ typedef struct tsl_conv_lowering {
  * Errors: TSL_ERR_INVALID (a malformed conv node), those of the dispatch, the build and
  * the weight transform (messages name the node). */
 tsl_status tsl_lower_convs(tsl_graph *g, tsl_conv_lowering *cl, tsl_node_kernel *steps, const tsl_kernel **kernels);
+
+/* The one line a compiled model prints when static estimates chose some of its conv
+ * schedules (cl->tuned_static > 0; nothing otherwise), on f:
+ *   tessel: note: N of M distinct conv workloads on TARGET use schedules picked by the
+ *   static cost model (MODEL), not measured (docs/cost_static.md)
+ * (one line; shown wrapped). */
+void tsl_conv_lowering_note_static(const tsl_conv_lowering *cl, const char *target, FILE *f);
 
 /* Builds schedule s as kernel `name` the way cl builds its conv kernels: through
  * cl->build_kernel when set, else JIT-compiled into cl->module (cl->jit's target).

@@ -12,7 +12,8 @@ cd "$(dirname "$0")/.."
 # benchmarks (optional at build time): oneDNN, OpenBLAS; tuner: json-c (records), XGBoost (cost model),
 # nng (RPC to a device); armv8: qemu-user and the aarch64 cross compiler; the Python module's
 # tests (tests/python): numpy and pytest; tests/tuner/test_report.c: chromium renders
-# `tunecli report`'s page headless (skipped without it)
+# `tunecli report`'s page headless (skipped without it). The static cost model
+# (docs/cost_static.md) runs llvm-mca-19, from Debian's llvm-19, which llvm-19-dev depends on.
 packages=(llvm-19-dev lld-19 libffi-dev libcunit1-dev meson ninja-build pkg-config gcc
           protobuf-c-compiler libprotobuf-c-dev libonnx-dev libonnx-testdata
           libdnnl-dev libopenblas-dev

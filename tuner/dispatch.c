@@ -98,7 +98,7 @@ static tsl_status dispatch(const tsl_records *db, const tsl_target *t, const tsl
   /* the best record per algorithm; ranks (tsl_records_best_rank, tsl_record_rank) put the exact
    * target before its family, this thread count before others, in-model records before
    * isolated ones */
-  int best = -1, best_tier = 8;
+  int best = -1, best_tier = TSL_RECORD_RANKS;
   const tsl_record *best_rec = NULL;
   bool ok[MAX_ALGOS] = {false}, tried[MAX_ALGOS] = {false};
   for (int a = 0; a < na && db; a++) {
@@ -126,7 +126,7 @@ static tsl_status dispatch(const tsl_records *db, const tsl_target *t, const tsl
     if (algos[best].tpl->apply(progs[best], t, &spaces[best], &best_rec->config, &s) == TSL_OK) {
       *program = progs[best];
       *sched = s;
-      info_set(info, &algos[best], &spaces[best], &best_rec->config, best_tier < 4 ? TSL_MATCH_EXACT : TSL_MATCH_FAMILY,
+      info_set(info, &algos[best], &spaces[best], &best_rec->config, best_tier % 8 < 4 ? TSL_MATCH_EXACT : TSL_MATCH_FAMILY,
                best_rec, target, key);
       st = TSL_OK;
       goto out;

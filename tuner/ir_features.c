@@ -431,8 +431,8 @@ static void features_of(walker *w, float *out) {
   out[29] = lg(max_stride);
 }
 
-tsl_status tsl_ir_features(const tsl_func *f, float *out) {
-  if (!f || !out) return tsl_error(TSL_ERR_INVALID, "ir features: NULL argument");
+/* Walks f's body with a fresh walker and calls done(w, arg) on the nests found. */
+static tsl_status walk_func(const tsl_func *f, void (*done)(walker *w, void *arg), void *arg) {
   tsl_arena *a = tsl_arena_new();
   if (!a) return tsl_error(TSL_ERR_NOMEM, "ir features: out of memory");
   tsl_arena *prev = tsl_arena_set_current(a);
@@ -444,12 +444,62 @@ tsl_status tsl_ir_features(const tsl_func *f, float *out) {
     w->ranges = tsl_var_ranges_new();
     walk(w, f->body);
     if (w->nomem) st = tsl_error(TSL_ERR_NOMEM, "ir features: out of memory");
-    else features_of(w, out);
+    else done(w, arg);
     for (int i = 0; i < w->nnests; i++) free(w->nests[i].acc);
     free(w->nests);
     free(w);
   }
   tsl_arena_set_current(prev);
   tsl_arena_free(a);
+  return st;
+}
+
+static void features_done(walker *w, void *arg) { features_of(w, arg); }
+
+tsl_status tsl_ir_features(const tsl_func *f, float *out) {
+  if (!f || !out) return tsl_error(TSL_ERR_INVALID, "ir features: NULL argument");
+  return walk_func(f, features_done, out);
+}
+
+typedef struct nests_out {
+  tsl_ir_nest *nests;
+  int n;
+} nests_out;
+
+static void nests_done(walker *w, void *arg) {
+  nests_out *o = arg;
+  o->nests = calloc((size_t)(w->nnests > 0 ? w->nnests : 1), sizeof *o->nests);
+  if (!o->nests) return;
+  o->n = w->nnests;
+  for (int i = 0; i < w->nnests; i++) {
+    nest *n = &w->nests[i];
+    tsl_ir_nest *r = &o->nests[i];
+    mark_repeats(n);
+    r->depth = n->depth;
+    r->flops_iter = n->flops_iter;
+    for (int l = 0; l < n->depth; l++) {
+      r->names[l] = n->loops[l].var->var.name;
+      r->extents[l] = n->loops[l].extent;
+      r->kinds[l] = n->loops[l].kind;
+    }
+    for (int L = 0; L <= n->depth; L++) {
+      double accessed;
+      level_bytes(n, L, &r->bytes[L], &accessed);
+    }
+  }
+}
+
+tsl_status tsl_ir_nests(const tsl_func *f, tsl_ir_nest **out, int *n) {
+  if (!f || !out || !n) return tsl_error(TSL_ERR_INVALID, "ir nests: NULL argument");
+  nests_out o = {NULL, 0};
+  tsl_status st = walk_func(f, nests_done, &o);
+  if (st == TSL_OK && !o.nests) st = tsl_error(TSL_ERR_NOMEM, "ir nests: out of memory");
+  if (st != TSL_OK) {
+    free(o.nests);
+    o.nests = NULL;
+    o.n = 0;
+  }
+  *out = o.nests;
+  *n = o.n;
   return st;
 }

@@ -62,6 +62,25 @@ extern "C" {
  * TSL_ERR_INVALID (NULL arguments), TSL_ERR_NOMEM. */
 tsl_status tsl_ir_features(const tsl_func *f, float *out);
 
+/* One loop nest of a kernel (the nests above: an innermost loop with the loops around
+ * it, or a store outside every loop), for the static cost model's memory term
+ * (tuner/cost_static.h). */
+#define TSL_IR_MAX_DEPTH 32
+typedef struct tsl_ir_nest {
+  int depth;                              /* loops around the body */
+  const char *names[TSL_IR_MAX_DEPTH];    /* their variables' names, outermost first (in f) */
+  double extents[TSL_IR_MAX_DEPTH];       /* as `trip` above: upper bounds, 1 when unbounded */
+  tsl_for_kind kinds[TSL_IR_MAX_DEPTH];
+  double flops_iter;                      /* flops/iter above */
+  double bytes[TSL_IR_MAX_DEPTH + 1];     /* bytes(L) above for L = 0..depth (L = 0: one
+                                             execution of the body) */
+} tsl_ir_nest;
+
+/* The nests of lowered kernel f in program order into *out (malloc'd; the caller frees
+ * it) and *n (0 for a kernel without stores). Names point into f's IR. Errors:
+ * TSL_ERR_INVALID (NULL arguments), TSL_ERR_NOMEM. */
+tsl_status tsl_ir_nests(const tsl_func *f, tsl_ir_nest **out, int *n);
+
 #ifdef __cplusplus
 }
 #endif

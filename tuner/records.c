@@ -55,6 +55,8 @@ void tsl_device_info_host(const tsl_target *t, tsl_device_info *out) {
 
 bool tsl_record_in_model(const tsl_record *r) { return r && r->context[0] != '\0'; }
 
+bool tsl_record_is_static(const tsl_record *r) { return r && strcmp(r->cost_source, "static") == 0; }
+
 int tsl_record_rank(const tsl_record *r, const char *target, const char *family, int threads) {
   char rfam[192];
   int rank;
@@ -63,6 +65,7 @@ int tsl_record_rank(const tsl_record *r, const char *target, const char *family,
   else return -1;
   if (r->threads != threads) rank += 2;
   if (!tsl_record_in_model(r)) rank += 1;
+  if (tsl_record_is_static(r)) rank += 8;
   return rank;
 }
 
@@ -127,6 +130,10 @@ char *tsl_record_to_json(const tsl_record *r) {
   json_object_object_add(root, "tessel_version", jstr(r->tessel_version));
   json_object_object_add(root, "llvm_version", jstr(r->llvm_version));
   if (tsl_record_in_model(r)) json_object_object_add(root, "context", jstr(r->context));
+  if (r->cost_source[0]) {
+    json_object_object_add(root, "cost_source", jstr(r->cost_source));
+    json_object_object_add(root, "cost_model", jstr(r->cost_model));
+  }
 
   const char *s = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
   char *copy = s ? strdup(s) : NULL;
@@ -318,6 +325,14 @@ static tsl_status parse_record(json_object *root, tsl_record *r) {
     return st;
   if ((o = member(root, "context")) && (st = get_str(o, "context", r->context, sizeof r->context)) != TSL_OK)
     return st;
+  if ((o = member(root, "cost_source")) &&
+      (st = get_str(o, "cost_source", r->cost_source, sizeof r->cost_source)) != TSL_OK)
+    return st;
+  if (r->cost_source[0] && strcmp(r->cost_source, "static") != 0 && strcmp(r->cost_source, "measured") != 0)
+    return bad("cost_source", "\"static\" or \"measured\"");
+  if (strcmp(r->cost_source, "measured") == 0) r->cost_source[0] = '\0';
+  if ((o = member(root, "cost_model")) && (st = get_str(o, "cost_model", r->cost_model, sizeof r->cost_model)) != TSL_OK)
+    return st;
   double version = 0;
   if ((st = get_num(member(root, "version"), "version", &version)) != TSL_OK) return st;
   return TSL_OK;
@@ -474,7 +489,7 @@ int tsl_records_best_rank(const tsl_records *db, const char *target, const char 
   char fam[192];
   tsl_target_family(target, fam, sizeof fam);
   int threads = tsl_get_num_threads();
-  const tsl_record *best[8] = {NULL};
+  const tsl_record *best[TSL_RECORD_RANKS] = {NULL};
   for (int i = 0; i < db->n; i++) {
     const tsl_record *r = &db->recs[i];
     if (r->error_no != TSL_MEASURE_OK || strcmp(r->workload, workload) != 0) continue;
@@ -484,7 +499,7 @@ int tsl_records_best_rank(const tsl_records *db, const char *target, const char 
     int k = tsl_record_rank(r, target, fam, threads);
     if (k >= 0 && (!best[k] || tsl_record_cost(r) < tsl_record_cost(best[k]))) best[k] = r;
   }
-  for (int k = 0; k < 8; k++)
+  for (int k = 0; k < TSL_RECORD_RANKS; k++)
     if (best[k]) {
       *out = best[k];
       return k;
@@ -500,7 +515,7 @@ tsl_status tsl_records_best(const tsl_records *db, const char *target, const cha
   if (!db || !target || !workload || !out) return tsl_error(TSL_ERR_INVALID, "records best: NULL argument");
   int k = tsl_records_best_rank(db, target, workload, template_name, space_hash, NULL, out);
   if (k >= 0) {
-    if (match) *match = k < 4 ? TSL_MATCH_EXACT : TSL_MATCH_FAMILY;
+    if (match) *match = k % 8 < 4 ? TSL_MATCH_EXACT : TSL_MATCH_FAMILY;
     return TSL_OK;
   }
   char fam[192];
@@ -519,7 +534,7 @@ bool tsl_records_has(const tsl_records *db, const char *target, const char *work
                      uint64_t space_hash, const tsl_config *c) {
   for (int i = 0; db && c && i < db->n; i++) {
     const tsl_record *r = &db->recs[i];
-    if (!tsl_record_in_model(r) && r->space_hash == space_hash && same_config(r, c) &&
+    if (!tsl_record_in_model(r) && !tsl_record_is_static(r) && r->space_hash == space_hash && same_config(r, c) &&
         strcmp(r->workload, workload) == 0 && strcmp(r->target, target) == 0 && strcmp(r->template_name, template_name) == 0)
       return true;
   }
@@ -534,7 +549,8 @@ static uint64_t fnv(uint64_t h, const void *p, size_t n) {
 
 static bool same_task(const tsl_record *a, const tsl_record *b) {
   return strcmp(a->workload, b->workload) == 0 && strcmp(a->target, b->target) == 0 &&
-         strcmp(a->template_name, b->template_name) == 0 && strcmp(a->context, b->context) == 0;
+         strcmp(a->template_name, b->template_name) == 0 && strcmp(a->context, b->context) == 0 &&
+         strcmp(a->cost_source, b->cost_source) == 0;
 }
 
 static uint64_t hash_task(const tsl_record *r) {
@@ -542,6 +558,7 @@ static uint64_t hash_task(const tsl_record *r) {
   h = fnv(h, r->workload, strlen(r->workload) + 1);
   h = fnv(h, r->target, strlen(r->target) + 1);
   h = fnv(h, r->context, strlen(r->context) + 1);
+  h = fnv(h, r->cost_source, strlen(r->cost_source) + 1);
   return fnv(h, r->template_name, strlen(r->template_name) + 1);
 }
 

@@ -89,7 +89,15 @@ typedef struct tsl_record {
                                         = inside that model's run (the in-situ pass of
                                         models/insitu.h): costs are per-call times of
                                         the layer's steps in whole-model runs */
+  char cost_source[16];              /* "" = measured (on this machine or a --device);
+                                        "static" = estimated by the static cost model
+                                        (tuner/cost_static.h): costs are estimates */
+  char cost_model[32];               /* the static model's version (TSL_COST_STATIC_MODEL)
+                                        when cost_source is "static", else "" */
 } tsl_record;
+
+/* True for a record whose costs the static cost model estimated (cost_source "static"). */
+bool tsl_record_is_static(const tsl_record *r);
 
 /* Sets the tessel and LLVM version fields to this build's. */
 void tsl_record_stamp(tsl_record *r);
@@ -158,19 +166,24 @@ typedef enum tsl_match_kind {
 /* True for a record measured inside a model (context non-empty). */
 bool tsl_record_in_model(const tsl_record *r);
 
+/* Ranks of tsl_record_rank: 0..TSL_RECORD_RANKS-1. */
+#define TSL_RECORD_RANKS 16
+
 /* How well record r matches a lookup on `target` (whose family is `family`,
  * tsl_target_family) by a process running `threads` pool threads: a rank, lower first,
  * or -1 when r is of neither target nor its family. Ranks, most significant first:
- * the exact target before the family; records timed with `threads` threads before
+ * measured records before static estimates (8..15: tsl_record_is_static; a measurement
+ * of the target or its family always wins, and a static estimate is never compared
+ * with a measured cost); the exact target before the family (rank % 8 < 4); records timed with `threads` threads before
  * those timed with another count (a schedule tuned for 2 threads can lose at 1: its
  * parallel split and its tiles were chosen for another share of the caches); in-model
  * records before isolated ones (their costs are not comparable, and they are the
- * verified choice). 0..7. */
+ * verified choice). 0..15. */
 int tsl_record_rank(const tsl_record *r, const char *target, const char *family, int threads);
 
 /* The successful record of `workload` with the least cost (tsl_record_cost) among those
- * of the best rank (tsl_record_rank, with the current tsl_get_num_threads()): on
- * `target` exactly, else on its family; within each, timed with the current thread
+ * of the best rank (tsl_record_rank, with the current tsl_get_num_threads()): measured
+ * records before static estimates; on `target` exactly, else on its family; within each, timed with the current thread
  * count first; within that, in-model records first (when any in-model record matches,
  * only in-model records are compared). template_name non-NULL restricts to that
  * template; space_hash non-zero restricts to records of that space (older spaces are
@@ -184,24 +197,25 @@ tsl_status tsl_records_best(const tsl_records *db, const char *target, const cha
 
 /* The search of tsl_records_best, further restricted to records whose config is a point
  * of `space` when space is not NULL (an invalid config must not hide a valid slower
- * one). Returns the rank of the record found (tsl_record_rank: 0..7, below 4 the exact
- * target) with *out pointing into db (valid until db changes), or -1 with *out NULL
+ * one). Returns the rank of the record found (tsl_record_rank: 0..15; rank % 8 below 4
+ * the exact target, 8 and above a static estimate) with *out pointing into db (valid until db changes), or -1 with *out NULL
  * when no record qualifies or db, target, workload or out is NULL. Sets no error. */
 int tsl_records_best_rank(const tsl_records *db, const char *target, const char *workload, const char *template_name,
                           uint64_t space_hash, const tsl_config_space *space, const tsl_record **out);
 
-/* True when db holds an isolated record (success or error) of exactly this target,
- * workload, template, space hash and config: the candidate was measured already
- * (resume). In-model records do not count. */
+/* True when db holds an isolated measured record (success or error) of exactly this
+ * target, workload, template, space hash and config: the candidate was measured
+ * already (resume). In-model records and static estimates do not count. */
 bool tsl_records_has(const tsl_records *db, const char *target, const char *workload, const char *template_name,
                      uint64_t space_hash, const tsl_config *c);
 
-/* Keeps one record per (target, workload, template, space hash, config, context): the
- * successful one of least cost, else the first error record (merging files). */
+/* Keeps one record per (target, workload, template, space hash, config, context, cost
+ * source): the successful one of least cost, else the first error record (merging
+ * files). */
 void tsl_records_dedupe(tsl_records *db);
 
-/* Keeps, per (target, workload, template, context), only the successful record of
- * least cost (AutoTVM's pick_best) — error records are dropped; an in-model record and
+/* Keeps, per (target, workload, template, context, cost source), only the successful
+ * record of least cost (AutoTVM's pick_best) — error records are dropped; an in-model record and
  * the isolated one of the same template both stay. Order: first occurrence. */
 void tsl_records_pick_best(tsl_records *db);
 

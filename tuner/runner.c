@@ -19,7 +19,10 @@
 #include "codegen/jit_cache.h"
 #include "dsl/te_interp.h"
 #include "ir/arena.h"
+#include "schedule/lower.h"
 #include "schedule/schedule.h"
+#include "tuner/cost_static.h"
+#include "tuner/mca.h"
 #include "tuner/remote.h"
 
 enum { MAX_TENSORS = 16 };
@@ -41,6 +44,7 @@ struct tsl_runner {
 
 tsl_measure_opts tsl_measure_opts_default(void) {
   tsl_measure_opts o;
+  memset(&o, 0, sizeof o);
   o.time = tsl_time_opts_default();
   o.time.min_repeat_ms = 20;
   o.build_timeout_s = 20;
@@ -49,6 +53,7 @@ tsl_measure_opts tsl_measure_opts_default(void) {
   o.rtol = 1e-4;
   o.seed = 1;
   o.device = o.key = NULL;
+  o.cost_static = false;
   return o;
 }
 
@@ -69,6 +74,18 @@ static void send_msg(int fd, const worker_msg *m) {
   ssize_t w;
   do w = write(fd, m, sizeof *m);
   while (w < 0 && errno == EINTR);
+}
+
+/* Writes all n bytes (a static-estimate worker's reply may exceed PIPE_BUF). */
+static void send_bytes(int fd, const void *p, size_t n) {
+  const char *b = p;
+  while (n > 0) {
+    ssize_t w = write(fd, b, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return;
+    b += w;
+    n -= (size_t)w;
+  }
 }
 
 static void worker_fail(int fd, int error_no, const char *what) {
@@ -351,7 +368,9 @@ tsl_status tsl_runner_new(const tsl_target *t, const tsl_workload *w, const tsl_
                      TSL_RECORD_MAX_COSTS);
   const char *why = NULL;
   bool remote = o.device && o.device[0]; /* the device runs t; the reference runs here */
-  if (!remote && !tsl_target_runs_on_host(t, &why))
+  if (remote && o.cost_static)
+    return tsl_error(TSL_ERR_INVALID, "runner: a static estimate (cost_static) needs no device (%s)", o.device);
+  if (!remote && !o.cost_static && !tsl_target_runs_on_host(t, &why))
     return tsl_error(TSL_ERR_UNSUPPORTED, "runner: target %s cannot run here (%s)", t->name, why ? why : "");
   tsl_runner *r = calloc(1, sizeof *r);
   if (!r) return tsl_error(TSL_ERR_NOMEM, "runner: out of memory");
@@ -369,14 +388,17 @@ tsl_status tsl_runner_new(const tsl_target *t, const tsl_workload *w, const tsl_
     r->nout = r->program->noutputs;
     count_work(r);
   }
-  for (int i = 0; st == TSL_OK && i < r->nin; i++) {
+  for (int i = 0; st == TSL_OK && !o.cost_static && i < r->nin; i++) {
     st = new_tensor_of(r->program->inputs[i]->buf, &r->inputs[i]);
     if (st == TSL_OK) st = tsl_tensor_fill_random(r->inputs[i], o.seed + (uint64_t)i, -1.0, 1.0);
   }
-  for (int k = 0; st == TSL_OK && k < r->nout; k++) st = new_tensor_of(r->program->outputs[k]->buf, &r->ref[k]);
-  if (st == TSL_OK && r->macs <= INTERP_MAX_MACS) {
+  for (int k = 0; st == TSL_OK && !o.cost_static && k < r->nout; k++)
+    st = new_tensor_of(r->program->outputs[k]->buf, &r->ref[k]);
+  if (st != TSL_OK || o.cost_static) {
+    /* nothing to check an estimate against */
+  } else if (r->macs <= INTERP_MAX_MACS) {
     st = tsl_te_interpret(r->program, (const tsl_tensor *const *)r->inputs, r->ref);
-  } else if (st == TSL_OK) {
+  } else {
     for (int k = 0; st == TSL_OK && k < r->nout; k++) {
       r->shared_bytes[k] = tsl_tensor_nbytes(r->ref[k]);
       r->shared[k] = mmap(NULL, r->shared_bytes[k] ? r->shared_bytes[k] : 1, PROT_READ | PROT_WRITE,
@@ -422,19 +444,135 @@ void tsl_runner_set_slow_cutoff(tsl_runner *r, double cutoff_s) {
   if (r) r->slow_cutoff_s = cutoff_s > 0 && isfinite(cutoff_s) ? cutoff_s : 0;
 }
 
+/* What a static-estimate worker sends: this, then `nentries` block-cache entries. */
+typedef struct static_msg {
+  int error_no;
+  char msg[256];
+  double cost;
+  int nentries;
+} static_msg;
+
+enum { STATIC_MAX_ENTRIES = 256 };
+
+/* The worker of static_estimate: apply, lower, estimate; never returns. */
+static void static_worker(tsl_runner *r, int fd, const tsl_template *tpl, const tsl_config_space *s,
+                          const tsl_config *c, int mark) {
+  static const int fatal[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
+  for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++) signal(fatal[i], SIG_DFL);
+  tsl_arena_set_current(tsl_arena_new());
+  static_msg m;
+  memset(&m, 0, sizeof m);
+  tsl_schedule *sch = NULL;
+  tsl_func *f = NULL;
+  tsl_cost_static_detail d;
+  if (tpl->apply(r->program, &r->target, s, c, &sch) != TSL_OK) {
+    m.error_no = TSL_MEASURE_INSTANTIATION;
+    snprintf(m.msg, sizeof m.msg, "apply: %s", tsl_last_error());
+  } else {
+    tsl_lower_options lo = tsl_lower_options_default();
+    lo.vector_bits = r->target.vector_bits; /* as tsl_build lowers for the target */
+    if (tsl_lower_with(sch, "candidate", &lo, &f) != TSL_OK ||
+        tsl_cost_static_func(f, &r->target, r->opts.threads, &d) != TSL_OK) {
+      m.error_no = TSL_MEASURE_COMPILE;
+      snprintf(m.msg, sizeof m.msg, "static cost: %s", tsl_last_error());
+    } else {
+      m.cost = d.seconds;
+    }
+  }
+  tsl_mca_entry e[STATIC_MAX_ENTRIES];
+  m.nentries = tsl_mca_cache_since(mark, e, STATIC_MAX_ENTRIES);
+  send_bytes(fd, &m, sizeof m);
+  send_bytes(fd, e, sizeof e[0] * (size_t)m.nentries);
+  _exit(0);
+}
+
+/* The static estimate of one candidate (opts.cost_static) in a forked worker, as a
+ * measurement is made (a template that crashes or hangs is an error record; the worker
+ * is killed after build_timeout_s + run_timeout_s). The llvm-mca results the worker
+ * computed come back into this process's block cache (tuner/mca.h), so later workers
+ * (forked from here) reuse them. */
+static tsl_status static_estimate(tsl_runner *r, const tsl_template *tpl, const tsl_config_space *s,
+                                  const tsl_config *c, tsl_measure_result *res) {
+  memset(res, 0, sizeof *res);
+  double t0 = tsl_time_now(), deadline = t0 + r->opts.build_timeout_s + r->opts.run_timeout_s;
+  int mark = tsl_mca_cache_mark(), fd;
+  pid_t pid;
+  tsl_status fs = tsl_fork_piped("runner (static cost)", &pid, &fd);
+  if (fs != TSL_OK) return fs;
+  if (pid == 0) static_worker(r, fd, tpl, s, c, mark);
+  struct {
+    static_msg m;
+    tsl_mca_entry e[STATIC_MAX_ENTRIES];
+  } buf;
+  size_t got = 0;
+  bool timed_out = false;
+  for (;;) {
+    double left = deadline - tsl_time_now();
+    if (left <= 0) {
+      timed_out = true;
+      break;
+    }
+    struct pollfd pfd = {fd, POLLIN, 0};
+    int pr = poll(&pfd, 1, (int)(left * 1000) + 1);
+    if (pr <= 0) continue;
+    ssize_t n = read(fd, (char *)&buf + got, sizeof buf - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break; /* EOF */
+    got += (size_t)n;
+  }
+  close(fd);
+  if (timed_out) kill(pid, SIGKILL);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (got >= sizeof buf.m) {
+    res->error_no = buf.m.error_no;
+    buf.m.msg[sizeof buf.m.msg - 1] = '\0';
+    snprintf(res->error_msg, sizeof res->error_msg, "%s", buf.m.msg);
+    if (buf.m.error_no == TSL_MEASURE_OK) {
+      res->costs[0] = buf.m.cost;
+      res->ncosts = 1;
+    }
+    int ne = buf.m.nentries;
+    if (ne > 0 && ne <= STATIC_MAX_ENTRIES && got >= sizeof buf.m + sizeof buf.e[0] * (size_t)ne)
+      tsl_mca_cache_add(buf.e, ne);
+  } else if (timed_out) {
+    res->error_no = TSL_MEASURE_BUILD_TIMEOUT;
+    snprintf(res->error_msg, sizeof res->error_msg, "static estimate did not finish in %.3g s",
+             r->opts.build_timeout_s + r->opts.run_timeout_s);
+  } else {
+    res->error_no = TSL_MEASURE_COMPILE;
+    if (WIFSIGNALED(status))
+      snprintf(res->error_msg, sizeof res->error_msg, "static estimate worker killed by signal %d (%s)",
+               WTERMSIG(status), strsignal(WTERMSIG(status)));
+    else
+      snprintf(res->error_msg, sizeof res->error_msg, "static estimate worker exited with status %d",
+               WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+  }
+  res->compile_s = res->all_cost = tsl_time_now() - t0;
+  return TSL_OK;
+}
+
 tsl_status tsl_runner_measure(tsl_runner *r, const tsl_template *tpl, const tsl_config_space *s,
                               const tsl_config *c, tsl_measure_result *res) {
   if (!r || !tpl || !s || !c || !res) return tsl_error(TSL_ERR_INVALID, "runner: NULL argument");
+  if (r->opts.cost_static) return static_estimate(r, tpl, s, c, res);
   if (r->opts.device && r->opts.device[0])
     return tsl_remote_measure_candidate(&r->target, r->program, r->inputs, r->nin, r->ref, r->nout, &r->opts, tpl, s,
                                         c, res);
   return run_worker(r, tpl, s, c, false, res);
 }
 
+tsl_status tsl_runner_estimate(tsl_runner *r, const tsl_template *tpl, const tsl_config_space *s,
+                               const tsl_config *c, tsl_measure_result *res) {
+  if (!r || !tpl || !s || !c || !res) return tsl_error(TSL_ERR_INVALID, "runner: NULL argument");
+  return static_estimate(r, tpl, s, c, res);
+}
+
 tsl_status tsl_runner_measure_batch(tsl_runner *r, const tsl_template *tpl, const tsl_config_space *s,
                                     const tsl_config *cs, int n, tsl_measure_result *res) {
   if (!r || !tpl || !s || !cs || !res || n < 0) return tsl_error(TSL_ERR_INVALID, "runner: NULL argument");
-  if (!r->opts.device || !strchr(r->opts.device, ','))
+  if (r->opts.cost_static || !r->opts.device || !strchr(r->opts.device, ','))
     return tsl_error(TSL_ERR_UNSUPPORTED, "runner: measures one by one (not a pool of devices)");
   return tsl_remote_measure_candidates(&r->target, r->program, r->inputs, r->nin, r->ref, r->nout, &r->opts, tpl, s,
                                        cs, n, res);

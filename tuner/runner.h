@@ -49,6 +49,11 @@ typedef struct tsl_measure_opts {
   const char *device;     /* measure on this tessel-rpc-server (tuner/remote.h), borrowed;
                              NULL = here (default) */
   const char *key;        /* the server's key when device is set */
+  bool cost_static;       /* estimate instead of measuring: the static cost model
+                             (tuner/cost_static.h) on the target's CPU, in this process;
+                             the target need not run here, no reference is computed,
+                             `threads` (0: the CPU's cores) is the cores of the split;
+                             device must be NULL. Default false */
 } tsl_measure_opts;
 
 /* Defaults above, with time = tsl_time_opts_default() except min_repeat_ms 20. */
@@ -67,8 +72,9 @@ typedef struct tsl_measure_result {
 typedef struct tsl_runner tsl_runner;
 
 /* A runner for workload w (an operator instantiation: the template's op) on target t,
- * which must run on this machine. Instantiates the program, makes the inputs and
- * computes the reference (which may take a worker and the run timeout).
+ * which must run on this machine (unless opts->device or opts->cost_static).
+ * Instantiates the program, makes the inputs and computes the reference (which may take
+ * a worker and the run timeout; neither with cost_static).
  * Errors: those of tsl_workload_instantiate, TSL_ERR_UNSUPPORTED (t cannot run here,
  * or non-f32 outputs), TSL_ERR_INVALID (bad opts), TSL_ERR_RUNTIME (the reference
  * failed: the message says how), TSL_ERR_NOMEM. */
@@ -93,11 +99,21 @@ double tsl_runner_flops(const tsl_runner *r);
 double tsl_program_flops(const tsl_te_program *p);
 
 /* Measures config c of template tpl (c a point of s, the space tpl made for this
- * runner's program). Every failure of the candidate is a result (res->error_no), not
- * an error. Errors: TSL_ERR_INVALID (NULL arguments), TSL_ERR_RUNTIME (fork or pipe
+ * runner's program); with opts.cost_static, estimates it instead: apply, lower for the
+ * target's vector width and tsl_cost_static_func, in this process (the estimate is
+ * res->costs[0], ncosts 1; a refused config is TSL_MEASURE_INSTANTIATION, a lowering or
+ * model failure TSL_MEASURE_COMPILE with the message). Every failure of the candidate
+ * is a result (res->error_no), not an error. Errors: TSL_ERR_INVALID (NULL arguments), TSL_ERR_RUNTIME (fork or pipe
  * failed). */
 tsl_status tsl_runner_measure(tsl_runner *r, const tsl_template *tpl, const tsl_config_space *s,
                               const tsl_config *c, tsl_measure_result *res);
+
+/* The static estimate of config c (as tsl_runner_measure gives with opts.cost_static)
+ * whatever the runner's mode: the validation of the static model against the
+ * measurements of the same candidates (tsl_tune_opts.shadow_static_path). Errors: as
+ * tsl_runner_measure. */
+tsl_status tsl_runner_estimate(tsl_runner *r, const tsl_template *tpl, const tsl_config_space *s,
+                               const tsl_config *c, tsl_measure_result *res);
 
 /* Measures configs cs[0..n) at once where that is faster: on a pool of devices
  * (opts.device "tcp://a:P,tcp://b:Q"), in parallel, one candidate per device at a time

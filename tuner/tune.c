@@ -8,6 +8,8 @@
 
 #include "ir/arena.h"
 #include "tuner/dispatch.h"
+#include "tuner/cost_static.h"
+#include "tuner/mca.h"
 #include "tuner/remote.h"
 
 enum { MAX_ALGOS = 16, MAX_BATCH = 64, TOP_ALGOS = 3 };
@@ -39,9 +41,12 @@ typedef struct task {
   double best;
   tsl_config best_config;
   double layer_t0; /* when tuning of the workload started */
+  double *pair_measured, *pair_static; /* shadow estimates (opts.shadow_static_path) */
+  int npairs, cappairs;
 } task;
 
-static void fill_record(const task *tk, const tsl_config *c, const tsl_measure_result *m, tsl_record *r) {
+static void fill_record(const task *tk, const tsl_config *c, const tsl_measure_result *m, bool is_static,
+                        tsl_record *r) {
   memset(r, 0, sizeof *r);
   snprintf(r->target, sizeof r->target, "%s", tk->target_str);
   snprintf(r->task, sizeof r->task, "%s", tk->tpl->op);
@@ -68,7 +73,40 @@ static void fill_record(const task *tk, const tsl_config *c, const tsl_measure_r
   if (!tk->o->measure.device || !tsl_remote_device_info(tk->o->measure.device, &r->device))
     tsl_device_info_host(tk->target, &r->device);
   r->threads = tk->o->measure.threads > 0 ? tk->o->measure.threads : tsl_get_num_threads();
+  if (is_static) { /* an estimate: for which CPU, over how many cores */
+    int cores = 0;
+    const tsl_cpu_figures *fig = tsl_cost_static_figures(tk->target, &cores);
+    snprintf(r->device.cpu, sizeof r->device.cpu, "static model of %s (%s)", tk->target->cpu, fig->machine);
+    r->device.cores = cores;
+    r->threads = tk->o->measure.threads > 0 ? tk->o->measure.threads : cores;
+    snprintf(r->cost_source, sizeof r->cost_source, "static");
+    snprintf(r->cost_model, sizeof r->cost_model, "%s", TSL_COST_STATIC_MODEL);
+  }
   tsl_record_stamp(r);
+}
+
+/* The static estimate of measured candidate c (cost: its measured cost), appended to
+ * the shadow records file and, when both succeeded, kept as a pair for the correlation.
+ * r is scratch. A failing estimate is recorded as the error it is. */
+static void shadow_estimate(task *tk, const tsl_config *c, double cost, tsl_record *r) {
+  tsl_measure_result m;
+  if (tsl_runner_estimate(tk->runner, tk->tpl, &tk->space, c, &m) != TSL_OK) return;
+  fill_record(tk, c, &m, true, r);
+  if (tsl_record_append(tk->o->shadow_static_path, r) != TSL_OK && tk->o->log)
+    fprintf(tk->o->log, "tune: shadow estimate not recorded: %s\n", tsl_last_error());
+  double est = tsl_record_cost(r);
+  if (!isfinite(est) || !isfinite(cost)) return;
+  if (tk->npairs == tk->cappairs) {
+    int cap = tk->cappairs ? 2 * tk->cappairs : 64;
+    double *a = realloc(tk->pair_measured, sizeof *a * (size_t)cap);
+    if (a) tk->pair_measured = a;
+    double *b = a ? realloc(tk->pair_static, sizeof *b * (size_t)cap) : NULL;
+    if (b) tk->pair_static = b;
+    if (!a || !b) return;
+    tk->cappairs = cap;
+  }
+  tk->pair_measured[tk->npairs] = cost;
+  tk->pair_static[tk->npairs++] = est;
 }
 
 /* Measures c, records it; returns its cost (+inf on failure). */
@@ -91,7 +129,7 @@ static double measure_one(task *tk, const tsl_config *c, const tsl_measure_resul
     *io = tsl_error(TSL_ERR_NOMEM, "tune: out of memory");
     return INFINITY;
   }
-  fill_record(tk, c, &m, r);
+  fill_record(tk, c, &m, tk->o->measure.cost_static, r);
   if (tsl_record_check(r) != TSL_OK) {
     /* a "success" whose costs are no measurement (0 s, NaN: a device's bad reply) is
      * recorded as the runtime error it is, never as the fastest candidate */
@@ -105,6 +143,7 @@ static double measure_one(task *tk, const tsl_config *c, const tsl_measure_resul
   if (tk->o->records_path && *io == TSL_OK) *io = tsl_record_append(tk->o->records_path, r);
   if (tk->o->db) tsl_records_add(tk->o->db, r);
   double cost = tsl_record_cost(r);
+  if (tk->o->shadow_static_path && !tk->o->measure.cost_static && *io == TSL_OK) shadow_estimate(tk, c, cost, r);
   tk->res->measured++;
   tk->res->trials++;
   tk->res->compile_s += m.compile_s;
@@ -118,6 +157,31 @@ static double measure_one(task *tk, const tsl_config *c, const tsl_measure_resul
   }
   free(r);
   return cost;
+}
+
+/* Orders batch[0..n) by the static estimate (failed estimates last, the search's order
+ * among equals) and returns k: only the first k are measured (opts.prefilter). */
+static int prefilter(task *tk, tsl_config *batch, int n, int k) {
+  double est[MAX_BATCH];
+  for (int i = 0; i < n; i++) {
+    tsl_measure_result m;
+    est[i] = INFINITY;
+    if (tsl_runner_estimate(tk->runner, tk->tpl, &tk->space, &batch[i], &m) == TSL_OK && m.error_no == TSL_MEASURE_OK &&
+        m.ncosts > 0)
+      est[i] = m.costs[0];
+  }
+  for (int i = 1; i < n; i++) { /* insertion sort: stable, n <= MAX_BATCH */
+    tsl_config c = batch[i];
+    double e = est[i];
+    int j = i;
+    for (; j > 0 && est[j - 1] > e; j--) {
+      batch[j] = batch[j - 1];
+      est[j] = est[j - 1];
+    }
+    batch[j] = c;
+    est[j] = e;
+  }
+  return k < n ? k : n;
 }
 
 /* One progress line: the layer's trials over its budget (all algorithms), the best
@@ -163,6 +227,7 @@ static tsl_status tune_algorithm(task *tk, int new_budget, bool first, double *d
       /* in-model records (the in-situ pass) are no trials: their costs are not the
        * runner's and their configs were measured in isolation first */
       if (tsl_record_in_model(r)) continue;
+      if (tsl_record_is_static(r) != o->measure.cost_static) continue; /* never mix estimates and measurements */
       if (r->space_hash != tk->hash || strcmp(r->workload, tk->key) != 0 || strcmp(r->target, tk->target_str) != 0 ||
           strcmp(r->template_name, tk->tpl->name) != 0 || tsl_config_check(&tk->space, &r->config) != TSL_OK)
         continue;
@@ -189,7 +254,8 @@ static tsl_status tune_algorithm(task *tk, int new_budget, bool first, double *d
     const tsl_record *prev = NULL;
     for (int i = 0; o->db && i < o->db->n && !prev; i++) {
       const tsl_record *r = &o->db->recs[i];
-      if (!tsl_record_in_model(r) && r->space_hash == tk->hash && strcmp(r->workload, tk->key) == 0 &&
+      if (!tsl_record_in_model(r) && tsl_record_is_static(r) == o->measure.cost_static && r->space_hash == tk->hash &&
+          strcmp(r->workload, tk->key) == 0 &&
           strcmp(r->target, tk->target_str) == 0 &&
           strcmp(r->template_name, tk->tpl->name) == 0 && tsl_config_index(&tk->space, &r->config) ==
                                                               tsl_config_index(&tk->space, &dflt))
@@ -220,6 +286,7 @@ static tsl_status tune_algorithm(task *tk, int new_budget, bool first, double *d
     tsl_runner_set_slow_cutoff(tk->runner, isfinite(tk->res->best_cost) ? SLOW_CUTOFF * tk->res->best_cost : 0);
     int n = tsl_search_next(search, batch, want);
     if (n == 0) break;
+    if (o->prefilter > 0 && !o->measure.cost_static && n > o->prefilter) n = prefilter(tk, batch, n, o->prefilter);
     double costs[MAX_BATCH];
     /* a pool of devices measures the batch in parallel (runner.h); else one by one */
     tsl_measure_result pre[MAX_BATCH];
@@ -374,6 +441,10 @@ static tsl_status tune_workload(const tsl_target *t, const tsl_workload *w, cons
     }
   }
   for (int a = 0; a < na; a++) tsl_runner_free(runners[a]);
+  res->static_pairs = tk->npairs;
+  res->static_spearman = tsl_spearman(tk->pair_measured, tk->pair_static, tk->npairs);
+  free(tk->pair_measured);
+  free(tk->pair_static);
   {
     tsl_arena *ar = tsl_arena_new(), *prev = tsl_arena_set_current(ar);
     tsl_te_program *fp = NULL;
@@ -392,13 +463,27 @@ static tsl_status tune_workload(const tsl_target *t, const tsl_workload *w, cons
 
 tsl_status tsl_tune_check_target(const tsl_target *t, const tsl_measure_opts *m) {
   if (!t || !m) return tsl_error(TSL_ERR_INVALID, "tune: NULL argument");
-  const char *why = NULL;
-  if (m->device || tsl_target_runs_on_host(t, &why)) return TSL_OK;
   char name[256];
   tsl_target_str(t, name, sizeof name);
+  if (m->cost_static && m->device)
+    return tsl_error(TSL_ERR_INVALID, "tune: --cost static estimates without running: no --device with it");
+  if (m->cost_static) {
+    if (tsl_cost_static_check(t) == TSL_OK) return TSL_OK;
+    char why[512];
+    snprintf(why, sizeof why, "%s", tsl_last_error());
+    return tsl_error(TSL_ERR_UNSUPPORTED,
+                     "tune: no device to measure target '%s' on and no usable static cost model (%s): measure on a "
+                     "device that runs it (--device tcp://HOST:PORT --key KEY, docs/rpc.md), or make the static model "
+                     "usable: install %s (Debian package llvm-19) or name it with %s, for a CPU it has a scheduling "
+                     "model of (-mcpu=cortex-a53|a55|a72|a76|neoverse-n1, docs/cost_static.md)",
+                     name, why, TSL_MCA_DEFAULT, TSL_MCA_ENV);
+  }
+  const char *why = NULL;
+  if (m->device || tsl_target_runs_on_host(t, &why)) return TSL_OK;
   return tsl_error(TSL_ERR_UNSUPPORTED,
                    "tune: code for target '%s' cannot run on this machine (%s), so its candidates cannot be measured "
                    "here: measure them on a device that runs it (--device tcp://HOST:PORT --key KEY, docs/rpc.md), "
+                   "estimate them with the static cost model (--cost static, docs/cost_static.md), "
                    "or tune a target this machine runs (--target host)",
                    name, why ? why : "");
 }

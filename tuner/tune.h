@@ -10,6 +10,8 @@
  *
  * Resume: records already in `db` for the same target, workload, template and space
  * hash are never measured again; they count as trials and seed the search's model.
+ * Only records of the run's own cost source count (measured, or static estimates with
+ * measure.cost_static: tuner/cost_static.h): the two are never compared.
  */
 #ifndef TESSEL_TUNER_TUNE_H
 #define TESSEL_TUNER_TUNE_H
@@ -43,6 +45,14 @@ typedef struct tsl_tune_opts {
   const char *progress_prefix; /* printed before each progress line (e.g. "[4/18]"); may be NULL */
   double eta_after_s;       /* seconds the caller expects after this workload (later layers):
                                added to the progress line's total ETA */
+  int prefilter;            /* measured runs: estimate each search batch with the static cost
+                               model (tsl_runner_estimate) and measure only its best
+                               `prefilter` candidates (the rest are left unmeasured and
+                               unrecorded); 0 = measure every candidate */
+  const char *shadow_static_path; /* measured runs only: also estimate every measured
+                               candidate with the static cost model (tsl_runner_estimate),
+                               append those static records here (never to records_path)
+                               and report the rank correlation (tsl_tune_result); NULL = no */
 } tsl_tune_opts;
 
 /* Defaults: xgb, 64 trials, early stopping 0, no deadline, batch 8, seed 1,
@@ -64,13 +74,20 @@ typedef struct tsl_tune_result {
                                 GFLOP/s compare algorithms: Winograd's are "effective") */
   int trials, errors, measured; /* trials incl. resumed; errors; measured now */
   double compile_s;          /* JIT compile seconds spent now */
+  int static_pairs;          /* with shadow_static_path: candidates both measured and
+                                estimated now (successes) */
+  double static_spearman;    /* Spearman correlation of their estimates and measured
+                                costs (tsl_spearman; 0 below 2 pairs) */
 } tsl_tune_result;
 
 /* Whether candidates for target t can be measured with options m: on the device
  * m->device names (checked when connecting), or here, when code for t runs on this
- * machine (tsl_target_runs_on_host). Errors: TSL_ERR_UNSUPPORTED, with one message naming
- * the target, what this machine lacks (an architecture or a feature, e.g. avx512f on an
- * AVX2 machine) and the ways out (--device, or a target that runs here). */
+ * machine (tsl_target_runs_on_host); with m->cost_static, whether the static cost model
+ * can estimate for t's CPU here (tsl_cost_static_check). Errors: TSL_ERR_UNSUPPORTED,
+ * with one message naming the target, what is missing (an architecture or a feature,
+ * e.g. avx512f on an AVX2 machine; llvm-mca or its model of the CPU) and the ways out
+ * (--device, the static model, or a target that runs here); TSL_ERR_INVALID
+ * (cost_static with a device). */
 tsl_status tsl_tune_check_target(const tsl_target *t, const tsl_measure_opts *m);
 
 /* Tunes family workload w on target t (which must run here, or m.device set: checked

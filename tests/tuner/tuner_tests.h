@@ -11,5 +11,6 @@ void tsl_tests_tuner_user_template(void);
 void tsl_tests_tuner_model_tune(void);
 void tsl_tests_tuner_report(void);
 void tsl_tests_tuner_sketch(void);
+void tsl_tests_tuner_cost_static(void);
 
 #endif

@@ -12,6 +12,7 @@
 #include "runtime/module.h"
 #include "target/target.h"
 #include "tunecli.h"
+#include "tuner/cost_static.h"
 
 int tunecli_show(int argc, char **argv) {
   const char *cmd = "show";
@@ -26,12 +27,13 @@ int tunecli_show(int argc, char **argv) {
     op_args_free(&a);
     return 2;
   }
-  bool want_llvm = false, want_asm = false, want_time = false, want_dsl = false;
+  bool want_llvm = false, want_asm = false, want_time = false, want_dsl = false, want_cost = false;
   for (int i = 0; i < nrest; i++) {
     if (strcmp(rest[i], "--llvm") == 0) want_llvm = true;
     else if (strcmp(rest[i], "--asm") == 0) want_asm = true;
     else if (strcmp(rest[i], "--time") == 0) want_time = true;
     else if (strcmp(rest[i], "--dsl") == 0) want_dsl = true;
+    else if (strcmp(rest[i], "--static-cost") == 0) want_cost = true;
     else {
       fprintf(stderr, "tunecli show: error: unknown option '%s' (see tunecli help)\n", rest[i]);
       op_args_free(&a);
@@ -86,6 +88,22 @@ int tunecli_show(int argc, char **argv) {
     }
     printf("\n# assembly (%s, cpu %s)\n%s", target.name, target.cpu, text);
     free(text);
+  }
+  if (want_cost) {
+    tsl_cost_static_detail d;
+    if ((st = tsl_cost_static_func(f, &target, 0, &d)) != TSL_OK) {
+      rc = tunecli_fail(cmd, st);
+      goto done;
+    }
+    int cores = 0;
+    const tsl_cpu_figures *fig = tsl_cost_static_figures(&target, &cores);
+    printf("\n# static cost (%s, cpu %s as %s: %.2f GHz, %d cores; model %s, docs/cost_static.md)\n"
+           "%.6g ms  (compute %.6g ms, memory %.6g ms)\n"
+           "cycles %.6g, into L1 %.6g bytes, into L2 %.6g bytes, parallel %g on %d cores\n"
+           "innermost loops %d (trip guessed %d, mapped to no nest %d)\n",
+           target.name, target.cpu, fig->machine, fig->ghz, cores, TSL_COST_STATIC_MODEL, d.seconds * 1e3,
+           d.compute_s * 1e3, d.memory_s * 1e3, d.cycles, d.l1_fill_bytes, d.l2_fill_bytes, d.parallel, d.cores,
+           d.loops, d.loops_guessed, d.loops_unmapped);
   }
   if (want_time) {
     tsl_build_stats stats;

@@ -16,6 +16,7 @@
 #include "models/zoo.h"
 #include "op_args.h"
 #include "target/target.h"
+#include "tuner/cost_static.h"
 #include "tuner/peak.h"
 #include "tuner/remote.h"
 #include "tessel/tessel.h"
@@ -33,6 +34,8 @@ typedef struct tune_cli {
   bool e2e; /* tune MODEL: end-to-end latency tuned vs default at the end */
   bool insitu; /* tune MODEL: verify the per-layer choice inside the model (models/insitu.h) */
   const char *layers; /* tune MODEL: "I,J,..." 1-based distinct layers to tune; NULL = all */
+  const char *cost;   /* --cost static|measured; NULL = static when the target cannot run
+                         here and no --device is given, else measured */
 } tune_cli;
 
 static bool num(const char *s, double lo, double hi, double *out) {
@@ -88,6 +91,9 @@ static bool parse_tune_opts(const char *cmd, int argc, char **argv, tune_cli *c)
     else if (strcmp(a, "--device") == 0) c->o.measure.device = v; /* tuner/remote.h */
     else if (strcmp(a, "--key") == 0) c->o.measure.key = v;
     else if (strcmp(a, "--template") == 0) c->o.only_template = v;
+    else if (strcmp(a, "--static-shadow") == 0) c->o.shadow_static_path = v;
+    else if (strcmp(a, "--prefilter") == 0 && (ok = num(v, 1, 64, &x))) c->o.prefilter = (int)x;
+    else if (strcmp(a, "--cost") == 0 && (ok = strcmp(v, "static") == 0 || strcmp(v, "measured") == 0)) c->cost = v;
     else if (strcmp(a, "--layers") == 0 && strcmp(cmd, "tune") == 0) c->layers = v;
     else if (strcmp(a, "--search") == 0) ok = tsl_search_kind_parse(v, &c->o.search);
     else ok = false;
@@ -97,6 +103,37 @@ static bool parse_tune_opts(const char *cmd, int argc, char **argv, tune_cli *c)
     }
   }
   return true;
+}
+
+/* Settles the cost source (--cost, or its default: static when t, of another
+ * architecture, cannot run here and no --device is given) and what a static run leaves out (the peak, the in-situ pass; the
+ * end-to-end comparison unless t runs here). */
+static void settle_cost(tune_cli *c, const tsl_target *t) {
+  bool runs_here = tsl_target_runs_on_host(t, NULL);
+  /* the default is static for another architecture only: a target of this one that
+   * lacks a feature (AVX-512 on an AVX2 machine) stays refused unless --cost static is
+   * asked for (shared/cases C12: a clear error, the message names --cost static) */
+  tsl_target host;
+  bool other_arch = tsl_target_detected_host(&host) != TSL_OK || host.arch != t->arch;
+  c->o.measure.cost_static =
+      c->cost ? strcmp(c->cost, "static") == 0 : (!c->o.measure.device && !runs_here && other_arch);
+  if (!c->o.measure.cost_static) return;
+  c->peak = false;
+  c->insitu = false; /* it measures in the model: its records would not be estimates */
+  if (!runs_here) c->e2e = false;
+}
+
+/* The line a static run starts with (after the model was found usable). */
+static void note_static(const tune_cli *c, const tsl_target *t) {
+  if (!c->o.measure.cost_static) return;
+  int cores = 0;
+  const tsl_cpu_figures *fig = tsl_cost_static_figures(t, &cores);
+  fprintf(stderr,
+          "tunecli: costs are estimates of the static cost model %s for %s as %s (%d cores; no candidate runs; "
+          "docs/cost_static.md)%s\n",
+          TSL_COST_STATIC_MODEL, t->cpu, fig->machine, c->o.measure.threads > 0 ? c->o.measure.threads : cores,
+          c->cost ? "" : ": the target's architecture cannot run here and no --device was given");
+  fflush(stderr);
 }
 
 static void tune_cli_init(tune_cli *c) {
@@ -454,7 +491,9 @@ int tunecli_tune_op(int argc, char **argv) {
   }
   tsl_target t;
   tsl_status st = tsl_target_parse(c.target, &t);
+  if (st == TSL_OK) settle_cost(&c, &t);
   if (st == TSL_OK) st = tsl_tune_check_target(&t, &c.o.measure); /* before any work */
+  if (st == TSL_OK) note_static(&c, &t);
   if (st == TSL_OK && c.o.measure.device) st = tsl_remote_prepare(&t, &c.o.measure);
   if (st != TSL_OK) {
     op_args_free(&a);
@@ -537,6 +576,30 @@ static int model_workloads(const tsl_graph *g, const char *target, tsl_workload 
   return n;
 }
 
+/* With --static-shadow: the static model's rank correlation with the measurements, per
+ * layer and its median over the layers with at least 3 pairs. */
+static void print_shadow(const tune_cli *c, const layer_row *rows, int n) {
+  if (!c->o.shadow_static_path || c->o.measure.cost_static) return;
+  double rho[256];
+  int k = 0;
+  for (int i = 0; i < n && i < 256; i++) {
+    if (rows[i].failed) continue;
+    printf("static vs measured %-28s Spearman %6.3f over %d candidates\n", rows[i].label, rows[i].res.static_spearman,
+           rows[i].res.static_pairs);
+    if (rows[i].res.static_pairs >= 3) {
+      int j = k++;
+      while (j > 0 && rho[j - 1] > rows[i].res.static_spearman) {
+        rho[j] = rho[j - 1];
+        j--;
+      }
+      rho[j] = rows[i].res.static_spearman;
+    }
+  }
+  if (k > 0)
+    printf("static vs measured: median Spearman %.3f over %d layers (static records: %s)\n",
+           k % 2 ? rho[k / 2] : (rho[k / 2 - 1] + rho[k / 2]) / 2, k, c->o.shadow_static_path);
+}
+
 int tunecli_tune(int argc, char **argv) {
   const char *cmd = "tune";
   if (argc < 1 || argv[0][0] == '-') {
@@ -551,7 +614,9 @@ int tunecli_tune(int argc, char **argv) {
   if (!parse_tune_opts(cmd, argc - 1, argv + 1, &c)) return 2;
   tsl_target t;
   tsl_status st = tsl_target_parse(c.target, &t);
+  if (st == TSL_OK) settle_cost(&c, &t);
   if (st == TSL_OK) st = tsl_tune_check_target(&t, &c.o.measure); /* before any work */
+  if (st == TSL_OK) note_static(&c, &t);
   if (st == TSL_OK && c.o.measure.device) st = tsl_remote_prepare(&t, &c.o.measure);
   if (st != TSL_OK) return tunecli_fail(cmd, st);
   tsl_graph *g = NULL;
@@ -649,6 +714,7 @@ int tunecli_tune(int argc, char **argv) {
   }
   double peak = c.peak ? measure_peak(&t, c.o.measure.threads > 0 ? c.o.measure.threads : tsl_get_num_threads()) : 0;
   print_table(rows, n, peak);
+  print_shadow(&c, rows, n);
   printf("records: %s\n", c.records);
   char isolated[64] = "";
   /* the choice verified where it runs: isolated timing keeps a kernel's weights hot,

@@ -25,10 +25,11 @@ int tunecli_list(int argc, char **argv) {
 static const command commands[] = {
     {"list", tunecli_list, "list                      the built-in operators"},
     {"show", tunecli_show,
-     "show OP [OPTIONS] [--dsl] [--llvm] [--asm] [--time]\n"
+     "show OP [OPTIONS] [--dsl] [--llvm] [--asm] [--time] [--static-cost]\n"
      "                          print the tensor expression, schedule and lowered loop IR;\n"
      "                          --dsl the operator's DSL source, --llvm/--asm the optimized\n"
-     "                          LLVM IR / assembly, --time the compile time\n"
+     "                          LLVM IR / assembly, --time the compile time,\n"
+     "                          --static-cost the static cost model's estimate (docs/cost_static.md)\n"
      "                          (TSL_DEBUG=lower prints the IR after every lowering pass)"},
     {"run-op", tunecli_run_op,
      "run-op OP [OPTIONS] [--seed S] [--tolerance E]\n"
@@ -70,6 +71,13 @@ static const command commands[] = {
      "                --threads N  --build-timeout S  --run-timeout S  --no-peak\n"
      "                --no-e2e (tune MODEL: no end-to-end latency, tuned vs default, at the end)\n"
      "                --layers I,J,.. (tune MODEL: only these distinct layers, 1-based)\n"     "                --no-insitu (tune MODEL: keep the isolated choice, no in-model verification)\n"
+     "                --cost static|measured  static: estimate each candidate with the static cost model\n"
+     "                (llvm-mca on the target CPU's scheduling model, docs/cost_static.md) instead of\n"
+     "                running it; the default for a target of another architecture (armv8 on x86) when\n"
+     "                no --device is given\n"
+     "                --prefilter K  (measured runs) estimate each batch statically, measure its best K\n"
+     "                --static-shadow FILE  (measured runs) also estimate every measured candidate,\n"
+     "                append the static records to FILE, print the rank correlation per layer\n"
      "                --device tcp://HOST:PORT[,tcp://...] --key KEY   measure on a tessel-rpc-server\n"
      "                (or a pool of identical ones, in parallel; docs/rpc.md)"},
     {"compile", tunecli_compile,

@@ -1,0 +1,386 @@
+/* The static cost model (tuner/cost_static.h) against hand-computed cycle counts, its
+ * records (cost_source) and the tuner's refusal without a device or a usable model.
+ *
+ * Hand computations (per iteration of the loop body, from the vendors' published
+ * latencies and throughputs; the bounds leave room for llvm-mca's pipeline model):
+ *   FMA chain: every FMA depends on the previous one (one accumulator), so an iteration
+ *   of K FMAs takes K x the FMA latency: 4 cycles on Zen 3 (AMD Software Optimization
+ *   Guide for Family 19h, VFMADD*PS latency 4) and on Neoverse N1 (Arm Neoverse N1
+ *   Software Optimization Guide, FMLA latency 4).
+ *   Load-bound loop: out = a + b on whole vectors, 2 loads + 1 store + 1 add per
+ *   vector; Zen 3 stores one 256-bit vector a cycle (and loads two): 1 cycle per vector
+ *   (llvm-mca's Zen 3 model gives 1.5-1.6: the upper bound is 2x); Neoverse N1 has two
+ *   load/store pipelines for the 3 memory operations: 1.5 cycles.
+ * Neoverse N1, not Cortex-A76: LLVM 19 models the A76 (and A72) with its Cortex-A57
+ * scheduling model (2 uops per register-offset load: 5 cycles for that loop), which is
+ * what the tool then says (docs/cost_static.md, limits).
+ */
+#include <CUnit/CUnit.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ir/arena.h"
+#include "ir/ir.h"
+#include "tuner/cost_static.h"
+#include "tuner/mca.h"
+#include "tuner/records.h"
+#include "tuner/tune.h"
+#include "tuner_tests.h"
+
+/* The two CPUs of the hand computations. */
+static const char *const cpus[2] = {"host -mcpu=znver3", "armv8 -mcpu=neoverse-n1"};
+static const double fma_latency[2] = {4, 4};
+static const double store_bound[2] = {1.0, 1.5}; /* cycles per vector of out = a + b */
+static const double store_upper[2] = {2.0, 1.5}; /* accepted: up to this times the hand count */
+
+static bool model_here(const tsl_target *t) {
+  if (tsl_cost_static_check(t) == TSL_OK) return true;
+  fprintf(stderr, "\n  (skipped: %s)\n", tsl_last_error());
+  return false;
+}
+
+static bool parse(int k, tsl_target *t) {
+  if (tsl_target_parse(cpus[k], t) != TSL_OK) return false;
+  return model_here(t);
+}
+
+/* An FMA chain block in t's syntax: k dependent FMAs on one accumulator. */
+static void fma_block(const tsl_target *t, int k, char *buf, size_t n) {
+  buf[0] = '\0';
+  for (int i = 0; i < k; i++)
+    strncat(buf, t->arch == TSL_ARCH_AARCH64 ? "fmla v0.4s, v1.4s, v2.4s\n" : "vfmadd231ps %ymm1, %ymm2, %ymm0\n",
+            n - strlen(buf) - 1);
+}
+
+static void test_fma_chain_block_is_k_latencies(void) {
+  for (int c = 0; c < 2; c++) {
+    tsl_target t;
+    if (!parse(c, &t)) continue;
+    for (int k = 1; k <= 8; k *= 2) {
+      char block[1024];
+      fma_block(&t, k, block, sizeof block);
+      double cyc = 0;
+      CU_ASSERT_EQUAL_FATAL(tsl_cost_static_block_cycles(&t, block, &cyc), TSL_OK);
+      double want = k * fma_latency[c];
+      CU_ASSERT(cyc >= 0.9 * want && cyc <= 1.15 * want);
+      if (!(cyc >= 0.9 * want && cyc <= 1.15 * want))
+        fprintf(stderr, "\n  %s: %d-FMA chain %.3g cycles, hand %.3g\n", t.cpu, k, cyc, want);
+    }
+  }
+}
+
+/* Lowered-IR kernels of `n` iterations over whole vectors of t's lanes. */
+static tsl_func *kernel_fma_chain(const tsl_target *t, int64_t n) {
+  int lanes = tsl_target_f32_lanes(t);
+  const int64_t len = n * lanes, one = lanes;
+  tsl_buffer *a = tsl_buffer_new("a", TSL_F32, 1, &len, TSL_BUF_ARG), *b = tsl_buffer_new("b", TSL_F32, 1, &len, TSL_BUF_ARG);
+  tsl_buffer *acc = tsl_buffer_new("acc", TSL_F32, 1, &one, TSL_BUF_ARG);
+  tsl_expr *i = tsl_var("i", TSL_I64);
+  tsl_expr *vi = tsl_ramp(tsl_mul(i, tsl_i64(lanes)), tsl_i64(1), lanes), *v0 = tsl_ramp(tsl_i64(0), tsl_i64(1), lanes);
+  tsl_expr *args[3] = {tsl_load(a, 1, &vi, NULL), tsl_load(b, 1, &vi, NULL), tsl_load(acc, 1, &v0, NULL)};
+  tsl_expr *fma = tsl_call(TSL_CALL_FMA, tsl_type_with_lanes(TSL_F32, lanes), 3, args);
+  tsl_stmt *body = tsl_for(i, tsl_i64(0), tsl_i64(n), TSL_FOR_SERIAL, tsl_store(acc, 1, &v0, fma, NULL));
+  tsl_arg fa[3] = {{.is_buffer = true, .buf = a}, {.is_buffer = true, .buf = b}, {.is_buffer = true, .buf = acc}};
+  return tsl_func_new("fma_chain", 3, fa, body);
+}
+
+static tsl_func *kernel_add(const tsl_target *t, int64_t n) {
+  int lanes = tsl_target_f32_lanes(t);
+  const int64_t len = n * lanes;
+  tsl_buffer *a = tsl_buffer_new("a", TSL_F32, 1, &len, TSL_BUF_ARG), *b = tsl_buffer_new("b", TSL_F32, 1, &len, TSL_BUF_ARG);
+  tsl_buffer *out = tsl_buffer_new("out", TSL_F32, 1, &len, TSL_BUF_ARG);
+  tsl_expr *i = tsl_var("i", TSL_I64);
+  tsl_expr *vi = tsl_ramp(tsl_mul(i, tsl_i64(lanes)), tsl_i64(1), lanes);
+  tsl_expr *sum = tsl_add(tsl_load(a, 1, &vi, NULL), tsl_load(b, 1, &vi, NULL));
+  tsl_stmt *body = tsl_for(i, tsl_i64(0), tsl_i64(n), TSL_FOR_SERIAL, tsl_store(out, 1, &vi, sum, NULL));
+  tsl_arg fa[3] = {{.is_buffer = true, .buf = a}, {.is_buffer = true, .buf = b}, {.is_buffer = true, .buf = out}};
+  return tsl_func_new("add", 3, fa, body);
+}
+
+static void test_fma_chain_kernel_is_n_latencies(void) {
+  const int64_t n = 4096;
+  for (int c = 0; c < 2; c++) {
+    tsl_target t;
+    if (!parse(c, &t)) continue;
+    tsl_arena *ar = tsl_arena_new(), *prev = tsl_arena_set_current(ar);
+    tsl_cost_static_detail d;
+    CU_ASSERT_EQUAL_FATAL(tsl_cost_static_func(kernel_fma_chain(&t, n), &t, 1, &d), TSL_OK);
+    double want = (double)n * fma_latency[c];
+    CU_ASSERT(d.loops >= 1);
+    CU_ASSERT_EQUAL(d.loops_guessed, 0);
+    CU_ASSERT(d.cycles >= 0.9 * want && d.cycles <= 1.25 * want);
+    if (!(d.cycles >= 0.9 * want && d.cycles <= 1.25 * want))
+      fprintf(stderr, "\n  %s: FMA chain kernel %.6g cycles, hand %.6g\n", t.cpu, d.cycles, want);
+    /* one nest: the roofline is the larger of its compute and memory times */
+    int cores = 0;
+    double ghz = tsl_cost_static_figures(&t, &cores)->ghz;
+    CU_ASSERT(fabs(d.compute_s - d.cycles / (ghz * 1e9)) <= 1e-9 * d.compute_s);
+    double roof = d.compute_s > d.memory_s ? d.compute_s : d.memory_s;
+    CU_ASSERT(fabs(d.seconds - roof) <= 1e-9 * d.seconds);
+    tsl_arena_set_current(prev);
+    tsl_arena_free(ar);
+  }
+}
+
+static void test_load_bound_kernel_is_store_bound_and_its_traffic_is_the_arrays(void) {
+  const int64_t n = 2048;
+  for (int c = 0; c < 2; c++) {
+    tsl_target t;
+    if (!parse(c, &t)) continue;
+    tsl_arena *ar = tsl_arena_new(), *prev = tsl_arena_set_current(ar);
+    tsl_cost_static_detail d;
+    CU_ASSERT_EQUAL_FATAL(tsl_cost_static_func(kernel_add(&t, n), &t, 1, &d), TSL_OK);
+    double want = (double)n * store_bound[c];
+    CU_ASSERT(d.loops >= 1);
+    CU_ASSERT_EQUAL(d.loops_guessed, 0);
+    CU_ASSERT(d.cycles >= 0.75 * want && d.cycles <= store_upper[c] * want);
+    if (!(d.cycles >= 0.75 * want && d.cycles <= store_upper[c] * want))
+      fprintf(stderr, "\n  %s: a + b kernel %.6g cycles, hand %.6g\n", t.cpu, d.cycles, want);
+    /* the three arrays (larger than L1) come into L1 once each */
+    double bytes = 3.0 * (double)n * tsl_target_f32_lanes(&t) * 4;
+    CU_ASSERT_DOUBLE_EQUAL(d.l1_fill_bytes, bytes, 1e-6 * bytes);
+    CU_ASSERT(d.seconds >= d.memory_s && d.seconds >= d.compute_s);
+    /* the per-candidate cache */
+    tsl_cost_static_detail again;
+    CU_ASSERT_EQUAL(tsl_cost_static_func(kernel_add(&t, n), &t, 1, &again), TSL_OK);
+    CU_ASSERT(again.cached);
+    CU_ASSERT_DOUBLE_EQUAL(again.seconds, d.seconds, 0);
+    tsl_arena_set_current(prev);
+    tsl_arena_free(ar);
+  }
+}
+
+static void test_parallel_split_divides_by_the_cores(void) {
+  tsl_target t;
+  if (!parse(1, &t)) return;
+  tsl_arena *ar = tsl_arena_new(), *prev = tsl_arena_set_current(ar);
+  /* for (p, 0, 8) parallel: the FMA chain kernel's loop, 8 independent rows */
+  int lanes = tsl_target_f32_lanes(&t);
+  const int64_t n = 512, len = 8 * n * lanes, accs = 8 * lanes;
+  tsl_buffer *a = tsl_buffer_new("a", TSL_F32, 1, &len, TSL_BUF_ARG), *acc = tsl_buffer_new("acc", TSL_F32, 1, &accs, TSL_BUF_ARG);
+  tsl_expr *p = tsl_var("p", TSL_I64), *i = tsl_var("i", TSL_I64);
+  tsl_expr *vi = tsl_ramp(tsl_mul(tsl_add(tsl_mul(p, tsl_i64(n)), i), tsl_i64(lanes)), tsl_i64(1), lanes);
+  tsl_expr *vp = tsl_ramp(tsl_mul(p, tsl_i64(lanes)), tsl_i64(1), lanes);
+  tsl_expr *args[3] = {tsl_load(a, 1, &vi, NULL), tsl_load(a, 1, &vi, NULL), tsl_load(acc, 1, &vp, NULL)};
+  tsl_expr *fma = tsl_call(TSL_CALL_FMA, tsl_type_with_lanes(TSL_F32, lanes), 3, args);
+  tsl_stmt *inner = tsl_for(i, tsl_i64(0), tsl_i64(n), TSL_FOR_SERIAL, tsl_store(acc, 1, &vp, fma, NULL));
+  tsl_arg fa[2] = {{.is_buffer = true, .buf = a}, {.is_buffer = true, .buf = acc}};
+  tsl_func *f = tsl_func_new("par", 2, fa, tsl_for(p, tsl_i64(0), tsl_i64(8), TSL_FOR_PARALLEL, inner));
+  tsl_cost_static_detail d1, d4, d3;
+  CU_ASSERT_EQUAL_FATAL(tsl_cost_static_func(f, &t, 1, &d1), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(tsl_cost_static_func(f, &t, 4, &d4), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(tsl_cost_static_func(f, &t, 3, &d3), TSL_OK);
+  /* the task's chunk loop has no constant trip count: its name gives the 8 rows */
+  double want = 8.0 * n * fma_latency[1];
+  CU_ASSERT(d1.cycles >= 0.9 * want && d1.cycles <= 1.25 * want);
+  CU_ASSERT_EQUAL(d1.loops_guessed, 0);
+  CU_ASSERT_DOUBLE_EQUAL(d1.parallel, 8, 0);
+  CU_ASSERT_DOUBLE_EQUAL(d4.compute_s, d1.compute_s / 4, 1e-9 * d1.compute_s);
+  CU_ASSERT_DOUBLE_EQUAL(d3.compute_s, d1.compute_s * 3 / 8, 1e-9 * d1.compute_s); /* ceil(8/3) = 3 rows each */
+  tsl_arena_set_current(prev);
+  tsl_arena_free(ar);
+}
+
+static void test_static_records_round_trip_and_never_beat_measured_ones(void) {
+  tsl_record r;
+  memset(&r, 0, sizeof r);
+  snprintf(r.target, sizeof r.target, "armv8");
+  snprintf(r.task, sizeof r.task, "matmul");
+  snprintf(r.workload, sizeof r.workload, "matmul(A:f32[8,8],B:f32[8,8];)");
+  snprintf(r.algorithm, sizeof r.algorithm, "matmul.blis");
+  snprintf(r.template_name, sizeof r.template_name, "matmul.blis");
+  r.space_hash = 0x1234;
+  r.ncosts = 1;
+  r.costs[0] = 1e-6;
+  r.threads = tsl_get_num_threads();
+  snprintf(r.cost_source, sizeof r.cost_source, "static");
+  snprintf(r.cost_model, sizeof r.cost_model, "%s", TSL_COST_STATIC_MODEL);
+  char *line = tsl_record_to_json(&r);
+  CU_ASSERT_FATAL(line != NULL);
+  CU_ASSERT(strstr(line, "\"cost_source\":\"static\"") != NULL);
+  CU_ASSERT(strstr(line, "\"cost_model\":\"" TSL_COST_STATIC_MODEL "\"") != NULL);
+  tsl_record back;
+  CU_ASSERT_EQUAL_FATAL(tsl_record_from_json(line, &back), TSL_OK);
+  free(line);
+  CU_ASSERT(tsl_record_is_static(&back));
+  CU_ASSERT_STRING_EQUAL(back.cost_model, TSL_COST_STATIC_MODEL);
+  /* a measured record: no field written, none read back */
+  tsl_record m = r;
+  m.cost_source[0] = m.cost_model[0] = '\0';
+  m.costs[0] = 5e-6; /* slower than the estimate */
+  line = tsl_record_to_json(&m);
+  CU_ASSERT(line && !strstr(line, "cost_source"));
+  CU_ASSERT_EQUAL(tsl_record_from_json(line, &back), TSL_OK);
+  free(line);
+  CU_ASSERT(!tsl_record_is_static(&back));
+  CU_ASSERT_EQUAL(tsl_record_from_json("{\"input\":[\"armv8\",\"matmul\",\"w\"],\"config\":{\"algorithm\":\"a\","
+                                       "\"template\":\"t\",\"space_hash\":\"0000000000001234\",\"index\":0,"
+                                       "\"entity\":[]},\"result\":[[1e-6],0,0,0],\"version\":0.2,"
+                                       "\"cost_source\":\"guessed\"}",
+                                       &back),
+                  TSL_ERR_PARSE);
+  /* the lookup: the measured record wins though the estimate is smaller; alone, the
+   * estimate is found; a family measurement beats an exact estimate */
+  tsl_records *db = NULL;
+  CU_ASSERT_EQUAL_FATAL(tsl_records_new(&db), TSL_OK);
+  CU_ASSERT_EQUAL(tsl_records_add(db, &r), TSL_OK);
+  const tsl_record *best = NULL;
+  tsl_match_kind match;
+  CU_ASSERT_EQUAL(tsl_records_best(db, "armv8", r.workload, NULL, 0, &best, &match), TSL_OK);
+  CU_ASSERT(best && tsl_record_is_static(best) && match == TSL_MATCH_EXACT);
+  tsl_record fam = m;
+  snprintf(fam.target, sizeof fam.target, "armv8 -mcpu=cortex-a72");
+  CU_ASSERT_EQUAL(tsl_records_add(db, &fam), TSL_OK);
+  CU_ASSERT_EQUAL(tsl_records_best(db, "armv8", r.workload, NULL, 0, &best, &match), TSL_OK);
+  CU_ASSERT(best && !tsl_record_is_static(best) && match == TSL_MATCH_FAMILY);
+  CU_ASSERT_EQUAL(tsl_records_add(db, &m), TSL_OK);
+  CU_ASSERT_EQUAL(tsl_records_best(db, "armv8", r.workload, NULL, 0, &best, &match), TSL_OK);
+  CU_ASSERT(best && !tsl_record_is_static(best) && match == TSL_MATCH_EXACT);
+  /* a measured and a static record of one config both stay through dedupe */
+  tsl_records_dedupe(db);
+  CU_ASSERT_EQUAL(db->n, 3);
+  CU_ASSERT(tsl_records_has(db, "armv8", r.workload, "matmul.blis", 0x1234, &r.config));
+  tsl_records_free(db);
+}
+
+static tsl_workload square_matmul(int64_t n) {
+  const int64_t a[] = {n, n}, b[] = {n, n};
+  const int64_t *shapes[] = {a, b};
+  const int nd[] = {2, 2};
+  tsl_workload w;
+  tsl_workload_init(&w, "matmul", 2, shapes, nd, 0, NULL);
+  return w;
+}
+
+static void test_tune_without_device_or_model_fails_at_once_naming_both_ways_out(void) {
+  tsl_target t;
+  CU_ASSERT_EQUAL_FATAL(tsl_target_parse("armv8", &t), TSL_OK);
+  const char *old = getenv(TSL_MCA_ENV);
+  char *saved = old ? strdup(old) : NULL;
+  setenv(TSL_MCA_ENV, "/nonexistent/llvm-mca", 1);
+  tsl_tune_opts o = tsl_tune_opts_default();
+  o.measure.cost_static = true;
+  tsl_workload w = square_matmul(8);
+  tsl_tune_result res;
+  CU_ASSERT_EQUAL(tsl_tune_workload(&t, &w, &o, &res), TSL_ERR_UNSUPPORTED);
+  const char *msg = tsl_last_error();
+  CU_ASSERT(strstr(msg, "--device") != NULL);
+  CU_ASSERT(strstr(msg, "llvm-mca-19") != NULL && strstr(msg, TSL_MCA_ENV) != NULL);
+  CU_ASSERT(strstr(msg, "/nonexistent/llvm-mca") != NULL); /* what failed */
+  /* an unknown CPU: refused, not costed with a generic model */
+  if (saved) setenv(TSL_MCA_ENV, saved, 1);
+  else unsetenv(TSL_MCA_ENV);
+  free(saved);
+  if (tsl_cost_static_check(&t) == TSL_OK) {
+    CU_ASSERT_EQUAL(tsl_mca_check(t.triple, "not-a-cpu"), TSL_ERR_UNSUPPORTED);
+    CU_ASSERT(strstr(tsl_last_error(), "not-a-cpu") != NULL);
+  }
+  /* measured, no device: the measured refusal names the static way out too */
+  o.measure.cost_static = false;
+  CU_ASSERT_EQUAL(tsl_tune_check_target(&t, &o.measure), TSL_ERR_UNSUPPORTED);
+  CU_ASSERT(strstr(tsl_last_error(), "--cost static") != NULL);
+}
+
+static void test_static_tune_of_a_cross_target_writes_static_records(void) {
+  tsl_target t;
+  CU_ASSERT_EQUAL_FATAL(tsl_target_parse("armv8", &t), TSL_OK);
+  if (!model_here(&t)) return;
+  tsl_workload w = square_matmul(16);
+  tsl_tune_opts o = tsl_tune_opts_default();
+  o.measure.cost_static = true;
+  o.measure.build_timeout_s = o.measure.run_timeout_s = 10;
+  o.only_template = "matmul.blis"; /* not the tuner suites' injected crashing one */
+  o.search = TSL_SEARCH_RANDOM;
+  o.trials = 6;
+  o.batch = 3;
+  tsl_records *db = NULL;
+  CU_ASSERT_EQUAL_FATAL(tsl_records_new(&db), TSL_OK);
+  o.db = db;
+  tsl_tune_result res;
+  CU_ASSERT_EQUAL_FATAL(tsl_tune_workload(&t, &w, &o, &res), TSL_OK);
+  CU_ASSERT(res.found && isfinite(res.best_cost) && res.best_cost > 0);
+  CU_ASSERT(db->n >= 1);
+  int ok = 0;
+  for (int i = 0; i < db->n; i++) {
+    CU_ASSERT(tsl_record_is_static(&db->recs[i]));
+    CU_ASSERT_STRING_EQUAL(db->recs[i].cost_model, TSL_COST_STATIC_MODEL);
+    CU_ASSERT(strncmp(db->recs[i].device.cpu, "static model of cortex-a53", 26) == 0);
+    ok += db->recs[i].error_no == TSL_MEASURE_OK;
+  }
+  CU_ASSERT(ok >= 1);
+  /* the measured path does not resume from the estimates: armv8 cannot run here */
+  o.measure.cost_static = false;
+  CU_ASSERT_EQUAL(tsl_tune_workload(&t, &w, &o, &res), TSL_ERR_UNSUPPORTED);
+  tsl_records_free(db);
+}
+
+static void test_prefilter_and_shadow_on_a_measured_tune(void) {
+  tsl_target t;
+  CU_ASSERT_EQUAL_FATAL(tsl_target_parse("host", &t), TSL_OK);
+  if (!model_here(&t)) return;
+  tsl_workload w = square_matmul(32);
+  tsl_tune_opts o = tsl_tune_opts_default();
+  o.measure.time.repeat = 2;
+  o.measure.time.min_repeat_ms = 1;
+  o.measure.threads = 1;
+  o.only_template = "matmul.blis";
+  o.search = TSL_SEARCH_RANDOM;
+  o.trials = 4;
+  o.batch = 4;
+  o.prefilter = 1; /* each batch of 4: the static best one is measured */
+  char shadow[] = "/tmp/tessel-shadow-XXXXXX";
+  int fd = mkstemp(shadow);
+  CU_ASSERT_FATAL(fd >= 0);
+  close(fd);
+  o.shadow_static_path = shadow;
+  tsl_records *db = NULL;
+  CU_ASSERT_EQUAL_FATAL(tsl_records_new(&db), TSL_OK);
+  o.db = db;
+  tsl_tune_result res;
+  CU_ASSERT_EQUAL_FATAL(tsl_tune_workload(&t, &w, &o, &res), TSL_OK);
+  /* the default, then 3 batches of one measurement each; estimates are not records */
+  CU_ASSERT_EQUAL(res.measured, 4);
+  CU_ASSERT_EQUAL(db->n, 4);
+  for (int i = 0; i < db->n; i++) CU_ASSERT(!tsl_record_is_static(&db->recs[i]));
+  /* every measured candidate has its static record in the shadow file */
+  tsl_records *sh = NULL;
+  CU_ASSERT_EQUAL_FATAL(tsl_records_new(&sh), TSL_OK);
+  CU_ASSERT_EQUAL(tsl_records_load(sh, shadow, true, NULL), TSL_OK);
+  CU_ASSERT_EQUAL(sh->n, 4);
+  for (int i = 0; i < sh->n; i++) CU_ASSERT(tsl_record_is_static(&sh->recs[i]));
+  CU_ASSERT(res.static_pairs >= 2 && res.static_pairs <= 4);
+  CU_ASSERT(res.static_spearman >= -1 && res.static_spearman <= 1);
+  tsl_records_free(sh);
+  tsl_records_free(db);
+  unlink(shadow);
+}
+
+static void test_spearman_of_known_orders(void) {
+  const double a[5] = {1, 2, 3, 4, 5}, up[5] = {10, 20, 30, 40, 50}, down[5] = {5, 4, 3, 2, 1};
+  const double ties[4] = {1, 1, 2, 2}, x[4] = {1, 2, 3, 4};
+  CU_ASSERT_DOUBLE_EQUAL(tsl_spearman(a, up, 5), 1, 1e-12);
+  CU_ASSERT_DOUBLE_EQUAL(tsl_spearman(a, down, 5), -1, 1e-12);
+  /* ranks 1.5 1.5 3.5 3.5 against 1 2 3 4: 4 / sqrt(4 * 5) */
+  CU_ASSERT_DOUBLE_EQUAL(tsl_spearman(ties, x, 4), 4 / sqrt(20.0), 1e-12);
+  CU_ASSERT_DOUBLE_EQUAL(tsl_spearman(a, a, 1), 0, 0);
+}
+
+void tsl_tests_tuner_cost_static(void) {
+  CU_pSuite s = CU_add_suite("tuner_cost_static", NULL, NULL);
+  CU_add_test(s, "an FMA chain block costs K FMA latencies (znver3, neoverse-n1)", test_fma_chain_block_is_k_latencies);
+  CU_add_test(s, "an FMA chain kernel costs N latencies", test_fma_chain_kernel_is_n_latencies);
+  CU_add_test(s, "a load-bound kernel: store throughput, arrays' traffic, cache",
+              test_load_bound_kernel_is_store_bound_and_its_traffic_is_the_arrays);
+  CU_add_test(s, "the parallel split divides by the cores", test_parallel_split_divides_by_the_cores);
+  CU_add_test(s, "static records round-trip and never beat measured ones",
+              test_static_records_round_trip_and_never_beat_measured_ones);
+  CU_add_test(s, "tune without device or model fails at once naming both ways out",
+              test_tune_without_device_or_model_fails_at_once_naming_both_ways_out);
+  CU_add_test(s, "a static tune of armv8 writes static records", test_static_tune_of_a_cross_target_writes_static_records);
+  CU_add_test(s, "--prefilter measures the static best of each batch; --static-shadow records estimates",
+              test_prefilter_and_shadow_on_a_measured_tune);
+  CU_add_test(s, "Spearman of known orders and ties", test_spearman_of_known_orders);
+}
