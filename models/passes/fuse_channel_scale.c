@@ -18,6 +18,8 @@ static bool conv_fits(const tsl_graph *g, const tsl_node *c) {
   if (!w->constant || w->ndim != 4 || w->shape[2] != 1 || w->shape[3] != 1 || !blocked_image(x, block) ||
       x->shape[1] != w->shape[1])
     return false;
+  /* scaling the weight (K x C per image) must cost less than scaling the image (C x H x W) */
+  if (w->shape[0] >= x->shape[2] * x->shape[3]) return false;
   if (x->shape[0] == 1) return true;
   /* several images: the GEMM 1x1 kernel scales per image (stride 1, no padding) */
   tsl_conv2d_params p;

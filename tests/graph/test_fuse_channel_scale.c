@@ -141,10 +141,11 @@ static void test_strided_projection_scales_its_weight(void) {
 }
 
 /* What is not the pattern keeps its Mul and stays right: the scaled tensor read by a
- * Relu, read twice (a conv and a graph output), consumed by a 3x3 conv, and a strided
- * projection of two images (its weight would differ per image). */
+ * Relu, read twice (a conv and a graph output), consumed by a 3x3 conv, a strided
+ * projection of two images (its weight would differ per image), and a projection with
+ * K >= H*W outputs (its weight larger than the image). */
 static void test_other_consumers_keep_the_mul(void) {
-  for (int variant = 0; variant < 4; variant++) {
+  for (int variant = 0; variant < 5; variant++) {
     int x;
     int64_t n = variant == 3 ? 2 : 1;
     tsl_graph *g = new_graph(n, 6, 6, &x);
@@ -162,8 +163,10 @@ static void test_other_consumers_keep_the_mul(void) {
       int node;
       y = gt_add_node(g, TSL_OP_CONV, 2, ins, &node);
       CU_ASSERT_EQUAL_FATAL(tsl_graph_set_attr_ints(g, node, "pads", 4, pads), TSL_OK);
-    } else {
+    } else if (variant == 3) {
       y = conv1x1_strided(g, m, C, 9, 2, 20);
+    } else {
+      y = gt_add_conv1x1(g, m, C, 36, 20); /* K >= H*W: scaling the weight costs more */
     }
     CU_ASSERT_EQUAL_FATAL(tsl_graph_add_output(g, y), TSL_OK);
     char what[64];
