@@ -19,6 +19,7 @@
 #include "models/passes/channels_first.h"
 #include "models/passes/fold_batch_norm.h"
 #include "models/passes/fold_constants.h"
+#include "models/passes/fuse_channel_scale.h"
 #include "models/passes/fuse_conv.h"
 #include "models/passes/fuse_gelu.h"
 #include "models/passes/layer_norm.h"
@@ -59,6 +60,10 @@ tsl_status tsl_graph_optimize(tsl_graph *g, int block, tsl_compile_stats *stats)
    * transposing them for the packing to copy again */
   if (st == TSL_OK && block > 0) st = tsl_pass_pack_dense(g, block, NULL);
   if (st == TSL_OK && block > 0) st = tsl_pass_select_layout(g, block, &stats->layout_transforms);
+  /* after layout selection: it folds into blocked convs only */
+  int scaled = 0;
+  if (st == TSL_OK && block > 0) st = tsl_pass_fuse_channel_scale(g, &scaled);
+  stats->nodes_fused += scaled;
   stats->nodes_after = g->n_nodes;
   return st;
 }

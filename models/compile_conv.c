@@ -10,6 +10,7 @@
 #include "ir/arena.h"
 #include "models/passes/fuse_conv.h"
 #include "models/compile.h"
+#include "models/passes/fuse_channel_scale.h"
 #include "models/passes/layout.h"
 #include "schedule/schedule.h"
 #include "ops/conv2d/winograd_schedule.h"
@@ -22,8 +23,8 @@ struct tsl_conv_cache_entry {
   const tsl_kernel *kernel;
   tsl_conv2d_algo algo;   /* conv kernels */
   int ninputs;            /* the kernel's arguments: inputs then the output */
-  int ndims[5];
-  int64_t shapes[5][TSL_MAX_NDIM];
+  int ndims[6];
+  int64_t shapes[6][TSL_MAX_NDIM];
   char label[120];
   tsl_dispatch_info *info; /* conv kernels: what the dispatch chose (malloc'd) */
 };
@@ -143,11 +144,44 @@ tsl_status tsl_conv_lowering_build(tsl_conv_lowering *cl, const tsl_schedule *s,
   return cl->build_kernel ? cl->build_kernel(cl->build_ctx, s, name, out) : build(cl, s, name, out);
 }
 
-/* The conv kernel of family workload w (dispatched and built once per key). */
-static tsl_status conv_kernel(tsl_conv_lowering *cl, const tsl_workload *w, tsl_conv_cache_entry **out) {
-  char *key = NULL;
-  tsl_status st = tsl_workload_key_of(w, &key);
+/* The channel-scaled GEMM 1x1 program of layer d (has_channel_scale) in *prog and its
+ * schedule in *s (replacing the dispatched one): the dispatched config when the dispatch
+ * chose gemm1x1 for the unscaled layer (its records and knobs hold: the same template
+ * and space), else the template's default. */
+static tsl_status scaled_program(const tsl_conv_lowering *cl, const tsl_conv2d_layer *d, tsl_conv2d_algo chosen,
+                                 tsl_dispatch_info *info, tsl_te_program **prog, tsl_schedule **s) {
+  tsl_te_program *p = NULL;
+  tsl_status st = tsl_conv2d_algo_instantiate(d, TSL_CONV2D_GEMM_1X1, cl->target, &p, NULL);
+  const tsl_template *tpl = st == TSL_OK ? tsl_conv2d_algo_template(p) : NULL;
+  if (st == TSL_OK && !tpl) st = tsl_error(TSL_ERR_NOT_FOUND, "compile: no template schedules %s", p->name);
+  tsl_config_space space;
+  tsl_config c;
+  if (st == TSL_OK) st = tpl->space(p, cl->target, &space);
+  if (st == TSL_OK && chosen == TSL_CONV2D_GEMM_1X1) c = info->record.config;
+  else if (st == TSL_OK) st = tpl->default_config(p, cl->target, &space, &c);
+  tsl_schedule *ns = NULL;
+  if (st == TSL_OK) st = tpl->apply(p, cl->target, &space, &c, &ns);
   if (st != TSL_OK) return st;
+  tsl_schedule_free(*s);
+  *s = ns;
+  *prog = p;
+  info->tuned = info->tuned && chosen == TSL_CONV2D_GEMM_1X1;
+  snprintf(info->template_name, sizeof info->template_name, "%s", tpl->name);
+  return TSL_OK;
+}
+
+/* The conv kernel of family workload w (dispatched and built once per key); with
+ * `scaled` (the layer with has_channel_scale), the channel-scaled GEMM 1x1 kernel of it
+ * (scaled_program). */
+static tsl_status conv_kernel(tsl_conv_lowering *cl, const tsl_workload *w, const tsl_conv2d_layer *scaled,
+                              tsl_conv_cache_entry **out) {
+  char *wkey = NULL, *key = NULL;
+  tsl_status st = tsl_workload_key_of(w, &wkey);
+  if (st != TSL_OK) return st;
+  size_t klen = strlen(wkey) + 32;
+  if ((key = malloc(klen))) snprintf(key, klen, "%s%s", wkey, scaled ? "+channel_scale" : "");
+  free(wkey);
+  if (!key) return tsl_error(TSL_ERR_NOMEM, "compile: out of memory");
   if ((*out = cache_find(cl, key))) {
     free(key);
     return TSL_OK;
@@ -161,12 +195,17 @@ static tsl_status conv_kernel(tsl_conv_lowering *cl, const tsl_workload *w, tsl_
   tsl_conv2d_algo algo = TSL_CONV2D_DIRECT;
   if (st == TSL_OK && !tsl_conv2d_algo_of_op(info.op_workload.op, &algo))
     st = tsl_error(TSL_ERR_INVALID, "compile: the dispatch chose %s, no conv algorithm", info.op_workload.op);
+  if (st == TSL_OK && scaled) {
+    st = scaled_program(cl, scaled, algo, &info, &prog, &s);
+    algo = TSL_CONV2D_GEMM_1X1;
+  }
   if (st == TSL_OK && prog->noutputs != 1)
     st = tsl_error(TSL_ERR_INVALID, "compile: conv program %s has %d outputs", info.op_workload.op, prog->noutputs);
-  if (st == TSL_OK && prog->ninputs + 1 > 5)
+  if (st == TSL_OK && prog->ninputs + 1 > 6)
     st = tsl_error(TSL_ERR_INVALID, "compile: conv program %s has %d inputs", info.op_workload.op, prog->ninputs);
   char name[160];
-  snprintf(name, sizeof name, "conv_%s_%lldx%lld__%08llx", tsl_conv2d_algo_name(algo), (long long)w->shapes[1][2],
+  snprintf(name, sizeof name, "conv_%s%s_%lldx%lld__%08llx", tsl_conv2d_algo_name(algo), scaled ? "_scale" : "",
+           (long long)w->shapes[1][2],
            (long long)w->shapes[1][3], (unsigned long long)(hash_str(key) & 0xffffffffu));
   const tsl_kernel *k = NULL;
   if (st == TSL_OK) st = tsl_conv_lowering_build(cl, s, name, &k);
@@ -279,16 +318,49 @@ static tsl_status transform_weights(tsl_conv_lowering *cl, const tsl_conv2d_laye
   return st;
 }
 
+/* The view [A, CB, B, X, Y] of transformed weight wt (input channels blocked by x) in
+ * which input channel cb*x + c sits at axes 1 and 3 (conv_weight_channel_scale,
+ * ops/nn/layout.c): OIHW[x]i[y]o (direct: 6-D; gemm1x1: 4-D, R = S = 1) and the
+ * layouts with the input channel unblocked on axis 1 (im2col, grouped with groups 1:
+ * 5-D [K/y, C, R, S, y]). */
+static tsl_status scale_view(const tsl_tensor *wt, int64_t x, int64_t view[5]) {
+  const int64_t *s = wt->shape;
+  if (wt->ndim == 6 || wt->ndim == 4) {
+    int64_t rs = wt->ndim == 6 ? s[2] * s[3] : 1;
+    int64_t v[5] = {s[0], s[1], rs, s[wt->ndim - 2], s[wt->ndim - 1]};
+    memcpy(view, v, sizeof v);
+  } else if (wt->ndim == 5 && s[1] % x == 0) {
+    int64_t v[5] = {s[0], s[1] / x, 1, x, s[2] * s[3] * s[4]};
+    memcpy(view, v, sizeof v);
+  } else {
+    return tsl_error(TSL_ERR_UNSUPPORTED, "the conv algorithm's weight layout has no per-input-channel axis the "
+                                          "channel scale can read (%d-D)", wt->ndim);
+  }
+  if (view[3] != x)
+    return tsl_error(TSL_ERR_INVALID, "the transformed weight blocks its input channels by %lld, the data by %lld",
+                     (long long)view[3], (long long)x);
+  return TSL_OK;
+}
+
 static tsl_status lower_one(tsl_graph *g, int node, tsl_conv_lowering *cl, tsl_node_kernel *step,
-                            const tsl_kernel **kernel) {
+                            tsl_node_kernel *pre, const tsl_kernel **kernel) {
   tsl_conv2d_layer layer, fam;
   tsl_workload w;
   tsl_status st = node_desc(g, node, &layer);
   if (st == TSL_OK) st = tsl_conv2d_family_workload(&layer, &w);
   /* the layer as its family states it: the programs are instantiated from it */
   if (st == TSL_OK) st = tsl_conv2d_layer_of_workload(&w, &fam);
+  /* a channel scale (fuse_channel_scale.h): inside the GEMM 1x1 kernel where it applies,
+   * else (one image) a step before the conv scaling its transformed weight */
+  int scale = tsl_conv_channel_scale(&g->nodes[node]);
+  tsl_conv2d_layer sfam = fam;
+  sfam.has_channel_scale = true;
+  bool in_kernel = st == TSL_OK && scale >= 0 && tsl_conv2d_algo_applies(&fam, TSL_CONV2D_GEMM_1X1, NULL);
+  if (st == TSL_OK && scale >= 0 && !in_kernel && (fam.N != 1 || !pre))
+    st = tsl_error(TSL_ERR_UNSUPPORTED, "a channel scale of %lld images outside the gemm1x1 algorithm%s",
+                   (long long)fam.N, pre ? "" : " (no room for its weight step)");
   tsl_conv_cache_entry *e = NULL;
-  if (st == TSL_OK) st = conv_kernel(cl, &w, &e);
+  if (st == TSL_OK) st = conv_kernel(cl, &w, in_kernel ? &sfam : NULL, &e);
   tsl_tensor *wt = NULL, *bias = NULL;
   const tsl_node *n = &g->nodes[node];
   if (st == TSL_OK) st = transform_weights(cl, &fam, e->algo, g->values[n->inputs[1]].constant, &wt);
@@ -300,7 +372,9 @@ static tsl_status lower_one(tsl_graph *g, int node, tsl_conv_lowering *cl, tsl_n
       st = tsl_error(TSL_ERR_INVALID, "compile: conv %s: the bias does not fit the kernel's", n->name);
     for (int64_t k = 0; st == TSL_OK && b && k < layer.K; k++) ((float *)bias->data)[k] = (float)tsl_tensor_get_f64(b, k);
   }
-  int wid = -1, bid = -1;
+  int wid = -1, bid = -1, wread; /* wread: the weight the conv kernel reads */
+  int64_t view[5];
+  if (st == TSL_OK && scale >= 0 && !in_kernel) st = scale_view(wt, fam.block, view);
   if (st == TSL_OK) {
     char name[300];
     snprintf(name, sizeof name, "%s.%s", g->values[n->inputs[1]].name, tsl_conv2d_algo_name(e->algo));
@@ -313,10 +387,25 @@ static tsl_status lower_one(tsl_graph *g, int node, tsl_conv_lowering *cl, tsl_n
   }
   tsl_tensor_free(wt);
   tsl_tensor_free(bias);
+  wread = wid;
+  if (st == TSL_OK && scale >= 0 && !in_kernel) {
+    /* the scaled weight: a value the step before the conv writes */
+    char name[300];
+    snprintf(name, sizeof name, "%s.scaled", g->values[wid].name);
+    st = tsl_graph_add_value(g, tsl_graph_find_value(g, name) >= 0 ? NULL : name, &wread);
+    if (st == TSL_OK) {
+      tsl_value *v = &g->values[wread];
+      v->dtype = TSL_DTYPE_F32;
+      v->ndim = g->values[wid].ndim;
+      memcpy(v->shape, g->values[wid].shape, sizeof v->shape);
+      v->layout = (tsl_layout){TSL_LAYOUT_PLAIN, 0};
+      st = tsl_node_kernel_weight_scale(g, wid, view, scale, wread, pre);
+    }
+  }
   if (st == TSL_OK) {
     n = &g->nodes[node];
-    int ins[4] = {n->inputs[0], wid, bid, layer.has_residual ? n->inputs[3] : -1};
-    st = tsl_graph_set_node_inputs(g, node, layer.has_residual ? 4 : 3, ins);
+    int ins[5] = {n->inputs[0], wid, bid, layer.has_residual ? n->inputs[3] : -1, scale};
+    st = tsl_graph_set_node_inputs(g, node, scale >= 0 ? 5 : layer.has_residual ? 4 : 3, ins);
   }
   if (st != TSL_OK) {
     char why[1024];
@@ -329,7 +418,11 @@ static tsl_status lower_one(tsl_graph *g, int node, tsl_conv_lowering *cl, tsl_n
   step->ninputs = e->ninputs;
   step->nargs = e->ninputs + 1;
   for (int a = 0; a < step->nargs; a++) {
-    step->values[a] = a < e->ninputs ? n->inputs[a] : n->outputs[0];
+    /* the channel-scaled kernel reads the scale last */
+    step->values[a] = a == 1                              ? wread
+                      : in_kernel && a == e->ninputs - 1 ? scale
+                      : a < e->ninputs                   ? n->inputs[a]
+                                                         : n->outputs[0];
     step->ndims[a] = e->ndims[a];
     memcpy(step->shapes[a], e->shapes[a], sizeof e->shapes[a]);
   }
@@ -340,13 +433,14 @@ static tsl_status lower_one(tsl_graph *g, int node, tsl_conv_lowering *cl, tsl_n
   return TSL_OK;
 }
 
-tsl_status tsl_lower_convs(tsl_graph *g, tsl_conv_lowering *cl, tsl_node_kernel *steps, const tsl_kernel **kernels) {
+tsl_status tsl_lower_convs(tsl_graph *g, tsl_conv_lowering *cl, tsl_node_kernel *steps, tsl_node_kernel *pre_steps,
+                           const tsl_kernel **kernels) {
   if (!g || !cl || !steps || !kernels) return tsl_error(TSL_ERR_INVALID, "compile: NULL argument");
   int n0 = g->n_nodes;
   for (int i = 0; i < n0; i++) {
     const tsl_node *n = &g->nodes[i];
     if (n->op != TSL_OP_CONV || !tsl_node_attr_int(n, TSL_ATTR_BLOCKED_WEIGHTS, 0)) continue;
-    tsl_status st = lower_one(g, i, cl, &steps[i], &kernels[i]);
+    tsl_status st = lower_one(g, i, cl, &steps[i], pre_steps ? &pre_steps[i] : NULL, &kernels[i]);
     if (st != TSL_OK) return st;
   }
   return TSL_OK;

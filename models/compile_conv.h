@@ -68,12 +68,18 @@ typedef struct tsl_conv_lowering {
 
 /* Builds every blocked conv of g (see above); steps[node] (an array of g->n_nodes,
  * zeroed by the caller) receives each conv node's kernel call: kind TSL_NODE_KERNEL,
- * the arguments (node inputs then output) with the shapes the kernel sees, label = the
- * algorithm. *kernels[node] the kernel. g gains the transformed weight constants (node
- * inputs re-pointed; no node ids change).
- * Errors: TSL_ERR_INVALID (a malformed conv node), those of the dispatch, the build and
- * the weight transform (messages name the node). */
-tsl_status tsl_lower_convs(tsl_graph *g, tsl_conv_lowering *cl, tsl_node_kernel *steps, const tsl_kernel **kernels);
+ * the arguments (node inputs then output; a channel-scaled conv's scale last, see
+ * models/passes/fuse_channel_scale.h) with the shapes the kernel sees, label = the
+ * algorithm. *kernels[node] the kernel. pre_steps (may be NULL; like steps) receives the
+ * call that must run before a conv's own, kind TSL_NODE_KERNEL with a text to build
+ * (a registry operator: the channel scale of the transformed weight of a 1x1 conv the
+ * GEMM does not take); untouched (zero) for the others. g gains the transformed weight
+ * constants and the scaled weights' values (node inputs re-pointed; no node ids change).
+ * Errors: TSL_ERR_INVALID (a malformed conv node), TSL_ERR_UNSUPPORTED (a channel scale
+ * no kernel computes: several images outside the GEMM, or pre_steps NULL), those of the
+ * dispatch, the build and the weight transform (messages name the node). */
+tsl_status tsl_lower_convs(tsl_graph *g, tsl_conv_lowering *cl, tsl_node_kernel *steps, tsl_node_kernel *pre_steps,
+                           const tsl_kernel **kernels);
 
 /* The one line a compiled model prints when static estimates chose some of its conv
  * schedules (cl->tuned_static > 0; nothing otherwise), on f:

@@ -77,6 +77,17 @@ tsl_status tsl_node_kernel_make(const tsl_graph *g, int node, tsl_node_kernel *o
 
 void tsl_node_kernel_clear(tsl_node_kernel *k);
 
+/* The kernel call scaling a conv's transformed weight per input channel (a squeeze-
+ * excitation gate folded into a 1x1 conv the GEMM does not take,
+ * models/passes/fuse_channel_scale.h): the registry's conv_weight_channel_scale
+ * (ops/nn/layout.c) reading constant `weight` seen as view [A, CB, B, X, Y] (input
+ * channel cb*X + c on axes 1 and 3) and `scale`, one image's blocked [1, C, 1, 1] gate
+ * (block X, C/X*X = CB*X lanes), writing value `out` (the weight's size). Free with
+ * tsl_node_kernel_clear. Errors: TSL_ERR_INVALID (bad ids, sizes or layouts that do not
+ * fit the view), TSL_ERR_NOMEM. */
+tsl_status tsl_node_kernel_weight_scale(const tsl_graph *g, int weight, const int64_t view[5], int scale, int out,
+                                        tsl_node_kernel *k);
+
 #ifdef __cplusplus
 }
 #endif

@@ -3,6 +3,7 @@
  * generators of ops/ write them from the arguments' layout, keeping the padding lanes,
  * channels past C in the last block, zero). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "models/node_kernels_internal.h"
@@ -58,6 +59,43 @@ tsl_status tsl_nk_make_transform(const tsl_graph *g, int node, tsl_node_kernel *
   }
   snprintf(k->label, sizeof k->label, "%s", k->registry_op);
   key_of(k, b);
+  return TSL_OK;
+}
+
+tsl_status tsl_node_kernel_weight_scale(const tsl_graph *g, int weight, const int64_t view[5], int scale, int out,
+                                        tsl_node_kernel *k) {
+  if (!g || !view || !k || weight < 0 || scale < 0 || out < 0 || weight >= g->n_values || scale >= g->n_values ||
+      out >= g->n_values)
+    return tsl_error(TSL_ERR_INVALID, "compile: weight scale: bad arguments");
+  memset(k, 0, sizeof *k);
+  const tsl_value *w = &g->values[weight], *s = &g->values[scale], *o = &g->values[out];
+  int64_t ss[TSL_MAX_NDIM], n_s = 1, n_w = 1, n_o = 1, sv[2] = {view[1], view[3]};
+  int nd = tsl_value_storage_shape(s, ss);
+  for (int d = 0; d < nd; d++) n_s *= ss[d];
+  for (int d = 0; d < w->ndim; d++) n_w *= w->shape[d];
+  for (int d = 0; d < o->ndim; d++) n_o *= o->shape[d];
+  int64_t n_view = view[0] * view[1] * view[2] * view[3] * view[4];
+  if (s->layout.kind != TSL_LAYOUT_NCHWC || s->layout.block != view[3] || n_s != view[1] * view[3] || n_w != n_view ||
+      n_o != n_view)
+    return tsl_error(TSL_ERR_INVALID, "compile: weight scale: the scale %s (one image, blocked by %lld) does not fit "
+                     "the weight %s seen as %lldx%lldx%lldx%lldx%lld",
+                     s->name, (long long)view[3], w->name, (long long)view[0], (long long)view[1], (long long)view[2],
+                     (long long)view[3], (long long)view[4]);
+  tsl_nk_add_arg(k, weight, 5, view);
+  tsl_nk_add_arg(k, scale, 2, sv);
+  k->ninputs = 2;
+  tsl_nk_add_arg(k, out, 5, view);
+  k->kind = TSL_NODE_KERNEL;
+  k->registry_op = "conv_weight_channel_scale";
+  snprintf(k->op_name, sizeof k->op_name, "k");
+  snprintf(k->label, sizeof k->label, "%s", k->registry_op);
+  tsl_text_buf b = {0};
+  key_of(k, &b);
+  if (b.oom) {
+    free(b.s);
+    return tsl_error(TSL_ERR_NOMEM, "compile: out of memory");
+  }
+  k->text = b.s;
   return TSL_OK;
 }
 

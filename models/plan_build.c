@@ -161,6 +161,7 @@ typedef struct step_rec {
   int node;
   const tsl_kernel *kernel;
   tsl_node_kernel nk;
+  bool before_conv; /* the call before a conv's own (tsl_lower_convs' pre_steps) */
 } step_rec;
 
 /* Bytes as stored (a blocked value holds its padding lanes too). */
@@ -237,12 +238,12 @@ static tsl_status add_constant(tsl_plan_builder *b, const tsl_plan_sink *sink, c
 static tsl_status collect_conv_steps(tsl_plan_builder *b, const tsl_graph *g, const step_rec *steps, int nsteps,
                                      const tsl_dispatch_info *const *conv_info) {
   int nc = 0;
-  for (int s = 0; s < nsteps; s++) nc += conv_info[steps[s].node] != NULL;
+  for (int s = 0; s < nsteps; s++) nc += conv_info[steps[s].node] != NULL && !steps[s].before_conv;
   if (nc > 0 && !(b->conv_steps = calloc((size_t)nc, sizeof *b->conv_steps)))
     return tsl_error(TSL_ERR_NOMEM, "%s: out of memory", b->who);
   for (int s = 0; s < nsteps; s++) {
     const tsl_dispatch_info *di = conv_info[steps[s].node];
-    if (!di) continue;
+    if (!di || steps[s].before_conv) continue;
     tsl_conv_step *cs = &b->conv_steps[b->nconv_steps++];
     cs->step = s;
     snprintf(cs->node, sizeof cs->node, "%s", g->nodes[steps[s].node].name ? g->nodes[steps[s].node].name : "");
@@ -255,20 +256,23 @@ tsl_status tsl_plan_build(tsl_plan_builder *b, tsl_graph *g, const tsl_graph *or
   if (!b || !g || !orig || !sink) return tsl_error(TSL_ERR_INVALID, "plan build: NULL argument");
   /* the convolutions first: they add their transformed weights to g */
   size_t nn = (size_t)(g->n_nodes ? g->n_nodes : 1);
-  tsl_node_kernel *conv_steps = calloc(nn, sizeof *conv_steps);
+  tsl_node_kernel *conv_steps = calloc(nn, sizeof *conv_steps), *pre_steps = calloc(nn, sizeof *pre_steps);
   const tsl_kernel **conv_kernels = calloc(nn, sizeof *conv_kernels);
   const tsl_dispatch_info **conv_info = calloc(nn, sizeof *conv_info);
-  if (!conv_steps || !conv_kernels || !conv_info) {
+  if (!conv_steps || !pre_steps || !conv_kernels || !conv_info) {
     free(conv_steps);
+    free(pre_steps);
     free(conv_kernels);
     free(conv_info);
     return tsl_error(TSL_ERR_NOMEM, "%s: out of memory", b->who);
   }
   b->convs.node_info = conv_info;
-  tsl_status cst = tsl_lower_convs(g, &b->convs, conv_steps, conv_kernels);
+  tsl_status cst = tsl_lower_convs(g, &b->convs, conv_steps, pre_steps, conv_kernels);
   b->convs.node_info = NULL;
   if (cst != TSL_OK) {
+    for (size_t i = 0; i < nn; i++) tsl_node_kernel_clear(&pre_steps[i]);
     free(conv_steps);
+    free(pre_steps);
     free(conv_kernels);
     free(conv_info);
     return cst;
@@ -280,7 +284,7 @@ tsl_status tsl_plan_build(tsl_plan_builder *b, tsl_graph *g, const tsl_graph *or
   bool *elided = calloc(nn, sizeof *elided);
   int *buf = malloc(nvs * sizeof *buf);        /* value -> plan buffer */
   int *first = malloc(nvs * sizeof *first), *last = malloc(nvs * sizeof *last);
-  step_rec *steps = calloc(nn, sizeof *steps);
+  step_rec *steps = calloc(2 * nn, sizeof *steps); /* a conv may have a step before its own */
   tsl_mem_request *req = malloc(nvs * sizeof *req);
   int64_t *offsets = malloc(nvs * sizeof *offsets);
   int *req_value = malloc(nvs * sizeof *req_value);
@@ -301,6 +305,18 @@ tsl_status tsl_plan_build(tsl_plan_builder *b, tsl_graph *g, const tsl_graph *or
     if (elided[n]) continue;
     tsl_node_kernel nk;
     const tsl_kernel *k;
+    if (conv_kernels[n] && pre_steps[n].text) {
+      /* the call before the conv's (the scaled weight it reads) */
+      const tsl_kernel *pk;
+      if ((st = node_kernel(b, g, n, &pre_steps[n], &pk)) != TSL_OK) break;
+      for (int a = 0; a < pre_steps[n].nargs; a++) {
+        int r = root[pre_steps[n].values[a]];
+        if (a >= pre_steps[n].ninputs && first[r] < 0) first[r] = nsteps;
+        if (last[r] < nsteps) last[r] = nsteps;
+      }
+      steps[nsteps++] = (step_rec){n, pk, pre_steps[n], true};
+      pre_steps[n].text = NULL; /* owned by the step now */
+    }
     if (conv_kernels[n]) {
       nk = conv_steps[n];
       k = conv_kernels[n];
@@ -322,7 +338,7 @@ tsl_status tsl_plan_build(tsl_plan_builder *b, tsl_graph *g, const tsl_graph *or
       if (a >= nk.ninputs && first[r] < 0) first[r] = nsteps;
       if (last[r] < nsteps) last[r] = nsteps;
     }
-    steps[nsteps++] = (step_rec){n, k, nk};
+    steps[nsteps++] = (step_rec){n, k, nk, false};
   }
   if (st != TSL_OK) goto done;
   /* inputs are set once and read by every later run; outputs are read after the run */
@@ -391,7 +407,9 @@ done:
   free(req);
   free(offsets);
   free(req_value);
+  for (size_t i = 0; i < nn; i++) tsl_node_kernel_clear(&pre_steps[i]);
   free(conv_steps);
+  free(pre_steps);
   free(conv_kernels);
   free(conv_info);
   return st;

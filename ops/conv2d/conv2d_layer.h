@@ -47,6 +47,11 @@ typedef struct tsl_conv2d_layer {
   int act;           /* tsl_conv2d_act: 0 none, 1 relu, 2 clip [clip_min, clip_max] */
   double clip_min, clip_max;
   bool has_residual; /* out = act(conv + bias + residual) */
+  bool has_channel_scale; /* the data scaled per image and input channel first: conv(data *
+                             scale, w) with scale f32[N, C/x, x] the last input (the GEMM 1x1
+                             algorithm only: the _scale operators of ops/conv2d/conv2d_nchwc.c);
+                             not part of a family workload (the layer's records are the
+                             unscaled layer's, the schedule the same) */
   int64_t block;     /* x: the NCHW[x]c block of data and output, >= 1 (1: plain NCHW) */
   tsl_epilogue epilogue; /* with act 0: out = f(conv + bias [+ residual]), f a function of
                             the activation table (ops/epilogue.h); fn NULL for none. Its

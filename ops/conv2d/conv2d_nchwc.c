@@ -73,6 +73,32 @@ static const char conv2d_nchwc_1x1_bias_add_text[] =
     "  @tag(\"elemwise\")\n"
     "  out[n, kb, p, k] = " TSL_NCHWC_ACT("conv[n, kb, p, k] + bias[kb, k] + residual[n, kb, p, k]") "\n";
 
+/* The 1x1 GEMM with its data scaled per image and input channel (a squeeze-excitation
+ * gate, models/passes/fuse_channel_scale.h): conv(data * scale, weight) computed as
+ * conv(data, weight * scale), the weight scaled in the stage tagged "conv_weight_scale"
+ * (scale f32[N, C/x, x]: channel c of image n at [n, c / x, c % x]), which the GEMM
+ * template computes once per image and output-channel tile, in the tile's outer loop. */
+#define SCALED_1X1_STAGES                                                                  \
+  "  @tag(\"conv_weight_scale\")\n"                                                        \
+  "  wscaled[n, kb, cb, c, k] = weight[kb, cb, c, k] * scale[n, cb, c]\n"                   \
+  "  @tag(\"conv2d_nchwc_1x1\")\n"                                                         \
+  "  conv[n, kb, p, k] = sum(cb, c: data[n, cb, p, c] * wscaled[n, kb, cb, c, k])\n"        \
+  "  @tag(\"elemwise\")\n"
+
+static const char conv2d_nchwc_1x1_bias_scale_text[] =
+    "// 1x1 convolution of channel-scaled data as a GEMM + bias + activation, NCHW[x]c\n"
+    "op conv2d_nchwc_1x1_bias_scale(data: f32[N, CB, P, X], weight: f32[KB, CB, X, Y], bias: f32[KB, Y],\n"
+    "                               scale: f32[N, CB, X]" TSL_NCHWC_ACT_PARAMS ")\n" TSL_NCHWC_ACT_ASSERT
+    SCALED_1X1_STAGES
+    "  out[n, kb, p, k] = " TSL_NCHWC_ACT("conv[n, kb, p, k] + bias[kb, k]") "\n";
+
+static const char conv2d_nchwc_1x1_bias_add_scale_text[] =
+    "// 1x1 convolution of channel-scaled data as a GEMM + bias + residual + activation, NCHW[x]c\n"
+    "op conv2d_nchwc_1x1_bias_add_scale(data: f32[N, CB, P, X], weight: f32[KB, CB, X, Y], bias: f32[KB, Y],\n"
+    "                                   residual: f32[N, KB, P, Y], scale: f32[N, CB, X]" TSL_NCHWC_ACT_PARAMS ")\n"
+    TSL_NCHWC_ACT_ASSERT SCALED_1X1_STAGES
+    "  out[n, kb, p, k] = " TSL_NCHWC_ACT("conv[n, kb, p, k] + bias[kb, k] + residual[n, kb, p, k]") "\n";
+
 /* Grouped convolution: `groups` groups of CG input and out_channels / groups output
  * channels each; output channel k reads input channels g*CG .. g*CG + CG - 1 of group
  * g = k / (out_channels / groups). The weight is OIHW with O blocked: f32[K/y, CG, R, S,
@@ -142,6 +168,10 @@ static const int64_t ex_data1[] = {1, 2, 13, 4}, ex_w1[] = {3, 2, 4, 4}, ex_res1
 static const int64_t *const ex_1x1[] = {ex_data1, ex_w1, ex_bias};
 static const int64_t *const ex_1x1r[] = {ex_data1, ex_w1, ex_bias, ex_res1};
 static const tsl_dsl_param_value relu[] = {{"act", TSL_DSL_PARAM_INT, 1, 0.0}};
+static const int rank_1x1s[] = {4, 4, 2, 3}, rank_1x1rs[] = {4, 4, 2, 4, 3};
+static const int64_t ex_scale1[] = {1, 2, 4};
+static const int64_t *const ex_1x1s[] = {ex_data1, ex_w1, ex_bias, ex_scale1};
+static const int64_t *const ex_1x1rs[] = {ex_data1, ex_w1, ex_bias, ex_res1, ex_scale1};
 
 static const tsl_op_source family[] = {
     {"conv2d_nchwc", "direct 2-D convolution, NCHW[x]c data, OIHW[x]i[y]o weights, NCHW[y]c output (f32)",
@@ -156,6 +186,13 @@ static const tsl_op_source family[] = {
      conv2d_nchwc_1x1_bias_text, {3, rank_1x1, ex_1x1, 1, relu}},
     {"conv2d_nchwc_1x1_bias_add", "1x1 stride-1 convolution as a GEMM + bias + residual + activation, NCHW[x]c (f32)",
      conv2d_nchwc_1x1_bias_add_text, {4, rank_1x1r, ex_1x1r, 1, relu}},
+    {"conv2d_nchwc_1x1_bias_scale",
+     "1x1 stride-1 convolution of data scaled per image and input channel, as a GEMM + bias + activation, "
+     "NCHW[x]c (f32)",
+     conv2d_nchwc_1x1_bias_scale_text, {4, rank_1x1s, ex_1x1s, 1, relu}},
+    {"conv2d_nchwc_1x1_bias_add_scale",
+     "1x1 stride-1 convolution of channel-scaled data as a GEMM + bias + residual + activation, NCHW[x]c (f32)",
+     conv2d_nchwc_1x1_bias_add_scale_text, {5, rank_1x1rs, ex_1x1rs, 1, relu}},
     {"conv2d_nchwc_grouped",
      "grouped 2-D convolution (any channels per group, depthwise multipliers) + bias + activation, NCHW[x]c (f32)",
      conv2d_nchwc_grouped_text, {3, rank_grouped, ex_grouped, 6, grouped_params}},

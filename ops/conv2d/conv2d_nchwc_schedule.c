@@ -293,6 +293,8 @@ static const tsl_template templates[] = {
     DIRECT_TEMPLATE("conv2d_nchwc_bias_add.direct", "conv2d_nchwc_bias_add"),
     GEMM_TEMPLATE("conv2d_nchwc_1x1_bias.gemm", "conv2d_nchwc_1x1_bias"),
     GEMM_TEMPLATE("conv2d_nchwc_1x1_bias_add.gemm", "conv2d_nchwc_1x1_bias_add"),
+    GEMM_TEMPLATE("conv2d_nchwc_1x1_bias_scale.gemm", "conv2d_nchwc_1x1_bias_scale"),
+    GEMM_TEMPLATE("conv2d_nchwc_1x1_bias_add_scale.gemm", "conv2d_nchwc_1x1_bias_add_scale"),
 };
 
 const tsl_template *tsl_conv2d_nchwc_templates(int *n) {

@@ -97,16 +97,23 @@ static tsl_status instantiate_algo(const tsl_conv2d_layer *d, tsl_conv2d_algo a,
   int64_t oihw[4] = {d->K, d->C / d->groups, d->R, d->S};
   tsl_dsl_param_value p[TSL_CONV2D_LAYER_MAX_PARAMS + 1];
   int np = tsl_conv2d_layer_params(d, TSL_CONV2D_PARAMS_WINDOW | TSL_CONV2D_PARAMS_EPILOGUE, p);
+  if (d->has_channel_scale && a != TSL_CONV2D_GEMM_1X1)
+    return tsl_error(TSL_ERR_UNSUPPORTED, "conv2d: a channel-scaled layer runs as gemm1x1 only, not %s",
+                     tsl_conv2d_algo_name(a));
   switch (a) {
   case TSL_CONV2D_GEMM_1X1: {
-    /* the same bytes with H, W flattened into the pixel axis */
+    /* the same bytes with H, W flattened into the pixel axis; the scale (has_channel_scale)
+     * after the residual */
     int64_t data1[4] = {d->N, CB, d->H * d->W, x}, w[4] = {KB, CB, x, x}, res1[4] = {d->N, KB, OH * OW, x};
-    const int64_t *shapes[4] = {data1, w, bias, res1};
-    const int ndims[4] = {4, 4, 2, 4};
+    int64_t scale[3] = {d->N, CB, x};
+    const int64_t *shapes[5] = {data1, w, bias, d->has_residual ? res1 : scale, scale};
+    const int ndims[5] = {4, 4, 2, d->has_residual ? 4 : 3, 3};
     tsl_dsl_param_value ep[TSL_CONV2D_LAYER_MAX_PARAMS];
     int nep = tsl_conv2d_layer_params(d, TSL_CONV2D_PARAMS_EPILOGUE, ep);
-    st = tsl_op_instantiate(d->has_residual ? "conv2d_nchwc_1x1_bias_add" : "conv2d_nchwc_1x1_bias",
-                            d->has_residual ? 4 : 3, shapes, ndims, nep, ep, conv);
+    const char *op = d->has_channel_scale
+                         ? (d->has_residual ? "conv2d_nchwc_1x1_bias_add_scale" : "conv2d_nchwc_1x1_bias_scale")
+                         : (d->has_residual ? "conv2d_nchwc_1x1_bias_add" : "conv2d_nchwc_1x1_bias");
+    st = tsl_op_instantiate(op, 3 + d->has_residual + d->has_channel_scale, shapes, ndims, nep, ep, conv);
     if (st != TSL_OK || !weight) return st;
     tsl_dsl_param_value wp[2] = {int_param("in_block", x), int_param("out_block", x)};
     return weight_program("weight_to_nchwc", oihw, 2, wp, weight);

@@ -13,6 +13,15 @@
  *   weight_to_dense      f32[O, K], block y -> f32[ceil(O/y), K, y] (dense_packed)
  *   vector_to_blocks     f32[C], block -> f32[ceil(C/block), block] (biases, batch-norm
  *                        parameters), zero-padded
+ *   conv_weight_channel_scale  f32[A, CB, B, X, Y], scale f32[CB, X] -> f32[A, CB, B, X, Y]:
+ *                        out[a, cb, b, c, k] = weight[a, cb, b, c, k] * scale[cb, c], a
+ *                        transformed conv weight whose input channel cb*X + c sits on
+ *                        axes 1 and 3, scaled per input channel at run time (the
+ *                        squeeze-excitation gate folded into the next conv,
+ *                        models/passes/fuse_channel_scale.h); the layouts the conv
+ *                        algorithms read fit it: OIHW[x]i[y]o as [K/y, C/x, R*S, x, y],
+ *                        im2col's and the grouped template's [K/y, C, R, S, y] (groups 1)
+ *                        as [K/y, C/x, 1, x, R*S*y]
  */
 #include "ops/families.h"
 
@@ -71,12 +80,18 @@ static const char vector_to_blocks_text[] =
     "  out[cb, c] = select(cb*block + c < C, v[cb*block + c], 0.0)\n"
     "    where cb < (C + block - 1) / block, c < block\n";
 
-static const int r4[] = {4}, r5[] = {5}, r2[] = {2}, r1[] = {1};
+static const char conv_weight_channel_scale_text[] =
+    "op conv_weight_channel_scale(weight: f32[A, CB, B, X, Y], scale: f32[CB, X])\n"
+    "  out[a, cb, b, c, k] = weight[a, cb, b, c, k] * scale[cb, c]\n";
+
+static const int r4[] = {4}, r5[] = {5}, r2[] = {2}, r1[] = {1}, r_scale[] = {5, 2};
 static const int64_t ex_nchw[] = {1, 5, 3, 4}, ex_nchwc[] = {1, 2, 3, 4, 4}, ex_w[] = {6, 5, 3, 3},
                      ex_gw[] = {6, 2, 3, 3}, ex_dw[] = {5, 1, 3, 3}, ex_dense[] = {10, 7}, ex_vec[] = {5};
 static const int64_t *const s_nchw[] = {ex_nchw}, *const s_nchwc[] = {ex_nchwc}, *const s_w[] = {ex_w},
                             *const s_gw[] = {ex_gw}, *const s_dw[] = {ex_dw}, *const s_dense[] = {ex_dense},
                             *const s_vec[] = {ex_vec};
+static const int64_t ex_sw[] = {3, 2, 1, 4, 4}, ex_sv[] = {2, 4};
+static const int64_t *const s_scale[] = {ex_sw, ex_sv};
 static const tsl_dsl_param_value p_block[] = {{"block", TSL_DSL_PARAM_INT, 4, 0.0}};
 static const tsl_dsl_param_value p_channels[] = {{"channels", TSL_DSL_PARAM_INT, 7, 0.0}};
 static const tsl_dsl_param_value p_reblock[] = {{"channels", TSL_DSL_PARAM_INT, 7, 0.0},
@@ -102,6 +117,8 @@ static const tsl_op_source family[] = {
      {1, r2, s_dense, 1, p_block}},
     {"vector_to_blocks", "per-channel vector (C) -> (C/x, x), zero-padded (f32)", vector_to_blocks_text,
      {1, r1, s_vec, 1, p_block}},
+    {"conv_weight_channel_scale", "transformed conv weight scaled per input channel (f32)",
+     conv_weight_channel_scale_text, {2, r_scale, s_scale, 0, NULL}},
 };
 
 const tsl_op_source *tsl_ops_layout_family(int *n) {

@@ -60,6 +60,13 @@ int cross_run_device(const cross_op *op, const char *so_path, const char *kernel
                      char *log, size_t n);
 
 /* Reads a whole text file into buf (n bytes, NUL-terminated, truncated). */
+/* Compiles g for armv8 ahead of time (models/aot_model.h), runs it with the aarch64
+ * device app under qemu on input[0..n_in) and reads n_out outputs into got; the app's
+ * exit status (0: got holds the output). In test_aot_model.c. */
+struct tsl_graph;
+int cross_aot_run_under_qemu(const struct tsl_graph *g, const char *name, const float *input, int64_t n_in,
+                             float *got, int64_t n_out);
+
 void cross_read_text(const char *path, char *buf, size_t n);
 
 #endif

@@ -342,8 +342,8 @@ static void test_aot_model_armv8_squeezenet_under_qemu_matches_jit(void) {
 /* Compiles g for armv8 ahead of time into the cross folder as NAME.so, runs it with the
  * aarch64 device app under qemu on input[0..n_in) and reads n_out outputs into got.
  * Returns the app's exit status (0: got holds the output); the files are removed. */
-static int aot_run_under_qemu(const tsl_graph *g, const char *name, const float *input, int64_t n_in, float *got,
-                              int64_t n_out) {
+int cross_aot_run_under_qemu(const tsl_graph *g, const char *name, const float *input, int64_t n_in, float *got,
+                             int64_t n_out) {
   char file[128], so[512], in[512], out[512], logpath[512];
   snprintf(file, sizeof file, "%s_armv8.so", name);
   cross_path(so, sizeof so, file);
@@ -389,7 +389,7 @@ static void test_aot_model_armv8_binary_squeezenet_under_qemu_matches_jit(void) 
   CU_ASSERT_EQUAL_FATAL(tsl_graph_plan_output_info(p, 0).bytes, out_n * 4);
   CU_ASSERT(run_plan(p, want));
   tsl_graph_plan_free(p);
-  int rc = aot_run_under_qemu(bg, "bsqueezenet", input, in_n, got, out_n);
+  int rc = cross_aot_run_under_qemu(bg, "bsqueezenet", input, in_n, got, out_n);
   CU_ASSERT_EQUAL(rc, 0);
   if (rc == 0) check_against(got, want, out_n, 1e-4, "binary squeezenet armv8 AOT under qemu vs x86 JIT");
   free(want);
@@ -445,7 +445,7 @@ static void test_aot_model_armv8_convnext_block_under_qemu_matches_reference(voi
   ref_fill_uniform(in_data, count, INPUT_SEED, -2.0f, 2.0f);
   const float *ins[1] = {in_data};
   CU_ASSERT_EQUAL_FATAL(gt_reference_run(g, ins, want), TSL_OK);
-  int rc = aot_run_under_qemu(g, "convnext_block", in_data, count, got, count);
+  int rc = cross_aot_run_under_qemu(g, "convnext_block", in_data, count, got, count);
   CU_ASSERT_EQUAL(rc, 0);
   if (rc == 0) {
     double max_ref = 0, max_err = 0;
