@@ -99,3 +99,10 @@ void tsl_activation_put_dsl(const tsl_activation *a, const char *x, const double
 }
 
 bool tsl_activation_keeps_zero(const tsl_activation *a, const double *attrs) { return a->eval(0.0, attrs) == 0.0; }
+
+bool tsl_activation_transcendental(const tsl_activation *a) {
+  static const char *const calls[] = {"exp(", "log(", "tanh(", "erf("};
+  for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++)
+    if (strstr(a->expr, calls[i])) return true;
+  return false;
+}

@@ -53,6 +53,11 @@ const tsl_activation *tsl_activation_list(int *n);
  * `attrs` (nattrs of them, as tsl_text_put_float literals) to b; b->oom on failure. */
 void tsl_activation_put_dsl(const tsl_activation *a, const char *x, const double *attrs, tsl_text_buf *b);
 
+/* Whether f's expression calls exp, log, tanh or erf (a polynomial and a division per
+ * element, ~20 cycles a vector here) rather than being piecewise polynomial (min, max,
+ * select, + - *: Relu-like cost). */
+bool tsl_activation_transcendental(const tsl_activation *a);
+
 /* f(0) == 0 for these attributes: the blocked layout's zero padding lanes stay zero. */
 bool tsl_activation_keeps_zero(const tsl_activation *a, const double *attrs);
 
