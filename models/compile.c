@@ -24,6 +24,7 @@
 #include "models/passes/fuse_gelu.h"
 #include "models/passes/layer_norm.h"
 #include "models/passes/fuse_gating.h"
+#include "models/passes/sink_resize.h"
 #include "models/passes/plan_memory.h"
 #include "models/passes/layout.h"
 #include "models/passes/pack_dense.h"
@@ -51,6 +52,8 @@ tsl_status tsl_graph_optimize(tsl_graph *g, int block, tsl_compile_stats *stats)
   /* before conv fusion: the 1x1 convs it makes take their residual Add */
   if (st == TSL_OK && block > 0) st = tsl_pass_channels_first(g, &stats->channels_first);
   if (st == TSL_OK) st = tsl_pass_fold_batch_norm(g, &stats->batch_norms_folded);
+  /* before conv fusion: the Add after the moved conv becomes the other conv's residual */
+  if (st == TSL_OK) st = tsl_pass_sink_resize(g, &stats->resizes_sunk);
   int gated = 0;
   if (st == TSL_OK) st = tsl_pass_fuse_gating(g, &gated);
   if (st == TSL_OK) st = tsl_pass_fuse_conv(g, &stats->nodes_fused);

@@ -106,22 +106,6 @@ static tsl_status add(tsl_graph *g, tsl_op op, const char *name, int nin, const 
   return st;
 }
 
-static tsl_status copy_attrs(tsl_graph *g, int from, int to) {
-  tsl_status st = TSL_OK;
-  for (int i = 0; st == TSL_OK && i < g->nodes[from].n_attrs; i++) {
-    const tsl_attr *a = &g->nodes[from].attrs[i];
-    switch (a->kind) {
-    case TSL_ATTR_INT: st = tsl_graph_set_attr_int(g, to, a->name, a->i); break;
-    case TSL_ATTR_FLOAT: st = tsl_graph_set_attr_float(g, to, a->name, a->f); break;
-    case TSL_ATTR_INTS: st = tsl_graph_set_attr_ints(g, to, a->name, a->n, a->ints); break;
-    case TSL_ATTR_FLOATS: st = tsl_graph_set_attr_floats(g, to, a->name, a->n, a->floats); break;
-    case TSL_ATTR_STRING: st = tsl_graph_set_attr_string(g, to, a->name, a->s); break;
-    default: st = tsl_error(TSL_ERR_UNSUPPORTED, "channels_first: a tensor attribute on node %s", g->nodes[from].name);
-    }
-  }
-  return st;
-}
-
 /* The 1x1 conv of MatMul node mm (weight [C, K] -> [K, C, 1, 1]), with the bias of Add
  * node `badd` (-1: none). */
 static tsl_status matmul_as_conv(tsl_graph *g, int mm, int badd, int x, int *conv, int *out) {
@@ -172,7 +156,7 @@ static tsl_status rewrite(tsl_graph *g, int t1, const int *chain, int n, int *co
     } else {
       int in = cur;
       st = add(g, op, g->nodes[u].name, 1, &in, &node, &cur);
-      if (st == TSL_OK) st = copy_attrs(g, u, node);
+      if (st == TSL_OK) st = tsl_pass_copy_attrs(g, u, node);
     }
     if (st == TSL_OK) st = tsl_graph_infer_node(g, node);
     prev = v;

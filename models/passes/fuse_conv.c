@@ -68,7 +68,9 @@ static tsl_status fuse_function(tsl_graph *g, int prod, int act) {
  * or depthwise conv. Measured on EfficientNet-B0 at 1 thread (AVX2): fused into the window
  * template's register tile, Swish took 27% more than conv + a separate Swish pass (its
  * constants and temporaries spill the tile's accumulators); in the 1x1 GEMM tile +3%,
- * piecewise-linear HardSwish / HardSigmoid in depthwise convs (MobileNetV3) +1%. */
+ * piecewise-linear HardSwish / HardSigmoid in depthwise convs (MobileNetV3) +1%. The
+ * window template's epilogue pass (conv_common.h) removes the spills, but the fused
+ * convs measured 5-10% slower than conv + a separate Swish pass (fuse_conv.h). */
 static bool keep_separate(const tsl_graph *g, int prod, int act) {
   const tsl_activation *a;
   double attrs[TSL_ACTIVATION_MAX_ATTRS];

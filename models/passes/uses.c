@@ -97,3 +97,21 @@ tsl_status tsl_pass_rewrite_each(tsl_graph *g, const char *pass, tsl_pass_rewrit
   if ((st = tsl_graph_toposort(g)) != TSL_OK) return st;
   return tsl_graph_prune(g);
 }
+
+tsl_status tsl_pass_copy_attrs(tsl_graph *g, int from, int to) {
+  tsl_status st = TSL_OK;
+  for (int i = 0; st == TSL_OK && i < g->nodes[from].n_attrs; i++) {
+    const tsl_attr *a = &g->nodes[from].attrs[i];
+    switch (a->kind) {
+    case TSL_ATTR_INT: st = tsl_graph_set_attr_int(g, to, a->name, a->i); break;
+    case TSL_ATTR_FLOAT: st = tsl_graph_set_attr_float(g, to, a->name, a->f); break;
+    case TSL_ATTR_INTS: st = tsl_graph_set_attr_ints(g, to, a->name, a->n, a->ints); break;
+    case TSL_ATTR_FLOATS: st = tsl_graph_set_attr_floats(g, to, a->name, a->n, a->floats); break;
+    case TSL_ATTR_STRING: st = tsl_graph_set_attr_string(g, to, a->name, a->s); break;
+    default:
+      st = tsl_error(TSL_ERR_UNSUPPORTED, "graph pass: cannot copy the tensor attribute %s of node %s", a->name,
+                     g->nodes[from].name);
+    }
+  }
+  return st;
+}

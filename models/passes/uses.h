@@ -38,6 +38,10 @@ bool tsl_pass_is_graph_output(const tsl_graph *g, int v);
 tsl_status tsl_pass_add_replacement(tsl_graph *g, int old, const char *suffix, tsl_op op, int nin, const int *ins,
                                     int *node, int *value);
 
+/* Sets on node `to` every attribute of node `from` (copies; same names replaced).
+ * Errors: TSL_ERR_NOMEM, TSL_ERR_UNSUPPORTED (a tensor attribute). */
+tsl_status tsl_pass_copy_attrs(tsl_graph *g, int from, int to);
+
 /* One rewrite of a pattern-replacing pass at node `node`: when the pattern matches there
  * (skipping nodes marked in dead), replace it, mark the replaced nodes in dead (room for
  * every node the pass may add) and set *done. */

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "ir/analysis.h"
+#include "ir/passes/mutate.h"
 #include "ir/passes/unroll.h"
 #include "ops/conv2d/conv2d_layer.h"
 
@@ -362,6 +363,21 @@ const char *tpl_conv_kernel_name(const tpl_conv_geometry *g, const char *prefix,
 
 /* ---- the register-tile loop nest --------------------------------------------- */
 
+static tsl_expr *note_transcendental(tsl_mutator *m, tsl_expr *e) {
+  if (e->kind == TSL_E_CALL && (e->call.op == TSL_CALL_EXP || e->call.op == TSL_CALL_LOG ||
+                                e->call.op == TSL_CALL_TANH || e->call.op == TSL_CALL_ERF))
+    *(bool *)m->ud = true;
+  return tsl_mutate_expr_children(m, e);
+}
+
+bool tpl_conv_epilogue_transcendental(const tpl_conv_geometry *g) {
+  bool found = false;
+  if (!g->has_epilogue || !g->out || !g->out->body) return false;
+  tsl_mutator m = {note_transcendental, NULL, &found};
+  tsl_mutate_expr(&m, g->out->body);
+  return found;
+}
+
 typedef struct tile_axes {
   tpl_name n, kbo, kbi, yo, yi, xo, xi, k;
   int64_t ext_n, ext_kbo, ext_yo, ext_xo;
@@ -467,26 +483,18 @@ void tpl_elementwise_root(tpl_builder *b, const char *stage, int64_t lanes, bool
   }
 }
 
-void tpl_conv_tile_schedule(tpl_builder *b, const tsl_te_program *p, const char *tag, const tpl_conv_tile *t) {
-  if (b->st != TSL_OK) return;
-  tpl_conv_geometry g;
-  if ((b->st = tpl_conv_geometry_of(p, tag, b->who, &g)) != TSL_OK) return;
-  tpl_name ostage, acc;
-  snprintf(ostage, TPL_NAME_LEN, "%s", g.out->name);
-  if (!g.has_epilogue) tpl_cache_write(b, ostage, acc);
-  else snprintf(acc, TPL_NAME_LEN, "%s", g.conv->name);
-
-  if (g.padded) {
-    if (t->pad_stage == TPL_PAD_INLINE) tpl_compute_inline(b, g.padded->name);
-    else if (t->pad_stage == TPL_PAD_ROOT) tpl_elementwise_root(b, g.padded->name, t->pad_vector ? g.X : 1, t->parallel);
-  }
-  bool chunked = t->chunk_axis && t->ic_chunk < t->CB;
-  int64_t N = g.conv->axis[0].extent;
-
-  /* the output stage: outer loops, then the tile (epilogue) */
+/* The loops of a stage over the conv's output axes (the output stage, or the row
+ * buffer of the epilogue pass): outer loops, then the tile kb.inner, y.inner, x.inner, k
+ * (kb.inner and y.inner unrolled, x.inner too when unroll_x, k vectorized). `inner`: the
+ * stage is computed inside another stage's loop, so no parallel loop and x.outer stays
+ * its own loop. Writes the innermost outer loop and the tile's attach loop (x.outer when
+ * it exists) to innermost_outer and attach. Returns whether x.outer joined the parallel
+ * loop (then the tile's loops share it: no loop runs once per image and channel tile). */
+static bool output_nest(tpl_builder *b, const char *stage, const tpl_conv_tile *t, int64_t N, int64_t Y, bool chunked,
+                        bool inner, bool unroll_x, tpl_name innermost_outer, tpl_name attach) {
   tile_axes o;
   memset(&o, 0, sizeof o);
-  make_tile_axes(b, ostage, t, N, &o);
+  make_tile_axes(b, stage, t, N, &o);
   /* Outer loops: n, kb.outer, y.outer (loop_order 1: y.outer first). The ones whose split
    * leaves a tail go after the others: a tail guard on a loop fused with others is on a
    * division/modulo of the fused index, which loop partitioning cannot cut out, so it
@@ -510,7 +518,7 @@ void tpl_conv_tile_schedule(tpl_builder *b, const tsl_te_program *p, const char 
   }
   /* x.outer joins the parallel loop when that is all the parallelism there is, the whole
    * reduction sits in the tile and it has no tail */
-  bool take_xo = !chunked && o.xo[0] && o.clean_xo && nunclean == 0 && work < 4;
+  bool take_xo = !inner && !chunked && o.xo[0] && o.clean_xo && nunclean == 0 && work < 4;
   if (take_xo) clean[nclean++] = o.xo;
   const char *order[16];
   int no = 0;
@@ -519,30 +527,70 @@ void tpl_conv_tile_schedule(tpl_builder *b, const tsl_te_program *p, const char 
   if (!take_xo) push(order, &no, o.xo);
   /* y = 1 lane (plain NCHW): the columns of the tile are the vector instead of the
    * channel lanes (shared/cases C01: a row of 13 vectorized by 8 masks its tail) */
-  bool vector_x = g.Y == 1 && o.xi[0];
+  bool vector_x = Y == 1 && o.xi[0];
   push(order, &no, o.kbi);
   push(order, &no, o.yi);
   if (!vector_x) push(order, &no, o.xi);
   push(order, &no, o.k);
   if (vector_x) push(order, &no, o.xi);
-  tpl_reorder(b, ostage, no, order);
+  tpl_reorder(b, stage, no, order);
 
   /* the parallel loop: the fused clean loops when they hold enough iterations, else the
    * first loop with a tail on its own (its guard stays linear) */
-  tpl_name outer_fused, innermost_outer, attach;
-  tpl_fuse_all(b, ostage, nclean, clean, outer_fused);
-  if (t->parallel) {
-    if (work >= 4 || nunclean == 0 || take_xo) tpl_parallel(b, ostage, outer_fused);
-    else tpl_parallel(b, ostage, unclean[0]);
+  tpl_name outer_fused;
+  tpl_fuse_all(b, stage, nclean, clean, outer_fused);
+  if (t->parallel && !inner) {
+    if (work >= 4 || nunclean == 0 || take_xo) tpl_parallel(b, stage, outer_fused);
+    else tpl_parallel(b, stage, unclean[0]);
   }
   snprintf(innermost_outer, TPL_NAME_LEN, "%s", nunclean ? unclean[nunclean - 1] : outer_fused);
   if (!chunked && o.xo[0] && !take_xo) snprintf(attach, TPL_NAME_LEN, "%s", o.xo);
   else snprintf(attach, TPL_NAME_LEN, "%s", innermost_outer);
-  if (o.kbi[0]) tpl_unroll(b, ostage, o.kbi);
-  if (o.yi[0]) tpl_unroll(b, ostage, o.yi);
-  if (vector_x) tpl_vectorize(b, ostage, o.xi);
-  else if (o.xi[0]) tpl_unroll(b, ostage, o.xi);
-  if (g.Y > 1) tpl_vectorize(b, ostage, o.k);
+  if (o.kbi[0]) tpl_unroll(b, stage, o.kbi);
+  if (o.yi[0]) tpl_unroll(b, stage, o.yi);
+  if (vector_x) tpl_vectorize(b, stage, o.xi);
+  else if (o.xi[0] && unroll_x) tpl_unroll(b, stage, o.xi);
+  if (Y > 1) tpl_vectorize(b, stage, o.k);
+  return take_xo;
+}
+
+void tpl_conv_tile_schedule(tpl_builder *b, const tsl_te_program *p, const char *tag, const tpl_conv_tile *t) {
+  if (b->st != TSL_OK) return;
+  tpl_conv_geometry g;
+  if ((b->st = tpl_conv_geometry_of(p, tag, b->who, &g)) != TSL_OK) return;
+  tpl_name ostage, acc;
+  snprintf(ostage, TPL_NAME_LEN, "%s", g.out->name);
+  if (!g.has_epilogue) tpl_cache_write(b, ostage, acc);
+  else snprintf(acc, TPL_NAME_LEN, "%s", g.conv->name);
+
+  if (g.padded) {
+    if (t->pad_stage == TPL_PAD_INLINE) tpl_compute_inline(b, g.padded->name);
+    else if (t->pad_stage == TPL_PAD_ROOT) tpl_elementwise_root(b, g.padded->name, t->pad_vector ? g.X : 1, t->parallel);
+  }
+  bool chunked = t->chunk_axis && t->ic_chunk < t->CB;
+  int64_t N = g.conv->axis[0].extent;
+
+  /* the output stage: outer loops, then the tile (epilogue), or with the epilogue pass
+   * the rows of tiles: the tile stage (a copy of the accumulators) computed per row of
+   * the output's outer loops, the epilogue a loop over that row's columns */
+  bool row_pass = t->epilogue_pass && g.has_epilogue && g.Y > 1 && !chunked;
+  tpl_name tstage, innermost_outer, attach;
+  bool take_xo = false;
+  snprintf(tstage, TPL_NAME_LEN, "%s", ostage);
+  if (row_pass) {
+    const char *readers[1] = {ostage};
+    tpl_cache_read(b, acc, 1, readers, tstage);
+    tpl_conv_tile row = *t;
+    row.ow_block = t->OW; /* the whole row: no x.outer */
+    take_xo = output_nest(b, ostage, &row, N, g.Y, false, false, false, innermost_outer, attach);
+    tpl_name row_outer, unused;
+    snprintf(row_outer, TPL_NAME_LEN, "%s", innermost_outer);
+    output_nest(b, tstage, t, N, g.Y, false, true, true, unused, attach);
+    tpl_compute_at(b, tstage, ostage, row_outer);
+  } else {
+    take_xo = output_nest(b, ostage, t, N, g.Y, chunked, false, true, innermost_outer, attach);
+  }
+  bool vector_x = g.Y == 1 && t->ow_block > 1;
 
   /* the accumulating stage */
   tile_axes a;
@@ -554,7 +602,8 @@ void tpl_conv_tile_schedule(tpl_builder *b, const tsl_te_program *p, const char 
     tpl_cat(cbo, t->chunk_axis, ".outer");
     tpl_cat(cbi, t->chunk_axis, ".inner");
   }
-  no = 0;
+  const char *order[16];
+  int no = 0;
   push(order, &no, a.n);
   push(order, &no, t->loop_order == 0 ? a.kbo : a.yo);
   push(order, &no, t->loop_order == 0 ? a.yo : a.kbo);
@@ -580,7 +629,7 @@ void tpl_conv_tile_schedule(tpl_builder *b, const tsl_te_program *p, const char 
       tpl_unroll(b, acc, u);
     }
   if (g.Y > 1) tpl_vectorize(b, acc, a.k);
-  tpl_compute_at(b, acc, ostage, attach);
+  tpl_compute_at(b, acc, tstage, attach);
   /* a weight scaled per image (conv_weight_scale, the channel-scaled 1x1 GEMM): once per
    * image and output-channel tile, in the outer loop the tile's loops run in; at root
    * (once per image, before them) when the pixel tiles share that loop, which would

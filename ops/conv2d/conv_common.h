@@ -89,13 +89,30 @@ typedef struct tpl_conv_tile {
   tpl_pad_mode pad_stage;                /* what to do with stage "padded" if present */
   bool pad_vector;                       /* vectorize the padded copy's last axis */
   bool vector_inputs;                    /* depthwise: the k lanes also index the input */
+  bool epilogue_pass;                    /* the epilogue outside the register tile (below) */
 } tpl_conv_tile;
 
 /* Applies the loop nest to the builder's schedule of p (stages found as in
  * tpl_conv_geometry_of with `tag`): cache_write of the conv when it is the output,
  * compute_at of the accumulating stage into the output's tile (or row, with chunks),
- * the padding stage inlined or copied. Errors go to b. */
+ * the padding stage inlined or copied. Errors go to b.
+ *
+ * With epilogue_pass (taken when p has an epilogue stage, blocked lanes Y > 1 and no
+ * input-channel chunks), the epilogue leaves the register tile: the tile's accumulators
+ * are stored as they are into a row buffer (cache_read of the conv: one row of tiles,
+ * oc_blocks x oh_block x OW x Y floats, L1-resident), computed per iteration of the
+ * output's outer (parallel) loops, and the epilogue (bias, residual, activation) is a
+ * loop over that row's columns, k vectorized, reading it back. In the tile the
+ * epilogue's constants and temporaries would otherwise share the vector registers with
+ * the accumulators, and LLVM interleaves the unrolled window of one column with the
+ * epilogue of the previous one: an exp-based function (Swish) after a 12-column
+ * depthwise tile kept the 9 weights and the accumulators on the stack (AVX2). */
 void tpl_conv_tile_schedule(tpl_builder *b, const tsl_te_program *p, const char *tag, const tpl_conv_tile *t);
+
+/* Whether g's epilogue stage calls exp, log, tanh or erf (a transcendental activation,
+ * ops/nn/activation.h: Sigmoid, Swish, Gelu, Tanh, Elu, ...): the epilogues worth
+ * epilogue_pass. False without an epilogue stage. */
+bool tpl_conv_epilogue_transcendental(const tpl_conv_geometry *g);
 
 /* ---- the register tile as one knob ------------------------------------------------
  *

@@ -137,6 +137,10 @@ tsl_status tsl_depthwise_schedule(const tsl_te_program *p, const tsl_target *t, 
   tpl_conv_tile tile = tpl_window_tile(&w, k.ow_block, k.oh_block, k.oc_blocks, k.unroll_kernel, k.pad_mode,
                                        k.loop_order, k.parallel, sh.grouped ? "ci" : NULL);
   if (sh.broadcast_input) broadcast_reduction(&tile, t, &sh, &k);
+  tpl_conv_geometry g;
+  if ((st = tpl_conv_geometry_of(p, sh.grouped ? "conv2d_nchwc_grouped" : "depthwise_nchwc", WHO, &g)) != TSL_OK)
+    return st;
+  tile.epilogue_pass = tpl_conv_epilogue_transcendental(&g);
   tpl_builder b;
   if ((st = tpl_begin(&b, p, WHO)) != TSL_OK) return st;
   tpl_conv_tile_schedule(&b, p, sh.grouped ? "conv2d_nchwc_grouped" : "depthwise_nchwc", &tile);

@@ -103,7 +103,9 @@ static tsl_status map_axis(const char *cm, int64_t in, int64_t out, int64_t sn, 
   m->a = (int64_t)a, m->b = (int64_t)b, m->d = (int64_t)d;
   int64_t g = gcd(gcd(m->a, m->b), m->d);
   m->a /= g, m->b /= g, m->d /= g;
-  m->identity = in == out && m->a == m->d && m->b == 0;
+  /* an axis of one element reads index 0 whatever the transform (align_corners and
+   * pytorch_half_pixel map it by a = 0: N = 1 in NCHW[x]c) */
+  m->identity = in == out && (in == 1 || (m->a == m->d && m->b == 0));
   m->down = sn < sd;
   return TSL_OK;
 }

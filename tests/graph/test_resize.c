@@ -141,6 +141,62 @@ static void test_resize_in_the_blocked_layouts(void) {
 
 /* Shape inference refuses what the generator cannot compute, naming the node and the
  * variant. */
+/* LR-ASPP's head on small shapes: Add(conv1x1(low), conv1x1(Resize(high))) then a final
+ * Resize. The sink_resize pass (models/passes/sink_resize.h) moves the first Resize past
+ * its conv (and only it: a widening conv or a downsampling Resize keeps its order); the
+ * outputs equal the reference executor's on the graph as built, plain and blocked. */
+/* up: the low branch has (up/2)x the high one's extents (4: 10x14, 1: 2x3). */
+static int sink_case(tsl_graph **out, const char *mode, const char *coord, int64_t k_high, int64_t up) {
+  tsl_graph *g;
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_new("t", &g), TSL_OK);
+  int64_t hs[4] = {1, 16, 5, 7}, ls[4] = {1, 8, 5 * up / 2, 7 * up / 2};
+  int high, low;
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_add_input(g, "high", TSL_DTYPE_F32, 4, hs, &high), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_add_input(g, "low", TSL_DTYPE_F32, 4, ls, &low), TSL_OK);
+  const int64_t mid[4] = {1, 16, ls[2], ls[3]}, fin[4] = {1, k_high, 4 * ls[2], 4 * ls[3]};
+  int r = resize(g, high, 4, mid, NULL, mode, coord, "floor");
+  int ins[2] = {conv1x1(g, low, 8, k_high, 11), conv1x1(g, r, 16, k_high, 13)};
+  int sum = gt_add_node(g, TSL_OP_ADD, 2, ins, NULL);
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_add_output(g, resize(g, sum, 4, fin, NULL, "linear", "half_pixel", "floor")), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_infer_shapes(g), TSL_OK);
+  tsl_graph *o = NULL;
+  tsl_compile_stats st = {0};
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_clone(g, &o), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_optimize(o, host_lanes(), &st), TSL_OK);
+  CU_ASSERT_EQUAL(tsl_graph_count_op(o, TSL_OP_RESIZE), 2);
+  CU_ASSERT_EQUAL(tsl_graph_count_op(o, TSL_OP_ADD), 0); /* the conv's residual */
+  tsl_graph_free(o);
+  *out = g;
+  return st.resizes_sunk;
+}
+
+static void test_resize_moves_past_the_1x1_conv_that_follows(void) {
+  static const char *const modes[4][2] = {
+      {"linear", "half_pixel"}, {"linear", "align_corners"}, {"nearest", "asymmetric"}, {"linear", "pytorch_half_pixel"}};
+  float *hx = gt_random(16 * 5 * 7, 3, -1.0, 1.0), *lx = gt_random(8 * 10 * 14, 4, -1.0, 1.0);
+  const float *ins[2] = {hx, lx};
+  for (int m = 0; m < 4; m++) {
+    tsl_graph *g;
+    CU_ASSERT_EQUAL(sink_case(&g, modes[m][0], modes[m][1], 5, 4), 1);
+    char what[96];
+    snprintf(what, sizeof what, "LR-ASPP head, %s %s", modes[m][0], modes[m][1]);
+    CU_ASSERT(gt_check_vs_reference(g, what, ins, 1e-5) >= 0);
+    tsl_graph_free(g);
+  }
+  tsl_graph *g;
+  CU_ASSERT_EQUAL(sink_case(&g, "linear", "half_pixel", 24, 4), 0); /* 16 -> 24 channels: kept */
+  CU_ASSERT(gt_check_vs_reference(g, "LR-ASPP head, widening conv", ins, 1e-5) >= 0);
+  tsl_graph_free(g);
+  float *lx1 = gt_random(8 * 2 * 3, 4, -1.0, 1.0);
+  const float *ins1[2] = {hx, lx1};
+  CU_ASSERT_EQUAL(sink_case(&g, "linear", "half_pixel", 5, 1), 0); /* 5x7 -> 2x3: kept */
+  CU_ASSERT(gt_check_vs_reference(g, "LR-ASPP head, downsampling", ins1, 1e-5) >= 0);
+  tsl_graph_free(g);
+  free(hx);
+  free(lx);
+  free(lx1);
+}
+
 static void test_resize_unsupported_variants_name_node_and_variant(void) {
   tsl_graph *g;
   CU_ASSERT_EQUAL_FATAL(tsl_graph_new("t", &g), TSL_OK);
@@ -170,6 +226,7 @@ void tsl_tests_graph_resize(void) {
   CU_add_test(s, "resize_every_transform_and_rounding_plain", test_resize_every_transform_and_rounding_plain);
   CU_add_test(s, "resize_n_linear_over_three_axes", test_resize_n_linear_over_three_axes);
   CU_add_test(s, "resize_in_the_blocked_layouts", test_resize_in_the_blocked_layouts);
+  CU_add_test(s, "resize_moves_past_the_1x1_conv_that_follows", test_resize_moves_past_the_1x1_conv_that_follows);
   CU_add_test(s, "resize_unsupported_variants_name_node_and_variant",
               test_resize_unsupported_variants_name_node_and_variant);
 }

@@ -2,8 +2,10 @@
  * activation table after the direct conv (plain x = 1, full blocks of 8, K = 24 in blocks
  * of 16: the lane guard), the functions the modern CNNs use through every algorithm at 8
  * and 16 lanes, with and without residual, each against the naive conv reference followed
- * by the function of tests/ref/ref_activation.h (conv_check). Also the workload key of an
- * epilogue and the rewrite's errors. */
+ * by the function of tests/ref/ref_activation.h (conv_check); the transcendental ones
+ * after depthwise and grouped convs (the window template's epilogue pass) with residuals,
+ * lane guards and tiles with tails. Also the workload key of an epilogue and the
+ * rewrite's errors. */
 #include <CUnit/Basic.h>
 #include <math.h>
 #include <stdio.h>
@@ -16,6 +18,7 @@
 #include "ops/epilogue.h"
 #include "ops/ops_util.h"
 #include "ops/registry.h"
+#include "schedule/schedule.h"
 
 /* A 3x3 pad-1 layer, C 16 -> K 24 (not a multiple of 16: padding lanes at x = 16). */
 static const conv_case c3 = {1, 16, 10, 9, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0.0, 0.0, false};
@@ -86,6 +89,71 @@ static void test_model_functions_depthwise_and_grouped(void) {
   every_model_function(&cdw, TSL_CONV2D_DEPTHWISE, 2);
   every_model_function(&cg, TSL_CONV2D_GROUPED, 1);
   every_model_function(&c3_res, TSL_CONV2D_GROUPED, 0);
+}
+
+/* The transcendental functions (exp, log, tanh, erf), which the window template computes
+ * in a pass over the row of tiles instead of in the register tile (epilogue_pass,
+ * ops/conv2d/conv_common.h). */
+static const char *const transcendental_fns[] = {"Sigmoid", "Swish", "Gelu", "Tanh", "Elu", "Mish", "Softplus"};
+
+/* Tiles with tails in every part (5 x 4 outputs of cdw, 8 x 8 of cg: 2 rows, 3 columns;
+ * 3 channel blocks at 8 lanes in pairs), each pad mode and both loop orders. */
+static const char *const tail_knobs[] = {"tile=10203,pad_mode=1,loop_order=1", "tile=20103,pad_mode=2",
+                                         "tile=10302,pad_mode=0,loop_order=1"};
+
+static bool check_knobs(const conv_case *c, tsl_conv2d_algo a, int64_t x, const char *fn, const char *knobs) {
+  conv_check_opts o = conv_opts(0, 91);
+  o.block = x;
+  o.function = fn;
+  o.knobs = knobs;
+  o.skip_default = knobs != NULL;
+  bool ok = conv_check(c, a, &o);
+  if (!ok) printf("  (%s through %s at x = %lld, %s)\n", fn, tsl_conv2d_algo_name(a), (long long)x, knobs ? knobs : "default");
+  return ok;
+}
+
+static void test_transcendental_epilogue_pass_depthwise_and_grouped(void) {
+  static const conv_case cdw_res = {1, 24, 9, 8, 24, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 24, 0, 0.0, 0.0, true};
+  static const conv_case cdw_s1 = {1, 20, 7, 9, 20, 3, 3, 1, 1, 1, 1, 1, 1, 2, 2, 20, 0, 0.0, 0.0, false};
+  static const conv_case cg_res = {1, 16, 8, 8, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2, 0, 0.0, 0.0, true};
+  const conv_case *dw[3] = {&cdw, &cdw_res, &cdw_s1}, *gr[2] = {&cg, &cg_res};
+  const int64_t blocks[2] = {8, 16};
+  for (size_t f = 0; f < sizeof transcendental_fns / sizeof transcendental_fns[0]; f++)
+    for (int b = 0; b < 2; b++) {
+      const char *fn = transcendental_fns[f];
+      for (int i = 0; i < 3; i++) CU_ASSERT(check_knobs(dw[i], TSL_CONV2D_DEPTHWISE, blocks[b], fn, NULL));
+      for (int i = 0; i < 2; i++) CU_ASSERT(check_knobs(gr[i], TSL_CONV2D_GROUPED, blocks[b], fn, NULL));
+      const char *knobs = tail_knobs[f % 3];
+      CU_ASSERT(check_knobs(&cdw_res, TSL_CONV2D_DEPTHWISE, blocks[b], fn, knobs));
+      CU_ASSERT(check_knobs(&cg_res, TSL_CONV2D_GROUPED, blocks[b], fn, knobs));
+    }
+}
+
+/* The row buffer (a stage tagged "cache", copy of the accumulators) exists in the default
+ * depthwise and grouped schedules exactly when the epilogue is transcendental. */
+static void test_epilogue_pass_only_for_transcendental_functions(void) {
+  const char *fns[4] = {"Swish", "Gelu", "HardSwish", "LeakyRelu"};
+  const bool want[4] = {true, true, false, false};
+  const tsl_conv2d_algo algos[2] = {TSL_CONV2D_DEPTHWISE, TSL_CONV2D_GROUPED};
+  const conv_case *cases[2] = {&cdw, &cg};
+  tsl_arena *arena = tsl_arena_new();
+  tsl_arena *prev = tsl_arena_set_current(arena);
+  for (int a = 0; a < 2; a++)
+    for (int f = 0; f < 4; f++) {
+      tsl_conv2d_layer d = conv_case_layer(cases[a], 8);
+      CU_ASSERT_EQUAL_FATAL(tsl_epilogue_make(fns[f], 0, NULL, 0, &d.epilogue), TSL_OK);
+      tsl_te_program *conv = NULL;
+      tsl_schedule *s = NULL;
+      CU_ASSERT_EQUAL_FATAL(tsl_conv2d_algo_instantiate(&d, algos[a], ops_target(), &conv, NULL), TSL_OK);
+      CU_ASSERT_EQUAL_FATAL(tsl_conv2d_algo_schedule(conv, algos[a], ops_target(), &s), TSL_OK);
+      bool row = false;
+      for (int i = 0; i < s->nstages; i++) row |= s->stages[i]->op->tag && strcmp(s->stages[i]->op->tag, "cache") == 0;
+      if (row != want[f]) printf("\n  %s after %s: row buffer %d\n", fns[f], tsl_conv2d_algo_name(algos[a]), row);
+      CU_ASSERT_EQUAL(row, want[f]);
+      tsl_schedule_free(s);
+    }
+  tsl_arena_set_current(prev);
+  tsl_arena_free(arena);
 }
 
 static void test_model_functions_winograd(void) {
@@ -166,6 +234,10 @@ void ops_tests_epilogue(CU_pSuite s) {
   CU_add_test(s, "test_model_functions_gemm1x1", test_model_functions_gemm1x1);
   CU_add_test(s, "test_model_functions_depthwise_and_grouped", test_model_functions_depthwise_and_grouped);
   CU_add_test(s, "test_model_functions_winograd", test_model_functions_winograd);
+  CU_add_test(s, "test_transcendental_epilogue_pass_depthwise_and_grouped",
+              test_transcendental_epilogue_pass_depthwise_and_grouped);
+  CU_add_test(s, "test_epilogue_pass_only_for_transcendental_functions",
+              test_epilogue_pass_only_for_transcendental_functions);
   CU_add_test(s, "test_epilogue_is_part_of_the_workload_key", test_epilogue_is_part_of_the_workload_key);
   CU_add_test(s, "test_epilogue_errors", test_epilogue_errors);
 }
