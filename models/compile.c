@@ -15,6 +15,7 @@
 #include "ops/nn/default_schedule.h"
 #include "models/node_kernels.h"
 #include "models/node_kernels_binary.h"
+#include "models/passes/channel_gather.h"
 #include "models/passes/channel_shuffle.h"
 #include "models/passes/channels_first.h"
 #include "models/passes/fold_batch_norm.h"
@@ -59,6 +60,7 @@ tsl_status tsl_graph_optimize(tsl_graph *g, int block, tsl_compile_stats *stats)
   if (st == TSL_OK) st = tsl_pass_fuse_conv(g, &stats->nodes_fused);
   stats->nodes_fused += gated;
   if (st == TSL_OK) st = tsl_pass_channel_shuffle(g, &stats->channel_shuffles);
+  if (st == TSL_OK) st = tsl_pass_channel_gather(g, &stats->channel_gathers);
   /* packing first: the layout pass then leaves the packed weights alone instead of
    * transposing them for the packing to copy again */
   if (st == TSL_OK && block > 0) st = tsl_pass_pack_dense(g, block, NULL);

@@ -170,6 +170,11 @@ typedef enum tsl_op {
   TSL_OP_ACTIVATION,
   TSL_OP_RESIZE,
   TSL_OP_PRELU,
+  /* tsl.ChannelGather: output channels picked from image inputs by affine pieces (what
+   * channel Concat, Slice and ChannelShuffle chains compose to, passes/channel_gather.h):
+   * int "channels" (the output's), ints "pieces", six per piece (input, out_start,
+   * out_step, count, in_start, in_step) as ops/nn/generators.h's "channel_gather" */
+  TSL_OP_CHANNEL_GATHER,
   TSL_OP_COUNT
 } tsl_op;
 

@@ -15,6 +15,7 @@
 #include "models/passes/layout.h"
 #include "models/passes/pack_dense.h"
 #include "ops/nn/activation.h"
+#include "ops/nn/generators.h"
 #include "ops/nn/resize.h"
 
 tsl_status tsl_nk_node_err(const tsl_graph *g, int node, tsl_status st, const char *why) {
@@ -235,6 +236,21 @@ static tsl_status make_channel_shuffle(const tsl_graph *g, int node, tsl_node_ke
   call_args(&c, k, g, n, 1, 1);
   tsl_op_call_set_int(&c, "group", tsl_node_attr_int(n, "group", 1));
   return tsl_nk_generate(g, node, "channel_shuffle", &c, k, b);
+}
+
+/* tsl.ChannelGather: the node's pieces, one call attribute each ("piece0", ...). */
+static tsl_status make_channel_gather(const tsl_graph *g, int node, tsl_node_kernel *k, tsl_text_buf *b) {
+  const tsl_node *n = &g->nodes[node];
+  tsl_op_call c = {0};
+  call_args(&c, k, g, n, -1, 1);
+  int m;
+  const int64_t *v = tsl_node_attr_ints(n, "pieces", &m);
+  if (!v || m % 6 != 0 || m / 6 < 1 || m / 6 > TSL_CHANNEL_GATHER_MAX_PIECES)
+    return tsl_nk_node_err(g, node, TSL_ERR_INVALID,
+                           "ints attribute 'pieces' must hold 1..TSL_CHANNEL_GATHER_MAX_PIECES pieces of 6 integers");
+  tsl_op_call_set_int(&c, "npieces", m / 6);
+  for (int p = 0; p < m / 6; p++) tsl_op_call_set_ints(&c, tsl_channel_gather_piece_name(p), 6, v + 6 * p);
+  return tsl_nk_generate(g, node, "channel_gather", &c, k, b);
 }
 
 /* Gemm, or MatMul by a 2-D weight, whose weight the graph passes packed [N/Y, K, Y]
@@ -461,6 +477,7 @@ tsl_status tsl_node_kernel_make(const tsl_graph *g, int node, tsl_node_kernel *o
   case TSL_OP_SOFTMAX: st = make_softmax(g, node, out, &b); break;
   case TSL_OP_BATCH_NORM: st = make_batch_norm(g, node, out, &b); break;
   case TSL_OP_CHANNEL_SHUFFLE: st = make_channel_shuffle(g, node, out, &b); break;
+  case TSL_OP_CHANNEL_GATHER: st = make_channel_gather(g, node, out, &b); break;
   case TSL_OP_BINARY: st = tsl_nk_make_binary(g, node, out, &b); break;
   default: st = tsl_nk_node_err(g, node, TSL_ERR_UNSUPPORTED, "no kernel computes this operator (fold it first)"); break;
   }

@@ -640,6 +640,14 @@ static tsl_status infer_misc(tsl_graph *g, int node) {
       return node_err(g, node, TSL_ERR_INVALID, "'min' and 'max' must be floats");
     break;
   }
+  case TSL_OP_CHANNEL_GATHER: /* [N, channels, H, W] from images of that N, H, W */
+    y.d[1] = tsl_node_attr_int(n, "channels", 0);
+    for (int k = 0; k < n->n_inputs; k++) {
+      shape s = in_shape(g, n, k);
+      if (s.ndim != 4 || x.ndim != 4 || s.d[0] != x.d[0] || s.d[2] != x.d[2] || s.d[3] != x.d[3] || y.d[1] < 1)
+        return node_err(g, node, TSL_ERR_INVALID, "needs images of one N, H, W and a 'channels' count >= 1");
+    }
+    break;
   case TSL_OP_CHANNEL_SHUFFLE: {
     int64_t grp = tsl_node_attr_int(n, "group", 0);
     if (x.ndim != 4 || grp < 1 || x.d[1] % grp != 0)
@@ -677,7 +685,7 @@ static const arity arities[TSL_OP_COUNT] = {
     [TSL_OP_DROPOUT] = {1, 1, 1, 1}, [TSL_OP_IDENTITY] = {1, 1, 1, 1},
     [TSL_OP_PAD] = {1, 1, 1, 1},     [TSL_OP_CHANNEL_SHUFFLE] = {1, 1, 1, 1},
     [TSL_OP_ACTIVATION] = {1, 1, 1, 1}, [TSL_OP_RESIZE] = {1, 1, 1, 1},
-    [TSL_OP_PRELU] = {2, 2, 1, 1},
+    [TSL_OP_PRELU] = {2, 2, 1, 1},   [TSL_OP_CHANNEL_GATHER] = {1, -1, 1, 1},
     [TSL_OP_SUB] = {2, 2, 1, 1},     [TSL_OP_POW] = {1, 2, 1, 1},
     [TSL_OP_REDUCE_SUM] = {1, 1, 1, 1}, [TSL_OP_REDUCE_MAX] = {1, 1, 1, 1},
     [TSL_OP_REDUCE_MIN] = {1, 1, 1, 1}, [TSL_OP_LAYER_NORM] = {2, 3, 1, 3},

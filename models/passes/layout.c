@@ -77,6 +77,8 @@ static bool blockable(const tsl_graph *g, const tsl_node *n) {
   }
   case TSL_OP_CONCAT:
     if (tsl_node_attr_int(n, "axis", 0) != 1 && tsl_node_attr_int(n, "axis", 0) != -3) return false;
+    /* fall through - the channels of images */
+  case TSL_OP_CHANNEL_GATHER:
     for (int k = 0; k < n->n_inputs; k++)
       if (n->inputs[k] < 0 || !is_image(&g->values[n->inputs[k]])) return false;
     return true;

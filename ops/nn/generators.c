@@ -20,6 +20,8 @@ static const tsl_op_generator nn_generators[] = {
     {"pad", "constant padding (pads, value)", tsl_pad_text},
     {"batch_norm", "inference batch norm (epsilon), plain or NCHW[x]c", tsl_batch_norm_text},
     {"channel_shuffle", "ShuffleNet channel shuffle (group), plain or NCHW[x]c", tsl_channel_shuffle_text},
+    {"channel_gather", "channels picked from several images by affine pieces (npieces, piece0..), plain or "
+     "NCHW[x]c", tsl_channel_gather_text},
     {"reduce", "sum, mean, max or min (attribute function) over attribute axes", tsl_reduce_text},
     {"layer_norm", "layer normalization over the axes from attribute axis on, epsilon; scale, bias", tsl_layer_norm_text},
     {"pow", "x^exponent (attribute), or pow(x, y) broadcast", tsl_pow_text},

@@ -97,6 +97,20 @@ tsl_status tsl_batch_norm_text(const tsl_op_call *c, tsl_op_text *t);
  * plain or blocked. */
 tsl_status tsl_channel_shuffle_text(const tsl_op_call *c, tsl_op_text *t);
 
+/* "channel_gather": output channels picked from the inputs (images [N, C_i, H, W] of the
+ * output's N, H, W; all plain or all NCHW[x]c of one x) by affine pieces: integer
+ * attribute "npieces" (1..TSL_CHANNEL_GATHER_MAX_PIECES) and attributes "piece0".. each
+ * six integers (input, out_start, out_step >= 1, count >= 1, in_start, in_step): output
+ * channel out_start + k*out_step = input `input`'s channel in_start + k*in_step for
+ * k < count. The first piece holding a channel wins; channels no piece holds are 0.
+ * Pieces of whole channel blocks copy blocks (dense vectors), the others pick lanes.
+ * Errors: TSL_ERR_INVALID for a piece outside the inputs or the output, mixed layouts,
+ * arguments of other N, H, W. */
+#define TSL_CHANNEL_GATHER_MAX_PIECES 8
+tsl_status tsl_channel_gather_text(const tsl_op_call *c, tsl_op_text *t);
+/* The name of attribute "piece<p>" (a static string), NULL outside 0..MAX_PIECES-1. */
+const char *tsl_channel_gather_piece_name(int p);
+
 /* "reduce": out = f over the axes of attribute "axes" (ints, each in 0..ndim-1, no
  * repeats; every axis when absent) of the one input, f = attribute "function": "sum",
  * "mean" (sum / count), "max" or "min" (NaN-propagating); plain layouts. The output

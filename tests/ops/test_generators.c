@@ -24,7 +24,8 @@ static int64_t numel_of(int nd, const int64_t *s) {
 static void test_registry_finds_every_generator_by_its_literal_name(void) {
   static const char *const names[] = {"softmax", "conv2d",   "pool2d",    "global_avgpool", "elemwise",  "activation",
                                       "concat",  "split",    "slice",     "transpose",      "pad",       "batch_norm",
-                                      "channel_shuffle",     "gemm",      "dense_packed",   "matmul"};
+                                      "channel_shuffle",     "gemm",      "dense_packed",   "matmul",
+                                      "channel_gather"};
   int n = (int)(sizeof names / sizeof names[0]), count;
   const tsl_op_generator *const *list = tsl_op_generator_list(&count);
   CU_ASSERT(count >= n);

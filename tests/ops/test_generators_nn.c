@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "ops/gen_check.h"
+#include "ops/nn/generators.h"
 #include "ops/op_call.h"
 #include "ops/ops_util.h"
 #include "ref/ref_activation.h"
@@ -267,6 +268,76 @@ static void test_channel_shuffle_matches_reference(void) {
   }
 }
 
+/* One channel_gather piece: output channel o0 + k*os = input a's channel i0 + k*is. */
+typedef struct gather_piece {
+  int64_t a, o0, os, count, i0, is;
+} gather_piece;
+
+/* The gather written out channel by channel: the first piece holding a channel wins,
+ * channels no piece holds are 0. x[a] is [N, cin[a], HW], y [N, C, HW]. */
+static void naive_gather(const float *const *x, const int64_t *cin, const gather_piece *ps, int np, int64_t N,
+                         int64_t C, int64_t HW, float *y) {
+  for (int64_t e = 0; e < N * C * HW; e++) y[e] = 0.0f;
+  for (int p = np - 1; p >= 0; p--)
+    for (int64_t k = 0; k < ps[p].count; k++) {
+      int64_t o = ps[p].o0 + k * ps[p].os, ci = ps[p].i0 + k * ps[p].is;
+      for (int64_t n = 0; n < N; n++)
+        for (int64_t i = 0; i < HW; i++) y[(n * C + o) * HW + i] = x[ps[p].a][(n * cin[ps[p].a] + ci) * HW + i];
+    }
+}
+
+/* channel_gather from three inputs of 5, L + 3 and 2L channels (L the host's lanes) into
+ * 2L + 9: a piece of whole blocks (dense copy), strided pieces, a reversed one, an
+ * overlapped one (the first wins) and channels no piece holds (0); plain and blocked at
+ * x = 4 and L, interpreted and compiled, against the naive loop. */
+static void test_channel_gather_matches_reference(void) {
+  int64_t L = ops_lanes(), N = 2, H = 2, W = 3, HW = H * W, cin[3] = {5, L + 3, 2 * L}, C = 2 * L + 9;
+  const gather_piece ps[] = {{2, 0, 1, L, L, 1},         {1, L, 2, 3, 2, 1},     {0, L + 1, 2, 3, 4, -1},
+                             {1, L + 6, 1, L, 3, 1},     {2, L + 6, 1, 2, 0, 1}, {0, 2 * L + 7, 1, 2, 0, 2}};
+  int np = (int)(sizeof ps / sizeof ps[0]);
+  float *x[3], *want = zeros(N * C * HW);
+  for (int a = 0; a < 3; a++) x[a] = gen_randoms(N * cin[a] * HW, 1200 + (uint64_t)a);
+  naive_gather((const float *const *)x, cin, ps, np, N, C, HW, want);
+  for (int bi = -1; bi < 2; bi++) {
+    int64_t X = bi < 0 ? 0 : block_at(bi), n = X ? N * ((C + X - 1) / X) * HW * X : N * C * HW;
+    tsl_op_call c = {0};
+    for (int a = 0; a < 3; a++) tsl_op_call_add_tensor(&c, 4, T4(N, cin[a], H, W), (int)X);
+    c.ninputs = 3;
+    tsl_op_call_add_tensor(&c, 4, T4(N, C, H, W), (int)X);
+    tsl_op_call_set_int(&c, "npieces", np);
+    for (int p = 0; p < np; p++)
+      tsl_op_call_set_ints(&c, tsl_channel_gather_piece_name(p), 6,
+                           (const int64_t[]){ps[p].a, ps[p].o0, ps[p].os, ps[p].count, ps[p].i0, ps[p].is});
+    float *bx[3], *bwant = X ? blocked_copy(want, N, C, H, W, X) : want, *y = zeros(n);
+    for (int a = 0; a < 3; a++) bx[a] = X ? blocked_copy(x[a], N, cin[a], H, W, X) : x[a];
+    char label[64];
+    snprintf(label, sizeof label, "channel_gather3_p%d%s", np, X ? "_nchwc" : "");
+    for (int run = 0; run < 2; run++) {
+      for (int64_t e = 0; e < n; e++) y[e] = -7.0f;
+      float *bufs[4] = {bx[0], bx[1], bx[2], y};
+      CU_ASSERT(run ? gen_compile_run("channel_gather", &c, label, bufs) : gen_interpret("channel_gather", &c, label, bufs));
+      CU_ASSERT(gen_close(run ? "channel_gather compiled" : "channel_gather", y, bwant, n, 0.0));
+    }
+    if (X) {
+      for (int a = 0; a < 3; a++) free(bx[a]);
+      free(bwant);
+    }
+    free(y);
+  }
+  /* a piece past the output or an input is refused with a message, not run */
+  tsl_op_call bad = {0};
+  tsl_op_call_add_tensor(&bad, 4, T4(1, 4, 1, 1), 0);
+  bad.ninputs = 1;
+  tsl_op_call_add_tensor(&bad, 4, T4(1, 4, 1, 1), 0);
+  tsl_op_call_set_int(&bad, "npieces", 1);
+  tsl_op_call_set_ints(&bad, "piece0", 6, (const int64_t[]){0, 0, 1, 4, 1, 1});
+  tsl_op_text t = {0};
+  CU_ASSERT_EQUAL(tsl_channel_gather_text(&bad, &t), TSL_ERR_INVALID);
+  free(t.text.s);
+  for (int a = 0; a < 3; a++) free(x[a]);
+  free(want);
+}
+
 /* Batch norm of C = 5 channels, blocked: the parameters read at clamped channels, the
  * padding lanes written 0. */
 static void test_batch_norm_blocked_matches_reference(void) {
@@ -347,5 +418,6 @@ void ops_tests_generators_nn(CU_pSuite s) {
   CU_add_test(s, "test_gemm_and_dense_packed_match_reference", test_gemm_and_dense_packed_match_reference);
   CU_add_test(s, "test_batch_norm_blocked_matches_reference", test_batch_norm_blocked_matches_reference);
   CU_add_test(s, "test_channel_shuffle_matches_reference", test_channel_shuffle_matches_reference);
+  CU_add_test(s, "test_channel_gather_matches_reference", test_channel_gather_matches_reference);
   CU_add_test(s, "test_activation_blocked_keeps_padding_lanes_zero", test_activation_blocked_keeps_padding_lanes_zero);
 }
