@@ -64,9 +64,11 @@ typedef struct tsl_compile_options {
                           norms, pools written as node text) get the auto-scheduler's
                           schedule (tuner/autosched.h: an OP.auto record of a registry
                           operator, else the first sketch's default) instead of the
-                          generic default schedule. Off by default: the first sketch at
-                          its middle decisions is slower than the generic default on
-                          row reductions (a 512x1000 row max 0.38 ms vs 0.07 ms, AVX2) */
+                          generic default schedule. Off by default: with it, convnext_nano
+                          (shared/models_v2) ran slower end to end (1 thread, median of
+                          20 runs, 3 interleaved rounds: 16.7/13.8/16.3 ms off vs
+                          20.9/17.1/19.0 ms on, loaded 2-core AVX2 host), while the
+                          operator benchmark's row reductions run faster (bench/autosched) */
   const tsl_records *records_db; /* records held in memory, used instead of the `records`
                                     file when non-NULL (not owned, not modified): the
                                     in-situ pass compiles model variants from them */

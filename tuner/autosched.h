@@ -9,9 +9,13 @@
  * sketch makes more choices than there are knobs), K = floor((62 - ceil(log2 S)) / 4) for
  * S sketches (at most 15), so that the space stays within 2^62 configs (the search's limit). Changing one
  * decision knob changes one tile size or annotation: the evolutionary search's mutation
- * (tuner/search.h). The default config is sketch 0 with every decision 8 (the middle
- * divisor of each axis, vectorize, parallel and unroll on): the deterministic schedule the
- * graph compiler uses when there are no records (models/compile.h).
+ * (tuner/search.h). The default config is sketch 0 with every decision 8: the
+ * deterministic schedule the graph compiler uses when there are no records
+ * (models/compile.h). Sketch 0 takes each stage's first rule (tuner/sketch.h): the
+ * generic default schedule's structure vectorized only along memory, or, for a
+ * reduction whose spatial axis is strided but whose reduction is contiguous (a row
+ * max, sum, softmax or norm), rfactor with vector accumulators along the reduction; so
+ * the search starts from a point no worse than the generic default schedule.
  *
  * The template of operator OP is named "OP.auto" (version TSL_AUTOSCHED_VERSION: bumped
  * when the sketch rules change, so old records never apply).
@@ -28,7 +32,7 @@
 extern "C" {
 #endif
 
-#define TSL_AUTOSCHED_VERSION 1
+#define TSL_AUTOSCHED_VERSION 2
 #define TSL_AUTOSCHED_DEFAULT_DECISION 8
 
 /* Registers (once per operator and process) the auto-scheduler template "OP.auto" of

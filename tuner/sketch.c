@@ -2,14 +2,26 @@
  * src/auto_scheduler/search_policy/sketch_policy_rules.cc). */
 #include "tuner/sketch.h"
 
+#include "tuner/axis_access.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define NAME_LEN 160
+/* Shortest contiguous axis worth vectorizing when shorter than the lanes (a partial
+ * vector, as the generic default schedule does: ops/nn/default_schedule.c). */
+#define MIN_VECTOR_EXTENT 4
+/* Iterations of a parallel loop beyond which outer loops are not fused into it (as in
+ * the generic default schedule). */
+#define PARALLEL_ITERS 64
+/* Stages doing fewer element operations run serially under the generic rule (a launch
+ * on the thread pool costs about a microsecond; ops/nn/default_schedule.c). */
+#define MIN_PARALLEL_WORK 16384
 #define MAX_AXES 12
 
-static const char *rule_names[] = {"none", "tile", "tile_cache", "rfactor_outer", "rfactor_inner", "spatial", "at"};
+static const char *rule_names[] = {"none",    "tile", "tile_cache", "rfactor_outer", "rfactor_inner",
+                                   "spatial", "at",   "generic"};
 
 const char *tsl_sketch_rule_name(tsl_sketch_rule r) {
   return (int)r >= 0 && (size_t)r < sizeof rule_names / sizeof rule_names[0] ? rule_names[r] : "?";
@@ -34,28 +46,68 @@ static int64_t reduce_points(const tsl_stage *st) {
 /* Ansor's "only large axis is the reduction" condition for rfactor. */
 static bool wants_rfactor(const tsl_stage *st) { return spatial_points(st) <= 64 && reduce_points(st) >= 128; }
 
-/* The rules that apply to stage i of the default schedule s. */
-static int stage_rules(const tsl_schedule *s, int i, tsl_sketch_rule *r) {
+/* Whether a contiguous axis of this extent is worth a vector of `lanes`. */
+static bool vector_worthy(int64_t extent, int64_t lanes) {
+  return lanes > 1 && extent >= (lanes < MIN_VECTOR_EXTENT ? lanes : MIN_VECTOR_EXTENT);
+}
+
+/* The reduction axis (root index) that is contiguous in memory and at least `lanes`
+ * long, the longest such; -1 when there is none. */
+static int contiguous_reduce_axis(const tsl_schedule *s, const tsl_stage *st, int64_t lanes) {
+  bool contig[TSL_AXIS_ACCESS_MAX];
+  if (tsl_axis_contiguous(s, st, contig) != TSL_OK) {
+    tsl_clear_error();
+    return -1;
+  }
+  int best = -1;
+  for (int a = st->op->naxis; a < st->nroot && a < TSL_AXIS_ACCESS_MAX; a++)
+    if (contig[a] && st->iters[a].extent >= lanes && (best < 0 || st->iters[a].extent > st->iters[best].extent))
+      best = a;
+  return best;
+}
+
+/* Whether the innermost spatial axis of st is contiguous in memory and long enough to
+ * vectorize (axis_access.h): only then does tiling vectorize it. */
+static bool spatial_vectorizable(const tsl_schedule *s, const tsl_stage *st, int64_t lanes) {
+  bool contig[TSL_AXIS_ACCESS_MAX];
+  int last = st->op->naxis - 1;
+  if (last < 0 || tsl_axis_contiguous(s, st, contig) != TSL_OK) {
+    tsl_clear_error();
+    return false;
+  }
+  return contig[last] && vector_worthy(st->iters[last].extent, lanes);
+}
+
+/* The rules that apply to stage i of the default schedule s, the default (the first
+ * sketch's choice) first. A reduction whose innermost spatial axis cannot be vectorized
+ * (a row reduction: the rows are strided) but whose reduction runs along memory starts
+ * with rfactor on the inner half of that axis: vector accumulators along the
+ * reduction (Ansor's rfactor rule, TVM's cross-thread / vectorized reduction). */
+static int stage_rules(const tsl_schedule *s, int i, int64_t lanes, tsl_sketch_rule *r) {
   const tsl_stage *st = s->stages[i];
   if (st->attach == TSL_ATTACH_INLINE) return r[0] = TSL_SKETCH_NONE, 1;
   if (st->op->naxis + (st->nroot - st->op->naxis) > MAX_AXES) return r[0] = TSL_SKETCH_NONE, 1;
   int n = 0;
-  if (!st->is_output) r[n++] = TSL_SKETCH_AT;
   if (is_reduction(st)) {
+    bool vec_red = !spatial_vectorizable(s, st, lanes) && contiguous_reduce_axis(s, st, lanes) >= 0;
+    if (vec_red) r[n++] = TSL_SKETCH_RFACTOR_INNER;
+    r[n++] = TSL_SKETCH_GENERIC;
+    if (!st->is_output) r[n++] = TSL_SKETCH_AT;
     r[n++] = TSL_SKETCH_TILE;
     if (st->is_output) r[n++] = TSL_SKETCH_TILE_CACHE;
     if (wants_rfactor(st)) {
       r[n++] = TSL_SKETCH_RFACTOR_OUTER;
-      r[n++] = TSL_SKETCH_RFACTOR_INNER;
+      if (!vec_red) r[n++] = TSL_SKETCH_RFACTOR_INNER;
     }
   } else {
+    r[n++] = TSL_SKETCH_GENERIC;
+    if (!st->is_output) r[n++] = TSL_SKETCH_AT;
     r[n++] = TSL_SKETCH_SPATIAL;
   }
   return n;
 }
 
 tsl_status tsl_sketch_generate(const tsl_te_program *p, const tsl_target *t, tsl_sketch_list *out) {
-  (void)t;
   memset(out, 0, sizeof *out);
   tsl_schedule *s = NULL;
   tsl_status rc = tsl_schedule_create(p, &s);
@@ -68,7 +120,7 @@ tsl_status tsl_sketch_generate(const tsl_te_program *p, const tsl_target *t, tsl
   }
   tsl_sketch_rule rules[TSL_SKETCH_MAX_STAGES][8];
   int nrules[TSL_SKETCH_MAX_STAGES], pick[TSL_SKETCH_MAX_STAGES] = {0};
-  for (int i = 0; i < s->nstages; i++) nrules[i] = stage_rules(s, i, rules[i]);
+  for (int i = 0; i < s->nstages; i++) nrules[i] = stage_rules(s, i, tsl_target_f32_lanes(t), rules[i]);
   /* the product of the choices, last stage fastest, first TSL_SKETCH_MAX */
   for (;;) {
     tsl_sketch *sk = &out->sketches[out->n++];
@@ -208,7 +260,10 @@ static void reorder(sampler *c, const char *stage, int n, char names[][NAME_LEN]
   if (m > 2) step(c, TSL_STEP_REORDER, m, args, 0, NULL);
 }
 
-/* Fuses the first n leaves (the outer tile level) and runs the result in parallel. */
+/* Fuses the first n leaves (the outer tile level) while the fused loop is shorter than
+ * PARALLEL_ITERS and runs the result in parallel. Fusing no more than the threads need
+ * keeps the later outer loops as attach points (a producer computed at a fused loop of
+ * rows and columns would be recomputed for every column tile). */
 static void fuse_parallel(sampler *c, const char *stage, int n) {
   char a[NAME_LEN], b[NAME_LEN];
   for (int i = 1; i < n; i++) {
@@ -216,7 +271,9 @@ static void fuse_parallel(sampler *c, const char *stage, int n) {
     leaf_name(c, stage, 1, b);
     const char *args[3] = {stage, a, b};
     const tsl_stage *st = tsl_schedule_stage(c->s, stage);
-    if (st->iters[st->leaf[1]].is_reduce || !step(c, TSL_STEP_FUSE, 3, args, 0, NULL)) break;
+    if (st->iters[st->leaf[0]].extent >= PARALLEL_ITERS || st->iters[st->leaf[1]].is_reduce ||
+        !step(c, TSL_STEP_FUSE, 3, args, 0, NULL))
+      break;
   }
   const tsl_stage *st = tsl_schedule_stage(c->s, stage);
   if (st->nleaf && !st->iters[st->leaf[0]].is_reduce && chance(c, 90)) {
@@ -225,14 +282,56 @@ static void fuse_parallel(sampler *c, const char *stage, int n) {
   }
 }
 
-/* Vectorizes the innermost leaf when spatial and short; unrolls some short spatial leaves
- * just outside it when `unroll` (at most 16 copies in all: compile time). */
+/* The root axes iter `it` of st is made of (bit a for root a). */
+static unsigned leaf_roots(const tsl_stage *st, int it) {
+  if (it < st->nroot) return it < 32 ? 1u << it : 0;
+  for (int r = 0; r < st->nrels; r++) {
+    const tsl_iter_relation *rel = &st->rels[r];
+    if (rel->kind == TSL_REL_SPLIT && (rel->inner == it || rel->outer == it)) return leaf_roots(st, rel->parent);
+    if (rel->kind == TSL_REL_FUSE && rel->fused == it) return leaf_roots(st, rel->outer) | leaf_roots(st, rel->inner);
+  }
+  return ~0u;
+}
+
+/* The root axis whose unit steps iter `it` of st makes (it is the root, or the inner
+ * part of splits of it); -1 for an outer part of a split (it moves by the inner part's
+ * extent) or a fused iter. */
+static int unit_root(const tsl_stage *st, int it) {
+  while (it >= st->nroot) {
+    int parent = -1;
+    for (int r = 0; r < st->nrels && parent < 0; r++)
+      if (st->rels[r].kind == TSL_REL_SPLIT && st->rels[r].inner == it) parent = st->rels[r].parent;
+    if (parent < 0) return -1;
+    it = parent;
+  }
+  return it;
+}
+
+/* Whether leaf k of stage walks memory contiguously: it makes unit steps of a spatial
+ * root axis that is contiguous in every access of the stage (axis_access.h). Only such
+ * a leaf is vectorized: a vector along a strided axis is a gather. */
+static bool leaf_contiguous(sampler *c, const char *stage, int k) {
+  const tsl_stage *st = tsl_schedule_stage(c->s, stage);
+  if (!st || k < 0 || k >= st->nleaf) return false;
+  int r = unit_root(st, st->leaf[k]);
+  bool contig[TSL_AXIS_ACCESS_MAX];
+  if (r < 0 || r >= st->op->naxis || r >= TSL_AXIS_ACCESS_MAX) return false;
+  if (tsl_axis_contiguous(c->s, st, contig) != TSL_OK) {
+    tsl_clear_error();
+    return false;
+  }
+  return contig[r];
+}
+
+/* Vectorizes the innermost leaf when it walks memory contiguously and is short;
+ * unrolls some short spatial leaves just outside it when `unroll` (at most 16 copies
+ * in all: compile time). */
 static void annotate_inner(sampler *c, const char *stage, bool unroll) {
   const tsl_stage *st = tsl_schedule_stage(c->s, stage);
   char a[NAME_LEN];
   int k = st->nleaf - 1;
   const tsl_stage_iter *it = &st->iters[st->leaf[k]];
-  if (!it->is_reduce && it->extent > 1 && it->extent <= 64 && chance(c, 90)) {
+  if (!it->is_reduce && it->extent > 1 && it->extent <= 64 && leaf_contiguous(c, stage, k) && chance(c, 90)) {
     leaf_name(c, stage, k, a);
     step1(c, TSL_STEP_VECTORIZE, stage, a);
   }
@@ -274,6 +373,7 @@ static void spatial_sizes(sampler *c, int64_t n, int nlev, bool vec, int64_t *si
 static int multi_level_tile(sampler *c, const char *stage, const char *pattern, const int64_t *tile) {
   char roots[MAX_AXES][NAME_LEN];
   int nsp = 0, nr = root_names(c, stage, roots, &nsp);
+  bool vec = spatial_vectorizable(c->s, tsl_schedule_stage(c->s, stage), c->lanes);
   int nsl = 0, nrl = 0;
   for (const char *p = pattern; *p; p++) *p == 'S' ? nsl++ : nrl++;
   static _Thread_local char lv[MAX_AXES][6][NAME_LEN];
@@ -287,7 +387,7 @@ static int multi_level_tile(sampler *c, const char *stage, const char *pattern, 
       for (int l = nlev - 1; l >= 1; l--) sizes[l] = divisor(c, rem, 16), rem /= sizes[l];
       sizes[0] = rem;
     } else {
-      spatial_sizes(c, n, nlev, a == nsp - 1, sizes);
+      spatial_sizes(c, n, nlev, vec && a == nsp - 1, sizes);
     }
     if (nlev <= 1) copy_name(lv[a][0], roots[a]);
     else split_levels(c, stage, roots[a], nlev, sizes, lv[a]);
@@ -323,9 +423,10 @@ static void rule_tile_cache(sampler *c, const char *stage) {
   const tsl_stage *st = tsl_schedule_stage(c->s, stage);
   int nsp = st->op->naxis;
   int64_t tile[MAX_AXES];
+  bool vec = spatial_vectorizable(c->s, st, c->lanes);
   for (int a = 0; a < nsp; a++) {
     int64_t sizes[4];
-    spatial_sizes(c, st->iters[a].extent, 4, a == nsp - 1, sizes);
+    spatial_sizes(c, st->iters[a].extent, 4, vec && a == nsp - 1, sizes);
     tile[a] = sizes[2] * sizes[3];
     if (tile[a] > st->iters[a].extent) tile[a] = st->iters[a].extent;
   }
@@ -353,11 +454,20 @@ static void rule_tile_cache(sampler *c, const char *stage) {
   annotate_inner(c, local, true);
 }
 
+static bool rule_at(sampler *c, const char *stage);
+
+/* rfactor on the outer half of the largest reduction axis (the partial results in
+ * parallel) or on the inner half of the contiguous one (vector accumulators along
+ * memory); a non-output stage then goes to its consumer's outer tile loop and its
+ * partial results to its own outer loop (one row's partials at a time). */
 static void rule_rfactor(sampler *c, const char *stage, bool outer) {
   const tsl_stage *st = tsl_schedule_stage(c->s, stage);
-  int best = st->op->naxis;
-  for (int a = st->op->naxis; a < st->nroot; a++)
-    if (st->iters[a].extent > st->iters[best].extent) best = a;
+  int best = outer ? -1 : contiguous_reduce_axis(c->s, st, c->lanes);
+  if (best < 0) {
+    best = st->op->naxis;
+    for (int a = st->op->naxis; a < st->nroot; a++)
+      if (st->iters[a].extent > st->iters[best].extent) best = a;
+  }
   char k[NAME_LEN], half[NAME_LEN + 8], rf[NAME_LEN + 8];
   snprintf(k, sizeof k, "%s", st->iters[best].name);
   int64_t f = vector_tile(c, st->iters[best].extent);
@@ -378,10 +488,59 @@ static void rule_rfactor(sampler *c, const char *stage, bool outer) {
   if (outer) {
     step1(c, TSL_STEP_PARALLEL, rf, half);
   } else {
-    step1(c, TSL_STEP_VECTORIZE, rf, half);
-    fuse_parallel(c, rf, st->op->naxis - 1);
+    int naxis = st->op->naxis;
+    if (leaf_contiguous(c, rf, leaf_pos(c, rf, half))) step1(c, TSL_STEP_VECTORIZE, rf, half);
+    char at[NAME_LEN];
+    leaf_name(c, stage, 0, at);
+    const char *args[3] = {rf, stage, at};
+    bool attached = !tsl_schedule_stage(c->s, stage)->is_output && rule_at(c, stage) && naxis > 1 &&
+                    step(c, TSL_STEP_COMPUTE_AT, 3, args, 0, NULL);
+    if (!attached) fuse_parallel(c, rf, naxis - 1);
   }
   annotate_inner(c, stage, true);
+}
+
+/* The generic default schedule's structure (ops/nn/default_schedule.c): the innermost
+ * spatial axis, when contiguous, split by the lanes and vectorized with the reduction
+ * axes just outside it (vector accumulators), the outer spatial axes fused into one
+ * parallel loop unless the stage is small. Where the stage has one spatial axis its
+ * vector split's outer part is the parallel loop, outside the reduction (the generic
+ * default puts it inside, one parallel launch per reduction step). A strided innermost
+ * axis stays scalar: the spatial axes in order, then the reduction. */
+static void rule_generic(sampler *c, const char *stage) {
+  const tsl_stage *st = tsl_schedule_stage(c->s, stage);
+  char roots[MAX_AXES][NAME_LEN], order[MAX_AXES + 1][NAME_LEN], vin[NAME_LEN] = "", vout[NAME_LEN] = "";
+  int nsp = 0, nr = root_names(c, stage, roots, &nsp);
+  if (nsp == 0) return;
+  int64_t work = 1;
+  for (int a = 0; a < nr && work < MIN_PARALLEL_WORK; a++) work *= st->iters[a].extent;
+  bool vec = spatial_vectorizable(c->s, st, c->lanes);
+  if (vec && st->iters[nsp - 1].extent > c->lanes) {
+    int pos = leaf_pos(c, stage, roots[nsp - 1]);
+    const char *n[2] = {stage, roots[nsp - 1]};
+    int64_t f = c->lanes;
+    if (pos >= 0 && step(c, TSL_STEP_SPLIT, 2, n, 1, &f)) {
+      leaf_name(c, stage, pos, vout);
+      leaf_name(c, stage, pos + 1, vin);
+    }
+  } else if (vec) {
+    copy_name(vin, roots[nsp - 1]);
+  }
+  int no = 0, nouter;
+  if (!vin[0]) { /* scalar: the initial order */
+    nouter = nsp;
+  } else {
+    for (int a = 0; a < nsp - 1; a++) copy_name(order[no++], roots[a]);
+    if (nsp == 1 && vout[0]) copy_name(order[no++], vout);
+    nouter = no;
+    for (int a = nsp; a < nr; a++) copy_name(order[no++], roots[a]);
+    if (nsp > 1 && vout[0]) copy_name(order[no++], vout);
+    copy_name(order[no++], vin);
+    reorder(c, stage, no, order);
+    int k = leaf_pos(c, stage, vin);
+    if (leaf_contiguous(c, stage, k)) step1(c, TSL_STEP_VECTORIZE, stage, vin);
+  }
+  if (work >= MIN_PARALLEL_WORK && nouter > 0) fuse_parallel(c, stage, nouter);
 }
 
 static void rule_spatial(sampler *c, const char *stage) {
@@ -402,21 +561,32 @@ static bool reads(const tsl_schedule *s, const tsl_stage *st, const tsl_buffer *
 
 /* compute_at into the last consumer's outer tile loop (or a random loop above its
  * innermost). */
-static void rule_at(sampler *c, const char *stage) {
+static bool rule_at(sampler *c, const char *stage) {
   const tsl_stage *self = tsl_schedule_stage(c->s, stage);
   int si = tsl_schedule_stage_index(c->s, stage), consumer = -1;
   for (int j = si + 1; j < c->s->nstages; j++) {
     const tsl_stage *o = c->s->stages[j];
     if (o->attach != TSL_ATTACH_INLINE && reads(c->s, o, self->op->output->buf, 0)) consumer = j;
   }
-  if (consumer < 0) return;
+  if (consumer < 0) return false;
   const tsl_stage *cs = c->s->stages[consumer];
-  int k = chance(c, 60) ? 0 : rnd(c, cs->nleaf > 1 ? cs->nleaf - 1 : 1);
+  /* the outer loops of the consumer over axes its reads of this stage depend on: at any
+   * loop inside one over another axis, the stage would be recomputed on each iteration */
+  unsigned deps = 0;
+  if (tsl_axis_read_deps(c->s, cs, self->op->output->buf, &deps) != TSL_OK) {
+    tsl_clear_error();
+    return false;
+  }
+  int nk = 0;
+  while (nk < cs->nleaf - 1 && !cs->iters[cs->leaf[nk]].is_reduce && (leaf_roots(cs, cs->leaf[nk]) & ~deps) == 0)
+    nk++;
+  if (nk == 0) return false;
+  int k = chance(c, 60) ? 0 : rnd(c, nk);
   char at[NAME_LEN], cname[NAME_LEN];
   snprintf(cname, sizeof cname, "%s", cs->name);
   leaf_name(c, cname, k, at);
   const char *args[3] = {stage, cname, at};
-  step(c, TSL_STEP_COMPUTE_AT, 3, args, 0, NULL);
+  return step(c, TSL_STEP_COMPUTE_AT, 3, args, 0, NULL);
 }
 
 static tsl_status sample(const tsl_te_program *p, const tsl_sketch *sk, sampler c, tsl_schedule **out) {
@@ -439,7 +609,8 @@ static tsl_status sample(const tsl_te_program *p, const tsl_sketch *sk, sampler 
     case TSL_SKETCH_RFACTOR_OUTER: rule_rfactor(&c, names[i], true); break;
     case TSL_SKETCH_RFACTOR_INNER: rule_rfactor(&c, names[i], false); break;
     case TSL_SKETCH_SPATIAL: rule_spatial(&c, names[i]); break;
-    case TSL_SKETCH_AT: rule_at(&c, names[i]); break;
+    case TSL_SKETCH_GENERIC: rule_generic(&c, names[i]); break;
+    case TSL_SKETCH_AT: (void)rule_at(&c, names[i]); break;
     }
   }
   if (c.err != TSL_OK) {

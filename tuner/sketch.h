@@ -13,16 +13,33 @@
  *                          local stage, compute_at), the local stage accumulates one tile
  *                          in the order R0 S2 R1 S3;
  *   TSL_SKETCH_RFACTOR_OUTER / _INNER  a reduction whose only large axis is the reduction
- *                          (spatial points <= 64, reduction points >= 128): its largest
- *                          reduction axis is split and rfactor'ed on the outer half (run
- *                          in parallel) or the inner half (vectorized);
+ *                          (spatial points <= 64, reduction points >= 128), or (inner)
+ *                          one whose reduction axis is contiguous in memory while its
+ *                          innermost spatial axis is not: its largest (outer) or
+ *                          contiguous (inner) reduction axis is split and rfactor'ed on
+ *                          the outer half (run in parallel) or the inner half (vector
+ *                          accumulators; a non-output stage then sits at its consumer's
+ *                          outer loop and the partials at its own);
  *   TSL_SKETCH_SPATIAL     a stage without reduction that keeps its loops: 2-level tiling;
  *   TSL_SKETCH_AT          a non-output stage computed at the outer tile loop of its
  *                          (last) consumer;
+ *   TSL_SKETCH_GENERIC     the generic default schedule's structure (ops/nn/
+ *                          default_schedule.c): innermost spatial axis split by the lanes
+ *                          and vectorized with the reduction just outside, outer spatial
+ *                          axes fused and parallel (with one spatial axis, its vector
+ *                          split's outer part, outside the reduction);
  *   TSL_SKETCH_NONE        an inlined stage (nothing to do).
- * Every loop nest then gets the annotations: the outermost tile level fused and run in
- * parallel, the innermost spatial loop vectorized (its tile a multiple of the target's
- * f32 lanes where the extent allows), small inner spatial tiles unrolled.
+ * Every loop nest then gets the annotations: the outermost tile level fused (while
+ * shorter than 64 iterations) and run in parallel, the innermost loop vectorized when it
+ * walks memory contiguously (tuner/axis_access.h: never a strided axis; its tile a
+ * multiple of the target's f32 lanes where the extent allows), small inner spatial
+ * tiles unrolled. A producer is attached only at a consumer loop over axes its region
+ * depends on (never recomputed per iteration of another loop).
+ *
+ * The first rule of each stage (sketch 0, the default): rfactor_inner for a reduction
+ * whose innermost spatial axis is strided or short but whose reduction runs along
+ * memory (vector accumulators along the reduction), else generic; then at, tile,
+ * tile_cache, rfactor_outer, rfactor_inner, spatial as they apply.
  *
  * Sampling fills the knobs (tile sizes from the divisors of each extent, the vector tile
  * from multiples of the lanes, the unroll choices) from a seed: the same program, target,
@@ -48,7 +65,8 @@ typedef enum tsl_sketch_rule {
   TSL_SKETCH_RFACTOR_OUTER,
   TSL_SKETCH_RFACTOR_INNER,
   TSL_SKETCH_SPATIAL,
-  TSL_SKETCH_AT
+  TSL_SKETCH_AT,
+  TSL_SKETCH_GENERIC
 } tsl_sketch_rule;
 
 #define TSL_SKETCH_MAX_STAGES 16

@@ -193,7 +193,9 @@ static void test_sketch_sampling_is_deterministic(void) {
                         TSL_OK);
   tsl_sketch_list sl;
   CU_ASSERT_EQUAL_FATAL(tsl_sketch_generate(p, &host, &sl), TSL_OK);
-  CU_ASSERT_EQUAL(sl.n, 2); /* matmul 64x40: tile, tile_cache (no rfactor: the spatial part is large) */
+  /* matmul 64x40: generic (the default), tile, tile_cache (no rfactor: the spatial part is large) */
+  CU_ASSERT_EQUAL(sl.n, 3);
+  CU_ASSERT_EQUAL(sl.sketches[0].rule[sl.sketches[0].nstages - 1], TSL_SKETCH_GENERIC);
   for (int k = 0; k < sl.n; k++) {
     tsl_schedule *s1 = NULL, *s2 = NULL;
     CU_ASSERT_EQUAL_FATAL(tsl_sketch_sample(p, &host, &sl.sketches[k], 9, &s1), TSL_OK);
@@ -255,6 +257,144 @@ static void test_sketch_candidates_lower_at_every_lane_count(void) {
   tsl_arena_set_current(prev);
   tsl_arena_free(arena);
   tsl_dsl_module_free(mod);
+}
+
+/* Vector accesses of lowered IR: `unit` those whose flattened index is a ramp of stride
+ * 1 (or a broadcast: one element), `other` the rest (strided ramps, gathers). */
+typedef struct vec_count {
+  int unit, other;
+} vec_count;
+
+static void count_index(const tsl_expr *index, vec_count *vc) {
+  if (!index || index->type.lanes <= 1) return;
+  int64_t stride = 0;
+  bool unit = (index->kind == TSL_E_RAMP && tsl_expr_is_const_int(index->ramp.stride, &stride) && stride == 1) ||
+              index->kind == TSL_E_BROADCAST;
+  if (unit) vc->unit++;
+  else vc->other++;
+}
+
+static void count_expr(const tsl_expr *e, vec_count *vc) {
+  if (!e) return;
+  switch (e->kind) {
+  case TSL_E_INT:
+  case TSL_E_FLOAT:
+  case TSL_E_VAR: return;
+  case TSL_E_NOT:
+  case TSL_E_CAST: count_expr(e->un.a, vc); return;
+  case TSL_E_SELECT:
+    count_expr(e->select.cond, vc);
+    count_expr(e->select.t, vc);
+    count_expr(e->select.f, vc);
+    return;
+  case TSL_E_BROADCAST: count_expr(e->broadcast.value, vc); return;
+  case TSL_E_RAMP: return;
+  case TSL_E_LOAD:
+    for (int i = 0; i < e->load.nindex; i++) count_index(e->load.index[i], vc);
+    count_expr(e->load.predicate, vc);
+    return;
+  case TSL_E_CALL:
+    for (int i = 0; i < e->call.nargs; i++) count_expr(e->call.args[i], vc);
+    return;
+  case TSL_E_LET:
+    count_expr(e->let.value, vc);
+    count_expr(e->let.body, vc);
+    return;
+  case TSL_E_REDUCE: return;
+  default:
+    count_expr(e->bin.a, vc);
+    count_expr(e->bin.b, vc);
+    return;
+  }
+}
+
+static void count_stmt(const tsl_stmt *s, vec_count *vc) {
+  if (!s) return;
+  switch (s->kind) {
+  case TSL_S_FOR: count_stmt(s->loop.body, vc); return;
+  case TSL_S_STORE:
+    for (int i = 0; i < s->store.nindex; i++) count_index(s->store.index[i], vc);
+    count_expr(s->store.value, vc);
+    return;
+  case TSL_S_ALLOCATE: count_stmt(s->allocate.body, vc); return;
+  case TSL_S_SEQ:
+    for (int i = 0; i < s->seq.n; i++) count_stmt(s->seq.stmts[i], vc);
+    return;
+  case TSL_S_IF:
+    count_expr(s->if_.cond, vc);
+    count_stmt(s->if_.then_case, vc);
+    count_stmt(s->if_.else_case, vc);
+    return;
+  case TSL_S_LET:
+    count_expr(s->let.value, vc);
+    count_stmt(s->let.body, vc);
+    return;
+  case TSL_S_EVALUATE: count_expr(s->evaluate.value, vc); return;
+  }
+}
+
+/* The auto-scheduler's default schedule (the graph compiler's kernel without records)
+ * vectorizes only along memory: at 4, 8 and 16 lanes, every vector load and store of its
+ * lowered IR reads or writes consecutive elements (a ramp of stride 1, or one element
+ * broadcast), never a strided ramp or a gather; the row reductions (whose spatial axis
+ * is strided) still get vectors, along the reduction (rfactor), and the stride-2 max
+ * pool none. */
+static void test_autosched_default_vectorizes_only_contiguous_axes(void) {
+  static const char pool_text[] = "op sk_maxpool(data: f32[N, C, H, W])\n"
+                                  "  out[n, c, y, x] = max(r, s: data[n, c, y * 2 + r, x * 2 + s])\n"
+                                  "    where y < (H - 3) / 2 + 1, x < (W - 3) / 2 + 1, r < 3, s < 3\n";
+  tsl_dsl_module *mod = NULL, *pool = NULL;
+  CU_ASSERT_EQUAL_FATAL(tsl_dsl_parse(ops_text, "sketch_ops.tsl", &mod), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(tsl_dsl_parse(pool_text, "pool.tsl", &pool), TSL_OK);
+  tsl_arena *arena = tsl_arena_new(), *prev = tsl_arena_set_current(arena);
+  static const int64_t mm_a[] = {64, 48}, mm_b[] = {48, 40}, rows[] = {64, 200}, nchw[] = {1, 8, 17, 24},
+                       conv_w[] = {8, 8, 3, 3}, dw_w[] = {8, 5, 5};
+  const struct {
+    const tsl_dsl_module *mod;
+    const char *op;
+    int nin;
+    const int64_t *shapes[2];
+    int ndims[2];
+    bool vectors; /* some vector access expected */
+  } cases[] = {
+      {NULL, "sk_matmul", 2, {mm_a, mm_b}, {2, 2}, true},   {NULL, "sk_rowmax", 1, {rows}, {2}, true},
+      {NULL, "sk_softmax", 1, {rows}, {2}, true},           {NULL, "sk_chsum", 1, {nchw}, {4}, true},
+      {NULL, "sk_conv", 2, {nchw, conv_w}, {4, 4}, true},   {NULL, "sk_depthwise", 2, {nchw, dw_w}, {4, 3}, true},
+      {NULL, "sk_softplus", 1, {rows}, {2}, true},          {pool, "sk_maxpool", 1, {nchw}, {4}, false},
+  };
+  const char *targets[3] = {"armv8", "x86-64-avx2", "x86-64-avx512"};
+  for (int ti = 0; ti < 3; ti++) {
+    tsl_target t;
+    CU_ASSERT_EQUAL_FATAL(tsl_target_parse(targets[ti], &t), TSL_OK);
+    tsl_lower_options o = tsl_lower_options_default();
+    o.vector_bits = t.vector_bits;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+      const tsl_dsl_module *m = cases[i].mod ? cases[i].mod : mod;
+      tsl_te_program *p = NULL;
+      tsl_schedule *s = NULL;
+      tsl_func *f = NULL;
+      CU_ASSERT_EQUAL_FATAL(tsl_dsl_instantiate(tsl_dsl_module_find(m, cases[i].op), cases[i].nin, cases[i].shapes,
+                                                cases[i].ndims, 0, NULL, &p),
+                            TSL_OK);
+      CU_ASSERT_EQUAL_FATAL(tsl_autosched_default_schedule(p, &t, &s), TSL_OK);
+      CU_ASSERT_EQUAL_FATAL(tsl_lower_with(s, "sk_contig", &o, &f), TSL_OK);
+      vec_count vc = {0, 0};
+      count_stmt(f->body, &vc);
+      if (vc.other != 0 || (vc.unit > 0) != cases[i].vectors) {
+        char *text = tsl_schedule_to_string(s);
+        printf("\n  %s on %s: %d contiguous, %d strided vector accesses; schedule:\n%s", cases[i].op, targets[ti],
+               vc.unit, vc.other, text ? text : "");
+        free(text);
+      }
+      CU_ASSERT_EQUAL(vc.other, 0);
+      CU_ASSERT_EQUAL(vc.unit > 0, cases[i].vectors);
+      tsl_schedule_free(s);
+    }
+  }
+  tsl_arena_set_current(prev);
+  tsl_arena_free(arena);
+  tsl_dsl_module_free(mod);
+  tsl_dsl_module_free(pool);
 }
 
 /* The tuner searches the auto-scheduler's template of an op with no schedule block
@@ -380,6 +520,8 @@ void tsl_tests_tuner_sketch(void) {
   CU_add_test(s, "test_sketch_candidates_match_interpreter", test_sketch_candidates_match_interpreter);
   CU_add_test(s, "test_sketch_sampling_is_deterministic", test_sketch_sampling_is_deterministic);
   CU_add_test(s, "test_sketch_candidates_lower_at_every_lane_count", test_sketch_candidates_lower_at_every_lane_count);
+  CU_add_test(s, "test_autosched_default_vectorizes_only_contiguous_axes",
+              test_autosched_default_vectorizes_only_contiguous_axes);
   CU_add_test(s, "test_autosched_tuned_then_dispatched", test_autosched_tuned_then_dispatched);
   CU_add_test(s, "test_evolution_search_beats_random_on_a_known_cost", test_evolution_search_beats_random_on_a_known_cost);
 }

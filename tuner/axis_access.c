@@ -1,0 +1,239 @@
+/* Contiguous axes of a stage (axis_access.h). */
+#include "tuner/axis_access.h"
+
+#include <string.h>
+
+#include "dsl/te.h"
+
+#define MAX_BIND 16
+#define MAX_INLINE_DEPTH 8
+#define MAX_CHILDREN 8
+
+/* An integer index as a function of the stage's root axes: c[a] the linear coefficient
+ * of axis a; bits of `sub` the axes it depends on only through a quotient / remainder
+ * of a unit-stride expression by a positive constant; bits of `nonlin` the axes it
+ * depends on in any other non-linear way. */
+typedef struct lin {
+  double c[TSL_AXIS_ACCESS_MAX];
+  unsigned sub, nonlin;
+} lin;
+
+typedef struct binding {
+  const tsl_expr *var;
+  lin value;
+} binding;
+
+typedef struct walker {
+  const tsl_schedule *s;
+  int naxes;
+  bool unit[TSL_AXIS_ACCESS_MAX];    /* some access moves by +1 */
+  bool strided[TSL_AXIS_ACCESS_MAX]; /* some access moves otherwise */
+  const tsl_buffer *target;          /* tsl_axis_read_deps: the buffer whose reads count */
+  unsigned deps;                     /* the axes its read indices depend on */
+} walker;
+
+/* The children of e (at most MAX_CHILDREN; a call's further arguments are left out). */
+static int children(const tsl_expr *e, const tsl_expr **out) {
+  int n = 0;
+  switch (e->kind) {
+  case TSL_E_INT:
+  case TSL_E_FLOAT:
+  case TSL_E_VAR: break;
+  case TSL_E_NOT:
+  case TSL_E_CAST: out[n++] = e->un.a; break;
+  case TSL_E_SELECT:
+    out[n++] = e->select.cond;
+    out[n++] = e->select.t;
+    out[n++] = e->select.f;
+    break;
+  case TSL_E_BROADCAST: out[n++] = e->broadcast.value; break;
+  case TSL_E_RAMP:
+    out[n++] = e->ramp.base;
+    out[n++] = e->ramp.stride;
+    break;
+  case TSL_E_LOAD:
+    for (int i = 0; i < e->load.nindex && n < MAX_CHILDREN; i++) out[n++] = e->load.index[i];
+    if (e->load.predicate && n < MAX_CHILDREN) out[n++] = e->load.predicate;
+    break;
+  case TSL_E_CALL:
+    for (int i = 0; i < e->call.nargs && n < MAX_CHILDREN; i++) out[n++] = e->call.args[i];
+    break;
+  case TSL_E_LET:
+    out[n++] = e->let.value;
+    out[n++] = e->let.body;
+    break;
+  case TSL_E_REDUCE:
+    out[n++] = e->reduce.source;
+    if (e->reduce.condition) out[n++] = e->reduce.condition;
+    break;
+  default: /* binary */
+    out[n++] = e->bin.a;
+    out[n++] = e->bin.b;
+    break;
+  }
+  return n;
+}
+
+static unsigned dep_mask(const lin *l, int naxes) {
+  unsigned m = l->sub | l->nonlin;
+  for (int a = 0; a < naxes; a++)
+    if (l->c[a] != 0) m |= 1u << a;
+  return m;
+}
+
+/* Every axis e depends on, as non-linear. */
+static lin all_nonlinear(const tsl_expr *e, const binding *env, int nenv, int naxes, int depth);
+
+static lin linear_form(const tsl_expr *e, const binding *env, int nenv, int naxes, int depth) {
+  lin r;
+  memset(&r, 0, sizeof r);
+  if (!e || depth > 64) return r;
+  int64_t k;
+  switch (e->kind) {
+  case TSL_E_INT:
+  case TSL_E_FLOAT: return r;
+  case TSL_E_VAR:
+    for (int i = nenv - 1; i >= 0; i--)
+      if (env[i].var == e) return env[i].value;
+    return r;
+  case TSL_E_CAST: return linear_form(e->un.a, env, nenv, naxes, depth + 1);
+  case TSL_E_ADD:
+  case TSL_E_SUB: {
+    lin a = linear_form(e->bin.a, env, nenv, naxes, depth + 1), b = linear_form(e->bin.b, env, nenv, naxes, depth + 1);
+    for (int i = 0; i < naxes; i++) r.c[i] = e->kind == TSL_E_ADD ? a.c[i] + b.c[i] : a.c[i] - b.c[i];
+    r.sub = a.sub | b.sub;
+    r.nonlin = a.nonlin | b.nonlin;
+    return r;
+  }
+  case TSL_E_MUL: {
+    const tsl_expr *x = NULL;
+    if (tsl_expr_is_const_int(e->bin.b, &k)) x = e->bin.a;
+    else if (tsl_expr_is_const_int(e->bin.a, &k)) x = e->bin.b;
+    if (!x) break;
+    if (k == 0) return r;
+    r = linear_form(x, env, nenv, naxes, depth + 1);
+    for (int i = 0; i < naxes; i++) r.c[i] *= (double)k;
+    if (k != 1) r.nonlin |= r.sub, r.sub = 0; /* 2 * (x / 2): steps of 2 */
+    return r;
+  }
+  case TSL_E_DIV:
+  case TSL_E_MOD: {
+    if (!tsl_expr_is_const_int(e->bin.b, &k) || k <= 0) break;
+    lin a = linear_form(e->bin.a, env, nenv, naxes, depth + 1);
+    r.nonlin = a.nonlin | a.sub;
+    for (int i = 0; i < naxes; i++) {
+      if (a.c[i] == 0 || (r.nonlin >> i & 1u)) continue;
+      if (a.c[i] == 1) r.sub |= 1u << i;
+      else r.nonlin |= 1u << i;
+    }
+    return r;
+  }
+  default: break;
+  }
+  return all_nonlinear(e, env, nenv, naxes, depth);
+}
+
+static lin all_nonlinear(const tsl_expr *e, const binding *env, int nenv, int naxes, int depth) {
+  lin r;
+  memset(&r, 0, sizeof r);
+  const tsl_expr *ch[MAX_CHILDREN];
+  int n = children(e, ch);
+  for (int i = 0; i < n; i++) {
+    lin x = linear_form(ch[i], env, nenv, naxes, depth + 1);
+    r.nonlin |= dep_mask(&x, naxes);
+  }
+  return r;
+}
+
+/* One access of buffer buf with index forms idx[0..ndim). */
+static void record(walker *w, const tsl_buffer *buf, const lin *idx) {
+  int64_t rs = 1;
+  double stride[TSL_AXIS_ACCESS_MAX] = {0};
+  unsigned bad = 0, sub = 0;
+  for (int d = buf->ndim - 1; d >= 0; d--) {
+    int64_t st = buf->strides ? buf->strides[d] : rs;
+    for (int a = 0; a < w->naxes; a++) stride[a] += idx[d].c[a] * (double)st;
+    bad |= idx[d].nonlin;
+    if (st == 1) sub |= idx[d].sub;
+    else bad |= idx[d].sub;
+    rs *= buf->shape[d];
+  }
+  for (int a = 0; a < w->naxes; a++) {
+    bool b = bad >> a & 1u, s = sub >> a & 1u;
+    if (b || (stride[a] != 0 && stride[a] != 1) || (s && stride[a] != 0)) w->strided[a] = true;
+    else if (stride[a] == 1) w->unit[a] = true;
+  }
+}
+
+static void walk(walker *w, const tsl_expr *e, const binding *env, int nenv, int depth) {
+  if (!e) return;
+  if (e->kind == TSL_E_LOAD) {
+    int nd = e->load.nindex;
+    lin idx[MAX_BIND];
+    if (nd > (int)(sizeof idx / sizeof idx[0])) nd = (int)(sizeof idx / sizeof idx[0]);
+    for (int i = 0; i < nd; i++) idx[i] = linear_form(e->load.index[i], env, nenv, w->naxes, 0);
+    for (int i = 0; e->load.buf == w->target && i < nd; i++) w->deps |= dep_mask(&idx[i], w->naxes);
+    const tsl_te_tensor *t = tsl_te_tensor_of(e->load.buf);
+    const tsl_stage *ps = t && t->op->kind == TSL_TE_COMPUTE ? tsl_schedule_stage_of_op(w->s, t->op) : NULL;
+    if (ps && ps->attach == TSL_ATTACH_INLINE && depth < MAX_INLINE_DEPTH && t->op->naxis == nd && nd <= MAX_BIND) {
+      binding inner[MAX_BIND];
+      for (int i = 0; i < nd; i++) inner[i].var = t->op->axis[i].var, inner[i].value = idx[i];
+      walk(w, t->op->body, inner, nd, depth + 1);
+    } else {
+      record(w, e->load.buf, idx);
+    }
+  }
+  const tsl_expr *ch[MAX_CHILDREN];
+  int n = children(e, ch);
+  for (int i = 0; i < n; i++) walk(w, ch[i], env, nenv, depth);
+}
+
+/* Walks every access of st (its write, then its body) into *w. */
+static tsl_status walk_stage(const tsl_schedule *s, const tsl_stage *st, walker *w) {
+  const tsl_te_op *op = st->op;
+  int nsp = op->naxis, nr = op->nreduce;
+  if (nsp + nr > TSL_AXIS_ACCESS_MAX)
+    return tsl_error(TSL_ERR_INVALID, "axis access: stage %s has %d axes (at most %d)", st->name, nsp + nr,
+                     TSL_AXIS_ACCESS_MAX);
+  w->s = s;
+  w->naxes = nsp + nr;
+  binding env[2 * TSL_AXIS_ACCESS_MAX];
+  memset(env, 0, sizeof env);
+  int nenv = 0;
+  for (int a = 0; a < nsp + nr; a++) {
+    lin u;
+    memset(&u, 0, sizeof u);
+    u.c[a] = 1;
+    env[nenv++] = (binding){a < nsp ? op->axis[a].var : op->reduce_axis[a - nsp].var, u};
+    if (a >= nsp && op->body && op->body->kind == TSL_E_REDUCE && a - nsp < op->body->reduce.naxes &&
+        op->body->reduce.axes[a - nsp].var != op->reduce_axis[a - nsp].var)
+      env[nenv++] = (binding){op->body->reduce.axes[a - nsp].var, u};
+  }
+  /* the write out[axes...] */
+  lin idx[TSL_AXIS_ACCESS_MAX];
+  memset(idx, 0, sizeof idx);
+  for (int d = 0; d < nsp; d++) idx[d].c[d] = 1;
+  record(w, op->output->buf, idx);
+  walk(w, op->body, env, nenv, 0);
+  return TSL_OK;
+}
+
+tsl_status tsl_axis_contiguous(const tsl_schedule *s, const tsl_stage *st, bool *contiguous) {
+  if (!s || !st || !contiguous) return tsl_error(TSL_ERR_INVALID, "axis access: NULL argument");
+  for (int a = 0; a < TSL_AXIS_ACCESS_MAX; a++) contiguous[a] = false;
+  walker w;
+  memset(&w, 0, sizeof w);
+  tsl_status rc = walk_stage(s, st, &w);
+  for (int a = 0; rc == TSL_OK && a < w.naxes; a++) contiguous[a] = w.unit[a] && !w.strided[a];
+  return rc;
+}
+
+tsl_status tsl_axis_read_deps(const tsl_schedule *s, const tsl_stage *st, const tsl_buffer *buf, unsigned *deps) {
+  if (!s || !st || !buf || !deps) return tsl_error(TSL_ERR_INVALID, "axis access: NULL argument");
+  walker w;
+  memset(&w, 0, sizeof w);
+  w.target = buf;
+  tsl_status rc = walk_stage(s, st, &w);
+  *deps = rc == TSL_OK ? w.deps : 0;
+  return rc;
+}
