@@ -345,6 +345,7 @@ static tsl_status scale_view(const tsl_tensor *wt, int64_t x, int64_t view[5]) {
 static tsl_status lower_one(tsl_graph *g, int node, tsl_conv_lowering *cl, tsl_node_kernel *step,
                             tsl_node_kernel *pre, const tsl_kernel **kernel) {
   tsl_conv2d_layer layer, fam;
+  memset(&fam, 0, sizeof fam);
   tsl_workload w;
   tsl_status st = node_desc(g, node, &layer);
   if (st == TSL_OK) st = tsl_conv2d_family_workload(&layer, &w);
