@@ -407,6 +407,16 @@ static void test_insitu_small_model_writes_in_model_records_and_compile_uses_the
     CU_ASSERT_FATAL(l >= 0);
     const tsl_record *want = &res.layers[l].cand[res.layers[l].chosen].rec;
     CU_ASSERT_TRUE(steps[s].info.in_model);
+    if (strcmp(steps[s].info.template_name, want->template_name) != 0) {
+      /* say what the compile saw: every candidate's record and the one it used */
+      const tsl_insitu_layer *L = &res.layers[l];
+      printf("\n    layer %s: compile used %s (cost %.9g, threads %d, context '%s'); in-situ chose %d:", L->key,
+             steps[s].info.template_name, tsl_record_cost(&steps[s].info.record), steps[s].info.record.threads,
+             steps[s].info.record.context, L->chosen);
+      for (int c = 0; c < L->ncand; c++)
+        printf("\n      cand %d: %s cost %.9g threads %d hash %llx", c, L->cand[c].rec.template_name,
+               tsl_record_cost(&L->cand[c].rec), L->cand[c].rec.threads, (unsigned long long)L->cand[c].rec.space_hash);
+    }
     CU_ASSERT_STRING_EQUAL(steps[s].info.template_name, want->template_name);
     CU_ASSERT_EQUAL(steps[s].info.record.config.nknobs, want->config.nknobs);
     CU_ASSERT_EQUAL(memcmp(steps[s].info.record.config.values, want->config.values,
