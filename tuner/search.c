@@ -237,6 +237,22 @@ static int sa_propose(tsl_search *s, int64_t *best_idx, int n) {
   return nbest;
 }
 
+/* Sorts n scores, best (highest) first, and the n items of item_size bytes beside them
+ * (an insertion sort: stable, and n is a search batch, at most a few hundred). */
+static void sort_by_score(float *score, void *items, size_t item_size, int n) {
+  unsigned char tmp[sizeof(tsl_config)], *it = items;
+  if (item_size > sizeof tmp) return;
+  for (int i = 1; i < n; i++)
+    for (int j = i; j > 0 && score[j] > score[j - 1]; j--) {
+      float t = score[j];
+      score[j] = score[j - 1];
+      score[j - 1] = t;
+      memcpy(tmp, it + (size_t)j * item_size, item_size);
+      memcpy(it + (size_t)j * item_size, it + (size_t)(j - 1) * item_size, item_size);
+      memcpy(it + (size_t)(j - 1) * item_size, tmp, item_size);
+    }
+}
+
 /* Sorts the n proposals idx by the IR-feature model's scores, best first (on a model
  * error the order stays the annealing's). */
 static void rerank_best(tsl_search *s, int64_t *idx, int n) {
@@ -244,16 +260,7 @@ static void rerank_best(tsl_search *s, int64_t *idx, int n) {
   float *score = malloc(sizeof *score * (size_t)n);
   bool ok = c && score;
   for (int i = 0; ok && i < n; i++) ok = tsl_config_from_index(&s->space, idx[i], &c[i]) == TSL_OK;
-  if (ok && tsl_cost_model_predict(s->rerank, c, n, score) == TSL_OK)
-    for (int i = 1; i < n; i++)
-      for (int j = i; j > 0 && score[j] > score[j - 1]; j--) {
-        float t = score[j];
-        score[j] = score[j - 1];
-        score[j - 1] = t;
-        int64_t u = idx[j];
-        idx[j] = idx[j - 1];
-        idx[j - 1] = u;
-      }
+  if (ok && tsl_cost_model_predict(s->rerank, c, n, score) == TSL_OK) sort_by_score(score, idx, sizeof idx[0], n);
   tsl_clear_error();
   free(c);
   free(score);
@@ -293,15 +300,7 @@ static void mutate(tsl_search *s, tsl_config *c) {
 
 /* Keeps the best n of the m scored configs c (by score, one per index) in place; returns n'. */
 static int select_best(const tsl_search *s, tsl_config *c, float *score, int m, int n) {
-  for (int i = 1; i < m; i++)
-    for (int j = i; j > 0 && score[j] > score[j - 1]; j--) {
-      float t = score[j];
-      score[j] = score[j - 1];
-      score[j - 1] = t;
-      tsl_config u = c[j];
-      c[j] = c[j - 1];
-      c[j - 1] = u;
-    }
+  sort_by_score(score, c, sizeof c[0], m);
   int k = 0;
   for (int i = 0; i < m && k < n; i++) {
     int64_t idx = tsl_config_index(&s->space, &c[i]);
