@@ -134,12 +134,47 @@ static void test_tunecli_schedule_and_records_options(void) {
   /* another instance has no record */
   expectf(1, "holds no usable record of matmul(A:f32[8,8]",
           "run-op matmul --shape A=8x8 --shape B=8x8 --records %s", rec);
-  expectf(2, "not both", "show matmul --records %s --schedule %s", rec, sched);
+  expectf(2, "give one of --schedule FILE, --records FILE, --template NAME", "show matmul --records %s --schedule %s",
+          rec, sched);
   remove(sched);
   remove(bad);
   remove(rec);
   remove(back);
   remove(so);
+  rmdir(dir);
+}
+
+/* --template NAME: show lists an operator's templates under its default loop nest and prints
+ * the one named with its default config; that schedule, and the text show prints of it fed
+ * back through --schedule, runs and matches the TE's interpretation (run-op's check); a name
+ * of another operator's template is refused with the operator's own. run-op --repeat N
+ * takes N samples. */
+static void test_tunecli_template_option_and_run_op_repeat(void) {
+  char dir[] = "/tmp/tessel-tunecli-tp-XXXXXX";
+  CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+  char back[512];
+  const char *op = "conv2d_nchwc_bias --shape data=1x2x7x9x8 --shape weight=2x2x3x3x8x8 --shape bias=2x8";
+  expectf(0, "its templates, whose default config", "show %s", op);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "conv2d_nchwc_bias.direct"));
+  expectf(0, "# schedule (template conv2d_nchwc_bias.direct, default config: ", "show %s --template %s", op,
+          "conv2d_nchwc_bias.direct");
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "vectorize(conv, k)")); /* a template's schedule, not the bare loop nest */
+  char *start = strstr(out, "# schedule (template ");
+  char *end = start ? strstr(start, "\n# loop IR") : NULL;
+  char *nl = start ? strchr(start, '\n') : NULL;
+  CU_ASSERT_FATAL(nl && end && nl < end);
+  *end = '\0';
+  write_file(dir, "back.txt", nl + 1, back, sizeof back);
+  expectf(0, "check: PASS", "run-op %s --schedule %s", op, back);
+  expectf(0, "check: PASS", "run-op %s --template conv2d_nchwc_bias.direct --repeat 7", op);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "(7 samples)"));
+  expectf(0, "check: PASS", "run-op matmul --shape A=30x20 --shape B=20x50 --template matmul.blis");
+  expectf(1, "its templates: conv2d_nchwc_bias.direct", "show %s --template matmul.blis", op);
+  expectf(1, "it has none", "show relu --template matmul.blis");
+  expectf(2, "give one of", "run-op %s --template conv2d_nchwc_bias.direct --schedule %s", op, back);
+  expect("run-op matmul --repeat 0", 2, "--repeat wants a whole number from 1 to 1000, got '0'");
+  expect("run-op matmul --repeat 1001", 2, "--repeat wants a whole number");
+  remove(back);
   rmdir(dir);
 }
 
@@ -296,6 +331,7 @@ void tsl_tests_e2e_tunecli(void) {
   CU_add_test(s, "test_tunecli_bad_input_is_refused_clearly", test_tunecli_bad_input_is_refused_clearly);
   CU_add_test(s, "test_tunecli_schedule_and_records_options", test_tunecli_schedule_and_records_options);
   CU_add_test(s, "test_tunecli_tune_op_file_template", test_tunecli_tune_op_file_template);
+  CU_add_test(s, "test_tunecli_template_option_and_run_op_repeat", test_tunecli_template_option_and_run_op_repeat);
   CU_add_test(s, "test_custom_op_example_prints_scaled_add", test_custom_op_example_prints_scaled_add);
   CU_add_test(s, "test_C12_tunecli_on_every_x86_target_runs_as_host_or_is_refused",
               test_C12_tunecli_on_every_x86_target_runs_as_host_or_is_refused);

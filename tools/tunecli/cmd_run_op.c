@@ -17,7 +17,7 @@
 #include "tessel/tensor.h"
 #include "tunecli.h"
 
-enum { MAX_ARGS = 16 };
+enum { MAX_ARGS = 16, MAX_REPEAT = 1000 };
 
 static tsl_dtype dtype_of(tsl_type t) {
   tsl_dtype d = {TSL_DT_FLOAT, (uint8_t)t.bits};
@@ -42,17 +42,24 @@ int tunecli_run_op(int argc, char **argv) {
   }
   uint64_t seed = 1;
   double tolerance = 1e-5;
+  int repeat = 5;
   for (int i = 0; i < nrest; i++) {
     bool is_seed = strcmp(rest[i], "--seed") == 0, is_tol = strcmp(rest[i], "--tolerance") == 0;
-    if (is_seed || is_tol) {
+    bool is_rep = strcmp(rest[i], "--repeat") == 0;
+    if (is_seed || is_tol || is_rep) {
       char *end = NULL;
       const char *v = i + 1 < nrest ? rest[++i] : "";
       errno = 0;
+      unsigned long long r = 0;
       if (is_seed) seed = strtoull(v, &end, 10);
+      else if (is_rep) r = strtoull(v, &end, 10);
       else tolerance = strtod(v, &end);
-      if (!*v || *end || errno || *v == '-' || (is_tol && !(tolerance >= 0.0 && tolerance < INFINITY))) {
-        fprintf(stderr, "tunecli run-op: error: %s wants a %s, got '%s'\n", is_seed ? "--seed" : "--tolerance",
-                is_seed ? "non-negative integer" : "finite non-negative number", v);
+      if (is_rep && r >= 1 && r <= MAX_REPEAT) repeat = (int)r;
+      if (!*v || *end || errno || *v == '-' || (is_tol && !(tolerance >= 0.0 && tolerance < INFINITY)) ||
+          (is_rep && (r < 1 || r > MAX_REPEAT))) {
+        fprintf(stderr, "tunecli run-op: error: %s wants a %s, got '%s'\n", rest[i - 1],
+                is_seed ? "non-negative integer" : is_rep ? "whole number from 1 to 1000" : "finite non-negative number",
+                v);
         op_args_free(&a);
         return 2;
       }
@@ -131,8 +138,8 @@ int tunecli_run_op(int argc, char **argv) {
     }
   }
   tsl_time_opts opts = tsl_time_opts_default();
-  opts.repeat = 5;
-  double costs[5];
+  opts.repeat = repeat;
+  double costs[MAX_REPEAT];
   void *ptrs[MAX_ARGS];
   void *argv_values[MAX_ARGS];
   for (int i = 0; i < nargs; i++) {
@@ -143,18 +150,13 @@ int tunecli_run_op(int argc, char **argv) {
     rc = tunecli_fail(cmd, st);
     goto done;
   }
-  for (int i = 1; i < 5; i++)
-    for (int j = i; j > 0 && costs[j] < costs[j - 1]; j--) {
-      double t = costs[j];
-      costs[j] = costs[j - 1];
-      costs[j - 1] = t;
-    }
+  double median = tunecli_median_sort(costs, repeat);
   printf("%s on %s (cpu %s): ", a.name, target.name, target.cpu);
   op_args_print_config(stdout, &a);
   if (a.record_note[0]) printf("\n  schedule %s", a.record_note);
   else if (a.schedule_file) printf("\n  schedule from %s", a.schedule_file);
   printf("\n  compile: lower %.2f ms, LLVM %.2f ms\n", stats.lower_seconds * 1e3, stats.compile_seconds * 1e3);
-  printf("  time per call: median %.4f ms, min %.4f ms (5 samples)\n", costs[2] * 1e3, costs[0] * 1e3);
+  printf("  time per call: median %.4f ms, min %.4f ms (%d samples)\n", median * 1e3, costs[0] * 1e3, repeat);
   printf("  max error vs the direct interpretation of the TE (float64), relative to the output's magnitude: %.3g (tolerance %.1g)\n",
          worst, tolerance);
   if (worst <= tolerance) {

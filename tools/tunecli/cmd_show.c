@@ -8,6 +8,8 @@
 #include "codegen/machine.h"
 #include "schedule/lower.h"
 #include "ir/arena.h"
+#include "ops/algorithm.h"
+#include "schedule/template.h"
 #include "op_args.h"
 #include "runtime/module.h"
 #include "target/target.h"
@@ -55,6 +57,18 @@ int tunecli_show(int argc, char **argv) {
   if (a.record_note[0]) printf("\n# schedule (%s)\n", a.record_note);
   else printf("\n# schedule%s%s\n", a.schedule_file ? " from " : "", a.schedule_file ? a.schedule_file : "");
   tsl_schedule_print(stdout, a.schedule);
+  if (!a.record_note[0] && !a.schedule_file) {
+    /* the operator's own schedule; a template's is what the graph compiler runs */
+    const tsl_template *list[64];
+    tsl_tuner_register_templates();
+    int n = tsl_template_list(a.name, list, 64);
+    if (n > 0) {
+      printf("# (the operator's default loop nest; its templates, whose default config the graph compiler\n"
+             "#  and the tuner start from: ");
+      for (int i = 0; i < n && i < 64; i++) printf("%s%s", i ? ", " : "", list[i]->name);
+      printf("; show one with --template NAME)\n");
+    }
+  }
   tsl_target target;
   tsl_status st = tsl_target_parse(a.target, &target);
   if (st != TSL_OK) {

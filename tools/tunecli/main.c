@@ -32,11 +32,11 @@ static const command commands[] = {
      "                          --static-cost the static cost model's estimate (docs/cost_static.md)\n"
      "                          (TSL_DEBUG=lower prints the IR after every lowering pass)"},
     {"run-op", tunecli_run_op,
-     "run-op OP [OPTIONS] [--seed S] [--tolerance E]\n"
+     "run-op OP [OPTIONS] [--seed S] [--tolerance E] [--repeat N]\n"
      "                          JIT-compile OP, run it on seeded random inputs in [-1, 1), check\n"
      "                          every output against the direct interpretation of its tensor\n"
      "                          expression (float64; default tolerance 1e-5 of the output's\n"
-     "                          magnitude) and time it"},
+     "                          magnitude) and time it: median and min of N samples (default 5)"},
     {"run", tunecli_run,
      "run MODEL [--records FILE] [--threads N] [--input FILE] [--output FILE] [--repeat N] [--target T] [--profile]\n"
      "          [--verbose]\n"
@@ -121,6 +121,8 @@ static const char *op_options =
     "                          and the step); tune-op measures it as the starting point to beat\n"
     "  --records FILE          (show, run-op, compile) the schedule of the best record of this\n"
     "                          operator instance on --target (show prints it as schedule text)\n"
+    "  --template NAME         (show, run-op, compile) the default config of that template of OP\n"
+    "                          (the schedule used where no record applies; show OP lists them)\n"
     "  --target T              host (default), x86-64-avx2, x86-64-avx512, armv8,\n"
     "                          armv8.2-a+dotprod; options: \"T -mcpu=NAME\", \"T -device=tcp://H:P\".\n"
     "                          show --asm/--llvm work for every target; running needs one the\n"

@@ -2,6 +2,7 @@
 #include "op_args.h"
 
 #include "dsl/sched_block.h"
+#include "ops/algorithm.h"
 #include "ops/user/user_template.h"
 #include "tuner/dispatch.h"
 
@@ -191,7 +192,7 @@ bool op_args_parse(const char *cmd, int argc, char **argv, op_args *a, char **re
     const char *arg = argv[i];
     bool takes_value = strcmp(arg, "--shape") == 0 || strcmp(arg, "--param") == 0 ||
                        strcmp(arg, "--schedule") == 0 || strcmp(arg, "--target") == 0 || strcmp(arg, "--file") == 0 ||
-                       strcmp(arg, "--records") == 0;
+                       strcmp(arg, "--records") == 0 || (strcmp(arg, "--template") == 0 && strcmp(cmd, "tune-op") != 0);
     if (takes_value) {
       if (i + 1 >= argc) {
         fprintf(stderr, "tunecli %s: error: %s needs a value\n", cmd, arg);
@@ -200,6 +201,7 @@ bool op_args_parse(const char *cmd, int argc, char **argv, op_args *a, char **re
       const char *v = argv[++i];
       if (strcmp(arg, "--schedule") == 0) a->schedule_file = v;
       else if (strcmp(arg, "--records") == 0) a->records_file = v;
+      else if (strcmp(arg, "--template") == 0) a->template_name = v;
       else if (strcmp(arg, "--target") == 0) a->target = v;
       else if (strcmp(arg, "--file") == 0) a->file = v;
       else if (strcmp(arg, "--param") == 0) {
@@ -214,8 +216,8 @@ bool op_args_parse(const char *cmd, int argc, char **argv, op_args *a, char **re
       rest[(*nrest)++] = argv[i];
     }
   }
-  if (a->schedule_file && a->records_file && strcmp(cmd, "tune-op") != 0) {
-    fprintf(stderr, "tunecli %s: error: give --schedule FILE or --records FILE, not both\n", cmd);
+  if (strcmp(cmd, "tune-op") != 0 && (a->schedule_file != NULL) + (a->records_file != NULL) + (a->template_name != NULL) > 1) {
+    fprintf(stderr, "tunecli %s: error: give one of --schedule FILE, --records FILE, --template NAME\n", cmd);
     return false;
   }
   if (!resolve_op(cmd, a)) return false;
@@ -315,6 +317,38 @@ static bool schedule_from_records(const char *cmd, op_args *a) {
   return true;
 }
 
+/* --template NAME: the template's default config for this instance on --target, i.e. the
+ * schedule the graph compiler and the tuner start from when there is no record. */
+static bool schedule_from_template(const char *cmd, op_args *a) {
+  if (!op_args_register_user_op(cmd, a)) return false;
+  tsl_tuner_register_templates();
+  const tsl_template *tpl = tsl_template_find(a->template_name);
+  if (!tpl || strcmp(tpl->op, a->name) != 0) {
+    const tsl_template *list[64];
+    int n = tsl_template_list(a->name, list, 64);
+    fprintf(stderr, "tunecli %s: error: --template '%s' is not a template of %s (%s", cmd, a->template_name, a->name,
+            n ? "its templates: " : "it has none");
+    for (int i = 0; i < n && i < 64; i++) fprintf(stderr, "%s%s", i ? ", " : "", list[i]->name);
+    fprintf(stderr, ")\n");
+    return false;
+  }
+  tsl_target t;
+  tsl_config_space space;
+  tsl_config c;
+  tsl_status st = tsl_target_parse(a->target, &t);
+  if (st == TSL_OK) st = tpl->space(a->program, &t, &space);
+  if (st == TSL_OK) st = tpl->default_config(a->program, &t, &space, &c);
+  if (st == TSL_OK) st = tpl->apply(a->program, &t, &space, &c, &a->schedule);
+  if (st != TSL_OK) {
+    tunecli_fail(cmd, st);
+    return false;
+  }
+  char cbuf[512];
+  snprintf(a->record_note, sizeof a->record_note, "template %s, default config: %s", tpl->name,
+           tsl_config_str(&space, &c, cbuf, sizeof cbuf));
+  return true;
+}
+
 bool op_args_build(const char *cmd, op_args *a) {
   const int64_t *shapes[OP_ARGS_MAX_INPUTS];
   for (int i = 0; i < a->ninputs; i++) shapes[i] = a->shapes[i];
@@ -336,6 +370,7 @@ bool op_args_build(const char *cmd, op_args *a) {
     return true;
   }
   if (a->records_file) return schedule_from_records(cmd, a);
+  if (a->template_name) return schedule_from_template(cmd, a);
   st = tsl_schedule_create(a->program, &a->schedule);
   if (st != TSL_OK) {
     tunecli_fail(cmd, st);

@@ -12,7 +12,10 @@
  * want the default inlining); errors name FILE:LINE:COL and the step.
  * --records FILE (show, run-op, compile) takes the schedule of the best record of this
  * operator instance in FILE (tuner/dispatch.h: the templates of the operator itself, on
- * --target or its family); none is an error. tune-op reads --records as its records file. */
+ * --target or its family); none is an error. tune-op reads --records as its records file.
+ * --template NAME (show, run-op, compile) takes that template's default config for this
+ * instance on --target: the schedule used when no record applies. tune-op reads --template
+ * as its own option (tune only that template). At most one of the three is given. */
 #ifndef TESSEL_TOOLS_OP_ARGS_H
 #define TESSEL_TOOLS_OP_ARGS_H
 
@@ -40,6 +43,7 @@ typedef struct op_args {
   char param_names[OP_ARGS_MAX_PARAMS][64]; /* storage for --param names */
   const char *schedule_file; /* NULL: the default schedule */
   const char *records_file;  /* --records, or NULL */
+  const char *template_name; /* --template (show, run-op, compile), or NULL */
   bool keep_module;          /* the module's op is registered (tsl_op_register_user): never freed */
   char record_note[1024];    /* after a --records build: which record gave the schedule */
   const char *target;        /* "host" unless --target */
