@@ -60,6 +60,17 @@ static void write_file(const char *dir, const char *name, const char *text, char
   fclose(f);
 }
 
+/* The schedule `show` printed in out (the lines between the header starting with `header`
+ * and the loop IR) as the file dir/back.txt, for --schedule; its path in path. */
+static void save_printed_schedule(const char *header, const char *dir, char *path, size_t n) {
+  char *start = strstr(out, header);
+  char *end = start ? strstr(start, "\n# loop IR") : NULL;
+  char *nl = start ? strchr(start, '\n') : NULL;
+  CU_ASSERT_FATAL(nl && end && nl < end);
+  *end = '\0';
+  write_file(dir, "back.txt", nl + 1, path, n);
+}
+
 static void test_tunecli_show_and_run_op(void) {
   expect("show conv2d --time", 0, "# loop IR");
   CU_ASSERT_PTR_NOT_NULL(strstr(out, "# compile time"));
@@ -120,13 +131,7 @@ static void test_tunecli_schedule_and_records_options(void) {
   expectf(0, "your schedule (matmul.schedule_text):",
           "tune-op matmul %s --trials 4 --no-peak --records %s --schedule %s", shape, rec, sched);
   expectf(0, "# schedule (from ", "show matmul %s --records %s", shape, rec);
-  /* the printed schedule, between its header and the loop IR, as a --schedule file */
-  char *start = strstr(out, "# schedule (from ");
-  char *end = start ? strstr(start, "\n# loop IR") : NULL;
-  char *nl = start ? strchr(start, '\n') : NULL;
-  CU_ASSERT_FATAL(nl && end && nl < end);
-  *end = '\0';
-  write_file(dir, "back.txt", nl + 1, back, sizeof back);
+  save_printed_schedule("# schedule (from ", dir, back, sizeof back);
   expectf(0, "check: PASS", "run-op matmul %s --schedule %s", shape, back);
   expectf(0, "check: PASS", "run-op matmul %s --records %s", shape, rec);
   CU_ASSERT_PTR_NOT_NULL(strstr(out, "schedule from "));
@@ -159,12 +164,7 @@ static void test_tunecli_template_option_and_run_op_repeat(void) {
   expectf(0, "# schedule (template conv2d_nchwc_bias.direct, default config: ", "show %s --template %s", op,
           "conv2d_nchwc_bias.direct");
   CU_ASSERT_PTR_NOT_NULL(strstr(out, "vectorize(conv, k)")); /* a template's schedule, not the bare loop nest */
-  char *start = strstr(out, "# schedule (template ");
-  char *end = start ? strstr(start, "\n# loop IR") : NULL;
-  char *nl = start ? strchr(start, '\n') : NULL;
-  CU_ASSERT_FATAL(nl && end && nl < end);
-  *end = '\0';
-  write_file(dir, "back.txt", nl + 1, back, sizeof back);
+  save_printed_schedule("# schedule (template ", dir, back, sizeof back);
   expectf(0, "check: PASS", "run-op %s --schedule %s", op, back);
   expectf(0, "check: PASS", "run-op %s --template conv2d_nchwc_bias.direct --repeat 7", op);
   CU_ASSERT_PTR_NOT_NULL(strstr(out, "(7 samples)"));
