@@ -7,8 +7,26 @@
 
 tsl_bitserial_knobs tsl_bitserial_default_knobs(const tsl_target *t, int64_t R, int64_t S) {
   int64_t words = tsl_target_f32_lanes(t) / 2; /* 64-bit words a vector holds */
-  tsl_bitserial_knobs k = {words * 2, true, R * S <= 25, true, 16, 2, 0};
+  tsl_bitserial_knobs k = {words * 2, true, R * S <= 25, true, 16, 0, 0};
   return k;
+}
+
+/* Nest 1's default pixels per register tile (bitserial.h): the tile's accumulators
+ * (ow_block x the oc_block / 64-bit-lanes vectors) fill half the vector registers, the
+ * rest holding the weight vectors and broadcast data words; at most 8. Among the widths
+ * from half that up to it, the one with the fewest tiles along the row, then the least
+ * overhang (7 at rows of 7, 14 and 28). */
+static int64_t auto_ow_block(const tsl_target *t, int64_t kb, int64_t OW) {
+  int64_t words = tsl_target_f32_lanes(t) / 2, vecs = kb > words ? kb / words : 1;
+  int64_t want = tsl_target_vector_registers(t) / 2 / vecs;
+  want = want < 1 ? 1 : want > 8 ? 8 : want;
+  if (want >= OW) return OW;
+  int64_t best = want;
+  for (int64_t d = want; d >= (want + 1) / 2; d--) {
+    int64_t tiles = (OW + d - 1) / d, best_tiles = (OW + best - 1) / best;
+    if (tiles < best_tiles || (tiles == best_tiles && tiles * d < best_tiles * best)) best = d;
+  }
+  return best;
 }
 
 tsl_status tsl_bitserial_knobs_check(const tsl_bitserial_knobs *k) {
@@ -128,8 +146,12 @@ tsl_status tsl_bitserial_schedule(const tsl_te_program *p, const tsl_target *t, 
   tsl_bitserial_knobs kk = k ? *k : tsl_bitserial_default_knobs(t, acc->iters[ri].extent, acc->iters[si].extent);
   st = tsl_bitserial_knobs_check(&kk);
   if (kk.oc_block == 0) kk.oc_block = 16;
-  if (kk.ow_block == 0) kk.ow_block = 2;
   int64_t ow = acc->iters[tsl_stage_iter_index(acc, "x")].extent;
+  if (kk.ow_block == 0) {
+    int64_t kb = kk.oc_block, K = acc->iters[3].extent;
+    while (kb > 1 && K % kb != 0) kb /= 2;
+    kk.ow_block = auto_ow_block(t, kb, ow);
+  }
   bool planes = tsl_stage_iter_index(acc, "b") >= 0;
   bool yxk = strcmp(acc->iters[3].name, "k") == 0;
   if (st == TSL_OK && yxk) {
@@ -183,11 +205,8 @@ static tsl_status space(const tsl_te_program *p, const tsl_target *t, tsl_config
     while (dk > 1 && K % dk != 0) dk /= 2;
     if ((st = tpl_knob(out, "oc_block", TSL_KNOB_SPLIT, n, v, dk)) != TSL_OK) return st;
     n = 0;
-    static const int64_t xbs[] = {1, 2, 3, 4, 6, 8};
-    for (int i = 0; i < 6; i++)
-      if (xbs[i] <= OW) v[n++] = xbs[i];
-    if ((st = tpl_knob(out, "ow_block", TSL_KNOB_SPLIT, n, v, d.ow_block <= OW ? d.ow_block : 1)) != TSL_OK)
-      return st;
+    for (int64_t xb = 1; xb <= 8 && xb <= OW; xb++) v[n++] = xb;
+    if ((st = tpl_knob(out, "ow_block", TSL_KNOB_SPLIT, n, v, auto_ow_block(t, dk, OW))) != TSL_OK) return st;
     if ((st = tpl_knob(out, "fuse_rows", TSL_KNOB_ANNOTATE, 2, bools, OW >= FUSE_ROWS_MIN_OW)) != TSL_OK) return st;
   } else {
     for (int64_t tx = 1; tx <= 16; tx *= 2) v[n++] = tx;
@@ -232,7 +251,7 @@ static tsl_status default_config(const tsl_te_program *p, const tsl_target *t, c
   while (dt > OW && dt > 1) dt /= 2;
   if (yxk) {
     const char *names[] = {"oc_block", "ow_block", "fuse_rows", "unroll_kernel", "parallel"};
-    int64_t vals[] = {dk, d.ow_block <= OW ? d.ow_block : 1, OW >= FUSE_ROWS_MIN_OW, d.unroll_kernel, d.parallel};
+    int64_t vals[] = {dk, auto_ow_block(t, dk, OW), OW >= FUSE_ROWS_MIN_OW, d.unroll_kernel, d.parallel};
     return tpl_config_of(s, 5, names, vals, out);
   }
   const char *names[] = {"tile_x", "vectorize", "unroll_kernel", "parallel"};

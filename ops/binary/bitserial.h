@@ -54,7 +54,8 @@ typedef struct tsl_bitserial_knobs {
   bool unroll_kernel; /* unroll the r and s loops of the window */
   bool parallel;      /* output channel blocks in parallel */
   int64_t oc_block;   /* nest 1: output channels per register tile (0: default) */
-  int64_t ow_block;   /* nest 1: output pixels (along x) per register tile (0: default) */
+  int64_t ow_block;   /* nest 1: output pixels (along x) per register tile (0: default, sized to the
+                         target's vector registers) */
   int fuse_rows;      /* nest 1: 1 = the accumulator (and apop) computed row by row inside the
                          epilogue's parallel row loop, so a row of acc is consumed while it is
                          still in L1/L2 instead of the whole acc going through memory; -1 = one
@@ -63,9 +64,13 @@ typedef struct tsl_bitserial_knobs {
 } tsl_bitserial_knobs;
 
 /* Defaults for target t: nest 2 tile_x = the target's 64-bit lanes times 2 (8 on AVX2),
- * vectorized; nest 1 oc_block 16, ow_block 2 (measured best on the 3x3 64-channel layer
- * here), fuse_rows 0 (decided from the output row); window unrolled when it has at most 25
- * taps; parallel. */
+ * vectorized; nest 1 oc_block 16, ow_block 0: decided by tsl_bitserial_schedule so that the
+ * tile's accumulators (ow_block x oc_block/64-bit lanes vectors) fill half the vector
+ * registers, at most 8 pixels, the width with the fewest tiles along the output row (2 on
+ * AVX2 and NEON, 16 registers of 4 words or 32 of 2; 7 or 8 on AVX-512, 32 registers of 8
+ * words: 1.2-2.3x faster than 2 there on bresnet18's 28x28, 14x14 and 7x7 layers, equal at
+ * 56x56); fuse_rows 0 (decided from the output row); window unrolled when it has at most
+ * 25 taps; parallel. */
 tsl_bitserial_knobs tsl_bitserial_default_knobs(const tsl_target *t, int64_t R, int64_t S);
 
 /* TSL_ERR_INVALID naming the knob when tile_x < 1 or tile_x > 64, vectorize with

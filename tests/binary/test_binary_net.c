@@ -164,7 +164,7 @@ static void check_uconv_configs(int in_bits, int64_t C, int64_t H, int64_t W, in
   static const tsl_bitserial_knobs cfgs[] = {
       {8, true, true, true, 0, 0, 0},   {8, true, false, false, 4, 1, -1}, {8, true, true, true, 8, 3, 1},
       {8, true, true, false, 16, 4, 1}, {8, false, true, true, 32, 2, -1}, {8, true, false, true, 64, 8, 1},
-      {8, true, true, true, 16, 2, 1}};
+      {8, true, true, true, 16, 2, 1},    {8, true, true, true, 16, 7, -1},  {8, true, true, true, 16, 5, 1}};
   tsl_target host;
   tsl_jit *jit = NULL;
   CU_ASSERT_EQUAL_FATAL(tsl_target_parse("host", &host), TSL_OK);
