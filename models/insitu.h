@@ -43,7 +43,7 @@
 extern "C" {
 #endif
 
-#define TSL_INSITU_MAX_CANDIDATES 16
+#define TSL_INSITU_MAX_CANDIDATES 32
 
 typedef struct tsl_insitu_opts {
   const char *target;       /* target string; NULL = "host" */

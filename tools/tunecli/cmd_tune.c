@@ -96,7 +96,7 @@ static bool parse_tune_opts(const char *cmd, int argc, char **argv, tune_cli *c)
     else if (strcmp(a, "--prefilter") == 0 && (ok = num(v, 1, 64, &x))) c->o.prefilter = (int)x;
     else if (strcmp(a, "--cost") == 0 && (ok = strcmp(v, "static") == 0 || strcmp(v, "measured") == 0)) c->cost = v;
     else if (strcmp(a, "--layers") == 0 && strcmp(cmd, "tune") == 0) c->layers = v;
-    else if (strcmp(a, "--insitu-per-algo") == 0 && strcmp(cmd, "tune") == 0 && (ok = num(v, 1, 15, &x)))
+    else if (strcmp(a, "--insitu-per-algo") == 0 && strcmp(cmd, "tune") == 0 && (ok = num(v, 1, 31, &x)))
       c->insitu_per_algo = (int)x;
     else if (strcmp(a, "--search") == 0) ok = tsl_search_kind_parse(v, &c->o.search);
     else ok = false;
