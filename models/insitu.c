@@ -10,6 +10,7 @@
 #include "models/compile.h"
 #include "runtime/graph_executor.h"
 #include "tessel/runtime.h"
+#include "tuner/cost_static.h"
 #include "tuner/dispatch.h"
 
 enum { MAX_LAYERS = 512 };
@@ -19,6 +20,7 @@ tsl_insitu_opts tsl_insitu_opts_default(void) {
   memset(&o, 0, sizeof o);
   o.context = "model";
   o.top_algos = 3;
+  o.per_algo = 4;
   o.rounds = 31;
   o.warmup = 3;
   return o;
@@ -30,13 +32,16 @@ void tsl_insitu_result_clear(tsl_insitu_result *res) {
   memset(res, 0, sizeof *res);
 }
 
-static bool same_choice(const tsl_record *a, const tsl_record *b) {
-  if (strcmp(a->template_name, b->template_name) != 0 || a->space_hash != b->space_hash ||
-      a->config.nknobs != b->config.nknobs)
-    return false;
-  for (int i = 0; i < a->config.nknobs; i++)
-    if (a->config.values[i] != b->config.values[i]) return false;
+/* Whether r is the config `like` names (template and knob values; any space hash). */
+static bool same_config(const tsl_record *r, const tsl_record *like) {
+  if (strcmp(r->template_name, like->template_name) != 0 || r->config.nknobs != like->config.nknobs) return false;
+  for (int i = 0; i < r->config.nknobs; i++)
+    if (r->config.values[i] != like->config.values[i]) return false;
   return true;
+}
+
+static bool same_choice(const tsl_record *a, const tsl_record *b) {
+  return a->space_hash == b->space_hash && same_config(a, b);
 }
 
 /* The dispatch's choice for w from db (what compiling with db runs); false when no
@@ -54,36 +59,61 @@ static bool dispatch_choice(const tsl_records *db, const tsl_target *t, const ts
   return st == TSL_OK && info->tuned;
 }
 
-/* Candidates 1.. of layer L: the best isolated record of each of the `top` best
- * algorithms, as the dispatch ranks them (exact target before family, valid configs of
- * the current spaces only): its choice, then its choice without that template, ... */
+/* Drops the records of sub that are like `like`: its config, or (whole) every config of
+ * its template. */
+static void drop_like(tsl_records *sub, const tsl_record *like, bool whole) {
+  int n = 0;
+  for (int i = 0; i < sub->n; i++) {
+    const tsl_record *r = &sub->recs[i];
+    bool drop = whole ? strcmp(r->template_name, like->template_name) == 0 : same_config(r, like);
+    if (!drop) sub->recs[n++] = *r;
+  }
+  sub->n = n;
+}
+
+/* Candidates 1.. of layer L: the isolated records in the order the dispatch ranks them
+ * (exact target before family, valid configs of the current spaces only, then cost),
+ * each config once, at most `per_algo` configs of each of the first `top` templates met
+ * (the best algorithms), the default's config left out (it is candidate 0). */
 static tsl_status isolated_candidates(const tsl_records *db, const tsl_target *t, const tsl_workload *w, int top,
-                                      tsl_insitu_layer *L, tsl_dispatch_info *info) {
+                                      int per_algo, tsl_insitu_layer *L, tsl_dispatch_info *info) {
   tsl_records *sub = NULL;
   tsl_status st = tsl_records_new(&sub);
   for (int i = 0; st == TSL_OK && i < db->n; i++) {
     const tsl_record *r = &db->recs[i];
-    if (!tsl_record_in_model(r) && r->error_no == TSL_MEASURE_OK && strcmp(r->workload, L->key) == 0) {
+    if (!tsl_record_in_model(r) && !tsl_record_is_static(r) && r->error_no == TSL_MEASURE_OK &&
+        strcmp(r->workload, L->key) == 0) {
       st = tsl_records_add(sub, r);
       /* the default's isolated cost (tune.c measures every algorithm's default) */
       if (st == TSL_OK && same_choice(r, &L->cand[0].rec) && tsl_record_cost(r) < L->cand[0].isolated_cost)
         L->cand[0].isolated_cost = tsl_record_cost(r);
     }
   }
-  for (int k = 0; st == TSL_OK && k < top && sub->n > 0 && L->ncand < TSL_INSITU_MAX_CANDIDATES; k++) {
+  char tpl[TSL_INSITU_MAX_CANDIDATES][96];
+  int taken[TSL_INSITU_MAX_CANDIDATES], ntpl = 0;
+  bool first = true;
+  while (st == TSL_OK && sub->n > 0 && L->ncand < TSL_INSITU_MAX_CANDIDATES) {
     if (!dispatch_choice(sub, t, w, info)) break;
+    int k = 0;
+    while (k < ntpl && strcmp(tpl[k], info->record.template_name) != 0) k++;
+    if (k == ntpl && ntpl == top) { /* an algorithm after the `top` best */
+      drop_like(sub, &info->record, true);
+      continue;
+    }
+    if (k == ntpl) {
+      snprintf(tpl[ntpl], sizeof tpl[ntpl], "%s", info->record.template_name);
+      taken[ntpl++] = 0;
+    }
     if (!same_choice(&info->record, &L->cand[0].rec)) {
-      if (k == 0) L->isolated_choice = L->ncand;
+      if (first) L->isolated_choice = L->ncand;
       tsl_insitu_candidate *c = &L->cand[L->ncand++];
       memset(c, 0, sizeof *c);
       c->rec = info->record; /* a copy of the isolated record */
       c->isolated_cost = info->cost;
       c->model_cost = INFINITY;
     }
-    int n = 0;
-    for (int i = 0; i < sub->n; i++)
-      if (strcmp(sub->recs[i].template_name, info->record.template_name) != 0) sub->recs[n++] = sub->recs[i];
-    sub->n = n;
+    first = false;
+    drop_like(sub, &info->record, ++taken[k] >= per_algo);
   }
   tsl_records_free(sub);
   return st;
@@ -190,7 +220,7 @@ static tsl_status collect_layers(const tsl_graph *g, tsl_records *db, const tsl_
       if (strcmp(key, res->layers[l].key) == 0) w = &cl[i].workload;
       free(key);
     }
-    if (w) st = isolated_candidates(db, t, w, o->top_algos, &res->layers[l], info);
+    if (w) st = isolated_candidates(db, t, w, o->top_algos, o->per_algo, &res->layers[l], info);
   }
   free(info);
   free(cl);
@@ -271,9 +301,9 @@ tsl_status tsl_insitu_verify(const tsl_graph *g, tsl_records *db, const tsl_insi
   if (!g || !db || !o || !res) return tsl_error(TSL_ERR_INVALID, "in situ: NULL argument");
   memset(res, 0, sizeof *res);
   if (!o->context || !o->context[0] || o->top_algos < 1 || o->top_algos >= TSL_INSITU_MAX_CANDIDATES ||
-      o->rounds < 1 || o->rounds > TSL_RECORD_MAX_COSTS || o->warmup < 0 || o->threads < 0)
-    return tsl_error(TSL_ERR_INVALID, "in situ: context must be non-empty, top_algos 1..%d, rounds 1..%d, warmup >= 0",
-                     TSL_INSITU_MAX_CANDIDATES - 1, TSL_RECORD_MAX_COSTS);
+      o->per_algo < 1 || o->rounds < 1 || o->rounds > TSL_RECORD_MAX_COSTS || o->warmup < 0 || o->threads < 0)
+    return tsl_error(TSL_ERR_INVALID, "in situ: context must be non-empty, top_algos 1..%d, per_algo >= 1, rounds 1..%d, "
+                     "warmup >= 0", TSL_INSITU_MAX_CANDIDATES - 1, TSL_RECORD_MAX_COSTS);
   double t0 = tsl_time_now();
   const char *target = o->target ? o->target : "host";
   tsl_target t;
@@ -334,6 +364,15 @@ tsl_status tsl_insitu_verify(const tsl_graph *g, tsl_records *db, const tsl_insi
     L->chosen = 0;
     for (int c = 1; c < L->ncand; c++)
       if (L->cand[c].model_cost < L->cand[L->chosen].model_cost) L->chosen = c;
+    /* how well the isolated costs rank the candidates the model measured */
+    double iso[TSL_INSITU_MAX_CANDIDATES], mod[TSL_INSITU_MAX_CANDIDATES];
+    L->rank_pairs = 0;
+    for (int c = 0; c < L->ncand; c++)
+      if (isfinite(L->cand[c].model_cost) && isfinite(L->cand[c].isolated_cost)) {
+        iso[L->rank_pairs] = L->cand[c].isolated_cost;
+        mod[L->rank_pairs++] = L->cand[c].model_cost;
+      }
+    L->rank_corr = tsl_spearman(iso, mod, L->rank_pairs);
   }
   if (st == TSL_OK) st = write_records(db, &t, o, res, t_run);
 done:

@@ -9,8 +9,11 @@
  *
  *   1. candidates per tuned conv workload of the model: the model's default (what
  *      compiling without records runs: tsl_conv2d_select's algorithm at its template's
- *      default config) and the best isolated record of each of the `top_algos` best
- *      algorithms (by isolated cost, as tuner/dispatch.h ranks them);
+ *      default config) and the `per_algo` best distinct configs (by isolated cost, as
+ *      tuner/dispatch.h ranks records) of each of the `top_algos` best algorithms, the
+ *      isolated order kept, at most TSL_INSITU_MAX_CANDIDATES - 1 in all: the isolated
+ *      ranking only proposes, the model decides (the second-best config of an algorithm
+ *      in isolation is often the better one in the model, where its weights are cold);
  *   2. variants: variant 0 is the model compiled without records; variant k >= 1 is
  *      compiled from records holding, per workload, its k-th candidate (its best
  *      isolated one when it has fewer). All variants run alternately (`warmup` untimed
@@ -40,12 +43,14 @@
 extern "C" {
 #endif
 
-#define TSL_INSITU_MAX_CANDIDATES 8
+#define TSL_INSITU_MAX_CANDIDATES 32
 
 typedef struct tsl_insitu_opts {
   const char *target;       /* target string; NULL = "host" */
   const char *context;      /* the records' context, e.g. "model squeezenet1_1"; non-empty */
   int top_algos;            /* isolated algorithms verified per workload, 1 .. MAX_CANDIDATES-1 */
+  int per_algo;             /* isolated configs verified per algorithm, >= 1 (all candidates of
+                               a workload together at most MAX_CANDIDATES-1) */
   int rounds;               /* timed runs of every variant, 1 .. TSL_RECORD_MAX_COSTS */
   int warmup;               /* untimed runs of every variant first, >= 0 */
   int threads;              /* thread-pool threads while running; 0 = as set */
@@ -53,7 +58,7 @@ typedef struct tsl_insitu_opts {
   FILE *log;                /* progress lines; NULL = quiet */
 } tsl_insitu_opts;
 
-/* top_algos 3, rounds 31, warmup 3, threads 0, context "model", no file, quiet. */
+/* top_algos 3, per_algo 4, rounds 31, warmup 3, threads 0, context "model", no file, quiet. */
 tsl_insitu_opts tsl_insitu_opts_default(void);
 
 typedef struct tsl_insitu_candidate {
@@ -73,6 +78,10 @@ typedef struct tsl_insitu_layer {
   tsl_insitu_candidate cand[TSL_INSITU_MAX_CANDIDATES]; /* [0] the default, [1] the isolated best, ... */
   int chosen;                   /* the candidate of least model_cost */
   int isolated_choice;          /* what the isolated records alone choose (0: the default) */
+  int rank_pairs;               /* measured candidates with an isolated cost too */
+  double rank_corr;             /* Spearman correlation of their isolated and in-model costs
+                                   (tsl_spearman; 0 below 2 pairs): how well isolated timing
+                                   ranks this layer's candidates for the model */
 } tsl_insitu_layer;
 
 typedef struct tsl_insitu_result {

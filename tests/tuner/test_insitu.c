@@ -195,10 +195,10 @@ static tsl_graph *small_model(void) {
   return g;
 }
 
-/* A successful record of algorithm `a` (index among tsl_algorithms_for(w)) at its
- * template's default config. */
-static bool algo_record(const tsl_workload *w, const char *target, int a, double cost, const char *context,
-                        tsl_record *r) {
+/* A successful record of algorithm `a` (index among tsl_algorithms_for(w)) at config
+ * `index` of its space (-1: the template's default config). */
+static bool algo_record_at(const tsl_workload *w, const char *target, int a, int64_t index, double cost,
+                           const char *context, tsl_record *r) {
   tsl_target t;
   if (tsl_target_parse(target, &t) != TSL_OK) return false;
   tsl_algo_choice algos[16];
@@ -210,7 +210,8 @@ static bool algo_record(const tsl_workload *w, const char *target, int a, double
   tsl_config c;
   char *key = NULL;
   bool ok = tsl_workload_instantiate(&algos[a].op_workload, &p) == TSL_OK &&
-            algos[a].tpl->space(p, &t, &s) == TSL_OK && algos[a].tpl->default_config(p, &t, &s, &c) == TSL_OK &&
+            algos[a].tpl->space(p, &t, &s) == TSL_OK &&
+            (index < 0 ? algos[a].tpl->default_config(p, &t, &s, &c) : tsl_config_from_index(&s, index, &c)) == TSL_OK &&
             tsl_workload_key_of(w, &key) == TSL_OK;
   if (ok) {
     memset(r, 0, sizeof *r);
@@ -235,6 +236,11 @@ static bool algo_record(const tsl_workload *w, const char *target, int a, double
   tsl_arena_set_current(prev);
   tsl_arena_free(ar);
   return ok;
+}
+
+static bool algo_record(const tsl_workload *w, const char *target, int a, double cost, const char *context,
+                        tsl_record *r) {
+  return algo_record_at(w, target, a, -1, cost, context, r);
 }
 
 /* The dispatch's template for w from db. */
@@ -439,6 +445,136 @@ static void test_insitu_small_model_writes_in_model_records_and_compile_uses_the
   unlink(path);
 }
 
+
+/* Spearman's rho by the textbook formula 1 - 6 sum d^2 / (n (n^2 - 1)) for values
+ * without ties (ranks by counting); NAN when some value repeats. */
+static double naive_spearman(const double *a, const double *b, int n) {
+  double d2 = 0;
+  for (int i = 0; i < n; i++) {
+    int ra = 0, rb = 0;
+    for (int j = 0; j < n; j++) {
+      if (j != i && (a[j] == a[i] || b[j] == b[i])) return NAN;
+      ra += a[j] < a[i];
+      rb += b[j] < b[i];
+    }
+    d2 += (double)(ra - rb) * (ra - rb);
+  }
+  return 1 - 6 * d2 / ((double)n * ((double)n * n - 1));
+}
+
+/* Configs (not the default) of the algorithms of w with a space of 4+ configs: up to
+ * `want` algorithms, 3 configs each, into idx[a][0..3) with alg[a] the algorithm index. */
+static int searchable_algos(const tsl_workload *w, int want, int *alg, int64_t (*idx)[3]) {
+  tsl_target t;
+  if (tsl_target_parse("host", &t) != TSL_OK) return 0;
+  tsl_algo_choice algos[16];
+  int na = tsl_algorithms_for(w, algos, 16, NULL), k = 0;
+  for (int a = 0; a < na && a < 16 && k < want; a++) {
+    tsl_arena *ar = tsl_arena_new(), *prev = tsl_arena_set_current(ar);
+    tsl_te_program *p = NULL;
+    tsl_config_space s;
+    tsl_config c;
+    if (tsl_workload_instantiate(&algos[a].op_workload, &p) == TSL_OK && algos[a].tpl->space(p, &t, &s) == TSL_OK &&
+        tsl_space_size(&s) >= 4 && algos[a].tpl->default_config(p, &t, &s, &c) == TSL_OK) {
+      int64_t d = tsl_config_index(&s, &c), size = tsl_space_size(&s);
+      int n = 0;
+      /* spread over the space: neighbours of one index are often the same kernel */
+      for (int64_t i = 0; i < size && n < 3; i += size / 4 > 0 ? size / 4 : 1)
+        if (i != d) idx[k][n++] = i;
+      if (n == 3) alg[k++] = a;
+    }
+    tsl_arena_set_current(prev);
+    tsl_arena_free(ar);
+  }
+  return k;
+}
+
+/* The pass proposes, per layer, the `per_algo` cheapest isolated configs of each of the
+ * `top_algos` algorithms with the cheapest records, in isolated order, and measures each
+ * in the model; the layer's rank correlation is Spearman's over those candidates. */
+static void test_insitu_verifies_the_best_configs_of_each_of_the_best_algorithms(void) {
+  tsl_graph *g = small_model();
+  tsl_conv_layer layers[4];
+  int n = 0;
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_conv_layers(g, "host", layers, 4, &n), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(n, 2);
+  const tsl_workload *w = &layers[1].workload;
+  int alg[3];
+  int64_t idx[3][3];
+  int na = searchable_algos(w, 3, alg, idx);
+  if (na < 3) {
+    printf("\n    (skipped: fewer than 3 algorithms with 4+ configs for the layer on this host)");
+    tsl_graph_free(g);
+    return;
+  }
+  /* isolated costs: A0 1 us < B0 2 < A1 3 < B1 4 < A2 5 < C0 6 < C1 7 */
+  struct {
+    int a, i;
+    double us;
+  } plan[7] = {{0, 0, 1}, {1, 0, 2}, {0, 1, 3}, {1, 1, 4}, {0, 2, 5}, {2, 0, 6}, {2, 1, 7}};
+  tsl_records *db = NULL;
+  CU_ASSERT_EQUAL_FATAL(tsl_records_new(&db), TSL_OK);
+  tsl_record r[7];
+  for (int k = 0; k < 7; k++) {
+    CU_ASSERT_TRUE_FATAL(
+        algo_record_at(w, "host", alg[plan[k].a], idx[plan[k].a][plan[k].i], plan[k].us * 1e-6, NULL, &r[k]));
+    r[k].threads = 1;
+    CU_ASSERT_EQUAL_FATAL(tsl_records_add(db, &r[k]), TSL_OK);
+  }
+  tsl_insitu_opts io = tsl_insitu_opts_default();
+  io.context = "model small";
+  io.top_algos = 2;
+  io.per_algo = 2;
+  io.rounds = 3;
+  io.warmup = 0;
+  io.threads = 1;
+  tsl_insitu_result res;
+  CU_ASSERT_EQUAL_FATAL(tsl_insitu_verify(g, db, &io, &res), TSL_OK);
+  int l = -1;
+  for (int k = 0; k < res.nlayers; k++)
+    if (strcmp(res.layers[k].key, r[0].workload) == 0) l = k;
+  CU_ASSERT_FATAL(l >= 0);
+  const tsl_insitu_layer *L = &res.layers[l];
+  /* the default, then A0 B0 A1 B1 (A2: a third config of A; C: a third algorithm) */
+  int want[4] = {0, 1, 2, 3}, nw = 0;
+  int expect[5];
+  expect[nw++] = -1;
+  for (int k = 0; k < 4; k++) {
+    tsl_record *e = &r[want[k]];
+    /* the default's config is candidate 0 already */
+    if (strcmp(e->template_name, L->cand[0].rec.template_name) == 0 && e->config_index == L->cand[0].rec.config_index)
+      continue;
+    expect[nw++] = want[k];
+  }
+  CU_ASSERT_EQUAL_FATAL(L->ncand, nw);
+  CU_ASSERT_TRUE(L->cand[0].is_default);
+  CU_ASSERT_EQUAL(L->isolated_choice, 1);
+  double iso[5], mod[5];
+  int np = 0;
+  for (int c = 1; c < L->ncand; c++) {
+    const tsl_record *e = &r[expect[c]];
+    CU_ASSERT_STRING_EQUAL(L->cand[c].rec.template_name, e->template_name);
+    CU_ASSERT_EQUAL(memcmp(L->cand[c].rec.config.values, e->config.values,
+                           sizeof e->config.values[0] * (size_t)e->config.nknobs),
+                    0);
+    CU_ASSERT_DOUBLE_EQUAL(L->cand[c].isolated_cost, e->costs[0], 1e-15);
+  }
+  for (int c = 0; c < L->ncand; c++) {
+    CU_ASSERT_TRUE(L->cand[c].measured);
+    CU_ASSERT_TRUE(L->cand[c].model_cost > 0 && L->cand[c].model_cost < 1.0);
+    if (isfinite(L->cand[c].isolated_cost)) {
+      iso[np] = L->cand[c].isolated_cost;
+      mod[np++] = L->cand[c].model_cost;
+    }
+  }
+  CU_ASSERT_EQUAL(L->rank_pairs, np);
+  double rho = naive_spearman(iso, mod, np);
+  if (!isnan(rho)) CU_ASSERT_DOUBLE_EQUAL(L->rank_corr, rho, 1e-12);
+  tsl_insitu_result_clear(&res);
+  tsl_records_free(db);
+  tsl_graph_free(g);
+}
+
 void tsl_tests_tuner_insitu(void) {
   CU_pSuite s = CU_add_suite("tuner_insitu", NULL, NULL);
   CU_add_test(s, "test_records_with_and_without_context_round_trip", test_records_with_and_without_context_round_trip);
@@ -449,6 +585,8 @@ void tsl_tests_tuner_insitu(void) {
   CU_add_test(s, "test_records_best_prefers_this_thread_count", test_records_best_prefers_this_thread_count);
   CU_add_test(s, "test_dispatch_prefers_in_model_falls_back_and_ignores_other_target_or_space",
               test_dispatch_prefers_in_model_falls_back_and_ignores_other_target_or_space);
+  CU_add_test(s, "test_insitu_verifies_the_best_configs_of_each_of_the_best_algorithms",
+              test_insitu_verifies_the_best_configs_of_each_of_the_best_algorithms);
   CU_add_test(s, "test_insitu_small_model_writes_in_model_records_and_compile_uses_the_winner",
               test_insitu_small_model_writes_in_model_records_and_compile_uses_the_winner);
 }

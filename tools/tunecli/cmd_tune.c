@@ -33,6 +33,7 @@ typedef struct tune_cli {
   bool peak;
   bool e2e; /* tune MODEL: end-to-end latency tuned vs default at the end */
   bool insitu; /* tune MODEL: verify the per-layer choice inside the model (models/insitu.h) */
+  int insitu_per_algo; /* tune MODEL: isolated configs per algorithm verified in the model; 0 = the pass's default */
   const char *layers; /* tune MODEL: "I,J,..." 1-based distinct layers to tune; NULL = all */
   const char *cost;   /* --cost static|measured; NULL = static when the target cannot run
                          here and no --device is given, else measured */
@@ -95,6 +96,8 @@ static bool parse_tune_opts(const char *cmd, int argc, char **argv, tune_cli *c)
     else if (strcmp(a, "--prefilter") == 0 && (ok = num(v, 1, 64, &x))) c->o.prefilter = (int)x;
     else if (strcmp(a, "--cost") == 0 && (ok = strcmp(v, "static") == 0 || strcmp(v, "measured") == 0)) c->cost = v;
     else if (strcmp(a, "--layers") == 0 && strcmp(cmd, "tune") == 0) c->layers = v;
+    else if (strcmp(a, "--insitu-per-algo") == 0 && strcmp(cmd, "tune") == 0 && (ok = num(v, 1, 31, &x)))
+      c->insitu_per_algo = (int)x;
     else if (strcmp(a, "--search") == 0) ok = tsl_search_kind_parse(v, &c->o.search);
     else ok = false;
     if (!ok) {
@@ -312,9 +315,9 @@ static void print_insitu(const tsl_insitu_result *res) {
          res->variants, res->seconds);
   printf("%-4s %-26s %-24s %-24s %-24s %8s\n", "#", "layer", "default", "isolated choice", "in-model choice",
          "vs dflt");
-  double sum[3] = {0, 0, 0};
-  int changed = 0;
-  for (int l = 0; l < res->nlayers; l++) {
+  double sum[3] = {0, 0, 0}, *rho = calloc((size_t)(res->nlayers > 0 ? res->nlayers : 1), sizeof *rho);
+  int changed = 0, nrho = 0;
+  for (int l = 0; l < res->nlayers && rho; l++) {
     const tsl_insitu_layer *L = &res->layers[l];
     if (L->ncand < 2) continue;
     const tsl_insitu_candidate *c3[3] = {&L->cand[0], &L->cand[L->isolated_choice], &L->cand[L->chosen]};
@@ -330,10 +333,20 @@ static void print_insitu(const tsl_insitu_result *res) {
       if (c != L->isolated_choice && c != L->chosen)
         printf("     also measured: %s %.1f us (isolated %.1f us)\n", short_algo(&L->cand[c].rec),
                L->cand[c].model_cost * 1e6, L->cand[c].isolated_cost * 1e6);
+    if (L->rank_pairs >= 3) {
+      printf("     isolated vs in-model rank: Spearman %.2f over %d candidates\n", L->rank_corr, L->rank_pairs);
+      int j = nrho++;
+      for (; j > 0 && rho[j - 1] > L->rank_corr; j--) rho[j] = rho[j - 1];
+      rho[j] = L->rank_corr;
+    }
   }
+  if (nrho > 0)
+    printf("isolated vs in-model rank: median Spearman %.2f over %d layers with 3+ candidates\n",
+           nrho % 2 ? rho[nrho / 2] : (rho[nrho / 2 - 1] + rho[nrho / 2]) / 2, nrho);
   printf("sum over the conv steps, in the model: default %.3f ms, isolated choice %.3f ms (%.2fx), in-model choice "
          "%.3f ms (%.2fx); %d layers changed by the pass, %d in-model records written\n",
          sum[0] * 1e3, sum[1] * 1e3, sum[0] / sum[1], sum[2] * 1e3, sum[0] / sum[2], changed, res->records_written);
+  free(rho);
 }
 
 /* The in-situ pass over the model (models/insitu.h); on success *isolated_path names a
@@ -352,6 +365,7 @@ static bool insitu_pass(const char *model, bool is_file, const tune_cli *c, tsl_
   io.context = context;
   io.target = c->target;
   io.threads = c->o.measure.threads;
+  if (c->insitu_per_algo > 0) io.per_algo = c->insitu_per_algo;
   io.records_path = c->records;
   io.log = stderr;
   tsl_insitu_result res;
