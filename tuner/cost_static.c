@@ -414,6 +414,14 @@ static tsl_status estimate_run(estimate *e, const tsl_func *f, int cores, tsl_co
     double mem_l2 = l1 / (e->fig->l2_bytes_per_cycle * hz * used), mem_dram = l2 / (e->fig->dram_gbs * 1e9);
     double mem = mem_l2 > mem_dram ? mem_l2 : mem_dram;
     double comp = e->nest_cycles[i] / hz * split;
+    if (debug_on()) {
+      fprintf(stderr, "static cost: nest %d: compute %.4g s, memory %.4g s (into L1 %.6g B, into L2 %.6g B); loops", i,
+              comp, mem, l1, l2);
+      for (int l = 0; l < n->depth; l++) fprintf(stderr, " %s:%g", n->names[l] ? n->names[l] : "?", n->extents[l]);
+      fprintf(stderr, "; bytes(L) from the inside");
+      for (int L = 0; L <= n->depth; L++) fprintf(stderr, " %.6g", n->bytes[L]);
+      fprintf(stderr, "\n");
+    }
     d->compute_s += comp;
     d->memory_s += mem;
     total += comp > mem ? comp : mem;

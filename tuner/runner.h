@@ -84,11 +84,13 @@ void tsl_runner_free(tsl_runner *r);
 /* The runner's program (in the runner's arena; valid until tsl_runner_free). */
 const tsl_te_program *tsl_runner_program(const tsl_runner *r);
 
-/* Candidates whose first (checked) call takes longer than cutoff_s seconds are not
- * timed further: that call's time is their one cost (ncosts 1). A first call runs cold
- * (caches, page faults), so it only overstates the cost: with a cutoff well above the
- * best candidate so far (the tuner uses 10x) no contender is cut. 0 (the default)
- * times every candidate. Saves the repeats of hopeless candidates on small budgets. */
+/* Candidates whose first (checked) call and a second, warm call both take longer than
+ * cutoff_s seconds are not timed further: the warm call's time is their one cost
+ * (ncosts 1). The first call alone runs cold (the kernel's scratch buffers page-fault
+ * in, caches are empty): on small layers that adds more than 10x the warm time, so it
+ * would cut contenders. With a cutoff well above the best candidate so far (the tuner
+ * uses 10x) no contender is cut. 0 (the default) times every candidate. Saves the
+ * repeats of hopeless candidates on small budgets. */
 void tsl_runner_set_slow_cutoff(tsl_runner *r, double cutoff_s);
 
 /* Floating-point operations of one call: 2 per multiply-add of every reduction stage

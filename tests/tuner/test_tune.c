@@ -199,6 +199,47 @@ static void test_run_timeout_is_an_error_record(void) {
   tsl_runner_free(r);
 }
 
+/* The slow-candidate cutoff: a candidate far above it is timed by one call; a contender
+ * well under it is timed in full although its first call runs cold (a freshly compiled
+ * kernel's first call page-faults its code and scratch in: on small kernels more than
+ * 10x a warm call, which cut every contender of squeezenet1_1's small layers). */
+static void test_slow_cutoff_judges_a_warm_call(void) {
+  tsl_target host;
+  CU_ASSERT_EQUAL_FATAL(tsl_target_parse("host", &host), TSL_OK);
+  tsl_workload w = small_matmul(16, 16, 16);
+  tsl_measure_opts mo = fast_measure();
+  mo.build_timeout_s = mo.run_timeout_s = 60; /* timeouts are not what this checks */
+  tsl_runner *r = NULL;
+  CU_ASSERT_EQUAL_FATAL(tsl_runner_new(&host, &w, &mo, &r), TSL_OK);
+  tsl_config_space s;
+  CU_ASSERT_EQUAL_FATAL(inj_space(NULL, &host, &s), TSL_OK);
+  tsl_config c = {2, {0, 1}};
+  tsl_measure_result res;
+  CU_ASSERT_EQUAL_FATAL(tsl_runner_measure(r, &injected, &s, &c, &res), TSL_OK);
+  if (res.error_no != TSL_MEASURE_OK) fprintf(stderr, "\n  %s\n", res.error_msg);
+  CU_ASSERT_EQUAL_FATAL(res.error_no, TSL_MEASURE_OK);
+  CU_ASSERT_EQUAL(res.ncosts, mo.time.repeat);
+  double warm = res.costs[0];
+  for (int k = 1; k < res.ncosts; k++) warm = res.costs[k] < warm ? res.costs[k] : warm;
+  /* a cutoff below any call: one cost, from a call */
+  tsl_runner_set_slow_cutoff(r, 1e-12);
+  CU_ASSERT_EQUAL(tsl_runner_measure(r, &injected, &s, &c, &res), TSL_OK);
+  CU_ASSERT_EQUAL(res.error_no, TSL_MEASURE_OK);
+  CU_ASSERT_EQUAL(res.ncosts, 1);
+  CU_ASSERT(res.costs[0] > 0);
+  /* 10x the warm time (the tuner's cutoff over its best): timed in full (2 of 3 tries:
+   * a loaded machine may stall one call past it) */
+  tsl_runner_set_slow_cutoff(r, 10 * warm);
+  int full = 0;
+  for (int i = 0; i < 3; i++) {
+    CU_ASSERT_EQUAL(tsl_runner_measure(r, &injected, &s, &c, &res), TSL_OK);
+    full += res.error_no == TSL_MEASURE_OK && res.ncosts == mo.time.repeat;
+  }
+  CU_ASSERT(full >= 2);
+  if (full < 2) fprintf(stderr, "\n  timed in full %d of 3 times under a cutoff of 10x %.3g s\n", full, warm);
+  tsl_runner_free(r);
+}
+
 static void test_resume_does_not_remeasure(void) {
   tsl_target host;
   CU_ASSERT_EQUAL_FATAL(tsl_target_parse("host", &host), TSL_OK);
@@ -412,6 +453,7 @@ void tsl_tests_tuner_tune(void) {
   CU_add_test(s, "test_measure_output_check_tolerance_nan_inf_and_message",
               test_measure_output_check_tolerance_nan_inf_and_message);
   CU_add_test(s, "test_run_timeout_is_an_error_record", test_run_timeout_is_an_error_record);
+  CU_add_test(s, "test_slow_cutoff_judges_a_warm_call", test_slow_cutoff_judges_a_warm_call);
   CU_add_test(s, "test_resume_does_not_remeasure", test_resume_does_not_remeasure);
   CU_add_test(s, "test_cost_model_ranks_held_out_configs", test_cost_model_ranks_held_out_configs);
 }
