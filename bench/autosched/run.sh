@@ -37,7 +37,7 @@ cases=(
   "as_softmax|--shape X=4096x1000|-|"
   "as_layernorm|--shape X=8192x768|-|"
   "as_depthwise|--shape data=1x96x56x56 --shape weight=96x5x5|-|"
-  "as_conv|--shape data=1x64x56x56 --shape weight=64x64x3x3|conv2d|--shape data=1x64x56x56 --shape weight=64x64x3x3 --param pad_h=1 --param pad_w=1"
+  "as_conv|--shape data=1x64x56x56 --shape weight=64x64x3x3|conv2d|--shape data=1x64x56x56 --shape weight=64x64x3x3"
   "as_convT|--shape data=1x64x28x28 --shape weight=64x32x2x2|-|"
   "as_maxpool|--shape data=1x64x56x56|-|"
   "as_gelu_scale|--shape X=1x256x56x56|-|"
