@@ -127,7 +127,7 @@ tsl_status tsl_aot_compile_model(const tsl_graph *g, const tsl_aot_model_options
   tsl_arena *prev = tsl_arena_set_current(c.arena);
   bool wrote = false;
   /* the AOT files keep every concat kernel (no elision) */
-  tsl_plan_builder pb = {.who = "aot compile"};
+  tsl_plan_builder pb = {.who = "aot compile", .auto_schedule = !o.no_auto_schedule};
   if ((st = tsl_graph_clone(g, &work)) != TSL_OK) goto done;
   int block = o.no_layout ? 0 : tsl_target_f32_lanes(&c.target);
   if ((st = tsl_graph_optimize(work, block, NULL)) != TSL_OK) goto done;

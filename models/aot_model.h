@@ -37,6 +37,8 @@ typedef struct tsl_aot_model_options {
                           NULL = default schedules */
   bool no_layout;      /* keep every tensor in plain NCHW */
   bool verbose;        /* per-layer "no tuning record" lines (else one line per model) */
+  bool no_auto_schedule; /* kernels with a reduction and no template keep the generic
+                            default schedule (models/compile.h, the same option) */
 } tsl_aot_model_options;
 
 /* What the compilation made. Bytes, seconds. */

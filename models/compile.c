@@ -145,7 +145,7 @@ static tsl_status compile_graph(const tsl_graph *g, const tsl_compile_options *o
     pb.convs.target = &target;
     pb.convs.records = records;
     pb.convs.warn = o.verbose ? stderr : NULL;
-    pb.auto_schedule = o.auto_schedule;
+    pb.auto_schedule = !o.no_auto_schedule;
     tsl_plan_sink sink = {plan, plan_constant, plan_activation, plan_view, plan_step, plan_io};
     st = tsl_plan_build(&pb, work, g, &sink);
   } else {

@@ -60,15 +60,11 @@ typedef struct tsl_compile_options {
   bool no_passes;      /* compile the graph as given (for checking the passes) */
   bool no_layout;      /* keep every tensor in plain NCHW (skip layout selection) */
   bool verbose;        /* the dispatch's per-layer "no tuning record" lines on stderr */
-  bool auto_schedule;  /* kernels with a reduction and no template (reductions, softmax,
-                          norms, pools written as node text) get the auto-scheduler's
-                          schedule (tuner/autosched.h: an OP.auto record of a registry
-                          operator, else the first sketch's default) instead of the
-                          generic default schedule. Off by default: with it, convnext_nano
-                          (shared/models_v2) ran slower end to end (1 thread, median of
-                          20 runs, 3 interleaved rounds: 16.7/13.8/16.3 ms off vs
-                          20.9/17.1/19.0 ms on, loaded 2-core AVX2 host), while the
-                          operator benchmark's row reductions run faster (bench/autosched) */
+  bool no_auto_schedule; /* kernels with a reduction and no template (reductions, softmax,
+                            norms, pools written as node text) keep the generic default
+                            schedule (ops/nn/default_schedule.h); false (the default): they
+                            get the auto-scheduler's schedule (tuner/autosched.h: an OP.auto
+                            record of a registry operator, else its deterministic default) */
   const tsl_records *records_db; /* records held in memory, used instead of the `records`
                                     file when non-NULL (not owned, not modified): the
                                     in-situ pass compiles model variants from them */

@@ -2,7 +2,7 @@
  * src/auto_scheduler/search_policy/sketch_policy_rules.cc). */
 #include "tuner/sketch.h"
 
-#include "tuner/axis_access.h"
+#include "schedule/axis_access.h"
 
 #include <stdio.h>
 #include <stdlib.h>

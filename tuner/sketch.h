@@ -31,7 +31,7 @@
  *   TSL_SKETCH_NONE        an inlined stage (nothing to do).
  * Every loop nest then gets the annotations: the outermost tile level fused (while
  * shorter than 64 iterations) and run in parallel, the innermost loop vectorized when it
- * walks memory contiguously (tuner/axis_access.h: never a strided axis; its tile a
+ * walks memory contiguously (schedule/axis_access.h: never a strided axis; its tile a
  * multiple of the target's f32 lanes where the extent allows), small inner spatial
  * tiles unrolled. A producer is attached only at a consumer loop over axes its region
  * depends on (never recomputed per iteration of another loop).

@@ -1,21 +1,34 @@
 #!/usr/bin/env bash
 # bench/autosched: issue 16's auto-scheduler benchmark (never a test). For each operator of
-# ops.tsl (written as a new user would, no schedule block): the default loop nest
-# (tunecli run-op --file, no records), the auto-scheduled kernel after TRIALS trials of
-# tune-op --file (its sketches, --search SEARCH; tuning wall time), and the hand template
-# where tessel has one (tune-op of the built-in operator, same trials). Peers: bench/matmul
-# (oneDNN, OpenBLAS) for the matmul. Prints one table row per operator.
+# ops.tsl (written as a new user would, no schedule block):
+#   default    the default loop nest (tunecli run-op --file, no records)
+#   auto@64    the best of the first 64 trials of tune-op --file (its sketches, --search
+#              SEARCH), and the tuning wall time up to that trial (from the records'
+#              timestamps)
+#   auto@N     the best of all TRIALS trials (default 256) and the whole tuning wall time
+#   hand       tessel's hand template where one exists (tune-op of the built-in operator,
+#              the same TRIALS)
+# Each kernel time is tunecli run-op's median. Peers (oneDNN, OpenBLAS) for the matmul
+# (bench/matmul, 1024^3) and the conv2d (bench/conv_layers: resnet18's 64x56x56 3x3 layer,
+# oneDNN direct, 1 thread) are printed after the table from their own benchmarks, in their
+# own processes. Records stay in KEEP_DIR when given (else a temporary folder).
 #   bench/autosched/run.sh [BUILD_DIR] [TRIALS] [SEARCH] [OPS...]
+#   KEEP_DIR=/tmp/x bench/autosched/run.sh build 256 evolution as_matmul as_conv
 set -uo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 build="${1:-$here/../../build}"
-trials="${2:-64}"
+trials="${2:-256}"
 search="${3:-evolution}"
 shift 3 2>/dev/null || shift $#
 tunecli="$build/tools/tunecli"
 ops="$here/ops.tsl"
-work="$(mktemp -d /tmp/tessel-autosched-XXXXXX)"
-trap 'rm -rf "$work"' EXIT
+if [ -n "${KEEP_DIR:-}" ]; then
+  work="$KEEP_DIR"
+  mkdir -p "$work"
+else
+  work="$(mktemp -d /tmp/tessel-autosched-XXXXXX)"
+  trap 'rm -rf "$work"' EXIT
+fi
 
 # name | shapes | built-in op with a template (or -) | its shapes
 cases=(
@@ -24,7 +37,7 @@ cases=(
   "as_softmax|--shape X=4096x1000|-|"
   "as_layernorm|--shape X=8192x768|-|"
   "as_depthwise|--shape data=1x96x56x56 --shape weight=96x5x5|-|"
-  "as_conv|--shape data=1x64x56x56 --shape weight=64x64x3x3|conv2d|--shape data=1x64x56x56 --shape weight=64x64x3x3 --param pad_h=1 --param pad_w=1"
+  "as_conv|--shape data=1x64x56x56 --shape weight=64x64x3x3|conv2d|--shape data=1x64x56x56 --shape weight=64x64x3x3"
   "as_convT|--shape data=1x64x28x28 --shape weight=64x32x2x2|-|"
   "as_maxpool|--shape data=1x64x56x56|-|"
   "as_gelu_scale|--shape X=1x256x56x56|-|"
@@ -32,12 +45,17 @@ cases=(
 )
 
 ms() { sed -n 's/.*time per call: median \([0-9.]*\) ms.*/\1/p' | head -1; }
+# the wall time (s) from t0 to the timestamp of record line n of file f (the last field
+# of "result")
+stamp() { sed -n "${2}p" "$1" | sed -n 's/.*"result":\[\[[^]]*\],[^,]*,[^,]*,\([0-9.]*\)\].*/\1/p'; }
 
-printf '%-14s %12s %12s %8s %10s %12s %s\n' "operator" "default ms" "auto ms" "speedup" "tune s" "hand ms" "auto config"
+printf '%-14s %10s %10s %8s %10s %8s %8s %10s %s\n' "operator" "default ms" "auto@64" "tune64 s" "auto@$trials" \
+  "tune s" "speedup" "hand ms" "auto config"
 for c in "${cases[@]}"; do
   IFS='|' read -r name shapes builtin bshapes <<<"$c"
   if [ $# -gt 0 ] && ! printf '%s\n' "$@" | grep -qx "$name"; then continue; fi
   rec="$work/$name.jsonl"
+  rm -f "$rec"
   # shellcheck disable=SC2086
   d=$("$tunecli" run-op "$name" --file "$ops" $shapes 2>&1 | ms)
   t0=$(date +%s.%N)
@@ -46,21 +64,31 @@ for c in "${cases[@]}"; do
          --records "$rec" 2>/dev/null)
   t1=$(date +%s.%N)
   cfg=$(printf '%s\n' "$tout" | sed -n 's/^ *config //p' | head -1)
+  head -n 64 "$rec" >"$work/$name.64.jsonl"
+  s64=$(stamp "$rec" "$(wc -l <"$work/$name.64.jsonl")")
+  t64=$(awk -v a="${s64:-0}" -v b="$t0" 'BEGIN { if (a > 0) printf "%.1f", a - b; else print "-" }')
+  # shellcheck disable=SC2086
+  a64=$("$tunecli" run-op "$name" --file "$ops" $shapes --records "$work/$name.64.jsonl" 2>&1 | ms)
   # shellcheck disable=SC2086
   a=$("$tunecli" run-op "$name" --file "$ops" $shapes --records "$rec" 2>&1 | ms)
   h="-"
   if [ "$builtin" != "-" ]; then
     hrec="$work/$name.hand.jsonl"
+    rm -f "$hrec"
     # shellcheck disable=SC2086
     "$tunecli" tune-op "$builtin" $bshapes --trials "$trials" --no-peak --records "$hrec" >/dev/null 2>&1
     # shellcheck disable=SC2086
     h=$("$tunecli" run-op "$builtin" $bshapes --records "$hrec" 2>&1 | ms)
   fi
   sp=$(awk -v d="${d:-nan}" -v a="${a:-nan}" 'BEGIN { if (a > 0) printf "%.1fx", d / a; else print "-" }')
-  printf '%-14s %12s %12s %8s %10.1f %12s %s\n' "$name" "${d:--}" "${a:--}" "$sp" "$(echo "$t1 - $t0" | bc)" "${h:--}" \
-    "${cfg:0:60}"
+  printf '%-14s %10s %10s %8s %10s %8.1f %8s %10s %s\n' "$name" "${d:--}" "${a64:--}" "$t64" "${a:--}" \
+    "$(echo "$t1 - $t0" | bc)" "$sp" "${h:--}" "${cfg:0:60}"
 done
 if [ -x "$build/bench/matmul" ] && { [ $# -eq 0 ] || printf '%s\n' "$@" | grep -qx as_matmul; }; then
-  echo "peers (bench/matmul, 1024^3):"
-  "$build/bench/matmul" --sizes 1024 --rounds 1 2>&1 | tail -n 12
+  echo "peers (bench/matmul, 1024^3, 1 thread; GFLOP/s, ms = 2.147 / GFLOP/s * 1e3):"
+  "$build/bench/matmul" --sizes 1024 --threads 1 --rounds 3 2>&1 | tail -n 12
+fi
+if [ -x "$build/bench/conv_layers" ] && { [ $# -eq 0 ] || printf '%s\n' "$@" | grep -qx as_conv; }; then
+  echo "peers (bench/conv_layers, resnet18's 64x56x56 -> 64 3x3 s1 layer, 1 thread; GFLOP/s, ms = 0.231 / GFLOP/s * 1e3):"
+  "$build/bench/conv_layers" --models resnet18 --filter "C64 56x56 K64 3x3 s1" --rounds 3 2>&1 | tail -n 12
 fi

@@ -106,6 +106,10 @@ typedef struct tsl_compile_opts {
   const char *target;  /* target string; NULL: "host" (it must run on this machine) */
   const char *records; /* tuning records file; NULL: the default schedules */
   bool verbose;        /* per-layer "no tuning record" lines (tsl_model_compile_verbose) */
+  bool no_auto_schedule; /* kernels with a reduction and no hand template (reductions,
+                            softmax, norms, pools of ONNX models) keep the generic default
+                            schedule instead of the auto-scheduler's (its OP.auto records,
+                            else its default); false: the auto-scheduler's */
   int num_threads;     /* 0: runs use the process-wide count (tsl_set_num_threads) and
                           records timed with it are preferred; 1..TSL_MAX_THREADS: every
                           context of the compiled model runs with this many threads
@@ -113,7 +117,7 @@ typedef struct tsl_compile_opts {
                           timed with it are preferred, whatever the process setting */
 } tsl_compile_opts;
 
-/* Defaults: target "host", no records, not verbose, num_threads 0. */
+/* Defaults: target "host", no records, not verbose, auto-scheduled kernels, num_threads 0. */
 tsl_compile_opts tsl_compile_opts_default(void);
 
 /* As tsl_model_compile with the options of opts (NULL: the defaults).

@@ -2,9 +2,11 @@
 #include "ops/nn/default_schedule.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ops/nn/nn_schedule.h"
+#include "schedule/axis_access.h"
 #include "tessel/tensor.h"
 
 /* Loops shorter than this run serially: a launch on the pool costs about a microsecond. */
@@ -28,6 +30,38 @@
  * at least MIN_VECTOR_EXTENT long, as one partial vector (a 14-wide row at 16 lanes),
  * and the outer spatial axes fused into one parallel loop (the vector split's outer
  * loop when there is one spatial axis) unless the stage is too small to split. */
+static tsl_status schedule_stage(tsl_schedule *s, int si, int64_t lanes);
+
+/* A reduction whose innermost spatial axis is strided in memory (a row max, sum or norm
+ * over the last axis: the rows lie apart) is vectorized along its contiguous reduction
+ * axis `rd_axis` (at least `lanes` long) instead: the axis split by the lanes and
+ * rfactor'ed on the inner half (schedule/schedule.h), whose stage "NAME.rf" keeps one
+ * vector of partial results per output point (vector accumulators; its loops as any
+ * stage's, that half innermost and vectorized), and the stage reduces those lanes.
+ * When the schedule refuses the split or the rfactor (a reduction rfactor does not take)
+ * the stage is scheduled as it stands, scalar. */
+static tsl_status vectorize_reduction(tsl_schedule *s, const char *name, const char *rd_axis, int64_t lanes) {
+  char stage[160], inner[200];
+  snprintf(stage, sizeof stage, "%s", name);
+  snprintf(inner, sizeof inner, "%s.inner", rd_axis);
+  tsl_status r = tsl_schedule_split(s, stage, rd_axis, lanes);
+  const char *rf = NULL;
+  if (r == TSL_OK) r = tsl_schedule_rfactor(s, stage, inner, &rf);
+  if (r == TSL_ERR_SCHEDULE) {
+    tsl_clear_error();
+    int si = tsl_schedule_stage_index(s, stage);
+    return si >= 0 ? schedule_stage(s, si, lanes) : TSL_OK; /* (its reduction leaves are no roots now) */
+  }
+  if (r != TSL_OK) return r;
+  char rfname[200];
+  snprintf(rfname, sizeof rfname, "%s", rf);
+  int ri = tsl_schedule_stage_index(s, rfname);
+  if (ri < 0) return tsl_error(TSL_ERR_SCHEDULE, "default schedule: rfactor of %s made no stage %s", stage, rfname);
+  /* the rf stage: `inner` is its innermost spatial axis, contiguous (schedule_stage
+   * vectorizes it, the reduction's other half outside it) */
+  return schedule_stage(s, ri, lanes);
+}
+
 static tsl_status schedule_stage(tsl_schedule *s, int si, int64_t lanes) {
   tsl_stage *st = s->stages[si];
   const char *name = st->name;
@@ -50,6 +84,26 @@ static tsl_status schedule_stage(tsl_schedule *s, int si, int64_t lanes) {
   char inner_name[160];
   snprintf(inner_name, sizeof inner_name, "%s", st->iters[inner].name);
   bool vec = lanes > 1 && inner_extent >= (lanes < MIN_VECTOR_EXTENT ? lanes : MIN_VECTOR_EXTENT);
+  if (nrd > 0) {
+    /* a reduction: vectors only along memory (schedule/axis_access.h); a strided
+     * innermost spatial axis leaves the vectors to a contiguous reduction axis */
+    bool contig[TSL_AXIS_ACCESS_MAX];
+    r = tsl_axis_contiguous(s, st, contig);
+    if (r != TSL_OK) return r;
+    if (vec && !(inner < TSL_AXIS_ACCESS_MAX && inner < st->nroot && contig[inner])) {
+      vec = false;
+      int best = -1;
+      for (int i = 0; i < nrd; i++)
+        if (rd[i] < TSL_AXIS_ACCESS_MAX && rd[i] < st->nroot && contig[rd[i]] && st->iters[rd[i]].extent >= lanes &&
+            (best < 0 || st->iters[rd[i]].extent > st->iters[best].extent))
+          best = rd[i];
+      if (best >= 0 && lanes > 1) {
+        char axis[160];
+        snprintf(axis, sizeof axis, "%s", st->iters[best].name);
+        return vectorize_reduction(s, name, axis, lanes);
+      }
+    }
+  }
   if (vec && nrd > 0) {
     const char *order[32];
     int n = 0;
@@ -133,9 +187,19 @@ tsl_status tsl_default_schedule(const tsl_te_program *p, const tsl_target *t, ts
   tsl_status st = tsl_schedule_create(p, &s);
   if (st != TSL_OK) return st;
   int64_t lanes = tsl_target_f32_lanes(t);
+  /* by name: a row reduction's rfactor inserts a stage (scheduled with it) */
   int n = s->nstages;
-  for (int i = 0; i < n && st == TSL_OK; i++)
-    if (s->stages[i]->attach == TSL_ATTACH_ROOT) st = schedule_stage(s, i, lanes);
+  char(*names)[160] = calloc((size_t)(n ? n : 1), sizeof *names);
+  if (!names) {
+    tsl_schedule_free(s);
+    return tsl_error(TSL_ERR_NOMEM, "default schedule: out of memory");
+  }
+  for (int i = 0; i < n; i++) snprintf(names[i], sizeof names[i], "%s", s->stages[i]->name);
+  for (int i = 0; i < n && st == TSL_OK; i++) {
+    int si = tsl_schedule_stage_index(s, names[i]);
+    if (si >= 0 && s->stages[si]->attach == TSL_ATTACH_ROOT) st = schedule_stage(s, si, lanes);
+  }
+  free(names);
   if (st != TSL_OK) {
     tsl_schedule_free(s);
     return st;

@@ -120,7 +120,7 @@ static void test_reduce_max_min_propagate_nan(void) {
   }
 }
 
-/* Issue 16 part 4: with auto_schedule, a reduction (an operator with no template) gets the
+/* Issue 16 part 4: by default, a reduction (an operator with no template) gets the
  * auto-scheduler's kernel (tuner/autosched.h: the first sketch's default, no records here),
  * counted in the compile stats, with the reference executor's outputs: a global mean (a small spatial
  * output, a large reduction: rfactor's case) and a row max. */
@@ -140,8 +140,7 @@ static void test_reductions_get_auto_scheduled_kernels(void) {
     tsl_compile_stats stats;
     memset(&stats, 0, sizeof stats);
     tsl_compile_options o;
-    memset(&o, 0, sizeof o);
-    o.auto_schedule = true;
+    memset(&o, 0, sizeof o); /* auto-scheduled kernels: the default */
     tsl_status st = gt_compile_run(g, &o, ins, got, &stats, NULL);
     if (st != TSL_OK) printf("\n  %s: %s", tsl_op_name(cases[c].op), tsl_last_error());
     CU_ASSERT_EQUAL_FATAL(st, TSL_OK);

@@ -20,6 +20,7 @@
 #include "runtime/module.h"
 #include "schedule/lower.h"
 #include "tessel/tensor.h"
+#include "ops/nn/default_schedule.h"
 #include "ops/registry.h"
 #include "tuner/autosched.h"
 #include "tuner/dispatch.h"
@@ -57,6 +58,33 @@ static const char ops_text[] =
     "op sk_softplus(X: f32[M, N])\n"
     "  out[i, j] = log(1.0 + exp(X[i, j]))\n";
 
+/* Reductions for the contiguity checks: a column sum (its spatial axis runs along
+ * memory) and a layer norm over the channel blocks of NCHW[16]c (C = 32) whose scale is
+ * read at a clamped index that the axes' ranges make the plain one (the graph
+ * compiler's layer_norm_nchwc kernel). */
+static const char contig_text[] =
+    "op sk_colsum(X: f32[M, N])\n"
+    "  out[j] = sum(i: X[i, j])\n"
+    "op sk_ln_nchwc(x0: f32[N, CB, P, L], g: f32[C])\n"
+    "  s1[n, i, c] = sum(cb: x0[n, cb, i, c])\n"
+    "  sm[n, i] = sum(c: s1[n, i, c])\n"
+    "  out[n, cb, i, c] = select(cb*16 + c < 32, (x0[n, cb, i, c] - sm[n, i] / 32) * g[min(cb*16 + c, 31)], 0.0)\n";
+
+/* The arguments of p (at most 4): its inputs seeded random in [-1, 1) from `seed`, its
+ * outputs allocated, and in ref[] the outputs the interpreter computes from them. */
+static void interpreted_args(const tsl_te_program *p, uint64_t seed, tsl_tensor **args, tsl_tensor **ref) {
+  int nargs = p->ninputs + p->noutputs;
+  CU_ASSERT_FATAL(nargs <= 4);
+  for (int i = 0; i < nargs; i++) {
+    const tsl_buffer *b = i < p->ninputs ? p->inputs[i]->buf : p->outputs[i - p->ninputs]->buf;
+    CU_ASSERT_EQUAL_FATAL(tsl_tensor_new(TSL_DTYPE_F32, b->ndim, b->shape, &args[i]), TSL_OK);
+    tsl_status st = i < p->ninputs ? tsl_tensor_fill_random(args[i], seed + (uint64_t)i, -1.0, 1.0)
+                                   : tsl_tensor_new(TSL_DTYPE_F32, b->ndim, b->shape, &ref[i]);
+    CU_ASSERT_EQUAL_FATAL(st, TSL_OK);
+  }
+  CU_ASSERT_EQUAL_FATAL(tsl_te_interpret(p, (const tsl_tensor *const *)args, ref + p->ninputs), TSL_OK);
+}
+
 /* Samples n candidates of p (sketch = seed mod the sketch count; with tpl, the auto-
  * scheduler's template: seeded configs of its space), builds each with the host JIT, runs
  * it and compares with the interpreter: floats within 1e-5 of the output's magnitude.
@@ -72,15 +100,7 @@ static int check_candidates(const tsl_te_program *p, tsl_jit *jit, int n, tsl_sk
     for (int i = 0; i < sl.sketches[k].nstages; i++) *used_want += sl.sketches[k].rule[i] == want;
   int nargs = p->ninputs + p->noutputs;
   tsl_tensor *args[4] = {0}, *ref[4] = {0};
-  CU_ASSERT_FATAL(nargs <= 4);
-  for (int i = 0; i < nargs; i++) {
-    const tsl_buffer *b = i < p->ninputs ? p->inputs[i]->buf : p->outputs[i - p->ninputs]->buf;
-    CU_ASSERT_EQUAL_FATAL(tsl_tensor_new(TSL_DTYPE_F32, b->ndim, b->shape, &args[i]), TSL_OK);
-    tsl_status st = i < p->ninputs ? tsl_tensor_fill_random(args[i], 31 + (uint64_t)i, -1.0, 1.0)
-                                   : tsl_tensor_new(TSL_DTYPE_F32, b->ndim, b->shape, &ref[i]);
-    CU_ASSERT_EQUAL_FATAL(st, TSL_OK);
-  }
-  CU_ASSERT_EQUAL_FATAL(tsl_te_interpret(p, (const tsl_tensor *const *)args, ref + p->ninputs), TSL_OK);
+  interpreted_args(p, 31, args, ref);
   int64_t nout = tsl_tensor_numel(ref[nargs - 1]);
   double scale = 1.0;
   for (int64_t e = 0; e < nout; e++) scale = fmax(scale, fabs(tsl_tensor_get_f64(ref[nargs - 1], e)));
@@ -333,22 +353,58 @@ static void count_stmt(const tsl_stmt *s, vec_count *vc) {
   }
 }
 
-/* The auto-scheduler's default schedule (the graph compiler's kernel without records)
- * vectorizes only along memory: at 4, 8 and 16 lanes, every vector load and store of its
- * lowered IR reads or writes consecutive elements (a ramp of stride 1, or one element
- * broadcast), never a strided ramp or a gather; the row reductions (whose spatial axis
- * is strided) still get vectors, along the reduction (rfactor), and the stride-2 max
- * pool none. */
-static void test_autosched_default_vectorizes_only_contiguous_axes(void) {
+typedef tsl_status (*schedule_fn)(const tsl_te_program *p, const tsl_target *t, tsl_schedule **out);
+
+/* The schedule `sched` gives p on the host, built and run on seeded inputs, equals the
+ * interpreter within 1e-5 of the output's magnitude. */
+static bool default_matches_interpreter(const tsl_te_program *p, schedule_fn sched, tsl_jit *jit) {
+  int nargs = p->ninputs + p->noutputs;
+  tsl_tensor *args[4] = {0}, *ref[4] = {0};
+  interpreted_args(p, 7, args, ref);
+  tsl_schedule *s = NULL;
+  tsl_module *m = NULL;
+  const tsl_kernel *k = NULL;
+  tsl_status st = sched(p, tsl_jit_target(jit), &s);
+  if (st == TSL_OK) st = tsl_module_new(&m);
+  if (st == TSL_OK) st = tsl_build(s, p->name, jit, m, NULL, NULL);
+  if (st == TSL_OK) st = tsl_module_get_kernel(m, p->name, &k);
+  int64_t nout = tsl_tensor_numel(ref[nargs - 1]);
+  memset(args[nargs - 1]->data, 0xff, (size_t)nout * sizeof(float)); /* NaN: every element must be written */
+  if (st == TSL_OK) st = tsl_kernel_call_tensors(k, args, nargs);
+  double scale = 1.0, worst = st == TSL_OK ? 0 : INFINITY;
+  for (int64_t e = 0; e < nout; e++) scale = fmax(scale, fabs(tsl_tensor_get_f64(ref[nargs - 1], e)));
+  for (int64_t e = 0; st == TSL_OK && e < nout; e++) {
+    double d = fabs(tsl_tensor_get_f64(args[nargs - 1], e) - tsl_tensor_get_f64(ref[nargs - 1], e)) / scale;
+    worst = isnan(d) ? INFINITY : fmax(worst, d);
+  }
+  if (!(worst <= 1e-5)) printf("\n  %s: %s, error %g", p->name, st == TSL_OK ? "wrong result" : tsl_last_error(), worst);
+  tsl_module_free(m);
+  tsl_schedule_free(s);
+  for (int i = 0; i < nargs; i++) {
+    tsl_tensor_free(args[i]);
+    tsl_tensor_free(ref[i]);
+  }
+  return worst <= 1e-5;
+}
+
+/* The schedule `sched` gives (the graph compiler's kernel without records) vectorizes
+ * only along memory: at 4, 8 and 16 lanes, every vector load and store of its lowered IR
+ * reads or writes consecutive elements (a ramp of stride 1, or one element broadcast),
+ * never a strided ramp or a gather; the row reductions (whose spatial axis is strided)
+ * still get vectors, along the reduction (rfactor), the column sum along its spatial
+ * axis, the layer norm's output along the channels despite the clamp of its scale's
+ * index, and the stride-2 max pool none. On the host each equals the interpreter. */
+static void check_vectorizes_only_contiguous_axes(schedule_fn sched) {
   static const char pool_text[] = "op sk_maxpool(data: f32[N, C, H, W])\n"
                                   "  out[n, c, y, x] = max(r, s: data[n, c, y * 2 + r, x * 2 + s])\n"
                                   "    where y < (H - 3) / 2 + 1, x < (W - 3) / 2 + 1, r < 3, s < 3\n";
-  tsl_dsl_module *mod = NULL, *pool = NULL;
+  tsl_dsl_module *mod = NULL, *pool = NULL, *contig = NULL;
   CU_ASSERT_EQUAL_FATAL(tsl_dsl_parse(ops_text, "sketch_ops.tsl", &mod), TSL_OK);
   CU_ASSERT_EQUAL_FATAL(tsl_dsl_parse(pool_text, "pool.tsl", &pool), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(tsl_dsl_parse(contig_text, "contig.tsl", &contig), TSL_OK);
   tsl_arena *arena = tsl_arena_new(), *prev = tsl_arena_set_current(arena);
   static const int64_t mm_a[] = {64, 48}, mm_b[] = {48, 40}, rows[] = {64, 200}, nchw[] = {1, 8, 17, 24},
-                       conv_w[] = {8, 8, 3, 3}, dw_w[] = {8, 5, 5};
+                       conv_w[] = {8, 8, 3, 3}, dw_w[] = {8, 5, 5}, ln_x[] = {1, 2, 49, 16}, ln_g[] = {32};
   const struct {
     const tsl_dsl_module *mod;
     const char *op;
@@ -361,22 +417,31 @@ static void test_autosched_default_vectorizes_only_contiguous_axes(void) {
       {NULL, "sk_softmax", 1, {rows}, {2}, true},           {NULL, "sk_chsum", 1, {nchw}, {4}, true},
       {NULL, "sk_conv", 2, {nchw, conv_w}, {4, 4}, true},   {NULL, "sk_depthwise", 2, {nchw, dw_w}, {4, 3}, true},
       {NULL, "sk_softplus", 1, {rows}, {2}, true},          {pool, "sk_maxpool", 1, {nchw}, {4}, false},
+      {contig, "sk_colsum", 1, {rows}, {2}, true},          {contig, "sk_ln_nchwc", 2, {ln_x, ln_g}, {4, 1}, true},
   };
   const char *targets[3] = {"armv8", "x86-64-avx2", "x86-64-avx512"};
-  for (int ti = 0; ti < 3; ti++) {
-    tsl_target t;
-    CU_ASSERT_EQUAL_FATAL(tsl_target_parse(targets[ti], &t), TSL_OK);
+  tsl_target host;
+  tsl_jit *jit = NULL;
+  CU_ASSERT_EQUAL_FATAL(tsl_target_parse("host", &host), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(tsl_jit_new(&host, &jit), TSL_OK);
+  for (int ti = 0; ti < 4; ti++) {
+    tsl_target t = host;
+    if (ti < 3) CU_ASSERT_EQUAL_FATAL(tsl_target_parse(targets[ti], &t), TSL_OK);
     tsl_lower_options o = tsl_lower_options_default();
     o.vector_bits = t.vector_bits;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
       const tsl_dsl_module *m = cases[i].mod ? cases[i].mod : mod;
       tsl_te_program *p = NULL;
-      tsl_schedule *s = NULL;
-      tsl_func *f = NULL;
       CU_ASSERT_EQUAL_FATAL(tsl_dsl_instantiate(tsl_dsl_module_find(m, cases[i].op), cases[i].nin, cases[i].shapes,
                                                 cases[i].ndims, 0, NULL, &p),
                             TSL_OK);
-      CU_ASSERT_EQUAL_FATAL(tsl_autosched_default_schedule(p, &t, &s), TSL_OK);
+      if (ti == 3) { /* the host: the kernel's results */
+        CU_ASSERT_TRUE(default_matches_interpreter(p, sched, jit));
+        continue;
+      }
+      tsl_schedule *s = NULL;
+      tsl_func *f = NULL;
+      CU_ASSERT_EQUAL_FATAL(sched(p, &t, &s), TSL_OK);
       CU_ASSERT_EQUAL_FATAL(tsl_lower_with(s, "sk_contig", &o, &f), TSL_OK);
       vec_count vc = {0, 0};
       count_stmt(f->body, &vc);
@@ -391,10 +456,23 @@ static void test_autosched_default_vectorizes_only_contiguous_axes(void) {
       tsl_schedule_free(s);
     }
   }
+  tsl_jit_free(jit);
   tsl_arena_set_current(prev);
   tsl_arena_free(arena);
   tsl_dsl_module_free(mod);
   tsl_dsl_module_free(pool);
+  tsl_dsl_module_free(contig);
+}
+
+/* The auto-scheduler's default schedule (tuner/autosched.h). */
+static void test_autosched_default_vectorizes_only_contiguous_axes(void) {
+  check_vectorizes_only_contiguous_axes(tsl_autosched_default_schedule);
+}
+
+/* The generic default schedule of graph kernels (ops/nn/default_schedule.h), whose
+ * reductions use the same contiguity analysis (schedule/axis_access.h). */
+static void test_generic_default_vectorizes_only_contiguous_axes(void) {
+  check_vectorizes_only_contiguous_axes(tsl_default_schedule);
 }
 
 /* The tuner searches the auto-scheduler's template of an op with no schedule block
@@ -522,6 +600,8 @@ void tsl_tests_tuner_sketch(void) {
   CU_add_test(s, "test_sketch_candidates_lower_at_every_lane_count", test_sketch_candidates_lower_at_every_lane_count);
   CU_add_test(s, "test_autosched_default_vectorizes_only_contiguous_axes",
               test_autosched_default_vectorizes_only_contiguous_axes);
+  CU_add_test(s, "test_generic_default_vectorizes_only_contiguous_axes",
+              test_generic_default_vectorizes_only_contiguous_axes);
   CU_add_test(s, "test_autosched_tuned_then_dispatched", test_autosched_tuned_then_dispatched);
   CU_add_test(s, "test_evolution_search_beats_random_on_a_known_cost", test_evolution_search_beats_random_on_a_known_cost);
 }

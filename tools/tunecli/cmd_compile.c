@@ -43,9 +43,10 @@ static int compile_model(int argc, char **argv) {
     else if (strcmp(argv[i], "--records") == 0 && has_value) o.records = argv[++i];
     else if (strcmp(argv[i], "--no-layout") == 0) o.no_layout = true;
     else if (strcmp(argv[i], "--verbose") == 0) o.verbose = true;
+    else if (strcmp(argv[i], "--no-auto-schedule") == 0) o.no_auto_schedule = true;
     else {
       fprintf(stderr, "tunecli compile: error: unknown option or missing value '%s' (a model takes --target T, "
-              "--records FILE, --no-layout, --verbose, -o FILE.so)\n", argv[i]);
+              "--records FILE, --no-layout, --no-auto-schedule, --verbose, -o FILE.so)\n", argv[i]);
       return 2;
     }
   }

@@ -79,7 +79,7 @@ out:
 int tunecli_run(int argc, char **argv) {
   const char *model = NULL, *records = NULL, *input = NULL, *output = NULL, *target = "host";
   long threads = 0, repeat = 10;
-  bool profile = false, verbose = false;
+  bool profile = false, verbose = false, no_auto = false;
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i];
     bool has_value = i + 1 < argc;
@@ -101,6 +101,8 @@ int tunecli_run(int argc, char **argv) {
       profile = true;
     } else if (strcmp(a, "--verbose") == 0) {
       verbose = true;
+    } else if (strcmp(a, "--no-auto-schedule") == 0) {
+      no_auto = true;
     } else if (a[0] == '-' ) {
       fprintf(stderr, "tunecli run: error: unknown option or missing value '%s' (see tunecli help)\n", a);
       return 2;
@@ -126,7 +128,12 @@ int tunecli_run(int argc, char **argv) {
   double t0 = tsl_time_now();
   if ((st = tsl_model_load(model, &m)) != TSL_OK) return fail(st);
   double t1 = tsl_time_now();
-  if ((st = tsl_model_compile_verbose(m, target, records, verbose, &c)) != TSL_OK) {
+  tsl_compile_opts co = tsl_compile_opts_default();
+  co.target = target;
+  co.records = records;
+  co.verbose = verbose;
+  co.no_auto_schedule = no_auto;
+  if ((st = tsl_model_compile_with(m, &co, &c)) != TSL_OK) {
     rc = fail(st);
     goto done;
   }

@@ -39,14 +39,16 @@ static const command commands[] = {
      "                          magnitude) and time it: median and min of N samples (default 5)"},
     {"run", tunecli_run,
      "run MODEL [--records FILE] [--threads N] [--input FILE] [--output FILE] [--repeat N] [--target T] [--profile]\n"
-     "          [--verbose]\n"
+     "          [--verbose] [--no-auto-schedule]\n"
      "                          compile a whole model (a built-in name: squeezenet1_0/1_1, resnet18/50,\n"
      "                          mobilenet_v2, shufflenet_v2_x1_0; or an .onnx file) and run it: median\n"
      "                          and min latency over N runs (default 10), planned peak memory, top-5\n"
      "                          of output 0; --input is raw f32 (default: seeded random in [-1, 1));\n"
      "                          --output writes output 0 as raw little-endian f32 (after the timed runs);\n"
      "                          --profile: per kernel call median ms, largest first; --verbose: one\n"
-     "                          'no tuning record' line per conv layer (default: one per model)"},
+     "                          'no tuning record' line per conv layer (default: one per model);\n"
+     "                          --no-auto-schedule: kernels with a reduction and no template keep the\n"
+     "                          generic default schedule (default: the auto-scheduler's)"},
     {"peak", tunecli_peak,
      "peak [--target T] [--threads N] [--repeat R] [--min-ms MS] [--triad-mib MIB] [--no-bandwidth]\n"
      "                          measure fp32 FMA peak (GFLOP/s) and STREAM triad bandwidth (GB/s),\n"
@@ -87,7 +89,8 @@ static const command commands[] = {
      "                          compile OP ahead of time into a shared object for T (any target,\n"
      "                          e.g. armv8: no need to run here); load it with the runtime\n"
      "                          (tsl_module_load_so) or run it with tessel-device-run (cross/)\n"
-     "\n  tunecli compile MODEL [--target T] [--records FILE] [--no-layout] [--verbose] -o FILE.so\n"
+     "\n  tunecli compile MODEL [--target T] [--records FILE] [--no-layout] [--no-auto-schedule] [--verbose]\n"
+     "                  -o FILE.so\n"
      "                          compile a whole model (built-in name or .onnx) ahead of time into\n"
      "                          one file: kernels + plan + weights (docs/aot.md); run it with\n"
      "                          tessel-device-app (examples/device_app.c, cross/)"},

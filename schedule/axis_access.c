@@ -1,5 +1,5 @@
 /* Contiguous axes of a stage (axis_access.h). */
-#include "tuner/axis_access.h"
+#include "schedule/axis_access.h"
 
 #include <string.h>
 
@@ -12,10 +12,13 @@
 /* An integer index as a function of the stage's root axes: c[a] the linear coefficient
  * of axis a; bits of `sub` the axes it depends on only through a quotient / remainder
  * of a unit-stride expression by a positive constant; bits of `nonlin` the axes it
- * depends on in any other non-linear way. */
+ * depends on in any other non-linear way; k the constant term, which with c gives the
+ * index exactly unless `inexact` (a variable other than the axes, a quotient, ...). */
 typedef struct lin {
   double c[TSL_AXIS_ACCESS_MAX];
   unsigned sub, nonlin;
+  double k;
+  bool inexact;
 } lin;
 
 typedef struct binding {
@@ -26,6 +29,7 @@ typedef struct binding {
 typedef struct walker {
   const tsl_schedule *s;
   int naxes;
+  int64_t extent[TSL_AXIS_ACCESS_MAX]; /* of each root axis (the ranges min/max are decided by) */
   bool unit[TSL_AXIS_ACCESS_MAX];    /* some access moves by +1 */
   bool strided[TSL_AXIS_ACCESS_MAX]; /* some access moves otherwise */
   const tsl_buffer *target;          /* tsl_axis_read_deps: the buffer whose reads count */
@@ -82,28 +86,70 @@ static unsigned dep_mask(const lin *l, int naxes) {
 }
 
 /* Every axis e depends on, as non-linear. */
-static lin all_nonlinear(const tsl_expr *e, const binding *env, int nenv, int naxes, int depth);
+static lin all_nonlinear(const tsl_expr *e, const binding *env, int nenv, const walker *w, int depth);
 
-static lin linear_form(const tsl_expr *e, const binding *env, int nenv, int naxes, int depth) {
+/* The range [*lo, *hi] of an exact linear form over the axes' ranges (0 .. extent - 1);
+ * false when l is not exact. */
+static bool lin_range(const lin *l, const walker *w, double *lo, double *hi) {
+  if (l->inexact || l->sub || l->nonlin) return false;
+  *lo = *hi = l->k;
+  for (int a = 0; a < w->naxes; a++) {
+    double span = l->c[a] * (double)(w->extent[a] - 1);
+    if (span < 0) *lo += span;
+    else *hi += span;
+  }
+  return true;
+}
+
+/* min(a, b) or max(a, b) when the axes' ranges decide it: the operand it always is
+ * (lowering's simplifier removes such a clamp); NULL otherwise. */
+static const lin *decided_min_max(bool is_min, const lin *a, const lin *b, const walker *w) {
+  lin d = *a;
+  for (int i = 0; i < w->naxes; i++) d.c[i] -= b->c[i];
+  d.k -= b->k;
+  d.inexact |= b->inexact;
+  d.sub |= b->sub;
+  d.nonlin |= b->nonlin;
+  double lo, hi;
+  if (!lin_range(&d, w, &lo, &hi)) return NULL;
+  if (hi <= 0) return is_min ? a : b; /* a <= b everywhere */
+  if (lo >= 0) return is_min ? b : a; /* a >= b everywhere */
+  return NULL;
+}
+
+static lin linear_form(const tsl_expr *e, const binding *env, int nenv, const walker *w, int depth) {
   lin r;
   memset(&r, 0, sizeof r);
-  if (!e || depth > 64) return r;
+  if (!e || depth > 64) return r.inexact = true, r;
+  int naxes = w->naxes;
   int64_t k;
   switch (e->kind) {
   case TSL_E_INT:
-  case TSL_E_FLOAT: return r;
+    if (tsl_expr_is_const_int(e, &k)) r.k = (double)k;
+    else r.inexact = true;
+    return r;
+  case TSL_E_FLOAT: return r.inexact = true, r;
   case TSL_E_VAR:
     for (int i = nenv - 1; i >= 0; i--)
       if (env[i].var == e) return env[i].value;
-    return r;
-  case TSL_E_CAST: return linear_form(e->un.a, env, nenv, naxes, depth + 1);
+    return r.inexact = true, r; /* a scalar parameter: constant in the axes, value unknown */
+  case TSL_E_CAST: return linear_form(e->un.a, env, nenv, w, depth + 1);
   case TSL_E_ADD:
   case TSL_E_SUB: {
-    lin a = linear_form(e->bin.a, env, nenv, naxes, depth + 1), b = linear_form(e->bin.b, env, nenv, naxes, depth + 1);
+    lin a = linear_form(e->bin.a, env, nenv, w, depth + 1), b = linear_form(e->bin.b, env, nenv, w, depth + 1);
     for (int i = 0; i < naxes; i++) r.c[i] = e->kind == TSL_E_ADD ? a.c[i] + b.c[i] : a.c[i] - b.c[i];
+    r.k = e->kind == TSL_E_ADD ? a.k + b.k : a.k - b.k;
+    r.inexact = a.inexact || b.inexact;
     r.sub = a.sub | b.sub;
     r.nonlin = a.nonlin | b.nonlin;
     return r;
+  }
+  case TSL_E_MIN:
+  case TSL_E_MAX: {
+    lin a = linear_form(e->bin.a, env, nenv, w, depth + 1), b = linear_form(e->bin.b, env, nenv, w, depth + 1);
+    const lin *x = decided_min_max(e->kind == TSL_E_MIN, &a, &b, w);
+    if (x) return *x;
+    break;
   }
   case TSL_E_MUL: {
     const tsl_expr *x = NULL;
@@ -111,15 +157,17 @@ static lin linear_form(const tsl_expr *e, const binding *env, int nenv, int naxe
     else if (tsl_expr_is_const_int(e->bin.a, &k)) x = e->bin.b;
     if (!x) break;
     if (k == 0) return r;
-    r = linear_form(x, env, nenv, naxes, depth + 1);
+    r = linear_form(x, env, nenv, w, depth + 1);
     for (int i = 0; i < naxes; i++) r.c[i] *= (double)k;
+    r.k *= (double)k;
     if (k != 1) r.nonlin |= r.sub, r.sub = 0; /* 2 * (x / 2): steps of 2 */
     return r;
   }
   case TSL_E_DIV:
   case TSL_E_MOD: {
     if (!tsl_expr_is_const_int(e->bin.b, &k) || k <= 0) break;
-    lin a = linear_form(e->bin.a, env, nenv, naxes, depth + 1);
+    lin a = linear_form(e->bin.a, env, nenv, w, depth + 1);
+    r.inexact = true;
     r.nonlin = a.nonlin | a.sub;
     for (int i = 0; i < naxes; i++) {
       if (a.c[i] == 0 || (r.nonlin >> i & 1u)) continue;
@@ -130,17 +178,18 @@ static lin linear_form(const tsl_expr *e, const binding *env, int nenv, int naxe
   }
   default: break;
   }
-  return all_nonlinear(e, env, nenv, naxes, depth);
+  return all_nonlinear(e, env, nenv, w, depth);
 }
 
-static lin all_nonlinear(const tsl_expr *e, const binding *env, int nenv, int naxes, int depth) {
+static lin all_nonlinear(const tsl_expr *e, const binding *env, int nenv, const walker *w, int depth) {
   lin r;
   memset(&r, 0, sizeof r);
+  r.inexact = true;
   const tsl_expr *ch[MAX_CHILDREN];
   int n = children(e, ch);
   for (int i = 0; i < n; i++) {
-    lin x = linear_form(ch[i], env, nenv, naxes, depth + 1);
-    r.nonlin |= dep_mask(&x, naxes);
+    lin x = linear_form(ch[i], env, nenv, w, depth + 1);
+    r.nonlin |= dep_mask(&x, w->naxes);
   }
   return r;
 }
@@ -171,7 +220,7 @@ static void walk(walker *w, const tsl_expr *e, const binding *env, int nenv, int
     int nd = e->load.nindex;
     lin idx[MAX_BIND];
     if (nd > (int)(sizeof idx / sizeof idx[0])) nd = (int)(sizeof idx / sizeof idx[0]);
-    for (int i = 0; i < nd; i++) idx[i] = linear_form(e->load.index[i], env, nenv, w->naxes, 0);
+    for (int i = 0; i < nd; i++) idx[i] = linear_form(e->load.index[i], env, nenv, w, 0);
     for (int i = 0; e->load.buf == w->target && i < nd; i++) w->deps |= dep_mask(&idx[i], w->naxes);
     const tsl_te_tensor *t = tsl_te_tensor_of(e->load.buf);
     const tsl_stage *ps = t && t->op->kind == TSL_TE_COMPUTE ? tsl_schedule_stage_of_op(w->s, t->op) : NULL;
@@ -197,6 +246,7 @@ static tsl_status walk_stage(const tsl_schedule *s, const tsl_stage *st, walker 
                      TSL_AXIS_ACCESS_MAX);
   w->s = s;
   w->naxes = nsp + nr;
+  for (int a = 0; a < nsp + nr; a++) w->extent[a] = a < st->nroot ? st->iters[a].extent : 1;
   binding env[2 * TSL_AXIS_ACCESS_MAX];
   memset(env, 0, sizeof env);
   int nenv = 0;

@@ -1,5 +1,6 @@
 /* How a stage's root axes walk memory: which axes may be vectorized (issue 16, the
- * auto-scheduler's sketch rules, tuner/sketch.h). After Ansor's CPU rules (Zheng et al.,
+ * auto-scheduler's sketch rules, tuner/sketch.h, and the generic default schedule,
+ * ops/nn/default_schedule.h). After Ansor's CPU rules (Zheng et al.,
  * OSDI 2020, section 4.1, and TVM's auto_scheduler "NeedsMultilevelTiling" /
  * "vectorize the innermost contiguous spatial loop"): a vector of lanes along axis a is
  * one load or store only when every access moves by one element (or not at all) as a
@@ -15,12 +16,15 @@
  * An axis is CONTIGUOUS when at least one access moves by exactly +1 element per step of
  * the axis and every access moves by 0 or +1, or, in the last dimension only, by a
  * quotient or remainder of such an index by a positive constant (x / 2, x % 2 of a
- * transposed convolution: neighbouring lanes touch the same or the next element). Any
+ * transposed convolution: neighbouring lanes touch the same or the next element). A min
+ * or max of two linear indices that the axes' ranges decide (min(cb*16 + c, 31) with
+ * cb < 2, c < 16 is always its first operand) is that operand, as lowering's
+ * simplifier makes it. Any
  * other dependence (a stride of 2 or more, a negative or non-constant stride, an index
- * read from memory, a min/max/select in an index) makes the axis STRIDED.
+ * read from memory, a select or an undecided min/max in an index) makes the axis STRIDED.
  */
-#ifndef TESSEL_TUNER_AXIS_ACCESS_H
-#define TESSEL_TUNER_AXIS_ACCESS_H
+#ifndef TESSEL_SCHEDULE_AXIS_ACCESS_H
+#define TESSEL_SCHEDULE_AXIS_ACCESS_H
 
 #include <stdbool.h>
 
