@@ -190,9 +190,15 @@ static tsl_status run_tool(const char *triple, const char *cpu, const char *in, 
     else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
       char why[256];
       first_error(*err_text, why, sizeof why);
-      st = tsl_error(TSL_ERR_RUNTIME, "mca: %s failed (%s %d) for %s, cpu %s: %s", tool,
+      /* the usual cause: the code uses features (say AVX-512 of a `host` target on a newer
+       * machine) that the named CPU, and so its scheduling model, does not have */
+      bool unsupported = strstr(*err_text, "unsupported instruction") != NULL;
+      st = tsl_error(TSL_ERR_RUNTIME, "mca: %s failed (%s %d) for %s, cpu %s: %s%s", tool,
                      WIFEXITED(status) ? "exit status" : "signal",
-                     WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), triple, cpu, why);
+                     WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), triple, cpu, why,
+                     unsupported ? " (the code was compiled with features this cpu's scheduling model lacks: give "
+                                   "a target whose features the cpu has, e.g. x86-64-avx2 -mcpu=znver3)"
+                                 : "");
     }
   }
   unlink(out_path);
