@@ -1,11 +1,11 @@
 /* bench/winograd_layers: tessel's Winograd F(2x2), F(4x4), F(6x6) (default configs of
  * ops/conv2d/winograd_schedule.h) against tessel's direct NCHW[x]c convolution (the
  * default of ops/conv2d/conv2d_select.h) and oneDNN's direct and Winograd
- * convolutions, on resnet18's 3x3 stride-1 layers, one thread, in one process. A
+ * convolutions, on resnet18's 3x3 stride-1 layers, in one process. A
  * benchmark, not a test: nothing here runs in the test suite.
  *
  *   winograd_layers [--rounds R] [--repeat N] [--min-ms MS] [--layers 56,28,14,7]
- *                   [--knobs nr_tiles=56,mr=6,nr=16,order=0,ucx=0,pad=1,rows=1]
+ *                   [--knobs nr_tiles=56,mr=6,nr=16,order=0,ucx=0,pad=1,rows=1] [--threads T]
  *
  * Layers: N1, C = K = 64 at 56x56, 128 at 28x28, 256 at 14x14, 512 at 7x7, pad 1, bias +
  * relu fused. tessel uses NCHW[x]c with x = the target's f32 lanes; Winograd weights are
@@ -19,6 +19,10 @@
  * sample at least MS ms of back-to-back calls); the table shows the median sample and the
  * best in brackets. Every output is checked against oneDNN's direct one ("BAD" past the
  * Winograd error bound times 10).
+ *
+ * --threads T (default 1): tessel's pool and oneDNN's OpenMP run T threads; at T > 1 the
+ * Winograd kernels keep their template's default `parallel` knob (at 1: none), so the
+ * table shows the default decomposition's scaling (run it at 1 and at T side by side).
  */
 #include <dnnl.h>
 #include <math.h>
@@ -170,8 +174,8 @@ static bool parse_knobs(const char *text, tsl_winograd_knobs *k) {
   return true;
 }
 
-static bool setup_winograd(tsl_jit *jit, const layer *L, int m, int64_t X, const char *knobs, float *data, float *w,
-                           float *bias, impl *im) {
+static bool setup_winograd(tsl_jit *jit, const layer *L, int m, int64_t X, const char *knobs, int threads,
+                           float *data, float *w, float *bias, impl *im) {
   tsl_conv2d_layer wc = {.N = 1, .C = L->C, .H = L->HW, .W = L->HW, .K = L->C, .R = 3, .S = 3, .stride_h = 1,
                          .stride_w = 1, .pad_top = 1, .pad_left = 1, .pad_bottom = 1, .pad_right = 1,
                          .dilation_h = 1, .dilation_w = 1, .groups = 1, .block = X, .act = 1};
@@ -187,7 +191,7 @@ static bool setup_winograd(tsl_jit *jit, const layer *L, int m, int64_t X, const
   ok = ok && tsl_winograd_program_shape(conv, &sh) == TSL_OK;
   if (ok) {
     k = tsl_winograd_default_knobs(tsl_jit_target(jit), &sh);
-    k.parallel = TSL_WINOGRAD_PAR_NONE;
+    if (threads == 1) k.parallel = TSL_WINOGRAD_PAR_NONE;
     if (knobs && !parse_knobs(knobs, &k)) {
       fprintf(stderr, "winograd_layers: bad --knobs %s\n", knobs);
       exit(2);
@@ -332,19 +336,25 @@ int main(int argc, char **argv) {
   int rounds = 3, repeat = 3;
   double min_ms = 30.0;
   const char *knobs = NULL, *layers_arg = "56,28,14,7";
+  int threads = 1;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--rounds") && i + 1 < argc) rounds = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--repeat") && i + 1 < argc) repeat = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--min-ms") && i + 1 < argc) min_ms = atof(argv[++i]);
     else if (!strcmp(argv[i], "--knobs") && i + 1 < argc) knobs = argv[++i];
     else if (!strcmp(argv[i], "--layers") && i + 1 < argc) layers_arg = argv[++i];
+    else if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
     else {
       fprintf(stderr, "usage: winograd_layers [--rounds R] [--repeat N] [--min-ms MS] [--layers 56,28,14,7] "
-                      "[--knobs k=v,...]\n");
+                      "[--knobs k=v,...] [--threads T]\n");
       return 2;
     }
   }
   if (rounds < 1 || repeat < 1 || rounds * repeat > MAX_SAMPLES) rounds = 3, repeat = 3;
+  if (threads < 1 || threads > TSL_MAX_THREADS) {
+    fprintf(stderr, "winograd_layers: --threads %d (allowed 1..%d)\n", threads, TSL_MAX_THREADS);
+    return 2;
+  }
   static const layer all[] = {{64, 56}, {128, 28}, {256, 14}, {512, 7}};
   tsl_target t;
   tsl_jit *jit = NULL;
@@ -352,11 +362,11 @@ int main(int argc, char **argv) {
     tsl_fail("jit");
     return 1;
   }
-  tsl_set_num_threads(1);
-  omp_set_num_threads(1);
+  tsl_set_num_threads(threads);
+  omp_set_num_threads(threads);
   int64_t X = tsl_target_f32_lanes(&t);
   char tbuf[256];
-  printf("bench/winograd_layers: resnet18 3x3 stride-1 layers, N1, pad 1, bias + relu, 1 thread\n");
+  printf("bench/winograd_layers: resnet18 3x3 stride-1 layers, N1, pad 1, bias + relu, %d thread(s)\n", threads);
   printf("target %s, NCHW%lldc; GFLOP/s of the direct conv's 2*K*C*9*OH*OW FLOPs: median [best] of %d x %d "
          "samples >= %g ms\n\n",
          tsl_target_str(&t, tbuf, sizeof tbuf), (long long)X, rounds, repeat, min_ms);
@@ -387,7 +397,7 @@ int main(int argc, char **argv) {
     tsl_arena *arena = tsl_arena_new();
     tsl_arena *prev = tsl_arena_set_current(arena);
     setup_direct(jit, L, X, data, w, bias_b, &im[0]);
-    for (int m = 2; m <= 6; m += 2) setup_winograd(jit, L, m, X, knobs, data, w, bias_b, &im[m / 2]);
+    for (int m = 2; m <= 6; m += 2) setup_winograd(jit, L, m, X, knobs, threads, data, w, bias_b, &im[m / 2]);
     setup_dnnl(L, dnnl_convolution_direct, src, w, bias, &im[4]);
     setup_dnnl(L, dnnl_convolution_winograd, src, w, bias, &im[5]);
     tsl_arena_set_current(prev);

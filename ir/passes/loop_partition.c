@@ -171,6 +171,47 @@ static tsl_stmt *piece(const tsl_stmt *loop, int64_t lo, int64_t hi) {
   return tsl_for(nv, tsl_int(v->type, lo), tsl_int(v->type, hi - lo), loop->loop.for_kind, body);
 }
 
+/* Loop v's body mutated with v in [lo, hi). */
+static tsl_stmt *body_in_range(tsl_mutator *m, tsl_expr *v, int64_t lo, int64_t hi, tsl_stmt *body) {
+  part_state *st = m->ud;
+  set_loop_range(st->ranges, v, tsl_int(v->type, lo), tsl_int(v->type, hi - lo));
+  return tsl_mutate_stmt(m, body);
+}
+
+/* A parallel loop is partitioned inside itself: one loop over the whole range whose body
+ * branches on v to the steady body (the conditions dropped) or to a copy that keeps
+ * them (prologue, epilogue; fresh binders), each partitioned further with its range of
+ * v. Cut into pieces, each piece would be a launch of its own and the iterations of
+ * different pieces would never run at the same time: a loop over 2 blocks whose first
+ * block differs (the top padding of a Winograd input) became 2 serial launches of 1
+ * iteration, and the kernel ran no faster on 2 threads than on 1. */
+static tsl_stmt *partition_inside(part_state *st, tsl_stmt *s, tsl_mutator *m, tsl_stmt *steady_body, int64_t lo,
+                                  int64_t hi) {
+  tsl_expr *v = s->loop.var;
+  int64_t min = 0, extent = 0;
+  tsl_expr_is_const_int(s->loop.min, &min);
+  tsl_expr_is_const_int(s->loop.extent, &extent);
+  int64_t end = min + extent;
+  tsl_stmt *body = body_in_range(m, v, lo, hi, steady_body);
+  tsl_expr *in_steady = NULL;
+  if (lo > min) in_steady = tsl_ge(v, tsl_int(v->type, lo));
+  if (hi < end) {
+    tsl_expr *below = tsl_lt(v, tsl_int(v->type, hi));
+    in_steady = in_steady ? tsl_and(in_steady, below) : below;
+  }
+  if (in_steady) {
+    tsl_stmt *other = NULL;
+    if (hi < end) other = body_in_range(m, v, hi, end, tsl_stmt_fresh_binders(s->loop.body));
+    if (lo > min) {
+      tsl_stmt *head = body_in_range(m, v, min, lo, tsl_stmt_fresh_binders(s->loop.body));
+      other = other ? tsl_if(tsl_lt(v, tsl_int(v->type, lo)), head, other) : head;
+    }
+    body = tsl_if(in_steady, body, other);
+  }
+  set_loop_range(st->ranges, v, s->loop.min, s->loop.extent);
+  return tsl_for(v, s->loop.min, s->loop.extent, s->loop.for_kind, body);
+}
+
 /* The loop cut at the range where its solved likely conditions hold, or NULL when that
  * gives nothing (no solved condition, or an empty range). */
 static tsl_stmt *try_partition(part_state *st, tsl_stmt *s, tsl_mutator *m) {
@@ -199,6 +240,7 @@ static tsl_stmt *try_partition(part_state *st, tsl_stmt *s, tsl_mutator *m) {
   }
   if (!nused) return NULL;
   tsl_stmt *steady_body = drop_conds(s->loop.body, used, nused);
+  if (s->loop.for_kind == TSL_FOR_PARALLEL) return partition_inside(st, s, m, steady_body, lo, hi);
   tsl_stmt *steady = tsl_for(s->loop.var, tsl_int(s->loop.var->type, lo), tsl_int(s->loop.var->type, hi - lo),
                              s->loop.for_kind, steady_body);
   tsl_stmt *parts[3] = {NULL, part_loop_body(m, steady), NULL};

@@ -88,15 +88,20 @@ tsl_winograd_knobs tsl_winograd_default_knobs(const tsl_target *t, const tsl_win
    * because every block streams all of U (alpha^2 x CP x KP floats) once: smaller
    * blocks re-read U from L3 or memory, which measured 1.2-10x slower on deep layers
    * (docs/winograd.md). Whole rows of tiles when that is at least one row, else equal
-   * parts of a row. */
+   * parts of a row. The rows are spread evenly over the fewest blocks that hold them
+   * (14 rows in 7 + 7, not 13 + 1): the blocks are the parallel loop, and an uneven
+   * last block leaves a thread idle (SqueezeNet's 55x55 F(4x4) layers ran 13 + 1 rows,
+   * no faster on 2 threads than on 1). */
   int64_t tiles = 32;
   if (s && s->TW > 0 && s->TH > 0) {
     int64_t per_tile = (int64_t)s->alpha * s->alpha * (s->CP + s->KP) * 4;
     int64_t total = s->TH * s->TW;
     tiles = max64(l2_of(t) * 2 / max64(per_tile, 1), min64(total, MIN_BLOCK_TILES));
     tiles = max64(1, min64(tiles, total));
-    if (tiles >= s->TW) tiles = tiles / s->TW * s->TW;
-    else tiles = ceil_div(s->TW, ceil_div(s->TW, tiles));
+    if (tiles >= s->TW) {
+      int64_t rows = tiles / s->TW, nblocks = ceil_div(s->TH, rows);
+      tiles = ceil_div(s->TH, nblocks) * s->TW;
+    } else tiles = ceil_div(s->TW, ceil_div(s->TW, tiles));
   }
   k.nr_tiles = tiles;
   if (s && s->TW > 0 && s->TH > 0) {

@@ -377,9 +377,63 @@ static void test_kernel_alloc_is_aligned_and_checked(void) {
   tsl_kernel_free(NULL);
 }
 
+/* Workspaces handed out while others are live never overlap, keep their bytes, and a
+ * freed block comes back for the next request on the same thread that it fits (the
+ * per-thread cache of tsl_kernel_alloc), on the pool's workers too. */
+enum { WS_LIVE = 6 };
+
+static int32_t workspace_task(int64_t begin, int64_t end, void *closure) {
+  atomic_int *bad = closure;
+  for (int64_t it = begin; it < end; it++)
+    for (int round = 0; round < 4; round++) {
+      unsigned char *p[WS_LIVE];
+      int64_t n[WS_LIVE];
+      for (int i = 0; i < WS_LIVE; i++) {
+        n[i] = 1000 + (it * 7 + i * 131071 + round * 65537) % 400000;
+        p[i] = tsl_kernel_alloc(n[i]);
+        if (!p[i] || ((uintptr_t)p[i] & 63)) {
+          atomic_fetch_add(bad, 1);
+          return 0;
+        }
+        memset(p[i], (int)(it * WS_LIVE + i) & 0xff, (size_t)n[i]);
+      }
+      for (int i = 0; i < WS_LIVE; i++) {
+        unsigned char want = (unsigned char)((it * WS_LIVE + i) & 0xff);
+        if (p[i][0] != want || p[i][n[i] / 2] != want || p[i][n[i] - 1] != want) atomic_fetch_add(bad, 1);
+        tsl_kernel_free(p[i]);
+      }
+    }
+  return 0;
+}
+
+static void test_kernel_alloc_reuses_freed_blocks_without_overlap(void) {
+  unsigned char *a = tsl_kernel_alloc(300000);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+  tsl_kernel_free(a);
+  unsigned char *b = tsl_kernel_alloc(299000); /* fits the freed block */
+  CU_ASSERT_PTR_EQUAL(b, a);
+  unsigned char *c = tsl_kernel_alloc(299000); /* b is live: another block */
+  CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+  CU_ASSERT_PTR_NOT_EQUAL(c, b);
+  tsl_kernel_free(b);
+  tsl_kernel_free(c);
+  unsigned char *d = tsl_kernel_alloc(1000); /* far smaller than any cached block */
+  CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+  CU_ASSERT(d != a && d != c);
+  tsl_kernel_free(d);
+  atomic_int bad = 0;
+  int prev = tsl_get_num_threads();
+  CU_ASSERT_EQUAL(tsl_set_num_threads(2), TSL_OK);
+  for (int rep = 0; rep < 3; rep++) CU_ASSERT_EQUAL(tsl_parallel_for(workspace_task, &bad, 8), 0);
+  tsl_set_num_threads(prev);
+  CU_ASSERT_EQUAL(atomic_load(&bad), 0);
+}
+
 void tsl_tests_runtime_parallel(void) {
   CU_pSuite s = CU_add_suite("runtime_parallel", suite_init, suite_cleanup);
   CU_add_test(s, "test_class16_parallel_for_covers_each_index_once", test_class16_parallel_for_covers_each_index_once);
+  CU_add_test(s, "test_kernel_alloc_reuses_freed_blocks_without_overlap",
+              test_kernel_alloc_reuses_freed_blocks_without_overlap);
   CU_add_test(s, "test_parallel_for_calling_thread_runs_first_chunk", test_parallel_for_calling_thread_runs_first_chunk);
   CU_add_test(s, "test_parallel_for_nonpositive_extent_makes_no_call",
               test_parallel_for_nonpositive_extent_makes_no_call);

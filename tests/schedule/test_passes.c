@@ -2,6 +2,7 @@
  * running the result through the JIT against plain C loops. */
 #include <CUnit/CUnit.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,6 +12,7 @@
 #include "ir/passes/unroll.h"
 #include "ir/passes/vectorize.h"
 #include "sched_tests.h"
+#include "tessel/runtime.h"
 
 static tsl_buffer *buf1(const char *name, int64_t n) { return tsl_buffer_new(name, TSL_F32, 1, &n, TSL_BUF_ARG); }
 static tsl_expr *ld(tsl_buffer *b, tsl_expr *i) { return tsl_load(b, 1, &i, NULL); }
@@ -384,6 +386,49 @@ static void test_loop_partition_prologue_and_undecidable_guards(void) {
   st_arena_end(a);
 }
 
+/* A parallel loop is partitioned inside itself: still one parallel loop over the whole
+ * range (one launch, every iteration free to run on any thread), whose body branches to
+ * the guard-free steady body or to the guarded prologue / epilogue copies; the memory
+ * it writes is the reference's at 1 and 2 threads. */
+static void test_loop_partition_keeps_a_parallel_loop_whole(void) {
+  st_arena a = st_arena_begin();
+  tsl_buffer *in = buf1("in", 40), *out = buf1("out", 40);
+  tsl_expr *v = v64("v"), *w = v64("w");
+  tsl_expr *i = tsl_add(tsl_mul(v, c64(4)), w);
+  /* 6 <= v*4 + w < 37 for every w exactly when 2 <= v <= 8 */
+  tsl_expr *cond = tsl_and(tsl_ge(i, c64(6)), tsl_lt(i, c64(37)));
+  tsl_stmt *body = tsl_if(likely(cond), st(out, i, tsl_add(ld(in, i), tsl_f32(1.0f))), NULL);
+  tsl_stmt *s = loop(v, 10, TSL_FOR_PARALLEL, loop(w, 4, TSL_FOR_SERIAL, body));
+  tsl_stmt *p = tsl_pass_loop_partition(s, true);
+  CU_ASSERT_EQUAL_FATAL(p->kind, TSL_S_FOR);
+  CU_ASSERT_EQUAL(p->loop.for_kind, TSL_FOR_PARALLEL);
+  int64_t mn, ext;
+  CU_ASSERT_TRUE(tsl_expr_is_const_int(p->loop.min, &mn) && mn == 0);
+  CU_ASSERT_TRUE(tsl_expr_is_const_int(p->loop.extent, &ext) && ext == 10);
+  /* the steady branch: the inner loop without the guard */
+  CU_ASSERT_EQUAL_FATAL(p->loop.body->kind, TSL_S_IF);
+  CU_ASSERT_FALSE(has_likely_or_if(p->loop.body->if_.then_case));
+  CU_ASSERT_PTR_NOT_NULL(p->loop.body->if_.else_case);
+  CU_ASSERT_TRUE(st_binders_unique(p));
+  float *x = st_alloc_f32(40), *y = st_alloc_f32(40);
+  fill(x, 40, 1.0f);
+  int prev = tsl_get_num_threads();
+  for (int threads = 1; threads <= 2; threads++) {
+    CU_ASSERT_EQUAL(tsl_set_num_threads(threads), TSL_OK);
+    memset(y, 0, 40 * sizeof *y);
+    char name[32];
+    snprintf(name, sizeof name, "part_par%d", threads);
+    CU_ASSERT_TRUE(st_run(func_in_out(name, in, out, tsl_pass_simplify(p)), (void *[]){x, y}));
+    int bad = 0;
+    for (int k = 0; k < 40; k++) bad += y[k] != (k >= 6 && k < 37 ? x[k] + 1.0f : 0.0f);
+    CU_ASSERT_EQUAL(bad, 0);
+  }
+  tsl_set_num_threads(prev);
+  free(x);
+  free(y);
+  st_arena_end(a);
+}
+
 static void test_native_vectors_split_wide_loops(void) {
   st_arena a = st_arena_begin();
   tsl_buffer *in = buf1("in", 40), *out = buf1("out", 40);
@@ -426,5 +471,6 @@ void tsl_tests_schedule_passes(void) {
   CU_add_test(s, "test_loop_partition_splits_off_the_tail", test_loop_partition_splits_off_the_tail);
   CU_add_test(s, "test_loop_partition_prologue_and_undecidable_guards",
               test_loop_partition_prologue_and_undecidable_guards);
+  CU_add_test(s, "test_loop_partition_keeps_a_parallel_loop_whole", test_loop_partition_keeps_a_parallel_loop_whole);
   CU_add_test(s, "test_native_vectors_split_wide_loops", test_native_vectors_split_wide_loops);
 }

@@ -454,6 +454,18 @@ static void test_default_knobs_follow_the_target(void) {
   avx2.l2_bytes = 2 * 1024 * 1024;
   tsl_winograd_knobs k2 = tsl_winograd_default_knobs(&avx2, &sh);
   CU_ASSERT(k2.nr_tiles > k.nr_tiles && k2.nr_tiles % sh.TW == 0);
+  /* the rows spread evenly over the blocks: with 1 MiB of L2 a block may hold 113 tiles
+   * (8 rows), so 14 rows take two blocks, of 7 rows each (8 + 6 would leave one of two
+   * threads idle for a row); SqueezeNet's 55x55 expand3x3 (16 -> 64 channels) may hold
+   * 13 rows and gets 7 + 7, not 13 + 1 */
+  avx2.l2_bytes = 1024 * 1024;
+  CU_ASSERT_EQUAL(tsl_winograd_default_knobs(&avx2, &sh).nr_tiles, 7 * 14);
+  tsl_winograd_shape sq = sh;
+  sq.CB = 2;
+  sq.CP = 16;
+  sq.H = sq.W = sq.OH = sq.OW = 55;
+  CU_ASSERT_EQUAL(tsl_winograd_default_knobs(&avx2, &sq).nr_tiles, 7 * 14);
+  avx2.l2_bytes = 512 * 1024;
   /* a deep layer: one block, U streamed once */
   tsl_winograd_shape deep = {.m = 2, .alpha = 4, .N = 1, .CB = 64, .H = 7, .W = 7, .X = 8, .CP = 512, .KP = 512,
                              .OH = 7, .OW = 7, .TH = 4, .TW = 4};
