@@ -6,13 +6,17 @@
  *   conv_layers [--models squeezenet1_1,resnet18,mobilenet_v2] [--models-dir DIR]
  *               [--rounds R] [--repeat N] [--min-ms MS] [--filter SUBSTRING] [--no-peak]
  *               [--algos direct,gemm1x1,...] [--knobs name=value,...] [--schedule]
- *               [--records FILE]
+ *               [--records FILE] [--layer C,HxW,K,RxS,s,p,g ...]
  *
  * Each layer is taken as the graph states it: N x C x H x W input, K x C/g x R x S
  * weights, strides, paddings, dilations, groups, bias, and the activation that follows
  * it when the conv's only consumer is a Relu (relu) or a Clip (clip min..max); residual
  * adds are not fused here. Layers of identical shape within a model are run once and
- * counted ("x3"). --filter keeps the layers whose "model/node C HxW K RxS s g" text
+ * counted ("x3"). --layer (repeatable) adds a layer of no model instead ("layers"; the
+ * models are then read only when --models is given too): C input channels, H x W
+ * pixels, K output channels, an R x S kernel, stride s, padding p on every side, g
+ * groups, relu after it, e.g. --layer 128,56x56,128,3x3,1,1,32 (a ResNeXt-50 32x4d
+ * 3x3). --filter keeps the layers whose "model/node C HxW K RxS s g" text
  * contains the string; --knobs sets knobs of every algorithm's template that has them
  * (over its default config); --schedule prints each schedule.
  *
@@ -83,6 +87,9 @@ typedef struct opts {
   bool algo_on[NALGO];
   const char *knobs;
   const char *records;
+  bool models_given;
+  int nextra;
+  tsl_conv2d_layer extra[64]; /* --layer */
 } opts;
 
 typedef struct layer {
@@ -124,8 +131,16 @@ static void activation_after(const tsl_graph *g, int ni, tsl_conv2d_layer *d) {
 
 static int load_layers(const opts *o, int64_t block, layer *layers) {
   int n = 0;
+  for (int i = 0; i < o->nextra && n < MAX_LAYERS; i++) {
+    layer *l = &layers[n++];
+    snprintf(l->model, sizeof l->model, "layers");
+    snprintf(l->name, sizeof l->name, "--layer %d", i + 1);
+    l->d = o->extra[i];
+    l->d.block = block;
+    l->count = 1;
+  }
   char list[256];
-  snprintf(list, sizeof list, "%s", o->models);
+  snprintf(list, sizeof list, "%s", o->nextra && !o->models_given ? "" : o->models);
   for (char *m = strtok(list, ","); m; m = strtok(NULL, ",")) {
     char path[1024];
     snprintf(path, sizeof path, "%s/%s.onnx", o->models_dir, m);
@@ -552,7 +567,7 @@ static double compare(const tessel_conv *c, const tsl_conv2d_layer *d, const flo
 static int usage(void) {
   fprintf(stderr, "usage: conv_layers [--models a,b] [--models-dir DIR] [--rounds R] [--repeat N] [--min-ms MS] "
                   "[--filter S] [--algos a,b] [--knobs k=v,...] [--schedule] [--no-peak] [--quiet] "
-                  "[--records FILE]\n");
+                  "[--records FILE] [--layer C,HxW,K,RxS,s,p,g ...]\n");
   return 2;
 }
 
@@ -571,7 +586,35 @@ static bool parse_args(int argc, char **argv, opts *o) {
     else if (strcmp(a, "--quiet") == 0) o->quiet = true;
     else if (strcmp(a, "--schedule") == 0) o->print_schedule = true;
     else if (!v) return false;
-    else if (strcmp(a, "--models") == 0) snprintf(o->models, sizeof o->models, "%s", argv[++i]);
+    else if (strcmp(a, "--models") == 0) {
+      snprintf(o->models, sizeof o->models, "%s", argv[++i]);
+      o->models_given = true;
+    } else if (strcmp(a, "--layer") == 0) {
+      long long c, h, w, k, r, sz, st, pad, g;
+      if (o->nextra == 64 || sscanf(argv[++i], "%lld,%lldx%lld,%lld,%lldx%lld,%lld,%lld,%lld", &c, &h, &w, &k, &r, &sz,
+                                    &st, &pad, &g) != 9)
+        return false;
+      tsl_conv2d_layer *d = &o->extra[o->nextra++];
+      memset(d, 0, sizeof *d);
+      d->N = 1;
+      d->C = c;
+      d->H = h;
+      d->W = w;
+      d->K = k;
+      d->R = r;
+      d->S = sz;
+      d->stride_h = d->stride_w = st;
+      d->pad_top = d->pad_left = d->pad_bottom = d->pad_right = pad;
+      d->dilation_h = d->dilation_w = 1;
+      d->groups = g;
+      d->act = 1;
+      d->clip_max = 6.0;
+      d->block = 1;
+      if (tsl_conv2d_layer_check(d) != TSL_OK) {
+        fprintf(stderr, "conv_layers: --layer %s: %s\n", argv[i], tsl_last_error());
+        return false;
+      }
+    }
     else if (strcmp(a, "--models-dir") == 0) snprintf(o->models_dir, sizeof o->models_dir, "%s", argv[++i]);
     else if (strcmp(a, "--rounds") == 0 && (o->rounds = atoi(argv[++i])) >= 1) continue;
     else if (strcmp(a, "--repeat") == 0 && (o->repeat = atoi(argv[++i])) >= 1) continue;

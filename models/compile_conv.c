@@ -266,6 +266,11 @@ static tsl_status transform_weights(tsl_conv_lowering *cl, const tsl_conv2d_laye
       len += (size_t)snprintf(key + len, sizeof key - len, "%s%lld", i ? "x" : ":", (long long)in->shape[i]);
     for (int i = 0; i < o->ndim && len < sizeof key; i++)
       len += (size_t)snprintf(key + len, sizeof key - len, "%s%lld", i ? "x" : "->", (long long)o->shape[i]);
+    /* and its int parameters (the shapes do not state a block-diagonal weight's groups) */
+    for (int i = 0; i < wp->nparams && len < sizeof key; i++)
+      if (wp->params[i].kind == TSL_DSL_PARAM_INT)
+        len += (size_t)snprintf(key + len, sizeof key - len, ",%s=%lld", wp->params[i].name,
+                                (long long)wp->params[i].i);
     tsl_conv_cache_entry *e = cache_find(cl, key);
     if (!e) {
       tsl_schedule *s = NULL;

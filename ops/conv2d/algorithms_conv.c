@@ -100,7 +100,8 @@ bool tsl_conv2d_algo_of_op(const char *op, tsl_conv2d_algo *out) {
       {"conv2d_nchwc_grouped", TSL_CONV2D_GROUPED},     {"conv2d_winograd_f2", TSL_CONV2D_WINOGRAD_F2},
       {"conv2d_winograd_f2_add", TSL_CONV2D_WINOGRAD_F2}, {"conv2d_winograd_f4", TSL_CONV2D_WINOGRAD_F4},
       {"conv2d_winograd_f4_add", TSL_CONV2D_WINOGRAD_F4}, {"conv2d_winograd_f6", TSL_CONV2D_WINOGRAD_F6},
-      {"conv2d_winograd_f6_add", TSL_CONV2D_WINOGRAD_F6},
+      {"conv2d_winograd_f6_add", TSL_CONV2D_WINOGRAD_F6}, {"conv2d_nchwc_blockdiag_bias", TSL_CONV2D_BLOCKDIAG},
+      {"conv2d_nchwc_blockdiag_bias_add", TSL_CONV2D_BLOCKDIAG},
   };
   for (size_t i = 0; op && i < sizeof ops / sizeof ops[0]; i++)
     if (strcmp(ops[i].op, op) == 0) {
@@ -122,6 +123,7 @@ static const char *algo_op(const tsl_conv2d_layer *d, tsl_conv2d_algo a) {
   case TSL_CONV2D_WINOGRAD_F2: return r ? "conv2d_winograd_f2_add" : "conv2d_winograd_f2";
   case TSL_CONV2D_WINOGRAD_F4: return r ? "conv2d_winograd_f4_add" : "conv2d_winograd_f4";
   case TSL_CONV2D_WINOGRAD_F6: return r ? "conv2d_winograd_f6_add" : "conv2d_winograd_f6";
+  case TSL_CONV2D_BLOCKDIAG: return r ? "conv2d_nchwc_blockdiag_bias_add" : "conv2d_nchwc_blockdiag_bias";
   default: return NULL;
   }
 }
@@ -135,7 +137,9 @@ tsl_status tsl_conv2d_algo_workload(const tsl_conv2d_layer *d, tsl_conv2d_algo a
   /* the shapes from the program the operator library builds, the parameters it was given
    * (those the registry operator declares) */
   tsl_dsl_param_value cand[TSL_CONV2D_LAYER_MAX_PARAMS], keep[TSL_CONV2D_LAYER_MAX_PARAMS + 1];
-  int nc = tsl_conv2d_layer_params(d, TSL_CONV2D_PARAMS_WINDOW | TSL_CONV2D_PARAMS_EPILOGUE | TSL_CONV2D_PARAMS_GROUPS,
+  int nc = tsl_conv2d_layer_params(d,
+                                   TSL_CONV2D_PARAMS_WINDOW | TSL_CONV2D_PARAMS_EPILOGUE | TSL_CONV2D_PARAMS_GROUPS |
+                                       TSL_CONV2D_PARAMS_IN_CHANNELS,
                                    cand),
       nk = 0;
   tsl_arena *arena = tsl_arena_new(), *prev = tsl_arena_set_current(arena);
@@ -193,6 +197,7 @@ ALGO_FNS(grouped, TSL_CONV2D_GROUPED)
 ALGO_FNS(winograd_f2, TSL_CONV2D_WINOGRAD_F2)
 ALGO_FNS(winograd_f4, TSL_CONV2D_WINOGRAD_F4)
 ALGO_FNS(winograd_f6, TSL_CONV2D_WINOGRAD_F6)
+ALGO_FNS(blockdiag, TSL_CONV2D_BLOCKDIAG)
 
 /* One line per algorithm, its full name written out (config.algorithm in a records file,
  * found with grep); ALGO shares only the applies/map functions of its tsl_conv2d_algo.
@@ -208,6 +213,7 @@ static const tsl_algorithm conv_algorithms[] = {
     ALGO("conv2d_nchwc_bias.winograd_f2", "conv2d_nchwc_bias", "conv2d_winograd_f2.blocked", winograd_f2),
     ALGO("conv2d_nchwc_bias.winograd_f4", "conv2d_nchwc_bias", "conv2d_winograd_f4.blocked", winograd_f4),
     ALGO("conv2d_nchwc_bias.winograd_f6", "conv2d_nchwc_bias", "conv2d_winograd_f6.blocked", winograd_f6),
+    ALGO("conv2d_nchwc_bias.blockdiag", "conv2d_nchwc_bias", "conv2d_nchwc_blockdiag_bias.direct", blockdiag),
     ALGO("conv2d_nchwc_grouped.direct", "conv2d_nchwc_grouped", "conv2d_nchwc_bias.direct", direct),
     ALGO("conv2d_nchwc_grouped.gemm1x1", "conv2d_nchwc_grouped", "conv2d_nchwc_1x1_bias.gemm", gemm1x1),
     ALGO("conv2d_nchwc_grouped.im2col", "conv2d_nchwc_grouped", "conv2d_nchwc_im2col.blocked", im2col),
@@ -216,6 +222,7 @@ static const tsl_algorithm conv_algorithms[] = {
     ALGO("conv2d_nchwc_grouped.winograd_f2", "conv2d_nchwc_grouped", "conv2d_winograd_f2.blocked", winograd_f2),
     ALGO("conv2d_nchwc_grouped.winograd_f4", "conv2d_nchwc_grouped", "conv2d_winograd_f4.blocked", winograd_f4),
     ALGO("conv2d_nchwc_grouped.winograd_f6", "conv2d_nchwc_grouped", "conv2d_winograd_f6.blocked", winograd_f6),
+    ALGO("conv2d_nchwc_grouped.blockdiag", "conv2d_nchwc_grouped", "conv2d_nchwc_blockdiag_bias.direct", blockdiag),
     ALGO("conv2d_nchwc_bias_add.direct", "conv2d_nchwc_bias_add", "conv2d_nchwc_bias_add.direct", direct),
     ALGO("conv2d_nchwc_bias_add.gemm1x1", "conv2d_nchwc_bias_add", "conv2d_nchwc_1x1_bias_add.gemm", gemm1x1),
     ALGO("conv2d_nchwc_bias_add.im2col", "conv2d_nchwc_bias_add", "conv2d_nchwc_im2col_add.blocked", im2col),
@@ -224,6 +231,8 @@ static const tsl_algorithm conv_algorithms[] = {
     ALGO("conv2d_nchwc_bias_add.winograd_f2", "conv2d_nchwc_bias_add", "conv2d_winograd_f2_add.blocked", winograd_f2),
     ALGO("conv2d_nchwc_bias_add.winograd_f4", "conv2d_nchwc_bias_add", "conv2d_winograd_f4_add.blocked", winograd_f4),
     ALGO("conv2d_nchwc_bias_add.winograd_f6", "conv2d_nchwc_bias_add", "conv2d_winograd_f6_add.blocked", winograd_f6),
+    ALGO("conv2d_nchwc_bias_add.blockdiag", "conv2d_nchwc_bias_add", "conv2d_nchwc_blockdiag_bias_add.direct",
+         blockdiag),
     ALGO("conv2d_nchwc_grouped_add.direct", "conv2d_nchwc_grouped_add", "conv2d_nchwc_bias_add.direct", direct),
     ALGO("conv2d_nchwc_grouped_add.gemm1x1", "conv2d_nchwc_grouped_add", "conv2d_nchwc_1x1_bias_add.gemm", gemm1x1),
     ALGO("conv2d_nchwc_grouped_add.im2col", "conv2d_nchwc_grouped_add", "conv2d_nchwc_im2col_add.blocked", im2col),
@@ -236,6 +245,8 @@ static const tsl_algorithm conv_algorithms[] = {
          winograd_f4),
     ALGO("conv2d_nchwc_grouped_add.winograd_f6", "conv2d_nchwc_grouped_add", "conv2d_winograd_f6_add.blocked",
          winograd_f6),
+    ALGO("conv2d_nchwc_grouped_add.blockdiag", "conv2d_nchwc_grouped_add", "conv2d_nchwc_blockdiag_bias_add.direct",
+         blockdiag),
 };
 
 void tsl_tuner_register_conv_algorithms(void) {

@@ -26,7 +26,7 @@
  * (conv2d_nchwc_bias.direct, conv2d_nchwc_grouped.tile, ...) tune it as is.
  *
  * The algorithms of each family are every tsl_conv2d_algo (direct, gemm1x1, im2col,
- * depthwise, grouped, winograd_f2/f4/f6), named FAMILY.ALGO (e.g.
+ * depthwise, grouped, winograd_f2/f4/f6, blockdiag), named FAMILY.ALGO (e.g.
  * "conv2d_nchwc_bias.winograd_f4"); each applies when tsl_conv2d_algo_applies accepts
  * the layer and maps it to the operator tsl_conv2d_algo_instantiate builds (its own
  * workload, e.g. conv2d_winograd_f4 with U f32[6, 6, C, K]). A record stores the family

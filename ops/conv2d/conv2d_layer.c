@@ -138,6 +138,7 @@ int tsl_conv2d_layer_params(const tsl_conv2d_layer *l, unsigned parts, tsl_dsl_p
     p[n++] = tsl_dsl_int_param("groups", l->groups);
     p[n++] = tsl_dsl_int_param("out_channels", l->K);
   }
+  if (parts & TSL_CONV2D_PARAMS_IN_CHANNELS) p[n++] = tsl_dsl_int_param("in_channels", l->C);
   return n;
 }
 
@@ -170,11 +171,14 @@ tsl_status tsl_conv2d_layer_read_params(int n, const tsl_dsl_param_value *p, tsl
       return tsl_error(TSL_ERR_INVALID, "conv2d: parameter %s is not an int", ints[i].name);
     *(int64_t *)(void *)((char *)l + ints[i].off) = v ? v->i : ints[i].dflt;
   }
-  const tsl_dsl_param_value *act = find_param(n, p, "act"), *k = find_param(n, p, "out_channels");
-  if ((act && act->kind != TSL_DSL_PARAM_INT) || (k && k->kind != TSL_DSL_PARAM_INT))
-    return tsl_error(TSL_ERR_INVALID, "conv2d: parameter act or out_channels is not an int");
+  const tsl_dsl_param_value *act = find_param(n, p, "act"), *k = find_param(n, p, "out_channels"),
+                            *c = find_param(n, p, "in_channels");
+  if ((act && act->kind != TSL_DSL_PARAM_INT) || (k && k->kind != TSL_DSL_PARAM_INT) ||
+      (c && c->kind != TSL_DSL_PARAM_INT))
+    return tsl_error(TSL_ERR_INVALID, "conv2d: parameter act, out_channels or in_channels is not an int");
   l->act = act ? (int)act->i : TSL_CONV2D_ACT_NONE;
   if (k) l->K = k->i;
+  if (c) l->C = c->i;
   const char *bounds[2] = {"clip_min", "clip_max"};
   double *dst[2] = {&l->clip_min, &l->clip_max}, dflt[2] = {0.0, 6.0};
   for (int i = 0; i < 2; i++) {

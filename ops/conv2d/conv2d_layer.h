@@ -105,20 +105,22 @@ enum {
   TSL_CONV2D_PARAMS_EPILOGUE = 2, /* act, and clip_min/clip_max when act is clip (the
                                      operators' defaults 0, 6 otherwise: keys do not
                                      depend on bounds no activation reads) */
-  TSL_CONV2D_PARAMS_GROUPS = 4    /* groups, out_channels = K (the grouped operators) */
+  TSL_CONV2D_PARAMS_GROUPS = 4,   /* groups, out_channels = K (the grouped operators) */
+  TSL_CONV2D_PARAMS_IN_CHANNELS = 8 /* in_channels = C (the block-diagonal operators, whose
+                                       data's C/x * x and weight do not state C) */
 };
 /* The most parameters tsl_conv2d_layer_params writes. */
 #define TSL_CONV2D_LAYER_MAX_PARAMS 14
 
 /* Writes the layer's DSL parameters selected by `parts`, in this order: stride_h,
  * stride_w, pad_top, pad_left, pad_bottom, pad_right, dilation_h, dilation_w, act,
- * clip_min, clip_max, groups, out_channels (the order is part of workload keys: records
- * files depend on it). p has room for TSL_CONV2D_LAYER_MAX_PARAMS; returns the count.
+ * clip_min, clip_max, groups, out_channels, in_channels (the order is part of workload
+ * keys: records files depend on it). p has room for TSL_CONV2D_LAYER_MAX_PARAMS; returns the count.
  * Names are static strings. */
 int tsl_conv2d_layer_params(const tsl_conv2d_layer *l, unsigned parts, tsl_dsl_param_value *p);
 
 /* The inverse for the parameter fields: sets l's strides, pads, dilations, act, clip
- * bounds (and groups, K when `groups` / `out_channels` are present) from the n parameters
+ * bounds (and groups, K, C when `groups` / `out_channels` / `in_channels` are present) from the n parameters
  * p (by name, any order; absent ones take the operators' defaults: stride and dilation 1,
  * pad 0, act 0, clip 0..6, groups 1). Shape fields are left as they are.
  * Errors: TSL_ERR_INVALID for a NULL argument or an int parameter given as a float. */

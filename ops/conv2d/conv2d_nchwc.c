@@ -137,6 +137,53 @@ static const char conv2d_nchwc_grouped_add_text[] =
     "                            groups: int, out_channels: int,\n" TSL_NCHWC_CONV_PARAMS TSL_NCHWC_ACT_PARAMS ")\n" GROUPED_STAGES
     "  out[n, kb, y, x, k] = " TSL_NCHWC_ACT("conv[n, kb, y, x, k] + bias[kb, k] + residual[n, kb, y, x, k]") "\n";
 
+/* Grouped convolution as a dense direct convolution over a band of input channel blocks
+ * (the block-diagonal algorithm, ops/conv2d/conv2d_select.h): output block kb reduces
+ * over the BW input blocks from start(kb) on, where
+ *   start(kb) = min(g0 * (in_channels / groups) / X, C/x - BW),  g0 = kb*Y / (out_channels / groups)
+ * is the block of the first input channel of the group of kb's first output channel
+ * (clamped so that the band stays inside the data). The weight f32[K/y, BW, R, S, x, y]
+ * (OIHW[x]i[y]o over the band: w[k, c, r, s] of input channel c = (start(kb) + cb)*x + ci
+ * at [k / y, cb, r, s, ci, k % y]) is zero wherever input channel c is not of output
+ * channel k's group, so a band of BW blocks that covers every group of an output block
+ * computes the grouped conv exactly, as a dense conv (one weight vector of y output lanes
+ * times a broadcast input value per step: no per-lane gather). The MACs are BW*x / (C/groups)
+ * times the grouped conv's: 1 when the groups are whole blocks (C/groups a multiple of x
+ * that every group starts on), x / (C/groups) for C/groups < x dividing x. The stage is
+ * tagged like the direct conv's, so the direct template schedules it as it is.
+ * conv2d_nchwc_blockdiag_bias_add adds a residual f32[N, K/y, OH, OW, y]. */
+#define BLOCKDIAG_STAGES                                                                                             \
+  TSL_NCHWC_CONV_ASSERTS TSL_NCHWC_ACT_ASSERT                                                                        \
+  "  assert groups >= 1 && out_channels % groups == 0 && in_channels % groups == 0,\n"                              \
+  "    \"in_channels and out_channels must be multiples of groups\"\n"                                              \
+  "  assert out_channels >= 1 && out_channels <= KB * Y, \"out_channels must be in 1 .. K/y * y\"\n"                \
+  "  assert in_channels >= 1 && in_channels <= CB * X, \"in_channels must be in 1 .. C/x * x\"\n"                   \
+  "  assert BW <= CB, \"the band of input blocks exceeds the data's C/x\"\n"                                        \
+  TSL_NCHWC_PADDED_STAGE                                                                                             \
+  "  @tag(\"conv2d_nchwc\")\n"                                                                                      \
+  "  conv[n, kb, y, x, k] = sum(cb, r, s, c:\n"                                                                      \
+  "      padded[n, min((kb*Y / (out_channels / groups)) * (in_channels / groups) / X, CB - BW) + cb,\n"              \
+  "             y*stride_h + r*dilation_h, x*stride_w + s*dilation_w, c] * weight[kb, cb, r, s, c, k])\n"            \
+  "    where y < (H + pad_top + pad_bottom - dilation_h*(R - 1) - 1) / stride_h + 1,\n"                              \
+  "          x < (W + pad_left + pad_right - dilation_w*(S - 1) - 1) / stride_w + 1\n"                               \
+  "  @tag(\"elemwise\")\n"
+
+#define BLOCKDIAG_PARAMS "                        groups: int, out_channels: int, in_channels: int,\n"
+
+static const char conv2d_nchwc_blockdiag_bias_text[] =
+    "// grouped convolution as a dense conv over a band of input blocks (block-diagonal weights) + bias +\n"
+    "// activation, NCHW[x]c\n"
+    "op conv2d_nchwc_blockdiag_bias(data: f32[N, CB, H, W, X], weight: f32[KB, BW, R, S, X, Y], bias: f32[KB, Y],\n"
+    BLOCKDIAG_PARAMS TSL_NCHWC_CONV_PARAMS TSL_NCHWC_ACT_PARAMS ")\n" BLOCKDIAG_STAGES
+    "  out[n, kb, y, x, k] = " TSL_NCHWC_ACT("conv[n, kb, y, x, k] + bias[kb, k]") "\n";
+
+static const char conv2d_nchwc_blockdiag_bias_add_text[] =
+    "// grouped convolution as a dense conv over a band of input blocks + bias + residual + activation, NCHW[x]c\n"
+    "op conv2d_nchwc_blockdiag_bias_add(data: f32[N, CB, H, W, X], weight: f32[KB, BW, R, S, X, Y],\n"
+    "                                   bias: f32[KB, Y], residual: f32[N, KB, OH, OW, Y],\n"
+    BLOCKDIAG_PARAMS TSL_NCHWC_CONV_PARAMS TSL_NCHWC_ACT_PARAMS ")\n" BLOCKDIAG_STAGES
+    "  out[n, kb, y, x, k] = " TSL_NCHWC_ACT("conv[n, kb, y, x, k] + bias[kb, k] + residual[n, kb, y, x, k]") "\n";
+
 static const int rank_dw[] = {5, 6};
 static const int rank_dwb[] = {5, 6, 2};
 static const int rank_dwbr[] = {5, 6, 2, 5};
@@ -160,6 +207,18 @@ static const tsl_dsl_param_value grouped_params[] = {
     {"pad_top", TSL_DSL_PARAM_INT, 1, 0.0},    {"pad_left", TSL_DSL_PARAM_INT, 1, 0.0},
     {"pad_bottom", TSL_DSL_PARAM_INT, 1, 0.0}, {"pad_right", TSL_DSL_PARAM_INT, 1, 0.0},
     {"groups", TSL_DSL_PARAM_INT, 4, 0.0},     {"out_channels", TSL_DSL_PARAM_INT, 12, 0.0},
+};
+
+/* 16 channels in 8 groups of 2 at x = 4: a band of one block per output block */
+static const int64_t ex_bdweight[] = {4, 1, 3, 3, 4, 4}, ex_bdbias[] = {4, 4}, ex_bdres[] = {1, 4, 9, 10, 4},
+                     ex_bddata[] = {1, 4, 9, 10, 4};
+static const int64_t *const ex_blockdiag[] = {ex_bddata, ex_bdweight, ex_bdbias};
+static const int64_t *const ex_blockdiag_add[] = {ex_bddata, ex_bdweight, ex_bdbias, ex_bdres};
+static const tsl_dsl_param_value blockdiag_params[] = {
+    {"pad_top", TSL_DSL_PARAM_INT, 1, 0.0},    {"pad_left", TSL_DSL_PARAM_INT, 1, 0.0},
+    {"pad_bottom", TSL_DSL_PARAM_INT, 1, 0.0}, {"pad_right", TSL_DSL_PARAM_INT, 1, 0.0},
+    {"groups", TSL_DSL_PARAM_INT, 8, 0.0},     {"out_channels", TSL_DSL_PARAM_INT, 16, 0.0},
+    {"in_channels", TSL_DSL_PARAM_INT, 16, 0.0},
 };
 
 static const int rank_1x1[] = {4, 4, 2};
@@ -198,6 +257,14 @@ static const tsl_op_source family[] = {
      conv2d_nchwc_grouped_text, {3, rank_grouped, ex_grouped, 6, grouped_params}},
     {"conv2d_nchwc_grouped_add", "grouped 2-D convolution + bias + residual add + activation, NCHW[x]c (f32)",
      conv2d_nchwc_grouped_add_text, {4, rank_grouped_add, ex_grouped_add, 6, grouped_params}},
+    {"conv2d_nchwc_blockdiag_bias",
+     "grouped 2-D convolution as a dense conv over a band of input blocks (block-diagonal weights) + bias + "
+     "activation, NCHW[x]c (f32)",
+     conv2d_nchwc_blockdiag_bias_text, {3, rank_dwb, ex_blockdiag, 7, blockdiag_params}},
+    {"conv2d_nchwc_blockdiag_bias_add",
+     "grouped 2-D convolution as a dense conv over a band of input blocks + bias + residual add + activation, "
+     "NCHW[x]c (f32)",
+     conv2d_nchwc_blockdiag_bias_add_text, {4, rank_dwbr, ex_blockdiag_add, 7, blockdiag_params}},
 };
 
 const tsl_op_source *tsl_ops_conv2d_nchwc_family(int *n) {

@@ -25,7 +25,8 @@ tsl_status tsl_conv2d_nchwc_get_shape(const tsl_te_program *p, tsl_conv2d_nchwc_
                                       "6-D OIHW[x]i[y]o weight, nor a 1x1 GEMM over (cb, c)",
                      WHO, p->name ? p->name : "?");
   out->N = g.data->shape[0];
-  out->CB = g.data->shape[1];
+  /* the reduction's channel blocks: the data's, or the band of a block-diagonal conv */
+  out->CB = g.weight->shape[1];
   out->H = g.data->shape[2];
   out->W = flat ? 1 : g.data->shape[3];
   out->X = g.X;
@@ -42,16 +43,22 @@ tsl_status tsl_conv2d_nchwc_get_shape(const tsl_te_program *p, tsl_conv2d_nchwc_
   out->padded = g.pad_top || g.pad_left || g.pad_bottom || g.pad_right;
   out->has_epilogue = g.has_epilogue;
   out->flat = flat;
+  out->bands[0] = 1.0;
+  for (int64_t oc = 1; oc <= 4; oc++) {
+    out->bands[oc] = flat ? 1.0 : tpl_conv_tile_input_blocks(&g, oc);
+    out->banded |= out->bands[oc] > 1.0;
+  }
   return TSL_OK;
 }
 
 /* Cycles of one reduction step of a w x oc register tile (oc blocks of y lanes, rpa
- * registers each): w*oc*rpa FMAs at 2 per cycle, w broadcasts + oc*rpa weight loads at
- * 1.5 per cycle (measured: a 12 x 1 tile, 13 loads per 12 FMAs, runs at 65% of a 6 x 2
- * tile), and at least the FMA latency of 4 cycles (fewer than 8 independent chains leave
- * the FMA units idle). Zen 2-5 and Skylake-class cores. */
-static double step_cycles(int64_t w, int64_t oc, int64_t rpa) {
-  double fma = (double)(w * oc * rpa) / 2.0, loads = (double)(w + oc * rpa) / 1.5;
+ * registers each): w*oc*rpa FMAs at 2 per cycle, w broadcasts per distinct input block
+ * the tile's blocks read (`bands`: 1 for a dense conv) + oc*rpa weight loads at 1.5 per
+ * cycle (measured: a 12 x 1 tile, 13 loads per 12 FMAs, runs at 65% of a 6 x 2 tile), and at least the FMA latency
+ * of 4 cycles (fewer than 8 independent chains leave the FMA units idle). Zen 2-5 and
+ * Skylake-class cores. */
+static double step_cycles(int64_t w, int64_t oc, int64_t rpa, double bands) {
+  double fma = (double)(w * oc * rpa) / 2.0, loads = ((double)w * bands + (double)(oc * rpa)) / 1.5;
   double c = fma > loads ? fma : loads;
   return c > 4.0 ? c : 4.0;
 }
@@ -59,14 +66,16 @@ static double step_cycles(int64_t w, int64_t oc, int64_t rpa) {
 /* Cycles of the whole output with tiles of w columns and oc blocks, the column and block
  * tails included; `red` reduction steps per tile, plus the accumulators' set-up, stores
  * and epilogue (about 2 cycles per accumulator). */
-static double output_cycles(int64_t width, int64_t KB, int64_t w, int64_t oc, int64_t rpa, double red) {
+static double output_cycles(int64_t width, int64_t KB, int64_t w, int64_t oc, int64_t rpa, double red,
+                            const double *bands) {
   int64_t fx = width / w, tx = width % w, fk = KB / oc, tk = KB % oc;
   double c = 0.0;
   const int64_t ws[2] = {w, tx}, nws[2] = {fx, tx ? 1 : 0}, ocs[2] = {oc, tk}, nocs[2] = {fk, tk ? 1 : 0};
   for (int i = 0; i < 2; i++)
     for (int j = 0; j < 2; j++)
       if (nws[i] && nocs[j])
-        c += (double)(nws[i] * nocs[j]) * (red * step_cycles(ws[i], ocs[j], rpa) + 2.0 * (double)(ws[i] * ocs[j] * rpa));
+        c += (double)(nws[i] * nocs[j]) *
+             (red * step_cycles(ws[i], ocs[j], rpa, bands[ocs[j]]) + 2.0 * (double)(ws[i] * ocs[j] * rpa));
   return c;
 }
 
@@ -88,9 +97,9 @@ tsl_conv2d_nchwc_knobs tsl_conv2d_nchwc_default_knobs(const tsl_target *t, const
       /* live registers: the accumulators, the smaller of the weight and broadcast sets
        * (oc_major keeps the weights, else the broadcasts are reloaded) and one more; a
        * 17th spills (2 x 7 + 2 + 1 ran at half the speed of 2 x 6 + 2 + 1) */
-      int64_t live = w * oc * rpa + tpl_min(oc * rpa, w) + 1;
+      int64_t live = w * oc * rpa + tpl_min(oc * rpa, w) + 1 + (sh->banded ? 1 : 0);
       if (live > regs) continue;
-      double c = output_cycles(width, sh->KB, w, oc, rpa, red);
+      double c = output_cycles(width, sh->KB, w, oc, rpa, red, sh->bands);
       if (best == 0.0 || c < best * (1.0 - 1e-9)) {
         best = c;
         k.oc_blocks = oc;
@@ -291,6 +300,8 @@ static const tsl_template templates[] = {
     DIRECT_TEMPLATE("conv2d_nchwc.direct", "conv2d_nchwc"),
     DIRECT_TEMPLATE("conv2d_nchwc_bias.direct", "conv2d_nchwc_bias"),
     DIRECT_TEMPLATE("conv2d_nchwc_bias_add.direct", "conv2d_nchwc_bias_add"),
+    DIRECT_TEMPLATE("conv2d_nchwc_blockdiag_bias.direct", "conv2d_nchwc_blockdiag_bias"),
+    DIRECT_TEMPLATE("conv2d_nchwc_blockdiag_bias_add.direct", "conv2d_nchwc_blockdiag_bias_add"),
     GEMM_TEMPLATE("conv2d_nchwc_1x1_bias.gemm", "conv2d_nchwc_1x1_bias"),
     GEMM_TEMPLATE("conv2d_nchwc_1x1_bias_add.gemm", "conv2d_nchwc_1x1_bias_add"),
     GEMM_TEMPLATE("conv2d_nchwc_1x1_bias_scale.gemm", "conv2d_nchwc_1x1_bias_scale"),

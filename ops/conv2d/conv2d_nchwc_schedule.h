@@ -1,6 +1,8 @@
 /* Schedule template for the direct NCHW[x]c convolutions of the registry
  * (conv2d_nchwc, conv2d_nchwc_bias, conv2d_nchwc_bias_add; ops/conv2d/conv2d_nchwc.c), with
- * knobs, and for the 1x1 convolutions as GEMMs (conv2d_nchwc_1x1_bias, _1x1_bias_add).
+ * knobs, for the grouped convolutions as dense ones over a band of input blocks
+ * (conv2d_nchwc_blockdiag_bias(_add): the same loop nest, cb over the band), and for the
+ * 1x1 convolutions as GEMMs (conv2d_nchwc_1x1_bias, _1x1_bias_add).
  *
  * The loop nest is the register-blocked direct convolution of oneDNN's jit_avx2/avx512
  * kernels and TVM's conv2d_NCHWc x86 schedule (the NCHWc layout: A. Zlateski, H. S.
@@ -59,13 +61,19 @@ extern "C" {
 
 /* The shape of a conv2d_nchwc program (from its stages). */
 typedef struct tsl_conv2d_nchwc_shape {
-  int64_t N, CB, H, W, X;  /* data */
+  int64_t N, CB, H, W, X;  /* data; CB: the channel blocks the conv reduces over (the
+                              weight's axis 1: the data's C/x, or a block-diagonal conv's
+                              band) */
   int64_t KB, R, S, Y;     /* weight (KB, CB, R, S, X, Y) */
   int64_t OH, OW;          /* output */
   int64_t stride_h, stride_w, dilation_h, dilation_w;
   bool padded;             /* the padding stage is not the identity */
   bool has_epilogue;       /* an "out" stage after the conv (bias / residual / act) */
   bool flat;               /* a _1x1 op: one pixel axis (H = OH = the pixels, W = OW = 1) */
+  bool banded;             /* the input block read depends on the output block (a
+                              block-diagonal grouped conv) */
+  double bands[5];         /* bands[oc]: distinct input blocks a tile of oc output blocks
+                              reads per step (tpl_conv_tile_input_blocks; 1 unless banded) */
 } tsl_conv2d_nchwc_shape;
 
 typedef struct tsl_conv2d_nchwc_knobs {
@@ -85,16 +93,18 @@ typedef struct tsl_conv2d_nchwc_knobs {
   bool parallel;     /* outer loops on the thread pool */
 } tsl_conv2d_nchwc_knobs;
 
-/* Reads the shape of p: an instantiation of conv2d_nchwc, conv2d_nchwc_bias or
- * conv2d_nchwc_bias_add (a stage tagged "conv2d_nchwc" reading stage "padded" and the
- * weight), or of conv2d_nchwc_1x1_bias(_add) (a stage tagged "conv2d_nchwc_1x1"; flat
+/* Reads the shape of p: an instantiation of conv2d_nchwc, conv2d_nchwc_bias,
+ * conv2d_nchwc_bias_add or conv2d_nchwc_blockdiag_bias(_add) (a stage tagged
+ * "conv2d_nchwc" reading stage "padded" and the weight), or of conv2d_nchwc_1x1_bias(_add) (a stage tagged "conv2d_nchwc_1x1"; flat
  * is set, H = OH = the pixels, W = OW = 1, R = S = 1). Errors: TSL_ERR_INVALID when p is
  * neither. */
 tsl_status tsl_conv2d_nchwc_get_shape(const tsl_te_program *p, tsl_conv2d_nchwc_shape *out);
 
 /* Default knobs for target t: the register tile (oc_blocks x ow_block, up to 4 x 16)
  * that minimizes a cycle model of the whole output — per reduction step max(FMAs / 2,
- * loads / 1.5, 4) (two FMA pipes, measured load throughput, FMA latency), the column and
+ * loads / 1.5, 4) (two FMA pipes, measured load throughput, FMA latency; the output
+ * blocks of a banded conv's tile share broadcasts only where they read the same band, and
+ * its tiles keep one more register free: a 1 x 14 tile on AVX2 ran at 0.7 of 1 x 10), the column and
  * channel-block tails counted, ~2 cycles per accumulator of set-up and epilogue — among
  * tiles whose accumulators + the smaller of their weight / broadcast sets + 1 fit the
  * target's vector registers (16 on AVX2: 2 x 6, 3 x 4 or 4 x 3 tiles; oc_major when the
@@ -126,7 +136,8 @@ const char *tsl_conv2d_nchwc_kernel_name(const tsl_te_program *p, const tsl_conv
                                          size_t n);
 
 /* The templates in the generic interface (schedule/template.h), for the tuner to
- * register: "<op>.direct" for conv2d_nchwc, conv2d_nchwc_bias and conv2d_nchwc_bias_add,
+ * register: "<op>.direct" for conv2d_nchwc, conv2d_nchwc_bias, conv2d_nchwc_bias_add and
+ * conv2d_nchwc_blockdiag_bias(_add),
  * "<op>.gemm" for conv2d_nchwc_1x1_bias and conv2d_nchwc_1x1_bias_add. Static storage; *n
  * receives the count. Knobs (version 2): "tile" (the register tile ow_block x oh_block x
  * oc_blocks as one value, conv_common.h: only tiles whose accumulators fit the vector

@@ -9,6 +9,9 @@
  *   im2col       conv2d_nchwc_im2col(_add)  ops/conv2d/im2col_schedule.h
  *   depthwise    depthwise_conv2d_nchwc(_add)  ops/conv2d/depthwise_schedule.h (groups = C = K)
  *   grouped      conv2d_nchwc_grouped(_add) ops/conv2d/depthwise_schedule.h (any groups)
+ *   blockdiag    conv2d_nchwc_blockdiag_bias(_add), groups > 1: the grouped conv as a dense
+ *                direct conv over a band of input blocks whose weights are zero outside
+ *                each output channel's group (the direct template; tsl_conv2d_blockdiag_band)
  * (the _add operators, chosen when has_residual, add the residual before the activation:
  * every algorithm takes every epilogue)
  *   winograd_f2/f4/f6  conv2d_winograd_f<m> (another engineer's ops and template; offered
@@ -45,11 +48,12 @@ typedef enum tsl_conv2d_algo {
   TSL_CONV2D_WINOGRAD_F2,
   TSL_CONV2D_WINOGRAD_F4,
   TSL_CONV2D_WINOGRAD_F6,
+  TSL_CONV2D_BLOCKDIAG,
   TSL_CONV2D_ALGO_COUNT
 } tsl_conv2d_algo;
 
-/* "direct", "gemm1x1", "im2col", "depthwise", "grouped", "winograd_f2", ...; "?" if
- * out of range. */
+/* "direct", "gemm1x1", "im2col", "depthwise", "grouped", "winograd_f2", ...,
+ * "blockdiag"; "?" if out of range. */
 const char *tsl_conv2d_algo_name(tsl_conv2d_algo a);
 
 /* Whether a is one of the Winograd algorithms (winograd_f2/f4/f6); *m (may be NULL) gets
@@ -59,6 +63,15 @@ bool tsl_conv2d_algo_is_winograd(tsl_conv2d_algo a, int *m);
 /* Whether algorithm a computes the layer exactly as described; on false *why (may be
  * NULL) gets a static reason ("winograd: needs a 3x3 kernel"). */
 bool tsl_conv2d_algo_applies(const tsl_conv2d_layer *d, tsl_conv2d_algo a, const char **why);
+
+/* The band of the block-diagonal algorithm for layer d (groups > 1; block x = d->block):
+ * the most input channel blocks any output block's groups reach, BW = max over output
+ * blocks kb of (last - first + 1), first / last the blocks of the first input channel of
+ * the group of kb's first output channel and of the last input channel of the group of
+ * its last (real) output channel. Its conv does BW*x MACs per output value and tap where
+ * the grouped conv does C/groups: *inflation (may be NULL) gets BW*x / (C/groups).
+ * Returns 0 for a malformed layer. */
+int64_t tsl_conv2d_blockdiag_band(const tsl_conv2d_layer *d, double *inflation);
 
 /* Instantiates algorithm a for the layer and target t (which may choose operator
  * parameters such as im2col's pack_rows; NULL: 16-register defaults) in the current IR
@@ -91,8 +104,9 @@ tsl_status tsl_conv2d_algo_schedule(const tsl_te_program *conv, tsl_conv2d_algo 
 const tsl_template *tsl_conv2d_algo_template(const tsl_te_program *conv);
 
 /* The default algorithm for the layer on target t (one that applies), measured with
- * bench/conv_layers on an AVX2 Zen 3: depthwise for groups = C = K, grouped for other
- * groups; gemm1x1 for 1x1 stride-1 unpadded layers; grouped (the direct conv over the
+ * bench/conv_layers on an AVX2 Zen 3: depthwise for groups = C = K; for other groups
+ * blockdiag, but grouped for one input channel per group and for groups of exactly one
+ * block of input and output channels (AVX-512 Zen 5, bench/conv_layers --layer); gemm1x1 for 1x1 stride-1 unpadded layers; grouped (the direct conv over the
  * true input channels) when more than a quarter of the C/x*x reduction lanes would be
  * zero (first layers, C = 3: 2-2.4x the direct conv); Winograd for 3x3 stride-1
  * undilated layers with C, K >= 8 when the registry has it and it takes the layer (1.7-3x

@@ -323,6 +323,30 @@ bool tpl_conv_input_varies_with_lane(const tpl_conv_geometry *g) {
   return varies;
 }
 
+double tpl_conv_tile_input_blocks(const tpl_conv_geometry *g, int64_t oc) {
+  const tsl_te_op *conv = g->conv;
+  const tsl_buffer *src = g->padded ? g->padded->output->buf : g->data;
+  const tsl_expr *ld = find_load(conv->body, src);
+  if (!ld || ld->load.nindex < 2 || conv->naxis < 2 || oc < 1 ||
+      !tsl_expr_uses_var(ld->load.index[1], conv->axis[1].var))
+    return 1.0;
+  tsl_expr *vars[16];
+  int nv = 0;
+  for (int i = 0; i < conv->naxis && nv < 16; i++) vars[nv++] = conv->axis[i].var;
+  for (int i = 0; i < conv->nreduce && nv < 16; i++) vars[nv++] = conv->reduce_axis[i].var;
+  int64_t KB = conv->axis[1].extent, tiles = 0, distinct = 0;
+  for (int64_t k0 = 0; k0 < KB; k0 += oc, tiles++) {
+    int64_t prev = 0, v;
+    for (int64_t kb = k0; kb < k0 + oc && kb < KB; kb++) {
+      /* the read's block at the first reduction step of output block kb */
+      if (!eval_at_value(ld->load.index[1], nv, vars, conv->axis[1].var, kb, &v)) return (double)oc;
+      distinct += kb == k0 || v != prev;
+      prev = v;
+    }
+  }
+  return tiles ? (double)distinct / (double)tiles : 1.0;
+}
+
 /* ---- kernel names ------------------------------------------------------------ */
 
 static void put(char *buf, size_t n, size_t *o, const char *fmt, long long a, long long b, long long c,

@@ -54,6 +54,14 @@ tsl_status tpl_conv_geometry_of(const tsl_te_program *p, const char *tag, const 
  * lane reads the same value (a broadcast), e.g. groups = 1. */
 bool tpl_conv_input_varies_with_lane(const tpl_conv_geometry *g);
 
+/* How many distinct input channel blocks the oc consecutive output blocks of a register
+ * tile read at one reduction step, on average over the tiles kb = 0, oc, 2*oc, ...: 1
+ * when the block read does not depend on the output block kb (a dense conv: the tile's
+ * blocks share every broadcast input value); for a block-diagonal grouped conv, whose
+ * output blocks reduce over bands of their own, the bands that differ (blocks of one
+ * group share theirs). Read off the conv's read of its input (evaluated at each kb). */
+double tpl_conv_tile_input_blocks(const tpl_conv_geometry *g, int64_t oc);
+
 /* The kernel name of STYLE.md for g (an im2col program names the bottom/right padding
  * its output reaches: rows a floor division drops are not part of it): "<prefix>_nchw<X>c_<R>x<S>_s<..>_p<..>[_d<..>]_f32
  * [_<variant>][_bias][_add][_<act>]__<hash>", e.g. conv2d_nchw8c_3x3_s1_p1_f32_bias_relu__

@@ -10,6 +10,10 @@
  *                        (OIHW[x]i[y]o, the direct / im2col convolutions)
  *   weight_to_grouped    f32[K, CG, R, S], out_block y -> f32[ceil(K/y), CG, R, S, y] (grouped)
  *   weight_to_depthwise  f32[C, 1, R, S], block x -> f32[ceil(C/x), R, S, x] (depthwise)
+ *   weight_to_blockdiag  f32[K, CG, R, S], groups, in_block x, out_block y, band BW ->
+ *                        f32[ceil(K/y), BW, R, S, x, y] (the block-diagonal grouped conv,
+ *                        ops/conv2d/conv2d_nchwc.c: input channel (start(kb) + cb)*x + c of
+ *                        output channel k, zero outside k's group)
  *   weight_to_dense      f32[O, K], block y -> f32[ceil(O/y), K, y] (dense_packed)
  *   vector_to_blocks     f32[C], block -> f32[ceil(C/block), block] (biases, batch-norm
  *                        parameters), zero-padded
@@ -61,6 +65,24 @@ static const char weight_to_grouped_text[] =
     "  out[kb, ci, r, s, k] = select(kb*out_block + k < K, weight[kb*out_block + k, ci, r, s], 0.0)\n"
     "    where kb < (K + out_block - 1) / out_block, k < out_block\n";
 
+/* The band start of output block kb and the input channel of [kb, cb, c], as in
+ * conv2d_nchwc_blockdiag_bias (ops/conv2d/conv2d_nchwc.c) with C = groups * CG. */
+#define BD_KK "(kb*out_block + k)"
+#define BD_START "min((kb*out_block / (K / groups)) * CG / in_block, (groups*CG + in_block - 1) / in_block - band)"
+#define BD_CI "((" BD_START " + cb)*in_block + c)"
+#define BD_G0 "(" BD_KK " / (K / groups))*CG"
+
+static const char weight_to_blockdiag_text[] =
+    "op weight_to_blockdiag(weight: f32[K, CG, R, S], groups: int, in_block: int, out_block: int, band: int)\n"
+    "  assert groups >= 1 && K % groups == 0, \"groups must divide K\"\n"
+    "  assert in_block >= 1 && out_block >= 1 && band >= 1, \"blocks and band must be >= 1\"\n"
+    "  assert band <= (groups*CG + in_block - 1) / in_block, \"the band exceeds the input blocks\"\n"
+    "  // min() and max() keep the (unused) reads outside the group inside the weight\n"
+    "  out[kb, cb, r, s, c, k] = select(" BD_KK " < K && " BD_CI " >= " BD_G0 " && " BD_CI " < " BD_G0 " + CG,\n"
+    "                                   weight[min(" BD_KK ", K - 1), max(min(" BD_CI " - " BD_G0 ", CG - 1), 0), r, s],\n"
+    "                                   0.0)\n"
+    "    where kb < (K + out_block - 1) / out_block, cb < band, c < in_block, k < out_block\n";
+
 static const char weight_to_depthwise_text[] =
     "op weight_to_depthwise(weight: f32[C, M, R, S], block: int)\n"
     "  assert M == 1, \"a depthwise weight has one input channel per group (C x 1 x R x S)\"\n"
@@ -99,6 +121,13 @@ static const tsl_dsl_param_value p_reblock[] = {{"channels", TSL_DSL_PARAM_INT, 
 static const tsl_dsl_param_value p_wblock[] = {{"in_block", TSL_DSL_PARAM_INT, 4, 0.0},
                                                {"out_block", TSL_DSL_PARAM_INT, 4, 0.0}};
 static const tsl_dsl_param_value p_oblock[] = {{"out_block", TSL_DSL_PARAM_INT, 4, 0.0}};
+/* 12 output channels in 4 groups of 3 input channels each, blocks of 4: band 2 */
+static const int64_t ex_bdw[] = {12, 3, 3, 3};
+static const int64_t *const s_bdw[] = {ex_bdw};
+static const tsl_dsl_param_value p_blockdiag[] = {{"groups", TSL_DSL_PARAM_INT, 4, 0.0},
+                                                  {"in_block", TSL_DSL_PARAM_INT, 4, 0.0},
+                                                  {"out_block", TSL_DSL_PARAM_INT, 4, 0.0},
+                                                  {"band", TSL_DSL_PARAM_INT, 2, 0.0}};
 
 static const tsl_op_source family[] = {
     {"nchw_to_nchwc", "NCHW -> NCHW[x]c (x = block), channels past C zero (f32)", nchw_to_nchwc_text,
@@ -111,6 +140,9 @@ static const tsl_op_source family[] = {
      {1, r4, s_w, 2, p_wblock}},
     {"weight_to_grouped", "grouped conv weight OIHW -> O-blocked (K/y, C/g, R, S, y), zero-padded (f32)",
      weight_to_grouped_text, {1, r4, s_gw, 1, p_oblock}},
+    {"weight_to_blockdiag",
+     "grouped conv weight OIHW -> OIHW[x]i[y]o over a band of input blocks, zero outside the groups (f32)",
+     weight_to_blockdiag_text, {1, r4, s_bdw, 4, p_blockdiag}},
     {"weight_to_depthwise", "depthwise conv weight (C, 1, R, S) -> (C/x, R, S, x), zero-padded (f32)",
      weight_to_depthwise_text, {1, r4, s_dw, 1, p_block}},
     {"weight_to_dense", "dense weight (O, K) -> (O/y, K, y), zero-padded (f32)", weight_to_dense_text,

@@ -166,6 +166,7 @@ tsl_status tsl_softmax_schedule(const tsl_te_program *p, const tsl_target *t, ts
 static const char *const elementwise_ops[] = {
     "flatten_nchwc",    "flatten",         "nchw_to_nchwc",     "nchwc_to_nchw",
     "nchwc_reblock",    "weight_to_nchwc", "weight_to_grouped", "weight_to_depthwise", "weight_to_dense",
+    "weight_to_blockdiag",
     "vector_to_blocks", "conv_weight_channel_scale",
 };
 enum { NELEMENTWISE = sizeof elementwise_ops / sizeof elementwise_ops[0] };
@@ -181,11 +182,12 @@ tsl_status tsl_oplib_default_schedule(const char *op, const tsl_te_program *p, c
   static const char *const direct[] = {"conv2d_nchwc",          "conv2d_nchwc_bias",
                                        "conv2d_nchwc_bias_add", "conv2d_nchwc_1x1_bias",
                                        "conv2d_nchwc_1x1_bias_add", "conv2d_nchwc_1x1_bias_scale",
-                                       "conv2d_nchwc_1x1_bias_add_scale"};
+                                       "conv2d_nchwc_1x1_bias_add_scale", "conv2d_nchwc_blockdiag_bias",
+                                       "conv2d_nchwc_blockdiag_bias_add"};
   static const char *const pools[] = {"max_pool2d_nchwc", "avg_pool2d_nchwc", "global_avg_pool2d_nchwc"};
   if (out) *out = NULL;
   if (!op || !out) return tsl_error(TSL_ERR_INVALID, "oplib: NULL operator name or result");
-  if (is_one_of(op, direct, 7)) return tsl_conv2d_nchwc_schedule(p, t, NULL, out);
+  if (is_one_of(op, direct, 9)) return tsl_conv2d_nchwc_schedule(p, t, NULL, out);
   static const char *const windowed[] = {"depthwise_conv2d_nchwc", "depthwise_conv2d_nchwc_add",
                                          "conv2d_nchwc_grouped", "conv2d_nchwc_grouped_add"};
   if (is_one_of(op, windowed, 4)) return tsl_depthwise_schedule(p, t, NULL, out);
@@ -294,6 +296,7 @@ static const tsl_template templates[] = {
     EW("weight_to_nchwc.elementwise", "weight_to_nchwc"),
     EW("weight_to_grouped.elementwise", "weight_to_grouped"),
     EW("weight_to_depthwise.elementwise", "weight_to_depthwise"),
+    EW("weight_to_blockdiag.elementwise", "weight_to_blockdiag"),
     EW("weight_to_dense.elementwise", "weight_to_dense"),
     EW("vector_to_blocks.elementwise", "vector_to_blocks"),
     EW("conv_weight_channel_scale.elementwise", "conv_weight_channel_scale"),

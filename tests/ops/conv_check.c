@@ -220,6 +220,10 @@ bool conv_check(const conv_case *c, tsl_conv2d_algo a, const conv_check_opts *o)
   case TSL_CONV2D_IM2COL:
   case TSL_CONV2D_GROUPED: ref2_weight_oblocked(w, d.K, cg, d.R, d.S, x, bufs[1]); break;
   case TSL_CONV2D_DEPTHWISE: ref2_weight_depthwise(w, d.C, d.R, d.S, x, bufs[1]); break;
+  case TSL_CONV2D_BLOCKDIAG:
+    /* the band: the weight's axis 1 (the layout's statement, ref2_weight_blockdiag) */
+    ref2_weight_blockdiag(w, d.K, d.C, d.groups, d.R, d.S, x, conv->inputs[1]->buf->shape[1], bufs[1]);
+    break;
   default: {
     /* Winograd: its own kernel transform (ops/conv2d/winograd.h), run once */
     tsl_schedule *ws_sched = NULL;

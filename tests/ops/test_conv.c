@@ -141,6 +141,68 @@ static void test_epilogues_after_every_schedule(void) {
     }
 }
 
+/* The band of the block-diagonal algorithm, counted here from its definition: the input
+ * blocks the groups of each output block's real output channels reach, at most. */
+static int64_t band_by_count(const tsl_conv2d_layer *d) {
+  int64_t x = d->block, cg = d->C / d->groups, kg = d->K / d->groups, best = 0;
+  for (int64_t kb = 0; kb * x < d->K; kb++) {
+    int64_t lo = -1, hi = -1;
+    for (int64_t k = kb * x; k < kb * x + x && k < d->K; k++)
+      for (int64_t c = k / kg * cg; c < k / kg * cg + cg; c++) {
+        if (lo < 0 || c / x < lo) lo = c / x;
+        if (c / x > hi) hi = c / x;
+      }
+    if (hi - lo + 1 > best) best = hi - lo + 1;
+  }
+  return best;
+}
+
+/* Grouped convs as block-diagonal dense convs (conv2d_select.h's blockdiag) against the
+ * naive reference: group widths 1 (a multiplier), 2, 4, 8, 16, 24, 32, 64, groups with
+ * more or fewer output than input channels, channel tails, strides 1 and 2, asymmetric
+ * pads, dilation, every epilogue, at blocks 4 (NEON), 8 (AVX2) and 16 (AVX-512), each
+ * with its default config and random ones; its band is the counted one. */
+static void test_blockdiag_group_widths(void) {
+  static const conv_case cases[] = {
+      /* N  C  H  W   K  R  S sh sw pt pl pb pr dh dw  g act lo hi res */
+      {1, 12, 7, 9, 12, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 6, 1, 0, 0, false},   /* width 2 */
+      {1, 20, 8, 7, 20, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 5, 2, -0.2, 0.3, false}, /* 4, stride 2, clip */
+      {1, 24, 9, 8, 24, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 3, 0, 0, 0, true},    /* 8, dilation 2, residual */
+      {2, 32, 6, 7, 32, 3, 3, 1, 1, 1, 0, 2, 1, 1, 1, 2, 1, 0, 0, false},   /* 16, asymmetric pads */
+      {1, 72, 5, 6, 72, 3, 3, 2, 1, 1, 0, 1, 0, 1, 1, 3, 1, 0, 0, true},    /* 24 */
+      {1, 64, 5, 5, 64, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 2, 0, 0, 0, false},   /* 32, 1x1 */
+      {1, 128, 4, 5, 128, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2, 1, 0, 0, false}, /* 64 */
+      {1, 12, 6, 6, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 4, 1, 0, 0, false},   /* 3 in, 6 out per group */
+      {1, 32, 6, 5, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 8, 0, 0, 0, true},    /* 4 in, 2 out */
+      {1, 8, 6, 6, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 8, 1, 0, 0, false},    /* 1 in, 2 out */
+  };
+  static const int64_t blocks[] = {4, 8, 16};
+  int failed = 0;
+  for (size_t b = 0; b < 3; b++)
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+      tsl_conv2d_layer d = conv_case_layer(&cases[i], blocks[b]);
+      double inflation = 0.0;
+      int64_t band = tsl_conv2d_blockdiag_band(&d, &inflation);
+      CU_ASSERT_EQUAL(band, band_by_count(&d));
+      CU_ASSERT_DOUBLE_EQUAL(inflation, (double)(band * blocks[b]) / (double)(d.C / d.groups), 1e-12);
+      conv_check_opts o = conv_opts(2, 700 + 10 * b + i);
+      o.block = blocks[b];
+      if (!conv_check(&cases[i], TSL_CONV2D_BLOCKDIAG, &o)) failed++;
+    }
+  CU_ASSERT_EQUAL(failed, 0);
+  /* groups 1 is the direct conv: declined */
+  conv_case dense = cases[0];
+  dense.groups = 1;
+  tsl_conv2d_layer d1 = conv_case_layer(&dense, 8);
+  const char *why = NULL;
+  CU_ASSERT_FALSE(tsl_conv2d_algo_applies(&d1, TSL_CONV2D_BLOCKDIAG, &why));
+  CU_ASSERT_PTR_NOT_NULL(strstr(why, "groups > 1"));
+  /* the default at 16 lanes: blockdiag for RegNetY's groups of 8 */
+  conv_case regnet = {1, 224, 28, 28, 224, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 28, 1, 0, 0, false};
+  tsl_conv2d_layer r16 = conv_case_layer(&regnet, 16);
+  CU_ASSERT_EQUAL(tsl_conv2d_select(&r16, ops_target()), TSL_CONV2D_BLOCKDIAG);
+}
+
 /* Blocks other than the host's lanes: x = 4 (NEON's), 8, 16 (AVX-512's) and twice the
  * host's lanes build and run here too (vectors wider than a register are split by
  * LLVM), x = 1 is plain NCHW. */
@@ -188,6 +250,7 @@ void ops_tests_conv(CU_pSuite s) {
   CU_add_test(s, "test_even_kernels_and_kernel_equal_to_input", test_even_kernels_and_kernel_equal_to_input);
   CU_add_test(s, "test_dilation_regular_conv", test_dilation_regular_conv);
   CU_add_test(s, "test_epilogues_after_every_schedule", test_epilogues_after_every_schedule);
+  CU_add_test(s, "test_blockdiag_group_widths", test_blockdiag_group_widths);
   CU_add_test(s, "test_other_block_widths", test_other_block_widths);
   CU_add_test(s, "test_threads_identical", test_threads_identical);
 }

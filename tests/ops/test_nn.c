@@ -165,6 +165,19 @@ static void test_weight_relayouts(void) {
   want = to_double(exp, KB * C * y);
   CU_ASSERT(run_and_check(&de, 1, want, KB * C * y, 0.0));
   free(want);
+  /* block-diagonal: 12 output channels in 3 groups of 3 input channels (C = 9), blocks of
+   * 4: output block 1 (channels 4..7, groups 1 and 2) reaches input blocks 0..2 */
+  {
+    int64_t K3 = 12, G = 3, CG = 3, xb = 4, band = 3, KB3 = 3;
+    ref2_weight_blockdiag(w, K3, G * CG, G, R, S, xb, band, exp);
+    op_run bd = {"weight_to_blockdiag", 1, {4}, {{K3, CG, R, S}}, 4,
+                 {tsl_dsl_int_param("groups", G), tsl_dsl_int_param("in_block", xb), tsl_dsl_int_param("out_block", xb),
+                  tsl_dsl_int_param("band", band)},
+                 {w}};
+    want = to_double(exp, KB3 * band * R * S * xb * xb);
+    CU_ASSERT(run_and_check(&bd, 1, want, KB3 * band * R * S * xb * xb, 0.0));
+    free(want);
+  }
   ref2_vector_blocks(w, K, x, exp);
   op_run v = {"vector_to_blocks", 1, {1}, {{K}}, 1, {tsl_dsl_int_param("block", x)}, {w}};
   want = to_double(exp, (K + x - 1) / x * x);

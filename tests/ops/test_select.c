@@ -71,7 +71,10 @@ static void test_default_choice(void) {
       {512, 7, 512, 3, 1, 1, 1, TSL_CONV2D_ALGO_COUNT},
       {96, 56, 24, 1, 1, 0, 1, TSL_CONV2D_GEMM_1X1},
       {144, 56, 144, 3, 2, 1, 144, TSL_CONV2D_DEPTHWISE},
-      {32, 16, 64, 3, 1, 1, 4, TSL_CONV2D_GROUPED},
+      {32, 16, 64, 3, 1, 1, 4, TSL_CONV2D_BLOCKDIAG},     /* groups of 8 in, 16 out */
+      {224, 28, 224, 3, 1, 1, 28, TSL_CONV2D_BLOCKDIAG},  /* RegNetY-400MF: groups of 8 (of 16 lanes; grouped at 8) */
+      {32, 28, 64, 3, 1, 1, 32, TSL_CONV2D_GROUPED},      /* one input channel per group */
+      {192, 14, 192, 3, 1, 1, 3, TSL_CONV2D_BLOCKDIAG},   /* groups of 64 */
       {16, 14, 16, 5, 1, 2, 1, TSL_CONV2D_DIRECT},        /* 5x5: no Winograd F(m, 3) */
       {64, 28, 128, 3, 2, 1, 1, TSL_CONV2D_DIRECT},       /* 3x3 stride 2 */
   };
@@ -80,7 +83,10 @@ static void test_default_choice(void) {
                               layers[i].groups);
     tsl_conv2d_algo a = tsl_conv2d_select(&d, ops_target());
     CU_ASSERT(tsl_conv2d_algo_applies(&d, a, NULL));
-    if (layers[i].want == TSL_CONV2D_ALGO_COUNT) {
+    bool one_block_groups = d.groups > 1 && d.C / d.groups == d.block && d.K / d.groups == d.block;
+    if (one_block_groups) {
+      CU_ASSERT_EQUAL(a, TSL_CONV2D_GROUPED); /* groups of exactly one block: the grouped template */
+    } else if (layers[i].want == TSL_CONV2D_ALGO_COUNT) {
       CU_ASSERT(a == TSL_CONV2D_WINOGRAD_F2 || a == TSL_CONV2D_WINOGRAD_F4 || a == TSL_CONV2D_WINOGRAD_F6);
     } else {
       CU_ASSERT_EQUAL(a, layers[i].want);

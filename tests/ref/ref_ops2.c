@@ -85,6 +85,28 @@ void ref2_weight_oblocked(const float *w, int64_t K, int64_t CG, int64_t R, int6
           }
 }
 
+void ref2_weight_blockdiag(const float *w, int64_t K, int64_t C, int64_t groups, int64_t R, int64_t S, int64_t x,
+                           int64_t band, float *out) {
+  int64_t KB = (K + x - 1) / x, CB = (C + x - 1) / x, cg = C / groups, kg = K / groups;
+  for (int64_t kb = 0; kb < KB; kb++) {
+    int64_t first_group = kb * x / kg, start = first_group * cg / x;
+    if (start > CB - band) start = CB - band;
+    for (int64_t cb = 0; cb < band; cb++)
+      for (int64_t r = 0; r < R; r++)
+        for (int64_t s = 0; s < S; s++)
+          for (int64_t ci = 0; ci < x; ci++)
+            for (int64_t ko = 0; ko < x; ko++) {
+              int64_t k = kb * x + ko, c = (start + cb) * x + ci;
+              float v = 0.0f;
+              if (k < K) {
+                int64_t g = k / kg;
+                if (c >= g * cg && c < (g + 1) * cg) v = w[((k * cg + (c - g * cg)) * R + r) * S + s];
+              }
+              out[(((((kb * band + cb) * R + r) * S + s) * x + ci) * x) + ko] = v;
+            }
+  }
+}
+
 void ref2_weight_depthwise(const float *w, int64_t C, int64_t R, int64_t S, int64_t x, float *out) {
   int64_t CB = (C + x - 1) / x;
   for (int64_t cb = 0; cb < CB; cb++)

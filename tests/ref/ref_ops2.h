@@ -36,6 +36,14 @@ void ref2_from_nchwc(const float *in, int64_t N, int64_t C, int64_t H, int64_t W
 void ref2_weight_nchwc(const float *w, int64_t K, int64_t C, int64_t R, int64_t S, int64_t x, int64_t y, float *out);
 /* OIHW [K, CG, R, S] -> [ceil(K/y), CG, R, S, y] (grouped and im2col weights), zero-padded. */
 void ref2_weight_oblocked(const float *w, int64_t K, int64_t CG, int64_t R, int64_t S, int64_t y, float *out);
+/* Grouped OIHW [K, C/groups, R, S] -> the block-diagonal layout [ceil(K/x), band, R, S, x, x]
+ * of conv2d_nchwc_blockdiag_bias (ops/conv2d/conv2d_nchwc.c): output block kb reads the
+ * `band` input blocks from start(kb) = min(first block of the group of output channel
+ * kb*x, ceil(C/x) - band) on; [kb, cb, r, s, ci, ko] holds w[k, c - g*C/groups, r, s] for
+ * k = kb*x + ko < K and input channel c = (start(kb) + cb)*x + ci of k's group g, else 0.
+ * Written from that statement, not from the op's text. */
+void ref2_weight_blockdiag(const float *w, int64_t K, int64_t C, int64_t groups, int64_t R, int64_t S, int64_t x,
+                           int64_t band, float *out);
 /* [C, 1, R, S] -> [ceil(C/x), R, S, x] (depthwise), zero-padded. */
 void ref2_weight_depthwise(const float *w, int64_t C, int64_t R, int64_t S, int64_t x, float *out);
 /* [C] -> [ceil(C/x), x], zero-padded. */
