@@ -327,7 +327,7 @@ static tsl_status transform_weights(tsl_conv_lowering *cl, const tsl_conv2d_laye
  * which input channel cb*x + c sits at axes 1 and 3 (conv_weight_channel_scale,
  * ops/nn/layout.c): OIHW[x]i[y]o (direct: 6-D; gemm1x1: 4-D, R = S = 1) and the
  * layouts with the input channel unblocked on axis 1 (im2col, grouped with groups 1:
- * 5-D [K/y, C, R, S, y]). */
+ * 5-D [K/y, C, R, S, y]; when x does not divide C, as [K/y, 1, 1, C, R*S*y]). */
 static tsl_status scale_view(const tsl_tensor *wt, int64_t x, int64_t view[5]) {
   const int64_t *s = wt->shape;
   if (wt->ndim == 6 || wt->ndim == 4) {
@@ -337,6 +337,12 @@ static tsl_status scale_view(const tsl_tensor *wt, int64_t x, int64_t view[5]) {
   } else if (wt->ndim == 5 && s[1] % x == 0) {
     int64_t v[5] = {s[0], s[1] / x, 1, x, s[2] * s[3] * s[4]};
     memcpy(view, v, sizeof v);
+  } else if (wt->ndim == 5) {
+    /* C not a multiple of x: one block of all C channels; the scale's storage NCHW[x]c of
+     * one image holds channel c at flat index c, so the step reads its first C values */
+    int64_t v[5] = {s[0], 1, 1, s[1], s[2] * s[3] * s[4]};
+    memcpy(view, v, sizeof v);
+    return TSL_OK;
   } else {
     return tsl_error(TSL_ERR_UNSUPPORTED, "the conv algorithm's weight layout has no per-input-channel axis the "
                                           "channel scale can read (%d-D)", wt->ndim);

@@ -75,8 +75,11 @@ tsl_status tsl_node_kernel_weight_scale(const tsl_graph *g, int weight, const in
   for (int d = 0; d < w->ndim; d++) n_w *= w->shape[d];
   for (int d = 0; d < o->ndim; d++) n_o *= o->shape[d];
   int64_t n_view = view[0] * view[1] * view[2] * view[3] * view[4];
-  if (s->layout.kind != TSL_LAYOUT_NCHWC || s->layout.block != view[3] || n_s != view[1] * view[3] || n_w != n_view ||
-      n_o != n_view)
+  /* the scale's storage [CB, x], or (view[1] == 1: the weight's C channels in one block)
+   * its first view[3] values, which are channels 0 .. C-1 of one image */
+  bool blocked = s->layout.block == view[3] && n_s == view[1] * view[3];
+  bool prefix = view[1] == 1 && view[3] <= n_s;
+  if (s->layout.kind != TSL_LAYOUT_NCHWC || !(blocked || prefix) || n_w != n_view || n_o != n_view)
     return tsl_error(TSL_ERR_INVALID, "compile: weight scale: the scale %s (one image, blocked by %lld) does not fit "
                      "the weight %s seen as %lldx%lldx%lldx%lldx%lld",
                      s->name, (long long)view[3], w->name, (long long)view[0], (long long)view[1], (long long)view[2],
