@@ -195,6 +195,14 @@ static tsl_graph *small_model(void) {
   return g;
 }
 
+/* small_model() and its two distinct conv layers on the host (layers has room for 4). */
+static tsl_graph *small_model_with_layers(tsl_conv_layer *layers, int *n) {
+  tsl_graph *g = small_model();
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_conv_layers(g, "host", layers, 4, n), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(*n, 2);
+  return g;
+}
+
 /* A successful record of algorithm `a` (index among tsl_algorithms_for(w)) at config
  * `index` of its space (-1: the template's default config). */
 static bool algo_record_at(const tsl_workload *w, const char *target, int a, int64_t index, double cost,
@@ -257,11 +265,9 @@ static void dispatched(const tsl_records *db, const tsl_workload *w, tsl_dispatc
 }
 
 static void test_dispatch_prefers_in_model_falls_back_and_ignores_other_target_or_space(void) {
-  tsl_graph *g = small_model();
   tsl_conv_layer layers[4];
   int n = 0;
-  CU_ASSERT_EQUAL_FATAL(tsl_graph_conv_layers(g, "host", layers, 4, &n), TSL_OK);
-  CU_ASSERT_EQUAL_FATAL(n, 2);
+  tsl_graph *g = small_model_with_layers(layers, &n);
   const tsl_workload *w = &layers[1].workload;
   tsl_target host;
   tsl_target_parse("host", &host);
@@ -333,11 +339,9 @@ static int count_lines_with(const char *path, const char *needle) {
 }
 
 static void test_insitu_small_model_writes_in_model_records_and_compile_uses_the_winner(void) {
-  tsl_graph *g = small_model();
   tsl_conv_layer layers[4];
   int n = 0;
-  CU_ASSERT_EQUAL_FATAL(tsl_graph_conv_layers(g, "host", layers, 4, &n), TSL_OK);
-  CU_ASSERT_EQUAL_FATAL(n, 2);
+  tsl_graph *g = small_model_with_layers(layers, &n);
   char path[128];
   snprintf(path, sizeof path, "/tmp/tsl_insitu_%ld.jsonl", (long)getpid());
   unlink(path);
@@ -493,11 +497,9 @@ static int searchable_algos(const tsl_workload *w, int want, int *alg, int64_t (
  * `top_algos` algorithms with the cheapest records, in isolated order, and measures each
  * in the model; the layer's rank correlation is Spearman's over those candidates. */
 static void test_insitu_verifies_the_best_configs_of_each_of_the_best_algorithms(void) {
-  tsl_graph *g = small_model();
   tsl_conv_layer layers[4];
   int n = 0;
-  CU_ASSERT_EQUAL_FATAL(tsl_graph_conv_layers(g, "host", layers, 4, &n), TSL_OK);
-  CU_ASSERT_EQUAL_FATAL(n, 2);
+  tsl_graph *g = small_model_with_layers(layers, &n);
   const tsl_workload *w = &layers[1].workload;
   int alg[3];
   int64_t idx[3][3];

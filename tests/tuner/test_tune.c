@@ -179,17 +179,23 @@ static void test_measure_output_check_tolerance_nan_inf_and_message(void) {
   tsl_tensor_free(out);
 }
 
-static void test_run_timeout_is_an_error_record(void) {
+/* A host runner over a 16x16x16 matmul with options mo, and the injected template's
+ * space (fatal on error). */
+static void injected_runner(const tsl_measure_opts *mo, tsl_runner **r, tsl_config_space *s) {
   tsl_target host;
   CU_ASSERT_EQUAL_FATAL(tsl_target_parse("host", &host), TSL_OK);
   tsl_workload w = small_matmul(16, 16, 16);
+  CU_ASSERT_EQUAL_FATAL(tsl_runner_new(&host, &w, mo, r), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(inj_space(NULL, &host, s), TSL_OK);
+}
+
+static void test_run_timeout_is_an_error_record(void) {
   tsl_measure_opts mo = fast_measure();
   mo.time.min_repeat_ms = 2000; /* timing would take seconds */
   mo.run_timeout_s = 0.3;
   tsl_runner *r = NULL;
-  CU_ASSERT_EQUAL_FATAL(tsl_runner_new(&host, &w, &mo, &r), TSL_OK);
   tsl_config_space s;
-  CU_ASSERT_EQUAL_FATAL(inj_space(NULL, &host, &s), TSL_OK);
+  injected_runner(&mo, &r, &s);
   tsl_config c = {2, {0, 1}};
   tsl_measure_result res;
   CU_ASSERT_EQUAL(tsl_runner_measure(r, &injected, &s, &c, &res), TSL_OK);
@@ -204,15 +210,11 @@ static void test_run_timeout_is_an_error_record(void) {
  * kernel's first call page-faults its code and scratch in: on small kernels more than
  * 10x a warm call, which cut every contender of squeezenet1_1's small layers). */
 static void test_slow_cutoff_judges_a_warm_call(void) {
-  tsl_target host;
-  CU_ASSERT_EQUAL_FATAL(tsl_target_parse("host", &host), TSL_OK);
-  tsl_workload w = small_matmul(16, 16, 16);
   tsl_measure_opts mo = fast_measure();
   mo.build_timeout_s = mo.run_timeout_s = 60; /* timeouts are not what this checks */
   tsl_runner *r = NULL;
-  CU_ASSERT_EQUAL_FATAL(tsl_runner_new(&host, &w, &mo, &r), TSL_OK);
   tsl_config_space s;
-  CU_ASSERT_EQUAL_FATAL(inj_space(NULL, &host, &s), TSL_OK);
+  injected_runner(&mo, &r, &s);
   tsl_config c = {2, {0, 1}};
   tsl_measure_result res;
   CU_ASSERT_EQUAL_FATAL(tsl_runner_measure(r, &injected, &s, &c, &res), TSL_OK);
