@@ -127,8 +127,12 @@ static void check_rendering(const char *html, const char *png) {
   char cmd[1024], profile[96];
   snprintf(profile, sizeof profile, "/tmp/tsl_report_chrome_%ld", (long)getpid());
   unlink(png);
+  /* Chromium runs at the normal policy (chrt -o 0): under a real-time parent (a suite run
+   * with `chrt -f 50`) it would inherit SCHED_FIFO, and its busy threads, never
+   * time-sliced, starved `timeout` itself for minutes on a 2-core machine. -k: SIGKILL
+   * when SIGTERM is ignored. */
   snprintf(cmd, sizeof cmd,
-           "timeout 50 chromium --headless --no-sandbox --disable-gpu --disable-dev-shm-usage --hide-scrollbars "
+           "timeout -k 10 50 chrt -o 0 chromium --headless --no-sandbox --disable-gpu --disable-dev-shm-usage --hide-scrollbars "
            "--user-data-dir=%s --window-size=1000,1600 --screenshot=%s file://%s >/dev/null 2>&1; rm -rf %s",
            profile, png, html, profile);
   char *out = slurp_cmd(cmd, &st);
