@@ -26,6 +26,7 @@ static const tsl_cpu_figures figures[] = {
     {"neoverse-n1", 2.5, 64, 32, 100, "AWS Graviton2 (c6g.16xlarge)"},
     {"znver3", 3.7, 8, 32, 40, "AMD Zen 3 desktop/server core"},
     {"znver4", 4.0, 8, 32, 60, "AMD Zen 4 desktop/server core"},
+    {"znver5", 3.26, 2, 64, 49, "AMD EPYC Zen 5 VM, 2 cores (shared/anchors.md)"},
     {"x86-64-v3", 3.0, 8, 32, 30, "a generic AVX2 machine"},
     {"x86-64-v4", 3.0, 8, 64, 40, "a generic AVX-512 machine"},
 };
@@ -353,6 +354,14 @@ static double executions(estimate *e, int h, tsl_cost_static_detail *d, int *nes
   return n;
 }
 
+/* Status st again, its message prefixed with the name of innermost loop h. */
+static tsl_status loop_error(const estimate *e, int h, tsl_status st) {
+  char why[512];
+  snprintf(why, sizeof why, "%s", tsl_last_error());
+  const asm_label *L = &e->a.labels[h];
+  return tsl_error(st, "loop %s (%%%s) of %s: %s", L->label, L->irname, L->function, why);
+}
+
 static tsl_status estimate_run(estimate *e, const tsl_func *f, int cores, tsl_cost_static_detail *d) {
   const tsl_target *t = e->t;
   char *text = NULL;
@@ -362,25 +371,36 @@ static tsl_status estimate_run(estimate *e, const tsl_func *f, int cores, tsl_co
   if (st == TSL_OK) st = tsl_ir_nests(f, &e->nests, &e->nn);
   if (st == TSL_OK && !(e->nest_cycles = calloc((size_t)(e->nn > 0 ? e->nn : 1), sizeof *e->nest_cycles)))
     st = tsl_error(TSL_ERR_NOMEM, "static cost: out of memory");
+  /* the bodies of all innermost loops, costed in one llvm-mca run */
+  int *inner = NULL, ni = 0;
+  char **bodies = NULL;
+  double *cpi = NULL;
+  if (st == TSL_OK) {
+    size_t cap = (size_t)(e->a.nlabels > 0 ? e->a.nlabels : 1);
+    inner = malloc(sizeof *inner * cap);
+    bodies = calloc(cap, sizeof *bodies);
+    cpi = calloc(cap, sizeof *cpi);
+    if (!inner || !bodies || !cpi) st = tsl_error(TSL_ERR_NOMEM, "static cost: out of memory");
+  }
   for (int h = 0; st == TSL_OK && h < e->a.nlabels; h++) {
     if (!e->a.labels[h].inner) continue;
-    char *body = NULL;
-    double cpi = 0;
-    st = loop_body(&e->a, &e->a.labels[h], t->arch, &body);
-    if (st == TSL_OK) st = tsl_cost_static_block_cycles(t, body, &cpi);
-    if (st == TSL_OK && debug_on()) fprintf(stderr, "static cost: loop %s (%%%s): %.4g cycles/iteration of\n%s",
-                                             e->a.labels[h].label, e->a.labels[h].irname, cpi, body);
-    free(body);
-    if (st != TSL_OK) {
-      char why[512];
-      snprintf(why, sizeof why, "%s", tsl_last_error());
-      st = tsl_error(st, "loop %s (%%%s) of %s: %s", e->a.labels[h].label, e->a.labels[h].irname,
-                     e->a.labels[h].function, why);
-      break;
-    }
+    st = loop_body(&e->a, &e->a.labels[h], t->arch, &bodies[ni]);
+    if (st == TSL_OK) inner[ni++] = h;
+    else st = loop_error(e, h, st);
+  }
+  int bad = -1;
+  if (st == TSL_OK && ni > 0)
+    st = tsl_mca_blocks_cycles(t->triple, t->cpu, (const char *const *)bodies, ni, MCA_ITERATIONS, MCA_TIMEOUT_S, cpi,
+                               &bad);
+  if (st != TSL_OK && bad >= 0) st = loop_error(e, inner[bad], st);
+  for (int i = 0; st == TSL_OK && i < ni; i++) {
+    int h = inner[i];
+    if (debug_on())
+      fprintf(stderr, "static cost: loop %s (%%%s): %.4g cycles/iteration of\n%s", e->a.labels[h].label,
+              e->a.labels[h].irname, cpi[i], bodies[i]);
     int nest = -1;
     double times = executions(e, h, d, &nest);
-    double cycles = cpi * times;
+    double cycles = cpi[i] * times;
     if (debug_on()) fprintf(stderr, "static cost: loop %s runs %.6g times (nest %d)\n", e->a.labels[h].label, times, nest);
     d->loops++;
     d->cycles += cycles;
@@ -390,6 +410,10 @@ static tsl_status estimate_run(estimate *e, const tsl_func *f, int cores, tsl_co
       d->loops_unmapped++;
     }
   }
+  for (int i = 0; bodies && i < ni; i++) free(bodies[i]);
+  free(bodies);
+  free(inner);
+  free(cpi);
   free(text);
   if (st != TSL_OK) return st;
   /* the parallel split: the first parallel loop of the loop IR */

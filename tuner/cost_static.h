@@ -7,8 +7,9 @@
  *   1. f is compiled for t (the O3 pipeline, t's -mcpu) to assembly with LLVM's loop
  *      comments, and the trip count of every loop of the optimized IR is read from its
  *      latch (codegen/machine.h tsl_codegen_asm_loops, codegen/loop_trips.h).
- *   2. Compute: each innermost loop of the assembly goes through llvm-mca for t's CPU
- *      (tuner/mca.h): cycles per iteration c_i. Its executions n_i are the product of
+ *   2. Compute: the innermost loops of the assembly go through one llvm-mca run for
+ *      t's CPU, one code region each (tuner/mca.h tsl_mca_blocks_cycles): cycles per
+ *      iteration c_i. Its executions n_i are the product of
  *      the trip counts of it and its enclosing loops; a trip count the IR does not give
  *      (a parallel task's chunk [begin, end)) is the extent of the loop IR's loop of that
  *      name (the parallel loop: all chunks together). C = sum c_i n_i cycles.
@@ -54,7 +55,7 @@ typedef struct tsl_cpu_figures {
   const char *machine;      /* the board or machine the figures are of */
 } tsl_cpu_figures;
 
-/* The figures for t's CPU (a table of cortex-a53/a55/a72/a76, neoverse-n1, znver3/4,
+/* The figures for t's CPU (a table of cortex-a53/a55/a72/a76, neoverse-n1, znver3/4/5,
  * x86-64-v3/v4; an unknown CPU gets its architecture's fallback row, cpu ""). For the
  * host the cores are the machine's online CPUs. Never NULL. */
 const tsl_cpu_figures *tsl_cost_static_figures(const tsl_target *t, int *cores);

@@ -124,7 +124,8 @@ static char *read_all(const char *path) {
   return buf;
 }
 
-/* The first line of text that mentions an error (or its first line), into msg. */
+/* The first line of text that mentions an error (or its first line) and the line
+ * after it (the tool's quote of the offending source line or instruction), into msg. */
 static void first_error(const char *text, char *msg, size_t n) {
   const char *p = text ? strstr(text, "error") : NULL;
   if (!p) p = text ? text : "";
@@ -133,6 +134,10 @@ static void first_error(const char *text, char *msg, size_t n) {
   if (len >= n) len = n - 1;
   memcpy(msg, p, len);
   msg[len] = '\0';
+  const char *next = p[len] == '\n' ? p + len + 1 : NULL;
+  while (next && (*next == ' ' || *next == '\t')) next++;
+  size_t nl = next ? strcspn(next, "\n") : 0;
+  if (nl > 0) snprintf(msg + len, n - len, ": %.*s", (int)nl, next);
 }
 
 /* Runs the tool on file `in`, stdout to *out_text, stderr to *err_text (both malloc'd). */
@@ -206,48 +211,180 @@ static tsl_status run_tool(const char *triple, const char *cpu, const char *in, 
   return st;
 }
 
-/* TotalCycles / Iterations of the first code region of the tool's JSON. */
-static tsl_status parse_cycles(const char *json, double *cycles) {
+/* Each region's TotalCycles / Iterations from the tool's JSON: region "bK" into
+ * cycles[K] (K < n), found[K] set. */
+static tsl_status parse_regions(const char *json, int n, double *cycles, bool *found) {
   json_object *root = json_tokener_parse(json);
-  json_object *regions = NULL, *summary = NULL, *tc = NULL, *it = NULL;
+  json_object *regions = NULL;
   tsl_status st = TSL_OK;
   if (!root || !json_object_object_get_ex(root, "CodeRegions", &regions) ||
-      !json_object_is_type(regions, json_type_array) || json_object_array_length(regions) < 1 ||
-      !json_object_object_get_ex(json_object_array_get_idx(regions, 0), "SummaryView", &summary) ||
-      !json_object_object_get_ex(summary, "TotalCycles", &tc) ||
-      !json_object_object_get_ex(summary, "Iterations", &it) || json_object_get_double(it) <= 0)
-    st = tsl_error(TSL_ERR_RUNTIME, "mca: %s printed no CodeRegions[0].SummaryView with TotalCycles and Iterations",
-                   tsl_mca_tool());
-  else
-    *cycles = json_object_get_double(tc) / json_object_get_double(it);
+      !json_object_is_type(regions, json_type_array))
+    st = tsl_error(TSL_ERR_RUNTIME, "mca: %s printed no CodeRegions array", tsl_mca_tool());
+  for (size_t i = 0; st == TSL_OK && i < json_object_array_length(regions); i++) {
+    json_object *r = json_object_array_get_idx(regions, i), *name = NULL, *summary = NULL, *tc = NULL, *it = NULL;
+    const char *s = json_object_object_get_ex(r, "Name", &name) ? json_object_get_string(name) : NULL;
+    char *end = NULL;
+    long k = s && s[0] == 'b' ? strtol(s + 1, &end, 10) : -1;
+    if (k < 0 || k >= n || !end || *end) continue; /* not one of ours */
+    if (!json_object_object_get_ex(r, "SummaryView", &summary) ||
+        !json_object_object_get_ex(summary, "TotalCycles", &tc) ||
+        !json_object_object_get_ex(summary, "Iterations", &it) || json_object_get_double(it) <= 0)
+      st = tsl_error(TSL_ERR_RUNTIME, "mca: %s printed no SummaryView with TotalCycles and Iterations for block %ld",
+                     tsl_mca_tool(), k);
+    else {
+      cycles[k] = json_object_get_double(tc) / json_object_get_double(it);
+      found[k] = true;
+    }
+  }
   if (root) json_object_put(root);
+  return st;
+}
+
+/* The block whose lines hold the line number of the tool's first "FILE:LINE:COL: error"
+ * (first[k] <= LINE < first[k + 1]), or -1. */
+static int block_of_error(const char *err, const char *path, const int *first, int n) {
+  size_t len = strlen(path);
+  for (const char *p = err ? strstr(err, path) : NULL; p; p = strstr(p + len, path)) {
+    if (p[len] != ':') continue;
+    char *end = NULL;
+    long line = strtol(p + len + 1, &end, 10);
+    if (end == p + len + 1 || !strstr(end, "error")) continue;
+    for (int k = n - 1; k >= 0; k--)
+      if (line >= first[k]) return line < first[k + 1] ? k : -1;
+    return -1;
+  }
+  return -1;
+}
+
+static uint64_t block_key(const char *triple, const char *cpu, int iterations, const char *block) {
+  char it[32];
+  snprintf(it, sizeof it, "%d", iterations);
+  return fnv(fnv(fnv(fnv(1469598103934665603ull, triple), cpu), it), block);
+}
+
+/* One run of the tool on blocks[idx[0..m)] as code regions "b0".."b<m-1>" (their index
+ * in idx), their cycles into cycles[idx[j]]; the block a failure names into *bad (an
+ * index into blocks) or -1. */
+static tsl_status run_regions(const char *triple, const char *cpu, const char *const *blocks, const int *idx, int m,
+                              int iterations, double timeout_s, double *cycles, int *bad) {
+  *bad = -1;
+  size_t len = 1;
+  for (int j = 0; j < m; j++) len += strlen(blocks[idx[j]]) + 64;
+  char *text = malloc(len);
+  int *first = malloc(sizeof *first * (size_t)(m + 1));
+  double *c = calloc((size_t)m, sizeof *c);
+  bool *found = calloc((size_t)m, sizeof *found);
+  if (!text || !first || !c || !found) {
+    free(text);
+    free(first);
+    free(c);
+    free(found);
+    return tsl_error(TSL_ERR_NOMEM, "mca: out of memory");
+  }
+  /* "#" starts a comment line on x86 and AArch64 alike (AArch64's "//" comments are
+   * not seen as region markers by llvm-mca 19) */
+  size_t off = 0;
+  int line = 1;
+  for (int j = 0; j < m; j++) {
+    const char *b = blocks[idx[j]];
+    off += (size_t)snprintf(text + off, len - off, "# LLVM-MCA-BEGIN b%d\n", j);
+    first[j] = line++;
+    size_t bl = strlen(b);
+    memcpy(text + off, b, bl);
+    off += bl;
+    for (size_t i = 0; i < bl; i++) line += b[i] == '\n';
+    if (bl == 0 || b[bl - 1] != '\n') {
+      text[off++] = '\n';
+      line++;
+    }
+    off += (size_t)snprintf(text + off, len - off, "# LLVM-MCA-END b%d\n", j);
+    line++;
+  }
+  first[m] = line;
+  text[off] = '\0';
+  char in[512];
+  tsl_status st = write_temp(text, in, sizeof in);
+  free(text);
+  char *out = NULL, *err = NULL;
+  if (st == TSL_OK) {
+    st = run_tool(triple, cpu, in, iterations, timeout_s * m, &out, &err);
+    if (st != TSL_OK && err) {
+      int k = block_of_error(err, in, first, m);
+      *bad = k >= 0 ? idx[k] : -1;
+    }
+    unlink(in);
+  }
+  if (st == TSL_OK) st = parse_regions(out, m, c, found);
+  for (int j = 0; st == TSL_OK && j < m; j++) {
+    if (!found[j]) {
+      *bad = idx[j];
+      st = tsl_error(TSL_ERR_RUNTIME, "mca: %s printed no code region for block %d", tsl_mca_tool(), idx[j]);
+    } else
+      cycles[idx[j]] = c[j];
+  }
+  free(out);
+  free(err);
+  free(first);
+  free(c);
+  free(found);
+  return st;
+}
+
+tsl_status tsl_mca_blocks_cycles(const char *triple, const char *cpu, const char *const *blocks, int n, int iterations,
+                                 double timeout_s, double *cycles, int *bad) {
+  if (bad) *bad = -1;
+  if (!triple || !cpu || !blocks || !cycles || !bad || n < 0) return tsl_error(TSL_ERR_INVALID, "mca: NULL argument");
+  if (iterations < 1 || !(timeout_s > 0)) return tsl_error(TSL_ERR_INVALID, "mca: iterations >= 1, timeout > 0");
+  for (int k = 0; k < n; k++)
+    if (!blocks[k]) return tsl_error(TSL_ERR_INVALID, "mca: block %d is NULL", k);
+  size_t cnt = (size_t)(n > 0 ? n : 1);
+  uint64_t *keys = malloc(sizeof *keys * cnt);
+  int *miss = malloc(sizeof *miss * cnt), *same = malloc(sizeof *same * cnt), m = 0;
+  if (!keys || !miss || !same) {
+    free(keys);
+    free(miss);
+    free(same);
+    return tsl_error(TSL_ERR_NOMEM, "mca: out of memory");
+  }
+  for (int k = 0; k < n; k++) {
+    keys[k] = block_key(triple, cpu, iterations, blocks[k]);
+    same[k] = k; /* the same block twice in one call: run once, copied below */
+    for (int j = 0; j < k && same[k] == k; j++)
+      if (keys[j] == keys[k]) same[k] = j;
+    if (same[k] == k && !cache_get(keys[k], &cycles[k])) miss[m++] = k;
+  }
+  tsl_status st = m > 0 ? run_regions(triple, cpu, blocks, miss, m, iterations, timeout_s, cycles, bad) : TSL_OK;
+  if (st != TSL_OK && *bad < 0 && m > 1) {
+    /* a failure the tool's message does not place (an unsupported instruction is
+     * quoted, not located): run the blocks alone until one fails */
+    char why[512];
+    snprintf(why, sizeof why, "%s", tsl_last_error());
+    tsl_status one = TSL_OK;
+    int j = 0, b = -1;
+    for (; j < m && one == TSL_OK; j++) one = run_regions(triple, cpu, blocks, &miss[j], 1, iterations, timeout_s, cycles, &b);
+    if (one != TSL_OK) {
+      st = one;
+      *bad = miss[j - 1];
+    } else
+      tsl_error(st, "%s", why);
+  }
+  if (st != TSL_OK && *bad >= 0) {
+    char why[512];
+    snprintf(why, sizeof why, "%s", tsl_last_error());
+    st = tsl_error(st, "block %d: %s", *bad, why);
+  }
+  for (int j = 0; st == TSL_OK && j < m; j++) cache_put(keys[miss[j]], cycles[miss[j]]);
+  for (int k = 0; st == TSL_OK && k < n; k++) cycles[k] = cycles[same[k]];
+  free(keys);
+  free(miss);
+  free(same);
   return st;
 }
 
 tsl_status tsl_mca_block_cycles(const char *triple, const char *cpu, const char *block, int iterations,
                                 double timeout_s, double *cycles) {
-  if (!triple || !cpu || !block || !cycles) return tsl_error(TSL_ERR_INVALID, "mca: NULL argument");
-  if (iterations < 1 || !(timeout_s > 0)) return tsl_error(TSL_ERR_INVALID, "mca: iterations >= 1, timeout > 0");
-  char it[32];
-  snprintf(it, sizeof it, "%d", iterations);
-  uint64_t key = fnv(fnv(fnv(fnv(1469598103934665603ull, triple), cpu), it), block);
-  if (cache_get(key, cycles)) return TSL_OK;
-  char in[512];
-  size_t len = strlen(block);
-  char *text = malloc(len + 2);
-  if (!text) return tsl_error(TSL_ERR_NOMEM, "mca: out of memory");
-  snprintf(text, len + 2, "%s\n", block);
-  tsl_status st = write_temp(text, in, sizeof in);
-  free(text);
-  if (st != TSL_OK) return st;
-  char *out = NULL, *err = NULL;
-  st = run_tool(triple, cpu, in, iterations, timeout_s, &out, &err);
-  unlink(in);
-  if (st == TSL_OK) st = parse_cycles(out, cycles);
-  free(out);
-  free(err);
-  if (st == TSL_OK) cache_put(key, *cycles);
-  return st;
+  int bad = -1;
+  return tsl_mca_blocks_cycles(triple, cpu, &block, 1, iterations, timeout_s, cycles, &bad);
 }
 
 tsl_status tsl_mca_check(const char *triple, const char *cpu) {

@@ -5,11 +5,14 @@
  *
  * The tool: the environment variable TSL_LLVM_MCA names it (default "llvm-mca-19",
  * searched in PATH; Debian's llvm-19 package installs it).
- * Run as: llvm-mca -mtriple=TRIPLE -mcpu=CPU --json -iterations=N FILE; cycles per
- * iteration = SummaryView.TotalCycles / SummaryView.Iterations of the one code region
- * (the steady state of the block repeated N times, its loop-carried dependences
- * included: a chain of 4-cycle FMAs costs 4 cycles an iteration, independent ones
- * their throughput).
+ * Run as: llvm-mca -mtriple=TRIPLE -mcpu=CPU --json -iterations=N FILE, FILE holding
+ * every block of one request as a code region ("# LLVM-MCA-BEGIN bK" ... "# LLVM-MCA-END
+ * bK": one process start, about 0.1 s, for all of a candidate's loops; llvm-mca
+ * simulates each region on its own, so a block costs the same alone or among others).
+ * Cycles per iteration of block K = SummaryView.TotalCycles / SummaryView.Iterations of
+ * the JSON CodeRegions entry named "bK" (the steady state of the block repeated N
+ * times, its loop-carried dependences included: a chain of 4-cycle FMAs costs 4 cycles
+ * an iteration, independent ones their throughput).
  */
 #ifndef TESSEL_TUNER_MCA_H
 #define TESSEL_TUNER_MCA_H
@@ -33,6 +36,16 @@ const char *tsl_mca_tool(void);
  * (triple, cpu). Errors: TSL_ERR_UNSUPPORTED naming the tool and what failed (not
  * found, no model for the CPU, a timeout), TSL_ERR_INVALID (NULL arguments). */
 tsl_status tsl_mca_check(const char *triple, const char *cpu);
+
+/* Cycles per iteration of each of blocks[0..n) (as tsl_mca_block_cycles) into
+ * cycles[0..n), in one run of the tool for all the blocks not in the cache (whose
+ * timeout is timeout_s per block run). Results are cached per block, with the same
+ * key as tsl_mca_block_cycles. Errors: those of tsl_mca_block_cycles; when the tool
+ * fails, *bad is the index of the block at fault (the one holding the line its error
+ * names, else the first that fails alone; -1 when none does) and the message starts
+ * "block K: ". */
+tsl_status tsl_mca_blocks_cycles(const char *triple, const char *cpu, const char *const *blocks, int n, int iterations,
+                                 double timeout_s, double *cycles, int *bad);
 
 /* Cycles per iteration of `block` (assembly in the target's syntax: instructions one a
  * line, no labels or directives needed) on cpu, simulated for `iterations` (>= 1)

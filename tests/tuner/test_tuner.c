@@ -14,4 +14,5 @@ void tsl_tests_tuner(void) {
   tsl_tests_tuner_report();
   tsl_tests_tuner_sketch();
   tsl_tests_tuner_cost_static();
+  tsl_tests_tuner_mca();
 }

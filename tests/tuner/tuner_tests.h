@@ -12,5 +12,6 @@ void tsl_tests_tuner_model_tune(void);
 void tsl_tests_tuner_report(void);
 void tsl_tests_tuner_sketch(void);
 void tsl_tests_tuner_cost_static(void);
+void tsl_tests_tuner_mca(void);
 
 #endif
