@@ -43,7 +43,7 @@ extern "C" {
 #endif
 
 /* The model's version, recorded with every estimate (records' "cost_model"). */
-#define TSL_COST_STATIC_MODEL "tessel-static-1"
+#define TSL_COST_STATIC_MODEL "tessel-static-2"
 
 /* The figures of one CPU the model uses (docs/cost_static.md lists their sources). */
 typedef struct tsl_cpu_figures {
