@@ -513,7 +513,8 @@ void tpl_elementwise_root(tpl_builder *b, const char *stage, int64_t lanes, bool
  * stage is computed inside another stage's loop, so no parallel loop and x.outer stays
  * its own loop. Writes the innermost outer loop and the tile's attach loop (x.outer when
  * it exists) to innermost_outer and attach. Returns whether x.outer joined the parallel
- * loop (then the tile's loops share it: no loop runs once per image and channel tile). */
+ * loop or is it (then the tile's loops share it: no loop runs once per image and channel
+ * tile). */
 static bool output_nest(tpl_builder *b, const char *stage, const tpl_conv_tile *t, int64_t N, int64_t Y, bool chunked,
                         bool inner, bool unroll_x, tpl_name innermost_outer, tpl_name attach) {
   tile_axes o;
@@ -542,13 +543,19 @@ static bool output_nest(tpl_builder *b, const char *stage, const tpl_conv_tile *
   }
   /* x.outer joins the parallel loop when that is all the parallelism there is, the whole
    * reduction sits in the tile and it has no tail */
-  bool take_xo = !inner && !chunked && o.xo[0] && o.clean_xo && nunclean == 0 && work < 4;
+  bool few = !inner && !chunked && o.xo[0] && nunclean == 0 && work < 4;
+  bool take_xo = few && o.clean_xo;
+  /* ... and when its split leaves a tail, x.outer is the parallel loop on its own,
+   * outside the fused clean loops: its guard stays linear in it (SqueezeNet's 1x1
+   * convs on 55 x 55 pixels, one channel tile: one thread idled) */
+  bool outer_xo = few && !o.clean_xo && o.ext_xo > work;
   if (take_xo) clean[nclean++] = o.xo;
   const char *order[16];
   int no = 0;
+  if (outer_xo) push(order, &no, o.xo);
   for (int i = 0; i < nclean; i++) push(order, &no, clean[i]);
   for (int i = 0; i < nunclean; i++) push(order, &no, unclean[i]);
-  if (!take_xo) push(order, &no, o.xo);
+  if (!take_xo && !outer_xo) push(order, &no, o.xo);
   /* y = 1 lane (plain NCHW): the columns of the tile are the vector instead of the
    * channel lanes (shared/cases C01: a row of 13 vectorized by 8 masks its tail) */
   bool vector_x = Y == 1 && o.xi[0];
@@ -564,18 +571,19 @@ static bool output_nest(tpl_builder *b, const char *stage, const tpl_conv_tile *
   tpl_name outer_fused;
   tpl_fuse_all(b, stage, nclean, clean, outer_fused);
   if (t->parallel && !inner) {
-    if (work >= 4 || nunclean == 0 || take_xo) tpl_parallel(b, stage, outer_fused);
+    if (outer_xo) tpl_parallel(b, stage, o.xo);
+    else if (work >= 4 || nunclean == 0 || take_xo) tpl_parallel(b, stage, outer_fused);
     else tpl_parallel(b, stage, unclean[0]);
   }
   snprintf(innermost_outer, TPL_NAME_LEN, "%s", nunclean ? unclean[nunclean - 1] : outer_fused);
-  if (!chunked && o.xo[0] && !take_xo) snprintf(attach, TPL_NAME_LEN, "%s", o.xo);
+  if (!chunked && o.xo[0] && !take_xo && !outer_xo) snprintf(attach, TPL_NAME_LEN, "%s", o.xo);
   else snprintf(attach, TPL_NAME_LEN, "%s", innermost_outer);
   if (o.kbi[0]) tpl_unroll(b, stage, o.kbi);
   if (o.yi[0]) tpl_unroll(b, stage, o.yi);
   if (vector_x) tpl_vectorize(b, stage, o.xi);
   else if (o.xi[0] && unroll_x) tpl_unroll(b, stage, o.xi);
   if (Y > 1) tpl_vectorize(b, stage, o.k);
-  return take_xo;
+  return take_xo || outer_xo;
 }
 
 void tpl_conv_tile_schedule(tpl_builder *b, const tsl_te_program *p, const char *tag, const tpl_conv_tile *t) {

@@ -21,6 +21,32 @@ enum { MIN_BLOCK_TILES = 32 };
 /* Fewest blocks (over all images) for which the default puts blocks, not output
  * channels, on the thread pool: two rounds of blocks on 2 threads. */
 enum { MIN_PAR_BLOCKS = 4 };
+/* Parts of the output channels with parallel = channels: one per thread of a 2-core
+ * machine; each part transforms the input of every block again. */
+enum { CHANNEL_PARTS = 2 };
+
+/* The parts the output channels split into with parallel = channels: CHANNEL_PARTS when
+ * each part is a whole number of GEMM register blocks (nkb channel blocks), else 1. */
+static int64_t channel_parts(int64_t KB, int64_t nkb) {
+  int64_t r = nkb > 0 ? nkb : 1;
+  return KB % r == 0 && (KB / r) % CHANNEL_PARTS == 0 ? CHANNEL_PARTS : 1;
+}
+
+/* Rows of tiles per block for a budget of `rows` rows (< TH): a divisor of TH, since a
+ * parallel block loop with a tail keeps its guard in every block's loops (SqueezeNet
+ * 1.0's 54x54 32->128 F(4x4) layer in 5 + 5 + 4 rows: 1.0 ms on 1 thread, in 7 + 7:
+ * 0.40 ms), giving an even number of blocks over the images (2 threads each take as
+ * many), at most 1.5x the budget and at least half of it. Without one: the whole image
+ * when it is at most 2x the budget and the output channels can go in parallel instead
+ * (each thread then holds only its part of M), else the rows spread evenly over the
+ * fewest blocks that hold them (14 rows in 7 + 7, not 13 + 1). */
+static int64_t block_rows(int64_t N, int64_t TH, int64_t rows, bool channels_ok) {
+  for (int pass = 0; pass < 2; pass++)
+    for (int64_t d = min64(TH - 1, rows + rows / 2); d >= 1 && 2 * d >= rows; d--)
+      if (TH % d == 0 && (pass == 1 || (N * (TH / d)) % 2 == 0)) return d;
+  if (channels_ok && TH <= 2 * rows) return TH;
+  return ceil_div(TH, ceil_div(TH, rows));
+}
 
 /* ---- the program ---------------------------------------------------------- */
 
@@ -88,25 +114,29 @@ tsl_winograd_knobs tsl_winograd_default_knobs(const tsl_target *t, const tsl_win
    * because every block streams all of U (alpha^2 x CP x KP floats) once: smaller
    * blocks re-read U from L3 or memory, which measured 1.2-10x slower on deep layers
    * (docs/winograd.md). Whole rows of tiles when that is at least one row, else equal
-   * parts of a row. The rows are spread evenly over the fewest blocks that hold them
-   * (14 rows in 7 + 7, not 13 + 1): the blocks are the parallel loop, and an uneven
-   * last block leaves a thread idle (SqueezeNet's 55x55 F(4x4) layers ran 13 + 1 rows,
-   * no faster on 2 threads than on 1). */
+   * parts of a row. The rows per block divide the rows evenly (block_rows): the blocks
+   * are the parallel loop, and an uneven last block leaves a thread idle (SqueezeNet's
+   * 55x55 F(4x4) layers ran 13 + 1 rows, no faster on 2 threads than on 1). */
   int64_t tiles = 32;
+  int64_t KB = s && s->X > 0 ? s->KP / s->X : 0;
+  bool channels_ok = KB > 0 && channel_parts(KB, max64(1, min64(k.nr / X, KB))) > 1;
   if (s && s->TW > 0 && s->TH > 0) {
     int64_t per_tile = (int64_t)s->alpha * s->alpha * (s->CP + s->KP) * 4;
     int64_t total = s->TH * s->TW;
     tiles = max64(l2_of(t) * 2 / max64(per_tile, 1), min64(total, MIN_BLOCK_TILES));
     tiles = max64(1, min64(tiles, total));
     if (tiles >= s->TW) {
-      int64_t rows = tiles / s->TW, nblocks = ceil_div(s->TH, rows);
-      tiles = ceil_div(s->TH, nblocks) * s->TW;
+      int64_t rows = tiles / s->TW;
+      tiles = (rows >= s->TH ? s->TH : block_rows(s->N, s->TH, rows, channels_ok)) * s->TW;
     } else tiles = ceil_div(s->TW, ceil_div(s->TW, tiles));
   }
   k.nr_tiles = tiles;
   if (s && s->TW > 0 && s->TH > 0) {
+    /* output channels in parallel when the blocks over all images are too few to share
+     * evenly: one, or an odd number below MIN_PAR_BLOCKS */
     int64_t blocks = tiles >= s->TW ? ceil_div(s->TH, tiles / s->TW) : s->TH * ceil_div(s->TW, tiles);
-    if (s->N * blocks < MIN_PAR_BLOCKS && s->KP / k.nr >= MIN_PAR_BLOCKS) k.parallel = TSL_WINOGRAD_PAR_CHANNELS;
+    int64_t nb = s->N * blocks;
+    if (nb < MIN_PAR_BLOCKS && nb % 2 == 1 && channels_ok) k.parallel = TSL_WINOGRAD_PAR_CHANNELS;
   }
   return k;
 }
@@ -196,13 +226,7 @@ static void schedule_gemm(builder *b, const tsl_winograd_knobs *k, int64_t block
   b_split(b, "M", "kb", nkb, ko, ki);
   const char *order_k[] = {"e", "nu", "n", ko, to, "cb", "cx", ti, ki, "kx"};
   const char *order_t[] = {"e", "nu", "n", to, ko, "cb", "cx", ti, ki, "kx"};
-  /* channels in parallel: the register blocks of output channels outermost (whatever
-   * gemm_order says), so one parallel region covers the whole GEMM and each thread
-   * reads only its columns of U */
-  const char *order_kp[] = {ko, "e", "nu", "n", to, "cb", "cx", ti, ki, "kx"};
-  bool channels = k->parallel == TSL_WINOGRAD_PAR_CHANNELS;
-  b_reorder(b, "M", 10, channels ? order_kp : k->gemm_order == TSL_WINOGRAD_GEMM_T_OUTER ? order_t : order_k);
-  if (channels && b->st == TSL_OK) b->st = tsl_schedule_parallel(b->s, "M", ko);
+  b_reorder(b, "M", 10, k->gemm_order == TSL_WINOGRAD_GEMM_T_OUTER ? order_t : order_k);
   b_unroll(b, "M", ti);
   b_unroll(b, "M", ki);
   if (X > 1) b_vectorize(b, "M", "kx");
@@ -244,6 +268,19 @@ tsl_status tsl_winograd_schedule(const tsl_te_program *p, const tsl_target *t, c
    * block's tiles (a fused loop's div/mod decoding widens the regions to every image). */
   int64_t block_tiles;
   const char *par = NULL, *tile_axis = NULL, *group_axis = NULL;
+  /* parallel = channels: the output channels in parts, each part a loop outside the
+   * blocks and the parallel loop: one launch per call, each thread transforms the
+   * input of every block and streams its part of U (parallel loops per block over
+   * tiles, then channels measured 0.095 ms on 1 thread and 0.36 ms on 2, SqueezeNet
+   * 1.1's 27x27 32->128 layer; parts outside: 0.098 and 0.052 ms) */
+  int64_t KB = sh.KP / sh.X;
+  int64_t parts = k.parallel == TSL_WINOGRAD_PAR_CHANNELS ? channel_parts(KB, nkb) : 1;
+  name_t kbpo = "", kbpi = "";
+  const char *kb = "kb";
+  if (parts > 1) {
+    b_split(&b, "out", "kb", KB / parts, kbpo, kbpi);
+    kb = kbpi;
+  }
   bool rows_mode = k.nr_tiles >= sh.TW;
   const char *row_loop = rows_mode ? owo : cols_i; /* the tiles of one row in a block */
   if (rows_mode) {
@@ -258,37 +295,33 @@ tsl_status tsl_winograd_schedule(const tsl_te_program *p, const tsl_target *t, c
     cat(blk, cols_o, "");
     par = oho;
   }
+  if (parts > 1) par = kbpo;
+  const char *order[12];
+  int no = 0;
+  order[no++] = "n";
+  if (parts > 1) order[no++] = kbpo;
   if (k.gemm_at_tiles) {
     /* the GEMM per group of mr tiles of a row and nr channels, right before their
      * output transform: M is a register-block-sized buffer (alpha^2 x mr x nr) */
     int64_t mr = min64(k.mr, rows_mode ? sh.TW : k.nr_tiles);
-    b_split(&b, "out", "kb", nkb, kbo, kbi);
+    b_split(&b, "out", kb, nkb, kbo, kbi);
     b_split(&b, "out", row_loop, mr, go, gi);
-    if (rows_mode) {
-      const char *order[] = {"n", rows_o, kbo, rows_i, go, kbi, gi, ohi, owi, "kx"};
-      b_reorder(&b, "out", 10, order);
-    } else {
-      const char *order[] = {"n", oho, cols_o, kbo, go, kbi, gi, ohi, owi, "kx"};
-      b_reorder(&b, "out", 10, order);
-    }
+    const char *rest_rows[] = {rows_o, kbo, rows_i, go, kbi, gi, ohi, owi, "kx"};
+    const char *rest_cols[] = {oho, cols_o, kbo, go, kbi, gi, ohi, owi, "kx"};
+    for (int i = 0; i < 9; i++) order[no++] = rows_mode ? rest_rows[i] : rest_cols[i];
     tile_axis = gi;
     group_axis = go;
   } else {
-    if (rows_mode) {
-      const char *order[] = {"n", rows_o, "kb", rows_i, owo, ohi, owi, "kx"};
-      b_reorder(&b, "out", 8, order);
-    } else {
-      const char *order[] = {"n", oho, cols_o, "kb", cols_i, ohi, owi, "kx"};
-      b_reorder(&b, "out", 8, order);
-    }
+    const char *rest_rows[] = {rows_o, kb, rows_i, owo, ohi, owi, "kx"};
+    const char *rest_cols[] = {oho, cols_o, kb, cols_i, ohi, owi, "kx"};
+    for (int i = 0; i < 7; i++) order[no++] = rows_mode ? rest_rows[i] : rest_cols[i];
     tile_axis = row_loop;
   }
+  b_reorder(&b, "out", no, order);
   b_unroll(&b, "out", ohi);
   b_unroll(&b, "out", owi);
   if (sh.X > 1) b_vectorize(&b, "out", "kx");
-  if (k.parallel == TSL_WINOGRAD_PAR_BLOCKS && b.st == TSL_OK) b.st = tsl_schedule_parallel(b.s, "out", par);
-  if (k.parallel == TSL_WINOGRAD_PAR_CHANNELS && b.st == TSL_OK)
-    b.st = tsl_schedule_parallel(b.s, "out", k.gemm_at_tiles ? kbo : "kb");
+  if (k.parallel != TSL_WINOGRAD_PAR_NONE && b.st == TSL_OK) b.st = tsl_schedule_parallel(b.s, "out", par);
 
   /* per tile: A^T M (alpha x m x X), in a small buffer or inlined */
   if (k.row_buffers) {
@@ -312,13 +345,18 @@ tsl_status tsl_winograd_schedule(const tsl_te_program *p, const tsl_target *t, c
   } else {
     b_at(&b, "M", "out", blk);
   }
-  b_at(&b, "V", "out", blk);
+  /* channel parts over a single block (one image): the input transform once, before
+   * the parts, its tiles in parallel (a second launch), instead of once per part
+   * (ResNet-18's 28x28 128 -> 128 F(4x4) layer on 1 thread: 0.38 ms per part, 0.34 ms
+   * once) */
+  bool v_root = parts > 1 && sh.N == 1 && block_tiles >= sh.TH * sh.TW;
+  if (!v_root) b_at(&b, "V", "out", blk);
   if (!k.gemm_at_tiles) schedule_gemm(&b, &k, block_tiles, sh.KP, sh.X);
   const char *vorder[] = {"n", "t", "cb", "e", "nu", "cx"};
   b_reorder(&b, "V", 6, vorder);
+  if (v_root && b.st == TSL_OK) b.st = tsl_schedule_parallel(b.s, "V", "t");
   b_unroll(&b, "V", "e");
   b_unroll(&b, "V", "nu");
-  if (k.parallel == TSL_WINOGRAD_PAR_CHANNELS && b.st == TSL_OK) b.st = tsl_schedule_parallel(b.s, "V", "t");
   if (sh.X > 1) b_vectorize(&b, "V", "cx");
   if (k.row_buffers) {
     /* B^T d of one tile and channel block: alpha x alpha x X floats in L1 (or in
@@ -330,7 +368,7 @@ tsl_status tsl_winograd_schedule(const tsl_te_program *p, const tsl_target *t, c
     b_unroll(&b, "Vr", "j");
     if (sh.X > 1) b_vectorize(&b, "Vr", "cx");
   }
-  if (k.pad_at == TSL_WINOGRAD_PAD_BLOCK) b_at(&b, "padded", "out", blk);
+  if (k.pad_at == TSL_WINOGRAD_PAD_BLOCK && !v_root) b_at(&b, "padded", "out", blk);
   if (k.pad_at != TSL_WINOGRAD_PAD_INLINE && sh.X > 1) b_vectorize(&b, "padded", "cx");
 
   if (b.st != TSL_OK) {

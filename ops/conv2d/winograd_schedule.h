@@ -60,9 +60,11 @@ typedef enum tsl_winograd_pad_at {
 typedef enum tsl_winograd_parallel {
   TSL_WINOGRAD_PAR_NONE = 0,    /* nothing: the whole conv on the calling thread */
   TSL_WINOGRAD_PAR_BLOCKS = 1,  /* the blocks of tiles (each thread streams all of U) */
-  TSL_WINOGRAD_PAR_CHANNELS = 2 /* inside each block: the input transform over tiles, then
-                                   the GEMM and the output transform over blocks of output
-                                   channels (each thread streams only its part of U) */
+  TSL_WINOGRAD_PAR_CHANNELS = 2 /* the output channels in 2 parts (when each part is a whole
+                                   number of nr register blocks, else as blocks), the parts'
+                                   loop outside the blocks: one parallel launch per call;
+                                   each part transforms every block's input and streams only
+                                   its part of U */
 } tsl_winograd_parallel;
 
 /* GEMM loop order inside a block. */
@@ -107,11 +109,13 @@ tsl_status tsl_winograd_program_shape(const tsl_te_program *p, tsl_winograd_shap
  * 16-register targets (12 x 2 vectors on 32-register ones), nr = two native vectors of
  * output channels, k-outer GEMM order, the padded rows copied per block, the row
  * transforms in small per-tile buffers, blocks in parallel, except output channels in
- * parallel when there are fewer than MIN_PAR_BLOCKS (4) blocks over all images and at
- * least 4 register blocks (KP / nr) of output channels. nr_tiles: the block's V and
- * M (alpha^2 x nr_tiles x (CP + KP) floats) within twice the target's L2
+ * parallel when the blocks over all images are odd and fewer than MIN_PAR_BLOCKS (4)
+ * and the register blocks (KP / nr) of output channels split in 2 parts. nr_tiles: the
+ * block's V and M (alpha^2 x nr_tiles x (CP + KP) floats) within twice the target's L2
  * (t->l2_bytes), but at least 32 tiles or the whole image, since each block streams all
- * of U; whole rows of tiles when that is at least one row. */
+ * of U; whole rows of tiles when that is at least one row, the rows per block a divisor
+ * of the rows (a parallel block loop with a tail measured 2.4x slower), an even number
+ * of blocks preferred (see block_rows in winograd_schedule.c). */
 tsl_winograd_knobs tsl_winograd_default_knobs(const tsl_target *t, const tsl_winograd_shape *s);
 
 /* TSL_ERR_INVALID naming the knob when nr_tiles, mr or nr is < 1 or gemm_order / pad_at

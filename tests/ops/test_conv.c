@@ -9,8 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir/arena.h"
 #include "ops/conv_check.h"
 #include "ops/ops_util.h"
+#include "schedule/schedule.h"
 
 static uint64_t rng_state = 0x5eed;
 static int64_t rnd(int64_t lo, int64_t hi) { /* [lo, hi] */
@@ -243,6 +245,44 @@ static void test_threads_identical(void) {
   }
 }
 
+/* A 1x1 layer with one channel tile (K = 16: 1 or 2 blocks of lanes, one register tile
+ * of channels) on 55 x 55 pixels (SqueezeNet's squeeze convs): n x kb.outer gives the
+ * thread pool one iteration, so the pixel tiles' loop p.outer is the parallel loop
+ * (fused with it when the pixel split is clean, on its own outside it when the split
+ * leaves a tail); the result on 2 threads equals the reference and 1 thread's bits. */
+static void test_gemm1x1_one_channel_tile_parallel_over_pixels(void) {
+  conv_case c = {1, 40, 55, 55, 16, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 0, 0, false};
+  tsl_arena *arena = tsl_arena_new();
+  tsl_arena *prev = tsl_arena_set_current(arena);
+  tsl_conv2d_layer d = conv_case_layer(&c, ops_lanes());
+  tsl_te_program *conv = NULL;
+  tsl_schedule *sched = NULL;
+  CU_ASSERT_EQUAL(tsl_conv2d_algo_instantiate(&d, TSL_CONV2D_GEMM_1X1, ops_target(), &conv, NULL), TSL_OK);
+  if (conv) CU_ASSERT_EQUAL(tsl_conv2d_algo_schedule(conv, TSL_CONV2D_GEMM_1X1, ops_target(), &sched), TSL_OK);
+  char *text = sched ? tsl_schedule_to_string(sched) : NULL;
+  const char *par = text ? strstr(text, "parallel(") : NULL;
+  const char *end = par ? strchr(par, ')') : NULL;
+  const char *po = par ? strstr(par, "p.outer") : NULL;
+  CU_ASSERT(par && end && po && po < end);
+  if (!(par && end && po && po < end)) printf("\n  schedule:\n%s", text ? text : "(none)");
+  free(text);
+  tsl_schedule_free(sched);
+  tsl_arena_set_current(prev);
+  tsl_arena_free(arena);
+  int64_t n = 16 * 55 * 55;
+  float *one = malloc(sizeof(float) * (size_t)n), *two = malloc(sizeof(float) * (size_t)n);
+  conv_check_opts o = conv_opts(0, 900);
+  o.out_nchw = one;
+  o.threads = 1;
+  CU_ASSERT(conv_check(&c, TSL_CONV2D_GEMM_1X1, &o));
+  o.out_nchw = two;
+  o.threads = 2;
+  CU_ASSERT(conv_check(&c, TSL_CONV2D_GEMM_1X1, &o));
+  CU_ASSERT(memcmp(one, two, sizeof(float) * (size_t)n) == 0);
+  free(one);
+  free(two);
+}
+
 void ops_tests_conv(CU_pSuite s) {
   CU_add_test(s, "test_direct_random_shapes", test_direct_random_shapes);
   CU_add_test(s, "test_im2col_random_shapes", test_im2col_random_shapes);
@@ -253,4 +293,5 @@ void ops_tests_conv(CU_pSuite s) {
   CU_add_test(s, "test_blockdiag_group_widths", test_blockdiag_group_widths);
   CU_add_test(s, "test_other_block_widths", test_other_block_widths);
   CU_add_test(s, "test_threads_identical", test_threads_identical);
+  CU_add_test(s, "test_gemm1x1_one_channel_tile_parallel_over_pixels", test_gemm1x1_one_channel_tile_parallel_over_pixels);
 }

@@ -449,8 +449,10 @@ static void test_default_knobs_follow_the_target(void) {
   CU_ASSERT_EQUAL(k.nr, 16);
   CU_ASSERT(k.mr * (k.nr / 8) + k.nr / 8 + 1 <= 16);
   CU_ASSERT(k.nr_tiles % sh.TW == 0 || k.nr_tiles < sh.TW);
-  /* blocks from L2: V and M of a block within 2 x L2 (56 tiles here), whole rows */
-  CU_ASSERT_EQUAL(k.nr_tiles, 56);
+  /* blocks from L2: V and M of a block within 2 x L2 (56 tiles, 4 rows here), whole
+   * rows, a divisor of the 14 rows (4 + 4 + 4 + 2 would leave a tail in the parallel
+   * block loop): 2 rows */
+  CU_ASSERT_EQUAL(k.nr_tiles, 28);
   avx2.l2_bytes = 2 * 1024 * 1024;
   tsl_winograd_knobs k2 = tsl_winograd_default_knobs(&avx2, &sh);
   CU_ASSERT(k2.nr_tiles > k.nr_tiles && k2.nr_tiles % sh.TW == 0);
@@ -476,6 +478,34 @@ static void test_default_knobs_follow_the_target(void) {
   k3 = tsl_winograd_default_knobs(&avx512, &sh);
   CU_ASSERT_EQUAL(k3.nr, 32);
   CU_ASSERT(k3.mr * (k3.nr / 16) + k3.nr / 16 + 1 <= 32);
+  /* SqueezeNet 1.0's 54x54 32 -> 128 layer, 1 MiB of L2: a block may hold 6 rows of the
+   * 14; 5 + 5 + 4 left a tail (1.0 ms on 1 thread), 7 + 7 is clean and even (0.40 ms,
+   * 0.21 on 2 threads): blocks in parallel */
+  avx512.l2_bytes = 1024 * 1024;
+  tsl_winograd_shape s54 = {.m = 4, .alpha = 6, .N = 1, .CB = 2, .H = 54, .W = 54, .X = 16, .CP = 32, .KP = 128,
+                            .OH = 54, .OW = 54, .TH = 14, .TW = 14};
+  tsl_winograd_knobs k54 = tsl_winograd_default_knobs(&avx512, &s54);
+  CU_ASSERT_EQUAL(k54.nr_tiles, 7 * 14);
+  CU_ASSERT_EQUAL(k54.parallel, TSL_WINOGRAD_PAR_BLOCKS);
+  /* its 27x27 layers: 7 rows of tiles, prime, one block; the output channels in parallel
+   * (8 blocks of 16 lanes = 4 register blocks, in 2 parts); with 64 -> 256 channels a
+   * block may hold 6 rows: no divisor of 7 fits, so the whole image (4 + 3 would leave a
+   * tail) with the channels in parallel */
+  tsl_winograd_shape s27 = s54;
+  s27.H = s27.W = s27.OH = s27.OW = 27;
+  s27.TH = s27.TW = 7;
+  tsl_winograd_knobs k27 = tsl_winograd_default_knobs(&avx512, &s27);
+  CU_ASSERT_EQUAL(k27.nr_tiles, 49);
+  CU_ASSERT_EQUAL(k27.parallel, TSL_WINOGRAD_PAR_CHANNELS);
+  s27.CB = 4;
+  s27.CP = 64;
+  s27.KP = 256;
+  k27 = tsl_winograd_default_knobs(&avx512, &s27);
+  CU_ASSERT_EQUAL(k27.nr_tiles, 49);
+  CU_ASSERT_EQUAL(k27.parallel, TSL_WINOGRAD_PAR_CHANNELS);
+  /* 3 register blocks of output channels do not split in 2 parts: blocks stay parallel */
+  s27.KP = 96;
+  CU_ASSERT_EQUAL(tsl_winograd_default_knobs(&avx512, &s27).parallel, TSL_WINOGRAD_PAR_BLOCKS);
   tsl_conv2d_layer small = {.N = 1, .C = 512, .H = 7, .W = 7, .K = 512, .R = 3, .S = 3, .stride_h = 1,
                             .stride_w = 1, .pad_top = 1, .pad_left = 1, .pad_bottom = 1, .pad_right = 1,
                             .dilation_h = 1, .dilation_w = 1, .groups = 1, .block = 8};
