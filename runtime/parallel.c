@@ -46,7 +46,9 @@ typedef struct pool {
   int nworkers;
   atomic_uint_fast64_t ticket;
   atomic_bool shutdown;
-  atomic_int pending;
+  atomic_int pending; /* participants' parts 1..nparts-1 not yet finished */
+  /* part_gen[i]: the last launch generation whose part i someone took (claim_part) */
+  atomic_uint_fast64_t part_gen[TSL_MAX_THREADS];
   atomic_int warm; /* open tsl_parallel_warm_begin calls: workers spin instead of sleeping */
 
   /* The current job. */
@@ -162,6 +164,19 @@ static void record_error(int64_t begin, int32_t code) {
   pthread_mutex_unlock(&g_pool.err_mu);
 }
 
+/* Takes part `id` of launch generation `gen` for the calling thread: true for exactly
+ * one caller per part and generation. A worker that wakes late (asleep on the condition
+ * variable, or descheduled by another process) finds its part already taken by the
+ * launcher, which runs the parts nobody started once its own is done, so a launch never
+ * waits for a thread to wake up. A worker still holding an older generation's ticket
+ * fails here, so it never runs a part of a job it was not launched for. */
+static bool claim_part(int id, uint64_t gen) {
+  uint_fast64_t v = atomic_load(&g_pool.part_gen[id]);
+  while (v < gen)
+    if (atomic_compare_exchange_weak(&g_pool.part_gen[id], &v, gen)) return true;
+  return false;
+}
+
 /* Participant `id`'s part of the current job. */
 static void run_share(int id) {
   pool *p = &g_pool;
@@ -222,7 +237,7 @@ static void *worker_main(void *arg) {
   uint64_t ticket;
   while (wait_ticket(seen, &ticket)) {
     seen = ticket >> TICKET_PARTS_BITS;
-    if ((uint64_t)id >= (ticket & TICKET_PARTS_MASK)) continue;
+    if ((uint64_t)id >= (ticket & TICKET_PARTS_MASK) || !claim_part(id, seen)) continue;
     run_share(id);
     if (atomic_fetch_sub(&g_pool.pending, 1) == 1) {
       pthread_mutex_lock(&g_pool.mu);
@@ -301,6 +316,12 @@ int32_t tsl_parallel_for(tsl_parallel_task task, void *closure, int64_t extent) 
 
   tl_in_parallel = true;
   run_share(0);
+  /* the parts whose workers have not started yet: run them here instead of waiting */
+  for (int i = 1; i < nparts; i++)
+    if (claim_part(i, gen)) {
+      run_share(i);
+      atomic_fetch_sub(&p->pending, 1);
+    }
   tl_in_parallel = false;
 
   for (int i = 0; i < SPIN_ITERS && atomic_load(&p->pending) > 0; i++) cpu_relax();

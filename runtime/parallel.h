@@ -8,7 +8,9 @@
  * The pool: persistent worker threads, created on first need, sized by
  * tsl_set_num_threads (include/tessel/runtime.h; default TSL_NUM_THREADS from the
  * environment, else the CPUs this process may run on). The calling thread runs chunk 0
- * itself. Idle workers spin for a few microseconds after a job (back-to-back launches
+ * itself, then every chunk whose worker has not started it yet (a worker asleep, or
+ * descheduled by another process): a launch never waits for a thread to wake up, and each
+ * chunk still runs exactly once with the same bounds. Idle workers spin for a few microseconds after a job (back-to-back launches
  * from one graph are common), then block on a condition variable; inside a warm section
  * (tsl_parallel_warm_begin, opened by every graph run) they keep spinning.
  *
