@@ -525,7 +525,8 @@ static void test_maxpool_packed_equals_pool_of_values(void) {
       }
 }
 
-void tsl_tests_binary_net(void); /* test_binary_net.c */
+void tsl_tests_binary_net(void);  /* test_binary_net.c */
+void tsl_tests_binary_nhwc(void); /* test_binary_nhwc.c */
 
 void tsl_tests_binary(void) {
   CU_pSuite s = CU_add_suite("binary", suite_init, suite_clean);
@@ -542,4 +543,5 @@ void tsl_tests_binary(void) {
   CU_add_test(s, "test_maxpool_packed_equals_pool_of_values", test_maxpool_packed_equals_pool_of_values);
   CU_add_test(s, "test_fused_glue_agreement_with_float_glue", test_fused_glue_agreement_with_float_glue);
   tsl_tests_binary_net();
+  tsl_tests_binary_nhwc();
 }
