@@ -10,6 +10,7 @@
 
 #include "codegen/build.h"
 #include "ir/arena.h"
+#include "binary_test_util.h"
 #include "models/compile.h"
 #include "models/passes/binary_channels_last.h"
 #include "models/zoo_binary.h"
@@ -21,53 +22,25 @@
 #include "tessel/runtime.h"
 
 static uint64_t rng;
-static uint64_t rnd(void) {
-  uint64_t z = (rng += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
+static uint64_t rnd(void) { return bin_test_rng(&rng); }
 static int rnd_int(int n) { return (int)(rnd() % (uint64_t)n); }
 
-static void *zalloc(size_t bytes) {
-  size_t b = (bytes + 63) & ~(size_t)63;
-  void *p = aligned_alloc(64, b ? b : 64);
-  if (p) memset(p, 0, b ? b : 64);
-  return p;
+static tsl_jit *jit;
+static tsl_target host;
+
+static int suite_init(void) { return tsl_target_parse("host", &host) != TSL_OK || tsl_jit_new(&host, &jit) != TSL_OK; }
+
+static int suite_clean(void) {
+  tsl_jit_free(jit);
+  jit = NULL;
+  return 0;
 }
 
-/* Builds registry op `name` (the bitserial template with knobs k when bitserial, else the
- * default schedule; k NULL: the template's default) and runs it once on bufs (inputs, then
- * the output). Returns 0 on success, printing the error otherwise. */
+/* Builds registry op `name` (bitserial convs with the template's knobs k, NULL: its
+ * default) and runs it once on bufs; 0 on success. */
 static int run(const char *name, int nin, const int64_t *const *shapes, const int *ndims, int np,
                const tsl_dsl_param_value *prm, const tsl_bitserial_knobs *k, void **bufs) {
-  tsl_target host;
-  tsl_jit *jit = NULL;
-  if (tsl_target_parse("host", &host) != TSL_OK || tsl_jit_new(&host, &jit) != TSL_OK) return 1;
-  tsl_arena *arena = tsl_arena_new(), *prev = tsl_arena_set_current(arena);
-  tsl_te_program *p = NULL;
-  tsl_schedule *s = NULL;
-  tsl_module *m = NULL;
-  const tsl_kernel *kern = NULL;
-  tsl_status st = tsl_op_instantiate(name, nin, shapes, ndims, np, prm, &p);
-  if (st == TSL_OK)
-    st = strncmp(name, "bitserial_conv2d", 16) == 0 ? tsl_bitserial_schedule(p, &host, k, &s)
-                                                     : tsl_schedule_create(p, &s);
-  if (st == TSL_OK) st = tsl_module_new(&m);
-  if (st == TSL_OK) st = tsl_build(s, "nhwc_kernel", jit, m, NULL, NULL);
-  if (st == TSL_OK) st = tsl_module_get_kernel(m, "nhwc_kernel", &kern);
-  if (st == TSL_OK) {
-    void *args[8];
-    for (int i = 0; i <= nin; i++) args[i] = &bufs[i];
-    st = tsl_kernel_call(kern, args, nin + 1);
-  }
-  if (st != TSL_OK) fprintf(stderr, "\n  %s: %s\n", name, tsl_last_error());
-  tsl_module_free(m);
-  tsl_schedule_free(s);
-  tsl_arena_set_current(prev);
-  tsl_arena_free(arena);
-  tsl_jit_free(jit);
-  return st != TSL_OK;
+  return bin_test_run_op(jit, &host, name, nin, shapes, ndims, np, prm, true, k, bufs);
 }
 
 /* floor(v / 2^shift) by integer division (not a shift) */
@@ -85,9 +58,9 @@ static void check_stream_conv(bool add, int in_bits, int64_t C, int64_t H, int64
   int L = (1 << in_bits) - 1;
   int *a = malloc((size_t)(C * H * W) * sizeof *a), *w = malloc((size_t)(K * C * R * R) * sizeof *w);
   int64_t *dot = malloc((size_t)(K * OH * OW) * sizeof *dot);
-  uint64_t *data = zalloc((size_t)(in_bits * CW * H * W) * 8), *wt = zalloc((size_t)(CW * R * R * K) * 8);
-  int32_t *shift = zalloc((size_t)K * 4), *bias = zalloc((size_t)K * 4), *res = zalloc((size_t)(OH * OW * K) * 4);
-  int32_t *want = zalloc((size_t)(OH * OW * K) * 4), *got = zalloc((size_t)(OH * OW * K) * 4);
+  uint64_t *data = bin_test_zalloc((size_t)(in_bits * CW * H * W) * 8), *wt = bin_test_zalloc((size_t)(CW * R * R * K) * 8);
+  int32_t *shift = bin_test_zalloc((size_t)K * 4), *bias = bin_test_zalloc((size_t)K * 4), *res = bin_test_zalloc((size_t)(OH * OW * K) * 4);
+  int32_t *want = bin_test_zalloc((size_t)(OH * OW * K) * 4), *got = bin_test_zalloc((size_t)(OH * OW * K) * 4);
   rng = 31 + (uint64_t)(C * 7 + in_bits + add);
   for (int64_t i = 0; i < C * H * W; i++) {
     a[i] = rnd_int(L + 1);
@@ -157,10 +130,10 @@ static void test_requant_nhwc_template_configs(void) {
 static void test_stream_glue_ops_nhwc(void) {
   enum { C = 70, H = 5, W = 6, CW = 2 };
   for (int bits = 1; bits <= 2; bits++) {
-    float *xf = zalloc(C * H * W * 4);
-    int32_t *q = zalloc(C * H * W * 4), *lv = zalloc(C * H * W * 4);
-    uint64_t *planes = zalloc(2 * CW * H * W * 8), *want_planes = zalloc(2 * CW * H * W * 8);
-    float *avg = zalloc(C * 4);
+    float *xf = bin_test_zalloc(C * H * W * 4);
+    int32_t *q = bin_test_zalloc(C * H * W * 4), *lv = bin_test_zalloc(C * H * W * 4);
+    uint64_t *planes = bin_test_zalloc(2 * CW * H * W * 8), *want_planes = bin_test_zalloc(2 * CW * H * W * 8);
+    float *avg = bin_test_zalloc(C * 4);
     rng = 5 + (uint64_t)bits;
     for (int i = 0; i < C * H * W; i++) xf[i] = (float)((double)rnd_int(1300) / 1000.0 - 0.1);
     int64_t s4[4] = {1, C, H, W}, t4[4] = {1, H, W, C};
@@ -210,8 +183,8 @@ static void test_quantize_blocked_to_nhwc(void) {
   for (int X = 8; X <= 16; X += 8)
     for (int bits = 1; bits <= 2; bits++) {
       int CB = (C + X - 1) / X;
-      float *xb = zalloc((size_t)(CB * H * W * X) * 4);
-      int32_t *q = zalloc(H * W * C * 4);
+      float *xb = bin_test_zalloc((size_t)(CB * H * W * X) * 4);
+      int32_t *q = bin_test_zalloc(H * W * C * 4);
       rng = 77 + (uint64_t)(X + bits);
       for (int i = 0; i < CB * H * W * X; i++) xb[i] = (float)((double)rnd_int(1300) / 1000.0 - 0.1);
       int64_t s5[5] = {1, CB, H, W, X};
@@ -328,7 +301,7 @@ static void test_pass_switches_whole_streams_only(void) {
 }
 
 void tsl_tests_binary_nhwc(void) {
-  CU_pSuite s = CU_add_suite("binary_nhwc", NULL, NULL);
+  CU_pSuite s = CU_add_suite("binary_nhwc", suite_init, suite_clean);
   CU_add_test(s, "test_requant_add_nhwc_template_configs", test_requant_add_nhwc_template_configs);
   CU_add_test(s, "test_requant_nhwc_template_configs", test_requant_nhwc_template_configs);
   CU_add_test(s, "test_stream_glue_ops_nhwc", test_stream_glue_ops_nhwc);
