@@ -139,7 +139,7 @@ tsl_status tsl_nk_make_binary(const tsl_graph *g, int node, tsl_node_kernel *k, 
 
 bool tsl_binary_is_bitserial(const char *op) { return op && strncmp(op, "bitserial_conv2d_", 17) == 0; }
 
-bool tsl_binary_keeps_default_schedule(const char *op) {
+bool tsl_binary_is_stream_glue(const char *op) {
   return op && (strcmp(op, "bitpack_unipolar64_i32_nhwc") == 0 || strcmp(op, "binary_global_avgpool_i32_nhwc") == 0);
 }
 
@@ -198,4 +198,25 @@ int tsl_binary_model_workloads(const tsl_graph *g0, tsl_workload *out, int *node
   }
   tsl_graph_free(copy);
   return n;
+}
+
+tsl_status tsl_binary_glue_schedule(const char *op, const tsl_te_program *p, const tsl_target *t,
+                                    tsl_schedule **out) {
+  *out = NULL;
+  if (!op || strcmp(op, "bitpack_unipolar64_i32_nhwc") != 0) return tsl_default_schedule(p, t, out);
+  tsl_schedule *s = NULL;
+  tsl_status st = tsl_schedule_create(p, &s);
+  const char *name = p->outputs[0]->op->name;
+  tsl_stage *os = st == TSL_OK ? tsl_schedule_stage(s, name) : NULL;
+  if (os && tsl_stage_iter_index(os, "y") >= 0 && tsl_stage_iter_index(os, "n") >= 0) {
+    static const char *const order[] = {"y", "n"};
+    st = tsl_schedule_reorder(s, name, 2, order);
+    if (st == TSL_OK) st = tsl_schedule_parallel(s, name, "y");
+  }
+  if (st != TSL_OK) {
+    tsl_schedule_free(s);
+    return st;
+  }
+  *out = s;
+  return TSL_OK;
 }
