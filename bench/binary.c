@@ -17,7 +17,11 @@
  *      AVX-512 VPOPCNTDQ where the CPU has it), next to tessel's kernel, round-robin: what
  *      the popcount sequence itself allows on this CPU.
  *
- * Usage: binary [--records FILE] [--reps N] [--skip-layers] [--skip-models] [--skip-bound] */
+ *   5. bresnet18(_a2) with its i32 residual stream channels-last (the default) and NCHW
+ *      (compile option binary_nchw), with resnet18, round-robin.
+ *
+ * Usage: binary [--records FILE] [--reps N] [--skip-layers] [--skip-models] [--skip-bound]
+ *               [--skip-stream] */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -240,11 +244,13 @@ static void model_free(model_prep *m) {
   memset(m, 0, sizeof *m);
 }
 
-/* Compiles g (records or defaults) and fills its input; false on error (reported). */
-static bool model_prepare(const tsl_graph *g, const char *records, model_prep *m) {
+/* Compiles g (records or defaults; binary_nchw: the binary residual stream kept NCHW,
+ * models/compile.h) and fills its input; false on error (reported). */
+static bool model_prepare_ex(const tsl_graph *g, const char *records, bool binary_nchw, model_prep *m) {
   memset(m, 0, sizeof *m);
   tsl_compile_options o = {0};
   o.records = records;
+  o.binary_nchw = binary_nchw;
   tsl_compile_stats stats;
   tsl_status st = tsl_graph_compile(g, &o, &m->plan, &stats);
   if (st == TSL_OK) st = tsl_graph_ctx_new(m->plan, &m->ctx);
@@ -261,6 +267,10 @@ static bool model_prepare(const tsl_graph *g, const char *records, model_prep *m
   m->peak_bytes = stats.planned_peak_bytes;
   binary_bytes(g, &m->bin_bytes, &m->bin_f32_bytes);
   return true;
+}
+
+static bool model_prepare(const tsl_graph *g, const char *records, model_prep *m) {
+  return model_prepare_ex(g, records, false, m);
 }
 
 /* The models run round-robin reps times at `threads` threads (see round_robin). */
@@ -342,6 +352,39 @@ static void models(const char *records, int reps) {
       model_free(&m[0]);
       model_free(&m[1]);
     }
+  }
+}
+
+/* ---- 5. the residual stream's layout ---- */
+
+/* resnet18, bresnet18(_a2) with its i32 residual stream channels-last (the default,
+ * models/passes/binary_channels_last.h) and kept NCHW (compile option binary_nchw),
+ * round-robin in this process at 1 and 2 threads. */
+static void stream_layouts(const char *records, int reps) {
+  printf("\n5. bresnet18's residual stream NHWC (default) vs NCHW (binary_nchw), with resnet18, round-robin %d\n"
+         "   times: median ms, x = median over rounds of fp32 / binarized time; nhwc/nchw = the NCHW\n"
+         "   model's median time / the NHWC model's\n", reps);
+  printf("%-22s %9s %7s %9s %7s\n", "model", "1thr ms", "x", "2thr ms", "x");
+  for (int abits = 1; abits <= 2; abits++) {
+    model_prep m[3];
+    memset(m, 0, sizeof m);
+    tsl_graph *g = NULL;
+    if (tsl_zoo_build("resnet18", 1, &g) == TSL_OK) model_prepare(g, records, &m[0]);
+    tsl_graph_free(g);
+    g = NULL;
+    if (tsl_zoo_build(abits == 1 ? "bresnet18" : "bresnet18_a2", 1, &g) == TSL_OK) {
+      model_prepare_ex(g, records, false, &m[1]);
+      model_prepare_ex(g, records, true, &m[2]);
+    }
+    tsl_graph_free(g);
+    double med[2][3], mn[2][3], ratio[2][3];
+    for (int th = 0; th < 2; th++) models_round_robin(m, 3, reps, th + 1, med[th], mn[th], ratio[th]);
+    static const char *const label[2][3] = {{"resnet18", "bresnet18 nhwc", "bresnet18 nchw"},
+                                            {"resnet18", "bresnet18_a2 nhwc", "bresnet18_a2 nchw"}};
+    for (int v = 0; v < 3; v++)
+      printf("%-22s %9.2f %7.2f %9.2f %7.2f\n", label[abits - 1][v], med[0][v], ratio[0][v], med[1][v], ratio[1][v]);
+    printf("%-22s %9.3f %7s %9.3f\n", "nhwc/nchw speedup", med[0][2] / med[0][1], "", med[1][2] / med[1][1]);
+    for (int v = 0; v < 3; v++) model_free(&m[v]);
   }
 }
 
@@ -574,15 +617,17 @@ static void popcount_bound(tsl_jit *jit, const tsl_target *t, int reps) {
 int main(int argc, char **argv) {
   const char *records = NULL;
   int reps = 11;
-  bool layers = true, whole = true, bound = true;
+  bool layers = true, whole = true, bound = true, stream = true;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--records") == 0 && i + 1 < argc) records = argv[++i];
     else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc) reps = atoi(argv[++i]);
     else if (strcmp(argv[i], "--skip-layers") == 0) layers = false;
     else if (strcmp(argv[i], "--skip-models") == 0) whole = false;
     else if (strcmp(argv[i], "--skip-bound") == 0) bound = false;
+    else if (strcmp(argv[i], "--skip-stream") == 0) stream = false;
     else {
-      fprintf(stderr, "usage: binary [--records FILE] [--reps N (1..%d)] [--skip-layers] [--skip-models] [--skip-bound]\n",
+      fprintf(stderr, "usage: binary [--records FILE] [--reps N (1..%d)] [--skip-layers] [--skip-models] [--skip-bound]\n"
+                      "       [--skip-stream]\n",
               MAX_REPS);
       return 2;
     }
@@ -604,6 +649,7 @@ int main(int argc, char **argv) {
   printf("bench/binary on %s (%s)\n", t.cpu, records ? records : "no records");
   if (layers) per_layer(jit, &t, db, reps);
   if (whole) models(records, reps);
+  if (stream) stream_layouts(records, reps);
   if (bound) popcount_bound(jit, &t, reps);
   tsl_records_free(db);
   tsl_jit_free(jit);

@@ -15,6 +15,7 @@
 #include "ops/nn/default_schedule.h"
 #include "models/node_kernels.h"
 #include "models/node_kernels_binary.h"
+#include "models/passes/binary_channels_last.h"
 #include "models/passes/channel_gather.h"
 #include "models/passes/channel_shuffle.h"
 #include "models/passes/channels_first.h"
@@ -40,7 +41,8 @@ static bool debug_on(void) {
   return d && strstr(d, "compile");
 }
 
-tsl_status tsl_graph_optimize(tsl_graph *g, int block, tsl_compile_stats *stats) {
+/* tsl_graph_optimize; binary_nchw skips the binary residual streams' channels-last pass. */
+static tsl_status optimize(tsl_graph *g, int block, bool binary_nchw, tsl_compile_stats *stats) {
   if (!g) return tsl_error(TSL_ERR_INVALID, "graph optimize: NULL graph");
   tsl_compile_stats local;
   if (!stats) stats = &local;
@@ -69,8 +71,14 @@ tsl_status tsl_graph_optimize(tsl_graph *g, int block, tsl_compile_stats *stats)
   int scaled = 0;
   if (st == TSL_OK && block > 0) st = tsl_pass_fuse_channel_scale(g, &scaled);
   stats->nodes_fused += scaled;
+  stats->binary_channels_last = 0;
+  if (st == TSL_OK && !binary_nchw) st = tsl_pass_binary_channels_last(g, &stats->binary_channels_last);
   stats->nodes_after = g->n_nodes;
   return st;
+}
+
+tsl_status tsl_graph_optimize(tsl_graph *g, int block, tsl_compile_stats *stats) {
+  return optimize(g, block, false, stats);
 }
 
 /* ---- the JIT plan as the plan builder's sink (plan_build.h) ---- */
@@ -125,7 +133,7 @@ static tsl_status compile_graph(const tsl_graph *g, const tsl_compile_options *o
     return st;
   }
   int block = o.no_layout ? 0 : tsl_target_f32_lanes(&target);
-  if (!o.no_passes) st = tsl_graph_optimize(work, block, stats);
+  if (!o.no_passes) st = optimize(work, block, o.binary_nchw, stats);
   else stats->nodes_before = stats->nodes_after = work->n_nodes;
   stats->pass_seconds = tsl_time_now() - t0;
   if (st == TSL_OK && debug_on()) {

@@ -65,6 +65,8 @@ typedef struct tsl_compile_options {
                             schedule (ops/nn/default_schedule.h); false (the default): they
                             get the auto-scheduler's schedule (tuner/autosched.h: an OP.auto
                             record of a registry operator, else its deterministic default) */
+  bool binary_nchw;    /* keep binarized nets' i32 residual streams NCHW (skip the pass
+                          models/passes/binary_channels_last.h; for comparing the two) */
   const tsl_records *records_db; /* records held in memory, used instead of the `records`
                                     file when non-NULL (not owned, not modified): the
                                     in-situ pass compiles model variants from them */
@@ -92,6 +94,8 @@ typedef struct tsl_compile_stats {
                                       activation (passes/layer_norm.h, passes/fuse_gelu.h) */
   int channels_first;              /* channels-last chains run on NCHW (passes/channels_first.h) */
   int layout_transforms;           /* NCHW <-> NCHW[x]c transform nodes inserted */
+  int binary_channels_last;        /* binary i32-stream nodes switched to their channels-last
+                                      twins (passes/binary_channels_last.h) */
   int steps;                       /* kernel calls per run */
   int kernels;                     /* distinct kernels built (<= steps) */
   int records_used;                /* workloads whose schedule came from the records (convs, and
@@ -111,7 +115,8 @@ typedef struct tsl_compile_stats {
 /* Runs the graph passes on g in place (in the order above, then, when block > 0, layout
  * the packing of few-row fully connected weights into [N/x, K, x],
  * models/passes/pack_dense.h, and layout selection into NCHW[x]c with x = block,
- * models/passes/layout.h) and
+ * models/passes/layout.h, and last the binarized nets' i32 residual streams channels-last,
+ * models/passes/binary_channels_last.h) and
  * counts what they did in stats (may be NULL). Value and node ids change.
  * Errors: those of the passes (TSL_ERR_INVALID for a malformed graph, TSL_ERR_NOMEM). */
 tsl_status tsl_graph_optimize(tsl_graph *g, int block, tsl_compile_stats *stats);

@@ -8,6 +8,7 @@
 #include "ir/arena.h"
 #include "ops/nn/default_schedule.h"
 #include "ops/binary/bitserial.h"
+#include "models/passes/binary_channels_last.h"
 #include "tuner/dispatch.h"
 
 /* The registry operator of node n and its parameters (names in the registry's static
@@ -21,7 +22,7 @@ static tsl_status node_op(const tsl_graph *g, int node, const tsl_op_info **info
   if (tsl_op_lookup(k->s, info) != TSL_OK)
     return tsl_error(TSL_ERR_INVALID, "graph: node '%s' (tsl.Binary): no operator '%s'", n->name, k->s);
   if (strncmp((*info)->name, "bit", 3) != 0 && strncmp((*info)->name, "binary", 6) != 0 &&
-      strcmp((*info)->name, "quantize_unipolar_i32") != 0 && strncmp((*info)->name, "maxpool_packed", 14) != 0 &&
+      strncmp((*info)->name, "quantize_unipolar_i32", 21) != 0 && strncmp((*info)->name, "maxpool_packed", 14) != 0 &&
       strcmp((*info)->name, "concat_packed64") != 0)
     return tsl_error(TSL_ERR_INVALID, "graph: node '%s' (tsl.Binary): '%s' is not a binary-family operator", n->name,
                      k->s);
@@ -59,14 +60,16 @@ tsl_status tsl_binary_infer_node(tsl_graph *g, int node) {
   if (n->n_inputs != info->ninputs || n->n_inputs > TSL_NODE_KERNEL_MAX_ARGS)
     return tsl_error(TSL_ERR_INVALID, "graph: node '%s' (tsl.Binary %s): %d inputs (expected %d)", n->name,
                      info->name, n->n_inputs, info->ninputs);
+  /* the operator reads the inputs' storage (a blocked NCHW[x]c input as 5-D) */
+  int64_t storage[TSL_NODE_KERNEL_MAX_ARGS][TSL_MAX_NDIM];
   const int64_t *shapes[TSL_NODE_KERNEL_MAX_ARGS];
   int ndims[TSL_NODE_KERNEL_MAX_ARGS];
   for (int i = 0; i < n->n_inputs; i++) {
     const tsl_value *v = n->inputs[i] >= 0 ? &g->values[n->inputs[i]] : NULL;
     if (!v || v->ndim < 0)
       return tsl_error(TSL_ERR_INVALID, "graph: node '%s' (tsl.Binary): input %d has no known shape", n->name, i);
-    shapes[i] = v->shape;
-    ndims[i] = v->ndim;
+    ndims[i] = tsl_value_storage_shape(v, storage[i]);
+    shapes[i] = storage[i];
   }
   tsl_arena *arena = tsl_arena_new();
   tsl_arena *prev = tsl_arena_set_current(arena);
@@ -136,6 +139,10 @@ tsl_status tsl_nk_make_binary(const tsl_graph *g, int node, tsl_node_kernel *k, 
 
 bool tsl_binary_is_bitserial(const char *op) { return op && strncmp(op, "bitserial_conv2d_", 17) == 0; }
 
+bool tsl_binary_is_stream_glue(const char *op) {
+  return op && (strcmp(op, "bitpack_unipolar64_i32_nhwc") == 0 || strcmp(op, "binary_global_avgpool_i32_nhwc") == 0);
+}
+
 tsl_status tsl_binary_node_schedule(const tsl_records *db, const tsl_target *t, const tsl_node_kernel *nk,
                                     FILE *warn, tsl_te_program **prog, tsl_schedule **s, bool *tuned) {
   *tuned = false;
@@ -157,8 +164,16 @@ tsl_status tsl_binary_node_schedule(const tsl_records *db, const tsl_target *t, 
                                                   : tsl_default_schedule(*prog, t, s);
 }
 
-int tsl_binary_model_workloads(const tsl_graph *g, tsl_workload *out, int *nodes, int max) {
+int tsl_binary_model_workloads(const tsl_graph *g0, tsl_workload *out, int *nodes, int max) {
   int n = 0;
+  /* the operators the compiler runs: the residual streams channels-last (node ids kept) */
+  tsl_graph *copy = NULL;
+  if (g0 && tsl_graph_clone(g0, &copy) == TSL_OK && tsl_pass_binary_channels_last(copy, NULL) != TSL_OK) {
+    tsl_graph_free(copy);
+    copy = NULL;
+  }
+  tsl_clear_error();
+  const tsl_graph *g = copy ? copy : g0;
   for (int i = 0; g && i < g->n_nodes && n < max; i++) {
     if (g->nodes[i].op != TSL_OP_BINARY) continue;
     tsl_node_kernel nk;
@@ -181,5 +196,27 @@ int tsl_binary_model_workloads(const tsl_graph *g, tsl_workload *out, int *nodes
     }
     tsl_node_kernel_clear(&nk);
   }
+  tsl_graph_free(copy);
   return n;
+}
+
+tsl_status tsl_binary_glue_schedule(const char *op, const tsl_te_program *p, const tsl_target *t,
+                                    tsl_schedule **out) {
+  *out = NULL;
+  if (!op || strcmp(op, "bitpack_unipolar64_i32_nhwc") != 0) return tsl_default_schedule(p, t, out);
+  tsl_schedule *s = NULL;
+  tsl_status st = tsl_schedule_create(p, &s);
+  const char *name = p->outputs[0]->op->name;
+  tsl_stage *os = st == TSL_OK ? tsl_schedule_stage(s, name) : NULL;
+  if (os && tsl_stage_iter_index(os, "y") >= 0 && tsl_stage_iter_index(os, "n") >= 0) {
+    static const char *const order[] = {"y", "n"};
+    st = tsl_schedule_reorder(s, name, 2, order);
+    if (st == TSL_OK) st = tsl_schedule_parallel(s, name, "y");
+  }
+  if (st != TSL_OK) {
+    tsl_schedule_free(s);
+    return st;
+  }
+  *out = s;
+  return TSL_OK;
 }

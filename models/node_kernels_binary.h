@@ -46,6 +46,21 @@ tsl_status tsl_nk_make_binary(const tsl_graph *g, int node, tsl_node_kernel *k, 
  * template (ops/binary/bitserial.h). */
 bool tsl_binary_is_bitserial(const char *op);
 
+/* Whether registry operator `op` is a channels-last glue operator of the binary residual
+ * stream (bitpack_unipolar64_i32_nhwc, binary_global_avgpool_i32_nhwc: reductions along
+ * the contiguous channel axis), scheduled by tsl_binary_glue_schedule instead of the
+ * auto-scheduler. */
+bool tsl_binary_is_stream_glue(const char *op);
+
+/* The schedule of stream glue operator `op` (program p) for target t: the pack's loops as
+ * written with the output rows (y) outermost and in parallel, LLVM vectorizing the inner
+ * channel reduction (bresnet18, 8 packs, load ~11: 0.16 -> 0.05 ms at 1 thread, 0.39 ->
+ * 0.055 at 2, against the default schedule's rfactor'ed reduction; the auto-scheduler's
+ * vectorizes the pixels, stride-C loads, 0.30 / 0.99); the average pool's default
+ * schedule. Errors: the schedule's. */
+tsl_status tsl_binary_glue_schedule(const char *op, const tsl_te_program *p, const tsl_target *t,
+                                    tsl_schedule **out);
+
 /* The program (current arena) and schedule (caller frees) of a binary registry kernel
  * nk: for a bitserial convolution the best record of db (NULL: none) for its workload,
  * else the bitserial template's default config (one warning line on `warn` when db is
@@ -56,7 +71,8 @@ tsl_status tsl_binary_node_schedule(const tsl_records *db, const tsl_target *t, 
                                     FILE *warn, tsl_te_program **prog, tsl_schedule **s, bool *tuned);
 
 /* The distinct bitserial-conv workloads of g's tsl.Binary nodes (shapes inferred), as the
- * graph compiler looks them up in tuning records, for `tunecli tune MODEL`: up to max
+ * graph compiler looks them up in tuning records (after the pass
+ * models/passes/binary_channels_last.h, on a copy of g), for `tunecli tune MODEL`: up to max
  * into out, the node id of each one's first occurrence into nodes[i]. Returns the count. */
 int tsl_binary_model_workloads(const tsl_graph *g, tsl_workload *out, int *nodes, int max);
 

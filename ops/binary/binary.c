@@ -166,12 +166,41 @@
   UNI_ACC(WS)                                                                                    \
   "  out[n, k, y, x] = min(max(glued[n, k, y, x] + res[n, k, y, x], 0), i32(qmax))\n"
 
+/* The channels-last residual stream (models/passes/binary_channels_last.h): the same
+ * operators with the i32 tensors [N, H, W, C] instead of [N, C, H, W]. The accumulator
+ * acc[n, y, x, k] has k innermost, so the epilogue stores (and reads res) along k, contiguous,
+ * where the NCHW output is a transpose of acc (per channel, strided stores; on AVX-512 LLVM
+ * emits it as gathers of acc). */
+#define UNI_REQUANT_NHWC(WS, T)                                                                  \
+  "op bitserial_conv2d_unipolar" WS "_requant_nhwc" UNI_PARAMS(WS, T, ", qmax: int = 2147483647") \
+  "  assert qmax >= 1 && qmax <= 2147483647, \"qmax must be in [1, 2^31 - 1]\"\n"                \
+  UNI_ACC(WS)                                                                                    \
+  "  out[n, y, x, k] = min(max(glued[n, k, y, x], 0), i32(qmax))\n"
+
+#define UNI_REQUANT_ADD_NHWC(WS, T)                                                              \
+  "op bitserial_conv2d_unipolar" WS "_requant_add_nhwc"                                          \
+  UNI_PARAMS(WS, T, ", res: i32[RN, RH, RW, RK], qmax: int = 2147483647")                        \
+  "  assert qmax >= 1 && qmax <= 2147483647, \"qmax must be in [1, 2^31 - 1]\"\n"                \
+  "  assert RN == N && RK == K && RH == (H + 2*pad_h - R) / stride_h + 1 && RW == (W + 2*pad_w - S) / stride_w + 1, \"res must have the output's shape [N, OH, OW, K]\"\n" \
+  UNI_ACC(WS)                                                                                    \
+  "  out[n, y, x, k] = min(max(glued[n, k, y, x] + res[n, y, x, k], 0), i32(qmax))\n"
+
 /* The residual stream (i32 levels) packed for the next binary conv: q = clip(x >> shift, 0, L). */
 #define PACK_I32(WS, T)                                                                          \
   "op bitpack_unipolar" WS "_i32(data: i32[N, C, H, W], bits: int = 1, shift: int = 0)\n"       \
   "  assert bits >= 1 && bits <= 2, \"bits must be 1 or 2\"\n"                                   \
   "  assert shift >= 0 && shift <= 31, \"shift must be in [0, 31]\"\n"                           \
   "  out[n, p, w, y, x] = sum(i: shl(" T "((min(max(data[n, w*" WS " + i, y, x] >> i32(shift), 0), i32((1 << bits) - 1))\n" \
+  "                                         >> i32(p)) & 1), " T "(i))\n"                        \
+  "                           if w*" WS " + i < C)\n"                                            \
+  "    where p < bits, w < (C + " WS " - 1) / " WS ", i < min(" WS ", C)\n"
+
+/* bitpack_unipolar64_i32 of a channels-last stream: i32 [N, H, W, C] to the same planes. */
+#define PACK_I32_NHWC(WS, T)                                                                     \
+  "op bitpack_unipolar" WS "_i32_nhwc(data: i32[N, H, W, C], bits: int = 1, shift: int = 0)\n"  \
+  "  assert bits >= 1 && bits <= 2, \"bits must be 1 or 2\"\n"                                   \
+  "  assert shift >= 0 && shift <= 31, \"shift must be in [0, 31]\"\n"                           \
+  "  out[n, p, w, y, x] = sum(i: shl(" T "((min(max(data[n, y, x, w*" WS " + i] >> i32(shift), 0), i32((1 << bits) - 1))\n" \
   "                                         >> i32(p)) & 1), " T "(i))\n"                        \
   "                           if w*" WS " + i < C)\n"                                            \
   "    where p < bits, w < (C + " WS " - 1) / " WS ", i < min(" WS ", C)\n"
@@ -183,6 +212,26 @@ static const char quantize_i32_text[] =
     "  out[n, c, y, x] = min(select(data[n, c, y, x] * f32((1 << bits) - 1) >= 0.5, 1, 0)\n"
     "                        + select(data[n, c, y, x] * f32((1 << bits) - 1) >= 1.5, 1, 0)\n"
     "                        + select(data[n, c, y, x] * f32((1 << bits) - 1) >= 2.5, 1, 0), (1 << bits) - 1)\n";
+
+/* quantize_unipolar_i32 writing the channels-last stream: f32 [N, C, H, W] to i32 [N, H, W, C]. */
+static const char quantize_i32_nhwc_text[] =
+    "op quantize_unipolar_i32_nhwc(data: f32[N, C, H, W], bits: int = 1)\n"
+    "  assert bits >= 1 && bits <= 2, \"bits must be 1 or 2\"\n"
+    "  out[n, y, x, c] = min(select(data[n, c, y, x] * f32((1 << bits) - 1) >= 0.5, 1, 0)\n"
+    "                        + select(data[n, c, y, x] * f32((1 << bits) - 1) >= 1.5, 1, 0)\n"
+    "                        + select(data[n, c, y, x] * f32((1 << bits) - 1) >= 2.5, 1, 0), (1 << bits) - 1)\n";
+
+/* The same from blocked f32 NCHW[X]c (ops/nchwc.h; C true channels, the block's tail past C
+ * ignored): each pixel's X channels are contiguous in both tensors, so the blocked stem's
+ * output is quantized channels-last with no transpose (models/passes/binary_channels_last.h). */
+static const char quantize_i32_nchwc_nhwc_text[] =
+    "op quantize_unipolar_i32_nchwc_nhwc(data: f32[N, CB, H, W, X], C: int, bits: int = 1)\n"
+    "  assert bits >= 1 && bits <= 2, \"bits must be 1 or 2\"\n"
+    "  assert C >= 1 && C <= CB*X && C > CB*X - X, \"C must need exactly CB blocks of X channels\"\n"
+    "  out[n, y, x, c] = min(select(data[n, c / X, y, x, c % X] * f32((1 << bits) - 1) >= 0.5, 1, 0)\n"
+    "                        + select(data[n, c / X, y, x, c % X] * f32((1 << bits) - 1) >= 1.5, 1, 0)\n"
+    "                        + select(data[n, c / X, y, x, c % X] * f32((1 << bits) - 1) >= 2.5, 1, 0), (1 << bits) - 1)\n"
+    "    where c < C\n";
 
 /* Max-pool of 1- or 2-bit unipolar planes (no padding, size 2 or 3): the high plane of
  * the max is the OR of the high planes; the low bit of the max is set iff some tap has
@@ -227,10 +276,20 @@ static const char avgpool_i32_text[] =
     "  out[n, c, i, j] = f32(s[n, c]) * f32(scale) / f32(H * W)\n"
     "    where i < 1, j < 1\n";
 
+/* binary_global_avgpool_i32 of a channels-last stream [N, H, W, C]; the output stays [N, C, 1, 1]. */
+static const char avgpool_i32_nhwc_text[] =
+    "op binary_global_avgpool_i32_nhwc(data: i32[N, H, W, C], scale: float = 1.0)\n"
+    "  s[n, c] = sum(y, x: data[n, y, x, c])\n"
+    "  out[n, c, i, j] = f32(s[n, c]) * f32(scale) / f32(H * W)\n"
+    "    where i < 1, j < 1\n";
+
 static const char uni_packed64_text[] = UNI_PACKED("64", "u64");
 static const char uni_requant64_text[] = UNI_REQUANT("64", "u64");
 static const char uni_requant_add64_text[] = UNI_REQUANT_ADD("64", "u64");
 static const char pack_i32_64_text[] = PACK_I32("64", "u64");
+static const char uni_requant64_nhwc_text[] = UNI_REQUANT_NHWC("64", "u64");
+static const char uni_requant_add64_nhwc_text[] = UNI_REQUANT_ADD_NHWC("64", "u64");
+static const char pack_i32_64_nhwc_text[] = PACK_I32_NHWC("64", "u64");
 
 static const char pool_bipolar32_text[] = MAXPOOL("bipolar", "&", "~0", "32", "u32");
 static const char pool_bipolar64_text[] = MAXPOOL("bipolar", "&", "~0", "64", "u64");
@@ -279,6 +338,11 @@ static const int64_t res_shape[] = {1, 64, 28, 28}, wcrsk64[] = {1, 3, 3, 64};
 static const int64_t *const uni64_shapes[] = {upk64, wcrsk64, perk, perk, res_shape};
 static const int64_t *const planes64_shapes[] = {upk64, upk64};
 static const int64_t *const i32_act_shapes[] = {act};
+static const int64_t res_nhwc_shape[] = {1, 28, 28, 64};
+static const int64_t *const uni64_nhwc_shapes[] = {upk64, wcrsk64, perk, perk, res_nhwc_shape};
+static const int64_t *const i32_nhwc_shapes[] = {res_nhwc_shape};
+static const int64_t act_nchwc[] = {1, 4, 28, 28, 16};
+static const int64_t *const act_nchwc_shapes[] = {act_nchwc};
 static const tsl_dsl_param_value c64_param[] = {{"C", TSL_DSL_PARAM_INT, 64, 0.0}};
 static const tsl_dsl_param_value c1_param[] = {{"C1", TSL_DSL_PARAM_INT, 64, 0.0}};
 
@@ -325,6 +389,18 @@ static const tsl_op_source family[] = {
      uni_requant64_text, {4, rank5x4, uni64_shapes, 3, conv_params}},
     {"bitserial_conv2d_unipolar64_requant_add", "unipolar bitserial conv + glue + i32 residual, clipped to [0, qmax]",
      uni_requant_add64_text, {5, rank5x5, uni64_shapes, 3, conv_params}},
+    {"bitserial_conv2d_unipolar64_requant_nhwc", "bitserial_conv2d_unipolar64_requant with the i32 output [N, OH, OW, K]",
+     uni_requant64_nhwc_text, {4, rank5x4, uni64_nhwc_shapes, 3, conv_params}},
+    {"bitserial_conv2d_unipolar64_requant_add_nhwc", "bitserial_conv2d_unipolar64_requant_add with res and output [N, OH, OW, K]",
+     uni_requant_add64_nhwc_text, {5, rank5x5, uni64_nhwc_shapes, 3, conv_params}},
+    {"bitpack_unipolar64_i32_nhwc", "bitpack_unipolar64_i32 of channels-last i32 levels [N, H, W, C]",
+     pack_i32_64_nhwc_text, {1, rank4, i32_nhwc_shapes, 0, NULL}},
+    {"quantize_unipolar_i32_nhwc", "quantize_unipolar_i32 writing channels-last i32 levels [N, H, W, C]",
+     quantize_i32_nhwc_text, {1, rank4, act_shapes, 0, NULL}},
+    {"quantize_unipolar_i32_nchwc_nhwc", "quantize_unipolar_i32 of blocked f32 NCHW[x]c, writing channels-last i32 levels",
+     quantize_i32_nchwc_nhwc_text, {1, rank5, act_nchwc_shapes, 1, c64_param}},
+    {"binary_global_avgpool_i32_nhwc", "binary_global_avgpool_i32 of channels-last i32 [N, H, W, C]",
+     avgpool_i32_nhwc_text, {1, rank4, i32_nhwc_shapes, 0, NULL}},
     {"bitpack_unipolar64_i32", "pack i32 levels clip(x >> shift, 0, 2^bits - 1) into u64 bit planes along C",
      pack_i32_64_text, {1, rank4, i32_act_shapes, 0, NULL}},
     {"quantize_unipolar_i32", "f32 NCHW to i32 unipolar levels (1 or 2 bits), bitpack_unipolar's rounding",

@@ -277,6 +277,8 @@ static const tsl_template templates[] = {
     TPL("bitserial_conv2d_unipolar64_packed.tile", "bitserial_conv2d_unipolar64_packed"),
     TPL("bitserial_conv2d_unipolar64_requant.tile", "bitserial_conv2d_unipolar64_requant"),
     TPL("bitserial_conv2d_unipolar64_requant_add.tile", "bitserial_conv2d_unipolar64_requant_add"),
+    TPL("bitserial_conv2d_unipolar64_requant_nhwc.tile", "bitserial_conv2d_unipolar64_requant_nhwc"),
+    TPL("bitserial_conv2d_unipolar64_requant_add_nhwc.tile", "bitserial_conv2d_unipolar64_requant_add_nhwc"),
     TPL("bitserial_conv2d_bipolar64.tile", "bitserial_conv2d_bipolar64"),
     TPL("bitserial_conv2d_unipolar64.tile", "bitserial_conv2d_unipolar64"),
 };

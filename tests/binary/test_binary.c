@@ -10,6 +10,7 @@
 #include "codegen/build.h"
 #include "ops/registry.h"
 #include "ir/arena.h"
+#include "binary_test_util.h"
 #include "ref/ref_binary.h"
 #include "ops/binary/bitserial.h"
 #include "runtime/module.h"
@@ -32,49 +33,15 @@ static int suite_clean(void) {
 }
 
 static uint64_t rng_state;
-static uint64_t rng_next(void) {
-  uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
+static uint64_t rng_next(void) { return bin_test_rng(&rng_state); }
 static int rng_int(int n) { return (int)(rng_next() % (uint64_t)n); }
 
-static void *zalloc(size_t bytes) {
-  size_t b = (bytes + 63) & ~(size_t)63;
-  void *p = aligned_alloc(64, b ? b : 64);
-  if (p) memset(p, 0, b ? b : 64);
-  return p;
-}
-
-/* Instantiates op `name`, builds its default schedule and runs it once on bufs (inputs
- * then the output). Returns 0 on success, printing the error otherwise. */
+/* Instantiates op `name`, builds its default schedule (the template's default config for
+ * bitserial convs with use_template) and runs it once on bufs (inputs then the output).
+ * Returns 0 on success, printing the error otherwise. */
 static int run_op(const char *name, int nin, const int64_t *const *shapes, const int *ndims, int nparams,
                   const tsl_dsl_param_value *params, void **bufs) {
-  tsl_arena *arena = tsl_arena_new();
-  tsl_arena *prev = tsl_arena_set_current(arena);
-  tsl_te_program *prog = NULL;
-  tsl_schedule *s = NULL;
-  tsl_module *m = NULL;
-  const tsl_kernel *k = NULL;
-  tsl_status st = tsl_op_instantiate(name, nin, shapes, ndims, nparams, params, &prog);
-  if (st == TSL_OK)
-    st = use_template && strncmp(name, "bitserial_conv2d", 16) == 0 ? tsl_bitserial_schedule(prog, &host, NULL, &s)
-                                                                     : tsl_schedule_create(prog, &s);
-  if (st == TSL_OK) st = tsl_module_new(&m);
-  if (st == TSL_OK) st = tsl_build(s, "bin_kernel", jit, m, NULL, NULL);
-  if (st == TSL_OK) st = tsl_module_get_kernel(m, "bin_kernel", &k);
-  if (st == TSL_OK) {
-    void *args[8];
-    for (int i = 0; i <= nin; i++) args[i] = &bufs[i];
-    st = tsl_kernel_call(k, args, nin + 1);
-  }
-  if (st != TSL_OK) printf("\n  %s: %s\n", name, tsl_last_error());
-  tsl_module_free(m);
-  tsl_schedule_free(s);
-  tsl_arena_set_current(prev);
-  tsl_arena_free(arena);
-  return st != TSL_OK;
+  return bin_test_run_op(jit, &host, name, nin, shapes, ndims, nparams, params, use_template != 0, NULL, bufs);
 }
 
 /* Packs bit(v, p) of vals[N, C, H, W] into words [N, P, ceil(C/ws), H, W] (ws = 32 or 64),
@@ -82,7 +49,7 @@ static int run_op(const char *name, int nin, const int64_t *const *shapes, const
 static void *pack(const int *vals, int64_t N, int64_t P, int64_t C, int64_t H, int64_t W, int ws,
                   int (*bit)(int v, int plane)) {
   int64_t CW = (C + ws - 1) / ws;
-  void *out = zalloc((size_t)(N * P * CW * H * W) * (size_t)(ws / 8));
+  void *out = bin_test_zalloc((size_t)(N * P * CW * H * W) * (size_t)(ws / 8));
   for (int64_t n = 0; n < N; n++)
     for (int64_t p = 0; p < P; p++)
       for (int64_t c = 0; c < C; c++)
@@ -109,8 +76,8 @@ static int words_equal(const void *a, const void *b, int64_t n, int ws) {
 
 static void check_bitpack(int64_t N, int64_t C, int64_t H, int64_t W, int ws, int unipolar, int bits) {
   int64_t n = N * C * H * W;
-  float *x = zalloc((size_t)n * sizeof(float));
-  int *v = zalloc((size_t)n * sizeof(int));
+  float *x = bin_test_zalloc((size_t)n * sizeof(float));
+  int *v = bin_test_zalloc((size_t)n * sizeof(int));
   for (int64_t i = 0; i < n; i++) {
     int r = rng_int(8);
     /* exact 0.0, -0.0 and the level thresholds appear often */
@@ -121,7 +88,7 @@ static void check_bitpack(int64_t N, int64_t C, int64_t H, int64_t W, int ws, in
   int P = unipolar ? bits : 1;
   void *want = pack(v, N, P, C, H, W, ws, unipolar ? level_bit : bipolar_bit);
   int64_t CW = (C + ws - 1) / ws, nout = N * P * CW * H * W;
-  void *got = zalloc((size_t)nout * (size_t)(ws / 8));
+  void *got = bin_test_zalloc((size_t)nout * (size_t)(ws / 8));
   memset(got, 0xa5, (size_t)nout * (size_t)(ws / 8));
   int64_t shape[4] = {N, C, H, W};
   const int64_t *shapes[1] = {shape};
@@ -168,7 +135,7 @@ static void check_bconv(const bconv_case *c, int ws, int mode, int bits, int64_t
                         const int *fixed_w) {
   int64_t OH = (c->H + 2 * c->ph - c->R) / c->sh + 1, OW = (c->W + 2 * c->pw - c->S) / c->sw + 1;
   int64_t na = c->N * c->C * c->H * c->W, nw = c->K * c->C * c->R * c->S, nout = c->N * c->K * OH * OW;
-  int *a = zalloc((size_t)na * sizeof(int)), *w = zalloc((size_t)nw * sizeof(int));
+  int *a = bin_test_zalloc((size_t)na * sizeof(int)), *w = bin_test_zalloc((size_t)nw * sizeof(int));
   int L = (1 << bits) - 1;
   for (int64_t i = 0; i < na; i++)
     a[i] = fixed_a ? fixed_a[i] : mode == MODE_UNIPOLAR ? rng_int(L + 1) : (rng_int(2) ? 1 : -1);
@@ -176,7 +143,7 @@ static void check_bconv(const bconv_case *c, int ws, int mode, int bits, int64_t
   int P = mode == MODE_UNIPOLAR ? bits : 1;
   void *pa = pack(a, c->N, P, c->C, c->H, c->W, ws, mode == MODE_UNIPOLAR ? level_bit : bipolar_bit);
   void *pw = pack(w, c->K, 1, c->C, c->R, c->S, ws, bipolar_bit);
-  int64_t *ref = zalloc((size_t)nout * sizeof(int64_t));
+  int64_t *ref = bin_test_zalloc((size_t)nout * sizeof(int64_t));
   ref_bin_conv2d(c->N, c->C, c->H, c->W, c->K, c->R, c->S, c->sh, c->sw, c->ph, c->pw, a, w, ref);
   /* kernel arguments are 64-byte aligned (runtime/module.h) */
   _Alignas(64) int32_t shift[4096], bias[4096];
@@ -201,7 +168,7 @@ static void check_bconv(const bconv_case *c, int ws, int mode, int bits, int64_t
   snprintf(name, sizeof name, fmt, ws);
   int64_t got_n = mode == MODE_PACKED ? c->N * bits * KW * OH * OW : nout;
   size_t got_bytes = (size_t)got_n * (mode == MODE_PACKED ? (size_t)(ws / 8) : sizeof(int32_t));
-  void *got = zalloc(got_bytes);
+  void *got = bin_test_zalloc(got_bytes);
   memset(got, 0xa5, got_bytes);
   int nin = mode >= MODE_REQUANT ? 4 : 2;
   void *bufs[5] = {pa, pw, shift, bias, NULL};
@@ -211,7 +178,7 @@ static void check_bconv(const bconv_case *c, int ws, int mode, int bits, int64_t
   if (!fail) {
     int bad = 0;
     if (mode == MODE_PACKED) {
-      int *q = zalloc((size_t)nout * sizeof(int));
+      int *q = bin_test_zalloc((size_t)nout * sizeof(int));
       for (int64_t n = 0; n < c->N; n++)
         for (int64_t k = 0; k < c->K; k++)
           for (int64_t i = 0; i < OH * OW; i++) {
@@ -330,7 +297,7 @@ static void test_C14_bitpack_zero_sign_and_tail_same_padding(void) {
   for (int v = 0; v < 2; v++) {
     int ws = v ? 64 : 32;
     int64_t CW = (C + ws - 1) / ws;
-    void *packed = zalloc((size_t)(N * CW * H * W) * (size_t)(ws / 8));
+    void *packed = bin_test_zalloc((size_t)(N * CW * H * W) * (size_t)(ws / 8));
     int64_t sx[4] = {N, C, H, W};
     const int64_t *s1[1] = {sx};
     int nd1[1] = {4};
@@ -401,7 +368,7 @@ static void test_C15_bitserial_conv_then_relu_and_requant(void) {
 static void test_C09_long_popcount_reduction_exact(void) {
   static const bconv_case c = {1, 8200, 3, 3, 2, 3, 3, 1, 1, 0, 0};
   int64_t na = 8200 * 9, nw = 2 * 8200 * 9;
-  int *a = zalloc((size_t)na * sizeof(int)), *w = zalloc((size_t)nw * sizeof(int));
+  int *a = bin_test_zalloc((size_t)na * sizeof(int)), *w = bin_test_zalloc((size_t)nw * sizeof(int));
   for (int64_t i = 0; i < na; i++) a[i] = 1;
   for (int64_t i = 0; i < nw; i++) w[i] = i < nw / 2 ? 1 : -1; /* k=0 agrees everywhere, k=1 nowhere */
   int64_t ref[2];
@@ -427,7 +394,7 @@ static void test_binary_dense_bipolar_tails(void) {
   for (int i = 0; i < 6; i++)
     for (int ws = 32; ws <= 64; ws += 32) {
       int64_t B = 3, O = 7, K = ks[i], KW = (K + ws - 1) / ws;
-      int *a = zalloc((size_t)(B * K) * sizeof(int)), *w = zalloc((size_t)(O * K) * sizeof(int));
+      int *a = bin_test_zalloc((size_t)(B * K) * sizeof(int)), *w = bin_test_zalloc((size_t)(O * K) * sizeof(int));
       for (int64_t j = 0; j < B * K; j++) a[j] = rng_int(2) ? 1 : -1;
       for (int64_t j = 0; j < O * K; j++) w[j] = rng_int(2) ? 1 : -1;
       int64_t ref[21];
@@ -492,7 +459,7 @@ static void test_maxpool_packed_equals_pool_of_values(void) {
       for (int ws = 32; ws <= 64; ws += 32) {
         int64_t C = cfg[i][0], H = cfg[i][1], W = cfg[i][2], size = cfg[i][3], st = cfg[i][4];
         int64_t OH = (H - size) / st + 1, OW = (W - size) / st + 1, CW = (C + ws - 1) / ws;
-        int *v = zalloc((size_t)(C * H * W) * sizeof(int)), *m = zalloc((size_t)(C * OH * OW) * sizeof(int));
+        int *v = bin_test_zalloc((size_t)(C * H * W) * sizeof(int)), *m = bin_test_zalloc((size_t)(C * OH * OW) * sizeof(int));
         for (int64_t j = 0; j < C * H * W; j++) v[j] = uni ? rng_int(2) : (rng_int(2) ? 1 : -1);
         for (int64_t c = 0; c < C; c++)
           for (int64_t y = 0; y < OH; y++)
@@ -507,7 +474,7 @@ static void test_maxpool_packed_equals_pool_of_values(void) {
             }
         int (*bit)(int, int) = uni ? level_bit : bipolar_bit;
         void *pin = pack(v, 1, 1, C, H, W, ws, bit), *want = pack(m, 1, 1, C, OH, OW, ws, bit);
-        void *got = zalloc((size_t)(CW * OH * OW) * (size_t)(ws / 8));
+        void *got = bin_test_zalloc((size_t)(CW * OH * OW) * (size_t)(ws / 8));
         int64_t sh[4] = {1, CW, H, W};
         const int64_t *shapes[1] = {sh};
         int nd[1] = {4};
@@ -525,7 +492,8 @@ static void test_maxpool_packed_equals_pool_of_values(void) {
       }
 }
 
-void tsl_tests_binary_net(void); /* test_binary_net.c */
+void tsl_tests_binary_net(void);  /* test_binary_net.c */
+void tsl_tests_binary_nhwc(void); /* test_binary_nhwc.c */
 
 void tsl_tests_binary(void) {
   CU_pSuite s = CU_add_suite("binary", suite_init, suite_clean);
@@ -542,4 +510,5 @@ void tsl_tests_binary(void) {
   CU_add_test(s, "test_maxpool_packed_equals_pool_of_values", test_maxpool_packed_equals_pool_of_values);
   CU_add_test(s, "test_fused_glue_agreement_with_float_glue", test_fused_glue_agreement_with_float_glue);
   tsl_tests_binary_net();
+  tsl_tests_binary_nhwc();
 }

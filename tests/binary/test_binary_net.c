@@ -70,6 +70,21 @@ static void check_model(const char *arch, int abits, int width_div, int64_t imag
   CU_ASSERT(moved > 0.05 * maxref);
   if (moved <= 0.05 * maxref) fprintf(stderr, "%s a%d: another input moves the logits by %g only\n", arch, abits, moved);
   free(first);
+  /* the residual stream kept NCHW (compile option binary_nchw) gives the same logits, bit
+   * for bit; i32 streams are channels-last by default (passes/binary_channels_last.h) */
+  /* (unfused: each conv's i32 output and its pack are a stream too) */
+  CU_ASSERT_EQUAL(stats.binary_channels_last > 0, strcmp(arch, "bresnet18") == 0 || no_fusion);
+  tsl_compile_options nchw = {.binary_nchw = true};
+  tsl_graph_plan *plan2 = NULL;
+  tsl_graph_ctx *ctx2 = NULL;
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_compile(g, &nchw, &plan2, &stats), TSL_OK);
+  CU_ASSERT_EQUAL(stats.binary_channels_last, 0);
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_ctx_new(plan2, &ctx2), TSL_OK);
+  memcpy(tsl_graph_ctx_input(ctx2, 0), tsl_graph_ctx_input(ctx, 0), (size_t)nin * sizeof *x);
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_run(ctx2, NULL), TSL_OK);
+  CU_ASSERT_EQUAL(memcmp(tsl_graph_ctx_output(ctx2, 0), got, 1000 * sizeof *got), 0);
+  tsl_graph_ctx_free(ctx2);
+  tsl_graph_plan_free(plan2);
   CU_ASSERT(maxdiff <= 1e-5 * fmax(maxref, 1.0));
   if (maxdiff > 1e-5 * fmax(maxref, 1.0))
     fprintf(stderr, "%s a%d: max |compiled - reference| = %g (max |ref| %g)\n", arch, abits, maxdiff, maxref);

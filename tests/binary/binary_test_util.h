@@ -1,0 +1,28 @@
+/* Helpers shared by the binary suites (test_binary.c, test_binary_nhwc.c): a seeded
+ * generator, aligned zeroed buffers, and building + running one registry operator. */
+#ifndef TESSEL_TESTS_BINARY_TEST_UTIL_H
+#define TESSEL_TESTS_BINARY_TEST_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "codegen/build.h"
+#include "ops/binary/bitserial.h"
+#include "ops/registry.h"
+
+/* The next value of the splitmix64 sequence in *state. */
+uint64_t bin_test_rng(uint64_t *state);
+
+/* bytes of zeroed memory aligned as kernel arguments must be (64 bytes); free with free(). */
+void *bin_test_zalloc(size_t bytes);
+
+/* Instantiates registry op `name`, schedules it (a bitserial conv with the bitserial
+ * template when `tpl`: knobs k, NULL = its default; anything else with the empty
+ * schedule), builds it with jit for t and runs it once on bufs (inputs, then the output).
+ * Returns 0 on success, printing the error otherwise. */
+int bin_test_run_op(tsl_jit *jit, const tsl_target *t, const char *name, int nin, const int64_t *const *shapes,
+                    const int *ndims, int nparams, const tsl_dsl_param_value *params, bool tpl,
+                    const tsl_bitserial_knobs *k, void **bufs);
+
+#endif
