@@ -31,8 +31,8 @@
 #define MAX_AXES TSL_SKETCH_MAX_AXES
 /* Most vector tiles (nv / lanes) in a register tile. */
 #define MAX_VECTOR_TILES 4
-/* Largest number of register tiles in an L2 block, per axis (a power of two). */
-#define MAX_BLOCK_TILES 64
+/* Most blocks of an axis (a power of two). */
+#define MAX_BLOCK_PARTS 64
 
 bool tsl_sketch_tile_pack_applies(const tsl_schedule *s, int i, int64_t lanes) {
   const tsl_stage *st = s->stages[i];
@@ -61,13 +61,16 @@ static void register_tile(tsl_sketch_sampler *c, int64_t vext, int64_t rext, int
   }
 }
 
-/* A count of register tiles per block: a power of two below ntiles, or all of them. */
+/* A count of register tiles per block: the ntiles tiles cut into a power-of-two number
+ * of parts (at most MAX_BLOCK_PARTS) of equal size but for the last, so that parallel
+ * blocks get even work (1024 rows in tiles of 13: 2 parts of 40 and 39 tiles, not one
+ * block of 64 tiles and a tail of 15). */
 static int64_t block_tiles(tsl_sketch_sampler *c, int64_t ntiles) {
   int64_t opts[8];
   int n = 0;
-  for (int64_t b = 1; b < ntiles && b <= MAX_BLOCK_TILES && n < 7; b *= 2) opts[n++] = b;
-  opts[n++] = ntiles;
-  return opts[tsl_sketch_rnd(c, n)];
+  for (int64_t parts = 1; parts <= ntiles && parts <= MAX_BLOCK_PARTS && n < 8; parts *= 2)
+    opts[n++] = (ntiles + parts - 1) / parts;
+  return n ? opts[tsl_sketch_rnd(c, n)] : 1;
 }
 
 /* Splits root axis `axis` (extent ext) into the block level (lv[0], blocks of
