@@ -3,7 +3,12 @@
  *
  *   matmul [--sizes 256,512,1024,1000] [--threads 1,2] [--rounds R] [--repeat N]
  *          [--min-ms MS] [--knobs mr=6,nr=16,kc=256,mc=120,nc=0,ku=1,pack_a=0,pack_b=1,parallel=1]
- *          [--no-peak] [--schedule]
+ *          [--no-peak] [--schedule] [--schedule-file FILE]
+ *
+ * --schedule-file FILE runs the schedule in FILE (the text form, schedule/schedule.h:
+ * tsl_schedule_from_text, e.g. the auto-scheduler's best record printed by `tunecli show
+ * --records`, bench/autosched/run.sh) as the tessel kernel instead of the template; its
+ * stage and axis names are the matmul operator's (C[i, j] = sum(k: A[i, k] * B[k, j])).
  *
  * For every size (M = N = K) and thread count, each library is timed in R interleaved
  * rounds of N samples (tsl_time_callback: each sample at least MS milliseconds of
@@ -55,7 +60,8 @@ typedef struct opts {
   int rounds, repeat;
   double min_ms;
   bool peak, print_schedule, openblas_child;
-  const char *knobs; /* NULL: the template's defaults */
+  const char *knobs;         /* NULL: the template's defaults */
+  const char *schedule_file; /* not NULL: this schedule text instead of the template */
 } opts;
 
 typedef struct problem {
@@ -160,6 +166,29 @@ static bool parse_knobs(const char *s, tsl_matmul_knobs *k) {
   return true;
 }
 
+/* The whole text of file path, malloc'd (caller frees); NULL with the error set. */
+static char *read_text(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    (void)tsl_error(TSL_ERR_IO, "bench: cannot open %s: %s", path, strerror(errno));
+    return NULL;
+  }
+  size_t cap = 4096, n = 0;
+  char *text = malloc(cap);
+  for (size_t got; text && (got = fread(text + n, 1, cap - n - 1, f)) > 0;) {
+    n += got;
+    if (n + 1 == cap) {
+      char *bigger = realloc(text, cap *= 2);
+      if (!bigger) free(text);
+      text = bigger;
+    }
+  }
+  fclose(f);
+  if (!text) (void)tsl_error(TSL_ERR_NOMEM, "bench: out of memory reading %s", path);
+  else text[n] = 0;
+  return text;
+}
+
 /* Builds the tessel kernel for an n x n x n matmul into m. */
 static tsl_status build_tessel(tsl_jit *jit, tsl_module *m, const tsl_target *t, const opts *o, int64_t n,
                                const tsl_kernel **out) {
@@ -173,7 +202,15 @@ static tsl_status build_tessel(tsl_jit *jit, tsl_module *m, const tsl_target *t,
   if (o->knobs && !parse_knobs(o->knobs, &k))
     return tsl_error(TSL_ERR_INVALID, "bench: cannot parse --knobs '%s'", o->knobs);
   tsl_schedule *s = NULL;
-  if ((st = tsl_matmul_schedule(prog, t, &k, &s)) != TSL_OK) return st;
+  if (o->schedule_file) {
+    char *text = read_text(o->schedule_file);
+    if (!text) return TSL_ERR_IO;
+    st = tsl_schedule_from_text_file(prog, text, o->schedule_file, &s);
+    free(text);
+    if (st != TSL_OK) return st;
+  } else if ((st = tsl_matmul_schedule(prog, t, &k, &s)) != TSL_OK) {
+    return st;
+  }
   if (o->print_schedule) {
     printf("# schedule for %lld x %lld x %lld\n", (long long)n, (long long)n, (long long)n);
     tsl_schedule_print(stdout, s);
@@ -260,7 +297,7 @@ static void openblas_skylakex(const opts *o) {
 
 static int usage(void) {
   fprintf(stderr, "usage: matmul [--sizes 256,512,1024,1000] [--threads 1,2] [--rounds R] [--repeat N] "
-                  "[--min-ms MS] [--knobs k=v,...] [--no-peak] [--schedule]\n");
+                  "[--min-ms MS] [--knobs k=v,...] [--no-peak] [--schedule] [--schedule-file FILE]\n");
   return 2;
 }
 
@@ -296,6 +333,9 @@ static bool parse_args(int argc, char **argv, opts *o) {
     else if (strcmp(a, "--knobs") == 0) {
       o->knobs = v;
       i++;
+    } else if (strcmp(a, "--schedule-file") == 0) {
+      o->schedule_file = v;
+      i++;
     } else return false;
   }
   return o->rounds * o->repeat <= MAX_SAMPLES / NLIBS;
@@ -319,6 +359,7 @@ int main(int argc, char **argv) {
            tsl_target_str(&target, tbuf, sizeof tbuf), target.vector_bits, dnnl_version()->major,
            dnnl_version()->minor, dnnl_version()->patch, (unsigned)dnnl_get_effective_cpu_isa(),
            openblas_get_config(), openblas_get_corename(), coretype ? coretype : "unset");
+    if (o.schedule_file) printf("tessel: the schedule in %s\n", o.schedule_file);
     printf("%d rounds x %d samples per library and configuration, each sample >= %.0f ms; "
            "GFLOP/s = 2*M*N*K / s / 1e9: median [best]\n",
            o.rounds, o.repeat, o.min_ms);

@@ -1,6 +1,7 @@
 /* Sketch generation and random knob filling (see sketch.h; Ansor section 4, TVM
  * src/auto_scheduler/search_policy/sketch_policy_rules.cc). */
 #include "tuner/sketch.h"
+#include "tuner/sketch_sampler.h"
 
 #include "schedule/axis_access.h"
 
@@ -8,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NAME_LEN 160
+#define NAME_LEN TSL_SKETCH_NAME_LEN
 /* Shortest contiguous axis worth vectorizing when shorter than the lanes (a partial
  * vector, as the generic default schedule does: ops/nn/default_schedule.c). */
 #define MIN_VECTOR_EXTENT 4
@@ -18,10 +19,10 @@
 /* Stages doing fewer element operations run serially under the generic rule (a launch
  * on the thread pool costs about a microsecond; ops/nn/default_schedule.c). */
 #define MIN_PARALLEL_WORK 16384
-#define MAX_AXES 12
+#define MAX_AXES TSL_SKETCH_MAX_AXES
 
 static const char *rule_names[] = {"none",    "tile", "tile_cache", "rfactor_outer", "rfactor_inner",
-                                   "spatial", "at",   "generic"};
+                                   "spatial", "at",   "generic",    "tile_pack"};
 
 const char *tsl_sketch_rule_name(tsl_sketch_rule r) {
   return (int)r >= 0 && (size_t)r < sizeof rule_names / sizeof rule_names[0] ? rule_names[r] : "?";
@@ -68,7 +69,7 @@ static int contiguous_reduce_axis(const tsl_schedule *s, const tsl_stage *st, in
 
 /* Whether the innermost spatial axis of st is contiguous in memory and long enough to
  * vectorize (axis_access.h): only then does tiling vectorize it. */
-static bool spatial_vectorizable(const tsl_schedule *s, const tsl_stage *st, int64_t lanes) {
+bool tsl_sketch_spatial_vectorizable(const tsl_schedule *s, const tsl_stage *st, int64_t lanes) {
   bool contig[TSL_AXIS_ACCESS_MAX];
   int last = st->op->naxis - 1;
   if (last < 0 || tsl_axis_contiguous(s, st, contig) != TSL_OK) {
@@ -89,12 +90,13 @@ static int stage_rules(const tsl_schedule *s, int i, int64_t lanes, tsl_sketch_r
   if (st->op->naxis + (st->nroot - st->op->naxis) > MAX_AXES) return r[0] = TSL_SKETCH_NONE, 1;
   int n = 0;
   if (is_reduction(st)) {
-    bool vec_red = !spatial_vectorizable(s, st, lanes) && contiguous_reduce_axis(s, st, lanes) >= 0;
+    bool vec_red = !tsl_sketch_spatial_vectorizable(s, st, lanes) && contiguous_reduce_axis(s, st, lanes) >= 0;
     if (vec_red) r[n++] = TSL_SKETCH_RFACTOR_INNER;
     r[n++] = TSL_SKETCH_GENERIC;
     if (!st->is_output) r[n++] = TSL_SKETCH_AT;
     r[n++] = TSL_SKETCH_TILE;
     if (st->is_output) r[n++] = TSL_SKETCH_TILE_CACHE;
+    if (tsl_sketch_tile_pack_applies(s, i, lanes)) r[n++] = TSL_SKETCH_TILE_PACK;
     if (wants_rfactor(st)) {
       r[n++] = TSL_SKETCH_RFACTOR_OUTER;
       if (!vec_red) r[n++] = TSL_SKETCH_RFACTOR_INNER;
@@ -118,7 +120,7 @@ tsl_status tsl_sketch_generate(const tsl_te_program *p, const tsl_target *t, tsl
     return tsl_error(TSL_ERR_UNSUPPORTED, "sketch: %s has %d stages (at most %d)", p->name ? p->name : "program", n,
                      TSL_SKETCH_MAX_STAGES);
   }
-  tsl_sketch_rule rules[TSL_SKETCH_MAX_STAGES][8];
+  tsl_sketch_rule rules[TSL_SKETCH_MAX_STAGES][TSL_SKETCH_RULE_COUNT];
   int nrules[TSL_SKETCH_MAX_STAGES], pick[TSL_SKETCH_MAX_STAGES] = {0};
   for (int i = 0; i < s->nstages; i++) nrules[i] = stage_rules(s, i, tsl_target_f32_lanes(t), rules[i]);
   /* the product of the choices, last stage fastest, first TSL_SKETCH_MAX */
@@ -137,20 +139,13 @@ tsl_status tsl_sketch_generate(const tsl_te_program *p, const tsl_target *t, tsl
 /* ---- sampling ---- */
 
 /* dst (NAME_LEN bytes) = src, cut to fit. */
-static void copy_name(char *dst, const char *src) {
+void tsl_sketch_copy_name(char *dst, const char *src) {
   size_t n = strnlen(src, NAME_LEN - 1);
   memcpy(dst, src, n);
   dst[n] = 0;
 }
 
-typedef struct sampler {
-  tsl_schedule *s;
-  uint64_t rng;
-  int lanes;
-  tsl_status err;       /* first error that is not a refusal */
-  const int *decisions; /* when not NULL: the choices, cyclically (tsl_sketch_sample_decisions) */
-  int ndecisions, next;
-} sampler;
+typedef tsl_sketch_sampler sampler;
 
 static uint64_t next_rand(sampler *c) { /* splitmix64 */
   uint64_t z = (c->rng += 0x9e3779b97f4a7c15ull);
@@ -160,7 +155,7 @@ static uint64_t next_rand(sampler *c) { /* splitmix64 */
 }
 /* A choice among n: from the decision list when given (value v of 0..15 picks
  * floor(v * n / 16)), else from the seed. */
-static int rnd(sampler *c, int n) {
+int tsl_sketch_rnd(sampler *c, int n) {
   if (n <= 1) return 0;
   if (c->decisions) {
     int v = c->decisions[c->next++ % c->ndecisions];
@@ -169,10 +164,10 @@ static int rnd(sampler *c, int n) {
   return (int)(next_rand(c) % (uint64_t)n);
 }
 /* true with probability pct% (the larger decision values say yes) */
-static bool chance(sampler *c, int pct) { return rnd(c, 100) >= 100 - pct; }
+bool tsl_sketch_chance(sampler *c, int pct) { return tsl_sketch_rnd(c, 100) >= 100 - pct; }
 
 /* true when applied; a refusal is false; other errors are kept in c->err. */
-static bool step(sampler *c, tsl_step_kind k, int nnames, const char *const *names, int nints, const int64_t *ints) {
+bool tsl_sketch_step(sampler *c, tsl_step_kind k, int nnames, const char *const *names, int nints, const int64_t *ints) {
   if (c->err != TSL_OK) return false;
   tsl_step_arg args[2 * MAX_AXES + 4];
   for (int i = 0; i < nnames; i++) args[i] = (tsl_step_arg){false, names[i], 0};
@@ -184,18 +179,18 @@ static bool step(sampler *c, tsl_step_kind k, int nnames, const char *const *nam
   return rc == TSL_OK;
 }
 
-static bool step1(sampler *c, tsl_step_kind k, const char *stage, const char *axis) {
+bool tsl_sketch_step1(sampler *c, tsl_step_kind k, const char *stage, const char *axis) {
   const char *n[2] = {stage, axis};
-  return step(c, k, axis ? 2 : 1, n, 0, NULL);
+  return tsl_sketch_step(c, k, axis ? 2 : 1, n, 0, NULL);
 }
 
 /* Leaf k of stage's name, copied (a refused step frees the old strings). */
-static void leaf_name(sampler *c, const char *stage, int k, char *out) {
+void tsl_sketch_leaf_name(sampler *c, const char *stage, int k, char *out) {
   const tsl_stage *st = tsl_schedule_stage(c->s, stage);
-  copy_name(out, st && k >= 0 && k < st->nleaf ? st->iters[st->leaf[k]].name : "");
+  tsl_sketch_copy_name(out, st && k >= 0 && k < st->nleaf ? st->iters[st->leaf[k]].name : "");
 }
 
-static int leaf_pos(sampler *c, const char *stage, const char *axis) {
+int tsl_sketch_leaf_pos(sampler *c, const char *stage, const char *axis) {
   const tsl_stage *st = tsl_schedule_stage(c->s, stage);
   int it = st ? tsl_stage_iter_index(st, axis) : -1;
   for (int k = 0; st && it >= 0 && k < st->nleaf; k++)
@@ -204,91 +199,91 @@ static int leaf_pos(sampler *c, const char *stage, const char *axis) {
 }
 
 /* A random divisor of n no larger than cap (1 when none). */
-static int64_t divisor(sampler *c, int64_t n, int64_t cap) {
+int64_t tsl_sketch_divisor(sampler *c, int64_t n, int64_t cap) {
   int64_t d[64];
   int nd = 0;
   for (int64_t f = 1; f <= n && f <= cap && nd < 64; f++)
     if (n % f == 0) d[nd++] = f;
-  return nd ? d[rnd(c, nd)] : 1;
+  return nd ? d[tsl_sketch_rnd(c, nd)] : 1;
 }
 
 /* The innermost tile of the vectorized axis: a multiple of the lanes when the extent
  * allows (dividing it when one does), else a divisor. */
-static int64_t vector_tile(sampler *c, int64_t n) {
+int64_t tsl_sketch_vector_tile(sampler *c, int64_t n) {
   int64_t m[3] = {c->lanes, 2 * (int64_t)c->lanes, 4 * (int64_t)c->lanes};
   int nm = 0, ndiv = 0;
   for (int i = 0; i < 3; i++) nm += m[i] <= n, ndiv += m[i] <= n && n % m[i] == 0;
-  if (ndiv && chance(c, 80)) {
+  if (ndiv && tsl_sketch_chance(c, 80)) {
     int64_t pick[3];
     int np = 0;
     for (int i = 0; i < 3; i++)
       if (m[i] <= n && n % m[i] == 0) pick[np++] = m[i];
-    return pick[rnd(c, np)];
+    return pick[tsl_sketch_rnd(c, np)];
   }
-  if (nm && chance(c, 60)) return m[rnd(c, nm)]; /* a tail */
-  return divisor(c, n, 4 * (int64_t)c->lanes);
+  if (nm && tsl_sketch_chance(c, 60)) return m[tsl_sketch_rnd(c, nm)]; /* a tail */
+  return tsl_sketch_divisor(c, n, 4 * (int64_t)c->lanes);
 }
 
 /* Splits leaf `axis` of stage into nlev levels with the given inner sizes (sizes[l] =
  * extent of level l for l >= 1; level 0 takes the rest); level names to names[l]. */
-static void split_levels(sampler *c, const char *stage, const char *axis, int nlev, const int64_t *sizes,
+void tsl_sketch_split_levels(sampler *c, const char *stage, const char *axis, int nlev, const int64_t *sizes,
                          char names[][NAME_LEN]) {
   char cur[NAME_LEN];
-  copy_name(cur, axis);
+  tsl_sketch_copy_name(cur, axis);
   for (int l = 0; l < nlev - 1; l++) {
     int64_t inner = 1;
     for (int m = l + 1; m < nlev; m++) inner *= sizes[m];
-    int pos = leaf_pos(c, stage, cur);
+    int pos = tsl_sketch_leaf_pos(c, stage, cur);
     const char *n[2] = {stage, cur};
-    if (inner > 1 && pos >= 0 && step(c, TSL_STEP_SPLIT, 2, n, 1, &inner)) {
-      leaf_name(c, stage, pos, names[l]);
-      leaf_name(c, stage, pos + 1, cur);
+    if (inner > 1 && pos >= 0 && tsl_sketch_step(c, TSL_STEP_SPLIT, 2, n, 1, &inner)) {
+      tsl_sketch_leaf_name(c, stage, pos, names[l]);
+      tsl_sketch_leaf_name(c, stage, pos + 1, cur);
     } else {
       names[l][0] = 0; /* level absent: the axis stays whole at the innermost level */
     }
   }
-  copy_name(names[nlev - 1], cur);
+  tsl_sketch_copy_name(names[nlev - 1], cur);
 }
 
-/* reorder(stage, the nonempty names in order). */
-static void reorder(sampler *c, const char *stage, int n, char names[][NAME_LEN]) {
+/* tsl_sketch_reorder(stage, the nonempty names in order). */
+void tsl_sketch_reorder(sampler *c, const char *stage, int n, char names[][NAME_LEN]) {
   const char *args[4 * MAX_AXES + 1];
   int m = 0;
   args[m++] = stage;
   for (int i = 0; i < n; i++)
     if (names[i][0]) args[m++] = names[i];
-  if (m > 2) step(c, TSL_STEP_REORDER, m, args, 0, NULL);
+  if (m > 2) tsl_sketch_step(c, TSL_STEP_REORDER, m, args, 0, NULL);
 }
 
 /* Fuses the first n leaves (the outer tile level) while the fused loop is shorter than
  * PARALLEL_ITERS and runs the result in parallel. Fusing no more than the threads need
  * keeps the later outer loops as attach points (a producer computed at a fused loop of
  * rows and columns would be recomputed for every column tile). */
-static void fuse_parallel(sampler *c, const char *stage, int n) {
+void tsl_sketch_fuse_parallel(sampler *c, const char *stage, int n) {
   char a[NAME_LEN], b[NAME_LEN];
   for (int i = 1; i < n; i++) {
-    leaf_name(c, stage, 0, a);
-    leaf_name(c, stage, 1, b);
+    tsl_sketch_leaf_name(c, stage, 0, a);
+    tsl_sketch_leaf_name(c, stage, 1, b);
     const char *args[3] = {stage, a, b};
     const tsl_stage *st = tsl_schedule_stage(c->s, stage);
     if (st->iters[st->leaf[0]].extent >= PARALLEL_ITERS || st->iters[st->leaf[1]].is_reduce ||
-        !step(c, TSL_STEP_FUSE, 3, args, 0, NULL))
+        !tsl_sketch_step(c, TSL_STEP_FUSE, 3, args, 0, NULL))
       break;
   }
   const tsl_stage *st = tsl_schedule_stage(c->s, stage);
-  if (st->nleaf && !st->iters[st->leaf[0]].is_reduce && chance(c, 90)) {
-    leaf_name(c, stage, 0, a);
-    step1(c, TSL_STEP_PARALLEL, stage, a);
+  if (st->nleaf && !st->iters[st->leaf[0]].is_reduce && tsl_sketch_chance(c, 90)) {
+    tsl_sketch_leaf_name(c, stage, 0, a);
+    tsl_sketch_step1(c, TSL_STEP_PARALLEL, stage, a);
   }
 }
 
 /* The root axes iter `it` of st is made of (bit a for root a). */
-static unsigned leaf_roots(const tsl_stage *st, int it) {
+unsigned tsl_sketch_leaf_roots(const tsl_stage *st, int it) {
   if (it < st->nroot) return it < 32 ? 1u << it : 0;
   for (int r = 0; r < st->nrels; r++) {
     const tsl_iter_relation *rel = &st->rels[r];
-    if (rel->kind == TSL_REL_SPLIT && (rel->inner == it || rel->outer == it)) return leaf_roots(st, rel->parent);
-    if (rel->kind == TSL_REL_FUSE && rel->fused == it) return leaf_roots(st, rel->outer) | leaf_roots(st, rel->inner);
+    if (rel->kind == TSL_REL_SPLIT && (rel->inner == it || rel->outer == it)) return tsl_sketch_leaf_roots(st, rel->parent);
+    if (rel->kind == TSL_REL_FUSE && rel->fused == it) return tsl_sketch_leaf_roots(st, rel->outer) | tsl_sketch_leaf_roots(st, rel->inner);
   }
   return ~0u;
 }
@@ -310,7 +305,7 @@ static int unit_root(const tsl_stage *st, int it) {
 /* Whether leaf k of stage walks memory contiguously: it makes unit steps of a spatial
  * root axis that is contiguous in every access of the stage (axis_access.h). Only such
  * a leaf is vectorized: a vector along a strided axis is a gather. */
-static bool leaf_contiguous(sampler *c, const char *stage, int k) {
+bool tsl_sketch_leaf_contiguous(sampler *c, const char *stage, int k) {
   const tsl_stage *st = tsl_schedule_stage(c->s, stage);
   if (!st || k < 0 || k >= st->nleaf) return false;
   int r = unit_root(st, st->leaf[k]);
@@ -326,30 +321,30 @@ static bool leaf_contiguous(sampler *c, const char *stage, int k) {
 /* Vectorizes the innermost leaf when it walks memory contiguously and is short;
  * unrolls some short spatial leaves just outside it when `unroll` (at most 16 copies
  * in all: compile time). */
-static void annotate_inner(sampler *c, const char *stage, bool unroll) {
+static void tsl_sketch_annotate_inner(sampler *c, const char *stage, bool unroll) {
   const tsl_stage *st = tsl_schedule_stage(c->s, stage);
   char a[NAME_LEN];
   int k = st->nleaf - 1;
   const tsl_stage_iter *it = &st->iters[st->leaf[k]];
-  if (!it->is_reduce && it->extent > 1 && it->extent <= 64 && leaf_contiguous(c, stage, k) && chance(c, 90)) {
-    leaf_name(c, stage, k, a);
-    step1(c, TSL_STEP_VECTORIZE, stage, a);
+  if (!it->is_reduce && it->extent > 1 && it->extent <= 64 && tsl_sketch_leaf_contiguous(c, stage, k) && tsl_sketch_chance(c, 90)) {
+    tsl_sketch_leaf_name(c, stage, k, a);
+    tsl_sketch_step1(c, TSL_STEP_VECTORIZE, stage, a);
   }
   int64_t copies = 1;
-  for (k = k - 1; unroll && k > 0 && chance(c, 50); k--) {
+  for (k = k - 1; unroll && k > 0 && tsl_sketch_chance(c, 50); k--) {
     st = tsl_schedule_stage(c->s, stage);
     it = &st->iters[st->leaf[k]];
     if (it->is_reduce || it->extent > 8 || copies * it->extent > 16 || it->annotation != TSL_FOR_SERIAL) break;
     copies *= it->extent;
-    leaf_name(c, stage, k, a);
-    step1(c, TSL_STEP_UNROLL, stage, a);
+    tsl_sketch_leaf_name(c, stage, k, a);
+    tsl_sketch_step1(c, TSL_STEP_UNROLL, stage, a);
   }
 }
 
 /* Root axis names of a stage (copied). */
 static int root_names(sampler *c, const char *stage, char names[][NAME_LEN], int *nspatial) {
   const tsl_stage *st = tsl_schedule_stage(c->s, stage);
-  for (int i = 0; i < st->nroot; i++) copy_name(names[i], st->iters[i].name);
+  for (int i = 0; i < st->nroot; i++) tsl_sketch_copy_name(names[i], st->iters[i].name);
   *nspatial = st->op->naxis;
   return st->nroot;
 }
@@ -359,7 +354,7 @@ static int root_names(sampler *c, const char *stage, char names[][NAME_LEN], int
 static void spatial_sizes(sampler *c, int64_t n, int nlev, bool vec, int64_t *sizes) {
   int64_t rem = n;
   for (int l = nlev - 1; l >= 1; l--) {
-    int64_t f = l == nlev - 1 && vec ? vector_tile(c, rem) : divisor(c, rem, l == nlev - 1 ? 8 : 16);
+    int64_t f = l == nlev - 1 && vec ? tsl_sketch_vector_tile(c, rem) : tsl_sketch_divisor(c, rem, l == nlev - 1 ? 8 : 16);
     sizes[l] = f;
     rem = (rem + f - 1) / f;
   }
@@ -373,7 +368,7 @@ static void spatial_sizes(sampler *c, int64_t n, int nlev, bool vec, int64_t *si
 static int multi_level_tile(sampler *c, const char *stage, const char *pattern, const int64_t *tile) {
   char roots[MAX_AXES][NAME_LEN];
   int nsp = 0, nr = root_names(c, stage, roots, &nsp);
-  bool vec = spatial_vectorizable(c->s, tsl_schedule_stage(c->s, stage), c->lanes);
+  bool vec = tsl_sketch_spatial_vectorizable(c->s, tsl_schedule_stage(c->s, stage), c->lanes);
   int nsl = 0, nrl = 0;
   for (const char *p = pattern; *p; p++) *p == 'S' ? nsl++ : nrl++;
   static _Thread_local char lv[MAX_AXES][6][NAME_LEN];
@@ -384,22 +379,22 @@ static int multi_level_tile(sampler *c, const char *stage, const char *pattern, 
     int64_t n = tile && !red ? tile[a] : st->iters[a].extent, sizes[6] = {0};
     if (red) {
       int64_t rem = n;
-      for (int l = nlev - 1; l >= 1; l--) sizes[l] = divisor(c, rem, 16), rem /= sizes[l];
+      for (int l = nlev - 1; l >= 1; l--) sizes[l] = tsl_sketch_divisor(c, rem, 16), rem /= sizes[l];
       sizes[0] = rem;
     } else {
       spatial_sizes(c, n, nlev, vec && a == nsp - 1, sizes);
     }
-    if (nlev <= 1) copy_name(lv[a][0], roots[a]);
-    else split_levels(c, stage, roots[a], nlev, sizes, lv[a]);
+    if (nlev <= 1) tsl_sketch_copy_name(lv[a][0], roots[a]);
+    else tsl_sketch_split_levels(c, stage, roots[a], nlev, sizes, lv[a]);
   }
   char order[4 * MAX_AXES][NAME_LEN];
   int no = 0, sl = 0, rl = 0;
   for (const char *p = pattern; *p; p++) {
     bool red = *p == 'R';
     int l = red ? rl++ : sl++;
-    for (int a = red ? nsp : 0; a < (red ? nr : nsp); a++) copy_name(order[no++], lv[a][l]);
+    for (int a = red ? nsp : 0; a < (red ? nr : nsp); a++) tsl_sketch_copy_name(order[no++], lv[a][l]);
   }
-  reorder(c, stage, no, order);
+  tsl_sketch_reorder(c, stage, no, order);
   int nouter = 0;
   for (int a = 0; a < nsp; a++) nouter += lv[a][0][0] != 0;
   return nouter;
@@ -407,15 +402,15 @@ static int multi_level_tile(sampler *c, const char *stage, const char *pattern, 
 
 static void rule_tile(sampler *c, const char *stage) {
   int nsp = multi_level_tile(c, stage, "SSRSRS", NULL);
-  fuse_parallel(c, stage, nsp);
-  annotate_inner(c, stage, true);
+  tsl_sketch_fuse_parallel(c, stage, nsp);
+  tsl_sketch_annotate_inner(c, stage, true);
 }
 
 static void rule_tile_cache(sampler *c, const char *stage) {
   const char *n[2] = {stage, "local"};
   char local[NAME_LEN];
   snprintf(local, sizeof local, "%s.local", stage);
-  if (!step(c, TSL_STEP_CACHE_WRITE, 2, n, 0, NULL)) {
+  if (!tsl_sketch_step(c, TSL_STEP_CACHE_WRITE, 2, n, 0, NULL)) {
     rule_tile(c, stage);
     return;
   }
@@ -423,7 +418,7 @@ static void rule_tile_cache(sampler *c, const char *stage) {
   const tsl_stage *st = tsl_schedule_stage(c->s, stage);
   int nsp = st->op->naxis;
   int64_t tile[MAX_AXES];
-  bool vec = spatial_vectorizable(c->s, st, c->lanes);
+  bool vec = tsl_sketch_spatial_vectorizable(c->s, st, c->lanes);
   for (int a = 0; a < nsp; a++) {
     int64_t sizes[4];
     spatial_sizes(c, st->iters[a].extent, 4, vec && a == nsp - 1, sizes);
@@ -435,23 +430,23 @@ static void rule_tile_cache(sampler *c, const char *stage) {
   root_names(c, stage, roots, &nsp);
   for (int a = 0; a < nsp; a++) {
     char two[2][NAME_LEN];
-    split_levels(c, stage, roots[a], 2, (int64_t[]){0, tile[a]}, two);
-    copy_name(lv[a], two[0]);
-    copy_name(lv[nsp + a], two[1]);
+    tsl_sketch_split_levels(c, stage, roots[a], 2, (int64_t[]){0, tile[a]}, two);
+    tsl_sketch_copy_name(lv[a], two[0]);
+    tsl_sketch_copy_name(lv[nsp + a], two[1]);
   }
-  reorder(c, stage, 2 * nsp, lv);
+  tsl_sketch_reorder(c, stage, 2 * nsp, lv);
   int nouter = 0;
   for (int a = 0; a < nsp; a++) nouter += lv[a][0] != 0;
-  fuse_parallel(c, stage, nouter);
+  tsl_sketch_fuse_parallel(c, stage, nouter);
   /* the local stage at the (fused) outer tile loop: one tile per iteration */
   char at[NAME_LEN];
-  leaf_name(c, stage, 0, at);
+  tsl_sketch_leaf_name(c, stage, 0, at);
   const char *args[3] = {local, stage, at};
-  if (nouter > 0) step(c, TSL_STEP_COMPUTE_AT, 3, args, 0, NULL);
-  annotate_inner(c, stage, false);
+  if (nouter > 0) tsl_sketch_step(c, TSL_STEP_COMPUTE_AT, 3, args, 0, NULL);
+  tsl_sketch_annotate_inner(c, stage, false);
   /* the local stage: R0 S2 R1 S3 over one tile */
   multi_level_tile(c, local, "RSRS", tile);
-  annotate_inner(c, local, true);
+  tsl_sketch_annotate_inner(c, local, true);
 }
 
 static bool rule_at(sampler *c, const char *stage);
@@ -470,34 +465,34 @@ static void rule_rfactor(sampler *c, const char *stage, bool outer) {
   }
   char k[NAME_LEN], half[NAME_LEN + 8], rf[NAME_LEN + 8];
   snprintf(k, sizeof k, "%s", st->iters[best].name);
-  int64_t f = vector_tile(c, st->iters[best].extent);
+  int64_t f = tsl_sketch_vector_tile(c, st->iters[best].extent);
   const char *n[2] = {stage, k};
   snprintf(half, sizeof half, "%s.%s", k, outer ? "outer" : "inner");
   const char *h[2] = {stage, half};
-  if (!step(c, TSL_STEP_SPLIT, 2, n, 1, &f) || !step(c, TSL_STEP_RFACTOR, 2, h, 0, NULL)) return;
+  if (!tsl_sketch_step(c, TSL_STEP_SPLIT, 2, n, 1, &f) || !tsl_sketch_step(c, TSL_STEP_RFACTOR, 2, h, 0, NULL)) return;
   snprintf(rf, sizeof rf, "%s.rf", stage);
   st = tsl_schedule_stage(c->s, rf);
   /* C.rf: the factored axis outermost (parallel) or innermost (vectorized) */
   char order[MAX_AXES + 1][NAME_LEN];
   int no = 0;
-  if (outer) copy_name(order[no++], half);
+  if (outer) tsl_sketch_copy_name(order[no++], half);
   for (int i = 0; i < st->nroot; i++)
-    if (strcmp(st->iters[i].name, half) != 0) copy_name(order[no++], st->iters[i].name);
-  if (!outer) copy_name(order[no++], half);
-  reorder(c, rf, no, order);
+    if (strcmp(st->iters[i].name, half) != 0) tsl_sketch_copy_name(order[no++], st->iters[i].name);
+  if (!outer) tsl_sketch_copy_name(order[no++], half);
+  tsl_sketch_reorder(c, rf, no, order);
   if (outer) {
-    step1(c, TSL_STEP_PARALLEL, rf, half);
+    tsl_sketch_step1(c, TSL_STEP_PARALLEL, rf, half);
   } else {
     int naxis = st->op->naxis;
-    if (leaf_contiguous(c, rf, leaf_pos(c, rf, half))) step1(c, TSL_STEP_VECTORIZE, rf, half);
+    if (tsl_sketch_leaf_contiguous(c, rf, tsl_sketch_leaf_pos(c, rf, half))) tsl_sketch_step1(c, TSL_STEP_VECTORIZE, rf, half);
     char at[NAME_LEN];
-    leaf_name(c, stage, 0, at);
+    tsl_sketch_leaf_name(c, stage, 0, at);
     const char *args[3] = {rf, stage, at};
     bool attached = !tsl_schedule_stage(c->s, stage)->is_output && rule_at(c, stage) && naxis > 1 &&
-                    step(c, TSL_STEP_COMPUTE_AT, 3, args, 0, NULL);
-    if (!attached) fuse_parallel(c, rf, naxis - 1);
+                    tsl_sketch_step(c, TSL_STEP_COMPUTE_AT, 3, args, 0, NULL);
+    if (!attached) tsl_sketch_fuse_parallel(c, rf, naxis - 1);
   }
-  annotate_inner(c, stage, true);
+  tsl_sketch_annotate_inner(c, stage, true);
 }
 
 /* The generic default schedule's structure (ops/nn/default_schedule.c): the innermost
@@ -514,39 +509,39 @@ static void rule_generic(sampler *c, const char *stage) {
   if (nsp == 0) return;
   int64_t work = 1;
   for (int a = 0; a < nr && work < MIN_PARALLEL_WORK; a++) work *= st->iters[a].extent;
-  bool vec = spatial_vectorizable(c->s, st, c->lanes);
+  bool vec = tsl_sketch_spatial_vectorizable(c->s, st, c->lanes);
   if (vec && st->iters[nsp - 1].extent > c->lanes) {
-    int pos = leaf_pos(c, stage, roots[nsp - 1]);
+    int pos = tsl_sketch_leaf_pos(c, stage, roots[nsp - 1]);
     const char *n[2] = {stage, roots[nsp - 1]};
     int64_t f = c->lanes;
-    if (pos >= 0 && step(c, TSL_STEP_SPLIT, 2, n, 1, &f)) {
-      leaf_name(c, stage, pos, vout);
-      leaf_name(c, stage, pos + 1, vin);
+    if (pos >= 0 && tsl_sketch_step(c, TSL_STEP_SPLIT, 2, n, 1, &f)) {
+      tsl_sketch_leaf_name(c, stage, pos, vout);
+      tsl_sketch_leaf_name(c, stage, pos + 1, vin);
     }
   } else if (vec) {
-    copy_name(vin, roots[nsp - 1]);
+    tsl_sketch_copy_name(vin, roots[nsp - 1]);
   }
   int no = 0, nouter;
   if (!vin[0]) { /* scalar: the initial order */
     nouter = nsp;
   } else {
-    for (int a = 0; a < nsp - 1; a++) copy_name(order[no++], roots[a]);
-    if (nsp == 1 && vout[0]) copy_name(order[no++], vout);
+    for (int a = 0; a < nsp - 1; a++) tsl_sketch_copy_name(order[no++], roots[a]);
+    if (nsp == 1 && vout[0]) tsl_sketch_copy_name(order[no++], vout);
     nouter = no;
-    for (int a = nsp; a < nr; a++) copy_name(order[no++], roots[a]);
-    if (nsp > 1 && vout[0]) copy_name(order[no++], vout);
-    copy_name(order[no++], vin);
-    reorder(c, stage, no, order);
-    int k = leaf_pos(c, stage, vin);
-    if (leaf_contiguous(c, stage, k)) step1(c, TSL_STEP_VECTORIZE, stage, vin);
+    for (int a = nsp; a < nr; a++) tsl_sketch_copy_name(order[no++], roots[a]);
+    if (nsp > 1 && vout[0]) tsl_sketch_copy_name(order[no++], vout);
+    tsl_sketch_copy_name(order[no++], vin);
+    tsl_sketch_reorder(c, stage, no, order);
+    int k = tsl_sketch_leaf_pos(c, stage, vin);
+    if (tsl_sketch_leaf_contiguous(c, stage, k)) tsl_sketch_step1(c, TSL_STEP_VECTORIZE, stage, vin);
   }
-  if (work >= MIN_PARALLEL_WORK && nouter > 0) fuse_parallel(c, stage, nouter);
+  if (work >= MIN_PARALLEL_WORK && nouter > 0) tsl_sketch_fuse_parallel(c, stage, nouter);
 }
 
 static void rule_spatial(sampler *c, const char *stage) {
   int nsp = multi_level_tile(c, stage, "SS", NULL);
-  fuse_parallel(c, stage, nsp);
-  annotate_inner(c, stage, true);
+  tsl_sketch_fuse_parallel(c, stage, nsp);
+  tsl_sketch_annotate_inner(c, stage, true);
 }
 
 /* Does stage j read buf, directly or through stages inlined into it? */
@@ -578,15 +573,15 @@ static bool rule_at(sampler *c, const char *stage) {
     return false;
   }
   int nk = 0;
-  while (nk < cs->nleaf - 1 && !cs->iters[cs->leaf[nk]].is_reduce && (leaf_roots(cs, cs->leaf[nk]) & ~deps) == 0)
+  while (nk < cs->nleaf - 1 && !cs->iters[cs->leaf[nk]].is_reduce && (tsl_sketch_leaf_roots(cs, cs->leaf[nk]) & ~deps) == 0)
     nk++;
   if (nk == 0) return false;
-  int k = chance(c, 60) ? 0 : rnd(c, nk);
+  int k = tsl_sketch_chance(c, 60) ? 0 : tsl_sketch_rnd(c, nk);
   char at[NAME_LEN], cname[NAME_LEN];
   snprintf(cname, sizeof cname, "%s", cs->name);
-  leaf_name(c, cname, k, at);
+  tsl_sketch_leaf_name(c, cname, k, at);
   const char *args[3] = {stage, cname, at};
-  return step(c, TSL_STEP_COMPUTE_AT, 3, args, 0, NULL);
+  return tsl_sketch_step(c, TSL_STEP_COMPUTE_AT, 3, args, 0, NULL);
 }
 
 static tsl_status sample(const tsl_te_program *p, const tsl_sketch *sk, sampler c, tsl_schedule **out) {
@@ -599,11 +594,12 @@ static tsl_status sample(const tsl_te_program *p, const tsl_sketch *sk, sampler 
                      p->name ? p->name : "program", c.s->nstages);
   }
   char names[TSL_SKETCH_MAX_STAGES][NAME_LEN];
-  for (int i = 0; i < sk->nstages; i++) copy_name(names[i], c.s->stages[i]->name);
+  for (int i = 0; i < sk->nstages; i++) tsl_sketch_copy_name(names[i], c.s->stages[i]->name);
   /* consumers first: a stage's loops exist before producers are attached to them */
   for (int i = sk->nstages - 1; i >= 0 && c.err == TSL_OK; i--) {
     switch (sk->rule[i]) {
-    case TSL_SKETCH_NONE: break;
+    case TSL_SKETCH_NONE:
+    case TSL_SKETCH_RULE_COUNT: break;
     case TSL_SKETCH_TILE: rule_tile(&c, names[i]); break;
     case TSL_SKETCH_TILE_CACHE: rule_tile_cache(&c, names[i]); break;
     case TSL_SKETCH_RFACTOR_OUTER: rule_rfactor(&c, names[i], true); break;
@@ -611,6 +607,7 @@ static tsl_status sample(const tsl_te_program *p, const tsl_sketch *sk, sampler 
     case TSL_SKETCH_SPATIAL: rule_spatial(&c, names[i]); break;
     case TSL_SKETCH_GENERIC: rule_generic(&c, names[i]); break;
     case TSL_SKETCH_AT: (void)rule_at(&c, names[i]); break;
+    case TSL_SKETCH_TILE_PACK: tsl_sketch_rule_tile_pack(&c, names[i]); break;
     }
   }
   if (c.err != TSL_OK) {
@@ -623,7 +620,8 @@ static tsl_status sample(const tsl_te_program *p, const tsl_sketch *sk, sampler 
 
 tsl_status tsl_sketch_sample(const tsl_te_program *p, const tsl_target *t, const tsl_sketch *sk, uint64_t seed,
                              tsl_schedule **out) {
-  sampler c = {NULL, seed * 0x2545f4914f6cdd1dull + 7, tsl_target_f32_lanes(t), TSL_OK, NULL, 0, 0};
+  sampler c = {NULL, seed * 0x2545f4914f6cdd1dull + 7, tsl_target_f32_lanes(t), tsl_target_vector_registers(t),
+               TSL_OK, NULL, 0, 0};
   return sample(p, sk, c, out);
 }
 
@@ -635,6 +633,6 @@ tsl_status tsl_sketch_sample_decisions(const tsl_te_program *p, const tsl_target
     if (decisions[i] < 0 || decisions[i] >= TSL_SKETCH_DECISION_VALUES)
       return tsl_error(TSL_ERR_INVALID, "sketch: decision %d is %d (0..%d)", i, decisions[i],
                        TSL_SKETCH_DECISION_VALUES - 1);
-  sampler c = {NULL, 0, tsl_target_f32_lanes(t), TSL_OK, decisions, n, 0};
+  sampler c = {NULL, 0, tsl_target_f32_lanes(t), tsl_target_vector_registers(t), TSL_OK, decisions, n, 0};
   return sample(p, sk, c, out);
 }

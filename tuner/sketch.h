@@ -28,6 +28,15 @@
  *                          and vectorized with the reduction just outside, outer spatial
  *                          axes fused and parallel (with one spatial axis, its vector
  *                          split's outer part, outside the reduction);
+ *   TSL_SKETCH_TILE_PACK   (tuner/sketch_tile_pack.c) an output reduction whose innermost
+ *                          spatial axis runs along memory, as a BLIS kernel: a register
+ *                          tile of mr rows (a spatial axis picked by a knob) x nv = m *
+ *                          lanes (mr * m accumulators + m + 1 operands within the target's
+ *                          vector registers) accumulated in a cache_write'd local stage over
+ *                          the whole reduction, two tile levels above it for L1/L2 (loop
+ *                          orders are knobs; the outer level parallel), and optionally one
+ *                          input packed (cache_read) per iteration of a block loop over an
+ *                          axis it depends on, the copy vectorized;
  *   TSL_SKETCH_NONE        an inlined stage (nothing to do).
  * Every loop nest then gets the annotations: the outermost tile level fused (while
  * shorter than 64 iterations) and run in parallel, the innermost loop vectorized when it
@@ -39,7 +48,7 @@
  * The first rule of each stage (sketch 0, the default): rfactor_inner for a reduction
  * whose innermost spatial axis is strided or short but whose reduction runs along
  * memory (vector accumulators along the reduction), else generic; then at, tile,
- * tile_cache, rfactor_outer, rfactor_inner, spatial as they apply.
+ * tile_cache, tile_pack, rfactor_outer, rfactor_inner, spatial as they apply.
  *
  * Sampling fills the knobs (tile sizes from the divisors of each extent, the vector tile
  * from multiples of the lanes, the unroll choices) from a seed: the same program, target,
@@ -66,7 +75,9 @@ typedef enum tsl_sketch_rule {
   TSL_SKETCH_RFACTOR_INNER,
   TSL_SKETCH_SPATIAL,
   TSL_SKETCH_AT,
-  TSL_SKETCH_GENERIC
+  TSL_SKETCH_GENERIC,
+  TSL_SKETCH_TILE_PACK,
+  TSL_SKETCH_RULE_COUNT /* the number of rules, not a rule */
 } tsl_sketch_rule;
 
 #define TSL_SKETCH_MAX_STAGES 16

@@ -8,10 +8,13 @@
 #   auto@N     the best of all TRIALS trials (default 256) and the whole tuning wall time
 #   hand       tessel's hand template where one exists (tune-op of the built-in operator,
 #              the same TRIALS)
-# Each kernel time is tunecli run-op's median. Peers (oneDNN, OpenBLAS) for the matmul
-# (bench/matmul, 1024^3) and the conv2d (bench/conv_layers: resnet18's 64x56x56 3x3 layer,
-# oneDNN direct, 1 thread) are printed after the table from their own benchmarks, in their
-# own processes. Records stay in KEEP_DIR when given (else a temporary folder).
+# Each kernel time is tunecli run-op's median. Peers (oneDNN, OpenBLAS) for the matmul:
+# bench/matmul (1024^3, 1 thread) runs the tuned auto schedule and then the tuned hand
+# template's schedule (each extracted from its records with `tunecli show --records` into
+# WORK/as_matmul.auto.sched and .hand.sched, run with --schedule-file), each against
+# oneDNN and OpenBLAS in the same process. The conv2d's peers (bench/conv_layers:
+# resnet18's 64x56x56 3x3 layer, oneDNN direct, 1 thread) are printed after the table
+# from their own process. Records stay in KEEP_DIR when given (else a temporary folder).
 #   bench/autosched/run.sh [BUILD_DIR] [TRIALS] [SEARCH] [OPS...]
 #   KEEP_DIR=/tmp/x bench/autosched/run.sh build 256 evolution as_matmul as_conv
 set -uo pipefail
@@ -44,6 +47,9 @@ cases=(
   "as_chsum|--shape X=1x256x56x56|-|"
 )
 
+# the schedule text `tunecli show` prints (the lines after "# schedule", up to a blank
+# or comment line)
+sched() { awk '/^# schedule/ { on = 1; next } on && (/^$/ || /^#/) { exit } on { print }'; }
 ms() { sed -n 's/.*time per call: median \([0-9.]*\) ms.*/\1/p' | head -1; }
 # the wall time (s) from t0 to the timestamp of record line n of file f (the last field
 # of "result")
@@ -79,14 +85,23 @@ for c in "${cases[@]}"; do
     "$tunecli" tune-op "$builtin" $bshapes --trials "$trials" --no-peak --records "$hrec" >/dev/null 2>&1
     # shellcheck disable=SC2086
     h=$("$tunecli" run-op "$builtin" $bshapes --records "$hrec" 2>&1 | ms)
+    # shellcheck disable=SC2086
+    "$tunecli" show "$builtin" $bshapes --records "$hrec" 2>/dev/null | sched >"$work/$name.hand.sched"
   fi
+  # shellcheck disable=SC2086
+  "$tunecli" show "$name" --file "$ops" $shapes --records "$rec" 2>/dev/null | sched >"$work/$name.auto.sched"
   sp=$(awk -v d="${d:-nan}" -v a="${a:-nan}" 'BEGIN { if (a > 0) printf "%.1fx", d / a; else print "-" }')
   printf '%-14s %10s %10s %8s %10s %8.1f %8s %10s %s\n' "$name" "${d:--}" "${a64:--}" "$t64" "${a:--}" \
     "$(echo "$t1 - $t0" | bc)" "$sp" "${h:--}" "${cfg:0:60}"
 done
 if [ -x "$build/bench/matmul" ] && { [ $# -eq 0 ] || printf '%s\n' "$@" | grep -qx as_matmul; }; then
-  echo "peers (bench/matmul, 1024^3, 1 thread; GFLOP/s, ms = 2.147 / GFLOP/s * 1e3):"
-  "$build/bench/matmul" --sizes 1024 --threads 1 --rounds 3 2>&1 | tail -n 12
+  for kind in auto hand; do
+    f="$work/as_matmul.$kind.sched"
+    [ -s "$f" ] || continue
+    echo "tessel's tuned $kind schedule vs peers (bench/matmul --schedule-file $f, 1024^3, 1 thread;"
+    echo "GFLOP/s, ms = 2.147 / GFLOP/s * 1e3):"
+    "$build/bench/matmul" --sizes 1024 --threads 1 --rounds 3 --no-peak --schedule-file "$f" 2>&1 | tail -n 4
+  done
 fi
 if [ -x "$build/bench/conv_layers" ] && { [ $# -eq 0 ] || printf '%s\n' "$@" | grep -qx as_conv; }; then
   echo "peers (bench/conv_layers, resnet18's 64x56x56 -> 64 3x3 s1 layer, 1 thread; GFLOP/s, ms = 0.231 / GFLOP/s * 1e3):"

@@ -85,19 +85,28 @@ static void interpreted_args(const tsl_te_program *p, uint64_t seed, tsl_tensor 
   CU_ASSERT_EQUAL_FATAL(tsl_te_interpret(p, (const tsl_tensor *const *)args, ref + p->ninputs), TSL_OK);
 }
 
-/* Samples n candidates of p (sketch = seed mod the sketch count; with tpl, the auto-
- * scheduler's template: seeded configs of its space), builds each with the host JIT, runs
- * it and compares with the interpreter: floats within 1e-5 of the output's magnitude.
- * Returns how many matched; counts the sketches that used rule `want`. */
+/* Samples n candidates of p (sketch = seed mod the sketch count, among the sketches using
+ * rule `only` when it is not TSL_SKETCH_NONE; with tpl, the auto-scheduler's template:
+ * seeded configs of its space), builds each with the host JIT, runs it and compares with
+ * the interpreter: floats within 1e-5 of the output's magnitude. Returns how many
+ * matched; counts the sketches that used rule `want`. */
 static int check_candidates(const tsl_te_program *p, tsl_jit *jit, int n, tsl_sketch_rule want, int *used_want,
-                            const tsl_template *tpl) {
+                            const tsl_template *tpl, tsl_sketch_rule only) {
   const tsl_target *t = tsl_jit_target(jit);
   tsl_sketch_list sl;
   CU_ASSERT_EQUAL_FATAL(tsl_sketch_generate(p, t, &sl), TSL_OK);
   CU_ASSERT_FATAL(sl.n >= 1);
   *used_want = 0;
-  for (int k = 0; k < sl.n; k++)
-    for (int i = 0; i < sl.sketches[k].nstages; i++) *used_want += sl.sketches[k].rule[i] == want;
+  int pick[TSL_SKETCH_MAX], npick = 0;
+  for (int k = 0; k < sl.n; k++) {
+    bool has_only = only == TSL_SKETCH_NONE;
+    for (int i = 0; i < sl.sketches[k].nstages; i++) {
+      *used_want += sl.sketches[k].rule[i] == want;
+      has_only |= sl.sketches[k].rule[i] == only;
+    }
+    if (has_only) pick[npick++] = k;
+  }
+  CU_ASSERT_FATAL(npick >= 1);
   int nargs = p->ninputs + p->noutputs;
   tsl_tensor *args[4] = {0}, *ref[4] = {0};
   interpreted_args(p, 31, args, ref);
@@ -106,7 +115,8 @@ static int check_candidates(const tsl_te_program *p, tsl_jit *jit, int n, tsl_sk
   for (int64_t e = 0; e < nout; e++) scale = fmax(scale, fabs(tsl_tensor_get_f64(ref[nargs - 1], e)));
   int good = 0;
   for (int c = 0; c < n; c++) {
-    const tsl_sketch *sk = &sl.sketches[c % sl.n];
+    int ski = pick[c % npick];
+    const tsl_sketch *sk = &sl.sketches[ski];
     tsl_schedule *s = NULL;
     tsl_module *m = NULL;
     const tsl_kernel *k = NULL;
@@ -123,7 +133,7 @@ static int check_candidates(const tsl_te_program *p, tsl_jit *jit, int n, tsl_sk
     }
     if (st == TSL_OK && getenv("TSL_SKETCH_TRACE")) { /* which candidate a slow or failing build is */
       char *text = tsl_schedule_to_string(s);
-      fprintf(stderr, "\n%s candidate %d (sketch %d):\n%s", p->name, c, c % sl.n, text ? text : "");
+      fprintf(stderr, "\n%s candidate %d (sketch %d):\n%s", p->name, c, ski, text ? text : "");
       free(text);
     }
     if (st == TSL_OK) st = tsl_module_new(&m);
@@ -138,7 +148,7 @@ static int check_candidates(const tsl_te_program *p, tsl_jit *jit, int n, tsl_sk
     }
     if (!(worst <= 1e-5)) {
       char *text = s ? tsl_schedule_to_string(s) : NULL;
-      printf("\n  %s candidate %d (sketch %d): %s, error %g; schedule:\n%s", p->name, c, c % sl.n,
+      printf("\n  %s candidate %d (sketch %d): %s, error %g; schedule:\n%s", p->name, c, ski,
              st == TSL_OK ? "wrong result" : tsl_last_error(), worst, text ? text : "(none)");
       free(text);
     }
@@ -153,21 +163,56 @@ static int check_candidates(const tsl_te_program *p, tsl_jit *jit, int n, tsl_sk
   return good;
 }
 
-static void test_sketch_candidates_match_interpreter(void) {
-  tsl_dsl_module *mod = NULL;
-  CU_ASSERT_EQUAL_FATAL(tsl_dsl_parse(ops_text, "sketch_ops.tsl", &mod), TSL_OK);
-  tsl_arena *arena = tsl_arena_new(), *prev = tsl_arena_set_current(arena);
+/* An operator of ops_text at given input shapes, and a rule its sketches must use. */
+typedef struct sketch_case {
+  const char *op;
+  int ninputs;
+  int64_t shapes[2][4];
+  int ndims[2];
+  tsl_sketch_rule want;
+} sketch_case;
+
+/* The program of case c (fatal on error). */
+static tsl_te_program *case_program(const tsl_dsl_module *mod, const sketch_case *c) {
+  const int64_t *sh[2] = {c->shapes[0], c->shapes[1]};
+  tsl_te_program *p = NULL;
+  tsl_status st = tsl_dsl_instantiate(tsl_dsl_module_find(mod, c->op), c->ninputs, sh, c->ndims, 0, NULL, &p);
+  if (st != TSL_OK) printf("\n  %s: %s\n", c->op, tsl_last_error());
+  CU_ASSERT_EQUAL_FATAL(st, TSL_OK);
+  return p;
+}
+
+/* The operators of ops_text, a current arena and a JIT for the host (host_env_close
+ * frees them). */
+typedef struct host_env {
+  tsl_dsl_module *mod;
+  tsl_arena *arena, *prev;
+  tsl_jit *jit;
+} host_env;
+
+static void host_env_open(host_env *e) {
+  memset(e, 0, sizeof *e);
+  CU_ASSERT_EQUAL_FATAL(tsl_dsl_parse(ops_text, "sketch_ops.tsl", &e->mod), TSL_OK);
+  e->arena = tsl_arena_new();
+  e->prev = tsl_arena_set_current(e->arena);
   tsl_target host;
-  tsl_jit *jit = NULL;
   CU_ASSERT_EQUAL_FATAL(tsl_target_parse("host", &host), TSL_OK);
-  CU_ASSERT_EQUAL_FATAL(tsl_jit_new(&host, &jit), TSL_OK);
-  static const struct {
-    const char *op;
-    int ninputs;
-    int64_t shapes[2][4];
-    int ndims[2];
-    tsl_sketch_rule want; /* a rule the operator must get */
-  } cases[] = {
+  CU_ASSERT_EQUAL_FATAL(tsl_jit_new(&host, &e->jit), TSL_OK);
+}
+
+static void host_env_close(host_env *e) {
+  tsl_jit_free(e->jit);
+  tsl_arena_set_current(e->prev);
+  tsl_arena_free(e->arena);
+  tsl_dsl_module_free(e->mod);
+}
+
+static void test_sketch_candidates_match_interpreter(void) {
+  host_env e;
+  host_env_open(&e);
+  tsl_dsl_module *mod = e.mod;
+  tsl_jit *jit = e.jit;
+  static const sketch_case cases[] = {
       {"sk_matmul", 2, {{24, 20}, {20, 40}}, {2, 2}, TSL_SKETCH_TILE_CACHE},
       {"sk_softmax", 1, {{6, 50}}, {2}, TSL_SKETCH_AT},
       {"sk_chsum", 1, {{2, 8, 10, 10}}, {4}, TSL_SKETCH_RFACTOR_INNER},
@@ -180,23 +225,41 @@ static void test_sketch_candidates_match_interpreter(void) {
   for (size_t i = 0, pass = 0; pass < 2; i = (i + 1) % (sizeof cases / sizeof cases[0]), pass += i == 0) {
     const tsl_template *tpl = NULL;
     if (pass) CU_ASSERT_EQUAL_FATAL(tsl_autosched_template(cases[i].op, &tpl), TSL_OK);
-    const int64_t *sh[2] = {cases[i].shapes[0], cases[i].shapes[1]};
-    tsl_te_program *p = NULL;
-    tsl_status st = tsl_dsl_instantiate(tsl_dsl_module_find(mod, cases[i].op), cases[i].ninputs, sh, cases[i].ndims,
-                                        0, NULL, &p);
-    if (st != TSL_OK) printf("\n  %s: %s\n", cases[i].op, tsl_last_error());
-    CU_ASSERT_EQUAL_FATAL(st, TSL_OK);
-    int used = 0, good = check_candidates(p, jit, SKETCH_SAMPLES, cases[i].want, &used, tpl);
+    tsl_te_program *p = case_program(mod, &cases[i]);
+    int used = 0, good = check_candidates(p, jit, SKETCH_SAMPLES, cases[i].want, &used, tpl, TSL_SKETCH_NONE);
     if (good != SKETCH_SAMPLES || !used)
       printf("\n  %s%s: %d of %d candidates match; rule %s in %d sketches\n", cases[i].op, pass ? " (auto template)" : "",
              good, SKETCH_SAMPLES, tsl_sketch_rule_name(cases[i].want), used);
     CU_ASSERT_EQUAL(good, SKETCH_SAMPLES);
     CU_ASSERT_TRUE(used > 0);
   }
-  tsl_jit_free(jit);
-  tsl_arena_set_current(prev);
-  tsl_arena_free(arena);
-  tsl_dsl_module_free(mod);
+  host_env_close(&e);
+}
+
+/* The tile_pack sketches (register tile, cache_write, L1/L2 tiles, a packed input) of a
+ * matmul and an NCHW conv, with extents that leave tails at 8 and 16 lanes and that the
+ * row tiles do not divide: the space has them, and 50 seeded candidates of them each give
+ * the interpreter's result (with packing in some, an input packed in every layout the
+ * seeds pick). */
+static void test_sketch_tile_pack_candidates_match_interpreter(void) {
+  host_env e;
+  host_env_open(&e);
+  tsl_dsl_module *mod = e.mod;
+  tsl_jit *jit = e.jit;
+  static const sketch_case cases[] = {
+      {"sk_matmul", 2, {{30, 17}, {17, 72}}, {2, 2}, TSL_SKETCH_TILE_PACK},
+      {"sk_matmul", 2, {{64, 32}, {32, 48}}, {2, 2}, TSL_SKETCH_TILE_PACK},
+      {"sk_conv", 2, {{1, 3, 7, 21}, {10, 3, 3, 3}}, {4, 4}, TSL_SKETCH_TILE_PACK},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    tsl_te_program *p = case_program(mod, &cases[i]);
+    int used = 0;
+    int good = check_candidates(p, jit, SKETCH_SAMPLES, TSL_SKETCH_TILE_PACK, &used, NULL, TSL_SKETCH_TILE_PACK);
+    if (good != SKETCH_SAMPLES) printf("\n  %s: %d of %d tile_pack candidates match\n", cases[i].op, good, SKETCH_SAMPLES);
+    CU_ASSERT_EQUAL(good, SKETCH_SAMPLES);
+    CU_ASSERT_TRUE(used > 0);
+  }
+  host_env_close(&e);
 }
 
 /* The same program, sketch and seed give the same schedule text. */
@@ -213,8 +276,9 @@ static void test_sketch_sampling_is_deterministic(void) {
                         TSL_OK);
   tsl_sketch_list sl;
   CU_ASSERT_EQUAL_FATAL(tsl_sketch_generate(p, &host, &sl), TSL_OK);
-  /* matmul 64x40: generic (the default), tile, tile_cache (no rfactor: the spatial part is large) */
-  CU_ASSERT_EQUAL(sl.n, 3);
+  /* matmul 64x40: generic (the default), tile, tile_cache, tile_pack (no rfactor: the
+   * spatial part is large) */
+  CU_ASSERT_EQUAL(sl.n, 4);
   CU_ASSERT_EQUAL(sl.sketches[0].rule[sl.sketches[0].nstages - 1], TSL_SKETCH_GENERIC);
   for (int k = 0; k < sl.n; k++) {
     tsl_schedule *s1 = NULL, *s2 = NULL;
@@ -222,6 +286,9 @@ static void test_sketch_sampling_is_deterministic(void) {
     CU_ASSERT_EQUAL_FATAL(tsl_sketch_sample(p, &host, &sl.sketches[k], 9, &s2), TSL_OK);
     char *t1 = tsl_schedule_to_string(s1), *t2 = tsl_schedule_to_string(s2);
     CU_ASSERT_STRING_EQUAL(t1, t2);
+    if (!strstr(t1, "parallel(") || !strstr(t1, "vectorize("))
+      printf("\n  sketch %d (%s): no parallel or vectorize step:\n%s", k,
+             tsl_sketch_rule_name(sl.sketches[k].rule[sl.sketches[k].nstages - 1]), t1);
     CU_ASSERT_PTR_NOT_NULL(strstr(t1, "parallel("));
     CU_ASSERT_PTR_NOT_NULL(strstr(t1, "vectorize("));
     free(t1);
@@ -596,6 +663,8 @@ static void test_evolution_search_beats_random_on_a_known_cost(void) {
 void tsl_tests_tuner_sketch(void) {
   CU_pSuite s = CU_add_suite("tuner/sketch", NULL, NULL);
   CU_add_test(s, "test_sketch_candidates_match_interpreter", test_sketch_candidates_match_interpreter);
+  CU_add_test(s, "test_sketch_tile_pack_candidates_match_interpreter",
+              test_sketch_tile_pack_candidates_match_interpreter);
   CU_add_test(s, "test_sketch_sampling_is_deterministic", test_sketch_sampling_is_deterministic);
   CU_add_test(s, "test_sketch_candidates_lower_at_every_lane_count", test_sketch_candidates_lower_at_every_lane_count);
   CU_add_test(s, "test_autosched_default_vectorizes_only_contiguous_axes",
