@@ -55,6 +55,34 @@ static bool lane_constants(const tsl_expr *e, int lanes, int64_t *v) {
   }
 }
 
+/* The lanes of a predicate that uses no variable and no memory (comparisons of constant
+ * lane expressions, and/or/not of those); false otherwise. */
+static bool lane_predicate(const tsl_expr *e, int lanes, bool *m) {
+  int64_t a[TSL_VECTORIZE_MAX_LANES], b[TSL_VECTORIZE_MAX_LANES];
+  bool q[TSL_VECTORIZE_MAX_LANES];
+  switch (e->kind) {
+  case TSL_E_INT:
+    for (int j = 0; j < lanes; j++) m[j] = e->int_value != 0;
+    return tsl_type_is_bool(e->type);
+  case TSL_E_BROADCAST: return lane_predicate(e->broadcast.value, lanes, m);
+  case TSL_E_NOT:
+    if (!lane_predicate(e->un.a, lanes, m)) return false;
+    for (int j = 0; j < lanes; j++) m[j] = !m[j];
+    return true;
+  case TSL_E_AND: case TSL_E_OR:
+    if (!lane_predicate(e->bin.a, lanes, m) || !lane_predicate(e->bin.b, lanes, q)) return false;
+    for (int j = 0; j < lanes; j++) m[j] = e->kind == TSL_E_AND ? m[j] && q[j] : m[j] || q[j];
+    return true;
+  case TSL_E_EQ: case TSL_E_NE: case TSL_E_LT: case TSL_E_LE: case TSL_E_GT: case TSL_E_GE:
+    if (!lane_constants(e->bin.a, lanes, a) || !lane_constants(e->bin.b, lanes, b)) return false;
+    for (int j = 0; j < lanes; j++)
+      m[j] = e->kind == TSL_E_EQ ? a[j] == b[j] : e->kind == TSL_E_NE ? a[j] != b[j] : e->kind == TSL_E_LT ? a[j] < b[j]
+             : e->kind == TSL_E_LE ? a[j] <= b[j] : e->kind == TSL_E_GT ? a[j] > b[j] : a[j] >= b[j];
+    return true;
+  default: return false;
+  }
+}
+
 typedef struct split_index {
   const tsl_expr *uniform[MAX_UNIFORM_TERMS]; /* scalar terms, the same on every lane */
   int sign[MAX_UNIFORM_TERMS];
@@ -100,19 +128,26 @@ static int cmp_i64(const void *a, const void *b) {
 tsl_status cg_load_lane_windows(cg *c, const tsl_expr *e, LLVMValueRef *out) {
   *out = NULL;
   int lanes = e->type.lanes;
-  if (e->load.nindex != 1 || e->load.predicate || lanes < 2 || lanes > TSL_VECTORIZE_MAX_LANES ||
+  if (e->load.nindex != 1 || lanes < 2 || lanes > TSL_VECTORIZE_MAX_LANES ||
       tsl_type_is_bool(e->load.buf->dtype))
     return TSL_OK;
   const tsl_expr *idx = e->load.index[0];
   if (idx->kind == TSL_E_BROADCAST || !tsl_type_is_int(idx->type)) return TSL_OK;
   split_index s = {0};
   if (!split(idx, lanes, 1, &s)) return TSL_OK;
+  /* a predicate fixed per lane (a channel padding's `c < C`): its off lanes read 0 and
+   * take no part in the windows */
+  bool on[TSL_VECTORIZE_MAX_LANES];
+  for (int j = 0; j < lanes; j++) on[j] = true;
+  if (e->load.predicate && !lane_predicate(e->load.predicate, lanes, on)) return TSL_OK;
+  int non = 0;
   /* windows: the sorted offsets cut where a window would exceed one vector */
   int64_t sorted[TSL_VECTORIZE_MAX_LANES], wmin[MAX_WINDOWS], wmax[MAX_WINDOWS];
-  for (int j = 0; j < lanes; j++) sorted[j] = s.lane[j];
-  qsort(sorted, (size_t)lanes, sizeof sorted[0], cmp_i64);
+  for (int j = 0; j < lanes; j++)
+    if (on[j]) sorted[non++] = s.lane[j];
+  qsort(sorted, (size_t)non, sizeof sorted[0], cmp_i64);
   int nw = 0;
-  for (int j = 0; j < lanes; j++) {
+  for (int j = 0; j < non; j++) {
     if (nw > 0 && sorted[j] - wmin[nw - 1] < lanes) {
       wmax[nw - 1] = sorted[j];
       continue;
@@ -134,9 +169,7 @@ tsl_status cg_load_lane_windows(cg *c, const tsl_expr *e, LLVMValueRef *out) {
   }
   LLVMTypeRef vt = LLVMVectorType(elem, (unsigned)lanes);
   unsigned align = (unsigned)tsl_type_bytes(tsl_type_element(e->load.buf->dtype));
-  LLVMValueRef acc = NULL;
-  int owner[TSL_VECTORIZE_MAX_LANES];
-  for (int j = 0; j < lanes; j++) owner[j] = -1;
+  LLVMValueRef acc = LLVMConstNull(vt); /* lanes no window fills (predicated off) read 0 */
   for (int w = 0; w < nw; w++) {
     /* every element between two lanes' addresses lies in the buffer: the window's load
      * stays in bounds (masked to its width when narrower than a vector) */
@@ -158,12 +191,11 @@ tsl_status cg_load_lane_windows(cg *c, const tsl_expr *e, LLVMValueRef *out) {
     /* lanes of this window come from `win` (the second operand), the others keep acc */
     LLVMValueRef mask[TSL_VECTORIZE_MAX_LANES];
     for (int j = 0; j < lanes; j++) {
-      bool mine = s.lane[j] >= wmin[w] && s.lane[j] <= wmax[w];
-      if (mine) owner[j] = w;
-      int64_t pick = mine ? lanes + (s.lane[j] - wmin[w]) : (owner[j] >= 0 ? j : 0);
+      bool mine = on[j] && s.lane[j] >= wmin[w] && s.lane[j] <= wmax[w];
+      int64_t pick = mine ? lanes + (s.lane[j] - wmin[w]) : j;
       mask[j] = LLVMConstInt(c->t_i32, (unsigned long long)pick, 0);
     }
-    acc = LLVMBuildShuffleVector(c->b, acc ? acc : LLVMGetPoison(vt), win, LLVMConstVector(mask, (unsigned)lanes), "");
+    acc = LLVMBuildShuffleVector(c->b, acc, win, LLVMConstVector(mask, (unsigned)lanes), "");
   }
   *out = acc;
   return TSL_OK;
