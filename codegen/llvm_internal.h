@@ -89,6 +89,15 @@ LLVMValueRef cg_splat(cg *c, LLVMValueRef v, int lanes);
 
 /* Loads and stores (llvm_mem.c). */
 tsl_status cg_load(cg *c, const tsl_expr *e, LLVMValueRef *out);
+/* A vector load whose index is a sum of scalar terms and per-lane constants (what a
+ * gather with a fixed lane pattern lowers to once the loops that set the pattern are
+ * unrolled: ShuffleNet's channel interleave, a stride-2 row), unpredicated or under a
+ * predicate fixed per lane (a layout transform's `c < C`: off lanes read 0), as
+ * contiguous loads of the at most 4 windows of one vector width the on lanes fall in,
+ * and shuffles (llvm_lane_window.c); *out = NULL when the load is not of that form (the
+ * caller gathers). Every window lies between two on lanes' addresses, so no load leaves
+ * the lanes' buffer. */
+tsl_status cg_load_lane_windows(cg *c, const tsl_expr *e, LLVMValueRef *out);
 tsl_status cg_store(cg *c, const tsl_stmt *s);
 /* Address of the first lane of a load (for prefetch). */
 tsl_status cg_load_address(cg *c, const tsl_expr *load, LLVMValueRef *out);

@@ -93,6 +93,10 @@ static tsl_status prepare(cg *c, const char *what, const tsl_buffer *buf, int ni
 static LLVMValueRef all_true(cg *c, int lanes) { return LLVMConstAllOnes(LLVMVectorType(c->t_i1, (unsigned)lanes)); }
 
 tsl_status cg_load(cg *c, const tsl_expr *e, LLVMValueRef *out) {
+  if (e->type.lanes > 1 && e->load.nindex == 1 && !dense_ramp(e->load.index[0])) {
+    CG_TRY(cg_load_lane_windows(c, e, out));
+    if (*out) return TSL_OK;
+  }
   access a;
   CG_TRY(prepare(c, "load from", e->load.buf, e->load.nindex, e->load.index, e->load.predicate, true, &a));
   LLVMTypeRef vt = a.lanes > 1 ? LLVMVectorType(a.elem, (unsigned)a.lanes) : a.elem;

@@ -129,7 +129,8 @@ tsl_status tsl_channel_gather_text(const tsl_op_call *c, tsl_op_text *t) {
   snprintf(t->label, sizeof t->label, "channel_gather%d_p%d%s", nin, np, blocked ? "_nchwc" : "");
   tsl_op_text_header(t, nin);
   tsl_text_buf *b = &t->text;
-  tsl_text_put(b, blocked ? "  out[n, cb, i, c] = " : "  out[n, ch, i] = ");
+  /* the blocked form's tag selects its schedule (ops/nn/default_schedule.c) */
+  tsl_text_put(b, blocked ? "  @tag(\"channel_gather\")\n  out[n, cb, i, c] = " : "  out[n, ch, i] = ");
   /* the first piece holding the channel, else 0 (channels no piece covers, padding lanes) */
   for (int p = 0; p < np; p++) {
     tsl_text_put(b, "select(");

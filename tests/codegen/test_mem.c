@@ -253,6 +253,97 @@ static void test_predicated_scalar_load_and_store(void) {
   free(a), free(o);
 }
 
+/* ---- fixed lane patterns: windows and shuffles instead of gathers ---- */
+
+#define PATTERNS 6
+#define PAT_M (3 * N) /* elements of the patterns' input */
+
+/* Lane j of a vector of L lanes as an expression (0 for a scalar region). */
+static tsl_expr *lane_ramp(int64_t start, int64_t stride, int L) {
+  return L == 1 ? tsl_i64(start) : tsl_ramp(tsl_i64(start), tsl_i64(stride), L);
+}
+
+/* The upper clamp of pattern 4 (repeats at both ends). */
+static int64_t clamp_top(int L) { return L > 3 ? L - 3 : 0; }
+
+/* Pattern p's index of lane j at base (= io * L), written out for the reference. */
+static int64_t pattern_index(int p, int64_t base, int64_t j, int L) {
+  switch (p) {
+  case 0: return base / 2 + j / 2 + (j % 2) * (PAT_M / 2);             /* interleave of two far windows */
+  case 1: return PAT_M - 1 - (base + j);                                 /* reversed, ends on the last one */
+  case 2: return PAT_M - 3 * N + 3 * (base + j);                         /* stride 3: up to 3 windows */
+  case 3: return base / 4 + 11 * j;                                      /* stride 11: too many, a gather */
+  case 4: return base + (j - 3 < 0 ? 0 : j - 3 > clamp_top(L) ? clamp_top(L) : j - 3); /* repeated lanes */
+  default: return PAT_M - 2 * L + 2 + 2 * j; /* stride 2 under a fixed predicate; the last lane (off) is past the end */
+  }
+}
+
+static tsl_expr *pattern_expr(int p, tsl_expr *base, int L) {
+  switch (p) {
+  case 0:
+    return tsl_add(tsl_add(cg_bc(tsl_div(base, tsl_i64(2)), L), tsl_div(lane_ramp(0, 1, L), cg_bc(tsl_i64(2), L))),
+                   tsl_mul(tsl_mod(lane_ramp(0, 1, L), cg_bc(tsl_i64(2), L)), cg_bc(tsl_i64(PAT_M / 2), L)));
+  case 1:
+    return tsl_sub(cg_bc(tsl_i64(PAT_M - 1), L), L == 1 ? base : tsl_ramp(base, tsl_i64(1), L));
+  case 2:
+    return tsl_add(cg_bc(tsl_i64(PAT_M - 3 * N), L),
+                   L == 1 ? tsl_mul(base, tsl_i64(3)) : tsl_ramp(tsl_mul(base, tsl_i64(3)), tsl_i64(3), L));
+  case 3: return tsl_add(cg_bc(tsl_div(base, tsl_i64(4)), L), lane_ramp(0, 11, L));
+  case 4:
+    return tsl_add(cg_bc(base, L), tsl_min(tsl_max(lane_ramp(-3, 1, L), cg_bc(tsl_i64(0), L)), cg_bc(tsl_i64(clamp_top(L)), L)));
+  default: return tsl_add(cg_bc(tsl_add(tsl_div(base, tsl_i64(N)), tsl_i64(PAT_M - 2 * L + 2)), L), lane_ramp(0, 2, L));
+  }
+}
+
+/* Pattern 5's predicate: lanes below L - 1 that are not 1 mod 3. */
+static bool pattern_on(int p, int64_t j, int L) { return p != 5 || (j < L - 1 && j % 3 != 1); }
+
+static tsl_expr *pattern_predicate(int p, int L) {
+  if (p != 5) return NULL;
+  tsl_expr *j = lane_ramp(0, 1, L);
+  return tsl_and(tsl_lt(j, cg_bc(tsl_i64(L - 1), L)), tsl_ne(tsl_mod(lane_ramp(0, 1, L), cg_bc(tsl_i64(3), L)), cg_bc(tsl_i64(1), L)));
+}
+
+static tsl_stmt *body_patterns(tsl_expr *base, int L, int64_t off, void *ctx) {
+  bufpair *b = ctx;
+  tsl_stmt *st[PATTERNS];
+  for (int p = 0; p < PATTERNS; p++) {
+    tsl_expr *idx = pattern_expr(p, base, L);
+    st[p] = cg_stv(b->out, tsl_add(base, tsl_i64(p * CG_NREGIONS * N + off)), L,
+                   tsl_load(b->in, 1, &idx, pattern_predicate(p, L)));
+  }
+  return tsl_seq(PATTERNS, st);
+}
+
+/* Vector loads whose lanes read a scalar plus per-lane constants (an interleave, a
+ * reversal, strides 3 and 11, clamped repeats, stride 2 under a predicate fixed per lane
+ * whose off lanes read 0 and may point past the end) give what the lanes index, and read
+ * nothing past the input's end (a guard page follows it: the windows between the lanes'
+ * addresses never leave the buffer). */
+static void test_fixed_lane_patterns_read_their_lanes_only(void) {
+  long page = sysconf(_SC_PAGESIZE);
+  char *map = mmap(NULL, (size_t)page * 2, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  CU_ASSERT_FATAL(map != MAP_FAILED);
+  CU_ASSERT_FATAL(mprotect(map + page, (size_t)page, PROT_NONE) == 0);
+  float *in = (float *)(map + page - PAT_M * 4), *out = cg_alloc(PATTERNS * CG_NREGIONS * N * 4);
+  for (int k = 0; k < PAT_M; k++) in[k] = (float)(k * 7 % 191) + 0.25f;
+  bufpair b = {cg_buf("in", TSL_F32, PAT_M), cg_buf("out", TSL_F32, PATTERNS * CG_NREGIONS * N), NULL};
+  tsl_func *f = cg_func("lane_patterns", 2, (tsl_buffer *[]){b.in, b.out}, regions(N, body_patterns, &b));
+  CU_ASSERT_EQUAL_FATAL(run2(f, in, out), TSL_OK);
+  for (int p = 0; p < PATTERNS; p++)
+    for (int r = 0; r < CG_NREGIONS; r++) {
+      int L = cg_region_lanes[r];
+      for (int64_t k = 0; k < N; k++) {
+        int64_t base = k / L * L, want = pattern_index(p, base, k - base, L);
+        bool on = pattern_on(p, k - base, L);
+        CU_ASSERT_FATAL(!on || (want >= 0 && want < PAT_M));
+        CU_ASSERT_EQUAL(out[(p * CG_NREGIONS + r) * N + k], on ? in[want] : 0.0f);
+      }
+    }
+  free(out);
+  munmap(map, (size_t)page * 2);
+}
+
 void cg_add_memory_tests(void) {
   CU_pSuite s = CU_add_suite("codegen_memory", cg_suite_init, cg_suite_clean);
   CU_add_test(s, "test_scalar_load_store_every_type", test_scalar_load_store_every_type);
@@ -263,4 +354,5 @@ void cg_add_memory_tests(void) {
   CU_add_test(s, "test_C01_masked_tail_touches_no_memory_past_the_end",
               test_C01_masked_tail_touches_no_memory_past_the_end);
   CU_add_test(s, "test_predicated_scalar_load_and_store", test_predicated_scalar_load_and_store);
+  CU_add_test(s, "test_fixed_lane_patterns_read_their_lanes_only", test_fixed_lane_patterns_read_their_lanes_only);
 }
