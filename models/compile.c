@@ -59,7 +59,7 @@ static tsl_status optimize(tsl_graph *g, int block, bool binary_nchw, tsl_compil
   if (st == TSL_OK) st = tsl_pass_sink_resize(g, &stats->resizes_sunk);
   int gated = 0;
   if (st == TSL_OK) st = tsl_pass_fuse_gating(g, &gated);
-  if (st == TSL_OK) st = tsl_pass_fuse_conv(g, &stats->nodes_fused);
+  if (st == TSL_OK) st = tsl_pass_fuse_conv(g, block, &stats->nodes_fused);
   stats->nodes_fused += gated;
   if (st == TSL_OK) st = tsl_pass_channel_shuffle(g, &stats->channel_shuffles);
   if (st == TSL_OK) st = tsl_pass_channel_gather(g, &stats->channel_gathers);

@@ -65,24 +65,28 @@ static tsl_status fuse_function(tsl_graph *g, int prod, int act) {
 
 /* Whether the activation node `act` stays a kernel of its own after node `prod`: a
  * transcendental function (exp, tanh, erf: tsl_activation_transcendental) after a grouped
- * or depthwise conv. Measured on EfficientNet-B0 at 1 thread (AVX2): fused into the window
- * template's register tile, Swish took 27% more than conv + a separate Swish pass (its
- * constants and temporaries spill the tile's accumulators); in the 1x1 GEMM tile +3%,
- * piecewise-linear HardSwish / HardSigmoid in depthwise convs (MobileNetV3) +1%. The
- * window template's epilogue pass (conv_common.h) removes the spills, but the fused
- * convs measured 5-10% slower than conv + a separate Swish pass (fuse_conv.h). */
-static bool keep_separate(const tsl_graph *g, int prod, int act) {
+ * or depthwise conv, when the layout block is below TSL_FUSE_TRANSCENDENTAL_MIN_BLOCK
+ * lanes (or the graph is not blocked). Measured on EfficientNet-B0 at 1 thread (AVX2):
+ * fused into the window template's register tile, Swish took 27% more than conv + a
+ * separate Swish pass (its constants and temporaries spill the tile's accumulators); in
+ * the 1x1 GEMM tile +3%, piecewise-linear HardSwish / HardSigmoid in depthwise convs
+ * (MobileNetV3) +1%. The window template's epilogue pass (conv_common.h) removes the
+ * spills, but at 8 lanes the fused convs still measured 3-10% slower than conv + a
+ * separate Swish pass; at 16 lanes (AVX-512, 32 vector registers) fused was faster
+ * (fuse_conv.h). */
+static bool keep_separate(const tsl_graph *g, int block, int prod, int act) {
   const tsl_activation *a;
   double attrs[TSL_ACTIVATION_MAX_ATTRS];
+  if (block >= TSL_FUSE_TRANSCENDENTAL_MIN_BLOCK) return false;
   if (g->nodes[prod].op != TSL_OP_CONV || tsl_node_attr_int(&g->nodes[prod], "group", 1) == 1) return false;
   return tsl_node_activation(g, &g->nodes[act], &a, attrs) == TSL_OK && tsl_activation_transcendental(a);
 }
 
-static tsl_status fuse_act(tsl_graph *g, int conv, int act, bool *done) {
+static tsl_status fuse_act(tsl_graph *g, int block, int conv, int act, bool *done) {
   *done = false;
   const tsl_node *a = &g->nodes[act], *c = &g->nodes[conv];
   if (a->n_inputs != 1 || tsl_node_attr(c, TSL_ATTR_ACTIVATION)) return TSL_OK;
-  if (a->op == TSL_OP_ACTIVATION && keep_separate(g, conv, act)) return TSL_OK;
+  if (a->op == TSL_OP_ACTIVATION && keep_separate(g, block, conv, act)) return TSL_OK;
   tsl_status st;
   if (a->op == TSL_OP_ACTIVATION) {
     st = fuse_function(g, conv, act);
@@ -99,7 +103,7 @@ static tsl_status fuse_act(tsl_graph *g, int conv, int act, bool *done) {
   return st;
 }
 
-tsl_status tsl_pass_fuse_conv(tsl_graph *g, int *fused) {
+tsl_status tsl_pass_fuse_conv(tsl_graph *g, int block, int *fused) {
   if (!g) return tsl_error(TSL_ERR_INVALID, "fuse_conv: NULL graph");
   int count = 0;
   bool *dead = calloc((size_t)(g->n_nodes ? g->n_nodes : 1), sizeof *dead);
@@ -125,7 +129,7 @@ tsl_status tsl_pass_fuse_conv(tsl_graph *g, int *fused) {
     }
     tsl_op uop = user >= 0 ? g->nodes[user].op : TSL_OP_IDENTITY;
     if (user >= 0 && (uop == TSL_OP_ACTIVATION || (conv && (uop == TSL_OP_RELU || uop == TSL_OP_CLIP)))) {
-      if ((st = fuse_act(g, i, user, &done)) != TSL_OK) break;
+      if ((st = fuse_act(g, block, i, user, &done)) != TSL_OK) break;
       if (done) {
         dead[user] = true;
         count++;

@@ -24,7 +24,11 @@
  * register tile it cost 27% more than the separate pass (EfficientNet-B0, 1 thread, AVX2);
  * computed outside the tile (epilogue_pass, ops/conv2d/conv_common.h: no spills) the 16
  * fused depthwise convs still took 4.1-6.2 ms against 3.7-4.8 ms for conv + Swish
- * kernels (same model, 4 interleaved --profile runs on a machine at load 6.5-7.7).
+ * kernels (same model, 4 interleaved --profile runs on a machine at load 6.5-7.7). At
+ * 16 lanes (AVX-512) the same fusion was faster: EfficientNet-B0's depthwise + Sigmoid
+ * kernels ~1.51 ms fused against ~1.67 ms separate, the model ~7.7 against ~8.25 ms
+ * (1 thread, znver5, 4 alternating pairs at load ~11), while at 8 lanes it stayed 3-5%
+ * slower; so the exception holds only for blocks below TSL_FUSE_TRANSCENDENTAL_MIN_BLOCK.
  * A node is fused into a conv only when the conv's output has no other reader and is
  * not a graph output, so no intermediate value is lost. Run after batch-norm folding
  * (a BatchNormalization between conv and activation blocks the pattern).
@@ -57,10 +61,16 @@ struct tsl_activation;
 tsl_status tsl_node_fused_function(const tsl_graph *g, const tsl_node *n, const struct tsl_activation **fn,
                                    double *attrs);
 
-/* Fuses in place; *fused (may be NULL) receives the number of nodes folded into convs.
+/* The smallest layout block (f32 lanes of NCHW[x]c) at which a transcendental function
+ * after a grouped or depthwise conv is fused into it (see above). */
+#define TSL_FUSE_TRANSCENDENTAL_MIN_BLOCK 16
+
+/* Fuses in place; `block` is the layout block the graph will be compiled with (its f32
+ * lanes; 0 for plain NCHW), which decides the grouped/depthwise exception above; *fused
+ * (may be NULL) receives the number of nodes folded into convs.
  * Value and node ids change (the graph is pruned and re-sorted).
  * Errors: TSL_ERR_NOMEM, TSL_ERR_INVALID (a malformed graph). */
-tsl_status tsl_pass_fuse_conv(tsl_graph *g, int *fused);
+tsl_status tsl_pass_fuse_conv(tsl_graph *g, int block, int *fused);
 
 #ifdef __cplusplus
 }

@@ -10,6 +10,7 @@
 
 #include "graph_tests.h"
 #include "graph_util.h"
+#include "target/target.h"
 #include "models/passes/fuse_conv.h"
 
 static int act(tsl_graph *g, int x, const char *function, int nattrs, const char *const *names, const double *v) {
@@ -40,9 +41,9 @@ static tsl_graph *optimized(const tsl_graph *g, int block, tsl_compile_stats *st
   return c;
 }
 
-/* Compiles g plain and blocked: one kernel a conv / product besides layout transforms,
- * outputs within tol of the reference executor's. */
-static void check_compiled(const tsl_graph *g, int kernels, double tol) {
+/* Compiles g plain and blocked: `plain_kernels` / `blocked_kernels` kernels besides
+ * layout transforms, outputs within tol of the reference executor's. */
+static void check_compiled_modes(const tsl_graph *g, int plain_kernels, int blocked_kernels, double tol) {
   int64_t n = gt_numel(g, g->inputs[0]);
   float *x = gt_random(n, 5, -2.0, 2.0);
   const float *ins[1] = {x};
@@ -54,7 +55,7 @@ static void check_compiled(const tsl_graph *g, int kernels, double tol) {
     o.no_layout = plain;
     tsl_compile_stats st = {0};
     float *got[1] = {0};
-    int transforms = 0;
+    int transforms = 0, kernels = plain ? plain_kernels : blocked_kernels;
     tsl_status s = gt_compile_run(g, &o, ins, got, &st, &transforms);
     if (s != TSL_OK) printf("\n  compile (%s): %s\n", plain ? "plain" : "blocked", tsl_last_error());
     CU_ASSERT_EQUAL(s, TSL_OK);
@@ -72,6 +73,9 @@ static void check_compiled(const tsl_graph *g, int kernels, double tol) {
   free(want[0]);
   free(x);
 }
+
+/* check_compiled_modes with the same kernel count plain and blocked. */
+static void check_compiled(const tsl_graph *g, int kernels, double tol) { check_compiled_modes(g, kernels, kernels, tol); }
 
 /* After the passes at 8 lanes, `left` activation nodes remain; then check_compiled. */
 static void check_fused(const tsl_graph *g, int left, int kernels) {
@@ -149,8 +153,9 @@ static void test_matmul_gelu_and_gemm_tanh(void) {
   tsl_graph_free(g);
 }
 
-/* After a depthwise conv, a piecewise-linear function (HardSigmoid) fuses, a
- * transcendental one (Sigmoid, as Swish) stays a kernel of its own (fuse_conv.h). */
+/* After a depthwise conv, a piecewise-linear function (HardSigmoid) fuses; a
+ * transcendental one (Sigmoid, as Swish) stays a kernel of its own below 16-lane blocks
+ * and fuses at 16 (TSL_FUSE_TRANSCENDENTAL_MIN_BLOCK, fuse_conv.h). */
 static int depthwise3x3(tsl_graph *g, int x, int64_t c, uint64_t seed) {
   int64_t ws[4] = {c, 1, 3, 3};
   int node, ins[3] = {x, gt_add_const(g, 4, ws, seed, -0.4, 0.4), gt_add_const(g, 1, &c, seed + 1, -0.2, 0.2)};
@@ -172,7 +177,17 @@ static void test_depthwise_fuses_only_piecewise_linear_functions(void) {
   int d = binary(g, TSL_OP_MUL, c, act(g, c, "Sigmoid", 0, NULL, NULL)); /* Swish (fuse_gating.h) */
   CU_ASSERT_EQUAL_FATAL(tsl_graph_add_output(g, gt_add_conv1x1(g, d, 12, 8, 65)), TSL_OK);
   CU_ASSERT_EQUAL_FATAL(tsl_graph_infer_shapes(g), TSL_OK);
-  check_fused(g, 1, 4); /* two depthwise convs, the Swish, the 1x1 conv */
+  int blocks[3] = {0, 8, 16}, left[3] = {1, 1, 0};
+  for (int i = 0; i < 3; i++) {
+    tsl_compile_stats st = {0};
+    tsl_graph *o = optimized(g, blocks[i], &st);
+    CU_ASSERT_EQUAL(tsl_graph_count_op(o, TSL_OP_ACTIVATION), left[i]);
+    tsl_graph_free(o);
+  }
+  tsl_target t;
+  CU_ASSERT_EQUAL_FATAL(tsl_target_parse("host", &t), TSL_OK);
+  /* two depthwise convs, the Swish unless fused, the 1x1 conv */
+  check_compiled_modes(g, 4, tsl_target_f32_lanes(&t) >= TSL_FUSE_TRANSCENDENTAL_MIN_BLOCK ? 3 : 4, 1e-5);
   tsl_graph_free(g);
 }
 
