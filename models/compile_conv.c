@@ -191,7 +191,11 @@ static tsl_status conv_kernel(tsl_conv_lowering *cl, const tsl_workload *w, cons
   tsl_te_program *prog = NULL;
   tsl_schedule *s = NULL;
   tsl_dispatch_info info;
-  st = tsl_dispatch_schedule_any(cl->records, cl->target, w, cl->warn, &prog, &s, &info);
+  /* a channel-scaled layer runs the GEMM 1x1 algorithm only: its best record of that
+   * algorithm (the others' records cannot be used for it) */
+  st = scaled ? tsl_dispatch_schedule_conv_algo(cl->records, cl->target, w, TSL_CONV2D_GEMM_1X1, cl->warn, &prog, &s,
+                                                &info)
+              : tsl_dispatch_schedule_any(cl->records, cl->target, w, cl->warn, &prog, &s, &info);
   tsl_conv2d_algo algo = TSL_CONV2D_DIRECT;
   if (st == TSL_OK && !tsl_conv2d_algo_of_op(info.op_workload.op, &algo))
     st = tsl_error(TSL_ERR_INVALID, "compile: the dispatch chose %s, no conv algorithm", info.op_workload.op);

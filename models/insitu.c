@@ -46,12 +46,14 @@ static bool same_choice(const tsl_record *a, const tsl_record *b) {
 
 /* The dispatch's choice for w from db (what compiling with db runs); false when no
  * record of db applies. */
-static bool dispatch_choice(const tsl_records *db, const tsl_target *t, const tsl_workload *w,
+static bool dispatch_choice(const tsl_records *db, const tsl_target *t, const tsl_workload *w, int only_algo,
                             tsl_dispatch_info *info) {
   tsl_arena *ar = tsl_arena_new(), *prev = tsl_arena_set_current(ar);
   tsl_te_program *p = NULL;
   tsl_schedule *s = NULL;
-  tsl_status st = tsl_dispatch_schedule_any(db, t, w, NULL, &p, &s, info);
+  tsl_status st = only_algo >= 0
+                      ? tsl_dispatch_schedule_conv_algo(db, t, w, (tsl_conv2d_algo)only_algo, NULL, &p, &s, info)
+                      : tsl_dispatch_schedule_any(db, t, w, NULL, &p, &s, info);
   tsl_schedule_free(s);
   tsl_arena_set_current(prev);
   tsl_arena_free(ar);
@@ -93,7 +95,7 @@ static tsl_status isolated_candidates(const tsl_records *db, const tsl_target *t
   int taken[TSL_INSITU_MAX_CANDIDATES], ntpl = 0;
   bool first = true;
   while (st == TSL_OK && sub->n > 0 && L->ncand < TSL_INSITU_MAX_CANDIDATES) {
-    if (!dispatch_choice(sub, t, w, info)) break;
+    if (!dispatch_choice(sub, t, w, L->only_algo, info)) break;
     int k = 0;
     while (k < ntpl && strcmp(tpl[k], info->record.template_name) != 0) k++;
     if (k == ntpl && ntpl == top) { /* an algorithm after the `top` best */
@@ -203,6 +205,7 @@ static tsl_status collect_layers(const tsl_graph *g, tsl_records *db, const tsl_
     snprintf(L->key, sizeof L->key, "%s", di->record.workload);
     snprintf(L->node, sizeof L->node, "%s", v0->steps[s].node);
     L->steps = 1;
+    L->only_algo = di->only_algo;
     L->ncand = 1;
     L->cand[0].rec = di->record;
     L->cand[0].is_default = true;

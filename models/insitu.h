@@ -74,6 +74,8 @@ typedef struct tsl_insitu_layer {
   char key[TSL_RECORD_KEY_LEN]; /* the family workload key */
   char node[128];               /* the first conv node computing it */
   int steps;                    /* its conv steps per run */
+  int only_algo;                /* -1, or the one conv algorithm its steps can run (a
+                                   channel-scaled layer: GEMM 1x1); candidates of it only */
   int ncand;
   tsl_insitu_candidate cand[TSL_INSITU_MAX_CANDIDATES]; /* [0] the default, [1] the isolated best, ... */
   int chosen;                   /* the candidate of least model_cost */

@@ -60,8 +60,11 @@ static int preferred(const tsl_target *t, const tsl_workload *w, const tsl_algo_
   return -1;
 }
 
+/* any_op: every algorithm of w's family, else w's own operator only; only_algo >= 0 (a
+ * tsl_conv2d_algo): only the operators of that conv algorithm. */
 static tsl_status dispatch(const tsl_records *db, const tsl_target *t, const tsl_workload *w, FILE *warn,
-                           bool any_op, tsl_te_program **program, tsl_schedule **sched, tsl_dispatch_info *info) {
+                           bool any_op, int only_algo, tsl_te_program **program, tsl_schedule **sched,
+                           tsl_dispatch_info *info) {
   if (!t || !w || !program || !sched) return tsl_error(TSL_ERR_INVALID, "dispatch: NULL argument");
   *program = NULL;
   *sched = NULL;
@@ -85,10 +88,14 @@ static tsl_status dispatch(const tsl_records *db, const tsl_target *t, const tsl
     na = tsl_algorithms_for(w, algos, MAX_ALGOS, NULL);
   }
   if (na > MAX_ALGOS) na = MAX_ALGOS;
-  if (!any_op) {
+  if (!any_op || only_algo >= 0) {
     int k = 0;
-    for (int a = 0; a < na; a++)
-      if (strcmp(algos[a].op_workload.op, w->op) == 0) algos[k++] = algos[a];
+    for (int a = 0; a < na; a++) {
+      tsl_conv2d_algo ca;
+      bool keep = only_algo >= 0 ? tsl_conv2d_algo_of_op(algos[a].op_workload.op, &ca) && (int)ca == only_algo
+                                 : strcmp(algos[a].op_workload.op, w->op) == 0;
+      if (keep) algos[k++] = algos[a];
+    }
     na = k;
   }
   if (na == 0) {
@@ -164,6 +171,7 @@ static tsl_status dispatch(const tsl_records *db, const tsl_target *t, const tsl
   }
   if (st == TSL_ERR_NOT_FOUND) st = tsl_error(TSL_ERR_NOT_FOUND, "dispatch: no template gives a schedule for %s", key);
 out:
+  if (st == TSL_OK && info) info->only_algo = only_algo;
   free(algos);
   free(spaces);
   free(progs);
@@ -173,10 +181,17 @@ out:
 
 tsl_status tsl_dispatch_schedule(const tsl_records *db, const tsl_target *t, const tsl_workload *w, FILE *warn,
                                  tsl_te_program **program, tsl_schedule **sched, tsl_dispatch_info *info) {
-  return dispatch(db, t, w, warn, false, program, sched, info);
+  return dispatch(db, t, w, warn, false, -1, program, sched, info);
 }
 
 tsl_status tsl_dispatch_schedule_any(const tsl_records *db, const tsl_target *t, const tsl_workload *w, FILE *warn,
                                      tsl_te_program **program, tsl_schedule **sched, tsl_dispatch_info *info) {
-  return dispatch(db, t, w, warn, true, program, sched, info);
+  return dispatch(db, t, w, warn, true, -1, program, sched, info);
+}
+
+tsl_status tsl_dispatch_schedule_conv_algo(const tsl_records *db, const tsl_target *t, const tsl_workload *w,
+                                           tsl_conv2d_algo algo, FILE *warn, tsl_te_program **program,
+                                           tsl_schedule **sched, tsl_dispatch_info *info) {
+  if ((int)algo < 0) return tsl_error(TSL_ERR_INVALID, "dispatch: invalid conv algorithm %d", (int)algo);
+  return dispatch(db, t, w, warn, true, (int)algo, program, sched, info);
 }

@@ -32,6 +32,7 @@
 #include <stdio.h>
 
 #include "ops/algorithm.h"
+#include "ops/conv2d/algorithms_conv.h"
 #include "tuner/records.h"
 
 #ifdef __cplusplus
@@ -50,6 +51,9 @@ typedef struct tsl_dispatch_info {
   double cost;              /* the record's cost in seconds (tsl_record_cost: its fastest
                                sample); +inf for the default */
   bool in_model;            /* the record used was measured inside a model */
+  int only_algo;            /* -1: every algorithm considered; else the one conv algorithm
+                               (tsl_conv2d_algo) the dispatch was restricted to
+                               (tsl_dispatch_schedule_conv_algo) */
   tsl_record record;        /* the schedule as a record: target, task, family workload key,
                                algorithm, template, space hash, config index, knobs and
                                config; when tuned, also the used record's result, device
@@ -70,6 +74,17 @@ tsl_status tsl_dispatch_schedule(const tsl_records *db, const tsl_target *t, con
  * weights the caller must transform with the algorithm's weight transform first). */
 tsl_status tsl_dispatch_schedule_any(const tsl_records *db, const tsl_target *t, const tsl_workload *w, FILE *warn,
                                      tsl_te_program **program, tsl_schedule **sched, tsl_dispatch_info *info);
+
+/* As tsl_dispatch_schedule_any restricted to ONE algorithm of a conv family workload w:
+ * the best record of `algo`'s operators (records of the other algorithms are not
+ * compared), else `algo`'s default config with the warning above. For a layer that only
+ * one algorithm can compute as fused (e.g. a squeeze-excitation channel scale read inside
+ * the GEMM 1x1 kernel, models/passes/fuse_channel_scale.h): its tuned config of that
+ * algorithm, not the default because another algorithm won in isolation.
+ * Errors: TSL_ERR_NOT_FOUND when `algo` does not apply to w; as tsl_dispatch_schedule. */
+tsl_status tsl_dispatch_schedule_conv_algo(const tsl_records *db, const tsl_target *t, const tsl_workload *w,
+                                           tsl_conv2d_algo algo, FILE *warn, tsl_te_program **program,
+                                           tsl_schedule **sched, tsl_dispatch_info *info);
 
 #ifdef __cplusplus
 }

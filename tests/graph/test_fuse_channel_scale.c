@@ -5,7 +5,8 @@
  * C = 19 (not a multiple of the lanes) and N = 1, 2, compiled and run against the
  * reference executor on the same graph; the compiled plan has no broadcast Mul step
  * where the pattern matched (the scale is inside the GEMM 1x1 kernel, or a step on the
- * transformed weight of a strided 1x1 conv), and keeps it where it did not. */
+ * transformed weight of a strided 1x1 conv), and keeps it where it did not. Compiled
+ * with records, the scaled conv takes GEMM 1x1's record (the one algorithm it runs). */
 #include <CUnit/Basic.h>
 #include <math.h>
 #include <stdio.h>
@@ -14,7 +15,11 @@
 
 #include "graph_tests.h"
 #include "graph_util.h"
+#include "ir/arena.h"
+#include "models/compile.h"
 #include "models/passes/fuse_channel_scale.h"
+#include "ops/algorithm.h"
+#include "ops/conv2d/algorithms_conv.h"
 #include "runtime/graph_executor.h"
 #include "tessel/plan.h"
 
@@ -175,10 +180,100 @@ static void test_other_consumers_keep_the_mul(void) {
   }
 }
 
+/* Records for every conv layer of g: each applicable algorithm at its template's
+ * default config, GEMM 1x1 ten times slower than the others (so it never wins the
+ * unrestricted dispatch). */
+static tsl_records *records_gemm_slowest(const tsl_graph *g, const tsl_target *t) {
+  tsl_conv_layer layers[16];
+  int n = 0;
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_conv_layers(g, "host", layers, 16, &n), TSL_OK);
+  tsl_records *db = NULL;
+  CU_ASSERT_EQUAL_FATAL(tsl_records_new(&db), TSL_OK);
+  char target[192];
+  tsl_target_str(t, target, sizeof target);
+  for (int l = 0; l < n && l < 16; l++) {
+    tsl_workload *w = &layers[l].workload;
+    tsl_workload_fix(w);
+    char *key = NULL;
+    CU_ASSERT_EQUAL_FATAL(tsl_workload_key_of(w, &key), TSL_OK);
+    tsl_algo_choice a[16];
+    int na = tsl_algorithms_for(w, a, 16, NULL);
+    for (int i = 0; i < na && i < 16; i++) {
+      tsl_te_program *p = NULL;
+      tsl_config_space sp;
+      tsl_record r;
+      memset(&r, 0, sizeof r);
+      if (tsl_workload_instantiate(&a[i].op_workload, &p) != TSL_OK || a[i].tpl->space(p, t, &sp) != TSL_OK ||
+          a[i].tpl->default_config(p, t, &sp, &r.config) != TSL_OK) {
+        tsl_clear_error();
+        continue;
+      }
+      tsl_conv2d_algo algo;
+      bool gemm = tsl_conv2d_algo_of_op(a[i].op_workload.op, &algo) && algo == TSL_CONV2D_GEMM_1X1;
+      r.space_hash = tsl_space_hash(a[i].tpl->name, a[i].tpl->version, a[i].tpl->op, &sp);
+      r.nknobs = sp.nknobs;
+      snprintf(r.template_name, sizeof r.template_name, "%.95s", a[i].tpl->name);
+      snprintf(r.algorithm, sizeof r.algorithm, "%.95s", a[i].name);
+      snprintf(r.target, sizeof r.target, "%s", target);
+      snprintf(r.workload, sizeof r.workload, "%s", key);
+      r.ncosts = 1;
+      r.costs[0] = gemm ? 1e-3 : 1e-4;
+      CU_ASSERT_EQUAL(tsl_records_add(db, &r), TSL_OK);
+    }
+    free(key);
+  }
+  return db;
+}
+
+/* Tuned: the channel-scaled projection conv runs GEMM 1x1 only, so it takes GEMM 1x1's
+ * record although another algorithm's record of its workload is faster (before, it fell
+ * back to GEMM 1x1's default, untuned, and the in-situ pass timed that default under
+ * the other algorithm's name); the unscaled convs take the faster records. */
+static void test_scaled_conv_takes_its_algorithms_record(void) {
+  tsl_arena *ar = tsl_arena_new(), *prev = tsl_arena_set_current(ar);
+  int x;
+  tsl_graph *g = new_graph(1, 6, 7, &x);
+  int a = node1(g, TSL_OP_RELU, gt_add_conv1x1(g, x, C, C, 1));
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_add_output(g, gt_add_conv1x1(g, mul(g, a, se_gate(g, a, "Sigmoid", 10)), C, 13, 20)),
+                        TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_infer_shapes(g), TSL_OK);
+  tsl_target t;
+  CU_ASSERT_EQUAL_FATAL(tsl_target_parse("host", &t), TSL_OK);
+  tsl_records *db = records_gemm_slowest(g, &t);
+  tsl_compile_options co = {.target = "host", .records_db = db};
+  tsl_graph_plan *plan = NULL;
+  tsl_conv_step *steps = NULL;
+  int nsteps = 0, scaled = 0;
+  tsl_status st = tsl_graph_compile_conv_steps(g, &co, &plan, NULL, &steps, &nsteps);
+  if (st != TSL_OK) printf("\n  compile: %s", tsl_last_error());
+  CU_ASSERT_EQUAL_FATAL(st, TSL_OK);
+  for (int i = 0; i < nsteps; i++) {
+    const tsl_dispatch_info *di = &steps[i].info;
+    CU_ASSERT_TRUE(di->tuned);
+    const char *algo = strrchr(di->algorithm, '.');
+    if (di->only_algo == TSL_CONV2D_GEMM_1X1) {
+      scaled++;
+      CU_ASSERT_STRING_EQUAL(algo ? algo : "", ".gemm1x1");
+      CU_ASSERT_DOUBLE_EQUAL(di->cost, 1e-3, 1e-12);
+    } else {
+      CU_ASSERT_EQUAL(di->only_algo, -1);
+      CU_ASSERT_DOUBLE_EQUAL(di->cost, 1e-4, 1e-12);
+    }
+  }
+  CU_ASSERT_EQUAL(scaled, 1);
+  free(steps);
+  tsl_graph_plan_free(plan);
+  tsl_records_free(db);
+  tsl_graph_free(g);
+  tsl_arena_set_current(prev);
+  tsl_arena_free(ar);
+}
+
 void tsl_tests_graph_fuse_channel_scale(void) {
   CU_pSuite s = CU_add_suite("graph_fuse_channel_scale", NULL, NULL);
   CU_add_test(s, "se_blocks_fold_into_the_projection_conv", test_se_blocks_fold_into_the_projection_conv);
   CU_add_test(s, "gate_with_another_reader_folds", test_gate_with_another_reader_folds);
   CU_add_test(s, "strided_projection_scales_its_weight", test_strided_projection_scales_its_weight);
   CU_add_test(s, "other_consumers_keep_the_mul", test_other_consumers_keep_the_mul);
+  CU_add_test(s, "scaled_conv_takes_its_algorithms_record", test_scaled_conv_takes_its_algorithms_record);
 }

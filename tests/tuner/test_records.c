@@ -540,6 +540,58 @@ static void test_dispatch_own_operator_unless_any_requested(void) {
   tsl_arena_free(ar);
 }
 
+/* A layer only one algorithm can compute (a channel-scaled 1x1 conv: GEMM 1x1 only,
+ * models/compile_conv.c) takes that algorithm's best record even when another algorithm's
+ * record is faster, and the default of that algorithm (untuned) when it has none. */
+static void test_dispatch_restricted_to_one_conv_algo(void) {
+  tsl_arena *ar = tsl_arena_new();
+  tsl_arena *prev = tsl_arena_set_current(ar);
+  tsl_target host;
+  CU_ASSERT_EQUAL_FATAL(tsl_target_parse("host", &host), TSL_OK);
+  const int64_t data[] = {1, 2, 14, 14, 8}, weight[] = {2, 2, 1, 1, 8, 8}, bias[] = {2, 8};
+  const int64_t *shapes[] = {data, weight, bias};
+  const int nd[] = {5, 6, 2};
+  tsl_workload w;
+  CU_ASSERT_EQUAL_FATAL(tsl_workload_init(&w, "conv2d_nchwc_bias", 3, shapes, nd, 0, NULL), TSL_OK);
+  tsl_records *db = NULL;
+  tsl_records_new(&db);
+  tsl_record r;
+  forge_algo_record(&host, &w, "conv2d_nchwc_bias.im2col", 1e-4, &r);
+  tsl_records_add(db, &r);
+  tsl_te_program *prog = NULL;
+  tsl_schedule *s = NULL;
+  tsl_dispatch_info info;
+  /* no GEMM 1x1 record: its default, untuned, although an im2col record exists */
+  CU_ASSERT_EQUAL(tsl_dispatch_schedule_conv_algo(db, &host, &w, TSL_CONV2D_GEMM_1X1, NULL, &prog, &s, &info), TSL_OK);
+  CU_ASSERT_FALSE(info.tuned);
+  CU_ASSERT_STRING_EQUAL(info.algorithm, "conv2d_nchwc_bias.gemm1x1");
+  CU_ASSERT_EQUAL(info.only_algo, TSL_CONV2D_GEMM_1X1);
+  tsl_schedule_free(s);
+  s = NULL;
+  forge_algo_record(&host, &w, "conv2d_nchwc_bias.gemm1x1", 5e-4, &r);
+  tsl_records_add(db, &r);
+  CU_ASSERT_EQUAL(tsl_dispatch_schedule_conv_algo(db, &host, &w, TSL_CONV2D_GEMM_1X1, NULL, &prog, &s, &info), TSL_OK);
+  CU_ASSERT_TRUE(info.tuned);
+  CU_ASSERT_STRING_EQUAL(info.algorithm, "conv2d_nchwc_bias.gemm1x1");
+  CU_ASSERT_DOUBLE_EQUAL(info.cost, 5e-4, 1e-12);
+  tsl_schedule_free(s);
+  s = NULL;
+  /* unrestricted: the faster im2col record wins */
+  CU_ASSERT_EQUAL(tsl_dispatch_schedule_any(db, &host, &w, NULL, &prog, &s, &info), TSL_OK);
+  CU_ASSERT_STRING_EQUAL(info.algorithm, "conv2d_nchwc_bias.im2col");
+  CU_ASSERT_EQUAL(info.only_algo, -1);
+  tsl_schedule_free(s);
+  s = NULL;
+  /* an algorithm that does not apply (Winograd needs a 3x3 kernel): not found */
+  CU_ASSERT_EQUAL(tsl_dispatch_schedule_conv_algo(db, &host, &w, TSL_CONV2D_WINOGRAD_F4, NULL, &prog, &s, &info),
+                  TSL_ERR_NOT_FOUND);
+  tsl_clear_error();
+  tsl_schedule_free(s);
+  tsl_records_free(db);
+  tsl_arena_set_current(prev);
+  tsl_arena_free(ar);
+}
+
 /* Runs a shell command, returns its exit status and (malloc'd) stdout. */
 static int run_cmd(const char *cmd, char **out) {
   FILE *f = popen(cmd, "r");
@@ -619,6 +671,7 @@ void tsl_tests_tuner_records(void) {
               test_records_best_rank_skips_configs_outside_space);
   CU_add_test(s, "test_tunecli_records_merge_pick_best_show", test_tunecli_records_merge_pick_best_show);
   CU_add_test(s, "test_dispatch_own_operator_unless_any_requested", test_dispatch_own_operator_unless_any_requested);
+  CU_add_test(s, "test_dispatch_restricted_to_one_conv_algo", test_dispatch_restricted_to_one_conv_algo);
   CU_add_test(s, "test_C11_lookup_never_borrows_other_target_or_shape",
               test_C11_lookup_never_borrows_other_target_or_shape);
 }
