@@ -36,7 +36,9 @@
  *                          the whole reduction, two tile levels above it for L1/L2 (loop
  *                          orders are knobs; the outer level parallel), and optionally one
  *                          input packed (cache_read) per iteration of a block loop over an
- *                          axis it depends on, the copy vectorized;
+ *                          axis it depends on, stored in the order the tile walks it
+ *                          (storage_order: conv weights [k][c][r][s] as [c][r][s][k]), the
+ *                          copy vectorized where contiguous;
  *   TSL_SKETCH_NONE        an inlined stage (nothing to do).
  * Every loop nest then gets the annotations: the outermost tile level fused (while
  * shorter than 64 iterations) and run in parallel, the innermost loop vectorized when it

@@ -17,8 +17,10 @@
  *     or the blocks of the other axes inside a serial loop over the vector axis' blocks);
  *   - packing (a knob): an input the local stage reads is copied per iteration of a
  *     block loop over an axis it depends on (cache_read + compute_at), so the tile's
- *     loads walk a compact buffer; the copy is vectorized, and run in parallel when it
- *     sits outside the parallel loop.
+ *     loads walk a compact buffer, stored (storage_order, a knob) in the order the
+ *     tile's loops walk it (conv weights W[k][c][r][s] as [c][r][s][k] per block of
+ *     k); the copy is vectorized where contiguous, and run in parallel when it sits
+ *     outside the parallel loop.
  * Every choice goes through the sampler (tuner/sketch_sampler.h), so seeds and decision
  * lists fill it like the other rules. */
 #include <stdio.h>
@@ -181,12 +183,52 @@ static void pack_read(tsl_sketch_sampler *c, const char *local, const char *tens
   }
 }
 
+/* The storage order of the pack `packed` that walks it the way the local stage does:
+ * its dimensions sorted (stably) by the innermost loop of `local` over an axis their
+ * index depends on, so the dimension read by the innermost loop is contiguous (weights
+ * W[k][c][r][s] read with the reductions c r s outside the unrolled row loop over k
+ * pack as [c][r][s][k]; A[i][k] of a matmul read by the row loop inside k packs as
+ * [k][i], BLIS' packed A). order[] gets the buffer's dimensions outermost first;
+ * returns false when the order is the identity or cannot be derived. */
+static bool pack_order(tsl_sketch_sampler *c, const char *local, const char *packed, int *order) {
+  const tsl_stage *ls = tsl_schedule_stage(c->s, local), *ps = tsl_schedule_stage(c->s, packed);
+  if (!ls || !ps || ls->nroot > MAX_AXES) return false;
+  int nd = ps->op->naxis;
+  unsigned dd[TSL_AXIS_ACCESS_MAX];
+  if (nd > TSL_AXIS_ACCESS_MAX || tsl_axis_read_dim_deps(c->s, ls, ps->op->output->buf, dd) != TSL_OK) {
+    tsl_clear_error();
+    return false;
+  }
+  int pos[MAX_AXES], key[TSL_AXIS_ACCESS_MAX];
+  for (int a = 0; a < ls->nroot; a++) pos[a] = -1;
+  for (int k = 0; k < ls->nleaf; k++) {
+    unsigned roots = tsl_sketch_leaf_roots(ls, ls->leaf[k]);
+    for (int a = 0; a < ls->nroot; a++)
+      if (roots >> a & 1u) pos[a] = k;
+  }
+  bool identity = true;
+  for (int d = 0; d < nd; d++) {
+    key[d] = -1;
+    for (int a = 0; a < ls->nroot; a++)
+      if ((dd[d] >> a & 1u) && pos[a] > key[d]) key[d] = pos[a];
+    int j = d;
+    while (j > 0 && key[order[j - 1]] > key[d]) {
+      order[j] = order[j - 1];
+      j--;
+    }
+    order[j] = d;
+  }
+  for (int d = 0; d < nd; d++) identity = identity && order[d] == d;
+  return !identity;
+}
+
 /* Places the pack `packed`: attached at a loop of the copy stage among its first
  * `nouter` leaves over an axis in deps (the outermost most often; none: the whole tensor
- * once, at the root), its innermost axis vectorized and its outer one parallel when it
- * sits outside the stage's parallel loop (position par_pos, -1 when none). */
-static void pack_place(tsl_sketch_sampler *c, const char *stage, const char *packed, unsigned deps, int nouter,
-                       int par_pos, int64_t width, int64_t nv) {
+ * once, at the root), stored in the order the local stage walks it (pack_order, a knob),
+ * its innermost stored axis vectorized when contiguous and its outer one parallel when
+ * it sits outside the stage's parallel loop (position par_pos, -1 when none). */
+static void pack_place(tsl_sketch_sampler *c, const char *stage, const char *local, const char *packed, unsigned deps,
+                       int nouter, int par_pos, int64_t width, int64_t nv) {
   const tsl_stage *st = tsl_schedule_stage(c->s, stage);
   int cand[MAX_AXES * 3], ncand = 0;
   for (int k = 0; k < nouter && k < st->nleaf; k++)
@@ -199,13 +241,29 @@ static void pack_place(tsl_sketch_sampler *c, const char *stage, const char *pac
     const char *ca[3] = {packed, stage, loop};
     if (!tsl_sketch_step(c, TSL_STEP_COMPUTE_AT, 3, ca, 0, NULL)) at = -1;
   }
+  const tsl_stage *ps = tsl_schedule_stage(c->s, packed);
+  int nd = ps->op->naxis, order[TSL_AXIS_ACCESS_MAX];
+  for (int d = 0; d < nd && d < TSL_AXIS_ACCESS_MAX; d++) order[d] = d;
+  if (pack_order(c, local, packed, order) && tsl_sketch_chance(c, 75)) {
+    static _Thread_local char names[TSL_AXIS_ACCESS_MAX][NAME_LEN];
+    const char *args[TSL_AXIS_ACCESS_MAX + 1] = {packed};
+    for (int d = 0; d < nd; d++) {
+      tsl_sketch_copy_name(names[d], ps->iters[order[d]].name);
+      args[d + 1] = names[d];
+    }
+    if (tsl_sketch_step(c, TSL_STEP_STORAGE_ORDER, nd + 1, args, 0, NULL)) {
+      /* the copy's loops in the storage order: its writes walk the pack */
+      tsl_sketch_reorder(c, packed, nd, names);
+    } else {
+      for (int d = 0; d < nd; d++) order[d] = d;
+    }
+  }
   /* rows of a packed block read along the vector axis padded by one register tile (as
    * the hand template's B blocks): successive reduction steps' vector loads then fall on
    * different L1 sets even when the block width is a multiple of the set stride */
-  const tsl_stage *ps = tsl_schedule_stage(c->s, packed);
-  int nd = ps->op->naxis;
+  ps = tsl_schedule_stage(c->s, packed);
   if (nd >= 2 && width > nv && tsl_sketch_chance(c, 75)) {
-    const char *sa[2] = {packed, ps->iters[nd - 2].name};
+    const char *sa[2] = {packed, ps->iters[order[nd - 2]].name};
     int64_t align[2] = {width, nv};
     tsl_sketch_step(c, TSL_STEP_STORAGE_ALIGN, 2, sa, 2, align);
   }
@@ -320,6 +378,6 @@ void tsl_sketch_rule_tile_pack(tsl_sketch_sampler *c, const char *stage) {
   schedule_local(c, local, row, (int)(nv / c->lanes));
   if (packed[0]) {
     int64_t width = ext[v] < nv * vtiles ? ext[v] : nv * vtiles;
-    pack_place(c, stage, packed, deps, nouter, par_pos, width, nv);
+    pack_place(c, stage, local, packed, deps, nouter, par_pos, width, nv);
   }
 }
