@@ -8,7 +8,9 @@
 #   auto@N     the best of all TRIALS trials (default 256) and the whole tuning wall time
 #   hand       tessel's hand template where one exists (tune-op of the built-in operator,
 #              the same TRIALS)
-# Each kernel time is tunecli run-op's median (--no-check: tune-op checked every
+# Tuning runs with --run-timeout 120 (the checking reference of a 1024^3 matmul, its
+# plain loop nest, takes over 20 s on a loaded machine); its messages go to
+# WORK/NAME.tune.err. Each kernel time is tunecli run-op's median (--no-check: tune-op checked every
 # candidate against the interpreter; the float64 interpretation of a 1024^3 matmul takes
 # minutes per run). Peers (oneDNN, OpenBLAS) for the matmul:
 # bench/matmul (1024^3, 1 thread) runs the tuned auto schedule and then the tuned hand
@@ -69,7 +71,7 @@ for c in "${cases[@]}"; do
   t0=$(date +%s.%N)
   # shellcheck disable=SC2086
   tout=$("$tunecli" tune-op "$name" --file "$ops" $shapes --trials "$trials" --search "$search" --no-peak \
-         --records "$rec" 2>/dev/null)
+         --run-timeout 120 --records "$rec" 2>"$work/$name.tune.err")
   t1=$(date +%s.%N)
   cfg=$(printf '%s\n' "$tout" | sed -n 's/^ *config //p' | head -1)
   head -n 64 "$rec" >"$work/$name.64.jsonl"
@@ -84,7 +86,8 @@ for c in "${cases[@]}"; do
     hrec="$work/$name.hand.jsonl"
     rm -f "$hrec"
     # shellcheck disable=SC2086
-    "$tunecli" tune-op "$builtin" $bshapes --trials "$trials" --no-peak --records "$hrec" >/dev/null 2>&1
+    "$tunecli" tune-op "$builtin" $bshapes --trials "$trials" --no-peak --run-timeout 120 --records "$hrec" \
+      >/dev/null 2>"$work/$name.hand.err"
     # shellcheck disable=SC2086
     h=$("$tunecli" run-op "$builtin" $bshapes --no-check --records "$hrec" 2>&1 | ms)
     # shellcheck disable=SC2086

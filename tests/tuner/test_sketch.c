@@ -270,7 +270,7 @@ static void test_sketch_tile_pack_candidates_match_interpreter(void) {
   static const sketch_case cases[] = {
       {"sk_matmul", 2, {{30, 17}, {17, 72}}, {2, 2}, TSL_SKETCH_TILE_PACK},
       {"sk_matmul", 2, {{64, 32}, {32, 48}}, {2, 2}, TSL_SKETCH_TILE_PACK},
-      {"sk_conv", 2, {{1, 3, 7, 21}, {10, 3, 3, 3}}, {4, 4}, TSL_SKETCH_TILE_PACK},
+      {"sk_conv", 2, {{1, 3, 7, 21}, {20, 3, 3, 3}}, {4, 4}, TSL_SKETCH_TILE_PACK},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     tsl_te_program *p = case_program(mod, &cases[i]);
@@ -279,11 +279,14 @@ static void test_sketch_tile_pack_candidates_match_interpreter(void) {
     if (good != SKETCH_SAMPLES) printf("\n  %s: %d of %d tile_pack candidates match\n", cases[i].op, good, SKETCH_SAMPLES);
     CU_ASSERT_EQUAL(good, SKETCH_SAMPLES);
     CU_ASSERT_TRUE(used > 0);
-    /* the conv's weights W[k][c][r][s], read along k by the row tile, pack as [c][r][s][k]
-     * in some candidates (the candidates above include them) */
+    /* the conv's weights W[k][c][r][s], read along k by the row tile or the vector axis,
+     * pack as [c][r][s][k] in some candidates, and some take the output channels k as
+     * the vector axis (accumulators stored k innermost) */
     if (strcmp(cases[i].op, "sk_conv") == 0)
       CU_ASSERT_TRUE(samples_with_step(p, tsl_jit_target(jit), TSL_SKETCH_TILE_PACK, SKETCH_SAMPLES,
-                                       "storage_order(weight.local, ax1, ax2, ax3, ax0)") > 0);
+                                       "storage_order(weight.local, ax1, ax2, ax3, ax0)") > 0 &&
+                     samples_with_step(p, tsl_jit_target(jit), TSL_SKETCH_TILE_PACK, SKETCH_SAMPLES,
+                                       "storage_order(out.local, n, y, x, k)") > 0);
   }
   host_env_close(&e);
 }
