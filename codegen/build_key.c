@@ -354,6 +354,8 @@ static void stage(writer *w, const tsl_stage *st) {
   fputs("\n  align", w->f);
   for (int i = 0; i < nalign && st->align_factor && st->align_offset; i++)
     fprintf(w->f, " %" PRId64 "/%" PRId64, st->align_factor[i], st->align_offset[i]);
+  fputs("\n  order", w->f);
+  for (int i = 0; i < nalign && st->storage_order; i++) fprintf(w->f, " %d", st->storage_order[i]);
   fprintf(w->f, "\n  prefetch%d", st->nprefetch);
   for (int i = 0; i < st->nprefetch; i++) {
     buffer(w, st->prefetch[i].tensor);

@@ -34,6 +34,7 @@ typedef struct walker {
   bool strided[TSL_AXIS_ACCESS_MAX]; /* some access moves otherwise */
   const tsl_buffer *target;          /* tsl_axis_read_deps: the buffer whose reads count */
   unsigned deps;                     /* the axes its read indices depend on */
+  unsigned dim_deps[TSL_AXIS_ACCESS_MAX]; /* the same per dimension of target */
 } walker;
 
 /* The children of e (at most MAX_CHILDREN; a call's further arguments are left out). */
@@ -194,13 +195,15 @@ static lin all_nonlinear(const tsl_expr *e, const binding *env, int nenv, const 
   return r;
 }
 
-/* One access of buffer buf with index forms idx[0..ndim). */
-static void record(walker *w, const tsl_buffer *buf, const lin *idx) {
+/* One access of buffer buf with index forms idx[0..ndim), its dimensions stored in the
+ * order `order` (a stage's storage_order; NULL: row-major or the buffer's strides). */
+static void record(walker *w, const tsl_buffer *buf, const int *order, const lin *idx) {
   int64_t rs = 1;
   double stride[TSL_AXIS_ACCESS_MAX] = {0};
   unsigned bad = 0, sub = 0;
-  for (int d = buf->ndim - 1; d >= 0; d--) {
-    int64_t st = buf->strides ? buf->strides[d] : rs;
+  for (int k = buf->ndim - 1; k >= 0; k--) {
+    int d = order ? order[k] : k;
+    int64_t st = buf->strides && !order ? buf->strides[d] : rs;
     for (int a = 0; a < w->naxes; a++) stride[a] += idx[d].c[a] * (double)st;
     bad |= idx[d].nonlin;
     if (st == 1) sub |= idx[d].sub;
@@ -221,7 +224,11 @@ static void walk(walker *w, const tsl_expr *e, const binding *env, int nenv, int
     lin idx[MAX_BIND];
     if (nd > (int)(sizeof idx / sizeof idx[0])) nd = (int)(sizeof idx / sizeof idx[0]);
     for (int i = 0; i < nd; i++) idx[i] = linear_form(e->load.index[i], env, nenv, w, 0);
-    for (int i = 0; e->load.buf == w->target && i < nd; i++) w->deps |= dep_mask(&idx[i], w->naxes);
+    for (int i = 0; e->load.buf == w->target && i < nd; i++) {
+      unsigned m = dep_mask(&idx[i], w->naxes);
+      w->deps |= m;
+      if (i < TSL_AXIS_ACCESS_MAX) w->dim_deps[i] |= m;
+    }
     const tsl_te_tensor *t = tsl_te_tensor_of(e->load.buf);
     const tsl_stage *ps = t && t->op->kind == TSL_TE_COMPUTE ? tsl_schedule_stage_of_op(w->s, t->op) : NULL;
     if (ps && ps->attach == TSL_ATTACH_INLINE && depth < MAX_INLINE_DEPTH && t->op->naxis == nd && nd <= MAX_BIND) {
@@ -229,7 +236,7 @@ static void walk(walker *w, const tsl_expr *e, const binding *env, int nenv, int
       for (int i = 0; i < nd; i++) inner[i].var = t->op->axis[i].var, inner[i].value = idx[i];
       walk(w, t->op->body, inner, nd, depth + 1);
     } else {
-      record(w, e->load.buf, idx);
+      record(w, e->load.buf, ps && ps->attach != TSL_ATTACH_INLINE ? ps->storage_order : NULL, idx);
     }
   }
   const tsl_expr *ch[MAX_CHILDREN];
@@ -263,7 +270,7 @@ static tsl_status walk_stage(const tsl_schedule *s, const tsl_stage *st, walker 
   lin idx[TSL_AXIS_ACCESS_MAX];
   memset(idx, 0, sizeof idx);
   for (int d = 0; d < nsp; d++) idx[d].c[d] = 1;
-  record(w, op->output->buf, idx);
+  record(w, op->output->buf, st->is_output ? NULL : st->storage_order, idx);
   walk(w, op->body, env, nenv, 0);
   return TSL_OK;
 }
@@ -285,5 +292,18 @@ tsl_status tsl_axis_read_deps(const tsl_schedule *s, const tsl_stage *st, const 
   w.target = buf;
   tsl_status rc = walk_stage(s, st, &w);
   *deps = rc == TSL_OK ? w.deps : 0;
+  return rc;
+}
+
+tsl_status tsl_axis_read_dim_deps(const tsl_schedule *s, const tsl_stage *st, const tsl_buffer *buf, unsigned *deps) {
+  if (!s || !st || !buf || !deps) return tsl_error(TSL_ERR_INVALID, "axis access: NULL argument");
+  if (buf->ndim > TSL_AXIS_ACCESS_MAX)
+    return tsl_error(TSL_ERR_INVALID, "axis access: tensor %s has %d dimensions (at most %d)", buf->name, buf->ndim,
+                     TSL_AXIS_ACCESS_MAX);
+  walker w;
+  memset(&w, 0, sizeof w);
+  w.target = buf;
+  tsl_status rc = walk_stage(s, st, &w);
+  for (int d = 0; d < buf->ndim; d++) deps[d] = rc == TSL_OK ? w.dim_deps[d] : 0;
   return rc;
 }

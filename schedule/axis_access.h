@@ -11,7 +11,8 @@
  * row-major stride of dimension d, a reduction axis by 0) and every tensor read of its
  * body, reads of injective producers inlined into it followed through their bodies
  * (the producer's axes replaced by the consumer's index expressions). A read's index
- * is flattened row-major; its stride in axis a is the linear coefficient of a.
+ * is flattened row-major (in the producer stage's storage_order when it has one); its
+ * stride in axis a is the linear coefficient of a.
  *
  * An axis is CONTIGUOUS when at least one access moves by exactly +1 element per step of
  * the axis and every access moves by 0 or +1, or, in the last dimension only, by a
@@ -50,6 +51,12 @@ tsl_status tsl_axis_contiguous(const tsl_schedule *s, const tsl_stage *st, bool 
  * iteration of that loop. 0 when st does not read buf. Errors: those of
  * tsl_axis_contiguous. */
 tsl_status tsl_axis_read_deps(const tsl_schedule *s, const tsl_stage *st, const tsl_buffer *buf, unsigned *deps);
+
+/* The same per dimension of buf: deps[d] (bit a for st->iters[a]) the root axes the
+ * index of dimension d depends on in some read of buf by st; buf->ndim entries. Errors:
+ * those of tsl_axis_contiguous; TSL_ERR_INVALID for more than TSL_AXIS_ACCESS_MAX
+ * dimensions. */
+tsl_status tsl_axis_read_dim_deps(const tsl_schedule *s, const tsl_stage *st, const tsl_buffer *buf, unsigned *deps);
 
 #ifdef __cplusplus
 }

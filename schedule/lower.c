@@ -59,19 +59,22 @@ static tsl_buffer *kernel_buffer(const tsl_buffer *te, const char *name, const i
   return b;
 }
 
-/* storage_align: row-major strides with the stride of each aligned dimension padded up
- * to factor*k + offset (TVM's StorageAlign). NULL strides when nothing is aligned. */
-static void align_strides(const tsl_stage *st, tsl_buffer *b) {
+/* storage_order and storage_align: strides in the stage's storage order (row-major
+ * unless storage_order permuted the dimensions), the stride of each aligned dimension
+ * padded up to factor*k + offset (TVM's StorageAlign). NULL strides for the compact
+ * row-major layout. */
+static void layout_strides(const tsl_stage *st, tsl_buffer *b) {
   bool any = false;
-  for (int d = 0; d < b->ndim; d++) any = any || st->align_factor[d] > 0;
+  for (int d = 0; d < b->ndim; d++) any = any || st->align_factor[d] > 0 || st->storage_order[d] != d;
   if (!any) return;
   int64_t *strides = tsl_alloc(sizeof(int64_t) * (size_t)(b->ndim + 1));
   int64_t next = 1;
-  for (int d = b->ndim - 1; d >= 0; d--) {
+  for (int k = b->ndim - 1; k >= 0; k--) {
+    int d = st->storage_order[k];
     int64_t f = st->align_factor[d], o = st->align_offset[d], stride = next;
     if (f > 0) {
-      int64_t k = stride - o <= 0 ? 0 : (stride - o + f - 1) / f;
-      stride = k * f + o;
+      int64_t m = stride - o <= 0 ? 0 : (stride - o + f - 1) / f;
+      stride = m * f + o;
       if (stride < next) stride += f;
     }
     strides[d] = stride;
@@ -216,7 +219,7 @@ tsl_status tsl_lower_with(const tsl_schedule *s, const char *kernel_name, const 
     if (st->attach == TSL_ATTACH_INLINE || st->is_output) continue;
     const tsl_buffer *te = st->op->output->buf;
     tsl_buffer *kb = kernel_buffer(te, st->name, ctx.stages[si].region_extent, TSL_BUF_LOCAL, st->op->output);
-    align_strides(st, kb);
+    layout_strides(st, kb);
     ctx.stages[si].buf = kb;
     map_add(&ctx, te, kb, si);
   }

@@ -150,7 +150,7 @@ static bool unscheduled(const tsl_schedule *s, int si) {
   for (int k = 0; k < st->nleaf; k++)
     if (st->leaf[k] != k || st->iters[k].annotation != TSL_FOR_SERIAL) return false;
   for (int d = 0; d < st->op->naxis; d++)
-    if (st->align_factor[d]) return false;
+    if (st->align_factor[d] || st->storage_order[d] != d) return false;
   for (int i = 0; i < s->nstages; i++)
     if (s->stages[i]->attach == TSL_ATTACH_AT && s->stages[i]->attach_stage == si) return false;
   return true;
@@ -218,6 +218,39 @@ tsl_status tsl_sched_storage_align(tsl_stage *st, const tsl_step *step) {
   st->align_factor[it] = factor;
   st->align_offset[it] = offset;
   return TSL_OK;
+}
+
+tsl_status tsl_sched_storage_order(tsl_stage *st, const tsl_step *step) {
+  const char *prim = "storage_order";
+  int nd = st->op->naxis, n = step->nargs - 1;
+  if (st->is_output)
+    return tsl_error(TSL_ERR_SCHEDULE, "%s: stage %s is an output; its buffer is a kernel argument with a fixed layout",
+                     prim, st->name);
+  if (st->attach == TSL_ATTACH_INLINE)
+    return tsl_error(TSL_ERR_SCHEDULE, "%s: stage %s is inlined and has no buffer", prim, st->name);
+  int *order = malloc(sizeof(int) * (size_t)(nd + 1));
+  if (!order) return tsl_error(TSL_ERR_NOMEM, "%s: out of memory", prim);
+  tsl_status rc = TSL_OK;
+  for (int k = 0; rc == TSL_OK && k < n; k++) {
+    const char *axis = step->args[k + 1].name;
+    int it = tsl_stage_iter_index(st, axis);
+    if (it < 0) rc = tsl_error(TSL_ERR_INVALID, "%s: stage %s has no axis %s", prim, st->name, axis);
+    else if (it >= nd)
+      rc = tsl_error(TSL_ERR_SCHEDULE, "%s: axis %s of stage %s is not a dimension of its buffer (%s)", prim, axis,
+                     st->name, st->iters[it].is_reduce ? "a reduction axis" : "a derived axis");
+    else if (k >= nd)
+      rc = tsl_error(TSL_ERR_SCHEDULE, "%s: %d axes for the %d dimensions of stage %s's buffer", prim, n, nd,
+                     st->name);
+    for (int j = 0; rc == TSL_OK && j < k; j++)
+      if (order[j] == it) rc = tsl_error(TSL_ERR_SCHEDULE, "%s: axis %s of stage %s named twice", prim, axis, st->name);
+    if (rc == TSL_OK) order[k] = it;
+  }
+  if (rc == TSL_OK && n != nd)
+    rc = tsl_error(TSL_ERR_SCHEDULE, "%s: %d axes for the %d dimensions of stage %s's buffer (name each once)", prim,
+                   n, nd, st->name);
+  if (rc == TSL_OK) memcpy(st->storage_order, order, sizeof(int) * (size_t)nd);
+  free(order);
+  return rc;
 }
 
 tsl_status tsl_sched_prefetch(tsl_schedule *s, tsl_stage *st, const tsl_step *step) {

@@ -71,6 +71,7 @@ tsl_status tsl_sched_validate(const tsl_schedule *s, const char *prim);
 tsl_status tsl_sched_cache_read(tsl_schedule *s, const tsl_step *step);
 tsl_status tsl_sched_cache_write(tsl_schedule *s, tsl_stage *st, const tsl_step *step);
 tsl_status tsl_sched_storage_align(tsl_stage *st, const tsl_step *step);
+tsl_status tsl_sched_storage_order(tsl_stage *st, const tsl_step *step);
 tsl_status tsl_sched_prefetch(tsl_schedule *s, tsl_stage *st, const tsl_step *step);
 /* Replaces stage index si by a new stage computing op (same name and attachment, fresh
  * iters: the stage's loop schedule is dropped). */

@@ -40,13 +40,14 @@ char *tsl_sched_concat3(const char *a, const char *b, const char *c) {
 static const char *step_names[TSL_STEP_COUNT_] = {
     "compute_inline", "compute_root", "split",      "fuse",        "reorder",      "vectorize",
     "unroll",         "parallel",     "split",      "tile",        "compute_at",   "cache_read",
-    "cache_write",    "storage_align", "prefetch", "rfactor"};
+    "cache_write",    "storage_align", "prefetch", "rfactor",      "storage_order"};
 
 /* Argument signature per primitive: s = stage name, a = axis name, t = tensor name,
  * n = other name (scope), i = integer, '+' = the previous kind repeated one or more
  * times. */
 static const char *step_signatures[TSL_STEP_COUNT_] = {"s",    "s",   "sai", "saa",  "sa+", "sa",   "sa", "sa",
-                                                       "sai",  "saaii", "ssa", "tns+", "sn",  "saii", "stai", "sa"};
+                                                       "sai",  "saaii", "ssa", "tns+", "sn",  "saii", "stai", "sa",
+                                                       "sa+"};
 
 const char *tsl_step_kind_name(tsl_step_kind k) {
   return (int)k >= 0 && k < TSL_STEP_COUNT_ ? step_names[k] : NULL;
@@ -129,6 +130,7 @@ static void stage_clear(tsl_stage *st) {
   free(st->rels);
   free(st->align_factor);
   free(st->align_offset);
+  free(st->storage_order);
   free(st->prefetch);
   free((char *)st->name);
 }
@@ -161,6 +163,7 @@ static tsl_stage *stage_clone(const tsl_stage *st) {
   c->leaf = NULL;
   c->rels = NULL;
   c->align_factor = c->align_offset = NULL;
+  c->storage_order = NULL;
   c->prefetch = NULL;
   c->niters = 0;
   bool ok = (c->name = tsl_sched_strdup(st->name)) != NULL;
@@ -175,6 +178,7 @@ static tsl_stage *stage_clone(const tsl_stage *st) {
   size_t nd = sizeof(int64_t) * (size_t)st->op->naxis;
   ok = ok && (c->align_factor = dup_array(st->align_factor, nd)) != NULL;
   ok = ok && (c->align_offset = dup_array(st->align_offset, nd)) != NULL;
+  ok = ok && (c->storage_order = dup_array(st->storage_order, sizeof(int) * (size_t)st->op->naxis)) != NULL;
   ok = ok && (c->prefetch = dup_array(st->prefetch, sizeof *st->prefetch * (size_t)st->prefetch_cap)) != NULL;
   if (!ok) {
     tsl_sched_stage_free(c);
@@ -211,6 +215,8 @@ tsl_status tsl_sched_stage_new(const tsl_schedule *s, tsl_te_op *op, const char 
   ok = ok && tsl_sched_grow((void **)&st->leaf, &st->leaf_cap, st->nroot + 1, sizeof *st->leaf);
   ok = ok && (st->align_factor = calloc((size_t)op->naxis + 1, sizeof(int64_t))) != NULL;
   ok = ok && (st->align_offset = calloc((size_t)op->naxis + 1, sizeof(int64_t))) != NULL;
+  ok = ok && (st->storage_order = calloc((size_t)op->naxis + 1, sizeof(int))) != NULL;
+  for (int d = 0; ok && d < op->naxis; d++) st->storage_order[d] = d;
   if (!ok) {
     tsl_sched_stage_free(st);
     return tsl_error(TSL_ERR_NOMEM, "schedule: out of memory");
@@ -408,6 +414,7 @@ static tsl_status dispatch(tsl_schedule *s, tsl_stage *st, const tsl_step *step,
   case TSL_STEP_STORAGE_ALIGN: return tsl_sched_storage_align(st, step);
   case TSL_STEP_PREFETCH: return tsl_sched_prefetch(s, st, step);
   case TSL_STEP_RFACTOR: return tsl_sched_rfactor(s, st, step);
+  case TSL_STEP_STORAGE_ORDER: return tsl_sched_storage_order(st, step);
   case TSL_STEP_COUNT_: break;
   }
   return tsl_error(TSL_ERR_INVALID, "schedule: unknown step kind %d", (int)step->kind);
@@ -598,6 +605,14 @@ tsl_status tsl_schedule_storage_align(tsl_schedule *s, const char *stage, const 
   const char *n[2] = {stage, axis};
   const int64_t v[2] = {factor, offset};
   return apply_args(s, TSL_STEP_STORAGE_ALIGN, 2, n, 2, v);
+}
+
+tsl_status tsl_schedule_storage_order(tsl_schedule *s, const char *stage, int n, const char *const *axes) {
+  const char *names[17];
+  if (n < 1 || n > 16 || !axes) return tsl_error(TSL_ERR_INVALID, "storage_order: %d axes (need 1..16)", n);
+  names[0] = stage;
+  for (int i = 0; i < n; i++) names[i + 1] = axes[i];
+  return apply_args(s, TSL_STEP_STORAGE_ORDER, n + 1, names, 0, NULL);
 }
 
 tsl_status tsl_schedule_prefetch(tsl_schedule *s, const char *stage, const char *tensor, const char *axis,

@@ -132,6 +132,10 @@ typedef struct tsl_stage {
   /* storage_align per output dimension (op->naxis entries): the stride of dimension d
    * is padded to factor*k + offset; factor 0 when not set. */
   int64_t *align_factor, *align_offset;
+  /* storage_order: storage_order[k] is the buffer dimension stored at position k,
+   * outermost first (op->naxis entries; the identity 0, 1, ... unless a storage_order
+   * step permuted them): the dimension at the last position has stride 1. */
+  int *storage_order;
   int nprefetch;
   tsl_stage_prefetch *prefetch;
   /* capacities (private) */
@@ -159,6 +163,7 @@ typedef enum tsl_step_kind {
   TSL_STEP_STORAGE_ALIGN,      /* storage_align(stage, axis, factor, offset) */
   TSL_STEP_PREFETCH,           /* prefetch(stage, tensor, axis, offset) */
   TSL_STEP_RFACTOR,            /* rfactor(stage, axis): axis = one half of a split reduction axis */
+  TSL_STEP_STORAGE_ORDER,      /* storage_order(stage, axis, axis...): buffer dims, outermost first */
   TSL_STEP_COUNT_
 } tsl_step_kind;
 
@@ -236,7 +241,9 @@ int tsl_stage_iter_index(const tsl_stage *st, const char *name);
  *     - cache_read of a tensor a reader does not read; cache_write of an output-less,
  *       inlined or already scheduled stage; storage_align of an output, an inlined
  *       stage, a reduction axis, or with factor < 1 or offset outside [0, factor);
- *       prefetch of a tensor the stage does not read;
+ *       prefetch of a tensor the stage does not read; storage_order of an output, an
+ *       inlined stage, or with names that are not a permutation of every dimension of
+ *       the stage's buffer (a reduction or derived axis, one named twice or left out);
  *     - rfactor of a stage that is not a reduction or whose combiner is not associative
  *       and commutative, of a spatial axis, of a reduction axis that was not split (or
  *       comes from a nested split), of a stage with any other step than that split
@@ -284,6 +291,17 @@ tsl_status tsl_schedule_cache_write(tsl_schedule *s, const char *stage, const ch
  * stride (e.g. to keep rows of a packed tile off the same cache set). */
 tsl_status tsl_schedule_storage_align(tsl_schedule *s, const char *stage, const char *axis, int64_t factor,
                                       int64_t offset);
+/* The order in which the dimensions of the stage's buffer are laid out in memory
+ * (TVM's transform_layout restricted to a permutation): axes[0..n) name every root
+ * spatial axis of the stage exactly once, outermost first; the last one gets stride 1
+ * (storage_align then pads the strides in this order). The loops and the values stay;
+ * only the buffer's addresses change. With compute_at at a block loop of a reader,
+ * this packs a block in a new axis order: cache_read of W[k][c][r][s] attached at a
+ * loop over blocks of nv k's, storage_order(W.local, ax1, ax2, ax3, ax0) stores each
+ * block as [c][r][s][nv] (Wp[k/nv][c][r][s][nv] over the blocks). Errors: those of
+ * tsl_schedule_apply (an output, an inlined stage, not a permutation of the buffer's
+ * dimensions). */
+tsl_status tsl_schedule_storage_order(tsl_schedule *s, const char *stage, int n, const char *const *axes);
 /* Prefetch pragma: at the top of each iteration of leaf `axis`, prefetch (cache line by
  * cache line) the region of `tensor` that the stage reads `offset` iterations later. */
 tsl_status tsl_schedule_prefetch(tsl_schedule *s, const char *stage, const char *tensor, const char *axis,

@@ -31,12 +31,16 @@
  *   TSL_SKETCH_TILE_PACK   (tuner/sketch_tile_pack.c) an output reduction whose innermost
  *                          spatial axis runs along memory, as a BLIS kernel: a register
  *                          tile of mr rows (a spatial axis picked by a knob) x nv = m *
- *                          lanes (mr * m accumulators + m + 1 operands within the target's
- *                          vector registers) accumulated in a cache_write'd local stage over
+ *                          lanes (the vector axis the innermost spatial one, or a spatial
+ *                          axis an input is read along, that input then packed with it
+ *                          innermost: a conv's output channels; mr * m accumulators + m + 1
+ *                          operands within the target's vector registers) accumulated in a cache_write'd local stage over
  *                          the whole reduction, two tile levels above it for L1/L2 (loop
  *                          orders are knobs; the outer level parallel), and optionally one
  *                          input packed (cache_read) per iteration of a block loop over an
- *                          axis it depends on, the copy vectorized;
+ *                          axis it depends on, stored in the order the tile walks it
+ *                          (storage_order: conv weights [k][c][r][s] as [c][r][s][k]), the
+ *                          copy vectorized where contiguous;
  *   TSL_SKETCH_NONE        an inlined stage (nothing to do).
  * Every loop nest then gets the annotations: the outermost tile level fused (while
  * shorter than 64 iterations) and run in parallel, the innermost loop vectorized when it

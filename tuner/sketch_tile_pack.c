@@ -5,7 +5,11 @@
  * high-performance BLIS", TOMS 2016) derived for any such TE stage, with the knobs left
  * to the sampler:
  *   - the register tile: mr steps of a "row" axis (a spatial axis other than the vector
- *     one, picked by a knob) times nv = m * lanes steps of the vector axis, with
+ *     one, picked by a knob) times nv = m * lanes steps of the vector axis (the innermost
+ *     spatial axis, or by a knob a spatial axis along which an input's dimension runs,
+ *     that input then packed with that dimension innermost and the accumulators stored
+ *     with the vector axis innermost: a conv's output channels, as oneDNN's blocked
+ *     kernels), with
  *     mr * m accumulators + m operand vectors + 1 broadcast within the target's vector
  *     registers (16 or 32);
  *   - cache_write: the stage becomes a copy of a local buffer; the local stage is
@@ -17,8 +21,10 @@
  *     or the blocks of the other axes inside a serial loop over the vector axis' blocks);
  *   - packing (a knob): an input the local stage reads is copied per iteration of a
  *     block loop over an axis it depends on (cache_read + compute_at), so the tile's
- *     loads walk a compact buffer; the copy is vectorized, and run in parallel when it
- *     sits outside the parallel loop.
+ *     loads walk a compact buffer, stored (storage_order, a knob) in the order the
+ *     tile's loops walk it (conv weights W[k][c][r][s] as [c][r][s][k] per block of
+ *     k); the copy is vectorized where contiguous, and run in parallel when it sits
+ *     outside the parallel loop.
  * Every choice goes through the sampler (tuner/sketch_sampler.h), so seeds and decision
  * lists fill it like the other rules. */
 #include <stdio.h>
@@ -102,27 +108,29 @@ static void split3(tsl_sketch_sampler *c, const char *stage, const char *axis, i
   tsl_sketch_copy_name(reg > 1 ? lv[2] : lv[1], rest);
 }
 
-/* The local stage: the spatial axes other than the row and vector ones, the reductions,
- * then the row axis (unrolled), the vector tiles (unrolled) and the lanes (vectorized).
- * Its axes are the stage's root axes, over the region of one register tile. */
-static void schedule_local(tsl_sketch_sampler *c, const char *local, int row, int nv_tiles) {
+/* The local stage: the spatial axes other than the row and vector (v) ones, the
+ * reductions, then the row axis (unrolled), the vector tiles (unrolled) and the lanes
+ * (their name to vi, vectorized by the caller once the packs have their layout). Its
+ * axes are the stage's root axes, over the region of one register tile. */
+static void schedule_local(tsl_sketch_sampler *c, const char *local, int row, int v, int nv_tiles, char *vi) {
   const tsl_stage *st = tsl_schedule_stage(c->s, local);
+  vi[0] = 0;
   if (!st) return;
   int nsp = st->op->naxis, nr = st->nroot;
-  char roots[MAX_AXES][NAME_LEN], vo[NAME_LEN] = "", vi[NAME_LEN];
+  char roots[MAX_AXES][NAME_LEN], vo[NAME_LEN] = "";
   for (int a = 0; a < nr; a++) tsl_sketch_copy_name(roots[a], st->iters[a].name);
-  tsl_sketch_copy_name(vi, roots[nsp - 1]);
+  tsl_sketch_copy_name(vi, roots[v]);
   int pos = tsl_sketch_leaf_pos(c, local, vi);
   int64_t lanes = c->lanes;
-  const char *n[2] = {local, roots[nsp - 1]};
+  const char *n[2] = {local, roots[v]};
   if (nv_tiles > 1 && pos >= 0 && tsl_sketch_step(c, TSL_STEP_SPLIT, 2, n, 1, &lanes)) {
     tsl_sketch_leaf_name(c, local, pos, vo);
     tsl_sketch_leaf_name(c, local, pos + 1, vi);
   }
   char order[MAX_AXES + 1][NAME_LEN];
   int no = 0;
-  for (int a = 0; a < nsp - 1; a++)
-    if (a != row) tsl_sketch_copy_name(order[no++], roots[a]);
+  for (int a = 0; a < nsp; a++)
+    if (a != row && a != v) tsl_sketch_copy_name(order[no++], roots[a]);
   for (int a = nsp; a < nr; a++) tsl_sketch_copy_name(order[no++], roots[a]);
   if (row >= 0) tsl_sketch_copy_name(order[no++], roots[row]);
   if (vo[0]) tsl_sketch_copy_name(order[no++], vo);
@@ -130,8 +138,32 @@ static void schedule_local(tsl_sketch_sampler *c, const char *local, int row, in
   tsl_sketch_reorder(c, local, no, order);
   if (row >= 0) tsl_sketch_step1(c, TSL_STEP_UNROLL, local, roots[row]);
   if (vo[0]) tsl_sketch_step1(c, TSL_STEP_UNROLL, local, vo);
-  if (tsl_sketch_leaf_contiguous(c, local, tsl_sketch_leaf_pos(c, local, vi)))
-    tsl_sketch_step1(c, TSL_STEP_VECTORIZE, local, vi);
+}
+
+/* A vector axis other than the innermost spatial one: a spatial axis a (at least `lanes`
+ * long) that some input of stage reads along one of its dimensions by a alone (conv
+ * weights W[k][c][r][s] along the output channels k), so that packing that input in the
+ * order the tile walks it (storage_order) makes the vector loads contiguous, the local
+ * accumulators stored with a innermost. -1 when there is none. */
+static int packed_vector_axis(tsl_sketch_sampler *c, const tsl_stage *st) {
+  int nsp = st->op->naxis, found[MAX_AXES], n = 0;
+  for (int a = 0; a < nsp - 1 && a < MAX_AXES; a++) {
+    if (st->iters[a].extent < c->lanes) continue;
+    bool ok = false;
+    for (int i = 0; i < st->op->ninputs && !ok; i++) {
+      const tsl_buffer *b = st->op->inputs[i]->buf;
+      const tsl_stage *in = tsl_schedule_stage_of_op(c->s, st->op->inputs[i]->op);
+      unsigned dd[TSL_AXIS_ACCESS_MAX];
+      if ((in && in->attach == TSL_ATTACH_INLINE) || b->ndim > TSL_AXIS_ACCESS_MAX ||
+          tsl_axis_read_dim_deps(c->s, st, b, dd) != TSL_OK) {
+        tsl_clear_error();
+        continue;
+      }
+      for (int d = 0; d < b->ndim && !ok; d++) ok = dd[d] == (1u << a);
+    }
+    if (ok) found[n++] = a;
+  }
+  return n ? found[tsl_sketch_rnd(c, n)] : -1;
 }
 
 /* The inputs of the local stage worth packing (placeholders or stages that are not
@@ -181,12 +213,53 @@ static void pack_read(tsl_sketch_sampler *c, const char *local, const char *tens
   }
 }
 
+/* The storage order of the pack `packed` that walks it the way the local stage does:
+ * its dimensions sorted (stably) by the innermost loop of `local` over an axis their
+ * index depends on, so the dimension read by the innermost loop is contiguous (weights
+ * W[k][c][r][s] read with the reductions c r s outside the unrolled row loop over k
+ * pack as [c][r][s][k]; A[i][k] of a matmul read by the row loop inside k packs as
+ * [k][i], BLIS' packed A). order[] gets the buffer's dimensions outermost first;
+ * returns false when the order is the identity or cannot be derived. */
+static bool pack_order(tsl_sketch_sampler *c, const char *local, const char *packed, int *order) {
+  const tsl_stage *ls = tsl_schedule_stage(c->s, local), *ps = tsl_schedule_stage(c->s, packed);
+  if (!ls || !ps || ls->nroot > MAX_AXES) return false;
+  int nd = ps->op->naxis;
+  unsigned dd[TSL_AXIS_ACCESS_MAX];
+  if (nd > TSL_AXIS_ACCESS_MAX || tsl_axis_read_dim_deps(c->s, ls, ps->op->output->buf, dd) != TSL_OK) {
+    tsl_clear_error();
+    return false;
+  }
+  int pos[MAX_AXES], key[TSL_AXIS_ACCESS_MAX];
+  for (int a = 0; a < ls->nroot; a++) pos[a] = -1;
+  for (int k = 0; k < ls->nleaf; k++) {
+    unsigned roots = tsl_sketch_leaf_roots(ls, ls->leaf[k]);
+    for (int a = 0; a < ls->nroot; a++)
+      if (roots >> a & 1u) pos[a] = k;
+  }
+  bool identity = true;
+  for (int d = 0; d < nd; d++) {
+    key[d] = -1;
+    for (int a = 0; a < ls->nroot; a++)
+      if ((dd[d] >> a & 1u) && pos[a] > key[d]) key[d] = pos[a];
+    int j = d;
+    while (j > 0 && key[order[j - 1]] > key[d]) {
+      order[j] = order[j - 1];
+      j--;
+    }
+    order[j] = d;
+  }
+  for (int d = 0; d < nd; d++) identity = identity && order[d] == d;
+  return !identity;
+}
+
 /* Places the pack `packed`: attached at a loop of the copy stage among its first
  * `nouter` leaves over an axis in deps (the outermost most often; none: the whole tensor
- * once, at the root), its innermost axis vectorized and its outer one parallel when it
- * sits outside the stage's parallel loop (position par_pos, -1 when none). */
-static void pack_place(tsl_sketch_sampler *c, const char *stage, const char *packed, unsigned deps, int nouter,
-                       int par_pos, int64_t width, int64_t nv) {
+ * once, at the root), stored in the order the local stage walks it (pack_order: a knob,
+ * always when order_always),
+ * its innermost stored axis vectorized when contiguous and its outer one parallel when
+ * it sits outside the stage's parallel loop (position par_pos, -1 when none). */
+static void pack_place(tsl_sketch_sampler *c, const char *stage, const char *local, const char *packed, unsigned deps,
+                       int nouter, int par_pos, int64_t width, int64_t nv, bool order_always) {
   const tsl_stage *st = tsl_schedule_stage(c->s, stage);
   int cand[MAX_AXES * 3], ncand = 0;
   for (int k = 0; k < nouter && k < st->nleaf; k++)
@@ -199,13 +272,29 @@ static void pack_place(tsl_sketch_sampler *c, const char *stage, const char *pac
     const char *ca[3] = {packed, stage, loop};
     if (!tsl_sketch_step(c, TSL_STEP_COMPUTE_AT, 3, ca, 0, NULL)) at = -1;
   }
+  const tsl_stage *ps = tsl_schedule_stage(c->s, packed);
+  int nd = ps->op->naxis, order[TSL_AXIS_ACCESS_MAX];
+  for (int d = 0; d < nd && d < TSL_AXIS_ACCESS_MAX; d++) order[d] = d;
+  if (pack_order(c, local, packed, order) && (order_always || tsl_sketch_chance(c, 75))) {
+    static _Thread_local char names[TSL_AXIS_ACCESS_MAX][NAME_LEN];
+    const char *args[TSL_AXIS_ACCESS_MAX + 1] = {packed};
+    for (int d = 0; d < nd; d++) {
+      tsl_sketch_copy_name(names[d], ps->iters[order[d]].name);
+      args[d + 1] = names[d];
+    }
+    if (tsl_sketch_step(c, TSL_STEP_STORAGE_ORDER, nd + 1, args, 0, NULL)) {
+      /* the copy's loops in the storage order: its writes walk the pack */
+      tsl_sketch_reorder(c, packed, nd, names);
+    } else {
+      for (int d = 0; d < nd; d++) order[d] = d;
+    }
+  }
   /* rows of a packed block read along the vector axis padded by one register tile (as
    * the hand template's B blocks): successive reduction steps' vector loads then fall on
    * different L1 sets even when the block width is a multiple of the set stride */
-  const tsl_stage *ps = tsl_schedule_stage(c->s, packed);
-  int nd = ps->op->naxis;
+  ps = tsl_schedule_stage(c->s, packed);
   if (nd >= 2 && width > nv && tsl_sketch_chance(c, 75)) {
-    const char *sa[2] = {packed, ps->iters[nd - 2].name};
+    const char *sa[2] = {packed, ps->iters[order[nd - 2]].name};
     int64_t align[2] = {width, nv};
     tsl_sketch_step(c, TSL_STEP_STORAGE_ALIGN, 2, sa, 2, align);
   }
@@ -229,6 +318,10 @@ static void pack_place(tsl_sketch_sampler *c, const char *stage, const char *pac
 void tsl_sketch_rule_tile_pack(tsl_sketch_sampler *c, const char *stage) {
   const tsl_stage *st = tsl_schedule_stage(c->s, stage);
   int nsp = st->op->naxis, v = nsp - 1;
+  /* the vector axis: the innermost spatial one, or (a knob) one that a packed input
+   * reads contiguously once stored in the tile's order */
+  int pv = tsl_sketch_chance(c, 50) ? packed_vector_axis(c, st) : -1;
+  if (pv >= 0) v = pv;
   char roots[MAX_AXES][NAME_LEN], local[NAME_LEN];
   int64_t ext[MAX_AXES];
   for (int a = 0; a < nsp; a++) {
@@ -237,8 +330,8 @@ void tsl_sketch_rule_tile_pack(tsl_sketch_sampler *c, const char *stage) {
   }
   /* the row axis: a spatial axis other than the vector one, longer than 1 */
   int rows[MAX_AXES], nrows = 0;
-  for (int a = 0; a < v; a++)
-    if (ext[a] > 1) rows[nrows++] = a;
+  for (int a = 0; a < nsp; a++)
+    if (a != v && ext[a] > 1) rows[nrows++] = a;
   int row = nrows ? rows[tsl_sketch_rnd(c, nrows)] : -1;
   int64_t nv, mr;
   register_tile(c, ext[v], row >= 0 ? ext[row] : 1, &nv, &mr);
@@ -249,7 +342,20 @@ void tsl_sketch_rule_tile_pack(tsl_sketch_sampler *c, const char *stage) {
   char packs[4][NAME_LEN], packed[NAME_LEN] = "";
   unsigned deps = 0;
   int nvec = 0, npacks = pack_candidates(c, local, v, packs, 4, &nvec);
-  if (npacks && tsl_sketch_chance(c, 75)) {
+  if (pv >= 0 && nvec) {
+    /* the input read along v packed (its vector loads contiguous), the accumulators
+     * stored with v innermost */
+    pack_read(c, local, packs[tsl_sketch_rnd(c, nvec)], packed, &deps);
+    const tsl_stage *ls = tsl_schedule_stage(c->s, local);
+    static _Thread_local char lnames[MAX_AXES][NAME_LEN];
+    const char *largs[MAX_AXES + 1] = {local};
+    int nl = 0;
+    for (int a = 0; a < nsp; a++)
+      if (a != v) tsl_sketch_copy_name(lnames[nl++], ls->iters[a].name);
+    tsl_sketch_copy_name(lnames[nl++], ls->iters[v].name);
+    for (int a = 0; a < nl; a++) largs[a + 1] = lnames[a];
+    tsl_sketch_step(c, TSL_STEP_STORAGE_ORDER, nl + 1, largs, 0, NULL);
+  } else if (npacks && tsl_sketch_chance(c, 75)) {
     int k = nvec && tsl_sketch_chance(c, 75) ? tsl_sketch_rnd(c, nvec) : tsl_sketch_rnd(c, npacks);
     pack_read(c, local, packs[k], packed, &deps);
   }
@@ -317,9 +423,12 @@ void tsl_sketch_rule_tile_pack(tsl_sketch_sampler *c, const char *stage) {
     tsl_sketch_leaf_name(c, stage, st->nleaf - 1, last);
     tsl_sketch_step1(c, TSL_STEP_VECTORIZE, stage, last);
   }
-  schedule_local(c, local, row, (int)(nv / c->lanes));
+  char vi[NAME_LEN];
+  schedule_local(c, local, row, v, (int)(nv / c->lanes), vi);
   if (packed[0]) {
     int64_t width = ext[v] < nv * vtiles ? ext[v] : nv * vtiles;
-    pack_place(c, stage, packed, deps, nouter, par_pos, width, nv);
+    pack_place(c, stage, local, packed, deps, nouter, par_pos, width, nv, pv >= 0);
   }
+  if (vi[0] && tsl_sketch_leaf_contiguous(c, local, tsl_sketch_leaf_pos(c, local, vi)))
+    tsl_sketch_step1(c, TSL_STEP_VECTORIZE, local, vi);
 }

@@ -8,7 +8,11 @@
 #   auto@N     the best of all TRIALS trials (default 256) and the whole tuning wall time
 #   hand       tessel's hand template where one exists (tune-op of the built-in operator,
 #              the same TRIALS)
-# Each kernel time is tunecli run-op's median. Peers (oneDNN, OpenBLAS) for the matmul:
+# Tuning runs with --run-timeout 120 (the checking reference of a 1024^3 matmul, its
+# plain loop nest, takes over 20 s on a loaded machine); its messages go to
+# WORK/NAME.tune.err. Each kernel time is tunecli run-op's median (--no-check: tune-op checked every
+# candidate against the interpreter; the float64 interpretation of a 1024^3 matmul takes
+# minutes per run). Peers (oneDNN, OpenBLAS) for the matmul:
 # bench/matmul (1024^3, 1 thread) runs the tuned auto schedule and then the tuned hand
 # template's schedule (each extracted from its records with `tunecli show --records` into
 # WORK/as_matmul.auto.sched and .hand.sched, run with --schedule-file), each against
@@ -63,28 +67,29 @@ for c in "${cases[@]}"; do
   rec="$work/$name.jsonl"
   rm -f "$rec"
   # shellcheck disable=SC2086
-  d=$("$tunecli" run-op "$name" --file "$ops" $shapes 2>&1 | ms)
+  d=$("$tunecli" run-op "$name" --file "$ops" $shapes --no-check 2>&1 | ms)
   t0=$(date +%s.%N)
   # shellcheck disable=SC2086
   tout=$("$tunecli" tune-op "$name" --file "$ops" $shapes --trials "$trials" --search "$search" --no-peak \
-         --records "$rec" 2>/dev/null)
+         --run-timeout 120 --records "$rec" 2>"$work/$name.tune.err")
   t1=$(date +%s.%N)
   cfg=$(printf '%s\n' "$tout" | sed -n 's/^ *config //p' | head -1)
   head -n 64 "$rec" >"$work/$name.64.jsonl"
   s64=$(stamp "$rec" "$(wc -l <"$work/$name.64.jsonl")")
   t64=$(awk -v a="${s64:-0}" -v b="$t0" 'BEGIN { if (a > 0) printf "%.1f", a - b; else print "-" }')
   # shellcheck disable=SC2086
-  a64=$("$tunecli" run-op "$name" --file "$ops" $shapes --records "$work/$name.64.jsonl" 2>&1 | ms)
+  a64=$("$tunecli" run-op "$name" --file "$ops" $shapes --no-check --records "$work/$name.64.jsonl" 2>&1 | ms)
   # shellcheck disable=SC2086
-  a=$("$tunecli" run-op "$name" --file "$ops" $shapes --records "$rec" 2>&1 | ms)
+  a=$("$tunecli" run-op "$name" --file "$ops" $shapes --no-check --records "$rec" 2>&1 | ms)
   h="-"
   if [ "$builtin" != "-" ]; then
     hrec="$work/$name.hand.jsonl"
     rm -f "$hrec"
     # shellcheck disable=SC2086
-    "$tunecli" tune-op "$builtin" $bshapes --trials "$trials" --no-peak --records "$hrec" >/dev/null 2>&1
+    "$tunecli" tune-op "$builtin" $bshapes --trials "$trials" --no-peak --run-timeout 120 --records "$hrec" \
+      >/dev/null 2>"$work/$name.hand.err"
     # shellcheck disable=SC2086
-    h=$("$tunecli" run-op "$builtin" $bshapes --records "$hrec" 2>&1 | ms)
+    h=$("$tunecli" run-op "$builtin" $bshapes --no-check --records "$hrec" 2>&1 | ms)
     # shellcheck disable=SC2086
     "$tunecli" show "$builtin" $bshapes --records "$hrec" 2>/dev/null | sched >"$work/$name.hand.sched"
   fi
@@ -102,6 +107,14 @@ if [ -x "$build/bench/matmul" ] && { [ $# -eq 0 ] || printf '%s\n' "$@" | grep -
     echo "GFLOP/s, ms = 2.147 / GFLOP/s * 1e3):"
     "$build/bench/matmul" --sizes 1024 --threads 1 --rounds 3 --no-peak --schedule-file "$f" 2>&1 | tail -n 4
   done
+fi
+if [ -x "$build/bench/conv_sched" ] && [ -s "$work/as_conv.auto.sched" ]; then
+  echo "tessel's tuned auto schedule and hand template (NCHW conv2d) vs oneDNN in one process"
+  echo "(bench/conv_sched, 64x56x56 -> 64 3x3 s1 p1, 1 thread):"
+  hand=()
+  [ -s "$work/as_conv.hand.sched" ] && hand=("hand=conv2d:$work/as_conv.hand.sched")
+  "$build/bench/conv_sched" --layer 64,56x56,64,3x3,1,1 --file "$ops" "auto=as_conv:$work/as_conv.auto.sched" \
+    "${hand[@]}" 2>&1 | tail -n 4
 fi
 if [ -x "$build/bench/conv_layers" ] && { [ $# -eq 0 ] || printf '%s\n' "$@" | grep -qx as_conv; }; then
   echo "peers (bench/conv_layers, resnet18's 64x56x56 -> 64 3x3 s1 layer, 1 thread; GFLOP/s, ms = 0.231 / GFLOP/s * 1e3):"

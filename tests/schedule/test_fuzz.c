@@ -43,7 +43,7 @@ static bool chance(rng *r, int pct) { return rnd(r, 100) < pct; }
 
 typedef struct fuzz_stats {
   int schedules, failures, steps, refused;
-  int compute_at, cache_read, cache_write, vectorize, unroll, parallel, tail_split, guarded, prefetch, align;
+  int compute_at, cache_read, cache_write, vectorize, unroll, parallel, tail_split, guarded, prefetch, align, order;
 } fuzz_stats;
 
 /* Step result: true when applied. A refusal is fine (the step is just not part of the
@@ -167,12 +167,35 @@ static void fuzz_annotate(tsl_schedule *s, const char *stage, rng *r, fuzz_stats
   }
 }
 
-/* storage_align of a random buffer dimension of a non-output stage; a prefetch of one of
- * the tensors a stage reads, a few iterations ahead. */
+/* storage_order of a non-output stage: a random permutation of its buffer dimensions. */
+static void fuzz_order(tsl_schedule *s, const char *stage, rng *r, fuzz_stats *fs) {
+  const tsl_stage *st = tsl_schedule_stage(s, stage);
+  int nd = st->op->naxis;
+  if (nd > 8) return;
+  char names[8][128];
+  const char *ptrs[8];
+  int perm[8];
+  for (int d = 0; d < nd; d++) perm[d] = d;
+  for (int d = nd - 1; d > 0; d--) {
+    int j = rnd(r, d + 1), t = perm[d];
+    perm[d] = perm[j];
+    perm[j] = t;
+  }
+  for (int d = 0; d < nd; d++) {
+    snprintf(names[d], sizeof names[d], "%s", st->iters[perm[d]].name);
+    ptrs[d] = names[d];
+  }
+  fs->order += applied(tsl_schedule_storage_order(s, stage, nd, ptrs), fs);
+}
+
+/* storage_order and storage_align of a random buffer dimension of a non-output stage;
+ * a prefetch of one of the tensors a stage reads, a few iterations ahead. */
 static void fuzz_storage(tsl_schedule *s, const char *stage, const char *const *tensors, int ntensors, rng *r,
                          fuzz_stats *fs) {
   char a[128];
   const tsl_stage *st = tsl_schedule_stage(s, stage);
+  if (!st->is_output && chance(r, 40)) fuzz_order(s, stage, r, fs);
+  st = tsl_schedule_stage(s, stage);
   if (!st->is_output && chance(r, 25)) {
     snprintf(a, sizeof a, "%s", st->iters[rnd(r, st->op->naxis)].name);
     int64_t f = 1 + rnd(r, 8);
@@ -232,12 +255,15 @@ static void check_stats(const char *what, const fuzz_stats *fs) {
   CU_ASSERT_TRUE(fs->cache_write >= FUZZ_SCHEDULES / 8);
   CU_ASSERT_TRUE(fs->cache_read >= FUZZ_SCHEDULES / 8);
   CU_ASSERT_TRUE(fs->guarded >= FUZZ_SCHEDULES / 4);
+  CU_ASSERT_TRUE(fs->order >= FUZZ_SCHEDULES / 10);
   if (fs->failures || getenv("TSL_FUZZ_STATS"))
     fprintf(stderr,
             "\nfuzz %s: %d schedules, %d failed; %d steps (%d refused): compute_at %d, cache_read %d, "
-            "cache_write %d, vectorize %d, unroll %d, parallel %d, tail splits %d, storage_align %d, prefetch %d\n",
+            "cache_write %d, vectorize %d, unroll %d, parallel %d, tail splits %d, storage_align %d, storage_order %d, "
+            "prefetch %d\n",
             what, fs->schedules, fs->failures, fs->steps, fs->refused, fs->compute_at, fs->cache_read,
-            fs->cache_write, fs->vectorize, fs->unroll, fs->parallel, fs->tail_split, fs->align, fs->prefetch);
+            fs->cache_write, fs->vectorize, fs->unroll, fs->parallel, fs->tail_split, fs->align, fs->order,
+            fs->prefetch);
 }
 
 /* ---- matmul ---- */

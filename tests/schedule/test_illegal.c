@@ -267,6 +267,56 @@ static void test_illegal_storage_align(void) {
   st_arena_end(a);
 }
 
+static tsl_status order_output(tsl_schedule *s) {
+  const char *ax[2] = {"j", "i"};
+  return tsl_schedule_storage_order(s, "C", 2, ax);
+}
+static tsl_status order_twice(tsl_schedule *s) {
+  const char *ax[2] = {"ax1", "ax1"};
+  return tsl_schedule_storage_order(s, "A.local", 2, ax);
+}
+static tsl_status order_missing(tsl_schedule *s) {
+  const char *ax[1] = {"ax1"};
+  return tsl_schedule_storage_order(s, "A.local", 1, ax);
+}
+static tsl_status order_reduce(tsl_schedule *s) {
+  const char *ax[3] = {"j", "k", "i"};
+  return tsl_schedule_storage_order(s, "C.local", 3, ax);
+}
+static tsl_status order_derived(tsl_schedule *s) {
+  const char *ax[2] = {"ax1", "ax0.inner"};
+  return tsl_schedule_storage_order(s, "A.local", 2, ax);
+}
+static tsl_status order_inlined(tsl_schedule *s) {
+  const char *ax[4] = {"n", "c", "x", "y"};
+  return tsl_schedule_storage_order(s, "padded", 4, ax);
+}
+
+static void test_illegal_storage_order(void) {
+  st_arena a = st_arena_begin();
+  tsl_te_program *p = st_matmul(4, 6, 5);
+  refuse(p, "", order_output, TSL_ERR_SCHEDULE, "storage_order: stage C is an output", NULL, NULL);
+  refuse(p, "cache_read(A, local, C)\n", order_twice, TSL_ERR_SCHEDULE,
+         "storage_order: axis ax1 of stage A.local named twice", NULL, NULL);
+  refuse(p, "cache_read(A, local, C)\n", order_missing, TSL_ERR_SCHEDULE,
+         "storage_order: 1 axes for the 2 dimensions of stage A.local's buffer", NULL, NULL);
+  refuse(p, "cache_write(C, local)\n", order_reduce, TSL_ERR_SCHEDULE,
+         "storage_order: axis k of stage C.local is not a dimension of its buffer (a reduction axis)", NULL, NULL);
+  refuse(p, "cache_read(A, local, C)\nsplit(A.local, ax0, 2)\n", order_derived, TSL_ERR_SCHEDULE,
+         "storage_order: axis ax0.inner of stage A.local is not a dimension of its buffer (a derived axis)", NULL,
+         NULL);
+  refuse(st_conv_padded(1, 2, 5, 5, 2, 3, 3, 1, 1), "compute_inline(padded)\n", order_inlined, TSL_ERR_SCHEDULE,
+         "storage_order: stage padded is inlined", NULL, NULL);
+  /* the text form: the error located at the step's line */
+  tsl_schedule *s = NULL;
+  CU_ASSERT_EQUAL(tsl_schedule_from_text(p, "cache_read(A, local, C)\nstorage_order(A.local, ax0, ax0)\n", &s),
+                  TSL_ERR_SCHEDULE);
+  CU_ASSERT_PTR_NOT_NULL(strstr(tsl_last_error(), "schedule:2:"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(tsl_last_error(), "named twice"));
+  CU_ASSERT_PTR_NULL(s);
+  st_arena_end(a);
+}
+
 static tsl_status prefetch_not_read(tsl_schedule *s) { return tsl_schedule_prefetch(s, "padded", "weight", "x", 1); }
 static tsl_status cache_read_prefetched(tsl_schedule *s) {
   const char *r = "out";
@@ -393,4 +443,5 @@ void tsl_tests_schedule_illegal(void) {
   CU_add_test(s, "test_illegal_compute_inline_of_reduction_or_output", test_illegal_compute_inline_of_reduction_or_output);
   CU_add_test(s, "test_illegal_cache_read_rolled_back_completely", test_illegal_cache_read_rolled_back_completely);
   CU_add_test(s, "test_illegal_rfactor", test_illegal_rfactor);
+  CU_add_test(s, "test_illegal_storage_order", test_illegal_storage_order);
 }

@@ -236,11 +236,32 @@ static void test_sketch_candidates_match_interpreter(void) {
   host_env_close(&e);
 }
 
+/* How many of n seeded samples of p's sketches with rule `rule` print `step`. */
+static int samples_with_step(const tsl_te_program *p, const tsl_target *t, tsl_sketch_rule rule, int n,
+                             const char *step) {
+  tsl_sketch_list sl;
+  CU_ASSERT_EQUAL_FATAL(tsl_sketch_generate(p, t, &sl), TSL_OK);
+  int hits = 0;
+  for (int k = 0; k < sl.n; k++) {
+    bool has = false;
+    for (int i = 0; i < sl.sketches[k].nstages; i++) has |= sl.sketches[k].rule[i] == rule;
+    for (int c = 0; has && c < n; c++) {
+      tsl_schedule *s = NULL;
+      if (tsl_sketch_sample(p, t, &sl.sketches[k], (uint64_t)c + 1, &s) != TSL_OK) continue;
+      char *text = tsl_schedule_to_string(s);
+      hits += text && strstr(text, step) != NULL;
+      free(text);
+      tsl_schedule_free(s);
+    }
+  }
+  return hits;
+}
+
 /* The tile_pack sketches (register tile, cache_write, L1/L2 tiles, a packed input) of a
  * matmul and an NCHW conv, with extents that leave tails at 8 and 16 lanes and that the
  * row tiles do not divide: the space has them, and 50 seeded candidates of them each give
  * the interpreter's result (with packing in some, an input packed in every layout the
- * seeds pick). */
+ * seeds pick, storage_order among them). */
 static void test_sketch_tile_pack_candidates_match_interpreter(void) {
   host_env e;
   host_env_open(&e);
@@ -249,7 +270,7 @@ static void test_sketch_tile_pack_candidates_match_interpreter(void) {
   static const sketch_case cases[] = {
       {"sk_matmul", 2, {{30, 17}, {17, 72}}, {2, 2}, TSL_SKETCH_TILE_PACK},
       {"sk_matmul", 2, {{64, 32}, {32, 48}}, {2, 2}, TSL_SKETCH_TILE_PACK},
-      {"sk_conv", 2, {{1, 3, 7, 21}, {10, 3, 3, 3}}, {4, 4}, TSL_SKETCH_TILE_PACK},
+      {"sk_conv", 2, {{1, 3, 7, 21}, {20, 3, 3, 3}}, {4, 4}, TSL_SKETCH_TILE_PACK},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     tsl_te_program *p = case_program(mod, &cases[i]);
@@ -258,6 +279,14 @@ static void test_sketch_tile_pack_candidates_match_interpreter(void) {
     if (good != SKETCH_SAMPLES) printf("\n  %s: %d of %d tile_pack candidates match\n", cases[i].op, good, SKETCH_SAMPLES);
     CU_ASSERT_EQUAL(good, SKETCH_SAMPLES);
     CU_ASSERT_TRUE(used > 0);
+    /* the conv's weights W[k][c][r][s], read along k by the row tile or the vector axis,
+     * pack as [c][r][s][k] in some candidates, and some take the output channels k as
+     * the vector axis (accumulators stored k innermost) */
+    if (strcmp(cases[i].op, "sk_conv") == 0)
+      CU_ASSERT_TRUE(samples_with_step(p, tsl_jit_target(jit), TSL_SKETCH_TILE_PACK, SKETCH_SAMPLES,
+                                       "storage_order(weight.local, ax1, ax2, ax3, ax0)") > 0 &&
+                     samples_with_step(p, tsl_jit_target(jit), TSL_SKETCH_TILE_PACK, SKETCH_SAMPLES,
+                                       "storage_order(out.local, n, y, x, k)") > 0);
   }
   host_env_close(&e);
 }

@@ -32,11 +32,13 @@ static const command commands[] = {
      "                          --static-cost the static cost model's estimate (docs/cost_static.md)\n"
      "                          (TSL_DEBUG=lower prints the IR after every lowering pass)"},
     {"run-op", tunecli_run_op,
-     "run-op OP [OPTIONS] [--seed S] [--tolerance E] [--repeat N]\n"
+     "run-op OP [OPTIONS] [--seed S] [--tolerance E] [--repeat N] [--no-check]\n"
      "                          JIT-compile OP, run it on seeded random inputs in [-1, 1), check\n"
      "                          every output against the direct interpretation of its tensor\n"
      "                          expression (float64; default tolerance 1e-5 of the output's\n"
-     "                          magnitude) and time it: median and min of N samples (default 5)"},
+     "                          magnitude) and time it: median and min of N samples (default 5);\n"
+     "                          --no-check times it without the check (large operators whose\n"
+     "                          float64 interpretation takes minutes)"},
     {"run", tunecli_run,
      "run MODEL [--records FILE] [--threads N] [--input FILE] [--output FILE] [--repeat N] [--target T] [--profile]\n"
      "          [--verbose] [--no-auto-schedule]\n"
