@@ -1,0 +1,36 @@
+/* Graph pass: the gate of a squeeze-excitation block as one node.
+ *
+ * Squeeze-excitation (Hu et al. 2018, "Squeeze-and-Excitation Networks"; MobileNetV3,
+ * EfficientNet, RegNetY, LR-ASPP) computes its channel gate as
+ *     p = GlobalAveragePool(x)                x [N, C, H, W] (or ReduceMean over H, W, keepdims)
+ *     h = Conv(p, W1, B1) + hidden            W1 [S, C, 1, 1]; hidden fused by fuse_conv
+ *                                             (Relu, Clip, SiLU, HardSwish, any table function)
+ *     s = Conv(h, W2, B2) + gate              W2 [C, S, 1, 1]; gate Sigmoid, HardSigmoid,
+ *                                             any table function, or none
+ * three kernels, two of them convs on 1 x 1 images. The pass makes it one tsl.SqueezeExcite
+ * node (graph.h; kernel ops/nn/squeeze_excite.c, "squeeze_excite"): inputs x, W1 as
+ * [S, CB, x], B1, W2 transposed to [S, CB, x], B2 as [CB * x] (channels zero-padded to
+ * CB = ceil(C / x) whole blocks of x's layout, so both layers run on vectors of lanes
+ * reading consecutive weights; zeros for an absent bias); the functions as its "hidden"
+ * and "gate" attributes; its output takes s's place (same layout). One launch instead of
+ * three, and no [N, S, 1, 1] and [N, C, 1, 1] intermediates through memory.
+ *
+ * Matched after layout selection (the kernel is blocked only) and after fuse_conv: x and s
+ * NCHW[x]c of one block, p a blocked [N, C, 1, 1] read only by the first conv, h read only
+ * by the second, neither a graph output; both convs group 1 with constant f32 weights of
+ * 1 x 1 windows, no padding, constant or absent bias, no residual and no channel scale
+ * (fuse_channel_scale runs after). Any N, C, S (C and S need not fill a block). Anything
+ * else stays as it is.
+ */
+#ifndef TESSEL_MODELS_PASSES_SQUEEZE_EXCITE_H
+#define TESSEL_MODELS_PASSES_SQUEEZE_EXCITE_H
+
+#include "models/graph.h"
+#include "tessel/status.h"
+
+/* Rewrites in place; *fused (may be NULL) receives the number of blocks made one node.
+ * Value and node ids change (the graph is sorted and pruned). Errors: TSL_ERR_NOMEM,
+ * TSL_ERR_INVALID (a fused function attribute of the wrong kind). */
+tsl_status tsl_pass_squeeze_excite(tsl_graph *g, int *fused);
+
+#endif
