@@ -648,10 +648,10 @@ static tsl_status infer_misc(tsl_graph *g, int node) {
         return node_err(g, node, TSL_ERR_INVALID, "needs images of one N, H, W and a 'channels' count >= 1");
     }
     break;
-  case TSL_OP_SQUEEZE_EXCITE: { /* [N, C, 1, 1] from x [N, C, H, W] and W1 [S, CB, x] */
+  case TSL_OP_SQUEEZE_EXCITE: { /* [N, C, 1, 1] from x [N, C, H, W] and W1 [CB, S, x] */
     shape w1 = in_shape(g, n, 1);
-    if (x.ndim != 4 || w1.ndim != 3 || w1.d[1] * w1.d[2] < x.d[1])
-      return node_err(g, node, TSL_ERR_INVALID, "needs an image and a first weight [S, CB, x] covering its channels");
+    if (x.ndim != 4 || w1.ndim != 3 || w1.d[0] * w1.d[2] < x.d[1])
+      return node_err(g, node, TSL_ERR_INVALID, "needs an image and a first weight [CB, S, x] covering its channels");
     y.d[2] = y.d[3] = 1;
     break;
   }

@@ -77,21 +77,23 @@ static tsl_status copy_function(tsl_graph *g, int conv, int se, const char *whic
   return st;
 }
 
-/* A new f32 constant of `ndim` extents (rows = shape[0], then blocks, then lanes x when
- * ndim is 3, or plain rows x cols): element (r, j) of src read as src[r * src_cols + j]
- * (or src[j * src_cols + r] when `transpose`), j the channel cb * x + lane; lanes past
- * `cols` and all of it without src (NULL) zero. Its value id in *id. */
-static tsl_status add_padded(tsl_graph *g, const tsl_tensor *src, int ndim, const int64_t *shape, int64_t cols,
-                             int64_t src_cols, bool transpose, int *id) {
+/* A new f32 constant holding `rows` x `cols` values, element (r, j) read from
+ * src[r * src_cols + j] (src[j * src_cols + r] when `transpose`; zeros without src); j
+ * a channel, padded with zeros to whole blocks of x: stored [rows, CB, x] (`blocks_outer`
+ * false; x = 1: [rows, cols] plainly) or [CB, rows, x] (true). Its value id in *id. */
+static tsl_status add_blocked(tsl_graph *g, const tsl_tensor *src, int64_t rows, int64_t cols, int64_t src_cols,
+                              bool transpose, int64_t x, bool blocks_outer, int *id) {
+  int64_t cb = (cols + x - 1) / x, shape[3] = {blocks_outer ? cb : rows, blocks_outer ? rows : cb, x};
   tsl_tensor *t;
-  tsl_status st = tsl_tensor_new(TSL_DTYPE_F32, ndim, shape, &t);
+  tsl_status st = tsl_tensor_new(TSL_DTYPE_F32, 3, shape, &t);
   if (st != TSL_OK) return st;
   float *d = t->data;
-  int64_t n = tsl_tensor_numel(t), rows = ndim > 1 ? shape[0] : 1, per = n / rows;
-  memset(d, 0, (size_t)n * sizeof *d);
+  memset(d, 0, (size_t)tsl_tensor_numel(t) * sizeof *d);
   for (int64_t r = 0; src && r < rows; r++)
-    for (int64_t j = 0; j < cols && j < per; j++)
-      d[r * per + j] = (float)tsl_tensor_get_f64(src, transpose ? j * src_cols + r : r * src_cols + j);
+    for (int64_t j = 0; j < cols; j++) {
+      int64_t at = blocks_outer ? ((j / x) * rows + r) * x + j % x : r * cb * x + j;
+      d[at] = (float)tsl_tensor_get_f64(src, transpose ? j * src_cols + r : r * src_cols + j);
+    }
   return tsl_graph_add_constant(g, NULL, t, id);
 }
 
@@ -115,18 +117,18 @@ static tsl_status rewrite(tsl_graph *g, int i, bool *dead, void *ctx, bool *done
   int s = g->nodes[c2].outputs[0];
   const tsl_value *sv = &g->values[s];
   if (!blocked_image(sv, block) || sv->shape[0] != N || sv->shape[1] != C) return TSL_OK;
-  /* the constants, channels padded to whole blocks: W1 [S, CB, x], B1 [S], W2t [S, CB, x]
-   * (W2 transposed), B2 [CB * x] */
-  int64_t CB = (C + block - 1) / block, w1s[3] = {S, CB, block}, b2s[1] = {CB * block};
+  /* the constants, channels padded to whole blocks: W1 [CB, S, x] (each block's weights
+   * for all S together: the first layer's loop runs over s inside the blocks), B1 [1, S, 1],
+   * W2t [S, CB, x] (W2 transposed), B2 [1, CB, x] */
   int ins[5] = {x, -1, -1, -1, -1};
   const tsl_node *n1 = &g->nodes[c1], *n2 = &g->nodes[c2];
   const tsl_tensor *w1 = f32_const(g, n1->inputs[1]), *w2 = f32_const(g, n2->inputs[1]);
   const tsl_tensor *b1 = n1->n_inputs > 2 ? f32_const(g, n1->inputs[2]) : NULL;
   const tsl_tensor *b2 = n2->n_inputs > 2 ? f32_const(g, n2->inputs[2]) : NULL;
-  tsl_status st = add_padded(g, w1, 3, w1s, C, C, false, &ins[1]);
-  if (st == TSL_OK) st = add_padded(g, b1, 1, &S, S, S, false, &ins[2]);
-  if (st == TSL_OK) st = add_padded(g, w2, 3, w1s, C, S, true, &ins[3]);
-  if (st == TSL_OK) st = add_padded(g, b2, 1, b2s, C, C, false, &ins[4]);
+  tsl_status st = add_blocked(g, w1, S, C, C, false, block, true, &ins[1]);
+  if (st == TSL_OK) st = add_blocked(g, b1, 1, S, S, false, 1, false, &ins[2]);
+  if (st == TSL_OK) st = add_blocked(g, w2, S, C, S, true, block, false, &ins[3]);
+  if (st == TSL_OK) st = add_blocked(g, b2, 1, C, C, false, block, false, &ins[4]);
   int node, y;
   if (st == TSL_OK) st = tsl_pass_add_replacement(g, s, "se", TSL_OP_SQUEEZE_EXCITE, 5, ins, &node, &y);
   if (st == TSL_OK) st = copy_function(g, c1, node, "hidden");

@@ -9,9 +9,9 @@
  *                                             any table function, or none
  * three kernels, two of them convs on 1 x 1 images. The pass makes it one tsl.SqueezeExcite
  * node (graph.h; kernel ops/nn/squeeze_excite.c, "squeeze_excite"): inputs x, W1 as
- * [S, CB, x], B1, W2 transposed to [S, CB, x], B2 as [CB * x] (channels zero-padded to
- * CB = ceil(C / x) whole blocks of x's layout, so both layers run on vectors of lanes
- * reading consecutive weights; zeros for an absent bias); the functions as its "hidden"
+ * [CB, S, x], B1 as [1, S, 1], W2 transposed to [S, CB, x], B2 as [1, CB, x] (channels
+ * zero-padded to CB = ceil(C / x) whole blocks of x's layout, so both layers run on
+ * vectors of lanes reading the weights in storage order; zeros for an absent bias); the functions as its "hidden"
  * and "gate" attributes; its output takes s's place (same layout). One launch instead of
  * three, and no [N, S, 1, 1] and [N, C, 1, 1] intermediates through memory.
  *

@@ -131,9 +131,9 @@ tsl_status tsl_reduce_text(const tsl_op_call *c, tsl_op_text *t);
 tsl_status tsl_layer_norm_text(const tsl_op_call *c, tsl_op_text *t);
 
 /* "squeeze_excite": the gate of a squeeze-excitation block in one kernel
- * (squeeze_excite.c): inputs x [N, C, H, W] NCHW[x]c, then plain W1 [S, CB, x], B1 [S],
- * W2t [S, CB, x] (the second layer's weight transposed), B2 [CB * x], the channels padded
- * with zeros to CB = ceil(C / x) whole blocks; output [N, C, 1, 1] in x's block,
+ * (squeeze_excite.c): inputs x [N, C, H, W] NCHW[x]c, then plain W1 [CB, S, x], B1 [1, S, 1],
+ * W2t [S, CB, x] (the second layer's weight transposed), B2 [1, CB, x], the channels
+ * padded with zeros to CB = ceil(C / x) whole blocks; output [N, C, 1, 1] in x's block,
  *   out[n, c] = gate(sum_s W2t[s, c] * hidden(sum_c' W1[s, c'] * mean_hw x[n, c'] + B1[s]) + B2[c])
  * Attributes "hidden" and "gate" (strings; absent or "": identity): "Relu", "Clip" (floats
  * WHICH_attr0, WHICH_attr1: min, max) or a function of the activation table (its

@@ -6,8 +6,8 @@
  * (Hu et al. 2018, "Squeeze-and-Excitation Networks"), written as the stages of one
  * operator so the graph runs one kernel where it ran a pool and two 1x1 convs. Everything
  * stays blocked: the pooled sums [N, CB, x], the weights padded by the pass to whole blocks
- * (W1 and W2 transposed as [S, CB, x], B2 [CB * x], zeros past C), so both layers run on
- * vectors of x lanes reading consecutive weights (the first layer sums per lane over the
+ * (W1 as [CB, S, x], W2 transposed as [S, CB, x], B2 [1, CB, x], zeros past C), so both
+ * layers run on vectors of x lanes reading the weights in storage order (the first layer sums per lane over the
  * blocks, then over the lanes, as ops/nn/layer_norm.c's channel statistics). Output lanes
  * past C are written 0. The hidden layer is a stage of its own (tagged, so not inlined
  * into the second layer's sum, which would compute the function S times per channel);
@@ -67,17 +67,19 @@ tsl_status tsl_squeeze_excite_text(const tsl_op_call *c, tsl_op_text *t) {
   if (x->ndim != 4 || !x->block || y->block != x->block || y->ndim != 4)
     return tsl_error(TSL_ERR_UNSUPPORTED, "squeeze_excite: input and output must be NCHW[x]c images of one block");
   int64_t N = x->shape[0], C = x->shape[1], X = x->block, CB = (C + X - 1) / X, HW = x->shape[2] * x->shape[3];
-  int64_t S = w1->ndim == 3 ? w1->shape[0] : 0;
-  int64_t w[3] = {S, CB, X}, s1[1] = {S}, b2[1] = {CB * X}, out[4] = {N, C, 1, 1};
-  if (S < 1 || !is_shape(w1, 3, w) || !is_shape(&c->args[2], 1, s1) || !is_shape(&c->args[3], 3, w) ||
-      !is_shape(&c->args[4], 1, b2) || memcmp(y->shape, out, sizeof out) != 0 || HW < 1)
+  int64_t S = w1->ndim == 3 ? w1->shape[1] : 0;
+  int64_t w1s[3] = {CB, S, X}, b1s[3] = {1, S, 1}, w2s[3] = {S, CB, X}, b2s[3] = {1, CB, X}, out[4] = {N, C, 1, 1};
+  if (S < 1 || !is_shape(w1, 3, w1s) || !is_shape(&c->args[2], 3, b1s) || !is_shape(&c->args[3], 3, w2s) ||
+      !is_shape(&c->args[4], 3, b2s) || memcmp(y->shape, out, sizeof out) != 0 || HW < 1)
     return tsl_error(TSL_ERR_INVALID,
-                     "squeeze_excite: needs x [N, C, H, W] blocked by x, plain W1 [S, C/x, x], B1 [S], W2t [S, C/x, x], "
-                     "B2 [C/x * x] (C/x rounded up) and a blocked output [N, C, 1, 1]");
-  int64_t xv[4] = {N, CB, HW, X}, bv[2] = {CB, X}, yv[3] = {N, CB, X};
+                     "squeeze_excite: needs x [N, C, H, W] blocked by x, plain W1 [CB, S, x], B1 [1, S, 1], "
+                     "W2t [S, CB, x], B2 [1, CB, x] (CB = C/x rounded up) and a blocked output [N, C, 1, 1]");
+  int64_t xv[4] = {N, CB, HW, X}, yv[3] = {N, CB, X};
   tsl_op_text_view(t, 0, 4, xv);
-  for (int a = 1; a < 4; a++) tsl_op_text_view(t, a, c->args[a].ndim, c->args[a].shape);
-  tsl_op_text_view(t, 4, 2, bv);
+  tsl_op_text_view(t, 1, 3, w1s);
+  tsl_op_text_view(t, 2, 1, &S);
+  tsl_op_text_view(t, 3, 3, w2s);
+  tsl_op_text_view(t, 4, 2, b2s + 1);
   tsl_op_text_view(t, 5, 3, yv);
   snprintf(t->label, sizeof t->label, "squeeze_excite_nchwc");
   tsl_op_text_header(t, 5);
@@ -86,7 +88,7 @@ tsl_status tsl_squeeze_excite_text(const tsl_op_call *c, tsl_op_text *t) {
   /* the first layer per lane over the blocks, then over the lanes (a vector, then its sum) */
   tsl_text_put(b,
                "  acc[n, cb, c] = sum(j: x0[n, cb, j, c])\n"
-               "  t1[n, s, c] = sum(cb: acc[n, cb, c] * x1[s, cb, c])\n"
+               "  t1[n, s, c] = sum(cb: acc[n, cb, c] * x1[cb, s, c])\n"
                "  h0[n, s] = sum(c: t1[n, s, c])\n"
                "  @tag(\"squeeze_excite_hidden\")\n"
                "  h[n, s] = ");
