@@ -112,6 +112,7 @@ static tsl_status rewrite(tsl_graph *g, int i, bool *dead, void *ctx, bool *done
   if (c1 < 0) return TSL_OK;
   int h = g->nodes[c1].outputs[0];
   int64_t S = g->values[h].shape[1];
+  if (C * S > TSL_SQUEEZE_EXCITE_MAX_WEIGHTS) return TSL_OK;
   int c2 = small_conv(g, h, S, dead);
   if (c2 < 0) return TSL_OK;
   int s = g->nodes[c2].outputs[0];

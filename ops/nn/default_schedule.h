@@ -33,7 +33,7 @@ tsl_status tsl_default_schedule(const tsl_te_program *p, const tsl_target *t, ts
  * plan_build.c): a hand-written one (the dense template's GEMV for a "dense_packed"
  * program, or the squeeze-excitation gate's: output tagged "squeeze_excite",
  * ops/nn/squeeze_excite.c, its sums vectorized along the lanes with the reduction loop
- * outside the block loop, serial). */
+ * outside the block loop, the larger ones split in parallel parts). */
 bool tsl_default_schedule_is_hand(const tsl_te_program *p);
 
 #ifdef __cplusplus
