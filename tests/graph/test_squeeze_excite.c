@@ -6,7 +6,8 @@
  * / HardSwish / none, gate Sigmoid / HardSigmoid / none; compiled at the host's lanes and
  * run against the reference executor on the same graph. The plan has one squeeze_excite
  * step per block and no global pool step where the pattern matched; a pooled vector that
- * is also a graph output keeps the three kernels. */
+ * is also a graph output, and a gate above TSL_SQUEEZE_EXCITE_MAX_WEIGHTS, keep the three
+ * kernels. */
 #include <CUnit/Basic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 
 #include "graph_tests.h"
 #include "graph_util.h"
+#include "models/passes/squeeze_excite.h"
 #include "tessel/plan.h"
 
 static int node1(tsl_graph *g, tsl_op op, int x) { return gt_add_node(g, op, 1, &x, NULL); }
@@ -111,10 +113,11 @@ static void run_case(const se_case *k, bool pooled_out, uint64_t seed) {
   snprintf(what, sizeof what, "SE N=%lld C=%lld S=%lld %lldx%lld %s hidden '%s' gate '%s'%s", (long long)k->n,
            (long long)k->c, (long long)k->s, (long long)k->h, (long long)k->w, k->reduce_mean ? "ReduceMean" : "GAP",
            k->hidden, k->gate, pooled_out ? ", pooled also an output" : "");
-  if (se != (pooled_out ? 0 : 1) || pools != (pooled_out ? 1 : 0))
+  bool fused = !pooled_out && k->c * k->s <= TSL_SQUEEZE_EXCITE_MAX_WEIGHTS;
+  if (se != (fused ? 1 : 0) || pools != (fused ? 0 : 1))
     printf("\n  %s: %d squeeze_excite steps, %d pool steps", what, se, pools);
-  CU_ASSERT_EQUAL(se, pooled_out ? 0 : 1);
-  CU_ASSERT_EQUAL(pools, pooled_out ? 1 : 0);
+  CU_ASSERT_EQUAL(se, fused ? 1 : 0);
+  CU_ASSERT_EQUAL(pools, fused ? 0 : 1);
   float *in = gt_random(k->n * k->c * k->h * k->w, seed + 20, -2.0, 2.0);
   const float *ins[1] = {in};
   CU_ASSERT(gt_check_vs_reference(g, what, ins, 1e-5) >= 0);
@@ -138,8 +141,16 @@ static void test_se_blocks_are_one_kernel(void) {
 
 static void test_pooled_output_keeps_the_kernels(void) { run_case(&cases[0], true, 300); }
 
+/* C * S above TSL_SQUEEZE_EXCITE_MAX_WEIGHTS: pool and two convs stay. */
+static void test_large_gate_keeps_the_kernels(void) {
+  const se_case big = {1, 300, 240, 2, 2, false, "Relu", "HardSigmoid"};
+  CU_ASSERT_FATAL(big.c * big.s > TSL_SQUEEZE_EXCITE_MAX_WEIGHTS);
+  run_case(&big, false, 400);
+}
+
 void tsl_tests_graph_squeeze_excite(void) {
   CU_pSuite s = CU_add_suite("graph_squeeze_excite", NULL, NULL);
   CU_add_test(s, "se_blocks_are_one_kernel", test_se_blocks_are_one_kernel);
   CU_add_test(s, "pooled_output_keeps_the_kernels", test_pooled_output_keeps_the_kernels);
+  CU_add_test(s, "large_gate_keeps_the_kernels", test_large_gate_keeps_the_kernels);
 }
