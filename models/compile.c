@@ -27,6 +27,7 @@
 #include "models/passes/layer_norm.h"
 #include "models/passes/fuse_gating.h"
 #include "models/passes/sink_resize.h"
+#include "models/passes/squeeze_excite.h"
 #include "models/passes/plan_memory.h"
 #include "models/passes/layout.h"
 #include "models/passes/pack_dense.h"
@@ -67,6 +68,10 @@ static tsl_status optimize(tsl_graph *g, int block, bool binary_nchw, tsl_compil
    * transposing them for the packing to copy again */
   if (st == TSL_OK && block > 0) st = tsl_pass_pack_dense(g, block, NULL);
   if (st == TSL_OK && block > 0) st = tsl_pass_select_layout(g, block, &stats->layout_transforms);
+  /* after layout selection and conv fusion: a blocked kernel taking the convs' functions */
+  int excites = 0;
+  if (st == TSL_OK && block > 0) st = tsl_pass_squeeze_excite(g, &excites);
+  stats->nodes_fused += 2 * excites;
   /* after layout selection: it folds into blocked convs only */
   int scaled = 0;
   if (st == TSL_OK && block > 0) st = tsl_pass_fuse_channel_scale(g, &scaled);

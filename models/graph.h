@@ -175,6 +175,14 @@ typedef enum tsl_op {
    * int "channels" (the output's), ints "pieces", six per piece (input, out_start,
    * out_step, count, in_start, in_step) as ops/nn/generators.h's "channel_gather" */
   TSL_OP_CHANNEL_GATHER,
+  /* tsl.SqueezeExcite: the gate of a squeeze-excitation block (passes/squeeze_excite.h):
+   * inputs x [N, C, H, W] NCHW[x]c, W1 [CB, S, x], B1 [1, S, 1], W2t [S, CB, x], B2
+   * [1, CB, x] (channels zero-padded to CB = ceil(C / x) blocks); output [N, C, 1, 1] =
+   * gate(W2t^T hidden(W1 mean_hw(x) + B1) + B2); strings "hidden" and "gate" name the
+   * functions ("Relu", "Clip" or a function of ops/nn/activation.h; absent: identity),
+   * floats "hidden_attr0", "hidden_attr1", "gate_attr0", "gate_attr1" their attributes
+   * (Clip: min, max) */
+  TSL_OP_SQUEEZE_EXCITE,
   TSL_OP_COUNT
 } tsl_op;
 

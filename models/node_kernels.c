@@ -131,6 +131,25 @@ static tsl_status make_conv(const tsl_graph *g, int node, tsl_node_kernel *k, ts
   return tsl_nk_generate(g, node, "conv2d", &c, k, b);
 }
 
+/* The squeeze-excitation gate (graph.h tsl.SqueezeExcite): its functions' names and
+ * attributes passed on as the generator reads them (ops/nn/generators.h). */
+static tsl_status make_squeeze_excite(const tsl_graph *g, int node, tsl_node_kernel *k, tsl_text_buf *b) {
+  const tsl_node *n = &g->nodes[node];
+  tsl_op_call c = {0};
+  call_args(&c, k, g, n, 5, 1);
+  static const char *const names[2][3] = {{"hidden", "hidden_attr0", "hidden_attr1"},
+                                          {"gate", "gate_attr0", "gate_attr1"}};
+  for (int f = 0; f < 2; f++) {
+    const tsl_attr *fn = tsl_node_attr(n, names[f][0]);
+    if (!fn) continue;
+    if (fn->kind != TSL_ATTR_STRING) return tsl_nk_node_err(g, node, TSL_ERR_INVALID, "a function name is not a string");
+    tsl_op_call_set_string(&c, names[f][0], fn->s);
+    for (int a = 1; a < 3; a++)
+      if (tsl_node_attr(n, names[f][a])) tsl_op_call_set_float(&c, names[f][a], tsl_node_attr_float(n, names[f][a], 0.0));
+  }
+  return tsl_nk_generate(g, node, "squeeze_excite", &c, k, b);
+}
+
 /* MaxPool or AveragePool, plain or blocked (the generator reads the arguments' layout). */
 static tsl_status make_pool(const tsl_graph *g, int node, tsl_node_kernel *k, tsl_text_buf *b) {
   const tsl_node *n = &g->nodes[node];
@@ -478,6 +497,7 @@ tsl_status tsl_node_kernel_make(const tsl_graph *g, int node, tsl_node_kernel *o
   case TSL_OP_BATCH_NORM: st = make_batch_norm(g, node, out, &b); break;
   case TSL_OP_CHANNEL_SHUFFLE: st = make_channel_shuffle(g, node, out, &b); break;
   case TSL_OP_CHANNEL_GATHER: st = make_channel_gather(g, node, out, &b); break;
+  case TSL_OP_SQUEEZE_EXCITE: st = make_squeeze_excite(g, node, out, &b); break;
   case TSL_OP_BINARY: st = tsl_nk_make_binary(g, node, out, &b); break;
   default: st = tsl_nk_node_err(g, node, TSL_ERR_UNSUPPORTED, "no kernel computes this operator (fold it first)"); break;
   }

@@ -648,6 +648,13 @@ static tsl_status infer_misc(tsl_graph *g, int node) {
         return node_err(g, node, TSL_ERR_INVALID, "needs images of one N, H, W and a 'channels' count >= 1");
     }
     break;
+  case TSL_OP_SQUEEZE_EXCITE: { /* [N, C, 1, 1] from x [N, C, H, W] and W1 [CB, S, x] */
+    shape w1 = in_shape(g, n, 1);
+    if (x.ndim != 4 || w1.ndim != 3 || w1.d[0] * w1.d[2] < x.d[1])
+      return node_err(g, node, TSL_ERR_INVALID, "needs an image and a first weight [CB, S, x] covering its channels");
+    y.d[2] = y.d[3] = 1;
+    break;
+  }
   case TSL_OP_CHANNEL_SHUFFLE: {
     int64_t grp = tsl_node_attr_int(n, "group", 0);
     if (x.ndim != 4 || grp < 1 || x.d[1] % grp != 0)
@@ -689,6 +696,7 @@ static const arity arities[TSL_OP_COUNT] = {
     [TSL_OP_SUB] = {2, 2, 1, 1},     [TSL_OP_POW] = {1, 2, 1, 1},
     [TSL_OP_REDUCE_SUM] = {1, 1, 1, 1}, [TSL_OP_REDUCE_MAX] = {1, 1, 1, 1},
     [TSL_OP_REDUCE_MIN] = {1, 1, 1, 1}, [TSL_OP_LAYER_NORM] = {2, 3, 1, 3},
+    [TSL_OP_SQUEEZE_EXCITE] = {5, 5, 1, 1},
 };
 
 tsl_status tsl_graph_infer_node(tsl_graph *g, int node) {

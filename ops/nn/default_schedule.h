@@ -29,8 +29,11 @@ extern "C" {
  * tsl_schedule_free). Errors: those of the schedule steps (a tessel bug), NOMEM. */
 tsl_status tsl_default_schedule(const tsl_te_program *p, const tsl_target *t, tsl_schedule **out);
 
-/* Whether the default schedule of p is a hand-written one (the dense template's GEMV for
- * a "dense_packed" program) rather than the generic one. */
+/* Whether the default schedule of p is to be kept over the auto-scheduler's (models/
+ * plan_build.c): a hand-written one (the dense template's GEMV for a "dense_packed"
+ * program, or the squeeze-excitation gate's: output tagged "squeeze_excite",
+ * ops/nn/squeeze_excite.c, its sums vectorized along the lanes with the reduction loop
+ * outside the block loop, the larger ones split in parallel parts). */
 bool tsl_default_schedule_is_hand(const tsl_te_program *p);
 
 #ifdef __cplusplus

@@ -25,6 +25,8 @@ static const tsl_op_generator nn_generators[] = {
     {"reduce", "sum, mean, max or min (attribute function) over attribute axes", tsl_reduce_text},
     {"layer_norm", "layer normalization over the axes from attribute axis on, epsilon; scale, bias", tsl_layer_norm_text},
     {"pow", "x^exponent (attribute), or pow(x, y) broadcast", tsl_pow_text},
+    {"squeeze_excite", "squeeze-excitation gate of an NCHW[x]c image: mean, fc + hidden function, fc + gate "
+     "(hidden, gate and their attr0, attr1)", tsl_squeeze_excite_text},
 };
 
 const tsl_op_generator *tsl_ops_nn_generators(int *n) {

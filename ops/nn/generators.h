@@ -130,6 +130,16 @@ tsl_status tsl_reduce_text(const tsl_op_call *c, tsl_op_text *t);
  * its padding lanes zero). */
 tsl_status tsl_layer_norm_text(const tsl_op_call *c, tsl_op_text *t);
 
+/* "squeeze_excite": the gate of a squeeze-excitation block in one kernel
+ * (squeeze_excite.c): inputs x [N, C, H, W] NCHW[x]c, then plain W1 [CB, S, x], B1 [1, S, 1],
+ * W2t [S, CB, x] (the second layer's weight transposed), B2 [1, CB, x], the channels
+ * padded with zeros to CB = ceil(C / x) whole blocks; output [N, C, 1, 1] in x's block,
+ *   out[n, c] = gate(sum_s W2t[s, c] * hidden(sum_c' W1[s, c'] * mean_hw x[n, c'] + B1[s]) + B2[c])
+ * Attributes "hidden" and "gate" (strings; absent or "": identity): "Relu", "Clip" (floats
+ * WHICH_attr0, WHICH_attr1: min, max) or a function of the activation table (its
+ * attributes as WHICH_attr0, WHICH_attr1). Padding lanes of the output are 0. */
+tsl_status tsl_squeeze_excite_text(const tsl_op_call *c, tsl_op_text *t);
+
 /* "pow": ONNX Pow in f32. One input and the float attribute "exponent": x^e written
  * without pow() where a cheaper form is exact or correctly rounded (e = 1, 2: x*x,
  * 0.5: sqrt(x), -1: 1/x, 0: 1); 3: x*x*x; any other e: pow(x, e). Two inputs: pow(x, y)
