@@ -183,7 +183,7 @@ static void per_layer(tsl_jit *jit, const tsl_target *t, const tsl_records *db, 
             R = w->shapes[1][1], st = wparam(w, "stride_h", 1), pad = wparam(w, "pad_h", 0);
     /* the fp32 layer as the graph compiler runs it: blocked at the target's lanes */
     tsl_conv2d_layer d = {1, C, H, W, K, R, R, st, st, pad, pad, pad, pad, 1, 1, 1, 1, 0.0, 0.0, false, false,
-                         tsl_target_f32_lanes(t), {0}};
+                         tsl_target_f32_lanes(t), {0}, 0};
     const char *algo = "?";
     prepared pk[4];
     prep_fp32(jit, t, &d, &algo, &pk[0]);

@@ -84,8 +84,11 @@ static tsl_status node_desc(const tsl_graph *g, int node, tsl_conv2d_layer *d) {
   if (n->n_inputs < 2 || n->inputs[0] < 0 || n->inputs[1] < 0)
     return tsl_error(TSL_ERR_INVALID, "compile: conv %s without data or weight", n->name);
   const tsl_value *x = &g->values[n->inputs[0]], *w = &g->values[n->inputs[1]], *y = &g->values[n->outputs[0]];
-  if (!w->constant || w->ndim != 4 || x->ndim != 4 || y->ndim != 4 || x->layout.kind != TSL_LAYOUT_NCHWC ||
-      y->layout.kind != TSL_LAYOUT_NCHWC || x->layout.block != y->layout.block)
+  /* plain data: a stem conv reading its NCHW input directly (models/passes/layout.h) */
+  bool plain_in = x->layout.kind == TSL_LAYOUT_PLAIN;
+  if (!w->constant || w->ndim != 4 || x->ndim != 4 || y->ndim != 4 ||
+      (x->layout.kind != TSL_LAYOUT_NCHWC && !plain_in) || y->layout.kind != TSL_LAYOUT_NCHWC ||
+      (!plain_in && x->layout.block != y->layout.block))
     return tsl_error(TSL_ERR_INVALID, "compile: conv %s is not a blocked conv with a constant OIHW weight", n->name);
   bool has_bias = n->n_inputs > 2 && n->inputs[2] >= 0;
   if (has_bias && (!g->values[n->inputs[2]].constant || tsl_tensor_numel(g->values[n->inputs[2]].constant) != w->shape[0]))
@@ -107,7 +110,8 @@ static tsl_status node_desc(const tsl_graph *g, int node, tsl_conv2d_layer *d) {
   d->dilation_h = p.dilations[0];
   d->dilation_w = p.dilations[1];
   d->groups = p.group;
-  d->block = x->layout.block;
+  d->block = y->layout.block;
+  d->data_block = plain_in ? 1 : 0;
   d->has_residual = n->n_inputs > 3 && n->inputs[3] >= 0;
   int act = (int)tsl_node_attr_int(n, TSL_ATTR_ACTIVATION, TSL_ACT_NONE);
   double lo = tsl_node_attr_float(n, TSL_ATTR_CLIP_MIN, -INFINITY), hi = tsl_node_attr_float(n, TSL_ATTR_CLIP_MAX, INFINITY);

@@ -6,6 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "models/passes/fuse_channel_scale.h"
+#include "ops/conv2d/conv2d_select.h"
+
 static bool is_image(const tsl_value *v) {
   return v->ndim == 4 && !v->constant && tsl_dtype_equal(v->dtype, TSL_DTYPE_F32);
 }
@@ -24,6 +27,17 @@ static bool conv_blockable(const tsl_graph *g, const tsl_node *n) {
   bool residual = n->n_inputs > 3 && n->inputs[3] >= 0;
   if (residual && !is_image(&g->values[n->inputs[3]])) return false;
   return is_image(&g->values[n->outputs[0]]);
+}
+
+/* Whether input k of blocked conv n reads a plain image as it is (no transform before it):
+ * the data of a layer with few input channels, which the grouped algorithm reduces over
+ * the true channels one broadcast value per tap (tsl_conv2d_reads_plain_data), without a
+ * channel scale (whose kernels read the data blocked). */
+static bool conv_reads_plain(const tsl_graph *g, const tsl_node *n, int k, int block) {
+  if (n->op != TSL_OP_CONV || k != 0 || tsl_conv_channel_scale(n) >= 0) return false;
+  const tsl_value *x = &g->values[n->inputs[0]];
+  return x->layout.kind == TSL_LAYOUT_PLAIN &&
+         tsl_conv2d_reads_plain_data(x->shape[1], tsl_node_attr_int(n, "group", 1), block);
 }
 
 /* Whether node n can run blocked with its image inputs blocked. */
@@ -210,7 +224,7 @@ tsl_status tsl_pass_select_layout(tsl_graph *g, int block, int *transforms) {
       if (v < 0 || g->values[v].constant || g->n_values + 1 >= cap) continue;
       const tsl_value *val = &g->values[v];
       int t;
-      if (want && is_image(val) && !is_blocked(val)) {
+      if (want && is_image(val) && !is_blocked(val) && !conv_reads_plain(g, &g->nodes[i], k, block)) {
         if ((st = transform_of(g, v, true, block, to_blocked, &t, &count)) == TSL_OK) g->nodes[i].inputs[k] = t;
       } else if (!want && is_blocked(val)) {
         if ((st = transform_of(g, v, false, block, to_plain, &t, &count)) == TSL_OK) g->nodes[i].inputs[k] = t;

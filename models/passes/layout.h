@@ -15,7 +15,10 @@
  * full-resolution transform after it). Every other operator gets plain inputs. A
  * transform is an Identity node carrying TSL_ATTR_LAYOUT_TRANSFORM, from its input's
  * layout to its output's; one transform per value and direction is shared by all
- * readers. Graph inputs and outputs stay plain.
+ * readers. Graph inputs and outputs stay plain. A conv with few input channels (the stem
+ * conv of a CNN; ops/conv2d/conv2d_select.h: tsl_conv2d_reads_plain_data) reads a plain
+ * image input as it is, with no transform before it: its grouped kernel reduces over the
+ * true channels, one input value per tap for all lanes, from NCHW as well as from NCHW[x]c.
  *
  * Weight pre-transforms: each blocked convolution is marked with
  * TSL_ATTR_BLOCKED_WEIGHTS = x and keeps its OIHW weight and bias constants; the graph

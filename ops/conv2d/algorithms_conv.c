@@ -27,20 +27,21 @@ tsl_status tsl_conv2d_family_workload(const tsl_conv2d_layer *d, tsl_workload *o
   if (!out) return tsl_error(TSL_ERR_INVALID, "conv family: NULL workload");
   int64_t x = d->block, CB = cdiv(d->C, x), KB = cdiv(d->K, x);
   int64_t OH = tsl_conv2d_layer_out_h(d), OW = tsl_conv2d_layer_out_w(d);
-  int64_t data[5] = {d->N, CB, d->H, d->W, x}, bias[2] = {KB, x}, res[5] = {d->N, KB, OH, OW, x};
+  int64_t xd = tsl_conv2d_layer_data_block(d);
+  int64_t data[5] = {d->N, cdiv(d->C, xd), d->H, d->W, xd}, bias[2] = {KB, x}, res[5] = {d->N, KB, OH, OW, x};
   int64_t wb[6] = {KB, CB, d->R, d->S, x, x}, wg[5] = {KB, d->C / d->groups, d->R, d->S, x};
   tsl_dsl_param_value p[TSL_CONV2D_LAYER_MAX_PARAMS];
   int np = tsl_conv2d_layer_params(d, TSL_CONV2D_PARAMS_WINDOW | TSL_CONV2D_PARAMS_EPILOGUE, p);
   bool r = d->has_residual;
-  if (d->groups == 1 && d->C % x == 0 && d->K % x == 0) {
+  if (d->groups == 1 && d->C % x == 0 && d->K % x == 0 && xd == x) {
     const int64_t *shapes[4] = {data, wb, bias, res};
     const int nd[4] = {5, 6, 2, 5};
     st = tsl_workload_init(out, r ? FAM_ADD : FAM_BIAS, r ? 4 : 3, shapes, nd, np, p);
     out->epilogue = tsl_conv2d_layer_epilogue(d);
     return st;
   }
-  /* channel counts that do not fill their blocks (or groups): the key names the true
-   * layer, so a K = 24 layer at 16 lanes is not the K = 32 one */
+  /* channel counts that do not fill their blocks (or groups), plain data: the key names
+   * the true layer, so a K = 24 layer at 16 lanes is not the K = 32 one */
   np += tsl_conv2d_layer_params(d, TSL_CONV2D_PARAMS_GROUPS, p + np);
   const int64_t *shapes[4] = {data, wg, bias, res};
   const int nd[4] = {5, 5, 2, 5};
@@ -59,7 +60,8 @@ tsl_status tsl_conv2d_layer_of_workload(const tsl_workload *w, tsl_conv2d_layer 
     return tsl_error(TSL_ERR_INVALID, "conv family: %s with inputs of unexpected ranks", w->op);
   const int64_t *data = w->shapes[0], *wt = w->shapes[1];
   int64_t x = data[4], y = wt[wrank - 1];
-  if (x != y)
+  /* plain data (block 1) read by a grouped layer writing NCHW[y]c: tsl_conv2d_layer.data_block */
+  if (x != y && !(grouped && x == 1))
     return tsl_error(TSL_ERR_UNSUPPORTED, "conv family: data block %lld and output block %lld differ", (long long)x,
                      (long long)y);
   memset(d, 0, sizeof *d);
@@ -68,7 +70,8 @@ tsl_status tsl_conv2d_layer_of_workload(const tsl_workload *w, tsl_conv2d_layer 
   d->W = data[3];
   d->R = wt[2];
   d->S = wt[3];
-  d->block = x;
+  d->block = y;
+  d->data_block = x != y ? x : 0;
   d->K = wt[0] * y; /* a grouped key states the true K as out_channels */
   tsl_status st = tsl_conv2d_layer_read_params(w->nparams, w->params, d);
   if (st != TSL_OK) return st;
@@ -76,7 +79,7 @@ tsl_status tsl_conv2d_layer_of_workload(const tsl_workload *w, tsl_conv2d_layer 
   d->epilogue = w->epilogue;
   if (grouped) {
     d->C = d->groups * wt[1];
-    if (d->C > data[1] * x || d->K > wt[0] * y || d->K <= (wt[0] - 1) * y)
+    if (d->C > data[1] * x || (x != y && d->C != data[1]) || d->K > wt[0] * y || d->K <= (wt[0] - 1) * y)
       return tsl_error(TSL_ERR_INVALID, "conv family: groups x channels or out_channels do not fit the blocks");
   } else {
     if (wt[1] != data[1]) return tsl_error(TSL_ERR_INVALID, "conv family: data and weight channel blocks differ");

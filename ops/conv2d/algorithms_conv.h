@@ -15,6 +15,8 @@
  *                          groups, out_channels = K (the true channel counts)
  *   conv2d_nchwc_grouped_add  every other layer with a residual: the same + residual
  *                          f32[N, ceil(K/x), OH, OW, x]
+ * A layer reading plain NCHW data (data_block 1, a stem conv on a graph input) is always
+ * a grouped one, with data f32[N, C, H, W, 1]: the key tells it from the blocked layer.
  *
  * So a key always names the true layer: C and K read back from it exactly (a K = 24
  * layer at 16 lanes is not the K = 32 one), whatever x is (4 NEON, 8 AVX2, 16 AVX-512).
@@ -54,7 +56,7 @@ bool tsl_conv2d_is_family(const tsl_workload *w);
 
 /* The layer family workload w states: the inverse of tsl_conv2d_family_workload.
  * Errors: TSL_ERR_UNSUPPORTED (not a family workload, or data and output blocks that
- * differ), TSL_ERR_INVALID (inconsistent shapes, out_channels outside its blocks, an int
+ * differ other than plain data of a grouped layer), TSL_ERR_INVALID (inconsistent shapes, out_channels outside its blocks, an int
  * parameter stored as a float, a malformed layer: tsl_conv2d_layer_check). */
 tsl_status tsl_conv2d_layer_of_workload(const tsl_workload *w, tsl_conv2d_layer *d);
 

@@ -107,6 +107,9 @@ tsl_status tsl_conv2d_layer_check(const tsl_conv2d_layer *l) {
     return tsl_error(TSL_ERR_INVALID, "conv2d: act %d and the epilogue function %s (one activation)", l->act,
                      l->epilogue.fn->onnx_op);
   if (l->block < 1) return tsl_error(TSL_ERR_INVALID, "conv2d: block %lld (must be >= 1)", (long long)l->block);
+  if (l->data_block != 0 && l->data_block != 1 && l->data_block != l->block)
+    return tsl_error(TSL_ERR_INVALID, "conv2d: data block %lld (must be 0, 1 or the block %lld)",
+                     (long long)l->data_block, (long long)l->block);
   int64_t o;
   tsl_status st = tsl_window_out_extent(l->H, l->pad_top, l->pad_bottom, l->R, l->stride_h, l->dilation_h, false, &o);
   if (st == TSL_OK)
@@ -114,6 +117,8 @@ tsl_status tsl_conv2d_layer_check(const tsl_conv2d_layer *l) {
   if (st != TSL_OK) return tsl_error(TSL_ERR_INVALID, "conv2d: the kernel does not fit: %s", tsl_last_error());
   return TSL_OK;
 }
+
+int64_t tsl_conv2d_layer_data_block(const tsl_conv2d_layer *l) { return l->data_block ? l->data_block : l->block; }
 
 int tsl_conv2d_layer_params(const tsl_conv2d_layer *l, unsigned parts, tsl_dsl_param_value *p) {
   int n = 0;

@@ -56,6 +56,11 @@ typedef struct tsl_conv2d_layer {
   tsl_epilogue epilogue; /* with act 0: out = f(conv + bias [+ residual]), f a function of
                             the activation table (ops/epilogue.h); fn NULL for none. Its
                             channels are set by tsl_conv2d_layer_epilogue. */
+  int64_t data_block; /* the block of the data alone when it differs from `block`: 1 = the
+                         data is a plain NCHW tensor f32[N, C, H, W] (stored as f32[N, C,
+                         H, W, 1]) that the conv reads directly, writing NCHW[x]c (a stem
+                         conv reading a graph input: no layout transform before it; the
+                         grouped algorithm only, tsl_conv2d_reads_plain_data); 0 = block */
 } tsl_conv2d_layer;
 
 /* The output extent of a sliding window along one axis: windows of `kernel` taps
@@ -88,9 +93,12 @@ int64_t tsl_conv2d_layer_out_w(const tsl_conv2d_layer *l);
 /* 2 * N * K * OH * OW * (C / groups) * R * S. */
 double tsl_conv2d_layer_flops(const tsl_conv2d_layer *l);
 
+/* The block the layer's data is stored in: data_block when set, else block. */
+int64_t tsl_conv2d_layer_data_block(const tsl_conv2d_layer *l);
+
 /* TSL_OK when the layer is well formed: sizes >= 1, strides and dilations >= 1, paddings
  * >= 0, C and K multiples of groups, act in 0..2 (0 with an epilogue function), block
- * >= 1, a window that fits the padded input on both axes (tsl_window_out_extent).
+ * >= 1, data_block 0, 1 or block, a window that fits the padded input on both axes (tsl_window_out_extent).
  * Otherwise TSL_ERR_INVALID saying what. */
 tsl_status tsl_conv2d_layer_check(const tsl_conv2d_layer *l);
 

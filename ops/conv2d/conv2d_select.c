@@ -41,6 +41,8 @@ static bool is_depthwise(const tsl_conv2d_layer *d) { return d->groups > 1 && d-
 bool tsl_conv2d_algo_applies(const tsl_conv2d_layer *d, tsl_conv2d_algo a, const char **why) {
   if (why) *why = "";
   if (tsl_conv2d_layer_check(d) != TSL_OK) return why_not(why, "malformed layer");
+  if (tsl_conv2d_layer_data_block(d) != d->block && a != TSL_CONV2D_GROUPED)
+    return why_not(why, "plain NCHW data: the grouped algorithm only");
   bool dense = d->groups == 1;
   switch (a) {
   case TSL_CONV2D_DIRECT:
@@ -109,7 +111,8 @@ static tsl_status instantiate_algo(const tsl_conv2d_layer *d, tsl_conv2d_algo a,
   if (!tsl_conv2d_algo_applies(d, a, &why)) return tsl_error(TSL_ERR_UNSUPPORTED, "conv2d: %s", why);
   int64_t x = d->block, CB = tpl_ceil_div(d->C, x), KB = tpl_ceil_div(d->K, x);
   int64_t OH = tsl_conv2d_layer_out_h(d), OW = tsl_conv2d_layer_out_w(d);
-  int64_t data[5] = {d->N, CB, d->H, d->W, x}, bias[2] = {KB, x}, res[5] = {d->N, KB, OH, OW, x};
+  int64_t xd = tsl_conv2d_layer_data_block(d);
+  int64_t data[5] = {d->N, tpl_ceil_div(d->C, xd), d->H, d->W, xd}, bias[2] = {KB, x}, res[5] = {d->N, KB, OH, OW, x};
   int64_t oihw[4] = {d->K, d->C / d->groups, d->R, d->S};
   tsl_dsl_param_value p[TSL_CONV2D_LAYER_MAX_PARAMS + 1];
   int np = tsl_conv2d_layer_params(d, TSL_CONV2D_PARAMS_WINDOW | TSL_CONV2D_PARAMS_EPILOGUE, p);
@@ -254,7 +257,14 @@ const tsl_template *tsl_conv2d_algo_template(const tsl_te_program *conv) {
   return NULL;
 }
 
+bool tsl_conv2d_reads_plain_data(int64_t C, int64_t groups, int64_t block) {
+  if (C < 1 || groups != 1 || block < 1) return false;
+  int64_t lanes = tpl_ceil_div(C, block) * block;
+  return (lanes - C) * 4 > lanes;
+}
+
 tsl_conv2d_algo tsl_conv2d_select(const tsl_conv2d_layer *d, const tsl_target *t) {
+  if (tsl_conv2d_layer_data_block(d) != d->block) return TSL_CONV2D_GROUPED;
   if (is_depthwise(d) && tsl_conv2d_algo_applies(d, TSL_CONV2D_DEPTHWISE, NULL)) return TSL_CONV2D_DEPTHWISE;
   if (d->groups > 1) {
     /* the block-diagonal dense conv, except where the grouped template is as fast: one
@@ -271,8 +281,8 @@ tsl_conv2d_algo tsl_conv2d_select(const tsl_conv2d_layer *d, const tsl_target *t
   if (tsl_conv2d_algo_applies(d, TSL_CONV2D_GEMM_1X1, NULL)) return TSL_CONV2D_GEMM_1X1;
   /* few input channels (first layers): reduce over the true channels, not C/x*x lanes of
    * which more than a quarter are zero (measured 2-2.4x the direct conv at C = 3) */
-  int64_t lanes = tpl_ceil_div(d->C, d->block) * d->block;
-  if ((lanes - d->C) * 4 > lanes && tsl_conv2d_algo_applies(d, TSL_CONV2D_GROUPED, NULL)) return TSL_CONV2D_GROUPED;
+  if (tsl_conv2d_reads_plain_data(d->C, d->groups, d->block) && tsl_conv2d_algo_applies(d, TSL_CONV2D_GROUPED, NULL))
+    return TSL_CONV2D_GROUPED;
   /* Winograd on every 3x3 stride-1 layer it takes with a few channels: measured 1.7-3x
    * the direct convolution on all such layers of SqueezeNet 1.1 and ResNet-18 here
    * (bench/conv_layers), F(4x4) from 20x20 outputs, F(2x2) below (the Winograd

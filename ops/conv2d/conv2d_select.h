@@ -77,7 +77,7 @@ int64_t tsl_conv2d_blockdiag_band(const tsl_conv2d_layer *d, double *inflation);
  * parameters such as im2col's pack_rows; NULL: 16-register defaults) in the current IR
  * arena:
  *  *conv   the operator (tsl_te_check'ed). Inputs, in kernel order: data f32[N, C/x, H, W,
- *          x], the weight in the algorithm's layout, the bias (K values, zero-padded to
+ *          x] (f32[N, C, H, W, 1] with data_block 1: plain NCHW), the weight in the algorithm's layout, the bias (K values, zero-padded to
  *          whole blocks), then the residual f32[N, K/x, OH, OW, x] when has_residual.
  *          Output: f32[N, K/x, OH, OW, x] (NCHW[x]c). gemm1x1 and im2col take or give
  *          the same bytes with the pixels flattened (data f32[N, C/x, H*W, x] for
@@ -113,6 +113,14 @@ const tsl_template *tsl_conv2d_algo_template(const tsl_te_program *conv);
  * the direct conv on every such layer of SqueezeNet 1.1 and ResNet-18), with the m of
  * tsl_winograd_default_m (F(4x4) from 20x20 outputs, F(2x2) below); direct otherwise. */
 tsl_conv2d_algo tsl_conv2d_select(const tsl_conv2d_layer *d, const tsl_target *t);
+
+/* Whether a layer of C input channels in `groups` groups, compiled at block x, reads its
+ * data in plain NCHW when the data is plain (data_block 1): the layers tsl_conv2d_select
+ * sends to the grouped algorithm for their few channels (groups 1, more than a quarter
+ * of the C/x*x lanes zero: first layers). The grouped conv reduces over the true
+ * channels, reading one input value per tap for all lanes, so a plain NCHW input needs
+ * no NCHW[x]c copy first (models/passes/layout.h leaves the transform out). */
+bool tsl_conv2d_reads_plain_data(int64_t C, int64_t groups, int64_t block);
 
 #ifdef __cplusplus
 }

@@ -10,6 +10,14 @@
 
 #include "ref/ref_graph.h"
 #include "runtime/graph_executor.h"
+#include "target/target.h"
+
+bool gt_conv_reads_plain(int64_t C) {
+  tsl_target t;
+  if (tsl_target_parse("host", &t) != TSL_OK) return false;
+  int64_t x = tsl_target_f32_lanes(&t), lanes = (C + x - 1) / x * x;
+  return (lanes - C) * 4 > lanes;
+}
 
 int64_t gt_numel(const tsl_graph *g, int v) {
   int64_t n = 1;

@@ -24,6 +24,11 @@ int gt_add_node(tsl_graph *g, tsl_op op, int nin, const int *ins, int *node);
  * its output value. */
 int gt_add_conv1x1(tsl_graph *g, int x, int64_t cin, int64_t cout, uint64_t seed);
 
+/* Whether a conv with C input channels (groups 1) reads a plain input directly at the
+ * host's f32 lanes x: more than a quarter of its ceil(C/x)*x input lanes would be zero
+ * (the stem conv rule of models/passes/layout.h, restated). */
+bool gt_conv_reads_plain(int64_t C);
+
 /* Element count of value v of g. */
 int64_t gt_numel(const tsl_graph *g, int v);
 

@@ -115,7 +115,9 @@ static void test_prelu_slopes_plain(void) {
 }
 
 /* conv -> PRelu -> conv: a per-channel slope runs blocked (no transform between), one
- * varying along W does not (the layout pass gives it plain inputs). */
+ * varying along W does not (the layout pass gives it plain inputs, which the next conv
+ * reads as they are: C = lanes + 3 leaves most of its last block's lanes zero; so does the
+ * first conv the graph input). */
 static void test_prelu_blocked_per_channel(void) {
   int lanes = host_lanes();
   int64_t C = lanes + 3, s[4] = {1, C, 5, 6};
@@ -129,7 +131,7 @@ static void test_prelu_blocked_per_channel(void) {
     v = gt_add_node(g, TSL_OP_PRELU, 2, ins, NULL);
     v = conv1x1(g, v, C, 5, 42);
     CU_ASSERT_EQUAL(finish(g, v, per_w ? "prelu slope per W" : "prelu slope per channel, blocked", x, 2e-6),
-                    per_w ? 4 : 2);
+                    per_w ? 2 : 1);
   }
   free(x);
 }
@@ -160,7 +162,8 @@ static void test_concat_of_33_inputs_blocked_then_batch_norm(void) {
   v = batch_norm(g, cat, total, 120);
   v = gt_add_node(g, TSL_OP_RELU, 1, &v, NULL);
   v = conv1x1(g, v, total, 7, 130);
-  CU_ASSERT_EQUAL(finish(g, v, "concat of 33, batch norm, blocked", x, 2e-6), 2);
+  /* back to plain at the end only: the first conv reads the plain input */
+  CU_ASSERT_EQUAL(finish(g, v, "concat of 33, batch norm, blocked", x, 2e-6), 1);
   free(x);
 }
 
@@ -210,7 +213,8 @@ static void test_dilated_and_depthwise_5x5_convs(void) {
     char what[96];
     snprintf(what, sizeof what, "conv %lldx%lld %s dilation %lld stride %lld", (long long)k, (long long)k,
              group > 1 ? "depthwise" : "dense", (long long)cases[i][2], (long long)cases[i][3]);
-    CU_ASSERT_EQUAL(finish(g, v, what, x, 2e-5), 2);
+    /* the dense conv reads the plain input (C = lanes + 3 leaves most of a block zero) */
+    CU_ASSERT_EQUAL(finish(g, v, what, x, 2e-5), group > 1 ? 2 : 1);
   }
   free(x);
 }

@@ -239,7 +239,9 @@ static void test_layer_norm_over_channels_plain_and_blocked(void) {
     CU_ASSERT_EQUAL_FATAL(tsl_graph_set_attr_int(g, node, TSL_ATTR_NORM_END, 2), TSL_OK);
     finish(g, blocked ? conv1x1(g, v, 19, 6, 12) : v);
     int transforms = check(g, blocked ? "layer_norm over channels, blocked" : "layer_norm over channels", 1e-5, -2.0, 2.0, -1);
-    CU_ASSERT_EQUAL(transforms, blocked ? 2 : 0); /* blocked from the first conv to the last */
+    /* blocked from the first conv to the last; the first reads the plain input when 19
+     * channels leave more than a quarter of its lanes zero (16 lanes: 13 of 32) */
+    CU_ASSERT_EQUAL(transforms, !blocked ? 0 : gt_conv_reads_plain(19) ? 1 : 2);
     tsl_graph_free(g);
   }
 }

@@ -162,14 +162,17 @@ static void test_records_best_prefers_this_thread_count(void) {
 
 /* ---- the dispatch on a real conv layer ------------------------------------------ */
 
-/* x[1,8,12,12] -> conv 3x3 8->16 pad 1 -> conv 3x3 16->16 pad 1 -> y */
+/* x[1,16,12,12] -> conv 3x3 16->24 pad 1 -> conv 3x3 24->16 pad 1 -> y */
 static tsl_graph *small_model(void) {
   tsl_graph *g = NULL;
   CU_ASSERT_EQUAL_FATAL(tsl_graph_new("small", &g), TSL_OK);
-  int64_t xs[4] = {1, 8, 12, 12};
+  /* 16 input channels: whole blocks at 8 and 16 lanes, so the first conv reads NCHW[x]c
+   * data (few channels would be read plain, by the grouped algorithm alone) and every
+   * algorithm competes for both layers */
+  int64_t xs[4] = {1, 16, 12, 12};
   int x;
   CU_ASSERT_EQUAL_FATAL(tsl_graph_add_input(g, "x", TSL_DTYPE_F32, 4, xs, &x), TSL_OK);
-  int64_t K[2] = {16, 16}, C[2] = {8, 16};
+  int64_t K[2] = {24, 16}, C[2] = {16, 24};
   for (int l = 0; l < 2; l++) {
     int64_t ws[4] = {K[l], C[l], 3, 3};
     tsl_tensor *w = NULL, *b = NULL;
