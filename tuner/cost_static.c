@@ -13,6 +13,7 @@
 #include "codegen/machine.h"
 #include "tuner/ir_features.h"
 #include "tuner/mca.h"
+#include "tuner/mca_proxy.h"
 
 enum { MCA_ITERATIONS = 100, MAX_PARENTS = 16, NAME_LEN = 128 };
 #define MCA_TIMEOUT_S 20.0
@@ -362,6 +363,33 @@ static tsl_status loop_error(const estimate *e, int h, tsl_status st) {
   return tsl_error(st, "loop %s (%%%s) of %s: %s", L->label, L->irname, L->function, why);
 }
 
+/* Cycles per iteration of bodies[0..n) into cpi (one llvm-mca run); for a CPU timed
+ * with a proxy model (mca_proxy.h) the blocks rewritten for it, a block the tool refuses
+ * in its rewritten form timed as it is (one more run per such block). *bad as
+ * tsl_mca_blocks_cycles'. */
+static tsl_status blocks_cycles(const tsl_target *t, char **bodies, int n, double *cpi, int *bad, int *unproxied) {
+  char **proxy = calloc((size_t)n, sizeof *proxy);
+  const char **use = calloc((size_t)n, sizeof *use);
+  tsl_status st = proxy && use ? TSL_OK : tsl_error(TSL_ERR_NOMEM, "static cost: out of memory");
+  for (int i = 0; st == TSL_OK && i < n; i++) {
+    st = tsl_mca_proxy_block(t->cpu, bodies[i], &proxy[i]);
+    use[i] = proxy[i] ? proxy[i] : bodies[i];
+  }
+  for (int tries = 0; st == TSL_OK; tries++) {
+    *bad = -1;
+    st = tsl_mca_blocks_cycles(t->triple, t->cpu, use, n, MCA_ITERATIONS, MCA_TIMEOUT_S, cpi, bad);
+    if (st == TSL_OK || *bad < 0 || use[*bad] == bodies[*bad] || tries >= n) break;
+    use[*bad] = bodies[*bad]; /* an instruction without a ymm form: time it as it is */
+    (*unproxied)++;
+    tsl_clear_error();
+    st = TSL_OK;
+  }
+  for (int i = 0; proxy && i < n; i++) free(proxy[i]);
+  free(proxy);
+  free(use);
+  return st;
+}
+
 static tsl_status estimate_run(estimate *e, const tsl_func *f, int cores, tsl_cost_static_detail *d) {
   const tsl_target *t = e->t;
   char *text = NULL;
@@ -389,9 +417,7 @@ static tsl_status estimate_run(estimate *e, const tsl_func *f, int cores, tsl_co
     else st = loop_error(e, h, st);
   }
   int bad = -1;
-  if (st == TSL_OK && ni > 0)
-    st = tsl_mca_blocks_cycles(t->triple, t->cpu, (const char *const *)bodies, ni, MCA_ITERATIONS, MCA_TIMEOUT_S, cpi,
-                               &bad);
+  if (st == TSL_OK && ni > 0) st = blocks_cycles(t, bodies, ni, cpi, &bad, &d->loops_unproxied);
   if (st != TSL_OK && bad >= 0) st = loop_error(e, inner[bad], st);
   for (int i = 0; st == TSL_OK && i < ni; i++) {
     int h = inner[i];

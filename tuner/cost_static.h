@@ -9,7 +9,8 @@
  *      latch (codegen/machine.h tsl_codegen_asm_loops, codegen/loop_trips.h).
  *   2. Compute: the innermost loops of the assembly go through one llvm-mca run for
  *      t's CPU, one code region each (tuner/mca.h tsl_mca_blocks_cycles): cycles per
- *      iteration c_i. Its executions n_i are the product of
+ *      iteration c_i. A CPU LLVM times with another CPU's model (znver5: Zen 4's) gets
+ *      its blocks rewritten for that proxy first (tuner/mca_proxy.h). Its executions n_i are the product of
  *      the trip counts of it and its enclosing loops; a trip count the IR does not give
  *      (a parallel task's chunk [begin, end)) is the extent of the loop IR's loop of that
  *      name (the parallel loop: all chunks together). C = sum c_i n_i cycles.
@@ -43,7 +44,15 @@ extern "C" {
 #endif
 
 /* The model's version, recorded with every estimate (records' "cost_model"). */
-#define TSL_COST_STATIC_MODEL "tessel-static-2"
+#define TSL_COST_STATIC_MODEL "tessel-static-3"
+
+/* A pick from static estimates (lookup, tuner/dispatch.h) replaces the default schedule
+ * (the dispatcher's default algorithm at its default config) only when its estimate is
+ * below (1 - margin) x the default's: of the candidate pairs of 7 squeezenet1_1 layers
+ * measured on a Zen 5 host, 31% of those the model orders at all and 25% of those it
+ * puts 10% or more apart are measured the other way (docs/cost_static.md, "Pick
+ * margin"). */
+#define TSL_COST_STATIC_PICK_MARGIN 0.10
 
 /* The figures of one CPU the model uses (docs/cost_static.md lists their sources). */
 typedef struct tsl_cpu_figures {
@@ -76,6 +85,8 @@ typedef struct tsl_cost_static_detail {
   int loops;             /* innermost assembly loops analysed */
   int loops_guessed;     /* of them, with a trip count from neither the IR latch nor a loop name */
   int loops_unmapped;    /* of them, mapped to no nest of the loop IR */
+  int loops_unproxied;   /* of them, timed as they are because the tool refused their
+                            form for the CPU's proxy model (tuner/mca_proxy.h) */
   double parallel;       /* iterations of the outermost parallel loop (1: none) */
   int cores;             /* cores the split assumes */
   bool cached;           /* taken from the per-candidate cache */

@@ -8,6 +8,7 @@
 #include "tessel/runtime.h"
 #include "ops/conv2d/algorithms_conv.h"
 #include "tuner/autosched.h"
+#include "tuner/cost_static.h"
 
 enum { MAX_ALGOS = 16 };
 
@@ -48,6 +49,27 @@ static bool any_record(const tsl_records *db, const char *key, const char *tpl) 
         strcmp(db->recs[i].workload, key) == 0)
       return true;
   return false;
+}
+
+/* The static estimate, of the same target and workload as static record `like`, of
+ * algorithm a's default config (space s of program p); NULL when there is none. */
+static const tsl_record *default_estimate(const tsl_records *db, const tsl_record *like, const tsl_algo_choice *a,
+                                          const tsl_te_program *p, const tsl_target *t, const tsl_config_space *s) {
+  tsl_config c;
+  if (a->tpl->default_config(p, t, s, &c) != TSL_OK) {
+    tsl_clear_error();
+    return NULL;
+  }
+  int64_t idx = tsl_config_index(s, &c);
+  uint64_t h = tsl_space_hash(a->tpl->name, a->tpl->version, a->tpl->op, s);
+  for (int i = 0; i < db->n; i++) {
+    const tsl_record *r = &db->recs[i];
+    if (r->error_no == TSL_MEASURE_OK && tsl_record_is_static(r) && !tsl_record_in_model(r) && r->space_hash == h &&
+        r->config_index == idx && strcmp(r->template_name, a->tpl->name) == 0 && strcmp(r->workload, like->workload) == 0 &&
+        strcmp(r->target, like->target) == 0 && strcmp(r->cost_model, like->cost_model) == 0)
+      return r;
+  }
+  return NULL;
 }
 
 /* The index of the family's default algorithm among algos, -1 when it has none. */
@@ -126,6 +148,15 @@ static tsl_status dispatch(const tsl_records *db, const tsl_target *t, const tsl
       best = a;
       best_rec = r;
       best_tier = tier;
+    }
+  }
+  if (best_rec && tsl_record_is_static(best_rec)) { /* a static pick: only a clear win over the default */
+    int pref = preferred(t, w, algos, na);
+    const tsl_record *d = pref >= 0 && ok[pref] ? default_estimate(db, best_rec, &algos[pref], progs[pref], t, &spaces[pref])
+                                                : NULL;
+    if (d && d != best_rec && !(tsl_record_cost(best_rec) < (1 - TSL_COST_STATIC_PICK_MARGIN) * tsl_record_cost(d))) {
+      best = pref;
+      best_rec = d;
     }
   }
   if (best_rec) {

@@ -232,6 +232,11 @@ static tsl_status tune_algorithm(task *tk, int new_budget, bool first, double *d
           strcmp(r->template_name, tk->tpl->name) != 0 || tsl_config_check(&tk->space, &r->config) != TSL_OK)
         continue;
       tsl_search_mark_visited(search, &r->config);
+      if (first && o->shadow_held && o->shadow_static_path && !o->measure.cost_static) {
+        tsl_record *scratch = malloc(sizeof *scratch);
+        if (scratch) shadow_estimate(tk, &r->config, tsl_record_cost(r), scratch);
+        free(scratch);
+      }
       held[nheld] = r->config;
       held_cost[nheld++] = tsl_record_cost(r);
       done++;

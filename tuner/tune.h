@@ -53,6 +53,11 @@ typedef struct tsl_tune_opts {
                                candidate with the static cost model (tsl_runner_estimate),
                                append those static records here (never to records_path)
                                and report the rank correlation (tsl_tune_result); NULL = no */
+  bool shadow_held;         /* with shadow_static_path: the measured records db already
+                               holds for the workload (resume) are estimated too, into the
+                               same file and correlation: a measured run re-estimated
+                               offline with the current model (with trials no more than
+                               those held, nothing is measured) */
 } tsl_tune_opts;
 
 /* Defaults: xgb, 64 trials, early stopping 0, no deadline, batch 8, seed 1,

@@ -18,6 +18,7 @@
 #include "ir/ir.h"
 #include "tuner/cost_static.h"
 #include "tuner/mca.h"
+#include "tuner/mca_proxy.h"
 #include "tuner_tests.h"
 
 static const char *const cpus[2] = {"x86-64-avx2 -mcpu=znver3", "armv8 -mcpu=neoverse-n1"};
@@ -209,8 +210,36 @@ static void test_a_bad_block_is_reported_by_its_index(void) {
   }
 }
 
+/* The Zen 5 proxy rewrite, against hand-written expectations: zmm as ymm with halved
+ * embedded broadcasts, broadcasts from memory as loads, register broadcasts and other
+ * CPUs untouched. */
+static void test_znver5_blocks_are_rewritten_for_the_zen4_model(void) {
+  const char *in = "vbroadcastss\t64(%r13,%rbp), %zmm24\n"
+                   "vfmadd231ps\t(%rcx,%r14,4){1to16}, %zmm20, %zmm3\n"
+                   "vaddpd\t8(%rax){1to8}, %zmm1, %zmm2\n"
+                   "vbroadcastss\t%xmm0, %ymm1\n"
+                   "addq\t$64, %r15\n";
+  const char *want = "vmovups     \t64(%r13,%rbp), %ymm24\n"
+                     "vfmadd231ps\t(%rcx,%r14,4){1to8}, %ymm20, %ymm3\n"
+                     "vaddpd\t8(%rax){1to4}, %ymm1, %ymm2\n"
+                     "vbroadcastss\t%xmm0, %ymm1\n"
+                     "addq\t$64, %r15\n";
+  char *out = NULL;
+  CU_ASSERT_EQUAL(tsl_mca_proxy_block("znver5", in, &out), TSL_OK);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(out);
+  CU_ASSERT_STRING_EQUAL(out, want);
+  free(out);
+  out = (char *)in;
+  CU_ASSERT_EQUAL(tsl_mca_proxy_block("znver4", in, &out), TSL_OK);
+  CU_ASSERT_PTR_NULL(out);
+  out = (char *)in;
+  CU_ASSERT_EQUAL(tsl_mca_proxy_block("znver5", "addq\t$64, %r15\n", &out), TSL_OK);
+  CU_ASSERT_PTR_NULL(out);
+}
+
 void tsl_tests_tuner_mca(void) {
   CU_pSuite s = CU_add_suite("tuner_mca", NULL, NULL);
+  CU_add_test(s, "znver5 blocks are rewritten for the Zen 4 model", test_znver5_blocks_are_rewritten_for_the_zen4_model);
   CU_add_test(s, "batched code regions cost what single runs cost (znver3, neoverse-n1)",
               test_batched_regions_cost_what_single_runs_cost);
   CU_add_test(s, "a candidate's loops are one run of llvm-mca", test_a_candidate_is_one_run_of_the_tool);

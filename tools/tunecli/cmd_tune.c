@@ -60,6 +60,10 @@ static bool parse_tune_opts(const char *cmd, int argc, char **argv, tune_cli *c)
       c->peak = false;
       continue;
     }
+    if (strcmp(a, "--static-shadow-held") == 0) {
+      c->o.shadow_held = true;
+      continue;
+    }
     if (strcmp(a, "--no-e2e") == 0) {
       c->e2e = false;
       continue;

@@ -84,6 +84,8 @@ static const command commands[] = {
      "                --prefilter K  (measured runs) estimate each batch statically, measure its best K\n"
      "                --static-shadow FILE  (measured runs) also estimate every measured candidate,\n"
      "                append the static records to FILE, print the rank correlation per layer\n"
+     "                --static-shadow-held  with --static-shadow and --records: estimate the measured\n"
+     "                records held too (re-estimates a measured run offline; --trials 1: none measured)\n"
      "                --device tcp://HOST:PORT[,tcp://...] --key KEY   measure on a tessel-rpc-server\n"
      "                (or a pool of identical ones, in parallel; docs/rpc.md)"},
     {"compile", tunecli_compile,
