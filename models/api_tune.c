@@ -36,8 +36,10 @@ static tsl_status check_opts(const tsl_model_tune_opts *o) {
 
 /* The distinct family workloads of g for `target`, as the graph compiler looks them up
  * in records: the conv layers after its passes, then the bitserial convs. *n gets the
- * count (at most max). */
-static tsl_status model_workloads(const tsl_graph *g, const char *target, tsl_workload *ws, int max, int *n) {
+ * count (at most max); only[i] the one conv algorithm ws[i]'s compiled form runs, -1 for
+ * any (tsl_conv_layer.only_algo). */
+static tsl_status model_workloads(const tsl_graph *g, const char *target, tsl_workload *ws, int *only, int max,
+                                  int *n) {
   *n = 0;
   tsl_conv_layer *layers = calloc((size_t)max, sizeof *layers);
   if (!layers) return tsl_error(TSL_ERR_NOMEM, "tsl_model_tune: out of memory");
@@ -47,6 +49,7 @@ static tsl_status model_workloads(const tsl_graph *g, const char *target, tsl_wo
   for (int i = 0; st == TSL_OK && i < nc; i++) {
     ws[i] = layers[i].workload;
     tsl_workload_fix(&ws[i]);
+    only[i] = layers[i].only_algo;
   }
   free(layers);
   if (st != TSL_OK) return st;
@@ -56,7 +59,11 @@ static tsl_status model_workloads(const tsl_graph *g, const char *target, tsl_wo
   if (st == TSL_OK) st = tsl_graph_infer_shapes(work);
   int *nodes = calloc((size_t)max, sizeof *nodes);
   if (st == TSL_OK && !nodes) st = tsl_error(TSL_ERR_NOMEM, "tsl_model_tune: out of memory");
-  if (st == TSL_OK) nc += tsl_binary_model_workloads(work, ws + nc, nodes, max - nc);
+  if (st == TSL_OK) {
+    int nb = tsl_binary_model_workloads(work, ws + nc, nodes, max - nc);
+    for (int i = 0; i < nb; i++) only[nc + i] = -1;
+    nc += nb;
+  }
   free(nodes);
   tsl_graph_free(work);
   if (st == TSL_OK) *n = nc;
@@ -94,9 +101,14 @@ tsl_status tsl_model_tune(const tsl_model *m, const char *target, const char *re
   if (st != TSL_OK) return st;
 
   tsl_workload *ws = calloc(TSL_MODEL_TUNE_MAX_LAYERS, sizeof *ws);
-  if (!ws) return tsl_error(TSL_ERR_NOMEM, "tsl_model_tune: out of memory");
+  int *only = calloc(TSL_MODEL_TUNE_MAX_LAYERS, sizeof *only);
+  if (!ws || !only) {
+    free(ws);
+    free(only);
+    return tsl_error(TSL_ERR_NOMEM, "tsl_model_tune: out of memory");
+  }
   int n = 0;
-  st = model_workloads(tsl_model_graph(m), target, ws, TSL_MODEL_TUNE_MAX_LAYERS, &n);
+  st = model_workloads(tsl_model_graph(m), target, ws, only, TSL_MODEL_TUNE_MAX_LAYERS, &n);
   if (st == TSL_OK && n == 0) st = tsl_error(TSL_ERR_NOT_FOUND, "tsl_model_tune: the model has no convolution to tune");
   tsl_records *db = NULL;
   if (st == TSL_OK) st = tsl_records_new(&db);
@@ -108,6 +120,7 @@ tsl_status tsl_model_tune(const tsl_model *m, const char *target, const char *re
   for (int i = 0; st == TSL_OK && i < n; i++) {
     snprintf(prefix, sizeof prefix, "[%d/%d]", i + 1, n);
     tsl_tune_result r;
+    to.only_algo = only[i];
     tsl_status lst = tsl_tune_workload(&t, &ws[i], &to, &r);
     if (lst == TSL_OK) add_result(&s, &r);
     else if (lst == TSL_ERR_IO || lst == TSL_ERR_NOMEM) st = lst; /* the file or memory: stop */
@@ -115,6 +128,7 @@ tsl_status tsl_model_tune(const tsl_model *m, const char *target, const char *re
   }
   tsl_records_free(db);
   free(ws);
+  free(only);
   if (st == TSL_OK) tsl_clear_error(); /* a failed layer's message is not the call's */
   if (st == TSL_OK && out) *out = s;
   return st;

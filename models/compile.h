@@ -39,11 +39,20 @@ typedef struct tsl_conv_layer {
   tsl_conv2d_layer desc;  /* the layer (true channel counts, fused epilogue, block) */
   char node[128];        /* the first node with this workload */
   int count;             /* nodes with this workload */
+  int only_algo;         /* -1: every algorithm of the family can compute the compiled layer;
+                            else the one conv algorithm (tsl_conv2d_algo) its compiled form
+                            runs (a channel scale read inside the GEMM 1x1 kernel,
+                            models/passes/fuse_channel_scale.h): tune and dispatch only it
+                            (tsl_tune_opts.only_algo, tsl_dispatch_schedule_conv_algo). A
+                            layer whose family workload itself admits fewer algorithms (the
+                            plain-NCHW stem conv: grouped only, tsl_conv2d_algo_applies)
+                            keeps -1: tsl_algorithms_for already lists only those. */
 } tsl_conv_layer;
 
 /* The distinct conv layers of g compiled for `target` (NULL: "host") after the passes
  * (batch-norm folding, epilogue fusion, NCHW[x]c layout): exactly the family workloads
- * tsl_graph_compile looks up in a records file, in graph order. Writes up to max into
+ * tsl_graph_compile looks up in a records file, in graph order, one entry per distinct
+ * (workload, only_algo): a workload both channel-scaled and not is listed twice. Writes up to max into
  * out, the number of distinct layers into *n (may exceed max).
  * Errors: those of the target, the passes and shape inference; TSL_ERR_INVALID for a
  * malformed conv node. */

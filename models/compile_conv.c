@@ -361,6 +361,14 @@ static tsl_status scale_view(const tsl_tensor *wt, int64_t x, int64_t view[5]) {
   return TSL_OK;
 }
 
+/* The one conv algorithm (tsl_conv2d_algo) conv node n of family layer fam compiles to,
+ * -1 when any: a channel scale (fuse_channel_scale.h) is read inside the GEMM 1x1 kernel
+ * where that algorithm applies (elsewhere a step scales the weight of any algorithm). */
+static int compiled_only_algo(const tsl_node *n, const tsl_conv2d_layer *fam) {
+  bool in_kernel = tsl_conv_channel_scale(n) >= 0 && tsl_conv2d_algo_applies(fam, TSL_CONV2D_GEMM_1X1, NULL);
+  return in_kernel ? (int)TSL_CONV2D_GEMM_1X1 : -1;
+}
+
 static tsl_status lower_one(tsl_graph *g, int node, tsl_conv_lowering *cl, tsl_node_kernel *step,
                             tsl_node_kernel *pre, const tsl_kernel **kernel) {
   tsl_conv2d_layer layer, fam;
@@ -375,7 +383,7 @@ static tsl_status lower_one(tsl_graph *g, int node, tsl_conv_lowering *cl, tsl_n
   int scale = tsl_conv_channel_scale(&g->nodes[node]);
   tsl_conv2d_layer sfam = fam;
   sfam.has_channel_scale = true;
-  bool in_kernel = st == TSL_OK && scale >= 0 && tsl_conv2d_algo_applies(&fam, TSL_CONV2D_GEMM_1X1, NULL);
+  bool in_kernel = st == TSL_OK && compiled_only_algo(&g->nodes[node], &fam) == (int)TSL_CONV2D_GEMM_1X1;
   if (st == TSL_OK && scale >= 0 && !in_kernel && (fam.N != 1 || !pre))
     st = tsl_error(TSL_ERR_UNSUPPORTED, "a channel scale of %lld images outside the gemm1x1 algorithm%s",
                    (long long)fam.N, pre ? "" : " (no room for its weight step)");
@@ -479,25 +487,27 @@ tsl_status tsl_graph_conv_layers(const tsl_graph *g, const char *target, tsl_con
   st = tsl_graph_infer_shapes(work);
   if (st == TSL_OK) st = tsl_graph_optimize(work, block, NULL);
   char **keys = calloc((size_t)(work->n_nodes ? work->n_nodes : 1), sizeof *keys);
-  int nk = 0;
-  if (st == TSL_OK && !keys) st = tsl_error(TSL_ERR_NOMEM, "conv layers: out of memory");
+  int *only = calloc((size_t)(work->n_nodes ? work->n_nodes : 1), sizeof *only), nk = 0;
+  if (st == TSL_OK && (!keys || !only)) st = tsl_error(TSL_ERR_NOMEM, "conv layers: out of memory");
   for (int i = 0; st == TSL_OK && i < work->n_nodes; i++) {
     const tsl_node *nd = &work->nodes[i];
     if (nd->op != TSL_OP_CONV || !tsl_node_attr_int(nd, TSL_ATTR_BLOCKED_WEIGHTS, 0)) continue;
-    tsl_conv2d_layer d;
+    tsl_conv2d_layer d, fam;
     tsl_workload w;
     char *key = NULL;
     st = node_desc(work, i, &d);
     if (st == TSL_OK) st = tsl_conv2d_family_workload(&d, &w);
+    if (st == TSL_OK) st = tsl_conv2d_layer_of_workload(&w, &fam); /* as lower_one */
     if (st == TSL_OK) st = tsl_workload_key_of(&w, &key);
     if (st != TSL_OK) break;
-    int k = 0;
-    while (k < nk && strcmp(keys[k], key) != 0) k++;
+    int algo = compiled_only_algo(nd, &fam), k = 0;
+    while (k < nk && (strcmp(keys[k], key) != 0 || only[k] != algo)) k++;
     if (k < nk) {
       free(key);
       if (k < max) out[k].count++;
       continue;
     }
+    only[nk] = algo;
     keys[nk++] = key;
     if (k < max) {
       memset(&out[k], 0, sizeof out[k]);
@@ -506,10 +516,12 @@ tsl_status tsl_graph_conv_layers(const tsl_graph *g, const char *target, tsl_con
       out[k].desc = d;
       snprintf(out[k].node, sizeof out[k].node, "%s", nd->name ? nd->name : "");
       out[k].count = 1;
+      out[k].only_algo = algo;
     }
   }
   for (int k = 0; keys && k < nk; k++) free(keys[k]);
   free(keys);
+  free(only);
   tsl_graph_free(work);
   if (st == TSL_OK) *n = nk;
   return st;

@@ -7,6 +7,8 @@
 #include <time.h>
 
 #include "ir/arena.h"
+#include "ops/conv2d/algorithms_conv.h"
+#include "ops/conv2d/conv2d_select.h"
 #include "tuner/dispatch.h"
 #include "tuner/cost_static.h"
 #include "tuner/mca.h"
@@ -23,6 +25,7 @@ tsl_tune_opts tsl_tune_opts_default(void) {
   o.trials = 64;
   o.batch = 8;
   o.seed = 1;
+  o.only_algo = -1;
   o.measure = tsl_measure_opts_default();
   return o;
 }
@@ -333,15 +336,24 @@ static tsl_status tune_workload(const tsl_target *t, const tsl_workload *w, cons
   }
   int na = tsl_algorithms_for(w, algos, MAX_ALGOS, opts->log);
   if (na > MAX_ALGOS) na = MAX_ALGOS;
-  if (opts->only_template) {
+  if (opts->only_template || opts->only_algo >= 0) {
     int k = 0;
-    for (int i = 0; i < na; i++)
-      if (strcmp(algos[i].tpl->name, opts->only_template) == 0) algos[k++] = algos[i];
+    for (int i = 0; i < na; i++) {
+      tsl_conv2d_algo ca;
+      bool algo_ok = opts->only_algo < 0 ||
+                     (tsl_conv2d_algo_of_op(algos[i].op_workload.op, &ca) && (int)ca == opts->only_algo);
+      if (algo_ok && (!opts->only_template || strcmp(algos[i].tpl->name, opts->only_template) == 0))
+        algos[k++] = algos[i];
+    }
     na = k;
   }
   if (na == 0) {
-    st = tsl_error(TSL_ERR_NOT_FOUND, "tune: no algorithm%s%s applies to %s", opts->only_template ? " " : "",
-                   opts->only_template ? opts->only_template : "", key);
+    char only[160] = "";
+    if (opts->only_template) snprintf(only, sizeof only, " %s", opts->only_template);
+    if (opts->only_algo >= 0)
+      snprintf(only + strlen(only), sizeof only - strlen(only), " of conv algorithm %s",
+               tsl_conv2d_algo_name((tsl_conv2d_algo)opts->only_algo));
+    st = tsl_error(TSL_ERR_NOT_FOUND, "tune: no algorithm%s applies to %s", only, key);
     free(algos);
     free(key);
     return st;
@@ -394,7 +406,10 @@ static tsl_status tune_workload(const tsl_target *t, const tsl_workload *w, cons
     tsl_te_program *dp = NULL;
     tsl_schedule *ds = NULL;
     tsl_dispatch_info info;
-    if (tsl_dispatch_schedule_any(NULL, t, w, NULL, &dp, &ds, &info) == TSL_OK)
+    tsl_status ds_st = opts->only_algo >= 0 ? tsl_dispatch_schedule_conv_algo(NULL, t, w, (tsl_conv2d_algo)opts->only_algo,
+                                                                             NULL, &dp, &ds, &info)
+                                            : tsl_dispatch_schedule_any(NULL, t, w, NULL, &dp, &ds, &info);
+    if (ds_st == TSL_OK)
       snprintf(dflt_algo, sizeof dflt_algo, "%s", info.algorithm);
     tsl_clear_error();
     tsl_schedule_free(ds);

@@ -40,6 +40,10 @@ typedef struct tsl_tune_opts {
   const char *records_path; /* every measurement is appended here; NULL = nowhere */
   tsl_records *db;          /* measurements so far (resume; new ones are added); may be NULL */
   const char *only_template; /* tune only this template; NULL = every applicable one */
+  int only_algo;            /* -1 = every applicable algorithm; else only the operators of
+                               this conv algorithm (tsl_conv2d_algo), whose default is then
+                               the baseline: the one algorithm a compiled layer can run
+                               (models/compile.h: tsl_conv_layer.only_algo) */
   FILE *log;                /* progress and per-error lines; NULL = quiet */
   bool progress_tty;        /* rewrite one progress line with '\r' instead of printing lines */
   const char *progress_prefix; /* printed before each progress line (e.g. "[4/18]"); may be NULL */
@@ -61,7 +65,8 @@ typedef struct tsl_tune_opts {
 } tsl_tune_opts;
 
 /* Defaults: xgb, 64 trials, early stopping 0, no deadline, batch 8, seed 1,
- * tsl_measure_opts_default(), no records file, no db, all templates, quiet. */
+ * tsl_measure_opts_default(), no records file, no db, all templates and algorithms
+ * (only_algo -1), quiet. */
 tsl_tune_opts tsl_tune_opts_default(void);
 
 typedef struct tsl_tune_result {

@@ -13,5 +13,6 @@ void tsl_tests_tuner_report(void);
 void tsl_tests_tuner_sketch(void);
 void tsl_tests_tuner_cost_static(void);
 void tsl_tests_tuner_mca(void);
+void tsl_tests_tuner_tune_restricted(void);
 
 #endif

@@ -174,6 +174,7 @@ typedef struct layer_row {
   char shape[160];
   tsl_tune_result res;
   bool failed;
+  int only_algo; /* tsl_conv_layer.only_algo: -1, or the one algorithm its compiled form runs */
 } layer_row;
 
 static void print_table(const layer_row *rows, int n, double peak_gflops) {
@@ -585,10 +586,14 @@ static int model_workloads(const tsl_graph *g, const char *target, tsl_workload 
     tsl_workload_fix(&out[i]);
     memset(&rows[i], 0, sizeof rows[i]);
     snprintf(rows[i].label, sizeof rows[i].label, "%s%s", layers[i].node, layers[i].count > 1 ? " (+more)" : "");
-    snprintf(rows[i].shape, sizeof rows[i].shape, "%lldx%lldx%lld->%lld k%lldx%lld s%lld p%lld%s", (long long)d->C,
+    rows[i].only_algo = layers[i].only_algo;
+    char only[48] = "";
+    if (layers[i].only_algo >= 0)
+      snprintf(only, sizeof only, " %s only", tsl_conv2d_algo_name((tsl_conv2d_algo)layers[i].only_algo));
+    snprintf(rows[i].shape, sizeof rows[i].shape, "%lldx%lldx%lld->%lld k%lldx%lld s%lld p%lld%s%s", (long long)d->C,
              (long long)d->H, (long long)d->W, (long long)d->K, (long long)d->R, (long long)d->S,
              (long long)d->stride_h, (long long)d->pad_top,
-             d->groups > 1 ? (d->groups == d->C ? " dw" : " grp") : "");
+             d->groups > 1 ? (d->groups == d->C ? " dw" : " grp") : "", only);
   }
   free(layers);
   return n;
@@ -665,6 +670,7 @@ int tunecli_tune(int argc, char **argv) {
   for (int i = 0; i < nb; i++, n++) {
     snprintf(rows[n].label, sizeof rows[n].label, "%s", g->nodes[bnodes[i]].name);
     snprintf(rows[n].shape, sizeof rows[n].shape, "%s", ws[n].op);
+    rows[n].only_algo = -1;
   }
   tsl_graph_free(g);
   fprintf(stderr, "tunecli tune: %s: %d distinct convolution workloads\n", model, n);
@@ -722,6 +728,7 @@ int tunecli_tune(int argc, char **argv) {
     snprintf(prefix, sizeof prefix, "[%d/%d]", i + 1, n);
     /* the later layers at the mean pace of the layers so far */
     c.o.eta_after_s = i > 0 ? (tsl_time_now() - t_start) / i * (n - i - 1) : 0;
+    c.o.only_algo = rows[i].only_algo; /* the algorithms its compiled form can run */
     st = tsl_tune_workload(&t, &ws[i], &c.o, &rows[i].res);
     if (st != TSL_OK) {
       rows[i].failed = true;
