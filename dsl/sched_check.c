@@ -113,7 +113,8 @@ static bool int_position(const char *prim, int pos) {
 
 static const char *const primitives[] = {"compute_inline", "compute_root", "split", "fuse", "reorder", "vectorize",
                                          "unroll", "parallel", "tile", "compute_at", "cache_read", "cache_write",
-                                         "storage_align", "prefetch", "rfactor", "annotate"};
+                                         "storage_align", "storage_order", "prefetch", "rfactor",
+                                         "annotate"};
 
 static const char *kind_word(tsl_dsl_knob_kind k) {
   static const char *const words[] = {"a split", "a reorder", "an annotate", "a list"};
@@ -174,7 +175,7 @@ static tsl_status check_step(const tsl_dsl_op *op, const tsl_dsl_schedule *b, ts
     return tsl_dsl_error_at(op, TSL_ERR_PARSE, s->line, s->col,
                             "unknown schedule primitive '%s' (split, tile, fuse, reorder, vectorize, unroll, parallel, "
                             "compute_at, compute_inline, compute_root, cache_read, cache_write, storage_align, "
-                            "prefetch, rfactor, annotate)",
+                            "storage_order, prefetch, rfactor, annotate)",
                             s->primitive);
   if (strcmp(s->primitive, "annotate") == 0 && s->nargs != 3)
     return tsl_dsl_error_at(op, TSL_ERR_PARSE, s->line, s->col, "annotate takes (stage, axis, knob)");

@@ -106,7 +106,7 @@ static tsl_status dispatch(const tsl_records *db, const tsl_target *t, const tsl
   if (na == 0) {
     /* no hand or user template: the auto-scheduler's (its records, else its default) */
     const tsl_template *tpl = NULL;
-    if (tsl_autosched_template(w->op, &tpl) != TSL_OK) goto out;
+    if ((st = tsl_autosched_template(w->op, &tpl)) != TSL_OK) goto out;
     na = tsl_algorithms_for(w, algos, MAX_ALGOS, NULL);
   }
   if (na > MAX_ALGOS) na = MAX_ALGOS;

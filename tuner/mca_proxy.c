@@ -19,7 +19,7 @@ static void replace_all(char *line, const char *from, const char *to) {
  * destination's width. Returns whether the line was one. */
 static bool broadcast_as_load(char *line) {
   static const char *const broadcasts[][2] = {
-      {"vbroadcastss", "vmovups"}, {"vbroadcastsd", "vmovupd"}, {"vpbroadcastd", "vmovdqu"}, {"vpbroadcastq", "vmovdqu"}};
+      {"vbroadcastss", "vmovups"}, {"vbroadcastsd", "vmovupd"}, {"vpbroadcastd", "vmovdqu32"}, {"vpbroadcastq", "vmovdqu64"}};
   const char *p = line + strspn(line, " \t");
   if (!strchr(p, '(')) return false; /* a register source: a shuffle, on the FP pipes */
   for (size_t k = 0; k < sizeof broadcasts / sizeof broadcasts[0]; k++) {

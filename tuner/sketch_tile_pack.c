@@ -273,20 +273,21 @@ static void pack_place(tsl_sketch_sampler *c, const char *stage, const char *loc
     if (!tsl_sketch_step(c, TSL_STEP_COMPUTE_AT, 3, ca, 0, NULL)) at = -1;
   }
   const tsl_stage *ps = tsl_schedule_stage(c->s, packed);
-  int nd = ps->op->naxis, order[TSL_AXIS_ACCESS_MAX];
-  for (int d = 0; d < nd && d < TSL_AXIS_ACCESS_MAX; d++) order[d] = d;
-  if (pack_order(c, local, packed, order) && (order_always || tsl_sketch_chance(c, 75))) {
+  /* order: the pack's dimensions as stored, outermost first (the identity unless a
+   * storage_order step is applied) */
+  int nd = ps->op->naxis, order[TSL_AXIS_ACCESS_MAX], walk[TSL_AXIS_ACCESS_MAX];
+  for (int d = 0; d < nd && d < TSL_AXIS_ACCESS_MAX; d++) order[d] = walk[d] = d;
+  if (pack_order(c, local, packed, walk) && (order_always || tsl_sketch_chance(c, 75))) {
     static _Thread_local char names[TSL_AXIS_ACCESS_MAX][NAME_LEN];
     const char *args[TSL_AXIS_ACCESS_MAX + 1] = {packed};
     for (int d = 0; d < nd; d++) {
-      tsl_sketch_copy_name(names[d], ps->iters[order[d]].name);
+      tsl_sketch_copy_name(names[d], ps->iters[walk[d]].name);
       args[d + 1] = names[d];
     }
     if (tsl_sketch_step(c, TSL_STEP_STORAGE_ORDER, nd + 1, args, 0, NULL)) {
+      for (int d = 0; d < nd; d++) order[d] = walk[d];
       /* the copy's loops in the storage order: its writes walk the pack */
       tsl_sketch_reorder(c, packed, nd, names);
-    } else {
-      for (int d = 0; d < nd; d++) order[d] = d;
     }
   }
   /* rows of a packed block read along the vector axis padded by one register tile (as

@@ -215,6 +215,20 @@ static void test_tunecli_tune_op_file_template(void) {
   CU_ASSERT_PTR_NOT_NULL(strstr(out, "config sketch="));
   expectf(0, "check: PASS", "run-op --file %s --shape X=16x40 --records %s", plain, rec);
   CU_ASSERT_PTR_NOT_NULL(strstr(out, "template rowmax.auto"));
+  /* every step of the text form is a template step, storage_order too (docs/dsl.md 11):
+   * every config tried passes the runner's check against the interpretation */
+  char packed[512];
+  write_file(dir, "packed.tsl",
+             "op mm(A: f32[M, K], B: f32[K, N])\n  out[i, j] = sum(k: A[i, k] * B[k, j])\n  schedule\n"
+             "    knob ti = split(out, i, [2, 4])\n    knob u = annotate(unroll)\n    cache_write(out, local)\n"
+             "    split(out, i, ti)\n    compute_at(out.local, out, i.outer)\n"
+             "    storage_order(out.local, j, i)\n    unroll(out.local, j) if u\n",
+             packed, sizeof packed);
+  expectf(0, "template mm.dsl: 2 knobs, 4 configs",
+          "tune-op mm --file %s --shape A=8x5 --shape B=5x6 --trials 2 --no-peak --records %s", packed, rec);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "(2 measured now, 0 errors)"));
+  expectf(0, "storage_order(out.local, j, i)", "show --file %s --shape A=8x5 --shape B=5x6 --records %s", packed, rec);
+  remove(packed);
   remove(op);
   remove(bad);
   remove(plain);

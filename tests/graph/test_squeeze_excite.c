@@ -133,6 +133,11 @@ static const se_case cases[] = {
     {1, 40, 10, 3, 9, true, "Clip", "HardSigmoid"},   /* ReduceMean, Clip, C = 40 */
     {2, 13, 3, 4, 4, false, "", ""},                  /* no functions at all */
     {1, 72, 18, 1, 1, false, "Relu", "HardSigmoid"},  /* a 1 x 1 image */
+    /* work above the parallel split (ops/nn/default_schedule.c, 4 parts): the pooled
+     * sums over 28 x 28 with 3 (16 lanes) or 5 (8 lanes) channel blocks, fewer blocks
+     * than parts or a tail; both layers' sums with 240 hidden units and 5 or 10 blocks */
+    {2, 40, 10, 28, 28, false, "Relu", "HardSigmoid"},
+    {1, 80, 240, 2, 2, false, "SiLU", "Sigmoid"},
 };
 
 static void test_se_blocks_are_one_kernel(void) {
