@@ -238,6 +238,7 @@ static tsl_status tune_algorithm(task *tk, int new_budget, bool first, double *d
       if (first && o->shadow_held && o->shadow_static_path && !o->measure.cost_static) {
         tsl_record *scratch = malloc(sizeof *scratch);
         if (scratch) shadow_estimate(tk, &r->config, tsl_record_cost(r), scratch);
+        else st = tsl_error(TSL_ERR_NOMEM, "tune: out of memory re-estimating held records");
         free(scratch);
       }
       held[nheld] = r->config;

@@ -31,8 +31,9 @@ static bool conv_blockable(const tsl_graph *g, const tsl_node *n) {
 
 /* Whether input k of blocked conv n reads a plain image as it is (no transform before it):
  * the data of a layer with few input channels, which the grouped algorithm reduces over
- * the true channels one broadcast value per tap (tsl_conv2d_reads_plain_data), without a
- * channel scale (whose kernels read the data blocked). */
+ * the true channels one broadcast value per tap (tsl_conv2d_reads_plain_data). A channel
+ * scale's kernels read the data blocked; fuse_channel_scale runs after this pass and takes
+ * only blocked images, so the channel-scale test here guards a reordering of the passes. */
 static bool conv_reads_plain(const tsl_graph *g, const tsl_node *n, int k, int block) {
   if (n->op != TSL_OP_CONV || k != 0 || tsl_conv_channel_scale(n) >= 0) return false;
   const tsl_value *x = &g->values[n->inputs[0]];
