@@ -25,6 +25,23 @@ enum { MIN_PAR_BLOCKS = 4 };
  * machine; each part transforms the input of every block again. */
 enum { CHANNEL_PARTS = 2 };
 
+/* Reduction steps (X input channels each) ahead at which a weight-streaming GEMM
+ * prefetches U (tsl_winograd_knobs.prefetch_u). */
+enum { STREAM_PREFETCH_STEPS = 4 };
+/* Most tiles one GEMM register block holds (the template's mr knob range). */
+enum { MAX_MR = 16 };
+
+/* Whether the layer streams its weights: U (alpha^2 x CP x KP floats) larger than L2,
+ * so every call reads it from L3 or memory, and a block of `tiles` tiles fits one
+ * register block of one vector of output channels (the accumulators, one U vector and
+ * one broadcast within the vector registers), so each U value is loaded once for all
+ * tiles. */
+static bool weight_streaming(const tsl_target *t, const tsl_winograd_shape *s, int64_t tiles, int64_t X) {
+  int64_t u_bytes = (int64_t)s->alpha * s->alpha * s->CP * s->KP * 4;
+  int64_t regs = tsl_target_vector_registers(t), lanes = tsl_target_f32_lanes(t);
+  return u_bytes > l2_of(t) && X == lanes && tiles > 1 && tiles <= min64(MAX_MR, regs - 2);
+}
+
 /* The parts the output channels split into with parallel = channels: CHANNEL_PARTS when
  * each part is a whole number of GEMM register blocks (nkb channel blocks), else 1. */
 static int64_t channel_parts(int64_t KB, int64_t nkb) {
@@ -109,6 +126,7 @@ tsl_winograd_knobs tsl_winograd_default_knobs(const tsl_target *t, const tsl_win
   k.row_buffers = true;
   k.gemm_at_tiles = false;
   k.parallel = TSL_WINOGRAD_PAR_BLOCKS;
+  k.prefetch_u = 0;
   /* Blocks: the block's transformed input and GEMM output (alpha^2 x tiles x (CP + KP)
    * floats) within twice L2, but at least MIN_BLOCK_TILES tiles (or the whole image),
    * because every block streams all of U (alpha^2 x CP x KP floats) once: smaller
@@ -131,12 +149,21 @@ tsl_winograd_knobs tsl_winograd_default_knobs(const tsl_target *t, const tsl_win
     } else tiles = ceil_div(s->TW, ceil_div(s->TW, tiles));
   }
   k.nr_tiles = tiles;
+  if (s && weight_streaming(t, s, tiles, X)) {
+    /* every tile of the block in one register block of one vector of output channels:
+     * each U vector is loaded once and feeds all the tiles, and the next steps' U is
+     * prefetched (the loads then overlap the FMAs) */
+    k.mr = tiles;
+    k.nr = X;
+    k.prefetch_u = STREAM_PREFETCH_STEPS;
+  }
   if (s && s->TW > 0 && s->TH > 0) {
     /* output channels in parallel when the blocks over all images are too few to share
      * evenly: one, or an odd number below MIN_PAR_BLOCKS */
     int64_t blocks = tiles >= s->TW ? ceil_div(s->TH, tiles / s->TW) : s->TH * ceil_div(s->TW, tiles);
     int64_t nb = s->N * blocks;
-    if (nb < MIN_PAR_BLOCKS && nb % 2 == 1 && channels_ok) k.parallel = TSL_WINOGRAD_PAR_CHANNELS;
+    bool parts_ok = KB > 0 && channel_parts(KB, max64(1, min64(k.nr / X, KB))) > 1; /* k.nr as set above */
+    if (nb < MIN_PAR_BLOCKS && nb % 2 == 1 && parts_ok) k.parallel = TSL_WINOGRAD_PAR_CHANNELS;
   }
   return k;
 }
@@ -155,6 +182,9 @@ tsl_status tsl_winograd_knobs_check(const tsl_winograd_knobs *k) {
     return tsl_error(TSL_ERR_INVALID, "winograd template: knob gemm_order = %d (0 or 1)", k->gemm_order);
   if (k->pad_at < TSL_WINOGRAD_PAD_INLINE || k->pad_at > TSL_WINOGRAD_PAD_ROOT)
     return tsl_error(TSL_ERR_INVALID, "winograd template: knob pad_at = %d (0 inline, 1 block, 2 root)", k->pad_at);
+  if (k->prefetch_u < 0)
+    return tsl_error(TSL_ERR_INVALID, "winograd template: knob prefetch_u = %lld (must be >= 0)",
+                     (long long)k->prefetch_u);
   if (k->parallel < TSL_WINOGRAD_PAR_NONE || k->parallel > TSL_WINOGRAD_PAR_CHANNELS)
     return tsl_error(TSL_ERR_INVALID, "winograd template: knob parallel = %d (0 none, 1 blocks, 2 channels)",
                      k->parallel);
@@ -218,7 +248,8 @@ static void b_at(builder *b, const char *stage, const char *target, const char *
 
 /* The GEMM stage M[e, nu, n, t, kb, kx] = sum(cb, cx) under compute_at: register
  * blocks of mr tiles x nr output channels (nr / X blocks of the x lanes, each a vector). */
-static void schedule_gemm(builder *b, const tsl_winograd_knobs *k, int64_t block_tiles, int64_t KP, int64_t X) {
+static void schedule_gemm(builder *b, const tsl_winograd_knobs *k, int64_t block_tiles, int64_t KP, int64_t X,
+                          const char *u_name) {
   int64_t nkb = max64(1, min64(k->nr / X, KP / X));
   int64_t mr = min64(k->mr, block_tiles);
   name_t to, ti, ko, ki;
@@ -231,6 +262,9 @@ static void schedule_gemm(builder *b, const tsl_winograd_knobs *k, int64_t block
   b_unroll(b, "M", ki);
   if (X > 1) b_vectorize(b, "M", "kx");
   if (k->unroll_cx && X > 1) b_unroll(b, "M", "cx");
+  /* U's panel of the reduction step prefetch_u steps ahead (clamped to the panel's last
+   * step: the prefetches then touch lines already loaded) */
+  if (k->prefetch_u > 0 && b->st == TSL_OK) b->st = tsl_schedule_prefetch(b->s, "M", u_name, "cb", k->prefetch_u);
 }
 
 tsl_status tsl_winograd_schedule(const tsl_te_program *p, const tsl_target *t, const tsl_winograd_knobs *knobs,
@@ -351,7 +385,7 @@ tsl_status tsl_winograd_schedule(const tsl_te_program *p, const tsl_target *t, c
    * once) */
   bool v_root = parts > 1 && sh.N == 1 && block_tiles >= sh.TH * sh.TW;
   if (!v_root) b_at(&b, "V", "out", blk);
-  if (!k.gemm_at_tiles) schedule_gemm(&b, &k, block_tiles, sh.KP, sh.X);
+  if (!k.gemm_at_tiles) schedule_gemm(&b, &k, block_tiles, sh.KP, sh.X, p->inputs[1]->buf->name);
   const char *vorder[] = {"n", "t", "cb", "e", "nu", "cx"};
   b_reorder(&b, "V", 6, vorder);
   if (v_root && b.st == TSL_OK) b.st = tsl_schedule_parallel(b.s, "V", "t");
@@ -410,7 +444,7 @@ tsl_status tsl_winograd_weight_schedule(const tsl_te_program *p, const tsl_targe
 /* ---- the generic interface ------------------------------------------------ */
 
 /* knob order of the space */
-enum { K_NR_TILES, K_MR, K_NR, K_GEMM_ORDER, K_UNROLL_CX, K_PAD_AT, K_ROW_BUFFERS, K_GEMM_AT_TILES, K_PARALLEL, K_COUNT };
+enum { K_NR_TILES, K_MR, K_NR, K_GEMM_ORDER, K_UNROLL_CX, K_PAD_AT, K_ROW_BUFFERS, K_GEMM_AT_TILES, K_PARALLEL, K_PREFETCH_U, K_COUNT };
 
 static void push(int64_t *list, int *n, int64_t v) {
   for (int i = 0; i < *n; i++)
@@ -434,9 +468,9 @@ static tsl_status space_fn(const tsl_te_program *p, const tsl_target *t, tsl_con
   push(v, &n, sh.TH * sh.TW);
   if ((st = tsl_space_add_knob(out, "nr_tiles", TSL_KNOB_SPLIT, n, v)) != TSL_OK) return st;
   n = 0;
-  static const int64_t mrs[] = {2, 3, 4, 5, 6, 8, 12};
+  static const int64_t mrs[] = {2, 3, 4, 5, 6, 8, 12, MAX_MR};
   for (size_t i = 0; i < sizeof mrs / sizeof mrs[0]; i++)
-    if (mrs[i] <= (wide_register_file(t) ? 12 : 8)) push(v, &n, mrs[i]);
+    if (mrs[i] <= (wide_register_file(t) ? MAX_MR : 8)) push(v, &n, mrs[i]);
   push(v, &n, d.mr);
   if ((st = tsl_space_add_knob(out, "mr", TSL_KNOB_SPLIT, n, v)) != TSL_OK) return st;
   n = 0;
@@ -450,7 +484,12 @@ static tsl_status space_fn(const tsl_te_program *p, const tsl_target *t, tsl_con
   if ((st = tsl_space_add_knob(out, "row_buffers", TSL_KNOB_OTHER, 2, bools)) != TSL_OK) return st;
   if ((st = tsl_space_add_knob(out, "gemm_at_tiles", TSL_KNOB_REORDER, 2, bools)) != TSL_OK) return st;
   static const int64_t pars[] = {TSL_WINOGRAD_PAR_NONE, TSL_WINOGRAD_PAR_BLOCKS, TSL_WINOGRAD_PAR_CHANNELS};
-  return tsl_space_add_knob(out, "parallel", TSL_KNOB_ANNOTATE, 3, pars);
+  if ((st = tsl_space_add_knob(out, "parallel", TSL_KNOB_ANNOTATE, 3, pars)) != TSL_OK) return st;
+  n = 0;
+  static const int64_t aheads[] = {0, 1, 2, 4};
+  for (size_t i = 0; i < sizeof aheads / sizeof aheads[0]; i++) push(v, &n, aheads[i]);
+  push(v, &n, d.prefetch_u);
+  return tsl_space_add_knob(out, "prefetch_u", TSL_KNOB_ANNOTATE, n, v);
 }
 
 static tsl_status default_fn(const tsl_te_program *p, const tsl_target *t, const tsl_config_space *s,
@@ -460,7 +499,7 @@ static tsl_status default_fn(const tsl_te_program *p, const tsl_target *t, const
   if (st != TSL_OK) return st;
   tsl_winograd_knobs d = tsl_winograd_default_knobs(t, &sh);
   const int64_t vals[K_COUNT] = {d.nr_tiles, d.mr,          d.nr,            d.gemm_order, d.unroll_cx,
-                                 d.pad_at,   d.row_buffers, d.gemm_at_tiles, d.parallel};
+                                 d.pad_at,   d.row_buffers, d.gemm_at_tiles, d.parallel,   d.prefetch_u};
   out->nknobs = s->nknobs;
   for (int i = 0; i < s->nknobs && i < K_COUNT; i++) out->values[i] = vals[i];
   return tsl_config_check(s, out);
@@ -480,6 +519,7 @@ static tsl_status apply_fn(const tsl_te_program *p, const tsl_target *t, const t
   k.row_buffers = tsl_config_get(s, c, "row_buffers", 1) != 0;
   k.gemm_at_tiles = tsl_config_get(s, c, "gemm_at_tiles", 0) != 0;
   k.parallel = (int)tsl_config_get(s, c, "parallel", TSL_WINOGRAD_PAR_BLOCKS);
+  k.prefetch_u = tsl_config_get(s, c, "prefetch_u", 0);
   return tsl_winograd_schedule(p, t, &k, out);
 }
 

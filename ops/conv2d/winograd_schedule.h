@@ -88,6 +88,11 @@ typedef struct tsl_winograd_knobs {
                          right before their output transform (M stays register-block
                          sized) instead of for the whole block at once */
   int parallel;     /* tsl_winograd_parallel */
+  int64_t prefetch_u; /* GEMM reduction steps (cb, X input channels each) ahead at which
+                         the GEMM prefetches its panel of U (software prefetch, one per
+                         cache line); 0: none. For layers whose U streams from memory
+                         (larger than L2, few tiles per U value) the loads then overlap
+                         the FMAs instead of stalling them. Without gemm_at_tiles. */
 } tsl_winograd_knobs;
 
 /* What the template reads off a Winograd program. */
@@ -115,11 +120,15 @@ tsl_status tsl_winograd_program_shape(const tsl_te_program *p, tsl_winograd_shap
  * (t->l2_bytes), but at least 32 tiles or the whole image, since each block streams all
  * of U; whole rows of tiles when that is at least one row, the rows per block a divisor
  * of the rows (a parallel block loop with a tail measured 2.4x slower), an even number
- * of blocks preferred (see block_rows in winograd_schedule.c). */
+ * of blocks preferred (see block_rows in winograd_schedule.c). Weight-streaming layers (U
+ * larger than L2, a block's tiles within one register block of one vector of output
+ * channels: at most 16 and the vector registers less 2) get mr = the block's tiles, nr =
+ * one vector and prefetch_u = 4 (docs/winograd.md, section 4: resnet18's 7x7 512 -> 512
+ * layers in the model 1.10-1.31 -> 1.00-1.10 ms at 1 thread). */
 tsl_winograd_knobs tsl_winograd_default_knobs(const tsl_target *t, const tsl_winograd_shape *s);
 
-/* TSL_ERR_INVALID naming the knob when nr_tiles, mr or nr is < 1 or gemm_order / pad_at
- * / parallel is out of range. (tsl_winograd_schedule also refuses an nr that is not a multiple of
+/* TSL_ERR_INVALID naming the knob when nr_tiles, mr or nr is < 1, prefetch_u < 0 or
+ * gemm_order / pad_at / parallel is out of range. (tsl_winograd_schedule also refuses an nr that is not a multiple of
  * the program's block x.) */
 tsl_status tsl_winograd_knobs_check(const tsl_winograd_knobs *k);
 
@@ -145,7 +154,7 @@ tsl_status tsl_winograd_weight_schedule(const tsl_te_program *p, const tsl_targe
 /* The template in the generic interface (schedule/template.h), one per registry
  * operator: "conv2d_winograd_f2.blocked" for conv2d_winograd_f2, likewise f4, f6 and
  * the _add variants (index 3 + i). Knobs: nr_tiles, mr, nr, gemm_order, unroll_cx,
- * pad_at, row_buffers, gemm_at_tiles, parallel. The tuner registers them. */
+ * pad_at, row_buffers, gemm_at_tiles, parallel, prefetch_u. The tuner registers them. */
 extern const tsl_template tsl_winograd_templates[6];
 
 #ifdef __cplusplus

@@ -433,6 +433,26 @@ static void test_registry_ops_and_template_interface(void) {
   tsl_arena_set_current(prev);
   tsl_arena_free(arena);
 }
+/* the weight-streaming GEMM (all tiles of a block in one register block, U prefetched
+ * some reduction steps ahead, the prefetches clamped at U's end) against the reference:
+ * F(2) and F(4), ahead 1 and 3 steps (past the last channel block too), output channels
+ * serial and in parallel, a residual, channels not a multiple of the block */
+static void test_prefetch_u_streaming_gemm_matches_reference(void) {
+  int64_t lanes = tsl_target_f32_lanes(tsl_jit_target(jit));
+  const wino_case cases[] = {
+      {1, 3 * lanes + 5, 7, 7, 4 * lanes, 1, 1, 1, 1, 2, 1, false, 0},
+      {1, 2 * lanes, 7, 7, 2 * lanes - 3, 1, 1, 1, 1, 2, 0, true, 0},
+      {2, lanes + 1, 9, 6, 2 * lanes, 1, 1, 1, 1, 4, 2, false, 0},
+  };
+  static const int64_t aheads[] = {1, 3};
+  for (size_t a = 0; a < sizeof aheads / sizeof aheads[0]; a++)
+    for (int par = TSL_WINOGRAD_PAR_NONE; par <= TSL_WINOGRAD_PAR_CHANNELS; par += 2) {
+      tsl_winograd_knobs k = {.nr_tiles = 16, .mr = 16, .nr = lanes, .gemm_order = TSL_WINOGRAD_GEMM_K_OUTER,
+                              .pad_at = TSL_WINOGRAD_PAD_BLOCK, .row_buffers = true, .parallel = par,
+                              .prefetch_u = aheads[a]};
+      check_cases(cases, (int)(sizeof cases / sizeof cases[0]), &k);
+    }
+}
 
 /* the default heuristic sizes blocks from the target's L1 and keeps register blocks in
  * the register file */
@@ -506,6 +526,26 @@ static void test_default_knobs_follow_the_target(void) {
   /* 3 register blocks of output channels do not split in 2 parts: blocks stay parallel */
   s27.KP = 96;
   CU_ASSERT_EQUAL(tsl_winograd_default_knobs(&avx512, &s27).parallel, TSL_WINOGRAD_PAR_BLOCKS);
+  /* a weight-streaming layer (U 16 MiB > L2, 16 tiles): all tiles in one register block
+   * of one vector of output channels, U prefetched ahead; at 16 registers the 16 tiles
+   * do not fit one register block: the usual blocks, no prefetch */
+  tsl_winograd_shape deep16 = deep;
+  deep16.X = 16;
+  deep16.CB = 32;
+  tsl_winograd_knobs kd = tsl_winograd_default_knobs(&avx512, &deep16);
+  CU_ASSERT_EQUAL(kd.nr_tiles, 16);
+  CU_ASSERT_EQUAL(kd.mr, 16);
+  CU_ASSERT_EQUAL(kd.nr, 16);
+  CU_ASSERT(kd.prefetch_u > 0);
+  CU_ASSERT_EQUAL(kd.parallel, TSL_WINOGRAD_PAR_CHANNELS);
+  CU_ASSERT_EQUAL(tsl_winograd_knobs_check(&kd), TSL_OK);
+  tsl_winograd_knobs kd8 = tsl_winograd_default_knobs(&avx2, &deep);
+  CU_ASSERT_EQUAL(kd8.prefetch_u, 0);
+  CU_ASSERT(kd8.mr * (kd8.nr / 8) + kd8.nr / 8 + 1 <= 16);
+  /* U within L2 (56x56 64 -> 64 F(4)): no prefetch */
+  CU_ASSERT_EQUAL(k3.prefetch_u, 0);
+  kd.prefetch_u = -1;
+  CU_ASSERT_EQUAL(tsl_winograd_knobs_check(&kd), TSL_ERR_INVALID);
   tsl_conv2d_layer small = {.N = 1, .C = 512, .H = 7, .W = 7, .K = 512, .R = 3, .S = 3, .stride_h = 1,
                             .stride_w = 1, .pad_top = 1, .pad_left = 1, .pad_bottom = 1, .pad_right = 1,
                             .dilation_h = 1, .dilation_w = 1, .groups = 1, .block = 8};
@@ -530,4 +570,5 @@ void tsl_tests_winograd_conv(void) {
   CU_add_test(s, "test_weight_transform_kernel_matches_interpreter", test_weight_transform_kernel_matches_interpreter);
   CU_add_test(s, "test_registry_ops_and_template_interface", test_registry_ops_and_template_interface);
   CU_add_test(s, "test_default_knobs_follow_the_target", test_default_knobs_follow_the_target);
+  CU_add_test(s, "test_prefetch_u_streaming_gemm_matches_reference", test_prefetch_u_streaming_gemm_matches_reference);
 }
