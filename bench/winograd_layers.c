@@ -24,13 +24,13 @@
  * Winograd kernels keep their template's default `parallel` knob (at 1: none), so the
  * table shows the default decomposition's scaling (run it at 1 and at T side by side).
  */
-#include <dnnl.h>
 #include <math.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench/dnnl_conv.h"
 #include "codegen/build.h"
 #include "dsl/te_interp.h"
 #include "ir/arena.h"
@@ -56,11 +56,7 @@ typedef struct impl {
   int nargs;
   float *out;   /* NCHW[x]c (tessel) */
   float *extra; /* the transformed weights (tessel) */
-  /* oneDNN */
-  dnnl_engine_t eng;
-  dnnl_stream_t stream;
-  dnnl_primitive_t prim;
-  dnnl_memory_t src, wei, bia, dst;
+  bench_dnnl_conv dn; /* oneDNN (bench/dnnl_conv.h) */
   double samples[MAX_SAMPLES];
   int nsamples;
 } impl;
@@ -71,25 +67,20 @@ static int cmp_double(const void *a, const void *b) {
 }
 
 static float *falloc(int64_t n) {
-  size_t bytes = ((size_t)n * sizeof(float) + 63) & ~(size_t)63;
-  float *p = aligned_alloc(64, bytes ? bytes : 64);
+  float *p = bench_conv_alloc_floats(n);
   if (!p) {
     fprintf(stderr, "winograd_layers: out of memory\n");
     exit(1);
   }
-  memset(p, 0, bytes);
   return p;
 }
 
-static void fill(float *x, int64_t n, uint64_t seed) {
-  uint64_t s = seed;
-  for (int64_t i = 0; i < n; i++) {
-    uint64_t z = (s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
-    x[i] = (float)((double)(z >> 11) * (2.0 / 9007199254740992.0) - 1.0);
-  }
+/* Layer L with block X (1 for oneDNN's NCHW): 3x3, stride 1, pad 1, bias + relu. */
+static tsl_conv2d_layer conv_layer(const layer *L, int64_t X) {
+  tsl_conv2d_layer d = {.N = 1, .C = L->C, .H = L->HW, .W = L->HW, .K = L->C, .R = 3, .S = 3, .stride_h = 1,
+                        .stride_w = 1, .pad_top = 1, .pad_left = 1, .pad_bottom = 1, .pad_right = 1,
+                        .dilation_h = 1, .dilation_w = 1, .groups = 1, .act = 1, .block = X};
+  return d;
 }
 
 static void pack(const float *src, int64_t C, int64_t HW, int64_t X, float *dst) {
@@ -126,9 +117,7 @@ static bool run_transform(tsl_jit *jit, const tsl_te_program *p, const tsl_sched
 }
 
 static bool setup_direct(tsl_jit *jit, const layer *L, int64_t X, float *data, float *w, float *bias, impl *im) {
-  tsl_conv2d_layer d = {.N = 1, .C = L->C, .H = L->HW, .W = L->HW, .K = L->C, .R = 3, .S = 3, .stride_h = 1,
-                       .stride_w = 1, .pad_top = 1, .pad_left = 1, .pad_bottom = 1, .pad_right = 1,
-                       .dilation_h = 1, .dilation_w = 1, .groups = 1, .act = 1, .block = X};
+  tsl_conv2d_layer d = conv_layer(L, X);
   tsl_te_program *conv = NULL, *wt = NULL;
   tsl_schedule *s = NULL, *ws = NULL;
   if (tsl_conv2d_algo_instantiate(&d, TSL_CONV2D_DIRECT, tsl_jit_target(jit), &conv, &wt) != TSL_OK)
@@ -176,9 +165,7 @@ static bool parse_knobs(const char *text, tsl_winograd_knobs *k) {
 
 static bool setup_winograd(tsl_jit *jit, const layer *L, int m, int64_t X, const char *knobs, int threads,
                            float *data, float *w, float *bias, impl *im) {
-  tsl_conv2d_layer wc = {.N = 1, .C = L->C, .H = L->HW, .W = L->HW, .K = L->C, .R = 3, .S = 3, .stride_h = 1,
-                         .stride_w = 1, .pad_top = 1, .pad_left = 1, .pad_bottom = 1, .pad_right = 1,
-                         .dilation_h = 1, .dilation_w = 1, .groups = 1, .block = X, .act = 1};
+  tsl_conv2d_layer wc = conv_layer(L, X);
   tsl_te_program *conv = NULL, *wt = NULL;
   tsl_schedule *s = NULL, *ws = NULL;
   if (tsl_winograd_instantiate(&wc, m, NULL, &conv, &wt) != TSL_OK) return tsl_fail("winograd");
@@ -217,104 +204,17 @@ static int32_t run_tessel(void *ctx) {
 
 /* ---- oneDNN ---- */
 
-#define DNNL_TRY(call)                                                                    \
-  do {                                                                                    \
-    if ((call) != dnnl_success) return false;                                             \
-  } while (0)
-
-static bool reorder(impl *im, const dnnl_memory_desc_t *from_md, void *from, const dnnl_memory_desc_t *to_md,
-                    dnnl_memory_t *to, void *to_ptr) {
-  dnnl_memory_t a, b;
-  DNNL_TRY(dnnl_memory_create(&a, from_md, im->eng, from));
-  if (to) {
-    DNNL_TRY(dnnl_memory_create(to, to_md, im->eng, DNNL_MEMORY_ALLOCATE));
-    b = *to;
-  } else {
-    DNNL_TRY(dnnl_memory_create(&b, to_md, im->eng, to_ptr));
-  }
-  dnnl_primitive_desc_t rpd;
-  dnnl_primitive_t r;
-  DNNL_TRY(dnnl_reorder_primitive_desc_create(&rpd, from_md, im->eng, to_md, im->eng, NULL));
-  DNNL_TRY(dnnl_primitive_create(&r, rpd));
-  dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, a}, {DNNL_ARG_TO, b}};
-  DNNL_TRY(dnnl_primitive_execute(r, im->stream, 2, args));
-  DNNL_TRY(dnnl_stream_wait(im->stream));
-  dnnl_primitive_destroy(r);
-  dnnl_primitive_desc_destroy(rpd);
-  dnnl_memory_destroy(a);
-  if (!to) dnnl_memory_destroy(b);
-  return true;
-}
-
+/* oneDNN's convolution `alg` of layer L (bias + relu), set up by bench/dnnl_conv.h. */
 static bool setup_dnnl(const layer *L, dnnl_alg_kind_t alg, float *src, float *w, float *bias, impl *im) {
-  DNNL_TRY(dnnl_engine_create(&im->eng, dnnl_cpu, 0));
-  DNNL_TRY(dnnl_stream_create(&im->stream, im->eng, dnnl_stream_default_flags));
-  dnnl_dims_t sd = {1, L->C, L->HW, L->HW}, wd = {L->C, L->C, 3, 3}, bd = {L->C};
-  dnnl_memory_desc_t src_md, wei_md, bia_md, dst_md, usrc, uwei, udst;
-  DNNL_TRY(dnnl_memory_desc_init_by_tag(&src_md, 4, sd, dnnl_f32, dnnl_format_tag_any));
-  DNNL_TRY(dnnl_memory_desc_init_by_tag(&dst_md, 4, sd, dnnl_f32, dnnl_format_tag_any));
-  DNNL_TRY(dnnl_memory_desc_init_by_tag(&wei_md, 4, wd, dnnl_f32, dnnl_format_tag_any));
-  DNNL_TRY(dnnl_memory_desc_init_by_tag(&bia_md, 1, bd, dnnl_f32, dnnl_x));
-  DNNL_TRY(dnnl_memory_desc_init_by_tag(&usrc, 4, sd, dnnl_f32, dnnl_nchw));
-  DNNL_TRY(dnnl_memory_desc_init_by_tag(&udst, 4, sd, dnnl_f32, dnnl_nchw));
-  DNNL_TRY(dnnl_memory_desc_init_by_tag(&uwei, 4, wd, dnnl_f32, dnnl_oihw));
-  dnnl_dims_t strides = {1, 1}, pad = {1, 1};
-  dnnl_convolution_desc_t cd;
-  DNNL_TRY(dnnl_convolution_forward_desc_init(&cd, dnnl_forward_inference, alg, &src_md, &wei_md, &bia_md, &dst_md,
-                                              strides, pad, pad));
-  dnnl_primitive_attr_t attr;
-  dnnl_post_ops_t po;
-  DNNL_TRY(dnnl_primitive_attr_create(&attr));
-  DNNL_TRY(dnnl_post_ops_create(&po));
-  DNNL_TRY(dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_relu, 0.0f, 0.0f));
-  DNNL_TRY(dnnl_primitive_attr_set_post_ops(attr, po));
-  dnnl_post_ops_destroy(po);
-  dnnl_primitive_desc_t pd;
-  dnnl_status_t st = dnnl_primitive_desc_create(&pd, &cd, attr, im->eng, NULL);
-  dnnl_primitive_attr_destroy(attr);
-  if (st != dnnl_success) return false; /* e.g. no Winograd for this ISA */
-  const dnnl_memory_desc_t *psrc = dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
-  const dnnl_memory_desc_t *pwei = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
-  const dnnl_memory_desc_t *pdst = dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
-  if (!reorder(im, &usrc, src, psrc, &im->src, NULL) || !reorder(im, &uwei, w, pwei, &im->wei, NULL) ||
-      !reorder(im, &bia_md, bias, &bia_md, &im->bia, NULL))
-    return false;
-  DNNL_TRY(dnnl_memory_create(&im->dst, pdst, im->eng, DNNL_MEMORY_ALLOCATE));
-  DNNL_TRY(dnnl_primitive_create(&im->prim, pd));
-  dnnl_primitive_desc_destroy(pd);
+  tsl_conv2d_layer d = conv_layer(L, 1);
+  if (!bench_dnnl_conv_setup_alg(&im->dn, &d, alg, src, w, bias)) return false;
   im->out = falloc(L->C * L->HW * L->HW);
   return im->ok = true;
 }
 
-static int32_t run_dnnl(void *ctx) {
-  impl *im = ctx;
-  dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC, im->src}, {DNNL_ARG_WEIGHTS, im->wei}, {DNNL_ARG_BIAS, im->bia},
-                             {DNNL_ARG_DST, im->dst}};
-  if (dnnl_primitive_execute(im->prim, im->stream, 4, args) != dnnl_success) return 1;
-  return dnnl_stream_wait(im->stream) == dnnl_success ? 0 : 1;
-}
-
-/* oneDNN's output as NCHW. */
-static bool dnnl_output_nchw(impl *im, const layer *L, float *out) {
-  dnnl_dims_t sd = {1, L->C, L->HW, L->HW};
-  dnnl_memory_desc_t udst;
-  const dnnl_memory_desc_t *md;
-  DNNL_TRY(dnnl_memory_desc_init_by_tag(&udst, 4, sd, dnnl_f32, dnnl_nchw));
-  DNNL_TRY(dnnl_memory_get_memory_desc(im->dst, &md));
-  void *p = NULL;
-  DNNL_TRY(dnnl_memory_get_data_handle(im->dst, &p));
-  return reorder(im, md, p, &udst, NULL, out);
-}
-
 static void free_impl(impl *im) {
   tsl_module_free(im->mod);
-  if (im->prim) dnnl_primitive_destroy(im->prim);
-  if (im->src) dnnl_memory_destroy(im->src);
-  if (im->wei) dnnl_memory_destroy(im->wei);
-  if (im->bia) dnnl_memory_destroy(im->bia);
-  if (im->dst) dnnl_memory_destroy(im->dst);
-  if (im->stream) dnnl_stream_destroy(im->stream);
-  if (im->eng) dnnl_engine_destroy(im->eng);
+  bench_dnnl_conv_free(&im->dn);
   free(im->out);
   free(im->extra);
 }
@@ -387,9 +287,9 @@ int main(int argc, char **argv) {
     int64_t C = L->C, HW = L->HW * L->HW;
     float *src = falloc(C * HW), *w = falloc(C * C * 9), *bias = falloc(C), *data = falloc(C * HW);
     float *bias_b = falloc(C), *ref = falloc(C * HW);
-    fill(src, C * HW, 1 + li);
-    fill(w, C * C * 9, 100 + li);
-    fill(bias, C, 200 + li);
+    bench_conv_fill(src, C * HW, 1 + li, 1.0);
+    bench_conv_fill(w, C * C * 9, 100 + li, 1.0);
+    bench_conv_fill(bias, C, 200 + li, 1.0);
     memcpy(bias_b, bias, sizeof(float) * (size_t)C);
     pack(src, C, HW, X, data);
     impl im[NIMPL];
@@ -408,11 +308,13 @@ int main(int argc, char **argv) {
         o.repeat = repeat;
         o.min_repeat_ms = min_ms;
         double *costs = im[j].samples + im[j].nsamples;
-        if (tsl_time_callback(j < 4 ? run_tessel : run_dnnl, &im[j], impl_names[j], &o, costs) == TSL_OK)
+        void *ctx = j < 4 ? (void *)&im[j] : (void *)&im[j].dn;
+        if (tsl_time_callback(j < 4 ? run_tessel : bench_dnnl_conv_run, ctx, impl_names[j], &o, costs) == TSL_OK)
           im[j].nsamples += repeat;
         else im[j].ok = false;
       }
-    bool have_ref = im[4].ok && dnnl_output_nchw(&im[4], L, ref);
+    tsl_conv2d_layer dref = conv_layer(L, 1);
+    bool have_ref = im[4].ok && bench_dnnl_conv_output_nchw(&im[4].dn, &dref, ref);
     double flops = 2.0 * (double)C * (double)C * 9.0 * (double)HW, gf[NIMPL] = {0};
     printf("  %3lldx%-3lld C%-4lld", (long long)L->HW, (long long)L->HW, (long long)C);
     for (int j = 0; j < NIMPL; j++) {

@@ -140,15 +140,50 @@ static void variant_free(variant *v) {
   free(v->secs);
 }
 
-static int find_layer(const tsl_insitu_result *res, const char *key) {
+/* The layer of a conv step: its workload key AND the algorithm restriction its compiled
+ * form has (a channel-scaled conv runs GEMM 1x1 only, an unscaled one of the same
+ * workload every algorithm: two layers, as tsl_graph_conv_layers lists them). */
+static int find_layer(const tsl_insitu_result *res, const char *key, int only_algo) {
   for (int i = 0; i < res->nlayers; i++)
-    if (strcmp(res->layers[i].key, key) == 0) return i;
+    if (strcmp(res->layers[i].key, key) == 0 && res->layers[i].only_algo == only_algo) return i;
   return -1;
 }
 
-/* The candidate variant k runs for layer L (its k-th, else its isolated best). */
+/* The candidate variant k runs for layer L: in its own variants its (k - first + 1)-th;
+ * elsewhere, its isolated best, or the default when another layer shares its key (a
+ * record of it would be dispatched to that layer's steps as well). */
 static int candidate_in(const tsl_insitu_layer *L, int k) {
-  return k == 0 || L->ncand < 2 ? 0 : (k < L->ncand ? k : 1);
+  if (k == 0 || L->ncand < 2) return 0;
+  if (k >= L->first_variant && k < L->first_variant + L->ncand - 1) return k - L->first_variant + 1;
+  return L->shares_key ? 0 : 1;
+}
+
+/* The variant that runs candidate c of layer L. */
+static int variant_of(const tsl_insitu_layer *L, int c) { return c == 0 ? 0 : L->first_variant + c - 1; }
+
+/* Gives each layer its variants: candidates 1.. of a layer run in variants first_variant..;
+ * layers with a key of their own share variants 1.. (variant k runs every such layer's
+ * k-th candidate), layers sharing a key (scaled and unscaled) take consecutive disjoint
+ * ranges, since the records of one variant are looked up by key alone. Candidates past
+ * the last variant (TSL_INSITU_MAX_CANDIDATES - 1) are dropped. Returns the variants. */
+static int assign_variants(tsl_insitu_result *res) {
+  int nv = 1;
+  for (int l = 0; l < res->nlayers; l++) {
+    tsl_insitu_layer *L = &res->layers[l];
+    L->first_variant = 1;
+    L->shares_key = false;
+    for (int m = 0; m < res->nlayers; m++) {
+      const tsl_insitu_layer *M = &res->layers[m];
+      if (m == l || strcmp(M->key, L->key) != 0) continue;
+      L->shares_key = true;
+      if (m < l) L->first_variant += M->ncand - 1;
+    }
+    int room = TSL_INSITU_MAX_CANDIDATES - L->first_variant; /* variants first_variant .. MAX-1 */
+    if (L->ncand - 1 > room) L->ncand = 1 + (room > 0 ? room : 0);
+    if (L->isolated_choice >= L->ncand) L->isolated_choice = 0;
+    if (L->ncand > 1 && L->first_variant + L->ncand - 1 > nv) nv = L->first_variant + L->ncand - 1;
+  }
+  return nv;
 }
 
 static tsl_status compile_variant(const tsl_graph *g, const char *target, int k, const tsl_insitu_result *res,
@@ -174,7 +209,7 @@ static tsl_status compile_variant(const tsl_graph *g, const char *target, int k,
   v->secs = calloc((size_t)(v->nplan > 0 ? v->nplan : 1), sizeof *v->secs);
   if (!v->layer_of || !v->secs) return tsl_error(TSL_ERR_NOMEM, "in situ: out of memory");
   for (int s = 0; s < v->nsteps; s++) {
-    int l = find_layer(res, v->steps[s].info.record.workload);
+    int l = find_layer(res, v->steps[s].info.record.workload, v->steps[s].info.only_algo);
     /* the candidate is measured only where the dispatch chose exactly it */
     if (l >= 0 && !same_choice(&v->steps[s].info.record, &res->layers[l].cand[candidate_in(&res->layers[l], k)].rec))
       l = -1;
@@ -183,7 +218,7 @@ static tsl_status compile_variant(const tsl_graph *g, const char *target, int k,
   return TSL_OK;
 }
 
-/* The layers (distinct conv workloads in step order) and their default candidate, from
+/* The layers (distinct (conv workload, only_algo) pairs in step order) and their default candidate, from
  * variant 0's steps; then every layer's isolated candidates. */
 static tsl_status collect_layers(const tsl_graph *g, tsl_records *db, const tsl_target *t, const char *target,
                                  const tsl_insitu_opts *o, const variant *v0, tsl_insitu_result *res) {
@@ -196,7 +231,7 @@ static tsl_status collect_layers(const tsl_graph *g, tsl_records *db, const tsl_
   if (ncl > MAX_LAYERS) ncl = MAX_LAYERS;
   for (int s = 0; st == TSL_OK && s < v0->nsteps; s++) {
     const tsl_dispatch_info *di = &v0->steps[s].info;
-    int l = find_layer(res, di->record.workload);
+    int l = find_layer(res, di->record.workload, di->only_algo);
     if (l >= 0) {
       res->layers[l].steps++;
       continue;
@@ -220,7 +255,7 @@ static tsl_status collect_layers(const tsl_graph *g, tsl_records *db, const tsl_
         tsl_clear_error();
         continue;
       }
-      if (strcmp(key, res->layers[l].key) == 0) w = &cl[i].workload;
+      if (strcmp(key, res->layers[l].key) == 0 && cl[i].only_algo == res->layers[l].only_algo) w = &cl[i].workload;
       free(key);
     }
     if (w) st = isolated_candidates(db, t, w, o->top_algos, o->per_algo, &res->layers[l], info);
@@ -320,8 +355,7 @@ tsl_status tsl_insitu_verify(const tsl_graph *g, tsl_records *db, const tsl_insi
   double *samples = NULL, *acc = NULL, t_run = 0;
   st = compile_variant(g, target, 0, res, &v[0]);
   if (st == TSL_OK) st = collect_layers(g, db, &t, target, o, &v[0], res);
-  for (int l = 0; st == TSL_OK && l < res->nlayers; l++)
-    if (res->layers[l].ncand > nv) nv = res->layers[l].ncand;
+  if (st == TSL_OK) nv = assign_variants(res);
   if (st == TSL_OK && nv < 2) {
     /* no workload has an isolated record: nothing to verify */
     res->variants = 0;
@@ -332,7 +366,7 @@ tsl_status tsl_insitu_verify(const tsl_graph *g, tsl_records *db, const tsl_insi
             res->nlayers, nv, o->warmup, o->rounds, tsl_get_num_threads());
   /* variant 0 saw no candidate list when compiled: map its steps now */
   for (int s = 0; st == TSL_OK && s < v[0].nsteps; s++)
-    v[0].layer_of[s] = find_layer(res, v[0].steps[s].info.record.workload);
+    v[0].layer_of[s] = find_layer(res, v[0].steps[s].info.record.workload, v[0].steps[s].info.only_algo);
   for (int k = 1; k < nv && st == TSL_OK; k++) st = compile_variant(g, target, k, res, &v[k]);
   res->variants = nv;
   if (st == TSL_OK) {
@@ -349,7 +383,7 @@ tsl_status tsl_insitu_verify(const tsl_graph *g, tsl_records *db, const tsl_insi
     tsl_insitu_layer *L = &res->layers[l];
     for (int c = 0; c < L->ncand; c++) {
       tsl_insitu_candidate *cd = &L->cand[c];
-      int k = c; /* candidate c runs in variant c */
+      int k = variant_of(L, c);
       int hits = 0;
       for (int s = 0; s < v[k].nsteps; s++) hits += v[k].layer_of[s] == l;
       cd->measured = hits == L->steps;

@@ -16,7 +16,11 @@
  *      in isolation is often the better one in the model, where its weights are cold);
  *   2. variants: variant 0 is the model compiled without records; variant k >= 1 is
  *      compiled from records holding, per workload, its k-th candidate (its best
- *      isolated one when it has fewer). All variants run alternately (`warmup` untimed
+ *      isolated one when it has fewer). A layer is a (workload, only_algo) pair: a
+ *      channel-scaled conv (GEMM 1x1 only) and an unscaled one of the same workload are
+ *      two layers with their own candidates; since a variant's records are looked up by
+ *      workload key alone, such layers get disjoint variants (the other layer runs its
+ *      default there). All variants run alternately (`warmup` untimed
  *      rounds, then `rounds` timed ones, the first variant of a round rotating) so the
  *      machine's load hits them alike, with per-step times (tsl_graph_run);
  *   3. a candidate's in-model samples: per timed run of its variant, the seconds of the
@@ -72,10 +76,13 @@ typedef struct tsl_insitu_candidate {
 
 typedef struct tsl_insitu_layer {
   char key[TSL_RECORD_KEY_LEN]; /* the family workload key */
-  char node[128];               /* the first conv node computing it */
+  char node[128];               /* the first conv node computing it (with this only_algo) */
   int steps;                    /* its conv steps per run */
   int only_algo;                /* -1, or the one conv algorithm its steps can run (a
-                                   channel-scaled layer: GEMM 1x1); candidates of it only */
+                                   channel-scaled layer: GEMM 1x1); candidates of it only.
+                                   The layer is the pair (key, only_algo) */
+  bool shares_key;              /* another layer has the same key (other only_algo) */
+  int first_variant;            /* candidate c >= 1 runs in variant first_variant + c - 1 */
   int ncand;
   tsl_insitu_candidate cand[TSL_INSITU_MAX_CANDIDATES]; /* [0] the default, [1] the isolated best, ... */
   int chosen;                   /* the candidate of least model_cost */

@@ -13,10 +13,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dsl/parser.h"
 #include "graph_tests.h"
 #include "graph_util.h"
+#include "ir/arena.h"
 #include "models/passes/squeeze_excite.h"
+#include "ops/nn/default_schedule.h"
+#include "ops/op_call.h"
+#include "schedule/schedule.h"
 #include "tessel/plan.h"
+#include "tessel/runtime.h"
+#include "target/target.h"
 
 static int node1(tsl_graph *g, tsl_op op, int x) { return gt_add_node(g, op, 1, &x, NULL); }
 
@@ -153,9 +160,94 @@ static void test_large_gate_keeps_the_kernels(void) {
   run_case(&big, false, 400);
 }
 
+/* The gate kernel of an N x C x rows image (squeeze S, no functions) at the host's lanes,
+ * scheduled by the default schedule (as the graph compiler does): checks that no split
+ * for the threads has an empty part (ceil(extent / parts) * (parts - 1) < extent) and
+ * returns the largest parallel loop over the pooled sums (stage acc or its rfactor
+ * stage acc.rf; 0 when they run serially). */
+static int64_t pooled_sum_parallel_extent(int64_t n, int64_t c, int64_t s, int64_t rows) {
+  tsl_target t;
+  CU_ASSERT_EQUAL_FATAL(tsl_target_parse("host", &t), TSL_OK);
+  int64_t x = tsl_target_f32_lanes(&t), cb = (c + x - 1) / x;
+  tsl_op_call call;
+  memset(&call, 0, sizeof call);
+  const int64_t shapes[6][4] = {{n, c, rows, 1}, {cb, s, x}, {1, s, 1}, {s, cb, x}, {1, cb, x}, {n, c, 1, 1}};
+  const int nd[6] = {4, 3, 3, 3, 3, 4};
+  call.nargs = 6;
+  call.ninputs = 5;
+  for (int a = 0; a < 6; a++) {
+    call.args[a].ndim = nd[a];
+    memcpy(call.args[a].shape, shapes[a], sizeof shapes[a]);
+    call.args[a].block = nd[a] == 4 ? (int)x : 0;
+  }
+  tsl_op_text text;
+  CU_ASSERT_EQUAL_FATAL(tsl_op_generate("squeeze_excite", &call, &text), TSL_OK);
+  tsl_arena *ar = tsl_arena_new(), *prev = tsl_arena_set_current(ar);
+  tsl_dsl_module *mod = NULL;
+  tsl_te_program *p = NULL;
+  tsl_schedule *sch = NULL;
+  const int64_t *views[6];
+  for (int a = 0; a < 6; a++) views[a] = text.views[a];
+  CU_ASSERT_EQUAL_FATAL(tsl_dsl_parse(text.text.s, "generated", &mod), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(tsl_dsl_instantiate(tsl_dsl_module_find(mod, "k"), 5, views, text.ndims, 0, NULL, &p), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(tsl_default_schedule(p, &t, &sch), TSL_OK);
+  int64_t pooled = 0;
+  for (int i = 0; i < sch->nstages; i++) {
+    const tsl_stage *st = sch->stages[i];
+    for (int r = 0; r < st->nrels; r++) {
+      const tsl_iter_relation *rel = &st->rels[r];
+      if (rel->kind != TSL_REL_SPLIT || rel->nparts < 1) continue;
+      int64_t e = st->iters[rel->parent].extent, per = (e + rel->nparts - 1) / rel->nparts;
+      if (per * (rel->nparts - 1) >= e)
+        printf("\n  stage %s: %lld iterations of %s in %lld parts leave a part empty", st->name, (long long)e,
+               st->iters[rel->parent].name, (long long)rel->nparts);
+      CU_ASSERT(per * (rel->nparts - 1) < e);
+    }
+    if (strcmp(st->name, "acc") != 0 && strcmp(st->name, "acc.rf") != 0) continue;
+    for (int l = 0; l < st->nleaf; l++)
+      if (st->iters[st->leaf[l]].annotation == TSL_FOR_PARALLEL && st->iters[st->leaf[l]].extent > pooled)
+        pooled = st->iters[st->leaf[l]].extent;
+  }
+  tsl_schedule_free(sch);
+  tsl_dsl_module_free(mod);
+  tsl_arena_set_current(prev);
+  tsl_arena_free(ar);
+  free(text.text.s);
+  return pooled;
+}
+
+/* Fewer channel blocks than parallel parts (1 to 3 blocks at 8 or 16 lanes, one image):
+ * the threads split the pooled sums over the rows, every part has work, and the gate
+ * computes what the reference does at 2 threads. */
+static void test_few_blocks_split_the_pooled_rows_at_2_threads(void) {
+  const se_case few[] = {
+      {1, 19, 5, 28, 28, false, "Relu", "HardSigmoid"}, /* 2 or 3 blocks */
+      {1, 8, 4, 48, 48, false, "SiLU", "Sigmoid"},      /* 1 block */
+      {2, 40, 10, 17, 13, false, "Relu", "Sigmoid"},    /* 3 or 5 blocks, rows not a multiple of the parts */
+  };
+  int prev = tsl_get_num_threads();
+  tsl_set_num_threads(2);
+  for (size_t i = 0; i < sizeof few / sizeof few[0]; i++) {
+    const se_case *k = &few[i];
+    int64_t rows = k->h * k->w, lanes = 0;
+    tsl_target t;
+    if (tsl_target_parse("host", &t) == TSL_OK) lanes = tsl_target_f32_lanes(&t);
+    int64_t blocks = lanes > 0 ? (k->c + lanes - 1) / lanes : 0;
+    int64_t par = pooled_sum_parallel_extent(k->n, k->c, k->s, rows);
+    /* the images times the parts: at least 2 (both threads busy), at most 4 parts each
+     * (every case has at least the work a parallel split takes) */
+    if (blocks < 4 && !(par >= 2 && par <= 4 * k->n))
+      printf("\n  case %zu (%lld blocks): pooled sums in %lld parallel parts", i, (long long)blocks, (long long)par);
+    if (blocks < 4) CU_ASSERT(par >= 2 && par <= 4 * k->n);
+    run_case(k, false, 500 + 10 * i);
+  }
+  tsl_set_num_threads(prev);
+}
+
 void tsl_tests_graph_squeeze_excite(void) {
   CU_pSuite s = CU_add_suite("graph_squeeze_excite", NULL, NULL);
   CU_add_test(s, "se_blocks_are_one_kernel", test_se_blocks_are_one_kernel);
   CU_add_test(s, "pooled_output_keeps_the_kernels", test_pooled_output_keeps_the_kernels);
   CU_add_test(s, "large_gate_keeps_the_kernels", test_large_gate_keeps_the_kernels);
+  CU_add_test(s, "few_blocks_split_the_pooled_rows_at_2_threads", test_few_blocks_split_the_pooled_rows_at_2_threads);
 }

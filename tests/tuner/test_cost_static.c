@@ -24,11 +24,16 @@
 
 #include "ir/arena.h"
 #include "ir/ir.h"
+#include "ops/algorithm.h"
+#include "ops/conv2d/algorithms_conv.h"
+#include "ops/conv2d/conv2d_select.h"
+#include "tuner/dispatch.h"
 #include "tuner/cost_static.h"
 #include "tuner/mca.h"
 #include "tuner/records.h"
 #include "tuner/tune.h"
 #include "tuner_tests.h"
+#include "tuner_util.h"
 
 /* The two CPUs of the hand computations, each with features it has: "host -mcpu=znver3" on
  * an AVX-512 machine compiles AVX-512 code, which znver3's scheduling model cannot time. */
@@ -369,6 +374,98 @@ static void test_spearman_of_known_orders(void) {
   CU_ASSERT_DOUBLE_EQUAL(tsl_spearman(a, a, 1), 0, 0);
 }
 
+/* What the dispatch runs for w from db: its template and the cost of the record used. */
+static void dispatch_pick(const tsl_records *db, const tsl_target *t, const tsl_workload *w, char *tpl, size_t n,
+                          double *cost) {
+  tsl_arena *ar = tsl_arena_new(), *prev = tsl_arena_set_current(ar);
+  tsl_te_program *p = NULL;
+  tsl_schedule *s = NULL;
+  tsl_dispatch_info info;
+  tsl_status st = tsl_dispatch_schedule_any(db, t, w, NULL, &p, &s, &info);
+  if (st != TSL_OK) printf("\n    dispatch: %s", tsl_last_error());
+  CU_ASSERT_EQUAL(st, TSL_OK);
+  snprintf(tpl, n, "%s", st == TSL_OK ? info.template_name : "");
+  *cost = st == TSL_OK ? info.cost : NAN;
+  tsl_schedule_free(s);
+  tsl_arena_set_current(prev);
+  tsl_arena_free(ar);
+}
+
+/* The pick margin (TSL_COST_STATIC_PICK_MARGIN, docs/cost_static.md) on hand-made
+ * estimates of a real conv layer (the unscaled 1x1 projection of tuner_util.h's graph):
+ * the default schedule's estimate D (its default algorithm, tsl_conv2d_select's, at its
+ * default config) and another algorithm's estimate E. The rule restated: E wins when E <
+ * (1 - margin) D, else the default runs; without an estimate of the default, E wins;
+ * measured records have no margin (the faster one wins). */
+static void test_static_pick_needs_the_margin_over_the_default(void) {
+  tsl_conv_layer layers[TT_SE_MAX_LAYERS];
+  int n = 0, l = -1;
+  tsl_graph *g = tt_se_graph(layers, &n);
+  for (int i = 0; i < n; i++)
+    if (layers[i].only_algo < 0 && layers[i].desc.K == TT_SE_K_OUT) l = i;
+  CU_ASSERT_FATAL(l >= 0);
+  const tsl_workload *w = &layers[l].workload;
+  tsl_target t;
+  CU_ASSERT_EQUAL_FATAL(tsl_target_parse("host", &t), TSL_OK);
+  tsl_conv2d_layer d;
+  CU_ASSERT_EQUAL_FATAL(tsl_conv2d_layer_of_workload(w, &d), TSL_OK);
+  tsl_conv2d_algo sel = tsl_conv2d_select(&d, &t), ca;
+  tsl_algo_choice algos[16];
+  int na = tsl_algorithms_for(w, algos, 16, NULL), def = -1, other = -1;
+  for (int a = 0; a < na && a < 16; a++) {
+    bool is_sel = tsl_conv2d_algo_of_op(algos[a].op_workload.op, &ca) && ca == sel;
+    if (is_sel && def < 0) def = a;
+    if (!is_sel && other < 0) other = a;
+  }
+  if (def < 0 || other < 0) {
+    printf("\n    (skipped: the layer has no second algorithm on this host)");
+    tsl_graph_free(g);
+    return;
+  }
+  const double D = 1e-4, M = TSL_COST_STATIC_PICK_MARGIN;
+  struct {
+    double e;        /* the other algorithm's estimate */
+    bool with_def;   /* the default's estimate in the records */
+    bool measured;   /* both records measured, not estimated */
+    bool other_wins; /* expected */
+  } cases[] = {
+      {0.5 * D, true, false, true},              /* clearly better */
+      {(1 - M) * D * 0.98, true, false, true},   /* just past the margin */
+      {(1 - M) * D * 1.02, true, false, false},  /* just within it */
+      {0.99 * D, true, false, false},            /* within the noise */
+      {1.5 * D, true, false, false},             /* slower */
+      {0.99 * D, false, false, true},            /* no default estimate to keep */
+      {0.99 * D, true, true, true},              /* measured: the faster one, no margin */
+  };
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    tsl_record rd, ro;
+    CU_ASSERT_TRUE_FATAL(tt_algo_record_at(w, "host", def, -1, D, NULL, &rd));
+    CU_ASSERT_TRUE_FATAL(tt_algo_record_at(w, "host", other, -1, cases[k].e, NULL, &ro));
+    tsl_records *db = NULL;
+    CU_ASSERT_EQUAL_FATAL(tsl_records_new(&db), TSL_OK);
+    tsl_record *both[2] = {&rd, &ro};
+    for (int i = 0; i < 2; i++) {
+      both[i]->threads = tsl_get_num_threads();
+      if (!cases[k].measured) {
+        snprintf(both[i]->cost_source, sizeof both[i]->cost_source, "static");
+        snprintf(both[i]->cost_model, sizeof both[i]->cost_model, "%s", TSL_COST_STATIC_MODEL);
+      }
+      if (i == 1 || cases[k].with_def) CU_ASSERT_EQUAL(tsl_records_add(db, both[i]), TSL_OK);
+    }
+    char tpl[96];
+    double cost;
+    dispatch_pick(db, &t, w, tpl, sizeof tpl, &cost);
+    const tsl_record *want = cases[k].other_wins ? &ro : &rd;
+    if (strcmp(tpl, want->template_name) != 0)
+      printf("\n    case %zu: E/D %.3f ran %s, want %s", k, cases[k].e / D, tpl, want->template_name);
+    CU_ASSERT_STRING_EQUAL(tpl, want->template_name);
+    /* the default without a record of its own runs untuned (cost +inf) */
+    if (cases[k].other_wins || cases[k].with_def) CU_ASSERT_DOUBLE_EQUAL(cost, tsl_record_cost(want), 1e-15);
+    tsl_records_free(db);
+  }
+  tsl_graph_free(g);
+}
+
 void tsl_tests_tuner_cost_static(void) {
   CU_pSuite s = CU_add_suite("tuner_cost_static", NULL, NULL);
   CU_add_test(s, "an FMA chain block costs K FMA latencies (znver3, neoverse-n1)", test_fma_chain_block_is_k_latencies);
@@ -384,4 +481,6 @@ void tsl_tests_tuner_cost_static(void) {
   CU_add_test(s, "--prefilter measures the static best of each batch; --static-shadow records estimates",
               test_prefilter_and_shadow_on_a_measured_tune);
   CU_add_test(s, "Spearman of known orders and ties", test_spearman_of_known_orders);
+  CU_add_test(s, "a static pick needs the margin over the default's estimate",
+              test_static_pick_needs_the_margin_over_the_default);
 }

@@ -1,7 +1,7 @@
 /* In-model records (context) and the in-situ pass (models/insitu.h): the schema round
  * trip, the lookup's preference for in-model records (records_best and the dispatch),
- * and a small model tuned, verified in the model and compiled with the in-model
- * winner. */
+ * a small model tuned, verified in the model and compiled with the in-model winner,
+ * and a channel-scaled and an unscaled conv of one workload verified as two layers. */
 #include <CUnit/CUnit.h>
 #include <math.h>
 #include <stdio.h>
@@ -17,10 +17,12 @@
 #include "runtime/graph_executor.h"
 #include "runtime/parallel.h"
 #include "ops/algorithm.h"
+#include "ops/conv2d/algorithms_conv.h"
 #include "tuner/dispatch.h"
 #include "tuner/records.h"
 #include "tuner/tune.h"
 #include "tuner_tests.h"
+#include "tuner_util.h"
 
 static tsl_record plain_record(const char *target, const char *workload, const char *tpl, double cost) {
   tsl_record r;
@@ -206,52 +208,9 @@ static tsl_graph *small_model_with_layers(tsl_conv_layer *layers, int *n) {
   return g;
 }
 
-/* A successful record of algorithm `a` (index among tsl_algorithms_for(w)) at config
- * `index` of its space (-1: the template's default config). */
-static bool algo_record_at(const tsl_workload *w, const char *target, int a, int64_t index, double cost,
-                           const char *context, tsl_record *r) {
-  tsl_target t;
-  if (tsl_target_parse(target, &t) != TSL_OK) return false;
-  tsl_algo_choice algos[16];
-  int na = tsl_algorithms_for(w, algos, 16, NULL);
-  if (a >= na || a >= 16) return false;
-  tsl_arena *ar = tsl_arena_new(), *prev = tsl_arena_set_current(ar);
-  tsl_te_program *p = NULL;
-  tsl_config_space s;
-  tsl_config c;
-  char *key = NULL;
-  bool ok = tsl_workload_instantiate(&algos[a].op_workload, &p) == TSL_OK &&
-            algos[a].tpl->space(p, &t, &s) == TSL_OK &&
-            (index < 0 ? algos[a].tpl->default_config(p, &t, &s, &c) : tsl_config_from_index(&s, index, &c)) == TSL_OK &&
-            tsl_workload_key_of(w, &key) == TSL_OK;
-  if (ok) {
-    memset(r, 0, sizeof *r);
-    tsl_target_str(&t, r->target, sizeof r->target);
-    snprintf(r->task, sizeof r->task, "%s", algos[a].tpl->op);
-    snprintf(r->workload, sizeof r->workload, "%s", key);
-    snprintf(r->algorithm, sizeof r->algorithm, "%s", algos[a].name);
-    snprintf(r->template_name, sizeof r->template_name, "%s", algos[a].tpl->name);
-    r->space_hash = tsl_space_hash(algos[a].tpl->name, algos[a].tpl->version, algos[a].tpl->op, &s);
-    r->config_index = -1;
-    r->nknobs = s.nknobs;
-    for (int i = 0; i < s.nknobs; i++) {
-      snprintf(r->knob_names[i], TSL_KNOB_NAME_LEN, "%s", s.knobs[i].name);
-      r->knob_kinds[i] = s.knobs[i].kind;
-    }
-    r->config = c;
-    r->ncosts = 1;
-    r->costs[0] = cost;
-    snprintf(r->context, sizeof r->context, "%s", context ? context : "");
-  }
-  free(key);
-  tsl_arena_set_current(prev);
-  tsl_arena_free(ar);
-  return ok;
-}
-
 static bool algo_record(const tsl_workload *w, const char *target, int a, double cost, const char *context,
                         tsl_record *r) {
-  return algo_record_at(w, target, a, -1, cost, context, r);
+  return tt_algo_record_at(w, target, a, -1, cost, context, r);
 }
 
 /* The dispatch's template for w from db. */
@@ -496,6 +455,29 @@ static int searchable_algos(const tsl_workload *w, int want, int *alg, int64_t (
   return k;
 }
 
+/* A database of r[0..n), each set to one thread (the pass runs at one). */
+static tsl_records *one_thread_records(tsl_record *r, int n) {
+  tsl_records *db = NULL;
+  CU_ASSERT_EQUAL_FATAL(tsl_records_new(&db), TSL_OK);
+  for (int k = 0; k < n; k++) {
+    r[k].threads = 1;
+    CU_ASSERT_EQUAL_FATAL(tsl_records_add(db, &r[k]), TSL_OK);
+  }
+  return db;
+}
+
+/* The pass at 2 algorithms x 2 configs, 3 timed rounds, no warmup, one thread. */
+static tsl_insitu_opts quick_insitu_opts(const char *context) {
+  tsl_insitu_opts io = tsl_insitu_opts_default();
+  io.context = context;
+  io.top_algos = 2;
+  io.per_algo = 2;
+  io.rounds = 3;
+  io.warmup = 0;
+  io.threads = 1;
+  return io;
+}
+
 /* The pass proposes, per layer, the `per_algo` cheapest isolated configs of each of the
  * `top_algos` algorithms with the cheapest records, in isolated order, and measures each
  * in the model; the layer's rank correlation is Spearman's over those candidates. */
@@ -517,22 +499,12 @@ static void test_insitu_verifies_the_best_configs_of_each_of_the_best_algorithms
     int a, i;
     double us;
   } plan[7] = {{0, 0, 1}, {1, 0, 2}, {0, 1, 3}, {1, 1, 4}, {0, 2, 5}, {2, 0, 6}, {2, 1, 7}};
-  tsl_records *db = NULL;
-  CU_ASSERT_EQUAL_FATAL(tsl_records_new(&db), TSL_OK);
   tsl_record r[7];
-  for (int k = 0; k < 7; k++) {
+  for (int k = 0; k < 7; k++)
     CU_ASSERT_TRUE_FATAL(
-        algo_record_at(w, "host", alg[plan[k].a], idx[plan[k].a][plan[k].i], plan[k].us * 1e-6, NULL, &r[k]));
-    r[k].threads = 1;
-    CU_ASSERT_EQUAL_FATAL(tsl_records_add(db, &r[k]), TSL_OK);
-  }
-  tsl_insitu_opts io = tsl_insitu_opts_default();
-  io.context = "model small";
-  io.top_algos = 2;
-  io.per_algo = 2;
-  io.rounds = 3;
-  io.warmup = 0;
-  io.threads = 1;
+        tt_algo_record_at(w, "host", alg[plan[k].a], idx[plan[k].a][plan[k].i], plan[k].us * 1e-6, NULL, &r[k]));
+  tsl_records *db = one_thread_records(r, 7);
+  tsl_insitu_opts io = quick_insitu_opts("model small");
   tsl_insitu_result res;
   CU_ASSERT_EQUAL_FATAL(tsl_insitu_verify(g, db, &io, &res), TSL_OK);
   int l = -1;
@@ -580,6 +552,102 @@ static void test_insitu_verifies_the_best_configs_of_each_of_the_best_algorithms
   tsl_graph_free(g);
 }
 
+static bool is_gemm1x1(const tsl_workload *w, int a) {
+  tsl_algo_choice algos[16];
+  int na = tsl_algorithms_for(w, algos, 16, NULL);
+  tsl_conv2d_algo ca;
+  return a < na && a < 16 && tsl_conv2d_algo_of_op(algos[a].op_workload.op, &ca) && ca == TSL_CONV2D_GEMM_1X1;
+}
+
+/* The in-situ layer of (key, only_algo), -1 when none; *count: how many there are. */
+static int insitu_layer_of(const tsl_insitu_result *res, const char *key, int only_algo, int *count) {
+  int l = -1;
+  *count = 0;
+  for (int k = 0; k < res->nlayers; k++)
+    if (strcmp(res->layers[k].key, key) == 0 && res->layers[k].only_algo == only_algo) {
+      l = k;
+      (*count)++;
+    }
+  return l;
+}
+
+/* A channel-scaled conv (GEMM 1x1 only) and an unscaled conv of the same workload are
+ * two in-situ layers, each with its own candidates (the scaled one: GEMM 1x1 configs
+ * only; the unscaled one: the other algorithm's record first), every candidate measured
+ * where its layer's steps ran exactly it. Before, both were one layer keyed by the
+ * workload with the first step's restriction, and the scaled conv's steps ran another
+ * choice than the layer's candidates. */
+static void test_insitu_keys_scaled_and_unscaled_convs_of_one_workload_apart(void) {
+  tsl_conv_layer layers[TT_SE_MAX_LAYERS];
+  int n = 0, lu = -1, ls = -1;
+  tsl_graph *g = tt_se_graph(layers, &n);
+  char keys[TT_SE_MAX_LAYERS][TSL_RECORD_KEY_LEN];
+  for (int i = 0; i < n; i++) {
+    char *key = NULL;
+    CU_ASSERT_EQUAL_FATAL(tsl_workload_key_of(&layers[i].workload, &key), TSL_OK);
+    snprintf(keys[i], sizeof keys[i], "%s", key);
+    free(key);
+    if (layers[i].only_algo == TSL_CONV2D_GEMM_1X1) ls = i;
+  }
+  CU_ASSERT_FATAL(ls >= 0);
+  for (int i = 0; i < n; i++)
+    if (i != ls && strcmp(keys[i], keys[ls]) == 0) lu = i;
+  CU_ASSERT_FATAL(lu >= 0); /* the unscaled conv of the same workload */
+  CU_ASSERT_EQUAL(layers[lu].only_algo, -1);
+  const tsl_workload *w = &layers[ls].workload;
+  int alg[16], gemm = -1, other = -1;
+  int64_t idx[16][3];
+  int na = searchable_algos(w, 16, alg, idx);
+  for (int k = 0; k < na; k++) {
+    if (is_gemm1x1(w, alg[k]) && gemm < 0) gemm = k;
+    if (!is_gemm1x1(w, alg[k]) && other < 0) other = k;
+  }
+  if (gemm < 0 || other < 0) {
+    printf("\n    (skipped: no GEMM 1x1 and other algorithm with 4+ configs for the layer on this host)");
+    tsl_graph_free(g);
+    return;
+  }
+  /* isolated: the other algorithm's config 1 us < GEMM config A 2 us < GEMM config B 3 us */
+  tsl_record r[3];
+  CU_ASSERT_TRUE_FATAL(tt_algo_record_at(w, "host", alg[other], idx[other][0], 1e-6, NULL, &r[0]));
+  CU_ASSERT_TRUE_FATAL(tt_algo_record_at(w, "host", alg[gemm], idx[gemm][0], 2e-6, NULL, &r[1]));
+  CU_ASSERT_TRUE_FATAL(tt_algo_record_at(w, "host", alg[gemm], idx[gemm][1], 3e-6, NULL, &r[2]));
+  tsl_records *db = one_thread_records(r, 3);
+  tsl_insitu_opts io = quick_insitu_opts("model se");
+  tsl_insitu_result res;
+  tsl_status st = tsl_insitu_verify(g, db, &io, &res);
+  if (st != TSL_OK) printf("\n    in situ: %s", tsl_last_error());
+  CU_ASSERT_EQUAL_FATAL(st, TSL_OK);
+  int count = 0;
+  int ks = insitu_layer_of(&res, keys[ls], TSL_CONV2D_GEMM_1X1, &count);
+  CU_ASSERT_EQUAL(count, 1);
+  int ku = insitu_layer_of(&res, keys[ls], -1, &count);
+  CU_ASSERT_EQUAL(count, 1);
+  CU_ASSERT_FATAL(ks >= 0 && ku >= 0);
+  const tsl_insitu_layer *S = &res.layers[ks], *U = &res.layers[ku];
+  CU_ASSERT_EQUAL(S->steps, layers[ls].count);
+  CU_ASSERT_EQUAL(U->steps, layers[lu].count);
+  /* scaled: its default (GEMM 1x1's default config) and the two GEMM records, cheaper first */
+  CU_ASSERT_EQUAL_FATAL(S->ncand, 3);
+  for (int c = 0; c < S->ncand; c++) {
+    CU_ASSERT_STRING_EQUAL(S->cand[c].rec.template_name, r[1].template_name);
+    CU_ASSERT_TRUE(S->cand[c].measured);
+  }
+  CU_ASSERT_DOUBLE_EQUAL(S->cand[1].isolated_cost, 2e-6, 1e-15);
+  CU_ASSERT_DOUBLE_EQUAL(S->cand[2].isolated_cost, 3e-6, 1e-15);
+  /* unscaled: the other algorithm's record first, then GEMM 1x1's two (the default's
+   * config may be one of them: it is candidate 0 then) */
+  CU_ASSERT_TRUE_FATAL(U->ncand >= 3);
+  CU_ASSERT_STRING_EQUAL(U->cand[1].rec.template_name, r[0].template_name);
+  CU_ASSERT_DOUBLE_EQUAL(U->cand[1].isolated_cost, 1e-6, 1e-15);
+  for (int c = 0; c < U->ncand; c++) CU_ASSERT_TRUE(U->cand[c].measured);
+  /* in-model records of both layers, one per measured candidate */
+  CU_ASSERT_EQUAL(res.records_written, S->ncand + U->ncand);
+  tsl_insitu_result_clear(&res);
+  tsl_records_free(db);
+  tsl_graph_free(g);
+}
+
 void tsl_tests_tuner_insitu(void) {
   CU_pSuite s = CU_add_suite("tuner_insitu", NULL, NULL);
   CU_add_test(s, "test_records_with_and_without_context_round_trip", test_records_with_and_without_context_round_trip);
@@ -594,4 +662,6 @@ void tsl_tests_tuner_insitu(void) {
               test_insitu_verifies_the_best_configs_of_each_of_the_best_algorithms);
   CU_add_test(s, "test_insitu_small_model_writes_in_model_records_and_compile_uses_the_winner",
               test_insitu_small_model_writes_in_model_records_and_compile_uses_the_winner);
+  CU_add_test(s, "test_insitu_keys_scaled_and_unscaled_convs_of_one_workload_apart",
+              test_insitu_keys_scaled_and_unscaled_convs_of_one_workload_apart);
 }

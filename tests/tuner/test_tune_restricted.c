@@ -24,36 +24,9 @@
 #include "tuner/records.h"
 #include "tuner/tune.h"
 #include "tuner_tests.h"
+#include "tuner_util.h"
 
-enum { C = 19, SQUEEZE = 5, K_OUT = 13, MAX_LAYERS = 16 };
-
-static int node1(tsl_graph *g, tsl_op op, int x) { return gt_add_node(g, op, 1, &x, NULL); }
-
-/* x -> conv 1x1 C->C -> relu = a; gate = sigmoid(conv(relu(conv(pool(a))))); outputs
- * conv 1x1 C->K_OUT of a * gate (channel-scaled) and of a itself (the same workload).
- * Its conv layers on the host into layers[0..*n) (tsl_graph_conv_layers: conv a, the
- * projection twice, and the gate's convs where the compiler keeps them). */
-static tsl_graph *se_graph(tsl_conv_layer layers[MAX_LAYERS], int *n) {
-  tsl_graph *g = NULL;
-  int64_t s[4] = {1, C, 6, 7};
-  int x;
-  CU_ASSERT_EQUAL_FATAL(tsl_graph_new("se", &g), TSL_OK);
-  CU_ASSERT_EQUAL_FATAL(tsl_graph_add_input(g, "x", TSL_DTYPE_F32, 4, s, &x), TSL_OK);
-  int a = node1(g, TSL_OP_RELU, gt_add_conv1x1(g, x, C, C, 1));
-  int p = node1(g, TSL_OP_GLOBAL_AVERAGE_POOL, a);
-  int h = node1(g, TSL_OP_RELU, gt_add_conv1x1(g, p, C, SQUEEZE, 10));
-  int sq = gt_add_conv1x1(g, h, SQUEEZE, C, 12);
-  int node, gate = gt_add_node(g, TSL_OP_ACTIVATION, 1, &sq, &node);
-  CU_ASSERT_EQUAL_FATAL(tsl_graph_set_attr_string(g, node, "function", "Sigmoid"), TSL_OK);
-  int ins[2] = {a, gate};
-  int m = gt_add_node(g, TSL_OP_MUL, 2, ins, NULL);
-  CU_ASSERT_EQUAL_FATAL(tsl_graph_add_output(g, gt_add_conv1x1(g, m, C, K_OUT, 20)), TSL_OK);
-  CU_ASSERT_EQUAL_FATAL(tsl_graph_add_output(g, gt_add_conv1x1(g, a, C, K_OUT, 30)), TSL_OK);
-  CU_ASSERT_EQUAL_FATAL(tsl_graph_infer_shapes(g), TSL_OK);
-  CU_ASSERT_EQUAL_FATAL(tsl_graph_conv_layers(g, "host", layers, MAX_LAYERS, n), TSL_OK);
-  CU_ASSERT_FATAL(*n >= 3 && *n <= MAX_LAYERS);
-  return g;
-}
+enum { C = TT_SE_C, K_OUT = TT_SE_K_OUT, MAX_LAYERS = TT_SE_MAX_LAYERS };
 
 static char *key_of(const tsl_workload *w) {
   char *key = NULL;
@@ -82,7 +55,7 @@ static int count_per_algo(const tsl_records *db, int counts[TSL_CONV2D_ALGO_COUN
 static void test_layer_list_carries_the_restriction(void) {
   tsl_conv_layer layers[MAX_LAYERS];
   int n = 0;
-  tsl_graph *g = se_graph(layers, &n);
+  tsl_graph *g = tt_se_graph(layers, &n);
   int scaled = -1, twin = -1;
   for (int l = 0; l < n; l++) {
     CU_ASSERT_EQUAL(layers[l].count, 1);
@@ -132,7 +105,7 @@ static tsl_tune_opts quick_opts(const char *path) {
 static void test_scaled_layer_tunes_gemm1x1_only(void) {
   tsl_conv_layer layers[MAX_LAYERS];
   int n = 0;
-  tsl_graph *g = se_graph(layers, &n);
+  tsl_graph *g = tt_se_graph(layers, &n);
   tsl_target host;
   CU_ASSERT_EQUAL_FATAL(tsl_target_parse("host", &host), TSL_OK);
   char all[128];
@@ -205,7 +178,7 @@ static void test_scaled_layer_tunes_gemm1x1_only(void) {
 static void test_restriction_that_does_not_apply_is_not_found(void) {
   tsl_conv_layer layers[MAX_LAYERS];
   int n = 0;
-  tsl_graph *g = se_graph(layers, &n);
+  tsl_graph *g = tt_se_graph(layers, &n);
   tsl_target host;
   CU_ASSERT_EQUAL_FATAL(tsl_target_parse("host", &host), TSL_OK);
   tsl_tune_opts o = quick_opts(NULL);
