@@ -472,6 +472,63 @@ static void rule_tile_cache(sampler *c, const char *stage) {
 
 static bool rule_at(sampler *c, const char *stage);
 
+/* Independent vector accumulators for the partial results of rule_rfactor (inner): one
+ * vector accumulator along `half` (the vectorized inner part of the contiguous reduction
+ * axis) adds one vector per step, a chain of add latencies. The longest other reduction
+ * axis of rf that 2 divides is split by k (2, or a knob's 4 where 4 divides) and
+ * rfactor'ed again (rfactor must follow its split, before rf is reordered): rf.rf holds k
+ * vectors (stored with `half` innermost), its k loop unrolled inside the reduction, and rf
+ * sums the k partials. The split's inner name to inner; false when not applied. A
+ * channel sum of 1x256x56x56 with 4 accumulators of 8 lanes: 0.034 ms against 0.054 with
+ * one. */
+static bool accumulators_split(sampler *c, const char *rf, char *inner) {
+  const tsl_stage *st = tsl_schedule_stage(c->s, rf);
+  int ra = -1;
+  for (int a = st->op->naxis; a < st->nroot; a++)
+    if (st->iters[a].extent >= 8 && st->iters[a].extent % 2 == 0 && (ra < 0 || st->iters[a].extent > st->iters[ra].extent))
+      ra = a;
+  if (ra < 0) return false;
+  int64_t k = st->iters[ra].extent % 4 == 0 && tsl_sketch_chance(c, 50) ? 4 : 2;
+  char axis[NAME_LEN];
+  tsl_sketch_copy_name(axis, st->iters[ra].name);
+  snprintf(inner, NAME_LEN, "%.*s.inner", NAME_LEN - 8, axis);
+  const char *sp[2] = {rf, axis}, *rfa[2] = {rf, inner};
+  return tsl_sketch_step(c, TSL_STEP_SPLIT, 2, sp, 1, &k) && tsl_sketch_step(c, TSL_STEP_RFACTOR, 2, rfa, 0, NULL);
+}
+
+/* rf.rf of accumulators_split once rf is scheduled: its other spatial axes, the
+ * reduction, the k accumulators unrolled, `half` vectorized; stored [..., k, half];
+ * computed at rf's outer loop when rf has one besides its two. */
+static void accumulators_finish(sampler *c, const char *rf, const char *half, const char *inner) {
+  char rf2[NAME_LEN], outer_loop[NAME_LEN];
+  snprintf(rf2, sizeof rf2, "%.*s.rf", NAME_LEN - 4, rf);
+  const tsl_stage *st = tsl_schedule_stage(c->s, rf2);
+  if (!st) return;
+  static _Thread_local char order[MAX_AXES + 2][NAME_LEN], store[MAX_AXES + 2][NAME_LEN];
+  int no = 0, ns = 0;
+  for (int i = 0; i < st->nroot && no < MAX_AXES; i++)
+    if (strcmp(st->iters[i].name, half) != 0 && strcmp(st->iters[i].name, inner) != 0) {
+      tsl_sketch_copy_name(order[no++], st->iters[i].name);
+      if (i < st->op->naxis) tsl_sketch_copy_name(store[ns++], st->iters[i].name);
+    }
+  tsl_sketch_copy_name(order[no++], inner);
+  tsl_sketch_copy_name(order[no++], half);
+  tsl_sketch_copy_name(store[ns++], inner);
+  tsl_sketch_copy_name(store[ns++], half);
+  tsl_sketch_reorder(c, rf2, no, order);
+  const char *so[MAX_AXES + 3] = {rf2};
+  for (int i = 0; i < ns; i++) so[i + 1] = store[i];
+  tsl_sketch_step(c, TSL_STEP_STORAGE_ORDER, ns + 1, so, 0, NULL);
+  tsl_sketch_step1(c, TSL_STEP_UNROLL, rf2, inner);
+  if (tsl_sketch_leaf_contiguous(c, rf2, tsl_sketch_leaf_pos(c, rf2, half))) tsl_sketch_step1(c, TSL_STEP_VECTORIZE, rf2, half);
+  st = tsl_schedule_stage(c->s, rf);
+  if (st->nleaf > 2) {
+    tsl_sketch_leaf_name(c, rf, 0, outer_loop);
+    const char *at[3] = {rf2, rf, outer_loop};
+    tsl_sketch_step(c, TSL_STEP_COMPUTE_AT, 3, at, 0, NULL);
+  }
+}
+
 /* rfactor on the outer half of the largest reduction axis (the partial results in
  * parallel) or on the inner half of the contiguous one (vector accumulators along
  * memory); a non-output stage then goes to its consumer's outer tile loop and its
@@ -492,6 +549,8 @@ static void rule_rfactor(sampler *c, const char *stage, bool outer) {
   const char *h[2] = {stage, half};
   if (!tsl_sketch_step(c, TSL_STEP_SPLIT, 2, n, 1, &f) || !tsl_sketch_step(c, TSL_STEP_RFACTOR, 2, h, 0, NULL)) return;
   snprintf(rf, sizeof rf, "%s.rf", stage);
+  char acc_inner[NAME_LEN] = "";
+  bool acc = !outer && tsl_sketch_chance(c, 40) && accumulators_split(c, rf, acc_inner);
   st = tsl_schedule_stage(c->s, rf);
   /* C.rf: the factored axis outermost (parallel) or innermost (vectorized) */
   char order[MAX_AXES + 1][NAME_LEN];
@@ -512,6 +571,7 @@ static void rule_rfactor(sampler *c, const char *stage, bool outer) {
     bool attached = !tsl_schedule_stage(c->s, stage)->is_output && rule_at(c, stage) && naxis > 1 &&
                     tsl_sketch_step(c, TSL_STEP_COMPUTE_AT, 3, args, 0, NULL);
     if (!attached) tsl_sketch_fuse_parallel(c, rf, naxis - 1);
+    if (acc) accumulators_finish(c, rf, half, acc_inner);
   }
   tsl_sketch_annotate_inner(c, stage, true);
 }

@@ -19,7 +19,9 @@
  *                          contiguous (inner) reduction axis is split and rfactor'ed on
  *                          the outer half (run in parallel) or the inner half (vector
  *                          accumulators; a non-output stage then sits at its consumer's
- *                          outer loop and the partials at its own);
+ *                          outer loop and the partials at its own); inner: a knob
+ *                          rfactors the partials again over 2 or 4 steps of another
+ *                          reduction axis (independent vector accumulators, unrolled);
  *   TSL_SKETCH_SPATIAL     a stage without reduction that keeps its loops: 2-level tiling;
  *   TSL_SKETCH_AT          a non-output stage computed at the outer tile loop of its
  *                          (last) consumer;

@@ -258,6 +258,22 @@ static int samples_with_step(const tsl_te_program *p, const tsl_target *t, tsl_s
   return hits;
 }
 
+/* A channel sum's rfactor_inner sketches: some samples rfactor the partial results again
+ * (k independent vector accumulators, tuner/sketch.c accumulators_split), and 50 seeded
+ * candidates of those sketches each give the interpreter's result. */
+static void test_rfactor_accumulators_sketched_and_correct(void) {
+  host_env e;
+  host_env_open(&e);
+  static const sketch_case cs = {"sk_chsum", 1, {{2, 8, 10, 12}}, {4}, TSL_SKETCH_RFACTOR_INNER};
+  tsl_te_program *p = case_program(e.mod, &cs);
+  int used = 0;
+  int good = check_candidates(p, e.jit, SKETCH_SAMPLES, cs.want, &used, NULL, TSL_SKETCH_RFACTOR_INNER);
+  CU_ASSERT_EQUAL(good, SKETCH_SAMPLES);
+  CU_ASSERT_TRUE(samples_with_step(p, tsl_jit_target(e.jit), TSL_SKETCH_RFACTOR_INNER, SKETCH_SAMPLES,
+                                   "rfactor(out.rf, ") > 0);
+  host_env_close(&e);
+}
+
 /* The tile_pack sketches (register tile, cache_write, L1/L2 tiles, a packed input) of a
  * matmul and an NCHW conv, with extents that leave tails at 8 and 16 lanes and that the
  * row tiles do not divide: the space has them, and 50 seeded candidates of them each give
@@ -762,6 +778,7 @@ void tsl_tests_tuner_sketch(void) {
   CU_add_test(s, "test_sketch_candidates_match_interpreter", test_sketch_candidates_match_interpreter);
   CU_add_test(s, "test_sketch_tile_pack_candidates_match_interpreter",
               test_sketch_tile_pack_candidates_match_interpreter);
+  CU_add_test(s, "test_rfactor_accumulators_sketched_and_correct", test_rfactor_accumulators_sketched_and_correct);
   CU_add_test(s, "test_sketch_sampling_is_deterministic", test_sketch_sampling_is_deterministic);
   CU_add_test(s, "test_sketch_candidates_lower_at_every_lane_count", test_sketch_candidates_lower_at_every_lane_count);
   CU_add_test(s, "test_autosched_default_vectorizes_only_contiguous_axes",
