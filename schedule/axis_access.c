@@ -32,6 +32,8 @@ typedef struct walker {
   int64_t extent[TSL_AXIS_ACCESS_MAX]; /* of each root axis (the ranges min/max are decided by) */
   bool unit[TSL_AXIS_ACCESS_MAX];    /* some access moves by +1 */
   bool strided[TSL_AXIS_ACCESS_MAX]; /* some access moves otherwise */
+  int fuse_first, fuse_last;         /* tsl_axis_fusable: the axes fused (first > last: none) */
+  bool fuse_broken;                  /* some access does not walk them as one axis */
   const tsl_buffer *target;          /* tsl_axis_read_deps: the buffer whose reads count */
   unsigned deps;                     /* the axes its read indices depend on */
   unsigned dim_deps[TSL_AXIS_ACCESS_MAX]; /* the same per dimension of target */
@@ -210,6 +212,13 @@ static void record(walker *w, const tsl_buffer *buf, const int *order, const lin
     else bad |= idx[d].sub;
     rs *= buf->shape[d];
   }
+  /* axes first..last fused: each moves as far as one step of the axes inside it */
+  double span = 1;
+  for (int a = w->fuse_last; a > w->fuse_first && a < w->naxes; a--) {
+    span *= (double)w->extent[a];
+    if (((bad | sub) >> a & 1u) || ((bad | sub) >> (a - 1) & 1u) || stride[a - 1] != span * stride[w->fuse_last])
+      w->fuse_broken = true;
+  }
   for (int a = 0; a < w->naxes; a++) {
     bool b = bad >> a & 1u, s = sub >> a & 1u;
     if (b || (stride[a] != 0 && stride[a] != 1) || (s && stride[a] != 0)) w->strided[a] = true;
@@ -282,6 +291,24 @@ tsl_status tsl_axis_contiguous(const tsl_schedule *s, const tsl_stage *st, bool 
   memset(&w, 0, sizeof w);
   tsl_status rc = walk_stage(s, st, &w);
   for (int a = 0; rc == TSL_OK && a < w.naxes; a++) contiguous[a] = w.unit[a] && !w.strided[a];
+  return rc;
+}
+
+tsl_status tsl_axis_fusable(const tsl_schedule *s, const tsl_stage *st, int first, int last, bool *fusable) {
+  if (!s || !st || !fusable) return tsl_error(TSL_ERR_INVALID, "axis access: NULL argument");
+  *fusable = false;
+  if (first < 0 || last < first || last >= st->op->naxis)
+    return tsl_error(TSL_ERR_INVALID, "axis access: axes %d..%d are not spatial axes of stage %s", first, last,
+                     st->name);
+  bool contig[TSL_AXIS_ACCESS_MAX];
+  tsl_status rc = tsl_axis_contiguous(s, st, contig);
+  if (rc != TSL_OK) return rc;
+  walker w;
+  memset(&w, 0, sizeof w);
+  w.fuse_first = first;
+  w.fuse_last = last;
+  rc = walk_stage(s, st, &w);
+  *fusable = rc == TSL_OK && contig[last] && !w.fuse_broken;
   return rc;
 }
 

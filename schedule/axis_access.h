@@ -45,6 +45,16 @@ extern "C" {
  * argument, a stage with more than TSL_AXIS_ACCESS_MAX root axes: the message names it). */
 tsl_status tsl_axis_contiguous(const tsl_schedule *s, const tsl_stage *st, bool *contiguous);
 
+/* Whether the consecutive spatial root axes first..last of st (first outermost) fused
+ * into one axis make a contiguous axis (above): last is contiguous and in every access
+ * each axis a of first..last-1 moves by exactly the span of one step of the axes inside
+ * it (extents a+1..last times last's stride), with no quotient or other non-linear use
+ * of any of them. Then fuse(first, ..., last) walks memory in unit steps: an
+ * elementwise 1x256x56x56 with its rows fused is 196 vectors of 16 per channel, no
+ * 56 = 3 x 16 + 8 tail per row. Errors: those of tsl_axis_contiguous; TSL_ERR_INVALID
+ * when first..last are not spatial axes of st. */
+tsl_status tsl_axis_fusable(const tsl_schedule *s, const tsl_stage *st, int first, int last, bool *fusable);
+
 /* The root axes of st (bit a for st->iters[a]) on which the index of some read of
  * buffer buf by st depends (reads through inlined producers included): a producer of
  * buf attached inside a loop of st over any other axis is recomputed on every

@@ -9,6 +9,9 @@
 
 enum { SA_POINTS = 128, SA_STEPS = 60, EARLY_RANDOM = 8, RERANK = 4, EVO_POP = 64, EVO_GENERATIONS = 4 };
 #define SA_EPS 0.1
+/* Sketches of the auto-scheduler's space counted for stratified random draws (tuner/
+ * sketch.h: TSL_SKETCH_MAX). */
+#define SKETCH_VALUES 64
 
 struct tsl_search {
   tsl_search_kind kind;
@@ -25,6 +28,8 @@ struct tsl_search {
   int nhist, hist_cap;
   tsl_cost_model *model; /* knob features: drives simulated annealing */
   tsl_cost_model *rerank; /* knob + loop-IR features (set_program), or NULL */
+  /* a space whose first knob is "sketch" (the auto-scheduler's): configs taken per sketch */
+  int64_t sketch_taken[SKETCH_VALUES];
 };
 
 bool tsl_search_kind_parse(const char *s, tsl_search_kind *out) {
@@ -156,9 +161,51 @@ static int64_t random_unvisited(tsl_search *s) {
   return -1;
 }
 
+/* Whether the space's first knob picks the auto-scheduler's sketch (tuner/autosched.h):
+ * its other knobs mean something else under each sketch. */
+static bool sketch_space(const tsl_search *s) {
+  return s->space.nknobs > 1 && strcmp(s->space.knobs[0].name, "sketch") == 0 &&
+         s->space.knobs[0].nvalues <= SKETCH_VALUES;
+}
+
+/* The position of c's sketch among the sketch knob's values (-1 when absent). */
+static int sketch_of(const tsl_search *s, const tsl_config *c) {
+  const tsl_knob *kn = &s->space.knobs[0];
+  for (int v = 0; v < kn->nvalues; v++)
+    if (kn->values[v] == c->values[0]) return v;
+  return -1;
+}
+
 static int take(tsl_search *s, int64_t idx, tsl_config *out) {
   if (idx < 0 || set_has(s, idx) || !set_insert(s, idx)) return 0;
-  return tsl_config_from_index(&s->space, idx, out) == TSL_OK;
+  if (tsl_config_from_index(&s->space, idx, out) != TSL_OK) return 0;
+  int v = sketch_space(s) ? sketch_of(s, out) : -1;
+  if (v >= 0) s->sketch_taken[v]++;
+  return 1;
+}
+
+/* A random unvisited index; in a sketch space one of the sketch taken least so far
+ * (ties at random): uniform draws over the whole space leave a sketch with 2 of the
+ * first 8 trials, and one bad draw of a structure that needs the right tile sizes
+ * (tile_pack's register tile) then keeps the model from ever proposing it again. */
+static int64_t random_stratified(tsl_search *s) {
+  if (!sketch_space(s)) return random_unvisited(s);
+  const tsl_knob *kn = &s->space.knobs[0];
+  int least[SKETCH_VALUES], nleast = 0;
+  for (int v = 0; v < kn->nvalues; v++) {
+    if (nleast > 0 && s->sketch_taken[v] > s->sketch_taken[least[0]]) continue;
+    if (nleast > 0 && s->sketch_taken[v] < s->sketch_taken[least[0]]) nleast = 0;
+    least[nleast++] = v;
+  }
+  int v = least[rand_below(&s->rng, nleast)];
+  for (int tries = 0; tries < 64 && s->nvisited < s->size; tries++) {
+    tsl_config c;
+    if (tsl_config_from_index(&s->space, rand_below(&s->rng, s->size), &c) != TSL_OK) break;
+    c.values[0] = kn->values[v];
+    int64_t i = tsl_config_index(&s->space, &c);
+    if (i >= 0 && !set_has(s, i)) return i;
+  }
+  return random_unvisited(s);
 }
 
 /* Simulated annealing on the model's scores: returns up to n unvisited indices of the
@@ -327,6 +374,13 @@ static int evo_propose(tsl_search *s, int64_t *best_idx, int n) {
   float *met_score = malloc(sizeof *met_score * (EVO_GENERATIONS + 1) * EVO_POP);
   int np = 0, nmet = 0, got = 0;
   if (!pop || !score || !met || !met_score) goto out;
+  /* in a sketch space, the best measured config of each sketch first: every structure
+   * keeps a parent to refine (Ansor samples its population per sketch) */
+  bool seen[SKETCH_VALUES] = {false};
+  for (int i = 0; sketch_space(s) && i < s->nhist && np < EVO_POP / 4; i++) {
+    int v = sketch_of(s, &s->hist[i]);
+    if (v >= 0 && !seen[v] && isfinite(s->hist_cost[i])) seen[v] = true, pop[np++] = s->hist[i];
+  }
   for (int i = 0; i < s->nhist && np < EVO_POP / 2; i++)
     if (isfinite(s->hist_cost[i])) pop[np++] = s->hist[i];
   while (np < EVO_POP) tsl_config_from_index(&s->space, rand_below(&s->rng, s->size), &pop[np++]);
@@ -380,13 +434,15 @@ int tsl_search_next(tsl_search *s, tsl_config *out, int n) {
     for (int i = 0; i < np && got < nmodel; i++) got += take(s, idx[i], &out[got]);
   }
   if (s->kind == TSL_SEARCH_EVOLUTION && tsl_cost_model_trained(s->model) && s->nhist >= EARLY_RANDOM) {
-    int nmodel = n - (int)(n * SA_EPS);
+    /* at least one random config per batch of two or more (a batch of 8 has no 10%) */
+    int nrand = (int)(n * SA_EPS);
+    int nmodel = n - (n > 1 && nrand < 1 ? 1 : nrand);
     int64_t idx[512];
     int np = evo_propose(s, idx, nmodel < 512 ? nmodel : 512);
     for (int i = 0; i < np && got < nmodel; i++) got += take(s, idx[i], &out[got]);
   }
   while (got < n) {
-    int64_t i = random_unvisited(s);
+    int64_t i = random_stratified(s);
     if (i < 0) break;
     got += take(s, i, &out[got]);
   }

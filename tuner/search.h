@@ -21,7 +21,13 @@
  *           mutation (one knob: a neighbouring tile size or any candidate), scored by
  *           the XGBoost model on knob + loop-IR features when the program is given
  *           (tsl_search_set_program), else on knob features; the best scored unmeasured
- *           configs met are measured, a fraction eps of each batch random.
+ *           configs met are measured, a fraction eps of each batch random (at least
+ *           one config of a batch of two or more). In the auto-scheduler's space (first
+ *           knob "sketch") the random draws take the sketch sampled least so far (the
+ *           first batch of 8 over 4 sketches: 2 each) and the population starts with the
+ *           best measured config of each sketch: a 1024^3 matmul's 64 trials once gave 58
+ *           to tile_cache and 2 to tile_pack, whose one bad random register tile kept
+ *           the model from proposing it again.
  *
  * A search never proposes a config twice (nor one marked visited: resume).
  */

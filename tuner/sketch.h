@@ -19,7 +19,9 @@
  *                          contiguous (inner) reduction axis is split and rfactor'ed on
  *                          the outer half (run in parallel) or the inner half (vector
  *                          accumulators; a non-output stage then sits at its consumer's
- *                          outer loop and the partials at its own);
+ *                          outer loop and the partials at its own); inner: a knob
+ *                          rfactors the partials again over 2 or 4 steps of another
+ *                          reduction axis (independent vector accumulators, unrolled);
  *   TSL_SKETCH_SPATIAL     a stage without reduction that keeps its loops: 2-level tiling;
  *   TSL_SKETCH_AT          a non-output stage computed at the outer tile loop of its
  *                          (last) consumer;
@@ -27,7 +29,11 @@
  *                          default_schedule.c): innermost spatial axis split by the lanes
  *                          and vectorized with the reduction just outside, outer spatial
  *                          axes fused and parallel (with one spatial axis, its vector
- *                          split's outer part, outside the reduction);
+ *                          split's outer part, outside the reduction); an innermost axis
+ *                          that is not a multiple of the lanes first fused with the axes
+ *                          outside it when they walk memory as one contiguous axis
+ *                          (schedule/axis_access.h: tsl_axis_fusable) and the fused
+ *                          extent is a multiple (full vectors, no tail per row);
  *   TSL_SKETCH_TILE_PACK   (tuner/sketch_tile_pack.c) an output reduction whose innermost
  *                          spatial axis runs along memory, as a BLIS kernel: a register
  *                          tile of mr rows (a spatial axis picked by a knob) x nv = m *

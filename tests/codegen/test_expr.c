@@ -258,6 +258,34 @@ static void test_min_max_float_propagate_nan(void) {
   free(a), free(b), free(omin), free(omax);
 }
 
+/* A constant operand (a ReLU's max(x, 0), a clip's min(6, x)) in either position: the
+ * variable operand's NaN still propagates (codegen puts the constant first, where its
+ * NaN test folds away). */
+static tsl_expr *lanes_const(double v, int lanes) {
+  tsl_expr *c = tsl_float(TSL_F32, v);
+  return lanes > 1 ? tsl_broadcast(c, lanes) : c;
+}
+static tsl_expr *f_max_x0(tsl_expr *const *x, int lanes) { return tsl_max(x[0], lanes_const(0.0, lanes)); }
+static tsl_expr *f_max_0x(tsl_expr *const *x, int lanes) { return tsl_max(lanes_const(0.0, lanes), x[0]); }
+static tsl_expr *f_min_6x(tsl_expr *const *x, int lanes) { return tsl_min(lanes_const(6.0, lanes), x[0]); }
+
+static void test_min_max_float_constant_operand_propagates_nan(void) {
+  enum { NF = 3 };
+  float *a = cg_alloc(N * 4), *o = cg_alloc(NF * CG_NREGIONS * N * 4);
+  for (int i = 0; i < N; i++) a[i] = i % 5 == 1 ? NAN : i % 7 == 3 ? INFINITY : (float)(i - 30) * 0.5f;
+  tsl_type ts[1] = {TSL_F32};
+  const cg_expr_fn fns[NF] = {f_max_x0, f_max_0x, f_min_6x};
+  CU_ASSERT_EQUAL_FATAL(cg_run_lanes(cg_lanes_kernel_multi("fconst", 1, ts, TSL_F32, N, NF, fns), 1, (void *[]){a}, o),
+                        TSL_OK);
+  for (int k = 0; k < NF; k++)
+    for (int r = 0; r < CG_NREGIONS; r++)
+      for (int i = 0; i < N; i++) {
+        float want = isnan(a[i]) ? NAN : k < 2 ? (a[i] > 0 ? a[i] : 0) : (a[i] < 6 ? a[i] : 6);
+        CU_ASSERT(same_float(o[(k * CG_NREGIONS + r) * N + i], want));
+      }
+  free(a), free(o);
+}
+
 /* ---- comparisons: all six in one value, bit k set when comparison k holds ---- */
 
 static tsl_expr *f_cmp_bits(tsl_expr *const *x, int lanes) {
@@ -530,6 +558,8 @@ void cg_add_expr_tests(void) {
   CU_add_test(s, "test_float_add_sub_mul_div_ieee", test_float_add_sub_mul_div_ieee);
   CU_add_test(s, "test_min_max_integer_signedness", test_min_max_integer_signedness);
   CU_add_test(s, "test_min_max_float_propagate_nan", test_min_max_float_propagate_nan);
+  CU_add_test(s, "test_min_max_float_constant_operand_propagates_nan",
+              test_min_max_float_constant_operand_propagates_nan);
   CU_add_test(s, "test_compare_signed_unsigned_and_nan_ordered", test_compare_signed_unsigned_and_nan_ordered);
   CU_add_test(s, "test_and_or_not_on_bool_buffers", test_and_or_not_on_bool_buffers);
   CU_add_test(s, "test_select_vector_condition_and_scalar_condition", test_select_vector_condition_and_scalar_condition);

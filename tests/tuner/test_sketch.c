@@ -18,6 +18,7 @@
 #include "dsl/te_interp.h"
 #include "ir/arena.h"
 #include "runtime/module.h"
+#include "schedule/axis_access.h"
 #include "schedule/lower.h"
 #include "tessel/tensor.h"
 #include "ops/nn/default_schedule.h"
@@ -255,6 +256,22 @@ static int samples_with_step(const tsl_te_program *p, const tsl_target *t, tsl_s
     }
   }
   return hits;
+}
+
+/* A channel sum's rfactor_inner sketches: some samples rfactor the partial results again
+ * (k independent vector accumulators, tuner/sketch.c accumulators_split), and 50 seeded
+ * candidates of those sketches each give the interpreter's result. */
+static void test_rfactor_accumulators_sketched_and_correct(void) {
+  host_env e;
+  host_env_open(&e);
+  static const sketch_case cs = {"sk_chsum", 1, {{2, 8, 10, 12}}, {4}, TSL_SKETCH_RFACTOR_INNER};
+  tsl_te_program *p = case_program(e.mod, &cs);
+  int used = 0;
+  int good = check_candidates(p, e.jit, SKETCH_SAMPLES, cs.want, &used, NULL, TSL_SKETCH_RFACTOR_INNER);
+  CU_ASSERT_EQUAL(good, SKETCH_SAMPLES);
+  CU_ASSERT_TRUE(samples_with_step(p, tsl_jit_target(e.jit), TSL_SKETCH_RFACTOR_INNER, SKETCH_SAMPLES,
+                                   "rfactor(out.rf, ") > 0);
+  host_env_close(&e);
 }
 
 /* The tile_pack sketches (register tile, cache_write, L1/L2 tiles, a packed input) of a
@@ -571,6 +588,73 @@ static void test_generic_default_vectorizes_only_contiguous_axes(void) {
   check_vectorizes_only_contiguous_axes(tsl_default_schedule);
 }
 
+/* Rows that are not a multiple of the lanes (W = 12 at 8 and 16 lanes) in planes that
+ * are (12 x 12 = 144): the auto-scheduler's default (the generic sketch) fuses h and w,
+ * which walk memory as one axis (schedule/axis_access.h: tsl_axis_fusable), and its
+ * vectors are all full (no predicated lanes, the lowered IR has no "if"); a crop, whose
+ * output rows (12) are shorter than its input rows (14), is not fused. On the host each
+ * equals the interpreter. */
+static void test_generic_fuses_rows_into_full_vectors(void) {
+  static const char text[] = "op sk_gelu(X: f32[N, C, H, W])\n"
+                             "  out[n, c, h, w] = 0.5 * X[n, c, h, w] * (1.0 + erf(X[n, c, h, w] * 0.70710678))\n"
+                             "op sk_crop(X: f32[N, C, H, W])\n"
+                             "  out[n, c, h, w] = X[n, c, h + 1, w + 1] * 2.0\n"
+                             "    where h < H - 2, w < W - 2\n";
+  tsl_dsl_module *mod = NULL;
+  CU_ASSERT_EQUAL_FATAL(tsl_dsl_parse(text, "rows.tsl", &mod), TSL_OK);
+  tsl_arena *arena = tsl_arena_new(), *prev = tsl_arena_set_current(arena);
+  static const int64_t gelu_x[] = {1, 4, 12, 12}, crop_x[] = {1, 4, 14, 14};
+  const char *targets[3] = {"x86-64-avx2", "x86-64-avx512", "host"};
+  tsl_target host;
+  tsl_jit *jit = NULL;
+  CU_ASSERT_EQUAL_FATAL(tsl_target_parse("host", &host), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(tsl_jit_new(&host, &jit), TSL_OK);
+  for (int op = 0; op < 2; op++) {
+    const int64_t *sh[1] = {op == 0 ? gelu_x : crop_x};
+    tsl_te_program *p = NULL;
+    CU_ASSERT_EQUAL_FATAL(
+        tsl_dsl_instantiate(tsl_dsl_module_find(mod, op == 0 ? "sk_gelu" : "sk_crop"), 1, sh, (int[]){4}, 0, NULL, &p),
+        TSL_OK);
+    tsl_schedule *s0 = NULL;
+    bool fusable = true;
+    CU_ASSERT_EQUAL_FATAL(tsl_schedule_create(p, &s0), TSL_OK);
+    const tsl_stage *out = s0->stages[s0->nstages - 1];
+    CU_ASSERT_EQUAL(tsl_axis_fusable(s0, out, 2, 3, &fusable), TSL_OK);
+    CU_ASSERT_EQUAL(fusable, op == 0);
+    CU_ASSERT_EQUAL(tsl_axis_fusable(s0, out, 0, 3, &fusable), TSL_OK);
+    CU_ASSERT_EQUAL(fusable, op == 0);
+    CU_ASSERT_EQUAL(tsl_axis_fusable(s0, out, 3, 4, &fusable), TSL_ERR_INVALID);
+    tsl_schedule_free(s0);
+    for (int ti = 0; ti < 3; ti++) {
+      tsl_target t;
+      CU_ASSERT_EQUAL_FATAL(tsl_target_parse(targets[ti], &t), TSL_OK);
+      if (tsl_target_f32_lanes(&t) < 8) continue; /* 12 is a multiple of 4: nothing to fuse */
+      tsl_lower_options o = tsl_lower_options_default();
+      o.vector_bits = t.vector_bits;
+      tsl_schedule *s = NULL;
+      tsl_func *f = NULL;
+      CU_ASSERT_EQUAL_FATAL(tsl_autosched_default_schedule(p, &t, &s), TSL_OK);
+      char *st = tsl_schedule_to_string(s);
+      CU_ASSERT_EQUAL_FATAL(tsl_lower_with(s, "sk_rows", &o, &f), TSL_OK);
+      char *ir = tsl_stmt_to_string(f->body);
+      bool fused = st && strstr(st, "fuse(out, h, w)"), vector = st && strstr(st, "vectorize(out, h.w.fused.inner)");
+      bool tail = !ir || strstr(ir, " if ") || strstr(ir, "if (");
+      if (fused != (op == 0) || (op == 0 && (!vector || tail)))
+        printf("\n  %s on %s: schedule\n%s\nIR\n%s", p->name, targets[ti], st ? st : "", ir ? ir : "");
+      CU_ASSERT_EQUAL(fused, op == 0);
+      if (op == 0) CU_ASSERT_TRUE(vector && !tail);
+      free(st);
+      free(ir);
+      tsl_schedule_free(s);
+    }
+    CU_ASSERT_TRUE(default_matches_interpreter(p, tsl_autosched_default_schedule, jit));
+  }
+  tsl_jit_free(jit);
+  tsl_arena_set_current(prev);
+  tsl_arena_free(arena);
+  tsl_dsl_module_free(mod);
+}
+
 /* The tuner searches the auto-scheduler's template of an op with no schedule block
  * (tune-op --file's path) with the evolutionary search: every candidate checked by the
  * runner; the dispatcher then applies the best record, and without records the
@@ -694,12 +778,14 @@ void tsl_tests_tuner_sketch(void) {
   CU_add_test(s, "test_sketch_candidates_match_interpreter", test_sketch_candidates_match_interpreter);
   CU_add_test(s, "test_sketch_tile_pack_candidates_match_interpreter",
               test_sketch_tile_pack_candidates_match_interpreter);
+  CU_add_test(s, "test_rfactor_accumulators_sketched_and_correct", test_rfactor_accumulators_sketched_and_correct);
   CU_add_test(s, "test_sketch_sampling_is_deterministic", test_sketch_sampling_is_deterministic);
   CU_add_test(s, "test_sketch_candidates_lower_at_every_lane_count", test_sketch_candidates_lower_at_every_lane_count);
   CU_add_test(s, "test_autosched_default_vectorizes_only_contiguous_axes",
               test_autosched_default_vectorizes_only_contiguous_axes);
   CU_add_test(s, "test_generic_default_vectorizes_only_contiguous_axes",
               test_generic_default_vectorizes_only_contiguous_axes);
+  CU_add_test(s, "test_generic_fuses_rows_into_full_vectors", test_generic_fuses_rows_into_full_vectors);
   CU_add_test(s, "test_autosched_tuned_then_dispatched", test_autosched_tuned_then_dispatched);
   CU_add_test(s, "test_evolution_search_beats_random_on_a_known_cost", test_evolution_search_beats_random_on_a_known_cost);
 }

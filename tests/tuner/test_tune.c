@@ -13,6 +13,7 @@
 #include "tuner/cost_model.h"
 #include "tuner/ir_features.h"
 #include "tuner/runner.h"
+#include "tuner/search.h"
 #include "tuner/tune.h"
 #include "tuner_tests.h"
 
@@ -446,6 +447,54 @@ static void test_fast_run_algorithms_winograd_only_where_it_applies(void) {
   free(log);
 }
 
+/* An auto-scheduler-like space (a "sketch" knob of 4 sketches, 3 decision knobs of 16
+ * values) whose sketch 3 is bad at random decisions and best only near one point (as a
+ * register tile needs its tile sizes): the evolutionary search's random draws are
+ * stratified over the sketches (the first batch of 8 gives each sketch 2) and every later
+ * batch of 8 keeps one random draw, so no sketch is left after one unlucky batch: each
+ * gets at least 4 of 64 trials. */
+static double trap_cost(const tsl_config *c) {
+  double d = 0;
+  for (int k = 1; k < 4; k++) d += fabs((double)c->values[k] - 11);
+  if (c->values[0] == 3) return d == 0 ? 0.1 : 10 + d;
+  return 1 + 0.01 * (double)c->values[0] + 0.001 * d;
+}
+
+static void test_evolution_samples_every_sketch(void) {
+  tsl_config_space sp = {0};
+  int64_t sk[4] = {0, 1, 2, 3}, v[16];
+  for (int i = 0; i < 16; i++) v[i] = i;
+  CU_ASSERT_EQUAL_FATAL(tsl_space_add_knob(&sp, "sketch", TSL_KNOB_OTHER, 4, sk), TSL_OK);
+  for (int k = 0; k < 3; k++) {
+    char name[8];
+    snprintf(name, sizeof name, "d%d", k);
+    CU_ASSERT_EQUAL_FATAL(tsl_space_add_knob(&sp, name, TSL_KNOB_OTHER, 16, v), TSL_OK);
+  }
+  tsl_search *s = NULL;
+  CU_ASSERT_EQUAL_FATAL(tsl_search_new(TSL_SEARCH_EVOLUTION, &sp, 11, &s), TSL_OK);
+  int per_sketch[4] = {0};
+  for (int n = 0; n < 64;) {
+    tsl_config c[8];
+    double cost[8];
+    int got = tsl_search_next(s, c, 8);
+    CU_ASSERT_FATAL(got > 0);
+    for (int i = 0; i < got; i++) {
+      CU_ASSERT_FATAL(c[i].values[0] >= 0 && c[i].values[0] < 4);
+      per_sketch[c[i].values[0]]++;
+      cost[i] = trap_cost(&c[i]);
+    }
+    n += got;
+    if (n == 8)
+      for (int k = 0; k < 4; k++) CU_ASSERT_EQUAL(per_sketch[k], 2);
+    CU_ASSERT_EQUAL(tsl_search_update(s, c, cost, got), TSL_OK);
+  }
+  for (int k = 0; k < 4; k++) {
+    if (per_sketch[k] < 4) printf("\n  sketch %d: %d of 64 trials\n", k, per_sketch[k]);
+    CU_ASSERT(per_sketch[k] >= 4);
+  }
+  tsl_search_free(s);
+}
+
 void tsl_tests_tuner_tune(void) {
   CU_pSuite s = CU_add_suite("tuner_tune", NULL, NULL);
   CU_add_test(s, "test_crashing_hanging_wrong_candidates_become_error_records",
@@ -458,4 +507,5 @@ void tsl_tests_tuner_tune(void) {
   CU_add_test(s, "test_slow_cutoff_judges_a_warm_call", test_slow_cutoff_judges_a_warm_call);
   CU_add_test(s, "test_resume_does_not_remeasure", test_resume_does_not_remeasure);
   CU_add_test(s, "test_cost_model_ranks_held_out_configs", test_cost_model_ranks_held_out_configs);
+  CU_add_test(s, "test_evolution_samples_every_sketch", test_evolution_samples_every_sketch);
 }
