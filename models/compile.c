@@ -42,9 +42,7 @@ static bool debug_on(void) {
   return d && strstr(d, "compile");
 }
 
-/* The expand/depthwise fusion mode of option `opt` (tsl_compile_options.fuse_expand_dw):
- * the option when set, else TSL_FUSE_EXPAND_DW ("all" 1, "none" -1), else 0 (the rule). */
-static int fuse_mode(int opt) {
+int tsl_compile_fuse_expand_dw_mode(int opt) {
   if (opt) return opt > 0 ? 1 : -1;
   const char *e = getenv("TSL_FUSE_EXPAND_DW");
   if (e && strcmp(e, "all") == 0) return 1;
@@ -168,7 +166,7 @@ static tsl_status compile_graph(const tsl_graph *g, const tsl_compile_options *o
     pb.convs.target = &target;
     pb.convs.records = records;
     pb.convs.warn = o.verbose ? stderr : NULL;
-    pb.convs.fuse_expand_dw = fuse_mode(o.fuse_expand_dw);
+    pb.convs.fuse_expand_dw = tsl_compile_fuse_expand_dw_mode(o.fuse_expand_dw);
     pb.auto_schedule = !o.no_auto_schedule;
     tsl_plan_sink sink = {plan, plan_constant, plan_activation, plan_view, plan_step, plan_io};
     st = tsl_plan_build(&pb, work, g, &sink);

@@ -85,6 +85,12 @@ typedef struct tsl_compile_options {
                           for A/B measurements), 1 every matching pair, -1 none */
 } tsl_compile_options;
 
+/* The expand/depthwise fusion mode (tsl_conv_lowering.fuse_expand_dw) of option value
+ * `opt` (tsl_compile_options.fuse_expand_dw, tsl_aot_model_options.fuse_expand_dw): the
+ * option when set (1 all, -1 none), else the environment variable TSL_FUSE_EXPAND_DW
+ * ("all" 1, "none" -1), else 0 (the size rule). */
+int tsl_compile_fuse_expand_dw_mode(int opt);
+
 /* One conv kernel call of a compiled plan and what the dispatch chose for it. */
 typedef struct tsl_conv_step {
   int step;               /* index among the plan's steps (tsl_graph_run's step_seconds) */
