@@ -139,6 +139,7 @@ tsl_status tsl_aot_compile_model(const tsl_graph *g, const tsl_aot_model_options
   pb.convs.target = &c.target;
   pb.convs.records = c.records;
   pb.convs.warn = o.verbose ? stderr : NULL;
+  pb.convs.fuse_expand_dw = tsl_compile_fuse_expand_dw_mode(o.fuse_expand_dw);
   pb.convs.build_kernel = lower_kernel;
   pb.convs.build_ctx = &c;
   pb.convs.kernel_arena = c.arena;

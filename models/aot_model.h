@@ -39,6 +39,7 @@ typedef struct tsl_aot_model_options {
   bool verbose;        /* per-layer "no tuning record" lines (else one line per model) */
   bool no_auto_schedule; /* kernels with a reduction and no template keep the generic
                             default schedule (models/compile.h, the same option) */
+  int fuse_expand_dw;  /* expand 1x1 + depthwise fusion, as tsl_compile_options.fuse_expand_dw */
 } tsl_aot_model_options;
 
 /* What the compilation made. Bytes, seconds. */

@@ -42,6 +42,14 @@ static bool debug_on(void) {
   return d && strstr(d, "compile");
 }
 
+int tsl_compile_fuse_expand_dw_mode(int opt) {
+  if (opt) return opt > 0 ? 1 : -1;
+  const char *e = getenv("TSL_FUSE_EXPAND_DW");
+  if (e && strcmp(e, "all") == 0) return 1;
+  if (e && strcmp(e, "none") == 0) return -1;
+  return 0;
+}
+
 /* tsl_graph_optimize; binary_nchw skips the binary residual streams' channels-last pass. */
 static tsl_status optimize(tsl_graph *g, int block, bool binary_nchw, tsl_compile_stats *stats) {
   if (!g) return tsl_error(TSL_ERR_INVALID, "graph optimize: NULL graph");
@@ -158,6 +166,7 @@ static tsl_status compile_graph(const tsl_graph *g, const tsl_compile_options *o
     pb.convs.target = &target;
     pb.convs.records = records;
     pb.convs.warn = o.verbose ? stderr : NULL;
+    pb.convs.fuse_expand_dw = tsl_compile_fuse_expand_dw_mode(o.fuse_expand_dw);
     pb.auto_schedule = !o.no_auto_schedule;
     tsl_plan_sink sink = {plan, plan_constant, plan_activation, plan_view, plan_step, plan_io};
     st = tsl_plan_build(&pb, work, g, &sink);
@@ -166,6 +175,7 @@ static tsl_status compile_graph(const tsl_graph *g, const tsl_compile_options *o
   }
   stats->kernels = pb.kernels + pb.convs.kernels;
   stats->conv_layers = pb.convs.layers;
+  stats->expand_dw_fused = pb.convs.fused;
   stats->records_used = pb.convs.tuned;
   stats->auto_kernels = pb.auto_kernels;
   stats->records_missed = pb.convs.missed;

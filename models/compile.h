@@ -79,7 +79,17 @@ typedef struct tsl_compile_options {
   const tsl_records *records_db; /* records held in memory, used instead of the `records`
                                     file when non-NULL (not owned, not modified): the
                                     in-situ pass compiles model variants from them */
+  int fuse_expand_dw;  /* expand 1x1 conv + depthwise conv pairs (models/compile_expand_dw.h):
+                          0 fused where the size rule says it pays (the default; the
+                          environment variable TSL_FUSE_EXPAND_DW=all or =none overrides it,
+                          for A/B measurements), 1 every matching pair, -1 none */
 } tsl_compile_options;
+
+/* The expand/depthwise fusion mode (tsl_conv_lowering.fuse_expand_dw) of option value
+ * `opt` (tsl_compile_options.fuse_expand_dw, tsl_aot_model_options.fuse_expand_dw): the
+ * option when set (1 all, -1 none), else the environment variable TSL_FUSE_EXPAND_DW
+ * ("all" 1, "none" -1), else 0 (the size rule). */
+int tsl_compile_fuse_expand_dw_mode(int opt);
 
 /* One conv kernel call of a compiled plan and what the dispatch chose for it. */
 typedef struct tsl_conv_step {
@@ -94,6 +104,7 @@ typedef struct tsl_compile_stats {
   int nodes_before, nodes_after;   /* graph nodes before / after the passes */
   int constants_folded;            /* nodes evaluated at compile time */
   int batch_norms_folded;          /* BatchNormalization nodes folded into convs */
+  int expand_dw_fused;             /* expand 1x1 + depthwise conv pairs run as one kernel */
   int nodes_fused;                 /* Add/Relu/Clip nodes folded into conv epilogues, and gating
                                       Muls folded into Swish / HardSwish (passes/fuse_gating.h) */
   int channel_shuffles;            /* Reshape-Transpose-Reshape shuffles made one node */

@@ -10,6 +10,7 @@
 #include "ir/arena.h"
 #include "models/passes/fuse_conv.h"
 #include "models/compile.h"
+#include "models/compile_expand_dw.h"
 #include "models/passes/fuse_channel_scale.h"
 #include "models/passes/layout.h"
 #include "schedule/schedule.h"
@@ -42,7 +43,7 @@ static tsl_conv_cache_entry *cache_find(tsl_conv_lowering *cl, const char *key) 
 }
 
 /* A new zeroed entry for key. Entries do not move: lower_one holds its conv kernel's
- * entry while transform_weights adds the weight program's. */
+ * entry while tsl_conv_lowering_weights adds the weight program's. */
 static tsl_status cache_add(tsl_conv_lowering *cl, const char *key, tsl_conv_cache_entry **out) {
   *out = NULL;
   if (cl->ncache == cl->capcache) {
@@ -75,8 +76,7 @@ void tsl_conv_lowering_clear(tsl_conv_lowering *cl) {
   }
 }
 
-/* The layer node `node` states (NCHW semantics; the weight constant is OIHW). */
-static tsl_status node_desc(const tsl_graph *g, int node, tsl_conv2d_layer *d) {
+tsl_status tsl_conv_node_layer(const tsl_graph *g, int node, tsl_conv2d_layer *d) {
   const tsl_node *n = &g->nodes[node];
   tsl_conv2d_params p;
   tsl_status st = tsl_node_conv2d_params(g, n, &p);
@@ -135,6 +135,18 @@ static tsl_status node_desc(const tsl_graph *g, int node, tsl_conv2d_layer *d) {
     return tsl_error(TSL_ERR_INVALID, "compile: conv %s: weight %lld channels x %lld groups != C %lld", n->name,
                      (long long)w->shape[1], (long long)d->groups, (long long)d->C);
   return tsl_conv2d_layer_check(d);
+}
+
+const tsl_kernel *tsl_conv_lowering_cached(tsl_conv_lowering *cl, const char *key) {
+  tsl_conv_cache_entry *e = cache_find(cl, key);
+  return e ? e->kernel : NULL;
+}
+
+tsl_status tsl_conv_lowering_cache(tsl_conv_lowering *cl, const char *key, const tsl_kernel *k) {
+  tsl_conv_cache_entry *e = NULL;
+  tsl_status st = cache_add(cl, key, &e);
+  if (st == TSL_OK) e->kernel = k;
+  return st;
 }
 
 /* Compiles program p with schedule s as `name` into the lowering's module. */
@@ -251,11 +263,8 @@ static tsl_status conv_kernel(tsl_conv_lowering *cl, const tsl_workload *w, cons
   return st;
 }
 
-/* Runs algorithm a's weight program for layer d (as its family workload states it: the
- * true C and K; the program reads them zero-padded to whole blocks) on node's OIHW weight;
- * *out (owned by the caller) is the conv kernel's weight input. */
-static tsl_status transform_weights(tsl_conv_lowering *cl, const tsl_conv2d_layer *d, tsl_conv2d_algo a,
-                                    const tsl_tensor *w, tsl_tensor **out) {
+tsl_status tsl_conv_lowering_weights(tsl_conv_lowering *cl, const tsl_conv2d_layer *d, tsl_conv2d_algo a,
+                                     const tsl_tensor *w, tsl_tensor **out) {
   double t0 = tsl_time_now();
   *out = NULL;
   tsl_arena *arena = tsl_arena_new(), *prev = tsl_arena_set_current(arena);
@@ -374,7 +383,7 @@ static tsl_status lower_one(tsl_graph *g, int node, tsl_conv_lowering *cl, tsl_n
   tsl_conv2d_layer layer, fam;
   memset(&fam, 0, sizeof fam);
   tsl_workload w;
-  tsl_status st = node_desc(g, node, &layer);
+  tsl_status st = tsl_conv_node_layer(g, node, &layer);
   if (st == TSL_OK) st = tsl_conv2d_family_workload(&layer, &w);
   /* the layer as its family states it: the programs are instantiated from it */
   if (st == TSL_OK) st = tsl_conv2d_layer_of_workload(&w, &fam);
@@ -391,7 +400,7 @@ static tsl_status lower_one(tsl_graph *g, int node, tsl_conv_lowering *cl, tsl_n
   if (st == TSL_OK) st = conv_kernel(cl, &w, in_kernel ? &sfam : NULL, &e);
   tsl_tensor *wt = NULL, *bias = NULL;
   const tsl_node *n = &g->nodes[node];
-  if (st == TSL_OK) st = transform_weights(cl, &fam, e->algo, g->values[n->inputs[1]].constant, &wt);
+  if (st == TSL_OK) st = tsl_conv_lowering_weights(cl, &fam, e->algo, g->values[n->inputs[1]].constant, &wt);
   if (st == TSL_OK) {
     /* the bias: K values zero-padded to the shape the kernel reads */
     st = tsl_tensor_new(TSL_DTYPE_F32, e->ndims[2], e->shapes[2], &bias);
@@ -465,9 +474,14 @@ tsl_status tsl_lower_convs(tsl_graph *g, tsl_conv_lowering *cl, tsl_node_kernel 
                            const tsl_kernel **kernels) {
   if (!g || !cl || !steps || !kernels) return tsl_error(TSL_ERR_INVALID, "compile: NULL argument");
   int n0 = g->n_nodes;
+  if (cl->fused_away) {
+    tsl_status st = tsl_lower_expand_dw(g, cl, steps, kernels);
+    if (st != TSL_OK) return st;
+  }
   for (int i = 0; i < n0; i++) {
     const tsl_node *n = &g->nodes[i];
     if (n->op != TSL_OP_CONV || !tsl_node_attr_int(n, TSL_ATTR_BLOCKED_WEIGHTS, 0)) continue;
+    if (kernels[i] || (cl->fused_away && cl->fused_away[i])) continue; /* fused */
     tsl_status st = lower_one(g, i, cl, &steps[i], pre_steps ? &pre_steps[i] : NULL, &kernels[i]);
     if (st != TSL_OK) return st;
   }
@@ -495,7 +509,7 @@ tsl_status tsl_graph_conv_layers(const tsl_graph *g, const char *target, tsl_con
     tsl_conv2d_layer d, fam;
     tsl_workload w;
     char *key = NULL;
-    st = node_desc(work, i, &d);
+    st = tsl_conv_node_layer(work, i, &d);
     if (st == TSL_OK) st = tsl_conv2d_family_workload(&d, &w);
     if (st == TSL_OK) st = tsl_conv2d_layer_of_workload(&w, &fam); /* as lower_one */
     if (st == TSL_OK) st = tsl_workload_key_of(&w, &key);

@@ -22,6 +22,7 @@
 #include "ir/arena.h"
 #include "models/graph.h"
 #include "models/node_kernels.h"
+#include "ops/conv2d/conv2d_layer.h"
 #include "runtime/module.h"
 #include "schedule/schedule.h"
 #include "target/target.h"
@@ -49,6 +50,13 @@ typedef struct tsl_conv_lowering {
    * node's entry receives what the dispatch chose for it (valid until
    * tsl_conv_lowering_clear) */
   const tsl_dispatch_info **node_info;
+  /* optional: an array of the graph's node count (zeroed by the caller). When set, an
+   * expand 1x1 conv whose only reader is a depthwise conv is fused into it where that
+   * pays (models/compile_expand_dw.h): the depthwise node's step computes both, the
+   * expand node's entry is set true and it gets no step (the caller skips it). NULL: no
+   * fusion. */
+  bool *fused_away;
+  int fuse_expand_dw; /* which pairs: 0 where tsl_expand_dw_pays, 1 all, -1 none */
   /* out */
   int layers;          /* conv nodes built */
   int tuned;           /* of which a record chose the schedule */
@@ -57,6 +65,7 @@ typedef struct tsl_conv_lowering {
   int missed;          /* records given, but none matched the layer */
   char missed_key[1024]; /* the first family key that missed */
   int kernels;         /* distinct conv kernels built */
+  int fused;           /* expand + depthwise pairs fused into one step */
   double build_seconds;
   double weight_seconds; /* weight pre-transforms (compile + run) */
   /* private: entries allocated one by one, so a pointer to one stays valid while
@@ -95,6 +104,27 @@ void tsl_conv_lowering_note_static(const tsl_conv_lowering *cl, const char *targ
  * Errors: those of the hook, or of tsl_build and tsl_module_get_kernel. */
 tsl_status tsl_conv_lowering_build(tsl_conv_lowering *cl, const tsl_schedule *s, const char *name,
                                    const tsl_kernel **out);
+
+/* The layer conv node `node` states (NCHW semantics; the weight constant is OIHW): its
+ * shapes, window, groups, block and fused epilogue. Errors: TSL_ERR_INVALID (not a
+ * blocked conv with a constant OIHW weight, a bias that is not K constants, channel
+ * counts that disagree), those of tsl_conv2d_layer_check. */
+tsl_status tsl_conv_node_layer(const tsl_graph *g, int node, tsl_conv2d_layer *d);
+
+/* Runs algorithm a's weight program for layer d (as its family workload states it: the
+ * true C and K; the program reads them zero-padded to whole blocks) on the OIHW weight w;
+ * *out (owned by the caller) is the conv kernel's weight input. The weight programs are
+ * built once per shape (cl's cache). Errors: the algorithm's instantiation, the build,
+ * a weight that does not fit the program (TSL_ERR_INVALID), TSL_ERR_NOMEM. */
+tsl_status tsl_conv_lowering_weights(tsl_conv_lowering *cl, const tsl_conv2d_layer *d, tsl_conv2d_algo a,
+                                     const tsl_tensor *w, tsl_tensor **out);
+
+/* The kernel cached under key by tsl_conv_lowering_cache, or NULL. */
+const tsl_kernel *tsl_conv_lowering_cached(tsl_conv_lowering *cl, const char *key);
+
+/* Caches kernel k under key (a workload key: identical layers share one kernel).
+ * Errors: TSL_ERR_NOMEM. */
+tsl_status tsl_conv_lowering_cache(tsl_conv_lowering *cl, const char *key, const tsl_kernel *k);
 
 /* Frees the lowering's private state (not the jit, module or records). */
 void tsl_conv_lowering_clear(tsl_conv_lowering *cl);

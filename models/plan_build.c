@@ -263,22 +263,27 @@ tsl_status tsl_plan_build(tsl_plan_builder *b, tsl_graph *g, const tsl_graph *or
   tsl_node_kernel *conv_steps = calloc(nn, sizeof *conv_steps), *pre_steps = calloc(nn, sizeof *pre_steps);
   const tsl_kernel **conv_kernels = calloc(nn, sizeof *conv_kernels);
   const tsl_dispatch_info **conv_info = calloc(nn, sizeof *conv_info);
-  if (!conv_steps || !pre_steps || !conv_kernels || !conv_info) {
+  bool *fused_away = calloc(nn, sizeof *fused_away); /* expand convs fused into their depthwise */
+  if (!conv_steps || !pre_steps || !conv_kernels || !conv_info || !fused_away) {
     free(conv_steps);
     free(pre_steps);
     free(conv_kernels);
     free(conv_info);
+    free(fused_away);
     return tsl_error(TSL_ERR_NOMEM, "%s: out of memory", b->who);
   }
   b->convs.node_info = conv_info;
+  b->convs.fused_away = fused_away;
   tsl_status cst = tsl_lower_convs(g, &b->convs, conv_steps, pre_steps, conv_kernels);
   b->convs.node_info = NULL;
+  b->convs.fused_away = NULL;
   if (cst != TSL_OK) {
     for (size_t i = 0; i < nn; i++) tsl_node_kernel_clear(&pre_steps[i]);
     free(conv_steps);
     free(pre_steps);
     free(conv_kernels);
     free(conv_info);
+    free(fused_away);
     return cst;
   }
   int nv = g->n_values;
@@ -304,6 +309,7 @@ tsl_status tsl_plan_build(tsl_plan_builder *b, tsl_graph *g, const tsl_graph *or
     first[v] = g->values[v].is_input ? 0 : -1;
     last[v] = -1;
   }
+  for (size_t i = 0; i < nn && elided; i++) elided[i] = fused_away[i];
   if (b->elide_concats) elide_concats(g, conv_kernels, root, off, elided);
   for (int n = 0; n < g->n_nodes && st == TSL_OK; n++) {
     if (elided[n]) continue;
@@ -416,6 +422,7 @@ done:
   free(pre_steps);
   free(conv_kernels);
   free(conv_info);
+  free(fused_away);
   return st;
 }
 

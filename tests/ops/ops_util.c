@@ -261,4 +261,6 @@ void tsl_tests_ops(void) {
   ops_tests_generators_nn(gen);
   CU_pSuite epi = CU_add_suite("ops_epilogue", ops_suite_init, ops_suite_clean);
   ops_tests_epilogue(epi);
+  CU_pSuite xdw = CU_add_suite("ops_expand_depthwise", ops_suite_init, ops_suite_clean);
+  ops_tests_expand_dw(xdw);
 }

@@ -74,5 +74,6 @@ void ops_tests_first_layer(CU_pSuite s);
 void ops_tests_generators(CU_pSuite s);
 void ops_tests_generators_nn(CU_pSuite s);
 void ops_tests_epilogue(CU_pSuite s);
+void ops_tests_expand_dw(CU_pSuite s);
 
 #endif

@@ -1,0 +1,29 @@
+/* Fusing an expand 1x1 conv into the depthwise conv that is its only reader
+ * (ops/conv2d/expand_depthwise.h), at conv lowering (models/compile_conv.h).
+ *
+ * A pair fuses when, after the graph passes (epilogues fused, layouts chosen):
+ *   - the expand is a blocked conv 1x1, stride 1, no padding, groups 1, with its bias and
+ *     activation epilogue (none, Relu, Clip or a table function), no residual, no channel
+ *     scale, reading NCHW[x]c data;
+ *   - its output is read by one node only, not a graph output, and that node is a blocked
+ *     depthwise conv (groups = C = K) with dilation 1, bias and activation, no residual,
+ *     no channel scale;
+ *   - tsl_expand_dw_pays says so from the sizes (the expanded tensor of one image larger
+ *     than L2).
+ * The depthwise node's step then runs the fused kernel on the expand's input, with both
+ * weights transformed as the GEMM 1x1 and depthwise algorithms lay them out; the expand
+ * node gets no step and its output is never allocated.
+ */
+#ifndef TESSEL_MODELS_COMPILE_EXPAND_DW_H
+#define TESSEL_MODELS_COMPILE_EXPAND_DW_H
+
+#include "models/compile_conv.h"
+
+/* Lowers every fusable pair of g (cl->fused_away must be set): for each, steps[dw] and
+ * kernels[dw] are the fused call, cl->fused_away[expand] is true, g gains the
+ * transformed weights and biases as constants (no node ids change). Nodes that do not
+ * match are left to tsl_lower_convs. Errors: those of the weight transforms and the
+ * build (messages name the depthwise node). */
+tsl_status tsl_lower_expand_dw(tsl_graph *g, tsl_conv_lowering *cl, tsl_node_kernel *steps, const tsl_kernel **kernels);
+
+#endif

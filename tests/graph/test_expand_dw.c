@@ -1,0 +1,129 @@
+/* Expand 1x1 conv -> depthwise conv chains (MobileNet's inverted residual blocks) fused
+ * into one kernel at conv lowering (models/compile_expand_dw.h): the compiled graph
+ * equals the reference executor's output on the unfused graph, the plan runs the pair
+ * as one step, and the size rule fuses a large layer by default but not a small one. */
+#include <CUnit/Basic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph_tests.h"
+#include "graph_util.h"
+
+static int activation(tsl_graph *g, int x, const char *fn) {
+  int node, y = gt_add_node(g, TSL_OP_ACTIVATION, 1, &x, &node);
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_set_attr_string(g, node, "function", fn), TSL_OK);
+  return y;
+}
+
+/* "" none, "Relu6" (Clip 0..6), "HardSwish", "SiLU" (x * Sigmoid(x)) */
+static int act(tsl_graph *g, int x, const char *fn) {
+  if (!fn[0]) return x;
+  if (strcmp(fn, "Relu6") == 0) {
+    int node, y = gt_add_node(g, TSL_OP_CLIP, 1, &x, &node);
+    CU_ASSERT_EQUAL_FATAL(tsl_graph_set_attr_float(g, node, "min", 0.0), TSL_OK);
+    CU_ASSERT_EQUAL_FATAL(tsl_graph_set_attr_float(g, node, "max", 6.0), TSL_OK);
+    return y;
+  }
+  if (strcmp(fn, "SiLU") == 0) {
+    int ins[2] = {x, activation(g, x, "Sigmoid")};
+    return gt_add_node(g, TSL_OP_MUL, 2, ins, NULL);
+  }
+  return activation(g, x, fn);
+}
+
+static int conv(tsl_graph *g, int x, int64_t K, int64_t cg, int64_t k, int64_t stride, int64_t group, uint64_t seed) {
+  int64_t ws[4] = {K, cg, k, k};
+  int ins[3] = {x, gt_add_const(g, 4, ws, seed, -0.4, 0.4), gt_add_const(g, 1, &K, seed + 1, -0.3, 0.3)}, node;
+  int y = gt_add_node(g, TSL_OP_CONV, 3, ins, &node);
+  int64_t st[2] = {stride, stride}, p = k / 2, pads[4] = {p, p, p, p};
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_set_attr_ints(g, node, "strides", 2, st), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_set_attr_ints(g, node, "pads", 4, pads), TSL_OK);
+  if (group != 1) CU_ASSERT_EQUAL_FATAL(tsl_graph_set_attr_int(g, node, "group", group), TSL_OK);
+  return y;
+}
+
+typedef struct chain {
+  int64_t N, C, H, W, E, R, stride;
+  const char *act1, *act2;
+} chain;
+
+/* input (8 channels) -> 1x1 conv to C (so the expand reads blocked data) -> expand 1x1
+ * to E + act1 -> depthwise RxR stride + act2 -> output. */
+static tsl_graph *chain_graph(const chain *c) {
+  tsl_graph *g;
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_new("chain", &g), TSL_OK);
+  int64_t s[4] = {c->N, 8, c->H, c->W};
+  int x;
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_add_input(g, "x", TSL_DTYPE_F32, 4, s, &x), TSL_OK);
+  int a = conv(g, x, c->C, 8, 1, 1, 1, 11);
+  int e = act(g, conv(g, a, c->E, c->C, 1, 1, 1, 13), c->act1);
+  int d = act(g, conv(g, e, c->E, 1, c->R, c->stride, c->E, 17), c->act2);
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_add_output(g, d), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_infer_shapes(g), TSL_OK);
+  return g;
+}
+
+/* Compiles c's graph with fusion mode `mode`; checks the output against the reference
+ * and returns how many pairs were fused (-1 on a failure). */
+static int run_chain(const chain *c, int mode) {
+  tsl_graph *g = chain_graph(c);
+  int64_t n = gt_numel(g, g->inputs[0]), m = gt_numel(g, g->outputs[0]);
+  float *x = gt_random(n, 23, -1.5, 1.5);
+  const float *ins[1] = {x};
+  float *want[1] = {NULL}, *got[1] = {NULL};
+  CU_ASSERT_EQUAL_FATAL(gt_reference_run(g, ins, want), TSL_OK);
+  tsl_compile_options o = {0};
+  o.fuse_expand_dw = mode;
+  tsl_compile_stats st = {0};
+  tsl_status s = gt_compile_run(g, &o, ins, got, &st, NULL);
+  int fused = -1;
+  if (s != TSL_OK) {
+    printf("\n  C%lld E%lld %lldx%lld R%lld s%lld: %s\n", (long long)c->C, (long long)c->E, (long long)c->H,
+           (long long)c->W, (long long)c->R, (long long)c->stride, tsl_last_error());
+  } else {
+    double err = gt_rel_err(got[0], want[0], m);
+    if (!(err <= 1e-5))
+      printf("\n  N%lld C%lld E%lld %lldx%lld R%lld s%lld %s/%s: error %g\n", (long long)c->N, (long long)c->C,
+             (long long)c->E, (long long)c->H, (long long)c->W, (long long)c->R, (long long)c->stride, c->act1,
+             c->act2, err);
+    else fused = st.expand_dw_fused;
+  }
+  free(got[0]);
+  free(want[0]);
+  free(x);
+  tsl_graph_free(g);
+  return fused;
+}
+
+static const chain chains[] = {
+    {1, 16, 15, 15, 96, 3, 1, "Relu6", ""},         /* MobileNetV2 (its project conv follows) */
+    {1, 16, 15, 15, 96, 3, 2, "Relu6", "Relu6"},    /* stride 2 */
+    {1, 19, 15, 15, 57, 3, 1, "HardSwish", "HardSwish"}, /* odd channels, MobileNetV3 */
+    {2, 24, 7, 7, 72, 5, 1, "SiLU", "SiLU"},        /* N = 2, 5x5, EfficientNet */
+    {1, 16, 13, 11, 40, 5, 2, "HardSwish", ""},     /* 5x5 stride 2, odd sizes */
+    {2, 8, 9, 9, 24, 3, 2, "", "Relu6"},            /* no expand activation */
+};
+
+static void test_chains_fused_match_reference(void) {
+  for (size_t i = 0; i < sizeof chains / sizeof chains[0]; i++) {
+    int fused = run_chain(&chains[i], 1);
+    if (fused != 1) printf("\n  chain %zu: %d pairs fused\n", i, fused);
+    CU_ASSERT_EQUAL(fused, 1);
+  }
+}
+
+/* Mode -1 fuses nothing; the default rule leaves a small layer unfused and fuses
+ * MobileNetV2's 112 x 112 x 96 expansion (4.8 MB, past any L2). */
+static void test_size_rule(void) {
+  CU_ASSERT_EQUAL(run_chain(&chains[1], -1), 0);
+  CU_ASSERT_EQUAL(run_chain(&chains[0], 0), 0);
+  const chain big = {1, 16, 112, 112, 96, 3, 2, "Relu6", "Relu6"};
+  CU_ASSERT_EQUAL(run_chain(&big, 0), 1);
+}
+
+void tsl_tests_graph_expand_dw(void) {
+  CU_pSuite s = CU_add_suite("graph_expand_depthwise", NULL, NULL);
+  CU_add_test(s, "expand 1x1 -> depthwise chains fused vs reference", test_chains_fused_match_reference);
+  CU_add_test(s, "expand/depthwise fusion follows the size rule", test_size_rule);
+}

@@ -1,0 +1,173 @@
+/* The fused expand 1x1 + depthwise operator (ops/conv2d/expand_depthwise.h) against a
+ * naive reference written here: the expand in NCHW, its activation, the zero padding
+ * after it, the depthwise and its activation, in double. */
+#include <CUnit/CUnit.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir/arena.h"
+#include "ops/conv2d/expand_depthwise.h"
+#include "ops/nn/activation.h"
+#include "ops/ops_util.h"
+
+/* reference activations: 0 none, 1 relu, 2 relu6, 3 HardSwish, 4 Swish (SiLU) */
+static double ref_act(int a, double v) {
+  switch (a) {
+  case 1: return v > 0 ? v : 0;
+  case 2: return v < 0 ? 0 : v > 6 ? 6 : v;
+  case 3: return v * fmin(fmax(v + 3.0, 0.0), 6.0) / 6.0;
+  case 4: return v / (1.0 + exp(-v));
+  default: return v;
+  }
+}
+
+static tsl_expand_dw_act act_of(int a) {
+  tsl_expand_dw_act r;
+  memset(&r, 0, sizeof r);
+  if (a == 1) r.act = 1;
+  if (a == 2) {
+    r.act = 2;
+    r.clip_max = 6.0;
+  }
+  if (a >= 3) tsl_epilogue_make(a == 3 ? "HardSwish" : "Swish", 0, NULL, 0, &r.fn);
+  return r;
+}
+
+typedef struct xcase {
+  int64_t N, C, H, W, E, R, stride;
+  int act1, act2;
+} xcase;
+
+/* Runs case c with knobs k (NULL: defaults); true when within tolerance. */
+static bool check_case(const xcase *c, const tsl_expand_dw_knobs *kn, uint64_t seed) {
+  int64_t X = ops_lanes(), pad = c->R / 2;
+  tsl_expand_dw_layer d = {c->N,   c->C, c->H, c->W, c->E, c->R, c->R, c->stride, c->stride, pad, pad, pad, pad,
+                           X,      act_of(c->act1), act_of(c->act2)};
+  int64_t CB = (c->C + X - 1) / X, EB = (c->E + X - 1) / X, OH = tsl_expand_dw_out_h(&d), OW = tsl_expand_dw_out_w(&d);
+  int64_t H = c->H, W = c->W, C = c->C, E = c->E, R = c->R, N = c->N;
+  /* logical tensors */
+  float *x = malloc(sizeof(float) * (size_t)(N * C * H * W)), *w1 = malloc(sizeof(float) * (size_t)(E * C));
+  float *b1 = malloc(sizeof(float) * (size_t)E), *wd = malloc(sizeof(float) * (size_t)(E * R * R));
+  float *b2 = malloc(sizeof(float) * (size_t)E);
+  ops_fill(x, N * C * H * W, seed, -1.0f, 1.0f);
+  ops_fill(w1, E * C, seed + 1, -0.5f, 0.5f);
+  ops_fill(b1, E, seed + 2, -1.0f, 1.0f);
+  ops_fill(wd, E * R * R, seed + 3, -0.5f, 0.5f);
+  ops_fill(b2, E, seed + 4, -0.5f, 0.5f);
+  /* the reference */
+  double *ex = calloc((size_t)(N * E * H * W), sizeof(double)), *want = calloc((size_t)(N * EB * OH * OW * X), sizeof(double));
+  for (int64_t n = 0; n < N; n++)
+    for (int64_t e = 0; e < E; e++)
+      for (int64_t h = 0; h < H; h++)
+        for (int64_t w = 0; w < W; w++) {
+          double s = b1[e];
+          for (int64_t ci = 0; ci < C; ci++) s += (double)x[((n * C + ci) * H + h) * W + w] * w1[e * C + ci];
+          ex[((n * E + e) * H + h) * W + w] = ref_act(c->act1, s);
+        }
+  for (int64_t n = 0; n < N; n++)
+    for (int64_t e = 0; e < E; e++)
+      for (int64_t oy = 0; oy < OH; oy++)
+        for (int64_t ox = 0; ox < OW; ox++) {
+          double s = b2[e];
+          for (int64_t r = 0; r < R; r++)
+            for (int64_t q = 0; q < R; q++) {
+              int64_t iy = oy * c->stride + r - pad, ix = ox * c->stride + q - pad;
+              if (iy >= 0 && iy < H && ix >= 0 && ix < W) s += ex[((n * E + e) * H + iy) * W + ix] * wd[(e * R + r) * R + q];
+            }
+          want[(((n * EB + e / X) * OH + oy) * OW + ox) * X + e % X] = ref_act(c->act2, s);
+        }
+  /* the kernel's blocked tensors */
+  float *bx = ops_alloc(N * CB * H * W * X), *bw1 = ops_alloc(EB * CB * X * X), *bb1 = ops_alloc(EB * X);
+  float *bwd = ops_alloc(EB * R * R * X), *bb2 = ops_alloc(EB * X), *bo = ops_alloc(N * EB * OH * OW * X);
+  for (int64_t n = 0; n < N; n++)
+    for (int64_t ci = 0; ci < C; ci++)
+      for (int64_t p = 0; p < H * W; p++) bx[((n * CB + ci / X) * H * W + p) * X + ci % X] = x[(n * C + ci) * H * W + p];
+  for (int64_t e = 0; e < E; e++) {
+    for (int64_t ci = 0; ci < C; ci++) bw1[((e / X * CB + ci / X) * X + ci % X) * X + e % X] = w1[e * C + ci];
+    bb1[e] = b1[e];
+    bb2[e] = b2[e];
+    for (int64_t rs = 0; rs < R * R; rs++) bwd[(e / X * R * R + rs) * X + e % X] = wd[e * R * R + rs];
+  }
+  bool ok = true;
+  tsl_arena *arena = tsl_arena_new(), *prev = tsl_arena_set_current(arena);
+  tsl_te_program *p = NULL;
+  tsl_schedule *s = NULL;
+  tsl_status st = tsl_expand_dw_program(&d, &p);
+  if (st == TSL_OK) st = tsl_expand_dw_schedule(p, &d, ops_target(), kn, &s);
+  if (st != TSL_OK) {
+    printf("\n  expand_dw N%lld C%lld %lldx%lld E%lld R%lld s%lld: %s\n", (long long)N, (long long)C, (long long)H,
+           (long long)W, (long long)E, (long long)R, (long long)c->stride, tsl_last_error());
+    ok = false;
+  }
+  float *bufs[] = {bx, bw1, bb1, bwd, bb2, bo};
+  if (ok) ok = ops_build_run(s, "expand_dw_test", bufs);
+  if (ok) {
+    double err = ops_rel_error(bo, want, N * EB * OH * OW * X);
+    ok = err < 1e-4 && ops_check_guard(bo);
+    if (!ok)
+      printf("\n  expand_dw N%lld C%lld %lldx%lld E%lld R%lld s%lld act %d/%d: rel error %g\n", (long long)N,
+             (long long)C, (long long)H, (long long)W, (long long)E, (long long)R, (long long)c->stride, c->act1,
+             c->act2, err);
+  }
+  tsl_schedule_free(s);
+  tsl_arena_set_current(prev);
+  tsl_arena_free(arena);
+  float *blocked[] = {bx, bw1, bb1, bwd, bb2, bo};
+  for (int i = 0; i < 6; i++) ops_free(blocked[i]);
+  free(x);
+  free(w1);
+  free(b1);
+  free(wd);
+  free(b2);
+  free(ex);
+  free(want);
+  return ok;
+}
+
+static const xcase cases[] = {
+    {1, 16, 20, 20, 96, 3, 1, 2, 2},  /* MobileNetV2's expand + depthwise, ReLU6 */
+    {1, 16, 21, 19, 96, 3, 2, 2, 2},  /* stride 2, odd sizes */
+    {1, 19, 15, 15, 57, 3, 1, 3, 3},  /* odd channels, HardSwish */
+    {2, 24, 7, 7, 72, 5, 1, 4, 4},    /* N = 2, 5x5, SiLU, small image */
+    {1, 8, 15, 15, 40, 5, 2, 1, 0},   /* 5x5 stride 2, relu then none */
+    {2, 3, 9, 11, 17, 3, 2, 0, 3},    /* tiny channels, none then HardSwish */
+};
+
+static void test_expand_dw_defaults(void) {
+  int failed = 0;
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) failed += !check_case(&cases[i], NULL, 100 + 7 * i);
+  CU_ASSERT_EQUAL(failed, 0);
+}
+
+/* Knobs off the defaults: one-row bands, tails in every tile, a band past the height. */
+static void test_expand_dw_knobs(void) {
+  const tsl_expand_dw_knobs ks[] = {{1, 1, 1, 1}, {3, 5, 7, 2}, {64, 4, 13, 3}, {2, 7, 3, 2}};
+  int failed = 0;
+  for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++)
+    for (size_t j = 0; j < 3; j++) failed += !check_case(&cases[j * 2 + i % 2], &ks[i], 300 + 11 * i + j);
+  CU_ASSERT_EQUAL(failed, 0);
+}
+
+/* The key names every field: layers that differ in one activation differ. */
+static void test_expand_dw_key(void) {
+  tsl_expand_dw_layer a = {1, 16, 20, 20, 96, 3, 3, 1, 1, 1, 1, 1, 1, 16, act_of(2), act_of(2)};
+  tsl_expand_dw_layer b = a;
+  b.expand_act = act_of(3);
+  char *ka = NULL, *kb = NULL;
+  CU_ASSERT_EQUAL(tsl_expand_dw_key(&a, &ka), TSL_OK);
+  CU_ASSERT_EQUAL(tsl_expand_dw_key(&b, &kb), TSL_OK);
+  CU_ASSERT(ka && kb && strcmp(ka, kb) != 0);
+  free(ka);
+  free(kb);
+  b = a;
+  b.stride_h = 0;
+  CU_ASSERT_EQUAL(tsl_expand_dw_key(&b, &kb), TSL_ERR_INVALID);
+}
+
+void ops_tests_expand_dw(CU_pSuite s) {
+  CU_add_test(s, "expand + depthwise fused vs reference (defaults)", test_expand_dw_defaults);
+  CU_add_test(s, "expand + depthwise fused vs reference (knobs)", test_expand_dw_knobs);
+  CU_add_test(s, "expand + depthwise workload key", test_expand_dw_key);
+}
