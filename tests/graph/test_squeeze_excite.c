@@ -217,9 +217,11 @@ static int64_t pooled_sum_parallel_extent(int64_t n, int64_t c, int64_t s, int64
 }
 
 /* Fewer channel blocks than parallel parts (1 to 3 blocks at 8 or 16 lanes, one image):
- * the threads split the pooled sums over the rows, every part has work, and the gate
- * computes what the reference does at 2 threads. */
-static void test_few_blocks_split_the_pooled_rows_at_2_threads(void) {
+ * no split for the threads leaves a part empty, the pooled sums run in at most the blocks'
+ * parts times the images (they are not split over the rows: that measured 30x slower at 2
+ * threads, ops/nn/default_schedule.c), and the gate computes what the reference does at 2
+ * threads. */
+static void test_few_blocks_leave_no_part_empty_at_2_threads(void) {
   const se_case few[] = {
       {1, 19, 5, 28, 28, false, "Relu", "HardSigmoid"}, /* 2 or 3 blocks */
       {1, 8, 4, 48, 48, false, "SiLU", "Sigmoid"},      /* 1 block */
@@ -234,11 +236,10 @@ static void test_few_blocks_split_the_pooled_rows_at_2_threads(void) {
     if (tsl_target_parse("host", &t) == TSL_OK) lanes = tsl_target_f32_lanes(&t);
     int64_t blocks = lanes > 0 ? (k->c + lanes - 1) / lanes : 0;
     int64_t par = pooled_sum_parallel_extent(k->n, k->c, k->s, rows);
-    /* the images times the parts: at least 2 (both threads busy), at most 4 parts each
-     * (every case has at least the work a parallel split takes) */
-    if (blocks < 4 && !(par >= 2 && par <= 4 * k->n))
+    /* at most one part per block and image (0: serial) */
+    if (blocks < 4 && par > blocks * k->n)
       printf("\n  case %zu (%lld blocks): pooled sums in %lld parallel parts", i, (long long)blocks, (long long)par);
-    if (blocks < 4) CU_ASSERT(par >= 2 && par <= 4 * k->n);
+    if (blocks < 4) CU_ASSERT(par <= blocks * k->n);
     run_case(k, false, 500 + 10 * i);
   }
   tsl_set_num_threads(prev);
@@ -249,5 +250,5 @@ void tsl_tests_graph_squeeze_excite(void) {
   CU_add_test(s, "se_blocks_are_one_kernel", test_se_blocks_are_one_kernel);
   CU_add_test(s, "pooled_output_keeps_the_kernels", test_pooled_output_keeps_the_kernels);
   CU_add_test(s, "large_gate_keeps_the_kernels", test_large_gate_keeps_the_kernels);
-  CU_add_test(s, "few_blocks_split_the_pooled_rows_at_2_threads", test_few_blocks_split_the_pooled_rows_at_2_threads);
+  CU_add_test(s, "few_blocks_leave_no_part_empty_at_2_threads", test_few_blocks_leave_no_part_empty_at_2_threads);
 }
