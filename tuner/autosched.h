@@ -32,7 +32,7 @@
 extern "C" {
 #endif
 
-#define TSL_AUTOSCHED_VERSION 5
+#define TSL_AUTOSCHED_VERSION 6
 #define TSL_AUTOSCHED_DEFAULT_DECISION 8
 
 /* Registers (once per operator and process) the auto-scheduler template "OP.auto" of

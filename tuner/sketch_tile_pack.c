@@ -31,12 +31,11 @@
 #include <string.h>
 
 #include "schedule/axis_access.h"
+#include "tuner/register_tile.h"
 #include "tuner/sketch_sampler.h"
 
 #define NAME_LEN TSL_SKETCH_NAME_LEN
 #define MAX_AXES TSL_SKETCH_MAX_AXES
-/* Most vector tiles (nv / lanes) in a register tile. */
-#define MAX_VECTOR_TILES 4
 /* Most blocks of an axis (a power of two). */
 #define MAX_BLOCK_PARTS 64
 
@@ -46,25 +45,21 @@ bool tsl_sketch_tile_pack_applies(const tsl_schedule *s, int i, int64_t lanes) {
          tsl_sketch_spatial_vectorizable(s, st, lanes);
 }
 
-/* The number of vector tiles m and the rows mr of the register tile: m * lanes no longer
- * than the vector axis (one partial vector when it is shorter than the lanes), mr * m
- * accumulators + m loaded vectors + 1 broadcast within the vector registers; mr a
- * divisor of the row extent or one of the largest counts that fit. */
+/* The register tile: nv steps of the vector axis (vectors * lanes, or the whole axis
+ * when shorter than the lanes) and mr rows, one of the tiles that fit the registers and
+ * divide the extents (tuner/register_tile.h). */
 static void register_tile(tsl_sketch_sampler *c, int64_t vext, int64_t rext, int64_t *nv, int64_t *mr) {
-  int64_t lanes = c->lanes, mmax = vext / lanes;
-  if (mmax < 1) mmax = 1;
-  if (mmax > MAX_VECTOR_TILES) mmax = MAX_VECTOR_TILES;
-  int64_t m = 1 + tsl_sketch_rnd(c, (int)mmax);
-  *nv = vext < lanes ? vext : m * lanes;
-  int64_t budget = ((c->vregs > 0 ? c->vregs : 16) - m - 1) / m;
-  if (budget < 1) budget = 1;
-  if (budget > rext) budget = rext;
-  if (tsl_sketch_chance(c, 50)) {
-    *mr = tsl_sketch_divisor(c, rext, budget);
-  } else {
-    int64_t lo = (budget + 1) / 2;
-    *mr = lo + tsl_sketch_rnd(c, (int)(budget - lo + 1));
+  tsl_register_tile tiles[TSL_REGISTER_TILE_MAX];
+  int n = 0;
+  tsl_status st = tsl_register_tiles(c->lanes, c->vregs > 0 ? c->vregs : 16, vext, rext, tiles, &n);
+  if (st != TSL_OK) {
+    if (c->err == TSL_OK) c->err = st;
+    *nv = vext < c->lanes ? vext : c->lanes, *mr = 1;
+    return;
   }
+  tsl_register_tile t = tiles[tsl_sketch_rnd(c, n)];
+  *nv = vext < c->lanes ? vext : t.vectors * c->lanes;
+  *mr = t.rows;
 }
 
 /* A count of register tiles per block: the ntiles tiles cut into a power-of-two number

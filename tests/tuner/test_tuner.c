@@ -16,4 +16,5 @@ void tsl_tests_tuner(void) {
   tsl_tests_tuner_cost_static();
   tsl_tests_tuner_mca();
   tsl_tests_tuner_tune_restricted();
+  tsl_tests_tuner_register_tile();
 }

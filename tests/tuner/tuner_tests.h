@@ -14,5 +14,6 @@ void tsl_tests_tuner_sketch(void);
 void tsl_tests_tuner_cost_static(void);
 void tsl_tests_tuner_mca(void);
 void tsl_tests_tuner_tune_restricted(void);
+void tsl_tests_tuner_register_tile(void);
 
 #endif
