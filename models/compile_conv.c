@@ -502,10 +502,13 @@ tsl_status tsl_graph_conv_layers(const tsl_graph *g, const char *target, tsl_con
   if (st == TSL_OK) st = tsl_graph_optimize(work, block, NULL);
   char **keys = calloc((size_t)(work->n_nodes ? work->n_nodes : 1), sizeof *keys);
   int *only = calloc((size_t)(work->n_nodes ? work->n_nodes : 1), sizeof *only), nk = 0;
-  if (st == TSL_OK && (!keys || !only)) st = tsl_error(TSL_ERR_NOMEM, "conv layers: out of memory");
+  bool *fused = calloc((size_t)(work->n_nodes ? work->n_nodes : 1), sizeof *fused);
+  if (st == TSL_OK && (!keys || !only || !fused)) st = tsl_error(TSL_ERR_NOMEM, "conv layers: out of memory");
+  /* the pairs the compiler fuses (compile_expand_dw.h, default options) are no conv layers */
+  if (st == TSL_OK) st = tsl_expand_dw_mark(work, &t, tsl_compile_fuse_expand_dw_mode(0), fused);
   for (int i = 0; st == TSL_OK && i < work->n_nodes; i++) {
     const tsl_node *nd = &work->nodes[i];
-    if (nd->op != TSL_OP_CONV || !tsl_node_attr_int(nd, TSL_ATTR_BLOCKED_WEIGHTS, 0)) continue;
+    if (nd->op != TSL_OP_CONV || !tsl_node_attr_int(nd, TSL_ATTR_BLOCKED_WEIGHTS, 0) || fused[i]) continue;
     tsl_conv2d_layer d, fam;
     tsl_workload w;
     char *key = NULL;
@@ -536,6 +539,7 @@ tsl_status tsl_graph_conv_layers(const tsl_graph *g, const char *target, tsl_con
   for (int k = 0; keys && k < nk; k++) free(keys[k]);
   free(keys);
   free(only);
+  free(fused);
   tsl_graph_free(work);
   if (st == TSL_OK) *n = nk;
   return st;

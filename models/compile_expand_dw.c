@@ -32,13 +32,20 @@ static tsl_expand_dw_act act_of(const tsl_conv2d_layer *l) {
  * header's rule): *expand the producer, *d the fused layer, *le / *ld the two layers. */
 static bool match(const tsl_graph *g, int dw, const tsl_target *t, int mode, int *expand, tsl_expand_dw_layer *d,
                   tsl_conv2d_layer *le, tsl_conv2d_layer *ld) {
-  if (!blocked_conv(g, dw) || tsl_conv_node_layer(g, dw, ld) != TSL_OK) return false;
+  if (!blocked_conv(g, dw)) return false;
+  if (tsl_conv_node_layer(g, dw, ld) != TSL_OK) {
+    tsl_clear_error(); /* not a pair: tsl_lower_convs reports the node's own error */
+    return false;
+  }
   if (ld->groups != ld->C || ld->K != ld->C || ld->dilation_h != 1 || ld->dilation_w != 1 || ld->has_residual ||
       ld->data_block)
     return false;
   int v = g->nodes[dw].inputs[0], e = g->values[v].producer;
-  if (!blocked_conv(g, e) || tsl_pass_single_user(g, v, NULL) != dw || tsl_conv_node_layer(g, e, le) != TSL_OK)
+  if (!blocked_conv(g, e) || tsl_pass_single_user(g, v, NULL) != dw) return false;
+  if (tsl_conv_node_layer(g, e, le) != TSL_OK) {
+    tsl_clear_error();
     return false;
+  }
   if (le->R != 1 || le->S != 1 || le->stride_h != 1 || le->stride_w != 1 || le->pad_top || le->pad_left ||
       le->pad_bottom || le->pad_right || le->groups != 1 || le->has_residual || le->data_block || le->K != ld->C ||
       le->block != ld->block || le->N != ld->N || le->H != ld->H || le->W != ld->W)
@@ -47,7 +54,11 @@ static bool match(const tsl_graph *g, int dw, const tsl_target *t, int mode, int
                            ld->R,        ld->S,        ld->stride_h,   ld->stride_w,    ld->pad_top,
                            ld->pad_left, ld->pad_bottom, ld->pad_right, ld->block,      act_of(le),
                            act_of(ld)};
-  if (tsl_expand_dw_check(&f) != TSL_OK || (mode == 0 && !tsl_expand_dw_pays(&f, t))) return false;
+  if (tsl_expand_dw_check(&f) != TSL_OK) {
+    tsl_clear_error(); /* a pair the fused kernel does not take runs unfused */
+    return false;
+  }
+  if (mode == 0 && !tsl_expand_dw_pays(&f, t)) return false;
   *expand = e;
   *d = f;
   return true;
@@ -107,12 +118,9 @@ static tsl_status family_of(const tsl_conv2d_layer *l, tsl_conv2d_layer *fam) {
   return st == TSL_OK ? tsl_conv2d_layer_of_workload(&w, fam) : st;
 }
 
-/* Adds tensor t (consumed) as a constant of g; *id its value. */
-static tsl_status add_const(tsl_graph *g, tsl_tensor *t, int *id) {
-  tsl_status st = tsl_graph_add_constant(g, NULL, t, id);
-  if (st != TSL_OK) tsl_tensor_free(t);
-  return st;
-}
+/* Adds tensor t (consumed, also on error: tsl_graph_add_constant frees it) as a constant
+ * of g; *id its value. */
+static tsl_status add_const(tsl_graph *g, tsl_tensor *t, int *id) { return tsl_graph_add_constant(g, NULL, t, id); }
 
 static tsl_status lower_pair(tsl_graph *g, tsl_conv_lowering *cl, int dw, int ex, const tsl_expand_dw_layer *d,
                              const tsl_conv2d_layer *le, const tsl_conv2d_layer *ld, tsl_node_kernel *step,
@@ -173,6 +181,20 @@ tsl_status tsl_lower_expand_dw(tsl_graph *g, tsl_conv_lowering *cl, tsl_node_ker
     tsl_status st = lower_pair(g, cl, dw, ex, &d, &le, &ld, &steps[dw], &kernels[dw]);
     if (st != TSL_OK) return st;
     cl->fused_away[ex] = true;
+  }
+  return TSL_OK;
+}
+
+tsl_status tsl_expand_dw_mark(const tsl_graph *g, const tsl_target *t, int mode, bool *fused) {
+  if (!g || !t || !fused) return tsl_error(TSL_ERR_INVALID, "expand/depthwise fusion: NULL argument");
+  memset(fused, 0, (size_t)g->n_nodes * sizeof *fused);
+  for (int dw = 0; dw < g->n_nodes && mode >= 0; dw++) {
+    int ex;
+    tsl_expand_dw_layer d;
+    tsl_conv2d_layer le, ld;
+    /* as tsl_lower_expand_dw: a node already in a pair is not taken again */
+    if (!match(g, dw, t, mode, &ex, &d, &le, &ld) || fused[ex] || fused[dw]) continue;
+    fused[ex] = fused[dw] = true;
   }
   return TSL_OK;
 }

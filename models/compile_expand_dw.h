@@ -26,4 +26,11 @@
  * build (messages name the depthwise node). */
 tsl_status tsl_lower_expand_dw(tsl_graph *g, tsl_conv_lowering *cl, tsl_node_kernel *steps, const tsl_kernel **kernels);
 
+/* Marks the nodes of g (after the graph passes, as at lowering) that tsl_lower_expand_dw
+ * with the same target and mode (0: where tsl_expand_dw_pays, 1: all, -1: none) fuses:
+ * fused[i] (g->n_nodes entries) is true for both convs of every pair. The tuner's layer
+ * list (tsl_graph_conv_layers) leaves them out: a fused pair runs its own kernel and never
+ * looks up either conv's records. Errors: TSL_ERR_INVALID for a NULL argument. */
+tsl_status tsl_expand_dw_mark(const tsl_graph *g, const tsl_target *t, int mode, bool *fused);
+
 #endif

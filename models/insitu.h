@@ -19,8 +19,10 @@
  *      isolated one when it has fewer). A layer is a (workload, only_algo) pair: a
  *      channel-scaled conv (GEMM 1x1 only) and an unscaled one of the same workload are
  *      two layers with their own candidates; since a variant's records are looked up by
- *      workload key alone, such layers get disjoint variants (the other layer runs its
- *      default there). All variants run alternately (`warmup` untimed
+ *      workload key alone, such layers get disjoint variants (there the other layer runs
+ *      its default, or the candidate's record when that is a GEMM 1x1 record it can take:
+ *      such steps are not measured for it). Their in-model records share the key, so a
+ *      later compile from them can give one twin the other's record. All variants run alternately (`warmup` untimed
  *      rounds, then `rounds` timed ones, the first variant of a round rotating) so the
  *      machine's load hits them alike, with per-step times (tsl_graph_run);
  *   3. a candidate's in-model samples: per timed run of its variant, the seconds of the

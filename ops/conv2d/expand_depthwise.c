@@ -150,8 +150,9 @@ tsl_expand_dw_knobs tsl_expand_dw_default_knobs(const tsl_target *t, const tsl_e
   tsl_expand_dw_knobs k;
   int64_t regs = tsl_target_vector_registers(t), X = d->block;
   int64_t OH = tsl_expand_dw_out_h(d), OW = tsl_expand_dw_out_w(d), WP = d->W + d->pad_left + d->pad_right;
-  /* depthwise tile: accumulators + the window's weights stay below the register count
-   * (the depthwise template's rule: a row tile of columns, the tail's cost counted) */
+  /* depthwise tile: at most 12 accumulators and 4 registers left for the one weight vector
+   * and the loads live at a time (the window loops r, s run outside the columns), as the
+   * depthwise template's rule: a row tile of columns, the tail's cost counted */
   int64_t max_dw = tpl_max(1, tpl_min(12, regs - 4));
   int64_t ntiles = tpl_ceil_div(OW, max_dw);
   k.ow_block = tpl_ceil_div(OW, ntiles);

@@ -103,6 +103,7 @@ static const chain chains[] = {
     {2, 24, 7, 7, 72, 5, 1, "SiLU", "SiLU"},        /* N = 2, 5x5, EfficientNet */
     {1, 16, 13, 11, 40, 5, 2, "HardSwish", ""},     /* 5x5 stride 2, odd sizes */
     {2, 8, 9, 9, 24, 3, 2, "", "Relu6"},            /* no expand activation */
+    {1, 19, 15, 15, 57, 3, 2, "Relu6", "HardSigmoid"}, /* act2(0) != 0 on the pad lanes past E */
 };
 
 static void test_chains_fused_match_reference(void) {
@@ -115,15 +116,55 @@ static void test_chains_fused_match_reference(void) {
 
 /* Mode -1 fuses nothing; the default rule leaves a small layer unfused and fuses
  * MobileNetV2's 112 x 112 x 96 expansion (4.8 MB, past any L2). */
+static const chain big_chain = {1, 16, 112, 112, 96, 3, 2, "Relu6", "Relu6"};
+
+/* Mode 0 reads TSL_FUSE_EXPAND_DW: run without it, then restore it. */
+static char *env_unset(void) {
+  const char *e = getenv("TSL_FUSE_EXPAND_DW");
+  char *saved = e ? strdup(e) : NULL;
+  unsetenv("TSL_FUSE_EXPAND_DW");
+  return saved;
+}
+
+static void env_restore(char *saved) {
+  if (saved) setenv("TSL_FUSE_EXPAND_DW", saved, 1);
+  free(saved);
+}
+
 static void test_size_rule(void) {
+  char *saved = env_unset();
   CU_ASSERT_EQUAL(run_chain(&chains[1], -1), 0);
   CU_ASSERT_EQUAL(run_chain(&chains[0], 0), 0);
-  const chain big = {1, 16, 112, 112, 96, 3, 2, "Relu6", "Relu6"};
-  CU_ASSERT_EQUAL(run_chain(&big, 0), 1);
+  CU_ASSERT_EQUAL(run_chain(&big_chain, 0), 1);
+  env_restore(saved);
+}
+
+/* The tuner's layer list (tsl_graph_conv_layers) has no entry for a conv the compiler
+ * fuses: the big chain lists only its first conv (8 -> 16), the small one all three
+ * (8 -> 16, the 16 -> 96 expand, the 96-channel depthwise). */
+static void test_layer_list_leaves_out_fused_pairs(void) {
+  char *saved = env_unset();
+  const chain *cases[2] = {&big_chain, &chains[0]};
+  const int want[2] = {1, 3};
+  for (int i = 0; i < 2; i++) {
+    tsl_graph *g = chain_graph(cases[i]);
+    tsl_conv_layer layers[8];
+    int n = -1;
+    CU_ASSERT_EQUAL(tsl_graph_conv_layers(g, "host", layers, 8, &n), TSL_OK);
+    if (n != want[i]) printf("\n  chain %d: %d conv layers listed, want %d\n", i, n, want[i]);
+    CU_ASSERT_EQUAL(n, want[i]);
+    if (n >= 1) {
+      CU_ASSERT_EQUAL(layers[0].desc.C, 8);
+      CU_ASSERT_EQUAL(layers[0].desc.K, 16);
+    }
+    tsl_graph_free(g);
+  }
+  env_restore(saved);
 }
 
 void tsl_tests_graph_expand_dw(void) {
   CU_pSuite s = CU_add_suite("graph_expand_depthwise", NULL, NULL);
   CU_add_test(s, "expand 1x1 -> depthwise chains fused vs reference", test_chains_fused_match_reference);
   CU_add_test(s, "expand/depthwise fusion follows the size rule", test_size_rule);
+  CU_add_test(s, "the tuner's layer list leaves out fused pairs", test_layer_list_leaves_out_fused_pairs);
 }
