@@ -384,6 +384,7 @@ static void write_all(writer *w, const tsl_schedule *s, const char *name, const 
   }
   fprintf(w->f, "\nstages%d", s->nstages);
   for (int i = 0; i < s->nstages; i++) stage(w, s->stages[i]);
+  fprintf(w->f, "\nvector_bits%d", s->vector_bits);
   fprintf(w->f, "\nsteps%d", s->nsteps);
   for (int i = 0; i < s->nsteps; i++) {
     const tsl_step *st = &s->steps[i];

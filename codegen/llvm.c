@@ -615,6 +615,16 @@ tsl_status tsl_codegen_emit(const tsl_func *f, const tsl_target *t, LLVMContextR
   if (!f || !t || !ctx || !out) return tsl_error(TSL_ERR_INVALID, "codegen: NULL argument");
   const tsl_target_backend *be = tsl_target_backend_of(t->arch);
   if (!be) return tsl_error(TSL_ERR_UNSUPPORTED, "codegen %s: target %s has no backend", f->name, t->name);
+  tsl_target narrowed;
+  if (f->vector_bits && f->vector_bits != t->vector_bits) {
+    /* the schedule's vector_width: compile for the narrower ISA (target.h) */
+    if (tsl_target_with_vector_bits(t, f->vector_bits, &narrowed) != TSL_OK) {
+      char why[512];
+      snprintf(why, sizeof why, "%s", tsl_last_error());
+      return tsl_error(TSL_ERR_UNSUPPORTED, "codegen %s: vector_width(%d): %s", f->name, f->vector_bits, why);
+    }
+    t = &narrowed;
+  }
   char sym[256];
   if (!symbol) symbol = tsl_codegen_symbol_name(f->name, sym, sizeof sym);
   cg c = {.func = f, .target = t, .backend = be, .ctx = ctx, .symbol = symbol};

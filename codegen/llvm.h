@@ -58,12 +58,14 @@ extern "C" {
  * tasks (internal). Sets the module's triple to t->triple and its data layout to
  * `data_layout` (the target machine's, e.g. from LLVMCopyStringRepOfTargetData; may
  * be NULL, but then memory operations get the default layout's alignments). The
- * module is verified. On success *out is a new module the caller owns
+ * module is verified. A kernel with f->vector_bits set (a schedule's vector_width) is
+ * compiled for t narrowed to that width (target.h tsl_target_with_vector_bits; on x86 a
+ * per-function "target-features" attribute). On success *out is a new module the caller owns
  * (LLVMDisposeModule, or hand it to the JIT). Errors: TSL_ERR_CODEGEN naming the
  * kernel and the cause (an unbound variable or buffer, a multi-index access after
  * storage flattening, an intrinsic with wrong operands, a TE-only node, a local
  * buffer whose size overflows, verifier failure), TSL_ERR_UNSUPPORTED for argument
- * types the ABI lacks. */
+ * types the ABI lacks or a vector_width t does not offer. */
 tsl_status tsl_codegen_emit(const tsl_func *f, const tsl_target *t, LLVMContextRef ctx,
                             const char *symbol, const char *data_layout, LLVMModuleRef *out);
 

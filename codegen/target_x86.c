@@ -34,6 +34,16 @@ static void x86_function_attributes(LLVMValueRef fn, const tsl_target *t) {
   LLVMAttributeRef p = LLVMCreateStringAttribute(ctx, "prefer-vector-width", 19, width,
                                                  (unsigned)strlen(width));
   LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, p);
+  /* A target narrowed to 256 bits (target.h tsl_target_with_vector_bits: a schedule's
+   * vector_width) turns off AVX-512, which its CPU name implies; the JIT's target machine
+   * was made for the whole target, so the function itself says which features it may use
+   * (LLVM makes a subtarget per function from this attribute, the vectorizer's cost model
+   * included). */
+  if (tsl_feature_string_disables(t->features, "avx512f")) {
+    LLVMAttributeRef f = LLVMCreateStringAttribute(ctx, "target-features", 15, t->features,
+                                                   (unsigned)strlen(t->features));
+    LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, f);
+  }
 }
 
 const tsl_target_backend tsl_target_backend_x86 = {

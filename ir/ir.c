@@ -455,5 +455,6 @@ tsl_func *tsl_func_new(const char *name, int nargs, const tsl_arg *args, tsl_stm
   f->nargs = nargs;
   f->args = nargs ? tsl_memdup(args, sizeof(tsl_arg) * (size_t)nargs) : NULL;
   f->body = body;
+  f->vector_bits = 0;
   return f;
 }

@@ -363,6 +363,9 @@ typedef struct tsl_func {
   int nargs;
   tsl_arg *args;
   tsl_stmt *body;
+  /* The vector register width in bits the kernel is compiled for (a schedule's
+   * vector_width step; codegen narrows the target to it); 0: the target's own. */
+  int vector_bits;
 } tsl_func;
 
 tsl_func *tsl_func_new(const char *name, int nargs, const tsl_arg *args, tsl_stmt *body);

@@ -275,7 +275,9 @@ void tsl_print_func(FILE *f, const tsl_func *fn) {
       fprintf(f, "%s: %s", a->var->var.name, tsl_type_str(a->var->type, tb, sizeof tb));
     }
   }
-  fputs(") {\n", f);
+  fputs(")", f);
+  if (fn->vector_bits) fprintf(f, " vector_width(%d)", fn->vector_bits);
+  fputs(" {\n", f);
   print_stmt(f, fn->body, 1);
   fputs("}\n", f);
 }

@@ -200,6 +200,10 @@ tsl_status tsl_lower_with(const tsl_schedule *s, const char *kernel_name, const 
   ctx.opts = opts ? *opts : tsl_lower_options_default();
   if (ctx.opts.max_unroll <= 0) ctx.opts.max_unroll = TSL_UNROLL_MAX_ITERATIONS;
   if (ctx.opts.vector_bits < 0) ctx.opts.vector_bits = 0;
+  if (s->vector_bits && ctx.opts.vector_bits && s->vector_bits > ctx.opts.vector_bits)
+    return tsl_error(TSL_ERR_SCHEDULE, "lower: vector_width(%d) is wider than the target's %d-bit vectors",
+                     s->vector_bits, ctx.opts.vector_bits);
+  if (s->vector_bits) ctx.opts.vector_bits = s->vector_bits;
   ctx.stages = tsl_alloc(sizeof(tsl_stage_lower) * (size_t)(s->nstages + 1));
   int cap = p->ninputs + p->noutputs + s->nstages + 1;
   ctx.map_te = tsl_alloc(sizeof(tsl_buffer *) * (size_t)cap);
@@ -253,5 +257,6 @@ tsl_status tsl_lower_with(const tsl_schedule *s, const char *kernel_name, const 
   body = tsl_pass_simplify(body);
   debug_print(kernel_name, "simplify", body);
   *out = tsl_func_new(kernel_name, nargs, args, body);
+  (*out)->vector_bits = s->vector_bits;
   return TSL_OK;
 }

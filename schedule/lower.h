@@ -76,7 +76,10 @@ tsl_lower_options tsl_lower_options_default(void);
  * input/output listed twice; TSL_ERR_SCHEDULE naming the stage and axis for unrolled
  * loops making more than max_unroll copies of a body, a vectorized axis of more than
  * TSL_VECTORIZE_MAX_LANES iterations, a prefetch whose region cannot be bounded, or a
- * vectorized loop that cannot run on lanes. *out is NULL on error.
+ * vectorized loop that cannot run on lanes, or a vector_width step wider than
+ * opts->vector_bits (when set). A vector_width step sets the width vectorized loops are
+ * cut to and the kernel's tsl_func.vector_bits (codegen compiles for it). *out is NULL
+ * on error.
  * tsl_lower uses tsl_lower_options_default(); opts NULL means the same. */
 tsl_status tsl_lower(const tsl_schedule *s, const char *kernel_name, tsl_func **out);
 tsl_status tsl_lower_with(const tsl_schedule *s, const char *kernel_name, const tsl_lower_options *opts,

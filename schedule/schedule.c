@@ -40,14 +40,14 @@ char *tsl_sched_concat3(const char *a, const char *b, const char *c) {
 static const char *step_names[TSL_STEP_COUNT_] = {
     "compute_inline", "compute_root", "split",      "fuse",        "reorder",      "vectorize",
     "unroll",         "parallel",     "split",      "tile",        "compute_at",   "cache_read",
-    "cache_write",    "storage_align", "prefetch", "rfactor",      "storage_order"};
+    "cache_write",    "storage_align", "prefetch", "rfactor",      "storage_order", "vector_width"};
 
 /* Argument signature per primitive: s = stage name, a = axis name, t = tensor name,
  * n = other name (scope), i = integer, '+' = the previous kind repeated one or more
  * times. */
 static const char *step_signatures[TSL_STEP_COUNT_] = {"s",    "s",   "sai", "saa",  "sa+", "sa",   "sa", "sa",
                                                        "sai",  "saaii", "ssa", "tns+", "sn",  "saii", "stai", "sa",
-                                                       "sa+"};
+                                                       "sa+", "i"};
 
 const char *tsl_step_kind_name(tsl_step_kind k) {
   return (int)k >= 0 && k < TSL_STEP_COUNT_ ? step_names[k] : NULL;
@@ -381,6 +381,18 @@ static tsl_status append_step(tsl_schedule *s, const tsl_step *step) {
   return TSL_OK;
 }
 
+/* vector_width(bits): a width some target offers (target/target.h); whether this
+ * kernel's target does is known only where it is compiled. */
+static tsl_status vector_width(tsl_schedule *s, int64_t bits) {
+  if (bits != 128 && bits != 256 && bits != 512)
+    return tsl_error(TSL_ERR_SCHEDULE, "vector_width: %lld bits is not a vector register width (128, 256 or 512)",
+                     (long long)bits);
+  if (s->vector_bits != 0)
+    return tsl_error(TSL_ERR_SCHEDULE, "vector_width: the kernel's width is already %d bits", s->vector_bits);
+  s->vector_bits = (int)bits;
+  return TSL_OK;
+}
+
 static tsl_status dispatch(tsl_schedule *s, tsl_stage *st, const tsl_step *step, const char *prim) {
   int a = -1, b = -1;
   tsl_status rc;
@@ -415,6 +427,7 @@ static tsl_status dispatch(tsl_schedule *s, tsl_stage *st, const tsl_step *step,
   case TSL_STEP_PREFETCH: return tsl_sched_prefetch(s, st, step);
   case TSL_STEP_RFACTOR: return tsl_sched_rfactor(s, st, step);
   case TSL_STEP_STORAGE_ORDER: return tsl_sched_storage_order(st, step);
+  case TSL_STEP_VECTOR_WIDTH: return vector_width(s, step->args[0].value);
   case TSL_STEP_COUNT_: break;
   }
   return tsl_error(TSL_ERR_INVALID, "schedule: unknown step kind %d", (int)step->kind);
@@ -470,7 +483,7 @@ tsl_status tsl_schedule_apply(tsl_schedule *s, const tsl_step *step) {
   tsl_status rc = check_signature(step, prim);
   if (rc != TSL_OK) return rc;
   tsl_stage *st = NULL;
-  if (step->kind != TSL_STEP_CACHE_READ) {
+  if (step->kind != TSL_STEP_CACHE_READ && step->kind != TSL_STEP_VECTOR_WIDTH) {
     st = tsl_schedule_stage(s, step->args[0].name);
     if (!st) return tsl_error(TSL_ERR_INVALID, "%s: no stage named %s", prim, step->args[0].name);
   }
@@ -479,10 +492,12 @@ tsl_status tsl_schedule_apply(tsl_schedule *s, const tsl_step *step) {
     snapshot_free(&snap);
     return tsl_error(TSL_ERR_NOMEM, "schedule: out of memory");
   }
+  int vector_bits = s->vector_bits;
   rc = dispatch(s, st, step, prim);
   if (rc == TSL_OK) rc = tsl_sched_validate(s, prim);
   if (rc == TSL_OK) rc = append_step(s, step);
   if (rc != TSL_OK) {
+    s->vector_bits = vector_bits;
     snapshot_restore(s, &snap);
     return rc;
   }
@@ -624,4 +639,9 @@ tsl_status tsl_schedule_prefetch(tsl_schedule *s, const char *stage, const char 
 tsl_status tsl_schedule_rfactor(tsl_schedule *s, const char *stage, const char *axis, const char **new_stage) {
   const char *n[2] = {stage, axis};
   return apply_cache(s, stage, TSL_STEP_RFACTOR, 2, n, new_stage);
+}
+
+tsl_status tsl_schedule_vector_width(tsl_schedule *s, int bits) {
+  const int64_t v = bits;
+  return apply_args(s, TSL_STEP_VECTOR_WIDTH, 0, NULL, 1, &v);
 }

@@ -164,6 +164,7 @@ typedef enum tsl_step_kind {
   TSL_STEP_PREFETCH,           /* prefetch(stage, tensor, axis, offset) */
   TSL_STEP_RFACTOR,            /* rfactor(stage, axis): axis = one half of a split reduction axis */
   TSL_STEP_STORAGE_ORDER,      /* storage_order(stage, axis, axis...): buffer dims, outermost first */
+  TSL_STEP_VECTOR_WIDTH,       /* vector_width(bits): the whole kernel; no stage argument */
   TSL_STEP_COUNT_
 } tsl_step_kind;
 
@@ -174,7 +175,8 @@ typedef struct tsl_step_arg {
   int64_t value;    /* is_int */
 } tsl_step_arg;
 
-/* primitive(args...): args[0] is the stage name (the tensor name for cache_read). */
+/* primitive(args...): args[0] is the stage name (the tensor name for cache_read; the
+ * width, an integer, for vector_width). */
 typedef struct tsl_step {
   tsl_step_kind kind;
   int nargs;
@@ -193,6 +195,9 @@ typedef struct tsl_schedule {
   tsl_stage **stages; /* topological order, producers first */
   int nsteps;
   tsl_step *steps; /* every step applied since the initial schedule, in order */
+  /* The vector register width in bits the kernel is compiled for (a vector_width step);
+   * 0: the target's own (target/target.h vector_bits). */
+  int vector_bits;
   int stages_cap, steps_cap;
 } tsl_schedule;
 
@@ -244,6 +249,9 @@ int tsl_stage_iter_index(const tsl_stage *st, const char *name);
  *       prefetch of a tensor the stage does not read; storage_order of an output, an
  *       inlined stage, or with names that are not a permutation of every dimension of
  *       the stage's buffer (a reduction or derived axis, one named twice or left out);
+ *     - vector_width of a width no target offers (not 128, 256 or 512), or a second
+ *       vector_width step (whether the target offers the width is checked where the
+ *       kernel is lowered and compiled: schedule/lower.h, codegen/llvm.h);
  *     - rfactor of a stage that is not a reduction or whose combiner is not associative
  *       and commutative, of a spatial axis, of a reduction axis that was not split (or
  *       comes from a nested split), of a stage with any other step than that split
@@ -317,6 +325,14 @@ tsl_status tsl_schedule_prefetch(tsl_schedule *s, const char *stage, const char 
  * the serial reduction up to reassociation rounding. *new_stage (may be NULL) receives
  * the new stage's name, owned by s. */
 tsl_status tsl_schedule_rfactor(tsl_schedule *s, const char *stage, const char *axis, const char **new_stage);
+
+/* The vector register width in bits the whole kernel is compiled for: one of the widths
+ * its target offers (target/target.h tsl_target_vector_widths), e.g. 256 on an AVX-512
+ * target for AVX2 code (8 f32 lanes, no mask registers). Vectorized loops then become
+ * vectors of that width, and codegen compiles the kernel's functions for the narrower ISA
+ * (LLVM's own vectorizer included). Text form: vector_width(256). Errors: those of
+ * tsl_schedule_apply (a width that is not 128, 256 or 512; a second vector_width). */
+tsl_status tsl_schedule_vector_width(tsl_schedule *s, int bits);
 
 /* ---- text form (schedule/step_text.c) ------------------------------------- */
 

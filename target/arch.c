@@ -3,15 +3,24 @@
 
 #include <string.h>
 
-bool tsl_feature_string_has(const char *features, const char *feature) {
+/* Is there an entry "<sign>feature" in the comma-separated list? */
+static bool feature_entry(const char *features, char sign, const char *feature) {
   size_t n = strlen(feature);
   for (const char *p = features; p && *p;) {
     const char *end = strchr(p, ',');
     size_t len = end ? (size_t)(end - p) : strlen(p);
-    if (len == n + 1 && p[0] == '+' && strncmp(p + 1, feature, n) == 0) return true;
+    if (len == n + 1 && p[0] == sign && strncmp(p + 1, feature, n) == 0) return true;
     p = end ? end + 1 : NULL;
   }
   return false;
+}
+
+bool tsl_feature_string_has(const char *features, const char *feature) {
+  return feature_entry(features, '+', feature);
+}
+
+bool tsl_feature_string_disables(const char *features, const char *feature) {
+  return feature_entry(features, '-', feature);
 }
 
 /* ---- x86-64 ---- */

@@ -50,6 +50,8 @@ const tsl_arch_info *tsl_arch_info_for_triple(const char *triple);
 /* Is `feature` (without '+') enabled ("+feature") in a comma-separated LLVM
  * feature string? */
 bool tsl_feature_string_has(const char *features, const char *feature);
+/* Is `feature` (without '-') disabled ("-feature") in it? */
+bool tsl_feature_string_disables(const char *features, const char *feature);
 
 #ifdef __cplusplus
 }

@@ -112,6 +112,26 @@ const char *tsl_target_cpu_features(const char *cpu);
  * call on the same thread. */
 bool tsl_target_runs_on_host(const tsl_target *t, const char **why);
 
+/* Most vector widths one target offers (tsl_target_vector_widths). */
+#define TSL_TARGET_MAX_VECTOR_WIDTHS 4
+
+/* The vector register widths in bits that kernels for t may be compiled for, widest
+ * (t->vector_bits) first, written to widths[0..TSL_TARGET_MAX_VECTOR_WIDTHS); returns how
+ * many. x86-64 with AVX-512: 512 and 256 (the AVX2 subset: ymm registers, no mask
+ * registers); x86-64 with AVX2: 256; AArch64: 128 (NEON). A schedule's vector_width
+ * step (schedule/schedule.h) picks one (target/vector_width.c). */
+int tsl_target_vector_widths(const tsl_target *t, int *widths);
+
+/* *out = t compiled at `bits` wide vectors: bits == t->vector_bits gives t itself; a
+ * narrower width that tsl_target_vector_widths offers gives t without the features of the
+ * wider registers (x86-64 at 256 on AVX-512: every "+avx512*", "+evex512" and "+avx10*"
+ * feature left out and "-avx512f" appended, since the CPU name alone implies them), so
+ * vector_bits, f32 lanes and vector registers (16) are those of the narrower ISA and
+ * codegen emits none of its instructions. Errors: TSL_ERR_INVALID for NULL arguments;
+ * TSL_ERR_UNSUPPORTED for a width t does not offer ("target x86-64-avx2: no 512-bit
+ * vectors (widths: 256)"). */
+tsl_status tsl_target_with_vector_bits(const tsl_target *t, int bits, tsl_target *out);
+
 /* Names of the known targets, for messages and help text: a static array of
  * *count strings. */
 const char *const *tsl_target_known_names(int *count);

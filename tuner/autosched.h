@@ -9,7 +9,13 @@
  * sketch makes more choices than there are knobs), K = floor((62 - ceil(log2 S)) / 4) for
  * S sketches (at most 15), so that the space stays within 2^62 configs (the search's limit). Changing one
  * decision knob changes one tile size or annotation: the evolutionary search's mutation
- * (tuner/search.h). The default config is sketch 0 with every decision 8: the
+ * (tuner/search.h). On a target with more than one vector width (target.h
+ * tsl_target_vector_widths: AVX-512's 512 and 256) a last knob "vector_width" picks the
+ * width the kernel is compiled for: the sketch is sampled for the target narrowed to it
+ * (its lanes and registers) and the schedule ends with vector_width(bits) when that is
+ * narrower (the AVX2 code of an operator can be the faster one: docs/dsl.md, as_maxpool);
+ * the decision knobs then share the 62 bits with it. The default config is sketch 0 with
+ * every decision 8 and the target's own width: the
  * deterministic schedule the graph compiler uses when there are no records
  * (models/compile.h). Sketch 0 takes each stage's first rule (tuner/sketch.h): the
  * generic default schedule's structure vectorized only along memory, or, for a
@@ -18,7 +24,7 @@
  * the search starts from a point no worse than the generic default schedule.
  *
  * The template of operator OP is named "OP.auto" (version TSL_AUTOSCHED_VERSION: bumped
- * when the sketch rules change, so old records never apply).
+ * when the sketch rules change, so old records never apply; 7: the vector_width knob).
  */
 #ifndef TESSEL_TUNER_AUTOSCHED_H
 #define TESSEL_TUNER_AUTOSCHED_H
@@ -32,7 +38,7 @@
 extern "C" {
 #endif
 
-#define TSL_AUTOSCHED_VERSION 6
+#define TSL_AUTOSCHED_VERSION 7
 #define TSL_AUTOSCHED_DEFAULT_DECISION 8
 
 /* Registers (once per operator and process) the auto-scheduler template "OP.auto" of

@@ -20,6 +20,7 @@ void tsl_tests_schedule_primitives(void);
 void tsl_tests_schedule_illegal(void);
 void tsl_tests_schedule_fuzz(void);
 void tsl_tests_schedule_rfactor(void);
+void tsl_tests_schedule_vector_width(void);
 
 /* Each test runs in its own arena. */
 typedef struct st_arena {

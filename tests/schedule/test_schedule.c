@@ -10,4 +10,5 @@ void tsl_tests_schedule(void) {
   tsl_tests_schedule_illegal();
   tsl_tests_schedule_fuzz();
   tsl_tests_schedule_rfactor();
+  tsl_tests_schedule_vector_width();
 }

@@ -17,4 +17,5 @@ void tsl_tests_tuner(void) {
   tsl_tests_tuner_mca();
   tsl_tests_tuner_tune_restricted();
   tsl_tests_tuner_register_tile();
+  tsl_tests_tuner_sketch_width();
 }

@@ -15,5 +15,6 @@ void tsl_tests_tuner_cost_static(void);
 void tsl_tests_tuner_mca(void);
 void tsl_tests_tuner_tune_restricted(void);
 void tsl_tests_tuner_register_tile(void);
+void tsl_tests_tuner_sketch_width(void);
 
 #endif
