@@ -119,7 +119,7 @@ bool tsl_target_runs_on_host(const tsl_target *t, const char **why);
  * (t->vector_bits) first, written to widths[0..TSL_TARGET_MAX_VECTOR_WIDTHS); returns how
  * many. x86-64 with AVX-512: 512 and 256 (the AVX2 subset: ymm registers, no mask
  * registers); x86-64 with AVX2: 256; AArch64: 128 (NEON). A schedule's vector_width
- * step (schedule/schedule.h) picks one (target/vector_width.c). */
+ * step (schedule/schedule.h) picks one (target/vector_width.c). 0 for NULL arguments. */
 int tsl_target_vector_widths(const tsl_target *t, int *widths);
 
 /* *out = t compiled at `bits` wide vectors: bits == t->vector_bits gives t itself; a

@@ -7,6 +7,7 @@
 
 int tsl_target_vector_widths(const tsl_target *t, int *widths) {
   int n = 0;
+  if (!t || !widths) return 0;
   widths[n++] = t->vector_bits;
   /* AVX-512 keeps AVX2 underneath: 256-bit code without mask registers is a real choice
    * (on Zen 5 a chain of float max as vcmpps-to-mask, korb, masked move runs about 2x

@@ -68,8 +68,7 @@ static tsl_te_program *width_program(const tsl_dsl_module *mod, const width_case
 }
 
 /* Config `index` of tpl's space on t with the vector_width knob (when there is one) set
- * to `bits`, applied: its width returned (-1 on
- * error). */
+ * to `bits`, applied into *s; returns the schedule's vector_bits (-1 on error). */
 static int width_config(const tsl_template *tpl, const tsl_te_program *p, const tsl_target *t, int64_t index,
                         int bits, tsl_schedule **s) {
   tsl_config_space sp;
