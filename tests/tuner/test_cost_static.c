@@ -29,6 +29,7 @@
 #include "ops/conv2d/conv2d_select.h"
 #include "tuner/dispatch.h"
 #include "tuner/cost_static.h"
+#include "tuner/ir_features.h"
 #include "tuner/mca.h"
 #include "tuner/records.h"
 #include "tuner/tune.h"
@@ -104,6 +105,64 @@ static tsl_func *kernel_add(const tsl_target *t, int64_t n) {
   tsl_stmt *body = tsl_for(i, tsl_i64(0), tsl_i64(n), TSL_FOR_SERIAL, tsl_store(out, 1, &vi, sum, NULL));
   tsl_arg fa[3] = {{.is_buffer = true, .buf = a}, {.is_buffer = true, .buf = b}, {.is_buffer = true, .buf = out}};
   return tsl_func_new("add", 3, fa, body);
+}
+
+/* for (o, 0, 4) { if (o < 3) { FMA chain of n } else { FMA chain of n } }: the lowering's
+ * partition of a loop into full tiles and a tail, two copies of a nest under one loop. */
+static tsl_func *kernel_partitioned_chain(const tsl_target *t, int64_t n, tsl_for_kind outer) {
+  int lanes = tsl_target_f32_lanes(t);
+  const int64_t len = n * lanes, one = lanes;
+  tsl_buffer *a = tsl_buffer_new("a", TSL_F32, 1, &len, TSL_BUF_ARG), *b = tsl_buffer_new("b", TSL_F32, 1, &len, TSL_BUF_ARG);
+  tsl_buffer *acc = tsl_buffer_new("acc", TSL_F32, 1, &one, TSL_BUF_ARG);
+  tsl_expr *o = tsl_var("o", TSL_I64);
+  tsl_stmt *copies[2];
+  for (int c = 0; c < 2; c++) {
+    tsl_expr *i = tsl_var("i", TSL_I64); /* both copies' loops named alike, as the lowering's */
+    tsl_expr *vi = tsl_ramp(tsl_mul(i, tsl_i64(lanes)), tsl_i64(1), lanes), *v0 = tsl_ramp(tsl_i64(0), tsl_i64(1), lanes);
+    tsl_expr *args[3] = {tsl_load(a, 1, &vi, NULL), tsl_load(b, 1, &vi, NULL), tsl_load(acc, 1, &v0, NULL)};
+    tsl_expr *fma = tsl_call(TSL_CALL_FMA, tsl_type_with_lanes(TSL_F32, lanes), 3, args);
+    copies[c] = tsl_for(i, tsl_i64(0), tsl_i64(n), TSL_FOR_SERIAL, tsl_store(acc, 1, &v0, fma, NULL));
+  }
+  tsl_stmt *guard = tsl_if(tsl_lt(o, tsl_i64(3)), copies[0], copies[1]);
+  tsl_stmt *body = tsl_for(o, tsl_i64(0), tsl_i64(4), outer, guard);
+  tsl_arg fa[3] = {{.is_buffer = true, .buf = a}, {.is_buffer = true, .buf = b}, {.is_buffer = true, .buf = acc}};
+  return tsl_func_new("partitioned_chain", 3, fa, body);
+}
+
+/* Two copies of a nest under `if (o < 3) ... else ...` run 3 and 1 of the outer loop's 4
+ * iterations: 4 chains in all, not 4 per copy (each copy counted at the outer loop's
+ * whole extent doubled the Winograd candidates' GEMM, docs/cost_static.md version 4). */
+static void test_partitioned_copies_count_their_share_of_the_loop(void) {
+  const int64_t n = 1024;
+  for (int c = 0; c < 2; c++) {
+    tsl_target t;
+    if (!parse(c, &t)) continue;
+    tsl_arena *ar = tsl_arena_new(), *prev = tsl_arena_set_current(ar);
+    tsl_ir_nest *nests = NULL;
+    int nn = 0;
+    CU_ASSERT_EQUAL_FATAL(tsl_ir_nests(kernel_partitioned_chain(&t, n, TSL_FOR_SERIAL), &nests, &nn), TSL_OK);
+    CU_ASSERT_EQUAL(nn, 2);
+    if (nn == 2) {
+      CU_ASSERT_DOUBLE_EQUAL(nests[0].share[0], 0.75, 1e-12);
+      CU_ASSERT_DOUBLE_EQUAL(nests[1].share[0], 0.25, 1e-12);
+      CU_ASSERT_DOUBLE_EQUAL(nests[0].share[1], 1.0, 1e-12);
+      CU_ASSERT_DOUBLE_EQUAL(nests[0].extents[0], 4, 1e-12);
+    }
+    free(nests);
+    for (int k = 0; k < 2; k++) {
+      tsl_for_kind kind = k == 0 ? TSL_FOR_SERIAL : TSL_FOR_PARALLEL;
+      tsl_cost_static_detail d;
+      CU_ASSERT_EQUAL_FATAL(tsl_cost_static_func(kernel_partitioned_chain(&t, n, kind), &t, 1, &d), TSL_OK);
+      double want = 4.0 * (double)n * fma_latency[c];
+      CU_ASSERT(d.loops >= 2);
+      CU_ASSERT(d.cycles >= 0.9 * want && d.cycles <= 1.25 * want);
+      if (!(d.cycles >= 0.9 * want && d.cycles <= 1.25 * want))
+        fprintf(stderr, "\n  %s (outer %s): partitioned chains %.6g cycles, hand %.6g\n", t.cpu,
+                k == 0 ? "serial" : "parallel", d.cycles, want);
+    }
+    tsl_arena_set_current(prev);
+    tsl_arena_free(ar);
+  }
 }
 
 static void test_fma_chain_kernel_is_n_latencies(void) {
@@ -470,6 +529,8 @@ void tsl_tests_tuner_cost_static(void) {
   CU_pSuite s = CU_add_suite("tuner_cost_static", NULL, NULL);
   CU_add_test(s, "an FMA chain block costs K FMA latencies (znver3, neoverse-n1)", test_fma_chain_block_is_k_latencies);
   CU_add_test(s, "an FMA chain kernel costs N latencies", test_fma_chain_kernel_is_n_latencies);
+  CU_add_test(s, "copies of a nest under a loop's partition count their share of it",
+              test_partitioned_copies_count_their_share_of_the_loop);
   CU_add_test(s, "a load-bound kernel: store throughput, arrays' traffic, cache",
               test_load_bound_kernel_is_store_bound_and_its_traffic_is_the_arrays);
   CU_add_test(s, "the parallel split divides by the cores", test_parallel_split_divides_by_the_cores);
