@@ -376,12 +376,6 @@ static void loop_identity(const asm_label *L, char *out, size_t cap) {
   }
 }
 
-/* The nest the innermost loop h belongs to: among the nests that hold every named loop
- * of its chain, the k-th for the k-th loop (in program order, counting the loops LLVM
- * derives from one loop once: loop_identity) with the same names. Copies of a nest
- * (a loop partitioned by an `if` into full tiles and a tail) have the same names and
- * differ in their shares (tsl_ir_nest.share); the lowering emits the then-copy first, as
- * LLVM lays them out. -1 if none holds them all. */
 /* The nests that hold every named loop of h's chain into cands (at most 64), in program
  * order; returns how many. */
 static int nest_candidates(const estimate *e, int h, int cands[64]) {
@@ -404,6 +398,14 @@ static int nest_candidates(const estimate *e, int h, int cands[64]) {
   return ncand;
 }
 
+/* The nest the innermost loop h belongs to: among the nests that hold every named loop
+ * of its chain, the k-th for the k-th loop (in program order, counting the loops LLVM
+ * derives from one loop once: loop_identity) with the same names. Copies of a nest
+ * (a loop partitioned by an `if` into full tiles and a tail) have the same names and
+ * differ in their shares (tsl_ir_nest.share); the lowering emits the then-copy first and
+ * LLVM mostly keeps that order: this choice is only the nest the loop's cycles are
+ * attributed to (step 5's roofline), its count takes the mean share (executions).
+ * -1 if none holds them all. */
 static int nest_of(const estimate *e, int h) {
   int cands[64], ncand = nest_candidates(e, h, cands);
   if (ncand <= 1) return ncand == 1 ? cands[0] : -1;
@@ -478,11 +480,21 @@ static double executions(estimate *e, int h, tsl_cost_static_detail *d, int *nes
     for (int l = 0; l < nn->depth && par < 0; l++)
       if (nn->kinds[l] == TSL_FOR_PARALLEL) par = l;
     bool in_body = false; /* the chain names a loop inside the parallel one */
-    for (int k = 0; k < nc && par >= 0 && !in_body; k++) in_body = level_in(nn, e->a.labels[chain[k]].irname) > par;
+    for (int k = 0; k < nc && par >= 0 && !in_body; k++) in_body = level_in(nn, e->a.labels[chain[k]].irname) >= par;
     for (int l = 0; in_body && l <= par; l++) {
       bool named = false;
       for (int k = 0; k < nc && !named; k++) named = level_in(nn, e->a.labels[chain[k]].irname) == l;
-      if (!named) n *= nn->extents[l] * nn->share[l];
+      if (named) continue;
+      double sh = 0; /* the mean share over the copies, as above */
+      for (int c = 0; c < ncand; c++) {
+        int cl = -1;
+        for (int m = 0; m < e->nests[cands[c]].depth && cl < 0; m++)
+          if (e->nests[cands[c]].names[m] == nn->names[l] || (e->nests[cands[c]].names[m] && nn->names[l] &&
+                                                              strcmp(e->nests[cands[c]].names[m], nn->names[l]) == 0))
+            cl = m;
+        sh += cl >= 0 ? e->nests[cands[c]].share[cl] : 1;
+      }
+      n *= nn->extents[l] * (ncand > 0 ? sh / ncand : nn->share[l]);
     }
   }
   if (guessed) d->loops_guessed++;
