@@ -256,7 +256,7 @@ static double fill_bytes(const tsl_ir_nest *n, double capacity) {
   for (int L = 0; L <= n->depth; L++)
     if (n->bytes[L] <= capacity / 2) best = L;
   double runs = 1;
-  for (int l = 0; l < n->depth - best; l++) runs *= n->extents[l];
+  for (int l = 0; l < n->depth - best; l++) runs *= n->extents[l] * n->share[l];
   return n->bytes[best] * runs;
 }
 
@@ -324,34 +324,181 @@ typedef struct estimate {
   double unmapped_cycles;
 } estimate;
 
-/* Executions of the loop headed by label index h: its trip count times its parents'. */
-static double executions(estimate *e, int h, tsl_cost_static_detail *d, int *nest) {
+/* The level of nest n whose variable names block best (the longest name), or -1. */
+static int level_in(const tsl_ir_nest *n, const char *block) {
+  size_t best = 0;
+  int level = -1;
+  for (int l = 0; l < n->depth; l++) {
+    const char *v = n->names[l];
+    if (v && strlen(v) > best && name_from(block, v)) {
+      best = strlen(v);
+      level = l;
+    }
+  }
+  return level;
+}
+
+/* The loop chain of label h (h, then its enclosing loops' headers) into chain[]. */
+static int chain_of(const estimate *e, int h, int chain[MAX_PARENTS + 1]) {
   const asm_label *L = &e->a.labels[h];
-  double n = 1;
-  bool guessed = false;
-  int chain[MAX_PARENTS + 1], nc = 0;
+  int nc = 0;
   chain[nc++] = h;
   for (int k = 0; k < L->nparents; k++)
     if (L->parents[k] >= 0) chain[nc++] = L->parents[k];
-  int votes_nest = -1, votes = 0;
-  for (int k = 0; k < nc; k++) {
+  return nc;
+}
+
+/* The loop-IR variable names of h's chain joined (each element the longest name that
+ * names its block, "?" for none) into sig. */
+static void chain_signature(const estimate *e, int h, char *sig, size_t cap) {
+  int chain[MAX_PARENTS + 1], nc = chain_of(e, h, chain);
+  size_t used = 0;
+  sig[0] = '\0';
+  for (int k = 0; k < nc && used + 1 < cap; k++) {
     const asm_label *q = &e->a.labels[chain[k]];
     int ni = -1, li = -1;
-    bool named = q->irname[0] && find_var(e->nests, e->nn, q->irname, &ni, &li);
-    if (named && (votes_nest < 0 || ni == votes_nest)) {
-      votes_nest = ni;
-      votes++;
+    const char *v = q->irname[0] && find_var(e->nests, e->nn, q->irname, &ni, &li) ? e->nests[ni].names[li] : "?";
+    int w = snprintf(sig + used, cap - used, "%s/", v);
+    if (w < 0) break;
+    used += (size_t)w < cap - used ? (size_t)w : cap - used - 1;
+  }
+}
+
+/* Loop h's IR name without the suffixes LLVM gives the loops it derives from one loop
+ * (".epil"/".prol" remainders of unrolling, ".us" of unswitching, ".peel", ...) into
+ * out: copies of a nest keep distinct names (LLVM uniquifies them: "t227.i", "t.i"). */
+static void loop_identity(const asm_label *L, char *out, size_t cap) {
+  snprintf(out, cap, "%s", L->irname);
+  static const char *const derived[] = {".epil", ".prol", ".us", ".peel", ".split", ".lver", ".ldist"};
+  for (size_t i = 0; i < sizeof derived / sizeof derived[0]; i++) {
+    char *c = strstr(out, derived[i]);
+    if (c) *c = '\0';
+  }
+}
+
+/* The nests that hold every named loop of h's chain into cands (at most 64), in program
+ * order; returns how many. */
+static int nest_candidates(const estimate *e, int h, int cands[64]) {
+  int chain[MAX_PARENTS + 1], nc = chain_of(e, h, chain);
+  int ncand = 0;
+  for (int i = 0; i < e->nn && ncand < 64; i++) {
+    bool all = true, any = false;
+    for (int k = 0; k < nc && all; k++) {
+      const asm_label *q = &e->a.labels[chain[k]];
+      int ni = -1, li = -1;
+      if (!q->irname[0] || !find_var(e->nests, e->nn, q->irname, &ni, &li)) continue;
+      const tsl_ir_nest *n = &e->nests[i];
+      bool has = false;
+      for (int l = 0; l < n->depth && !has; l++) has = n->names[l] && strcmp(n->names[l], e->nests[ni].names[li]) == 0;
+      all = has;
+      any = true;
     }
-    double trip = q->irname[0] ? ir_trip(e->loops, e->nloops, q->function, q->irname) : -1;
-    if (trip < 0 && named) trip = e->nests[ni].extents[li];
+    if (all && any) cands[ncand++] = i;
+  }
+  return ncand;
+}
+
+/* The nest the innermost loop h belongs to: among the nests that hold every named loop
+ * of its chain, the k-th for the k-th loop (in program order, counting the loops LLVM
+ * derives from one loop once: loop_identity) with the same names. Copies of a nest
+ * (a loop partitioned by an `if` into full tiles and a tail) have the same names and
+ * differ in their shares (tsl_ir_nest.share); the lowering emits the then-copy first and
+ * LLVM mostly keeps that order: this choice is only the nest the loop's cycles are
+ * attributed to (step 5's roofline), its count takes the mean share (executions).
+ * -1 if none holds them all. */
+static int nest_of(const estimate *e, int h) {
+  int cands[64], ncand = nest_candidates(e, h, cands);
+  if (ncand <= 1) return ncand == 1 ? cands[0] : -1;
+  /* the k-th distinct loop among the inner loops of the same names, in program order */
+  char sig[512], other[512], self[NAME_LEN], seen[64][NAME_LEN];
+  chain_signature(e, h, sig, sizeof sig);
+  loop_identity(&e->a.labels[h], self, sizeof self);
+  int nseen = 0, occurrence = 0;
+  for (int k = 0; k <= h && nseen < 64; k++) {
+    const asm_label *q = &e->a.labels[k];
+    if (!q->inner || strcmp(q->function, e->a.labels[h].function) != 0) continue;
+    chain_signature(e, k, other, sizeof other);
+    if (strcmp(other, sig) != 0) continue;
+    char id[NAME_LEN];
+    loop_identity(q, id, sizeof id);
+    int j = 0;
+    while (j < nseen && strcmp(seen[j], id) != 0) j++;
+    if (j == nseen) snprintf(seen[nseen++], NAME_LEN, "%s", id);
+    if (strcmp(id, self) == 0) {
+      occurrence = j;
+      break;
+    }
+  }
+  return cands[occurrence < ncand ? occurrence : ncand - 1];
+}
+
+/* Executions of the loop headed by label index h: its trip count times its parents',
+ * in the share of their iterations in which h's nest runs. Which copy of a partitioned
+ * nest an assembly loop is cannot be told for sure (LLVM may lay the copies out in any
+ * order), so the share is the mean over the copies (the nests that hold h's loops) of
+ * each copy's share: the copies' shares of a partition sum to 1, so the partition's
+ * loops together count the whole loop, and no copy is counted at a wrong copy's share. */
+static double executions(estimate *e, int h, tsl_cost_static_detail *d, int *nest) {
+  int chain[MAX_PARENTS + 1], nc = chain_of(e, h, chain);
+  int cands[64], ncand = nest_candidates(e, h, cands);
+  int ni = nest_of(e, h);
+  double n = 1;
+  bool guessed = false, eligible[MAX_PARENTS + 1];
+  for (int k = 0; k < nc; k++) {
+    const asm_label *q = &e->a.labels[chain[k]];
+    int li = ni >= 0 && q->irname[0] ? level_in(&e->nests[ni], q->irname) : -1;
+    double ir = q->irname[0] ? ir_trip(e->loops, e->nloops, q->function, q->irname) : -1, trip = ir;
+    if (trip < 0 && li >= 0) trip = e->nests[ni].extents[li];
+    int oi = -1, ol = -1; /* a loop of another nest (not in the chain's nest) */
+    if (trip < 0 && li < 0 && q->irname[0] && find_var(e->nests, e->nn, q->irname, &oi, &ol)) trip = e->nests[oi].extents[ol];
     if (trip < 0) {
       guessed = true;
       trip = 1;
     }
+    /* a loop LLVM kept whole (its trip the nest's extent, or unknown: an outlined
+     * parallel loop) runs in its share; a loop LLVM split at the guard has its own trip */
+    eligible[k] = li >= 0 && (ir < 0 || ir == e->nests[ni].extents[li]);
     n *= trip;
   }
+  double share = 0;
+  for (int c = 0; c < ncand; c++) {
+    double p = 1;
+    for (int k = 0; k < nc; k++) {
+      if (!eligible[k]) continue;
+      int l = level_in(&e->nests[cands[c]], e->a.labels[chain[k]].irname);
+      if (l >= 0) p *= e->nests[cands[c]].share[l];
+    }
+    share += p;
+  }
+  if (ncand > 0) n *= share / ncand;
+  /* the loops of the nest from its parallel loop outwards that the chain does not name
+   * run in the caller of the outlined parallel body (the body of a one-iteration chunk
+   * has no loop of its own): the body runs their iterations over */
+  if (ni >= 0) {
+    const tsl_ir_nest *nn = &e->nests[ni];
+    int par = -1;
+    for (int l = 0; l < nn->depth && par < 0; l++)
+      if (nn->kinds[l] == TSL_FOR_PARALLEL) par = l;
+    bool in_body = false; /* the chain names a loop inside the parallel one */
+    for (int k = 0; k < nc && par >= 0 && !in_body; k++) in_body = level_in(nn, e->a.labels[chain[k]].irname) >= par;
+    for (int l = 0; in_body && l <= par; l++) {
+      bool named = false;
+      for (int k = 0; k < nc && !named; k++) named = level_in(nn, e->a.labels[chain[k]].irname) == l;
+      if (named) continue;
+      double sh = 0; /* the mean share over the copies, as above */
+      for (int c = 0; c < ncand; c++) {
+        int cl = -1;
+        for (int m = 0; m < e->nests[cands[c]].depth && cl < 0; m++)
+          if (e->nests[cands[c]].names[m] == nn->names[l] || (e->nests[cands[c]].names[m] && nn->names[l] &&
+                                                              strcmp(e->nests[cands[c]].names[m], nn->names[l]) == 0))
+            cl = m;
+        sh += cl >= 0 ? e->nests[cands[c]].share[cl] : 1;
+      }
+      n *= nn->extents[l] * (ncand > 0 ? sh / ncand : nn->share[l]);
+    }
+  }
   if (guessed) d->loops_guessed++;
-  *nest = votes > 0 ? votes_nest : -1;
+  *nest = ni;
   return n;
 }
 

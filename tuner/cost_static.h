@@ -44,7 +44,7 @@ extern "C" {
 #endif
 
 /* The model's version, recorded with every estimate (records' "cost_model"). */
-#define TSL_COST_STATIC_MODEL "tessel-static-3"
+#define TSL_COST_STATIC_MODEL "tessel-static-5"
 
 /* A pick from static estimates (lookup, tuner/dispatch.h) replaces the default schedule
  * (the dispatcher's default algorithm at its default config) only when its estimate is

@@ -14,6 +14,8 @@ typedef struct loop_info {
   const tsl_expr *var;
   double extent;
   tsl_for_kind kind;
+  double min;   /* the loop's first value (0 when unknown) */
+  double share; /* the fraction of its iterations in which the body runs (guards, below) */
 } loop_info;
 
 /* The dependence of an index on one loop variable. */
@@ -55,6 +57,7 @@ typedef struct walker {
   int nnests, capnests;
   double local_bytes;
   bool nomem;
+  bool guards; /* apply `if` guards on loop variables to loop_info.share (tsl_ir_nests) */
 } walker;
 
 static bool same_var(const tsl_expr *a, const tsl_expr *b) {
@@ -256,6 +259,62 @@ static double upper_extent(walker *w, const tsl_expr *ext) {
   return iv.has_hi && iv.hi > 0 ? (double)iv.hi : 1;
 }
 
+/* Whether statement s holds a loop. */
+static bool has_loop(const tsl_stmt *s) {
+  if (!s) return false;
+  switch (s->kind) {
+  case TSL_S_FOR: return true;
+  case TSL_S_ALLOCATE: return has_loop(s->allocate.body);
+  case TSL_S_SEQ:
+    for (int i = 0; i < s->seq.n; i++)
+      if (has_loop(s->seq.stmts[i])) return true;
+    return false;
+  case TSL_S_IF: return has_loop(s->if_.then_case) || has_loop(s->if_.else_case);
+  case TSL_S_LET: return has_loop(s->let.body);
+  default: return false;
+  }
+}
+
+/* The fraction of the iterations of an enclosing loop for which guard `cond` holds, when
+ * cond compares that loop's variable with a constant (`v < c`, `c <= v`, `v == c`, ...;
+ * the lowering's partition of a loop into full tiles and a tail, `if (y.outer < 13) ...
+ * else ...`); *level is the loop's depth, -1 (and 1 returned) for any other condition. A
+ * nest under the then-branch runs share * f of that loop's iterations, under the
+ * else-branch share * (1 - f): the static cost model counts each copy's executions, not
+ * the loop's extent for both (docs/cost_static.md). */
+static double guard_share(const walker *w, const tsl_expr *cond, int *level) {
+  *level = -1;
+  if (!cond || cond->kind < TSL_E_EQ || cond->kind > TSL_E_GE) return 1;
+  tsl_expr_kind k = cond->kind;
+  const tsl_expr *a = cond->bin.a, *b = cond->bin.b;
+  int64_t c;
+  if (!tsl_expr_is_const_int(b, &c)) {
+    if (!tsl_expr_is_const_int(a, &c)) return 1;
+    const tsl_expr *t = a; /* c OP v: v OP' c */
+    a = b;
+    b = t;
+    k = k == TSL_E_LT ? TSL_E_GT : k == TSL_E_LE ? TSL_E_GE : k == TSL_E_GT ? TSL_E_LT : k == TSL_E_GE ? TSL_E_LE : k;
+  }
+  if (a->kind != TSL_E_VAR) return 1;
+  for (int l = w->depth - 1; l >= 0; l--) {
+    if (!same_var(w->stack[l].var, a)) continue;
+    double lo = w->stack[l].min, n = w->stack[l].extent, hi = lo + n - 1, cnt = 0, x = (double)c;
+    if (n < 1) return 1;
+    switch (k) {
+    case TSL_E_LT: cnt = x - lo; break;
+    case TSL_E_LE: cnt = x - lo + 1; break;
+    case TSL_E_GT: cnt = hi - x; break;
+    case TSL_E_GE: cnt = hi - x + 1; break;
+    case TSL_E_EQ: cnt = x >= lo && x <= hi ? 1 : 0; break;
+    case TSL_E_NE: cnt = x >= lo && x <= hi ? n - 1 : n; break;
+    default: return 1;
+    }
+    *level = l;
+    return cnt <= 0 ? 0 : cnt >= n ? 1 : cnt / n;
+  }
+  return 1;
+}
+
 static void walk(walker *w, const tsl_stmt *s) {
   if (!s || w->nomem) return;
   switch (s->kind) {
@@ -265,7 +324,7 @@ static void walk(walker *w, const tsl_stmt *s) {
     tsl_interval lo = tsl_interval_of(s->loop.min, w->ranges);
     if (lo.has_lo && lo.has_hi && ext >= 1)
       tsl_var_ranges_set(w->ranges, s->loop.var, tsl_interval_range(lo.lo, lo.hi + (int64_t)ext - 1));
-    w->stack[w->depth] = (loop_info){s->loop.var, ext, s->loop.for_kind};
+    w->stack[w->depth] = (loop_info){s->loop.var, ext, s->loop.for_kind, lo.has_lo ? (double)lo.lo : 0, 1.0};
     w->stack_loop[w->depth++] = s;
     walk(w, s->loop.body);
     w->depth--;
@@ -293,10 +352,18 @@ static void walk(walker *w, const tsl_stmt *s) {
   case TSL_S_SEQ:
     for (int i = 0; i < s->seq.n; i++) walk(w, s->seq.stmts[i]);
     return;
-  case TSL_S_IF:
+  case TSL_S_IF: {
+    int level = -1;
+    double taken = guard_share(w, s->if_.cond, &level);
+    bool split = w->guards && level >= 0 && (has_loop(s->if_.then_case) || has_loop(s->if_.else_case));
+    double share = split ? w->stack[level].share : 1;
+    if (split) w->stack[level].share = share * taken;
     walk(w, s->if_.then_case);
+    if (split) w->stack[level].share = share * (1 - taken);
     walk(w, s->if_.else_case);
+    if (split) w->stack[level].share = share;
     return;
+  }
   case TSL_S_LET:
     if (w->nlets < MAX_LETS) {
       w->let_var[w->nlets] = s->let.var;
@@ -431,8 +498,9 @@ static void features_of(walker *w, float *out) {
   out[29] = lg(max_stride);
 }
 
-/* Walks f's body with a fresh walker and calls done(w, arg) on the nests found. */
-static tsl_status walk_func(const tsl_func *f, void (*done)(walker *w, void *arg), void *arg) {
+/* Walks f's body with a fresh walker (guards: loop_info.share follows `if` guards) and
+ * calls done(w, arg) on the nests found. */
+static tsl_status walk_func(const tsl_func *f, bool guards, void (*done)(walker *w, void *arg), void *arg) {
   tsl_arena *a = tsl_arena_new();
   if (!a) return tsl_error(TSL_ERR_NOMEM, "ir features: out of memory");
   tsl_arena *prev = tsl_arena_set_current(a);
@@ -442,6 +510,7 @@ static tsl_status walk_func(const tsl_func *f, void (*done)(walker *w, void *arg
     st = tsl_error(TSL_ERR_NOMEM, "ir features: out of memory");
   } else {
     w->ranges = tsl_var_ranges_new();
+    w->guards = guards;
     walk(w, f->body);
     if (w->nomem) st = tsl_error(TSL_ERR_NOMEM, "ir features: out of memory");
     else done(w, arg);
@@ -458,7 +527,7 @@ static void features_done(walker *w, void *arg) { features_of(w, arg); }
 
 tsl_status tsl_ir_features(const tsl_func *f, float *out) {
   if (!f || !out) return tsl_error(TSL_ERR_INVALID, "ir features: NULL argument");
-  return walk_func(f, features_done, out);
+  return walk_func(f, false, features_done, out);
 }
 
 typedef struct nests_out {
@@ -481,6 +550,7 @@ static void nests_done(walker *w, void *arg) {
       r->names[l] = n->loops[l].var->var.name;
       r->extents[l] = n->loops[l].extent;
       r->kinds[l] = n->loops[l].kind;
+      r->share[l] = n->loops[l].share;
     }
     for (int L = 0; L <= n->depth; L++) {
       double accessed;
@@ -492,7 +562,7 @@ static void nests_done(walker *w, void *arg) {
 tsl_status tsl_ir_nests(const tsl_func *f, tsl_ir_nest **out, int *n) {
   if (!f || !out || !n) return tsl_error(TSL_ERR_INVALID, "ir nests: NULL argument");
   nests_out o = {NULL, 0};
-  tsl_status st = walk_func(f, nests_done, &o);
+  tsl_status st = walk_func(f, true, nests_done, &o);
   if (st == TSL_OK && !o.nests) st = tsl_error(TSL_ERR_NOMEM, "ir nests: out of memory");
   if (st != TSL_OK) {
     free(o.nests);

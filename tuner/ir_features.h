@@ -71,6 +71,9 @@ typedef struct tsl_ir_nest {
   const char *names[TSL_IR_MAX_DEPTH];    /* their variables' names, outermost first (in f) */
   double extents[TSL_IR_MAX_DEPTH];       /* as `trip` above: upper bounds, 1 when unbounded */
   tsl_for_kind kinds[TSL_IR_MAX_DEPTH];
+  double share[TSL_IR_MAX_DEPTH];         /* the fraction of each loop's iterations in which
+                                             this nest runs: 1, or less under an `if` on the
+                                             loop's variable (a full-tile/tail partition) */
   double flops_iter;                      /* flops/iter above */
   double bytes[TSL_IR_MAX_DEPTH + 1];     /* bytes(L) above for L = 0..depth (L = 0: one
                                              execution of the body) */
