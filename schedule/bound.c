@@ -280,9 +280,22 @@ static tsl_stmt *prefetch_box(const tsl_lower_ctx *ctx, const tsl_buffer *tb, co
   }
   tsl_expr *ld = tsl_lower_retarget(ctx, tsl_load((tsl_buffer *)tb, nd, idx, NULL));
   const tsl_buffer *kb = ld->load.buf;
-  tsl_expr **cidx = tsl_alloc(sizeof(tsl_expr *) * (size_t)(nd + 1));
-  for (int d = 0; d < nd; d++) cidx[d] = clamp(ld->load.index[d], kb->shape[d] - 1);
-  tsl_expr *addr = tsl_load(ld->load.buf, nd, cidx, NULL);
+  tsl_expr *addr;
+  if (!kb->strides && kb->ndim == ld->load.nindex) {
+    /* compact row-major: clamp the element offset, not each index, so that the lines
+     * past the end of a dimension are those that follow in memory (an iteration ahead
+     * of the loop's last reads what the enclosing loop's next iteration reads first
+     * when the loops walk the buffer in storage order, e.g. the next panel of a
+     * streamed weight tensor); one index, which storage_flatten leaves as it is */
+    tsl_expr *off = ld->load.index[0];
+    for (int d = 1; d < kb->ndim; d++) off = tsl_add(tsl_mul(off, tsl_i64(kb->shape[d])), ld->load.index[d]);
+    off = clamp(off, tsl_buffer_numel(kb) - 1);
+    addr = tsl_load(ld->load.buf, 1, &off, NULL);
+  } else {
+    tsl_expr **cidx = tsl_alloc(sizeof(tsl_expr *) * (size_t)(nd + 1));
+    for (int d = 0; d < nd; d++) cidx[d] = clamp(ld->load.index[d], kb->shape[d] - 1);
+    addr = tsl_load(ld->load.buf, nd, cidx, NULL);
+  }
   tsl_stmt *s = tsl_evaluate(tsl_call(TSL_CALL_PREFETCH, TSL_I32, 1, &addr));
   for (int d = nd - 1; d >= 0; d--) {
     int64_t width = acc->hi[d] - acc->lo[d] + 1;
