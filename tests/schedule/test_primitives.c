@@ -450,6 +450,26 @@ static void test_prefetch_past_the_loop_goes_on_in_memory(void) {
   st_arena_end(a);
 }
 
+/* Whole rows of a line-aligned buffer whose rows are whole lines: one prefetch per line
+ * (B's rows of 32 floats: 2), not one per line plus the span's last element. */
+static void test_prefetch_of_whole_aligned_rows_one_per_line(void) {
+  st_arena a = st_arena_begin();
+  tsl_func *f = check_matmul(3, 32, 5, "reorder(C, i, k, j)\nprefetch(C, B, k, 1)\n", "prefetch_rows", TSL_TAIL_PARTITION);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  const tsl_stmt *line = first_loop(f->body, "pf.line");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(line);
+  CU_ASSERT_EQUAL(line->loop.extent->kind, TSL_E_INT);
+  CU_ASSERT_EQUAL(line->loop.extent->int_value, 2);
+  tsl_expr *vars[16];
+  int n = 0;
+  const tsl_expr *pf = find_prefetch(f->body, vars, &n);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(pf);
+  const char *names[2] = {"k", "pf.line"};
+  /* B[k + 1][16 * line]: the second line of row 3 */
+  CU_ASSERT_EQUAL(prefetch_offset_at(pf, vars, n, names, (int64_t[]){2, 1}, 2), 3 * 32 + 16);
+  st_arena_end(a);
+}
+
 /* Guarded and partitioned tails give the same bits (same fma chains), and the
  * partitioned main loop has no masks. */
 static void test_partitioned_and_guarded_tails_agree(void) {
@@ -646,6 +666,7 @@ void tsl_tests_schedule_primitives(void) {
   CU_add_test(s, "test_storage_align_pads_the_row_stride", test_storage_align_pads_the_row_stride);
   CU_add_test(s, "test_prefetch_pragma_emits_prefetches_in_its_loop", test_prefetch_pragma_emits_prefetches_in_its_loop);
   CU_add_test(s, "test_prefetch_past_the_loop_goes_on_in_memory", test_prefetch_past_the_loop_goes_on_in_memory);
+  CU_add_test(s, "test_prefetch_of_whole_aligned_rows_one_per_line", test_prefetch_of_whole_aligned_rows_one_per_line);
   CU_add_test(s, "test_partitioned_and_guarded_tails_agree", test_partitioned_and_guarded_tails_agree);
   CU_add_test(s, "test_vectors_use_the_native_width", test_vectors_use_the_native_width);
   CU_add_test(s, "test_float_sum_of_products_accumulates_with_fma", test_float_sum_of_products_accumulates_with_fma);
