@@ -257,6 +257,18 @@ static void region_from_consumers(tsl_lower_ctx *ctx, int pi) {
 
 static tsl_expr *clamp(tsl_expr *e, int64_t hi) { return tsl_max(tsl_min(e, tsl_i64(hi)), tsl_i64(0)); }
 
+/* Whether the rows of the box (its innermost dimension) start on cache lines in kernel
+ * buffer kb: the box spans the whole innermost dimension, whose length is a multiple of
+ * a line, of a compact buffer aligned to a line. */
+static bool rows_on_lines(const tsl_buffer *tb, const tsl_buffer *kb, const region_acc *acc, int64_t per_line) {
+  int nd = acc->ndim;
+  if (kb->strides || kb->ndim != nd || kb->align < 64 || kb->shape[nd - 1] != tb->shape[nd - 1] ||
+      kb->shape[nd - 1] % per_line != 0 || acc->hi[nd - 1] - acc->lo[nd - 1] + 1 != tb->shape[nd - 1])
+    return false;
+  tsl_expr *start = tsl_simplify(tsl_add(acc->base[nd - 1], tsl_i64(acc->lo[nd - 1])), NULL);
+  return start->kind == TSL_E_INT && start->int_value == 0;
+}
+
 /* Prefetches of the box base + [lo, hi] of te buffer tb (one per cache line of the
  * innermost dimension), as loops over the outer dimensions. */
 static tsl_stmt *prefetch_box(const tsl_lower_ctx *ctx, const tsl_buffer *tb, const region_acc *acc) {
@@ -265,12 +277,18 @@ static tsl_stmt *prefetch_box(const tsl_lower_ctx *ctx, const tsl_buffer *tb, co
   tsl_expr **pv = tsl_alloc(sizeof(tsl_expr *) * (size_t)(nd + 1));
   int64_t per_line = 64 / (int64_t)tsl_type_bytes(tb->dtype);
   if (per_line < 1) per_line = 1;
+  for (int d = 0; d < nd; d++) idx[d] = tsl_i64(0);
+  const tsl_buffer *probe = tsl_lower_retarget(ctx, tsl_load((tsl_buffer *)tb, nd, idx, NULL))->load.buf;
+  bool aligned = rows_on_lines(tb, probe, acc, per_line);
   for (int d = 0; d < nd; d++) {
     pv[d] = tsl_var(d == nd - 1 ? "pf.line" : "pf.row", TSL_I64);
     tsl_expr *start = tsl_add(acc->base[d], tsl_i64(acc->lo[d]));
     int64_t width = acc->hi[d] - acc->lo[d] + 1;
     if (d < nd - 1) {
       idx[d] = tsl_add(start, pv[d]);
+    } else if (aligned) {
+      /* whole rows on line boundaries: exactly one prefetch per line */
+      idx[d] = tsl_add(start, tsl_mul(pv[d], tsl_i64(per_line)));
     } else {
       /* every line the span touches: one prefetch per line from its start, and its last
        * element (the span need not start on a line boundary) */
@@ -280,13 +298,26 @@ static tsl_stmt *prefetch_box(const tsl_lower_ctx *ctx, const tsl_buffer *tb, co
   }
   tsl_expr *ld = tsl_lower_retarget(ctx, tsl_load((tsl_buffer *)tb, nd, idx, NULL));
   const tsl_buffer *kb = ld->load.buf;
-  tsl_expr **cidx = tsl_alloc(sizeof(tsl_expr *) * (size_t)(nd + 1));
-  for (int d = 0; d < nd; d++) cidx[d] = clamp(ld->load.index[d], kb->shape[d] - 1);
-  tsl_expr *addr = tsl_load(ld->load.buf, nd, cidx, NULL);
+  tsl_expr *addr;
+  if (!kb->strides && kb->ndim == ld->load.nindex) {
+    /* compact row-major: clamp the element offset, not each index, so that the lines
+     * past the end of a dimension are those that follow in memory (an iteration ahead
+     * of the loop's last reads what the enclosing loop's next iteration reads first
+     * when the loops walk the buffer in storage order, e.g. the next panel of a
+     * streamed weight tensor); one index, which storage_flatten leaves as it is */
+    tsl_expr *off = ld->load.index[0];
+    for (int d = 1; d < kb->ndim; d++) off = tsl_add(tsl_mul(off, tsl_i64(kb->shape[d])), ld->load.index[d]);
+    off = clamp(off, tsl_buffer_numel(kb) - 1);
+    addr = tsl_load(ld->load.buf, 1, &off, NULL);
+  } else {
+    tsl_expr **cidx = tsl_alloc(sizeof(tsl_expr *) * (size_t)(nd + 1));
+    for (int d = 0; d < nd; d++) cidx[d] = clamp(ld->load.index[d], kb->shape[d] - 1);
+    addr = tsl_load(ld->load.buf, nd, cidx, NULL);
+  }
   tsl_stmt *s = tsl_evaluate(tsl_call(TSL_CALL_PREFETCH, TSL_I32, 1, &addr));
   for (int d = nd - 1; d >= 0; d--) {
     int64_t width = acc->hi[d] - acc->lo[d] + 1;
-    int64_t n = d < nd - 1 ? width : (width + per_line - 1) / per_line + 1;
+    int64_t n = d < nd - 1 ? width : aligned ? width / per_line : (width + per_line - 1) / per_line + 1;
     s = tsl_for(pv[d], tsl_i64(0), tsl_i64(n), TSL_FOR_SERIAL, s);
   }
   return s;

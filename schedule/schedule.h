@@ -311,7 +311,12 @@ tsl_status tsl_schedule_storage_align(tsl_schedule *s, const char *stage, const 
  * dimensions). */
 tsl_status tsl_schedule_storage_order(tsl_schedule *s, const char *stage, int n, const char *const *axes);
 /* Prefetch pragma: at the top of each iteration of leaf `axis`, prefetch (cache line by
- * cache line) the region of `tensor` that the stage reads `offset` iterations later. */
+ * cache line) the region of `tensor` that the stage reads `offset` iterations later.
+ * Past the loop's last iteration, on a compact row-major buffer, the addresses go on in
+ * memory (the element offset is clamped to the buffer, not each index): the lines that
+ * follow, which the enclosing loop's next iteration reads first when the loops walk the
+ * tensor in storage order (a streamed weight panel after panel); on a buffer with
+ * strides each index is clamped to its dimension. */
 tsl_status tsl_schedule_prefetch(tsl_schedule *s, const char *stage, const char *tensor, const char *axis,
                                  int64_t offset);
 

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir/analysis.h"
 #include "ref/ref_ops.h"
 #include "sched_tests.h"
 
@@ -383,6 +384,92 @@ static void test_prefetch_pragma_emits_prefetches_in_its_loop(void) {
   st_arena_end(a);
 }
 
+/* The first prefetch under s and the loop variables around it (outermost first). */
+static const tsl_expr *find_prefetch(const tsl_stmt *s, tsl_expr **vars, int *nvars) {
+  if (!s) return NULL;
+  switch (s->kind) {
+  case TSL_S_FOR: {
+    if (*nvars == 16) return NULL;
+    vars[(*nvars)++] = s->loop.var;
+    const tsl_expr *r = find_prefetch(s->loop.body, vars, nvars);
+    if (!r) (*nvars)--;
+    return r;
+  }
+  case TSL_S_SEQ:
+    for (int i = 0; i < s->seq.n; i++) {
+      const tsl_expr *r = find_prefetch(s->seq.stmts[i], vars, nvars);
+      if (r) return r;
+    }
+    return NULL;
+  case TSL_S_ALLOCATE: return find_prefetch(s->allocate.body, vars, nvars);
+  case TSL_S_IF: return find_prefetch(s->if_.then_case, vars, nvars);
+  case TSL_S_LET: return find_prefetch(s->let.body, vars, nvars);
+  case TSL_S_EVALUATE: {
+    const tsl_expr *e = s->evaluate.value;
+    return e->kind == TSL_E_CALL && e->call.op == TSL_CALL_PREFETCH ? e : NULL;
+  }
+  default: return NULL;
+  }
+}
+
+/* The element offset a prefetch reads with the loop variables vars[0..n) at values[]
+ * (every other variable 0), or -1 if it does not fold to a constant. */
+static int64_t prefetch_offset_at(const tsl_expr *pf, tsl_expr **vars, int n, const char *const *names,
+                                  const int64_t *values, int nnames) {
+  const tsl_expr *ld = pf->call.args[0];
+  if (ld->kind != TSL_E_LOAD || ld->load.nindex != 1) return -1;
+  tsl_expr *vals[16];
+  for (int i = 0; i < n; i++) {
+    vals[i] = tsl_i64(0);
+    for (int j = 0; j < nnames; j++)
+      if (strcmp(vars[i]->var.name, names[j]) == 0) vals[i] = tsl_i64(values[j]);
+  }
+  tsl_expr *e = tsl_simplify(tsl_substitute(ld->load.index[0], n, vars, vals), NULL);
+  return e->kind == TSL_E_INT ? e->int_value : -1;
+}
+
+/* A prefetch past a loop's last iteration on a compact buffer reads the lines that
+ * follow in memory (the next row of A when k runs out: what the next i reads), and
+ * never past the buffer's end. */
+static void test_prefetch_past_the_loop_goes_on_in_memory(void) {
+  st_arena a = st_arena_begin();
+  const int64_t M = 3, N = 4, K = 9;
+  tsl_func *f = check_matmul(M, N, K, "prefetch(C, A, k, 2)\n", "prefetch_flat", TSL_TAIL_PARTITION);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  tsl_expr *vars[16];
+  int n = 0;
+  const tsl_expr *pf = find_prefetch(f->body, vars, &n);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(pf);
+  const char *names[2] = {"i", "k"};
+  /* inside the row: A[i][k + 2] */
+  CU_ASSERT_EQUAL(prefetch_offset_at(pf, vars, n, names, (int64_t[]){1, 3}, 2), 1 * K + 5);
+  /* k = K - 1: A[i][K + 1] is A[i + 1][1], not A[i][K - 1] clamped in its row */
+  CU_ASSERT_EQUAL(prefetch_offset_at(pf, vars, n, names, (int64_t[]){0, K - 1}, 2), K + 1);
+  /* the last row: clamped to A's last element */
+  CU_ASSERT_EQUAL(prefetch_offset_at(pf, vars, n, names, (int64_t[]){M - 1, K - 1}, 2), M * K - 1);
+  st_arena_end(a);
+}
+
+/* Whole rows of a line-aligned buffer whose rows are whole lines: one prefetch per line
+ * (B's rows of 32 floats: 2), not one per line plus the span's last element. */
+static void test_prefetch_of_whole_aligned_rows_one_per_line(void) {
+  st_arena a = st_arena_begin();
+  tsl_func *f = check_matmul(3, 32, 5, "reorder(C, i, k, j)\nprefetch(C, B, k, 1)\n", "prefetch_rows", TSL_TAIL_PARTITION);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  const tsl_stmt *line = first_loop(f->body, "pf.line");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(line);
+  CU_ASSERT_EQUAL(line->loop.extent->kind, TSL_E_INT);
+  CU_ASSERT_EQUAL(line->loop.extent->int_value, 2);
+  tsl_expr *vars[16];
+  int n = 0;
+  const tsl_expr *pf = find_prefetch(f->body, vars, &n);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(pf);
+  const char *names[2] = {"k", "pf.line"};
+  /* B[k + 1][16 * line]: the second line of row 3 */
+  CU_ASSERT_EQUAL(prefetch_offset_at(pf, vars, n, names, (int64_t[]){2, 1}, 2), 3 * 32 + 16);
+  st_arena_end(a);
+}
+
 /* Guarded and partitioned tails give the same bits (same fma chains), and the
  * partitioned main loop has no masks. */
 static void test_partitioned_and_guarded_tails_agree(void) {
@@ -578,6 +665,8 @@ void tsl_tests_schedule_primitives(void) {
   CU_add_test(s, "test_cache_read_packs_a_tile_per_iteration", test_cache_read_packs_a_tile_per_iteration);
   CU_add_test(s, "test_storage_align_pads_the_row_stride", test_storage_align_pads_the_row_stride);
   CU_add_test(s, "test_prefetch_pragma_emits_prefetches_in_its_loop", test_prefetch_pragma_emits_prefetches_in_its_loop);
+  CU_add_test(s, "test_prefetch_past_the_loop_goes_on_in_memory", test_prefetch_past_the_loop_goes_on_in_memory);
+  CU_add_test(s, "test_prefetch_of_whole_aligned_rows_one_per_line", test_prefetch_of_whole_aligned_rows_one_per_line);
   CU_add_test(s, "test_partitioned_and_guarded_tails_agree", test_partitioned_and_guarded_tails_agree);
   CU_add_test(s, "test_vectors_use_the_native_width", test_vectors_use_the_native_width);
   CU_add_test(s, "test_float_sum_of_products_accumulates_with_fma", test_float_sum_of_products_accumulates_with_fma);
