@@ -13,6 +13,7 @@
 #include "models/compile.h"
 #include "ops/algorithm.h"
 #include "tuner/records.h"
+#include "tuner/tuner_util.h"
 
 static int activation(tsl_graph *g, int x, const char *fn) {
   int node, y = gt_add_node(g, TSL_OP_ACTIVATION, 1, &x, &node);
@@ -210,28 +211,12 @@ static void test_fused_record_sets_the_knobs(void) {
   CU_ASSERT_EQUAL_FATAL(tsl_records_new(&db), TSL_OK);
   tsl_record *r = calloc(1, sizeof *r);
   CU_ASSERT_FATAL(r != NULL);
-  tsl_target_str(&t, r->target, sizeof r->target);
-  snprintf(r->task, sizeof r->task, "%s", tpl->op);
+  /* the fused workload's one algorithm is its template */
+  CU_ASSERT_FATAL(tt_algo_record_at(w, "host", 0, tsl_config_index(&sp, &c), 1e-3, NULL, r));
+  CU_ASSERT_STRING_EQUAL(r->template_name, tpl->name);
+  CU_ASSERT_EQUAL_FATAL(tsl_records_add(db, r), TSL_OK);
   char *key = NULL;
   CU_ASSERT_EQUAL_FATAL(tsl_workload_key_of(w, &key), TSL_OK);
-  snprintf(r->workload, sizeof r->workload, "%s", key);
-  snprintf(r->algorithm, sizeof r->algorithm, "%s", tpl->name);
-  snprintf(r->template_name, sizeof r->template_name, "%s", tpl->name);
-  r->space_hash = tsl_space_hash(tpl->name, tpl->version, tpl->op, &sp);
-  r->config_index = -1;
-  r->nknobs = sp.nknobs;
-  for (int k = 0; k < sp.nknobs; k++) {
-    snprintf(r->knob_names[k], sizeof r->knob_names[k], "%s", sp.knobs[k].name);
-    r->knob_kinds[k] = sp.knobs[k].kind;
-  }
-  r->config = c;
-  r->ncosts = 1;
-  r->costs[0] = 1e-3;
-  r->error_no = TSL_MEASURE_OK;
-  r->threads = 1;
-  tsl_device_info_host(&t, &r->device);
-  tsl_record_stamp(r);
-  CU_ASSERT_EQUAL_FATAL(tsl_records_add(db, r), TSL_OK);
   for (int with = 0; with < 2; with++) {
     tsl_compile_options co = {.target = "host", .records_db = with ? db : NULL};
     tsl_graph_plan *plan = NULL;
