@@ -24,6 +24,7 @@
 #include "models/graph.h"
 #include "runtime/graph_executor.h"
 #include "ops/conv2d/conv2d_select.h"
+#include "ops/conv2d/expand_depthwise.h"
 #include "tuner/dispatch.h"
 #include "tuner/records.h"
 #include "ops/workload.h"
@@ -36,7 +37,12 @@ extern "C" {
 /* One distinct convolution layer of a model as the compiler builds it. */
 typedef struct tsl_conv_layer {
   tsl_workload workload; /* its family workload: the records key (ops/conv2d/algorithms_conv.h) */
-  tsl_conv2d_layer desc;  /* the layer (true channel counts, fused epilogue, block) */
+  tsl_conv2d_layer desc;  /* the layer (true channel counts, fused epilogue, block); for a
+                             fused pair its depthwise conv */
+  bool fused;            /* an expand 1x1 + depthwise pair the compiler fuses: workload is
+                            the fused workload (ops/conv2d/expand_depthwise.h), fused_desc
+                            the pair, node its depthwise node */
+  tsl_expand_dw_layer fused_desc;
   char node[128];        /* the first node with this workload */
   int count;             /* nodes with this workload */
   int only_algo;         /* -1: every algorithm of the family can compute the compiled layer;
@@ -52,7 +58,11 @@ typedef struct tsl_conv_layer {
 /* The distinct conv layers of g compiled for `target` (NULL: "host") after the passes
  * (batch-norm folding, epilogue fusion, NCHW[x]c layout): exactly the family workloads
  * tsl_graph_compile looks up in a records file, in graph order, one entry per distinct
- * (workload, only_algo): a workload both channel-scaled and not is listed twice. Writes up to max into
+ * (workload, only_algo): a workload both channel-scaled and not is listed twice. An
+ * expand 1x1 + depthwise pair the compiler fuses (default options, models/
+ * compile_expand_dw.h) is ONE entry, its fused workload (at the depthwise node's place;
+ * fused set), and neither conv is listed; a pair whose expand activation is a table
+ * function (no workload) is not listed at all. Writes up to max into
  * out, the number of distinct layers into *n (may exceed max).
  * Errors: those of the target, the passes and shape inference; TSL_ERR_INVALID for a
  * malformed conv node. */

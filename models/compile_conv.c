@@ -137,15 +137,20 @@ tsl_status tsl_conv_node_layer(const tsl_graph *g, int node, tsl_conv2d_layer *d
   return tsl_conv2d_layer_check(d);
 }
 
-const tsl_kernel *tsl_conv_lowering_cached(tsl_conv_lowering *cl, const char *key) {
+const tsl_kernel *tsl_conv_lowering_cached(tsl_conv_lowering *cl, const char *key, const tsl_dispatch_info **info) {
   tsl_conv_cache_entry *e = cache_find(cl, key);
+  if (info) *info = e ? e->info : NULL;
   return e ? e->kernel : NULL;
 }
 
-tsl_status tsl_conv_lowering_cache(tsl_conv_lowering *cl, const char *key, const tsl_kernel *k) {
+tsl_status tsl_conv_lowering_cache(tsl_conv_lowering *cl, const char *key, const tsl_kernel *k,
+                                   const tsl_dispatch_info *info) {
   tsl_conv_cache_entry *e = NULL;
   tsl_status st = cache_add(cl, key, &e);
   if (st == TSL_OK) e->kernel = k;
+  if (st == TSL_OK && info && !(e->info = malloc(sizeof *e->info)))
+    st = tsl_error(TSL_ERR_NOMEM, "compile: out of memory");
+  if (st == TSL_OK && info) *e->info = *info;
   return st;
 }
 
@@ -184,6 +189,17 @@ static tsl_status scaled_program(const tsl_conv_lowering *cl, const tsl_conv2d_l
   info->tuned = info->tuned && chosen == TSL_CONV2D_GEMM_1X1;
   snprintf(info->template_name, sizeof info->template_name, "%s", tpl->name);
   return TSL_OK;
+}
+
+void tsl_conv_lowering_count(tsl_conv_lowering *cl, const tsl_dispatch_info *info, const char *key) {
+  cl->kernels++;
+  if (info->tuned) cl->tuned++;
+  if (info->tuned && tsl_record_is_static(&info->record) && !cl->tuned_static++)
+    snprintf(cl->static_model, sizeof cl->static_model, "%s", info->record.cost_model);
+  if (!info->tuned && cl->records) {
+    if (!cl->missed) snprintf(cl->missed_key, sizeof cl->missed_key, "%s", key);
+    cl->missed++;
+  }
 }
 
 /* The conv kernel of family workload w (dispatched and built once per key); with
@@ -244,16 +260,7 @@ static tsl_status conv_kernel(tsl_conv_lowering *cl, const tsl_workload *w, cons
     if ((e->info = malloc(sizeof *e->info))) *e->info = info;
     else st = tsl_error(TSL_ERR_NOMEM, "compile: out of memory");
   }
-  if (st == TSL_OK) {
-    cl->kernels++;
-    if (info.tuned) cl->tuned++;
-    if (info.tuned && tsl_record_is_static(&info.record) && !cl->tuned_static++)
-      snprintf(cl->static_model, sizeof cl->static_model, "%s", info.record.cost_model);
-    if (!info.tuned && cl->records) {
-      if (!cl->missed) snprintf(cl->missed_key, sizeof cl->missed_key, "%s", key);
-      cl->missed++;
-    }
-  }
+  if (st == TSL_OK) tsl_conv_lowering_count(cl, &info, key);
   tsl_schedule_free(s);
   tsl_arena_set_current(prev);
   if (arena != cl->kernel_arena) tsl_arena_free(arena);
@@ -503,21 +510,29 @@ tsl_status tsl_graph_conv_layers(const tsl_graph *g, const char *target, tsl_con
   char **keys = calloc((size_t)(work->n_nodes ? work->n_nodes : 1), sizeof *keys);
   int *only = calloc((size_t)(work->n_nodes ? work->n_nodes : 1), sizeof *only), nk = 0;
   bool *fused = calloc((size_t)(work->n_nodes ? work->n_nodes : 1), sizeof *fused);
-  if (st == TSL_OK && (!keys || !only || !fused)) st = tsl_error(TSL_ERR_NOMEM, "conv layers: out of memory");
-  /* the pairs the compiler fuses (compile_expand_dw.h, default options) are no conv layers */
-  if (st == TSL_OK) st = tsl_expand_dw_mark(work, &t, tsl_compile_fuse_expand_dw_mode(0), fused);
+  tsl_expand_dw_layer *pairs = calloc((size_t)(work->n_nodes ? work->n_nodes : 1), sizeof *pairs);
+  if (st == TSL_OK && (!keys || !only || !fused || !pairs)) st = tsl_error(TSL_ERR_NOMEM, "conv layers: out of memory");
+  /* the pairs the compiler fuses (compile_expand_dw.h, default options): one fused
+   * workload each at the depthwise node (pairs[i].N > 0), their convs no conv layers */
+  if (st == TSL_OK) st = tsl_expand_dw_mark(work, &t, tsl_compile_fuse_expand_dw_mode(0), fused, pairs);
   for (int i = 0; st == TSL_OK && i < work->n_nodes; i++) {
     const tsl_node *nd = &work->nodes[i];
-    if (nd->op != TSL_OP_CONV || !tsl_node_attr_int(nd, TSL_ATTR_BLOCKED_WEIGHTS, 0) || fused[i]) continue;
+    if (nd->op != TSL_OP_CONV || !tsl_node_attr_int(nd, TSL_ATTR_BLOCKED_WEIGHTS, 0)) continue;
     tsl_conv2d_layer d, fam;
     tsl_workload w;
     char *key = NULL;
+    bool pair = fused[i] && pairs[i].N > 0;
+    if (fused[i] && !pair) continue; /* the expand of a pair */
+    if (pair && tsl_expand_dw_workload(&pairs[i], &w) != TSL_OK) {
+      tsl_clear_error(); /* an expand table function: default knobs, nothing to tune */
+      continue;
+    }
     st = tsl_conv_node_layer(work, i, &d);
-    if (st == TSL_OK) st = tsl_conv2d_family_workload(&d, &w);
-    if (st == TSL_OK) st = tsl_conv2d_layer_of_workload(&w, &fam); /* as lower_one */
+    if (st == TSL_OK && !pair) st = tsl_conv2d_family_workload(&d, &w);
+    if (st == TSL_OK && !pair) st = tsl_conv2d_layer_of_workload(&w, &fam); /* as lower_one */
     if (st == TSL_OK) st = tsl_workload_key_of(&w, &key);
     if (st != TSL_OK) break;
-    int algo = compiled_only_algo(nd, &fam), k = 0;
+    int algo = pair ? -1 : compiled_only_algo(nd, &fam), k = 0;
     while (k < nk && (strcmp(keys[k], key) != 0 || only[k] != algo)) k++;
     if (k < nk) {
       free(key);
@@ -534,12 +549,15 @@ tsl_status tsl_graph_conv_layers(const tsl_graph *g, const char *target, tsl_con
       snprintf(out[k].node, sizeof out[k].node, "%s", nd->name ? nd->name : "");
       out[k].count = 1;
       out[k].only_algo = algo;
+      out[k].fused = pair;
+      if (pair) out[k].fused_desc = pairs[i];
     }
   }
   for (int k = 0; keys && k < nk; k++) free(keys[k]);
   free(keys);
   free(only);
   free(fused);
+  free(pairs);
   tsl_graph_free(work);
   if (st == TSL_OK) *n = nk;
   return st;

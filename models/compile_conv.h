@@ -119,12 +119,19 @@ tsl_status tsl_conv_node_layer(const tsl_graph *g, int node, tsl_conv2d_layer *d
 tsl_status tsl_conv_lowering_weights(tsl_conv_lowering *cl, const tsl_conv2d_layer *d, tsl_conv2d_algo a,
                                      const tsl_tensor *w, tsl_tensor **out);
 
-/* The kernel cached under key by tsl_conv_lowering_cache, or NULL. */
-const tsl_kernel *tsl_conv_lowering_cached(tsl_conv_lowering *cl, const char *key);
+/* The kernel cached under key by tsl_conv_lowering_cache, or NULL; *info (info may be
+ * NULL) what the dispatch chose for it, NULL when none was cached. */
+const tsl_kernel *tsl_conv_lowering_cached(tsl_conv_lowering *cl, const char *key, const tsl_dispatch_info **info);
 
-/* Caches kernel k under key (a workload key: identical layers share one kernel).
- * Errors: TSL_ERR_NOMEM. */
-tsl_status tsl_conv_lowering_cache(tsl_conv_lowering *cl, const char *key, const tsl_kernel *k);
+/* Caches kernel k under key (a workload key: identical layers share one kernel), with a
+ * copy of info (may be NULL; valid until tsl_conv_lowering_clear). Errors: TSL_ERR_NOMEM. */
+tsl_status tsl_conv_lowering_cache(tsl_conv_lowering *cl, const char *key, const tsl_kernel *k,
+                                   const tsl_dispatch_info *info);
+
+/* Counts a kernel built from dispatch choice info for workload key: kernels, tuned
+ * (tuned_static and static_model for a static estimate), missed and missed_key when
+ * records were given and none matched. */
+void tsl_conv_lowering_count(tsl_conv_lowering *cl, const tsl_dispatch_info *info, const char *key);
 
 /* Frees the lowering's private state (not the jit, module or records). */
 void tsl_conv_lowering_clear(tsl_conv_lowering *cl);

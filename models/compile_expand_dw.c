@@ -64,9 +64,12 @@ static bool match(const tsl_graph *g, int dw, const tsl_target *t, int mode, int
   return true;
 }
 
-/* The kernel of d (built once per key) and its program's argument shapes. */
+/* The kernel of d (built once per key), what chose its schedule (*info: NULL for the
+ * generated form of an expand table function, which has no workload) and its program's
+ * argument shapes. The workload's schedule comes from the records as a conv's does
+ * (tsl_dispatch_schedule: the best record of the fused template, else its default). */
 static tsl_status fused_kernel(tsl_conv_lowering *cl, const tsl_expand_dw_layer *d, const tsl_kernel **k,
-                               tsl_node_kernel *step) {
+                               const tsl_dispatch_info **info, tsl_node_kernel *step) {
   char *key = NULL;
   tsl_status st = tsl_expand_dw_key(d, &key);
   if (st != TSL_OK) return st;
@@ -74,7 +77,14 @@ static tsl_status fused_kernel(tsl_conv_lowering *cl, const tsl_expand_dw_layer 
   tsl_arena *arena = cl->kernel_arena ? cl->kernel_arena : tsl_arena_new(), *prev = tsl_arena_set_current(arena);
   tsl_te_program *p = NULL;
   tsl_schedule *s = NULL;
-  st = tsl_expand_dw_program(d, &p);
+  tsl_workload w;
+  tsl_dispatch_info di;
+  bool tunable = tsl_expand_dw_workload(d, &w) == TSL_OK;
+  if (!tunable) tsl_clear_error(); /* the generated form, default knobs */
+  *k = tsl_conv_lowering_cached(cl, key, info);
+  if (*k) st = tsl_expand_dw_program(d, &p); /* for the shapes */
+  else if (tunable) st = tsl_dispatch_schedule(cl->records, cl->target, &w, cl->warn, &p, &s, &di);
+  else if ((st = tsl_expand_dw_program(d, &p)) == TSL_OK) st = tsl_expand_dw_schedule(p, d, cl->target, NULL, &s);
   if (st == TSL_OK && p->ninputs + 1 > TSL_NODE_KERNEL_MAX_ARGS)
     st = tsl_error(TSL_ERR_INVALID, "expand_depthwise: %d arguments", p->ninputs + 1);
   for (int a = 0; st == TSL_OK && a <= p->ninputs; a++) {
@@ -82,16 +92,17 @@ static tsl_status fused_kernel(tsl_conv_lowering *cl, const tsl_expand_dw_layer 
     step->ndims[a] = b->ndim;
     memcpy(step->shapes[a], b->shape, sizeof(int64_t) * (size_t)b->ndim);
   }
-  if (st == TSL_OK && !(*k = tsl_conv_lowering_cached(cl, key))) {
-    st = tsl_expand_dw_schedule(p, d, cl->target, NULL, &s);
+  if (st == TSL_OK && !*k) {
     uint64_t h = 1469598103934665603ull;
     for (const char *c = key; *c; c++) h = (h ^ (unsigned char)*c) * 1099511628211ull;
     char name[96];
     snprintf(name, sizeof name, "expand_dw_%lldx%lld_s%lld__%08llx", (long long)d->R, (long long)d->S,
              (long long)d->stride_h, (unsigned long long)(h & 0xffffffffu));
-    if (st == TSL_OK) st = tsl_conv_lowering_build(cl, s, name, k);
-    if (st == TSL_OK) st = tsl_conv_lowering_cache(cl, key, *k);
-    if (st == TSL_OK) cl->kernels++;
+    st = tsl_conv_lowering_build(cl, s, name, k);
+    if (st == TSL_OK) st = tsl_conv_lowering_cache(cl, key, *k, tunable ? &di : NULL);
+    if (st == TSL_OK) tsl_conv_lowering_cached(cl, key, info);
+    if (st == TSL_OK && tunable) tsl_conv_lowering_count(cl, &di, key);
+    else if (st == TSL_OK) cl->kernels++;
   }
   tsl_schedule_free(s);
   tsl_arena_set_current(prev);
@@ -127,8 +138,9 @@ static tsl_status lower_pair(tsl_graph *g, tsl_conv_lowering *cl, int dw, int ex
                              const tsl_kernel **kernel) {
   memset(step, 0, sizeof *step);
   const tsl_kernel *k = NULL;
+  const tsl_dispatch_info *info = NULL;
   tsl_conv2d_layer fe, fd;
-  tsl_status st = fused_kernel(cl, d, &k, step);
+  tsl_status st = fused_kernel(cl, d, &k, &info, step);
   if (st == TSL_OK) st = family_of(le, &fe);
   if (st == TSL_OK) st = family_of(ld, &fd);
   tsl_tensor *t[4] = {NULL, NULL, NULL, NULL};
@@ -162,39 +174,80 @@ static tsl_status lower_pair(tsl_graph *g, tsl_conv_lowering *cl, int dw, int ex
   step->nargs = 6;
   int values[6] = {ne->inputs[0], ids[0], ids[1], ids[2], ids[3], nd->outputs[0]};
   memcpy(step->values, values, sizeof values);
-  snprintf(step->label, sizeof step->label, "expand_depthwise_nchwc (fused %.60s)", ne->name ? ne->name : "");
+  snprintf(step->label, sizeof step->label, "expand_depthwise_nchwc%s (fused %.60s)",
+           info && info->tuned ? " (tuned)" : "", ne->name ? ne->name : "");
+  if (cl->node_info) cl->node_info[dw] = info;
   *kernel = k;
   cl->fused++;
   cl->layers += 2;
   return TSL_OK;
 }
 
+/* The one walk over the pairs of g that lowering and marking share: for each
+ * depthwise node in node order that matches (match()) with neither node in a pair
+ * already, visit(ctx, dw, expand, fused layer, expand layer, depthwise layer); a
+ * visit's error stops the walk. n0 nodes are walked (a visit may add constants). */
+typedef tsl_status (*pair_visit)(void *ctx, int dw, int ex, const tsl_expand_dw_layer *d, const tsl_conv2d_layer *le,
+                                 const tsl_conv2d_layer *ld);
+
+static tsl_status each_pair(const tsl_graph *g, const tsl_target *t, int mode, pair_visit visit, void *ctx) {
+  int n0 = g->n_nodes;
+  bool *taken = calloc((size_t)(n0 ? n0 : 1), sizeof *taken);
+  if (!taken) return tsl_error(TSL_ERR_NOMEM, "expand/depthwise fusion: out of memory");
+  tsl_status st = TSL_OK;
+  for (int dw = 0; dw < n0 && mode >= 0 && st == TSL_OK; dw++) {
+    int ex;
+    tsl_expand_dw_layer d;
+    tsl_conv2d_layer le, ld;
+    if (!match(g, dw, t, mode, &ex, &d, &le, &ld) || taken[ex] || taken[dw]) continue;
+    taken[ex] = taken[dw] = true;
+    st = visit(ctx, dw, ex, &d, &le, &ld);
+  }
+  free(taken);
+  return st;
+}
+
+typedef struct lower_ctx {
+  tsl_graph *g;
+  tsl_conv_lowering *cl;
+  tsl_node_kernel *steps;
+  const tsl_kernel **kernels;
+} lower_ctx;
+
+static tsl_status lower_visit(void *ctx, int dw, int ex, const tsl_expand_dw_layer *d, const tsl_conv2d_layer *le,
+                              const tsl_conv2d_layer *ld) {
+  lower_ctx *c = ctx;
+  tsl_status st = lower_pair(c->g, c->cl, dw, ex, d, le, ld, &c->steps[dw], &c->kernels[dw]);
+  if (st == TSL_OK) c->cl->fused_away[ex] = true;
+  return st;
+}
+
 tsl_status tsl_lower_expand_dw(tsl_graph *g, tsl_conv_lowering *cl, tsl_node_kernel *steps, const tsl_kernel **kernels) {
   if (!g || !cl || !cl->fused_away || !steps || !kernels)
     return tsl_error(TSL_ERR_INVALID, "compile: expand/depthwise fusion: NULL argument");
-  int n0 = g->n_nodes;
-  for (int dw = 0; dw < n0 && cl->fuse_expand_dw >= 0; dw++) {
-    int ex;
-    tsl_expand_dw_layer d;
-    tsl_conv2d_layer le, ld;
-    if (!match(g, dw, cl->target, cl->fuse_expand_dw, &ex, &d, &le, &ld) || cl->fused_away[ex] || kernels[ex]) continue;
-    tsl_status st = lower_pair(g, cl, dw, ex, &d, &le, &ld, &steps[dw], &kernels[dw]);
-    if (st != TSL_OK) return st;
-    cl->fused_away[ex] = true;
-  }
+  lower_ctx c = {g, cl, steps, kernels};
+  return each_pair(g, cl->target, cl->fuse_expand_dw, lower_visit, &c);
+}
+
+typedef struct mark_ctx {
+  bool *fused;
+  tsl_expand_dw_layer *pairs;
+} mark_ctx;
+
+static tsl_status mark_visit(void *ctx, int dw, int ex, const tsl_expand_dw_layer *d, const tsl_conv2d_layer *le,
+                             const tsl_conv2d_layer *ld) {
+  (void)le;
+  (void)ld;
+  mark_ctx *c = ctx;
+  c->fused[ex] = c->fused[dw] = true;
+  if (c->pairs) c->pairs[dw] = *d;
   return TSL_OK;
 }
 
-tsl_status tsl_expand_dw_mark(const tsl_graph *g, const tsl_target *t, int mode, bool *fused) {
+tsl_status tsl_expand_dw_mark(const tsl_graph *g, const tsl_target *t, int mode, bool *fused,
+                              tsl_expand_dw_layer *pairs) {
   if (!g || !t || !fused) return tsl_error(TSL_ERR_INVALID, "expand/depthwise fusion: NULL argument");
   memset(fused, 0, (size_t)g->n_nodes * sizeof *fused);
-  for (int dw = 0; dw < g->n_nodes && mode >= 0; dw++) {
-    int ex;
-    tsl_expand_dw_layer d;
-    tsl_conv2d_layer le, ld;
-    /* as tsl_lower_expand_dw: a node already in a pair is not taken again */
-    if (!match(g, dw, t, mode, &ex, &d, &le, &ld) || fused[ex] || fused[dw]) continue;
-    fused[ex] = fused[dw] = true;
-  }
-  return TSL_OK;
+  mark_ctx c = {fused, pairs};
+  return each_pair(g, t, mode, mark_visit, &c);
 }

@@ -12,12 +12,18 @@
  *     than L2).
  * The depthwise node's step then runs the fused kernel on the expand's input, with both
  * weights transformed as the GEMM 1x1 and depthwise algorithms lay them out; the expand
- * node gets no step and its output is never allocated.
+ * node gets no step and its output is never allocated. The kernel's schedule is the best
+ * record of the fused workload (tsl_expand_dw_workload; template
+ * expand_depthwise_nchwc.band) in cl->records, else its default knobs, chosen by
+ * tsl_dispatch_schedule as a conv's is (cl->node_info, the tuned/missed counts and the
+ * warning line alike); a pair whose expand activation is a function of the activation
+ * table has no workload and runs the default knobs.
  */
 #ifndef TESSEL_MODELS_COMPILE_EXPAND_DW_H
 #define TESSEL_MODELS_COMPILE_EXPAND_DW_H
 
 #include "models/compile_conv.h"
+#include "ops/conv2d/expand_depthwise.h"
 
 /* Lowers every fusable pair of g (cl->fused_away must be set): for each, steps[dw] and
  * kernels[dw] are the fused call, cl->fused_away[expand] is true, g gains the
@@ -27,10 +33,15 @@
 tsl_status tsl_lower_expand_dw(tsl_graph *g, tsl_conv_lowering *cl, tsl_node_kernel *steps, const tsl_kernel **kernels);
 
 /* Marks the nodes of g (after the graph passes, as at lowering) that tsl_lower_expand_dw
- * with the same target and mode (0: where tsl_expand_dw_pays, 1: all, -1: none) fuses:
- * fused[i] (g->n_nodes entries) is true for both convs of every pair. The tuner's layer
- * list (tsl_graph_conv_layers) leaves them out: a fused pair runs its own kernel and never
- * looks up either conv's records. Errors: TSL_ERR_INVALID for a NULL argument. */
-tsl_status tsl_expand_dw_mark(const tsl_graph *g, const tsl_target *t, int mode, bool *fused);
+ * with the same target and mode (0: where tsl_expand_dw_pays, 1: all, -1: none) fuses
+ * (one match walk serves both, so they cannot disagree): fused[i] (g->n_nodes entries)
+ * is true for both convs of every pair; pairs (may be NULL; g->n_nodes entries)
+ * receives at the depthwise node of each pair the fused layer (other entries are left
+ * as they are). The tuner's layer list (tsl_graph_conv_layers) lists each pair as its
+ * fused workload (tsl_expand_dw_workload), not as its two convs: a fused pair runs its
+ * own kernel and looks up the fused workload's records only. Errors: TSL_ERR_INVALID for
+ * a NULL argument, TSL_ERR_NOMEM. */
+tsl_status tsl_expand_dw_mark(const tsl_graph *g, const tsl_target *t, int mode, bool *fused,
+                              tsl_expand_dw_layer *pairs);
 
 #endif

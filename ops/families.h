@@ -21,6 +21,7 @@ const tsl_op_source *tsl_ops_winograd_family(int *n);
 const tsl_op_source *tsl_ops_conv2d_nchwc_family(int *n);
 const tsl_op_source *tsl_ops_layout_family(int *n);
 const tsl_op_source *tsl_ops_depthwise_family(int *n);
+const tsl_op_source *tsl_ops_expand_depthwise_family(int *n);
 const tsl_op_source *tsl_ops_im2col_family(int *n);
 const tsl_op_source *tsl_ops_pool_family(int *n);
 const tsl_op_source *tsl_ops_nn_family(int *n);

@@ -12,7 +12,8 @@
  * and the one registration of every built-in template (tsl_tuner_register_templates):
  * these adapters, then the tables the operator library exports itself: the direct and
  * 1x1-GEMM NCHW[x]c convolutions (ops/conv2d/conv2d_nchwc_schedule.h), depthwise and
- * grouped (ops/conv2d/depthwise_schedule.h), im2col + GEMM (ops/conv2d/im2col_schedule.h),
+ * grouped (ops/conv2d/depthwise_schedule.h), the fused expand 1x1 + depthwise
+ * (ops/conv2d/expand_depthwise.h), im2col + GEMM (ops/conv2d/im2col_schedule.h),
  * Winograd F(m x m, 3 x 3) (ops/conv2d/winograd_schedule.h), the bitserial convolutions
  * of the binary networks (ops/binary/bitserial.h), pooling
  * (ops/nn/pool_schedule.h) and the injective, dense and softmax operators
@@ -27,6 +28,7 @@
 #include "ops/binary/bitserial.h"
 #include "ops/conv2d/conv2d_nchwc_schedule.h"
 #include "ops/conv2d/depthwise_schedule.h"
+#include "ops/conv2d/expand_depthwise.h"
 #include "ops/conv2d/im2col_schedule.h"
 #include "ops/matmul/matmul_schedule.h"
 #include "ops/nn/nn_schedule.h"
@@ -278,7 +280,7 @@ static const tsl_template *winograd_templates(int *n) {
 /* The operator library's template tables (ops/<family>/), in registration order
  * after this file's own adapters. */
 static const tsl_template *(*const tables[])(int *n) = {
-    tsl_conv2d_nchwc_templates, tsl_depthwise_templates, tsl_im2col_templates, winograd_templates,
+    tsl_conv2d_nchwc_templates, tsl_depthwise_templates, tsl_expand_dw_templates, tsl_im2col_templates, winograd_templates,
     tsl_bitserial_templates,    tsl_pool_templates,      tsl_nn_templates,
 };
 

@@ -75,6 +75,7 @@ static const tsl_op_source *(*const families[])(int *n) = {
     tsl_ops_conv2d_nchwc_family,
     tsl_ops_layout_family,
     tsl_ops_depthwise_family,
+    tsl_ops_expand_depthwise_family,
     tsl_ops_im2col_family,
     tsl_ops_pool_family,
     tsl_ops_nn_family,

@@ -151,7 +151,7 @@ const char *tsl_config_str(const tsl_config_space *s, const tsl_config *c, char 
 
 /* ---- registry -------------------------------------------------------------- */
 
-enum { MAX_TEMPLATES = 64 };
+enum { MAX_TEMPLATES = 128 };
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static const tsl_template *registry[MAX_TEMPLATES];
 static int nregistry;

@@ -125,7 +125,7 @@ typedef struct tsl_template {
 
 /* Registers tpl (the pointer is kept: static storage). Re-registering the same pointer
  * is a no-op. Errors: TSL_ERR_INVALID (NULL fields, another template of that name, the
- * registry full at 64 templates). Thread-safe. */
+ * registry full at 128 templates). Thread-safe. */
 tsl_status tsl_template_register(const tsl_template *tpl);
 
 /* The template called name, or NULL. */

@@ -7,7 +7,9 @@
 
 #include "dsl/parser.h"
 #include "dsl/text_buf.h"
+#include "ops/families.h"
 #include "ops/tpl_util.h"
+#include "ops/workload.h"
 
 static const char *const WHO = "expand_depthwise template";
 
@@ -41,92 +43,153 @@ int64_t tsl_expand_dw_out_w(const tsl_expand_dw_layer *d) {
   return (d->W + d->pad_left + d->pad_right - d->S) / d->stride_w + 1;
 }
 
-static void put_act(tsl_text_buf *b, const tsl_expand_dw_act *a, const char *v) {
-  if (a->act == 1) {
-    tsl_text_put(b, "max(%s, 0.0)", v);
-  } else if (a->act == 2) {
-    tsl_text_put(b, "min(max(%s, ", v);
-    tsl_text_put_float(b, a->clip_min);
-    tsl_text_put(b, "), ");
-    tsl_text_put_float(b, a->clip_max);
-    tsl_text_put(b, ")");
-  } else {
-    tsl_epilogue_put_dsl(&a->fn, v, b);
-  }
+/* ---- the operator ---------------------------------------------------------------
+ * One DSL text for both forms: the registry operator (activations as codes, the
+ * depthwise's table function as the workload's epilogue) and, for an expand activation
+ * of the activation table (HardSwish, Swish: no code), the same text with that function
+ * written into `padded` (EXPAND_DW_HEAD + f1 + EXPAND_DW_TAIL). */
+
+#define EXPAND_DW_ACT(P, V) \
+  P "act == 1 ? max(" V ", 0.0) : " P "act == 2 ? min(max(" V ", " P "clip_min), " P "clip_max) : " V
+
+#define EXPAND_DW_HEAD                                                                                               \
+  "op expand_depthwise_nchwc(data: f32[N, CB, H, W, X], w1: f32[EB, CB, X, X], b1: f32[EB, X],\n"                  \
+  "                          weight: f32[EB, R, S, X], bias: f32[EB, X],\n"                                          \
+  "                          stride_h: int = 1, stride_w: int = 1,\n"                                                \
+  "                          pad_top: int = 0, pad_left: int = 0, pad_bottom: int = 0, pad_right: int = 0,\n"        \
+  "                          channels: int = 0, expand_act: int = 0, expand_clip_min: float = 0.0,\n"                \
+  "                          expand_clip_max: float = 6.0, act: int = 0, clip_min: float = 0.0,\n"                   \
+  "                          clip_max: float = 6.0)\n"                                                               \
+  "  assert stride_h >= 1 && stride_w >= 1, \"strides must be >= 1\"\n"                                              \
+  "  assert pad_top >= 0 && pad_left >= 0 && pad_bottom >= 0 && pad_right >= 0, \"paddings must be >= 0\"\n"         \
+  "  assert channels >= 0 && channels <= EB * X, \"channels must be 0 (all) or at most EB * X\"\n"                   \
+  "  assert expand_act >= 0 && expand_act <= 2 && act >= 0 && act <= 2, \"act must be 0 (none), 1 (relu) or 2 (clip)\"\n" \
+  "  @tag(\"expand_1x1\")\n"                                                                                         \
+  "  expand[n, kb, y, x, k] = sum(cb, c: data[n, cb, min(max(y - pad_top, 0), H - 1), min(max(x - pad_left, 0), W - 1), c]\n" \
+  "                                      * w1[kb, cb, c, k])\n"                                                      \
+  "    where y < H + pad_top + pad_bottom, x < W + pad_left + pad_right\n"                                           \
+  "  @tag(\"injective\")\n"                                                                                          \
+  "  padded[n, kb, y, x, k] = select(y >= pad_top && y < H + pad_top && x >= pad_left && x < W + pad_left, "
+
+#define EXPAND_DW_PRE "(expand[n, kb, y, x, k] + b1[kb, k])"
+#define EXPAND_DW_OUT "(conv[n, kb, y, x, k] + bias[kb, k])"
+
+/* f2 (codes), with the lane guard when f2(0) != 0 and channels leave lanes of the last
+ * block (constant conditions: one branch remains at instantiation) */
+#define EXPAND_DW_TAIL                                                                                               \
+  ", 0.0)\n"                                                                                                         \
+  "  @tag(\"depthwise_nchwc\")\n"                                                                                    \
+  "  conv[n, kb, y, x, k] = sum(r, s: padded[n, kb, y*stride_h + r, x*stride_w + s, k] * weight[kb, r, s, k])\n"     \
+  "    where y < (H + pad_top + pad_bottom - R) / stride_h + 1, x < (W + pad_left + pad_right - S) / stride_w + 1\n" \
+  "  @tag(\"elemwise\")\n"                                                                                           \
+  "  out[n, kb, y, x, k] = channels > 0 && channels < EB * X && act == 2 && (clip_min > 0.0 || clip_max < 0.0)\n"    \
+  "                        ? select(kb * X + k < channels, min(max(" EXPAND_DW_OUT ", clip_min), clip_max), 0.0)\n"  \
+  "                        : " EXPAND_DW_ACT("", EXPAND_DW_OUT) "\n"
+
+static const char expand_dw_text[] =
+    "// expand 1x1 conv + bias + act, then depthwise conv + bias + act, band by band, NCHW[x]c\n" EXPAND_DW_HEAD
+        EXPAND_DW_ACT("expand_", EXPAND_DW_PRE) EXPAND_DW_TAIL;
+
+static const int ranks[] = {5, 4, 2, 4, 2};
+static const int64_t ex_data[] = {1, 2, 9, 11, 4}, ex_w1[] = {3, 2, 4, 4}, ex_b[] = {3, 4}, ex_w[] = {3, 3, 3, 4};
+static const int64_t *const ex_shapes[] = {ex_data, ex_w1, ex_b, ex_w, ex_b};
+static const tsl_dsl_param_value ex_params[] = {
+    {"stride_h", TSL_DSL_PARAM_INT, 2, 0.0},  {"stride_w", TSL_DSL_PARAM_INT, 2, 0.0},
+    {"pad_top", TSL_DSL_PARAM_INT, 1, 0.0},   {"pad_left", TSL_DSL_PARAM_INT, 1, 0.0},
+    {"pad_bottom", TSL_DSL_PARAM_INT, 1, 0.0}, {"pad_right", TSL_DSL_PARAM_INT, 1, 0.0},
+    {"expand_act", TSL_DSL_PARAM_INT, 2, 0.0}, {"act", TSL_DSL_PARAM_INT, 2, 0.0},
+};
+
+static const tsl_op_source family[] = {
+    {"expand_depthwise_nchwc",
+     "expand 1x1 conv + bias + activation fused into the depthwise conv + bias + activation reading it, NCHW[x]c "
+     "(f32; ops/conv2d/expand_depthwise.h)",
+     expand_dw_text, {5, ranks, ex_shapes, 8, ex_params}},
+};
+
+const tsl_op_source *tsl_ops_expand_depthwise_family(int *n) {
+  *n = (int)(sizeof family / sizeof family[0]);
+  return family;
 }
 
-static void put_act_key(tsl_text_buf *b, const tsl_expand_dw_act *a) {
-  if (a->act == 1) tsl_text_put(b, "relu");
-  else if (a->act == 2) tsl_text_put(b, "clip(%.17g,%.17g)", a->clip_min, a->clip_max);
-  else if (tsl_epilogue_present(&a->fn)) tsl_epilogue_put_key(&a->fn, b);
-  else tsl_text_put(b, "none");
+/* The parameters of d (codes; an expand function of the table leaves expand_act 0). */
+static int layer_params(const tsl_expand_dw_layer *d, tsl_dsl_param_value *p) {
+  int n = 0;
+  p[n++] = tsl_dsl_int_param("stride_h", d->stride_h);
+  p[n++] = tsl_dsl_int_param("stride_w", d->stride_w);
+  p[n++] = tsl_dsl_int_param("pad_top", d->pad_top);
+  p[n++] = tsl_dsl_int_param("pad_left", d->pad_left);
+  p[n++] = tsl_dsl_int_param("pad_bottom", d->pad_bottom);
+  p[n++] = tsl_dsl_int_param("pad_right", d->pad_right);
+  p[n++] = tsl_dsl_int_param("channels", d->E);
+  p[n++] = tsl_dsl_int_param("expand_act", d->expand_act.act);
+  p[n++] = tsl_dsl_float_param("expand_clip_min", d->expand_act.act == 2 ? d->expand_act.clip_min : 0.0);
+  p[n++] = tsl_dsl_float_param("expand_clip_max", d->expand_act.act == 2 ? d->expand_act.clip_max : 6.0);
+  p[n++] = tsl_dsl_int_param("act", d->dw_act.act);
+  p[n++] = tsl_dsl_float_param("clip_min", d->dw_act.act == 2 ? d->dw_act.clip_min : 0.0);
+  p[n++] = tsl_dsl_float_param("clip_max", d->dw_act.act == 2 ? d->dw_act.clip_max : 6.0);
+  return n;
+}
+
+/* The workload of d with the expand function left out (the generated form's base). */
+static tsl_status base_workload(const tsl_expand_dw_layer *d, tsl_workload *w) {
+  tsl_status st = tsl_expand_dw_check(d);
+  if (st != TSL_OK) return st;
+  if (!w) return tsl_error(TSL_ERR_INVALID, "expand_depthwise: NULL workload");
+  int64_t X = d->block, CB = (d->C + X - 1) / X, EB = (d->E + X - 1) / X;
+  const int64_t s_data[] = {d->N, CB, d->H, d->W, X}, s_w1[] = {EB, CB, X, X}, s_b[] = {EB, X},
+                s_w[] = {EB, d->R, d->S, X};
+  const int64_t *shapes[] = {s_data, s_w1, s_b, s_w, s_b};
+  const int ndims[] = {5, 4, 2, 4, 2};
+  tsl_dsl_param_value p[16];
+  int np = layer_params(d, p);
+  st = tsl_workload_init(w, "expand_depthwise_nchwc", 5, shapes, ndims, np, p);
+  w->epilogue = d->dw_act.fn;
+  w->epilogue.channels = tsl_epilogue_present(&d->dw_act.fn) && d->E % X ? d->E : 0;
+  return st;
+}
+
+tsl_status tsl_expand_dw_workload(const tsl_expand_dw_layer *d, tsl_workload *w) {
+  tsl_status st = base_workload(d, w);
+  if (st == TSL_OK && tsl_epilogue_present(&d->expand_act.fn))
+    return tsl_error(TSL_ERR_UNSUPPORTED, "expand_depthwise: the expand's activation %s is a function of the "
+                                          "activation table, which a workload does not state (only codes)",
+                     d->expand_act.fn.fn->onnx_op);
+  return st;
 }
 
 tsl_status tsl_expand_dw_key(const tsl_expand_dw_layer *d, char **out) {
   if (!out) return tsl_error(TSL_ERR_INVALID, "expand_depthwise: NULL key");
   *out = NULL;
-  tsl_status st = tsl_expand_dw_check(d);
-  if (st != TSL_OK) return st;
+  tsl_workload w;
+  tsl_status st = base_workload(d, &w);
+  if (st == TSL_OK) st = tsl_workload_key_of(&w, out);
+  if (st != TSL_OK || !tsl_epilogue_present(&d->expand_act.fn)) return st;
   tsl_text_buf b = {0};
-  tsl_text_put(&b, "expand_depthwise_nchwc:N=%lld,C=%lld,H=%lld,W=%lld,E=%lld,R=%lld,S=%lld,stride=%lldx%lld,"
-                   "pads=%lld,%lld,%lld,%lld,block=%lld,expand_act=",
-               (long long)d->N, (long long)d->C, (long long)d->H, (long long)d->W, (long long)d->E, (long long)d->R,
-               (long long)d->S, (long long)d->stride_h, (long long)d->stride_w, (long long)d->pad_top,
-               (long long)d->pad_left, (long long)d->pad_bottom, (long long)d->pad_right, (long long)d->block);
-  put_act_key(&b, &d->expand_act);
-  tsl_text_put(&b, ",dw_act=");
-  put_act_key(&b, &d->dw_act);
+  tsl_text_put(&b, "%s|expand", *out);
+  tsl_epilogue_put_key(&d->expand_act.fn, &b);
+  free(*out);
+  *out = b.s;
   if (b.oom) {
     free(b.s);
+    *out = NULL;
     return tsl_error(TSL_ERR_NOMEM, "expand_depthwise: out of memory");
   }
-  *out = b.s;
   return TSL_OK;
-}
-
-/* Whether f(0) != 0 for activation a: then the lanes past E of the last block would not
- * stay zero and get a guard. */
-static bool moves_zero(const tsl_expand_dw_act *a) {
-  if (a->act == 2) return a->clip_min > 0.0 || a->clip_max < 0.0;
-  if (!tsl_epilogue_present(&a->fn)) return false;
-  tsl_epilogue e = a->fn;
-  e.channels = 1;
-  return tsl_epilogue_guarded(&e);
 }
 
 tsl_status tsl_expand_dw_program(const tsl_expand_dw_layer *d, tsl_te_program **out) {
   if (!out) return tsl_error(TSL_ERR_INVALID, "expand_depthwise: NULL program");
   *out = NULL;
-  tsl_status st = tsl_expand_dw_check(d);
+  tsl_workload w;
+  tsl_status st = base_workload(d, &w);
   if (st != TSL_OK) return st;
-  long long H = d->H, W = d->W, pt = d->pad_top, pl = d->pad_left, X = d->block;
-  long long HP = d->H + d->pad_top + d->pad_bottom, WP = d->W + d->pad_left + d->pad_right;
+  if (!tsl_epilogue_present(&d->expand_act.fn)) return tsl_workload_instantiate(&w, out);
+  /* the generated form: f1 written into `padded`, the rest as the registry's */
   tsl_text_buf b = {0};
-  tsl_text_put(&b,
-               "op expand_depthwise_nchwc(data: f32[N, CB, H, W, X], w1: f32[EB, CB, X, X], b1: f32[EB, X],\n"
-               "                          weight: f32[EB, R, S, X], bias: f32[EB, X])\n"
-               "  @tag(\"expand_1x1\")\n"
-               "  expand[n, kb, y, x, k] = sum(cb, c: data[n, cb, min(max(y - %lld, 0), %lld), min(max(x - %lld, 0), "
-               "%lld), c]\n"
-               "                                       * w1[kb, cb, c, k])\n"
-               "    where y < %lld, x < %lld\n"
-               "  @tag(\"injective\")\n"
-               "  padded[n, kb, y, x, k] = select(y >= %lld && y < %lld && x >= %lld && x < %lld, ",
-               pt, H - 1, pl, W - 1, HP, WP, pt, H + pt, pl, W + pl);
-  put_act(&b, &d->expand_act, "(expand[n, kb, y, x, k] + b1[kb, k])");
-  tsl_text_put(&b,
-               ", 0.0)\n"
-               "  @tag(\"depthwise_nchwc\")\n"
-               "  conv[n, kb, y, x, k] = sum(r, s: padded[n, kb, y*%lld + r, x*%lld + s, k] * weight[kb, r, s, k])\n"
-               "    where y < %lld, x < %lld\n"
-               "  @tag(\"elemwise\")\n"
-               "  out[n, kb, y, x, k] = ",
-               (long long)d->stride_h, (long long)d->stride_w, (long long)tsl_expand_dw_out_h(d),
-               (long long)tsl_expand_dw_out_w(d));
-  bool guard = d->E % d->block != 0 && moves_zero(&d->dw_act);
-  if (guard) tsl_text_put(&b, "select(kb*%lld + k < %lld, ", X, (long long)d->E);
-  put_act(&b, &d->dw_act, "(conv[n, kb, y, x, k] + bias[kb, k])");
-  tsl_text_put(&b, "%s\n", guard ? ", 0.0)" : "");
+  tsl_text_put(&b, "%s", EXPAND_DW_HEAD);
+  tsl_epilogue_put_dsl(&d->expand_act.fn, EXPAND_DW_PRE, &b);
+  tsl_text_put(&b, "%s", EXPAND_DW_TAIL);
   if (b.oom) {
     free(b.s);
     return tsl_error(TSL_ERR_NOMEM, "expand_depthwise: out of memory");
@@ -135,14 +198,63 @@ tsl_status tsl_expand_dw_program(const tsl_expand_dw_layer *d, tsl_te_program **
   st = tsl_dsl_parse(b.s, "expand_depthwise", &m);
   free(b.s);
   if (st != TSL_OK) return st;
-  int64_t CB = (d->C + X - 1) / X, EB = (d->E + X - 1) / X;
-  const int64_t s_data[] = {d->N, CB, d->H, d->W, X}, s_w1[] = {EB, CB, X, X}, s_b[] = {EB, X},
-                s_w[] = {EB, d->R, d->S, X};
-  const int64_t *shapes[] = {s_data, s_w1, s_b, s_w, s_b};
-  const int ndims[] = {5, 4, 2, 4, 2};
-  st = tsl_dsl_instantiate(tsl_dsl_module_op(m, 0), 5, shapes, ndims, 0, NULL, out);
+  const int64_t *shapes[TSL_WORKLOAD_MAX_INPUTS];
+  tsl_dsl_param_value p[16];
+  int np = layer_params(d, p);
+  for (int i = 0; i < w.ninputs; i++) shapes[i] = w.shapes[i];
+  st = tsl_dsl_instantiate(tsl_dsl_module_op(m, 0), w.ninputs, shapes, w.ndims, np, p, out);
+  if (st == TSL_OK) st = tsl_te_check(*out);
+  if (st == TSL_OK) st = tsl_epilogue_apply(*out, &w.epilogue);
   tsl_dsl_module_free(m);
+  if (st != TSL_OK) *out = NULL;
   return st;
+}
+
+static int64_t param_of(const tsl_te_program *p, const char *name, int64_t dflt) {
+  for (int i = 0; i < p->nparams; i++)
+    if (strcmp(p->params[i].name, name) == 0)
+      return p->params[i].kind == TSL_DSL_PARAM_INT ? p->params[i].i : (int64_t)p->params[i].f;
+  return dflt;
+}
+
+static double fparam_of(const tsl_te_program *p, const char *name, double dflt) {
+  for (int i = 0; i < p->nparams; i++)
+    if (strcmp(p->params[i].name, name) == 0)
+      return p->params[i].kind == TSL_DSL_PARAM_FLOAT ? p->params[i].f : (double)p->params[i].i;
+  return dflt;
+}
+
+tsl_status tsl_expand_dw_layer_of_program(const tsl_te_program *p, tsl_expand_dw_layer *d) {
+  if (!p || !d) return tsl_error(TSL_ERR_INVALID, "expand_depthwise: NULL argument");
+  memset(d, 0, sizeof *d);
+  if (p->ninputs != 5 || p->noutputs != 1 || !p->params || !tpl_find_named(p, "expand") ||
+      !tpl_find_named(p, "padded") || !tpl_find_named(p, "conv") || p->inputs[0]->buf->ndim != 5 ||
+      p->inputs[3]->buf->ndim != 4)
+    return tsl_error(TSL_ERR_INVALID, "%s: %s is not an expand_depthwise_nchwc program", WHO,
+                     p->name ? p->name : "?");
+  const int64_t *data = p->inputs[0]->buf->shape, *wt = p->inputs[3]->buf->shape;
+  d->N = data[0];
+  d->block = data[4];
+  d->C = data[1] * data[4];
+  d->H = data[2];
+  d->W = data[3];
+  d->E = param_of(p, "channels", 0);
+  if (d->E <= 0) d->E = wt[0] * d->block;
+  d->R = wt[1];
+  d->S = wt[2];
+  d->stride_h = param_of(p, "stride_h", 1);
+  d->stride_w = param_of(p, "stride_w", 1);
+  d->pad_top = param_of(p, "pad_top", 0);
+  d->pad_left = param_of(p, "pad_left", 0);
+  d->pad_bottom = param_of(p, "pad_bottom", 0);
+  d->pad_right = param_of(p, "pad_right", 0);
+  d->expand_act.act = (int)param_of(p, "expand_act", 0);
+  d->expand_act.clip_min = fparam_of(p, "expand_clip_min", 0.0);
+  d->expand_act.clip_max = fparam_of(p, "expand_clip_max", 6.0);
+  d->dw_act.act = (int)param_of(p, "act", 0);
+  d->dw_act.clip_min = fparam_of(p, "clip_min", 0.0);
+  d->dw_act.clip_max = fparam_of(p, "clip_max", 6.0);
+  return tsl_expand_dw_check(d);
 }
 
 /* Vector registers one column of a register tile takes in each tile: one accumulator. */
@@ -241,4 +353,82 @@ bool tsl_expand_dw_pays(const tsl_expand_dw_layer *d, const tsl_target *t) {
   int64_t X = d->block, EB = (d->E + X - 1) / X;
   int64_t expanded_bytes = EB * X * d->H * d->W * 4;
   return expanded_bytes > tpl_l2_bytes(t);
+}
+
+/* ---- the template "expand_depthwise_nchwc.band" ------------------------------------ */
+
+/* The balanced sizes of an extent split into pieces of at most max, descending:
+ * ceil(extent / n) for n = ceil(extent / m), m = max..1 (no piece count has two sizes),
+ * at most cap of them. The sequence does not increase: a repeat is the last one. */
+static int balanced_sizes(int64_t extent, int64_t max, int cap, int64_t *v) {
+  int n = 0;
+  for (int64_t m = tpl_min(max, extent); m >= 1 && n < cap; m--) {
+    int64_t size = tpl_ceil_div(extent, tpl_ceil_div(extent, m));
+    if (n == 0 || v[n - 1] != size) v[n++] = size;
+  }
+  return n;
+}
+
+static tsl_status edw_space(const tsl_te_program *p, const tsl_target *t, tsl_config_space *out) {
+  tsl_expand_dw_layer d;
+  tsl_status st = tsl_expand_dw_layer_of_program(p, &d);
+  if (st != TSL_OK) return st;
+  tsl_expand_dw_knobs k = tsl_expand_dw_default_knobs(t, &d);
+  memset(out, 0, sizeof *out);
+  int64_t regs = tsl_target_vector_registers(t), X = d.block, EB = tpl_ceil_div(d.E, X);
+  int64_t OH = tsl_expand_dw_out_h(&d), OW = tsl_expand_dw_out_w(&d), WP = d.W + d.pad_left + d.pad_right;
+  int64_t v[TSL_MAX_KNOB_VALUES], all[TSL_MAX_KNOB_VALUES];
+  /* bands: the balanced row counts whose padded rows of one channel block stay within
+   * half of L2 (the default's quarter, doubled); every one up to 8 rows, above that
+   * steps of at least 1.25x (a 112-row image: 112, 56, 38, 28, 19, 14, 11, 8, ..., 1) */
+  int64_t row_bytes = WP * X * 4, max_rows = tpl_max(d.R, tpl_l2_bytes(t) / 2 / row_bytes);
+  int64_t max_band = tpl_max(1, (max_rows - d.R) / d.stride_h + 1);
+  int nb = balanced_sizes(OH, max_band, TSL_MAX_KNOB_VALUES, all), n = 0;
+  for (int i = 0; i < nb; i++)
+    if (all[i] <= 8 || n == 0 || all[i] * 5 <= v[n - 1] * 4) v[n++] = all[i];
+  st = tpl_knob(out, "band", TSL_KNOB_SPLIT, n, v, k.band);
+  /* register tiles: one accumulator a column, 4 registers left for weights and loads */
+  int64_t max_acc = tpl_max(1, regs - 4);
+  if (st == TSL_OK) st = tpl_knob(out, "ow_block", TSL_KNOB_SPLIT, balanced_sizes(OW, max_acc, 16, v), v, k.ow_block);
+  if (st == TSL_OK) st = tpl_knob(out, "ew_block", TSL_KNOB_SPLIT, balanced_sizes(WP, max_acc, 16, v), v, k.ew_block);
+  if (st != TSL_OK) return st;
+  n = 0;
+  for (int64_t b = 1; b <= 4 && b <= EB; b *= 2) v[n++] = b;
+  return tpl_knob(out, "kb_block", TSL_KNOB_SPLIT, n, v, k.kb_block);
+}
+
+static tsl_status edw_default(const tsl_te_program *p, const tsl_target *t, const tsl_config_space *s,
+                              tsl_config *out) {
+  tsl_expand_dw_layer d;
+  tsl_status st = tsl_expand_dw_layer_of_program(p, &d);
+  if (st != TSL_OK) return st;
+  tsl_expand_dw_knobs k = tsl_expand_dw_default_knobs(t, &d);
+  static const char *const names[] = {"band", "ow_block", "ew_block", "kb_block"};
+  const int64_t values[] = {k.band, k.ow_block, k.ew_block, k.kb_block};
+  return tpl_config_of(s, 4, names, values, out);
+}
+
+static tsl_status edw_apply(const tsl_te_program *p, const tsl_target *t, const tsl_config_space *s,
+                            const tsl_config *c, tsl_schedule **out) {
+  tsl_expand_dw_layer d;
+  tsl_status st = tsl_expand_dw_layer_of_program(p, &d);
+  if (st != TSL_OK) return st;
+  tsl_expand_dw_knobs k = tsl_expand_dw_default_knobs(t, &d);
+  k.band = tsl_config_get(s, c, "band", k.band);
+  k.ow_block = tsl_config_get(s, c, "ow_block", k.ow_block);
+  k.ew_block = tsl_config_get(s, c, "ew_block", k.ew_block);
+  k.kb_block = tsl_config_get(s, c, "kb_block", k.kb_block);
+  return tsl_expand_dw_schedule(p, &d, t, &k, out);
+}
+
+static const tsl_template templates[] = {
+    {"expand_depthwise_nchwc.band", "expand_depthwise_nchwc",
+     "expand 1x1 + depthwise NCHW[x]c fused: bands of output rows per parallel iteration, the expand's register tile "
+     "per band (ops/conv2d/expand_depthwise.h)",
+     1, edw_space, edw_default, edw_apply},
+};
+
+const tsl_template *tsl_expand_dw_templates(int *n) {
+  *n = (int)(sizeof templates / sizeof templates[0]);
+  return templates;
 }

@@ -37,7 +37,9 @@
 
 #include "dsl/te.h"
 #include "ops/epilogue.h"
+#include "ops/workload.h"
 #include "schedule/schedule.h"
+#include "schedule/template.h"
 #include "target/target.h"
 #include "tessel/status.h"
 
@@ -79,14 +81,39 @@ tsl_status tsl_expand_dw_check(const tsl_expand_dw_layer *d);
 int64_t tsl_expand_dw_out_h(const tsl_expand_dw_layer *d);
 int64_t tsl_expand_dw_out_w(const tsl_expand_dw_layer *d);
 
-/* The workload key of d: "expand_depthwise_nchwc:" and every field (activations by name,
- * ops/epilogue.h's suffix for table functions); equal layers have equal keys. *out is
- * malloc'd. Errors: TSL_ERR_INVALID (d refused by the check), TSL_ERR_NOMEM. */
+/* The fused operator is the registry operator "expand_depthwise_nchwc" (inputs data,
+ * w1, b1, weight, bias as above; parameters stride_h, stride_w, pad_top, pad_left,
+ * pad_bottom, pad_right, channels (= E, for the lane guard), expand_act /
+ * expand_clip_min / expand_clip_max (f1 as a code), act / clip_min / clip_max (f2 as a
+ * code)); f2 of the activation table is the workload's epilogue. Its template
+ * "expand_depthwise_nchwc.band" (tsl_expand_dw_templates) searches the knobs below. */
+
+/* The workload of d (what the tuner tunes and the records are keyed by).
+ * Errors: the check's (TSL_ERR_INVALID); TSL_ERR_UNSUPPORTED when f1 is a function of the
+ * activation table (a workload states only codes for it: such a pair runs its
+ * generated program, tsl_expand_dw_program, with the default knobs). */
+tsl_status tsl_expand_dw_workload(const tsl_expand_dw_layer *d, tsl_workload *w);
+
+/* The key of d: its workload's key (tsl_workload_key_of), with "|expand" and f1's
+ * epilogue key appended when f1 is a table function; equal layers have equal keys.
+ * *out is malloc'd. Errors: TSL_ERR_INVALID (d refused by the check), TSL_ERR_NOMEM. */
 tsl_status tsl_expand_dw_key(const tsl_expand_dw_layer *d, char **out);
 
 /* The instantiated program of d (inputs data, w1, b1, weight, bias; output out, shapes
- * as above). Errors: the check's, parsing/instantiation errors (TSL_ERR_INVALID). */
+ * as above): its workload's, or with f1 a table function the same DSL text with f1
+ * written in. Errors: the check's, parsing/instantiation errors (TSL_ERR_INVALID). */
 tsl_status tsl_expand_dw_program(const tsl_expand_dw_layer *d, tsl_te_program **out);
+
+/* The layer an expand_depthwise_nchwc program states (its shapes and parameters; C is
+ * the data's whole blocks, f1 and f2 their codes only). Errors: TSL_ERR_INVALID (not
+ * such a program, or the check's). */
+tsl_status tsl_expand_dw_layer_of_program(const tsl_te_program *p, tsl_expand_dw_layer *d);
+
+/* The template "expand_depthwise_nchwc.band" (static storage; *n receives the count):
+ * knobs band (balanced output-row counts whose padded rows stay within half of L2),
+ * ow_block and ew_block (balanced column tiles up to the vector registers less 4),
+ * kb_block (1, 2, 4 channel blocks); the default config is tsl_expand_dw_default_knobs. */
+const tsl_template *tsl_expand_dw_templates(int *n);
 
 /* The default knobs for d on target t: the band is the fewest output rows (up to the
  * output height) whose halo recomputes at most 1/16 of the expand, its padded rows of one

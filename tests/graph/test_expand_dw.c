@@ -9,6 +9,11 @@
 
 #include "graph_tests.h"
 #include "graph_util.h"
+#include "ir/arena.h"
+#include "models/compile.h"
+#include "ops/algorithm.h"
+#include "tuner/records.h"
+#include "tuner/tuner_util.h"
 
 static int activation(tsl_graph *g, int x, const char *fn) {
   int node, y = gt_add_node(g, TSL_OP_ACTIVATION, 1, &x, &node);
@@ -139,13 +144,14 @@ static void test_size_rule(void) {
   env_restore(saved);
 }
 
-/* The tuner's layer list (tsl_graph_conv_layers) has no entry for a conv the compiler
- * fuses: the big chain lists only its first conv (8 -> 16), the small one all three
- * (8 -> 16, the 16 -> 96 expand, the 96-channel depthwise). */
-static void test_layer_list_leaves_out_fused_pairs(void) {
+/* The tuner's layer list (tsl_graph_conv_layers) lists a pair the compiler fuses as ONE
+ * layer, its fused workload, and neither of its convs: the big chain lists its first
+ * conv (8 -> 16) and the fused pair, the small one (not fused) all three convs (8 ->
+ * 16, the 16 -> 96 expand, the 96-channel depthwise). */
+static void test_layer_list_lists_fused_pairs_once(void) {
   char *saved = env_unset();
   const chain *cases[2] = {&big_chain, &chains[0]};
-  const int want[2] = {1, 3};
+  const int want[2] = {2, 3};
   for (int i = 0; i < 2; i++) {
     tsl_graph *g = chain_graph(cases[i]);
     tsl_conv_layer layers[8];
@@ -156,9 +162,104 @@ static void test_layer_list_leaves_out_fused_pairs(void) {
     if (n >= 1) {
       CU_ASSERT_EQUAL(layers[0].desc.C, 8);
       CU_ASSERT_EQUAL(layers[0].desc.K, 16);
+      CU_ASSERT_FALSE(layers[0].fused);
+    }
+    for (int l = 1; l < n && l < 8; l++) {
+      bool fused = layers[l].fused;
+      CU_ASSERT_EQUAL(fused, i == 0);
+      CU_ASSERT_EQUAL(layers[l].count, 1);
+      if (!fused) continue;
+      CU_ASSERT_STRING_EQUAL(layers[l].workload.op, "expand_depthwise_nchwc");
+      CU_ASSERT_EQUAL(layers[l].fused_desc.C, 16);
+      CU_ASSERT_EQUAL(layers[l].fused_desc.E, 96);
+      CU_ASSERT_EQUAL(layers[l].fused_desc.stride_h, 2);
     }
     tsl_graph_free(g);
   }
+  env_restore(saved);
+}
+
+/* A record of the fused workload with a config other than the default: lowering takes
+ * its knobs (the conv step of the depthwise node reports the record's config), and the
+ * compiled graph still equals the reference; without records the default knobs. */
+static void test_fused_record_sets_the_knobs(void) {
+  char *saved = env_unset();
+  tsl_arena *ar = tsl_arena_new(), *prev = tsl_arena_set_current(ar);
+  tsl_graph *g = chain_graph(&big_chain);
+  tsl_conv_layer layers[4];
+  int n = 0;
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_conv_layers(g, "host", layers, 4, &n), TSL_OK);
+  CU_ASSERT_FATAL(n == 2 && layers[1].fused);
+  tsl_workload *w = &layers[1].workload;
+  tsl_workload_fix(w);
+  tsl_target t;
+  CU_ASSERT_EQUAL_FATAL(tsl_target_parse("host", &t), TSL_OK);
+  tsl_tuner_register_templates();
+  const tsl_template *tpl = tsl_template_find("expand_depthwise_nchwc.band");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(tpl);
+  tsl_te_program *p = NULL;
+  tsl_config_space sp;
+  tsl_config dflt, c;
+  CU_ASSERT_EQUAL_FATAL(tsl_workload_instantiate(w, &p), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(tpl->space(p, &t, &sp), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(tpl->default_config(p, &t, &sp, &dflt), TSL_OK);
+  /* every knob at another candidate than the default's: the first, else the second */
+  c = dflt;
+  for (int k = 0; k < sp.nknobs; k++)
+    c.values[k] = sp.knobs[k].values[sp.knobs[k].values[0] == dflt.values[k] && sp.knobs[k].nvalues > 1 ? 1 : 0];
+  tsl_records *db = NULL;
+  CU_ASSERT_EQUAL_FATAL(tsl_records_new(&db), TSL_OK);
+  tsl_record *r = calloc(1, sizeof *r);
+  CU_ASSERT_FATAL(r != NULL);
+  /* the fused workload's one algorithm is its template */
+  CU_ASSERT_FATAL(tt_algo_record_at(w, "host", 0, tsl_config_index(&sp, &c), 1e-3, NULL, r));
+  CU_ASSERT_STRING_EQUAL(r->template_name, tpl->name);
+  CU_ASSERT_EQUAL_FATAL(tsl_records_add(db, r), TSL_OK);
+  char *key = NULL;
+  CU_ASSERT_EQUAL_FATAL(tsl_workload_key_of(w, &key), TSL_OK);
+  for (int with = 0; with < 2; with++) {
+    tsl_compile_options co = {.target = "host", .records_db = with ? db : NULL};
+    tsl_graph_plan *plan = NULL;
+    tsl_conv_step *steps = NULL;
+    int nsteps = 0, seen = 0;
+    tsl_status st = tsl_graph_compile_conv_steps(g, &co, &plan, NULL, &steps, &nsteps);
+    if (st != TSL_OK) printf("\n  compile: %s", tsl_last_error());
+    CU_ASSERT_EQUAL_FATAL(st, TSL_OK);
+    for (int i = 0; i < nsteps; i++) {
+      const tsl_dispatch_info *di = &steps[i].info;
+      if (strcmp(di->template_name, tpl->name) != 0) continue;
+      seen++;
+      CU_ASSERT_STRING_EQUAL(di->record.workload, key);
+      CU_ASSERT_EQUAL(di->tuned, with == 1);
+      const tsl_config *want = with ? &c : &dflt;
+      CU_ASSERT_EQUAL(di->record.config.nknobs, want->nknobs);
+      for (int k = 0; k < want->nknobs && k < di->record.config.nknobs; k++)
+        CU_ASSERT_EQUAL(di->record.config.values[k], want->values[k]);
+    }
+    CU_ASSERT_EQUAL(seen, 1);
+    free(steps);
+    tsl_graph_plan_free(plan);
+  }
+  /* the tuned knobs compute the same */
+  int64_t nin = gt_numel(g, g->inputs[0]), m = gt_numel(g, g->outputs[0]);
+  float *x = gt_random(nin, 29, -1.5, 1.5);
+  const float *ins[1] = {x};
+  float *want[1] = {NULL}, *got[1] = {NULL};
+  CU_ASSERT_EQUAL_FATAL(gt_reference_run(g, ins, want), TSL_OK);
+  tsl_compile_options co = {.target = "host", .records_db = db};
+  tsl_compile_stats cs = {0};
+  CU_ASSERT_EQUAL(gt_compile_run(g, &co, ins, got, &cs, NULL), TSL_OK);
+  CU_ASSERT_EQUAL(cs.expand_dw_fused, 1);
+  CU_ASSERT(got[0] && gt_rel_err(got[0], want[0], m) <= 1e-5);
+  free(got[0]);
+  free(want[0]);
+  free(x);
+  free(key);
+  free(r);
+  tsl_records_free(db);
+  tsl_graph_free(g);
+  tsl_arena_set_current(prev);
+  tsl_arena_free(ar);
   env_restore(saved);
 }
 
@@ -166,5 +267,7 @@ void tsl_tests_graph_expand_dw(void) {
   CU_pSuite s = CU_add_suite("graph_expand_depthwise", NULL, NULL);
   CU_add_test(s, "expand 1x1 -> depthwise chains fused vs reference", test_chains_fused_match_reference);
   CU_add_test(s, "expand/depthwise fusion follows the size rule", test_size_rule);
-  CU_add_test(s, "the tuner's layer list leaves out fused pairs", test_layer_list_leaves_out_fused_pairs);
+  CU_add_test(s, "the tuner's layer list lists a fused pair once, as its fused workload",
+              test_layer_list_lists_fused_pairs_once);
+  CU_add_test(s, "a record of the fused workload sets the knobs lowering uses", test_fused_record_sets_the_knobs);
 }

@@ -8,17 +8,20 @@
 #include <string.h>
 
 #include "ir/arena.h"
+#include "ops/algorithm.h"
 #include "ops/conv2d/expand_depthwise.h"
 #include "ops/nn/activation.h"
 #include "ops/ops_util.h"
 
-/* reference activations: 0 none, 1 relu, 2 relu6, 3 HardSwish, 4 Swish (SiLU) */
+/* reference activations: 0 none, 1 relu, 2 relu6, 3 HardSwish, 4 Swish (SiLU), 5 clip
+ * [0.25, 6] (f(0) != 0: the lanes past E need the guard) */
 static double ref_act(int a, double v) {
   switch (a) {
   case 1: return v > 0 ? v : 0;
   case 2: return v < 0 ? 0 : v > 6 ? 6 : v;
   case 3: return v * fmin(fmax(v + 3.0, 0.0), 6.0) / 6.0;
   case 4: return v / (1.0 + exp(-v));
+  case 5: return v < 0.25 ? 0.25 : v > 6 ? 6 : v;
   default: return v;
   }
 }
@@ -31,7 +34,12 @@ static tsl_expand_dw_act act_of(int a) {
     r.act = 2;
     r.clip_max = 6.0;
   }
-  if (a >= 3) tsl_epilogue_make(a == 3 ? "HardSwish" : "Swish", 0, NULL, 0, &r.fn);
+  if (a == 5) {
+    r.act = 2;
+    r.clip_min = 0.25;
+    r.clip_max = 6.0;
+  }
+  if (a == 3 || a == 4) tsl_epilogue_make(a == 3 ? "HardSwish" : "Swish", 0, NULL, 0, &r.fn);
   return r;
 }
 
@@ -40,8 +48,25 @@ typedef struct xcase {
   int act1, act2;
 } xcase;
 
-/* Runs case c with knobs k (NULL: defaults); true when within tolerance. */
-static bool check_case(const xcase *c, const tsl_expand_dw_knobs *kn, uint64_t seed) {
+/* The schedule of p: with tpl, a config drawn from tpl's space by *rng (printed into
+ * cfg); else knobs kn (NULL: the defaults). */
+static tsl_status schedule_of(const tsl_te_program *p, const tsl_expand_dw_layer *d, const tsl_expand_dw_knobs *kn,
+                              const tsl_template *tpl, uint64_t *rng, char *cfg, size_t ncfg, tsl_schedule **s) {
+  if (!tpl) return tsl_expand_dw_schedule(p, d, ops_target(), kn, s);
+  tsl_config_space sp;
+  tsl_config c;
+  tsl_status st = tpl->space(p, ops_target(), &sp);
+  if (st != TSL_OK) return st;
+  *rng = *rng * 6364136223846793005ull + 1442695040888963407ull;
+  st = tsl_config_from_index(&sp, (int64_t)((*rng >> 11) % (uint64_t)tsl_space_size(&sp)), &c);
+  if (st == TSL_OK) tsl_config_str(&sp, &c, cfg, ncfg);
+  return st == TSL_OK ? tpl->apply(p, ops_target(), &sp, &c, s) : st;
+}
+
+/* Runs case c with knobs kn (NULL: defaults), or with tpl a config sampled from its
+ * space by *rng; true when within tolerance. */
+static bool check_case_with(const xcase *c, const tsl_expand_dw_knobs *kn, const tsl_template *tpl, uint64_t *rng,
+                            uint64_t seed) {
   int64_t X = ops_lanes(), pad = c->R / 2;
   tsl_expand_dw_layer d = {c->N,   c->C, c->H, c->W, c->E, c->R, c->R, c->stride, c->stride, pad, pad, pad, pad,
                            X,      act_of(c->act1), act_of(c->act2)};
@@ -94,8 +119,9 @@ static bool check_case(const xcase *c, const tsl_expand_dw_knobs *kn, uint64_t s
   tsl_arena *arena = tsl_arena_new(), *prev = tsl_arena_set_current(arena);
   tsl_te_program *p = NULL;
   tsl_schedule *s = NULL;
+  char cfg[256] = "defaults";
   tsl_status st = tsl_expand_dw_program(&d, &p);
-  if (st == TSL_OK) st = tsl_expand_dw_schedule(p, &d, ops_target(), kn, &s);
+  if (st == TSL_OK) st = schedule_of(p, &d, kn, tpl, rng, cfg, sizeof cfg, &s);
   if (st != TSL_OK) {
     printf("\n  expand_dw N%lld C%lld %lldx%lld E%lld R%lld s%lld: %s\n", (long long)N, (long long)C, (long long)H,
            (long long)W, (long long)E, (long long)R, (long long)c->stride, tsl_last_error());
@@ -107,9 +133,9 @@ static bool check_case(const xcase *c, const tsl_expand_dw_knobs *kn, uint64_t s
     double err = ops_rel_error(bo, want, N * EB * OH * OW * X);
     ok = err < 1e-4 && ops_check_guard(bo);
     if (!ok)
-      printf("\n  expand_dw N%lld C%lld %lldx%lld E%lld R%lld s%lld act %d/%d: rel error %g\n", (long long)N,
+      printf("\n  expand_dw N%lld C%lld %lldx%lld E%lld R%lld s%lld act %d/%d (%s): rel error %g\n", (long long)N,
              (long long)C, (long long)H, (long long)W, (long long)E, (long long)R, (long long)c->stride, c->act1,
-             c->act2, err);
+             c->act2, cfg, err);
   }
   tsl_schedule_free(s);
   tsl_arena_set_current(prev);
@@ -124,6 +150,10 @@ static bool check_case(const xcase *c, const tsl_expand_dw_knobs *kn, uint64_t s
   free(ex);
   free(want);
   return ok;
+}
+
+static bool check_case(const xcase *c, const tsl_expand_dw_knobs *kn, uint64_t seed) {
+  return check_case_with(c, kn, NULL, NULL, seed);
 }
 
 static const xcase cases[] = {
@@ -150,6 +180,63 @@ static void test_expand_dw_knobs(void) {
   CU_ASSERT_EQUAL(failed, 0);
 }
 
+/* Configs drawn (seeded) from the template's space give the reference's output: 24 of
+ * them over the cases above and two with odd expanded channels at stride 2, one of
+ * them with an f2(0) != 0 (the lane guard of the registry operator). */
+static void test_expand_dw_space_samples(void) {
+  static const xcase more[] = {
+      {1, 13, 17, 14, 57, 3, 2, 2, 5},
+      {1, 21, 12, 13, 35, 3, 2, 1, 2},
+  };
+  tsl_tuner_register_templates();
+  const tsl_template *tpl = tsl_template_find("expand_depthwise_nchwc.band");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(tpl);
+  size_t nc = sizeof cases / sizeof cases[0], nm = sizeof more / sizeof more[0];
+  uint64_t rng = 0x5eedc0ffeeull;
+  int failed = 0;
+  for (size_t i = 0; i < 24; i++) {
+    const xcase *c = i % 3 == 2 ? &more[(i / 3) % nm] : &cases[i % nc];
+    failed += !check_case_with(c, NULL, tpl, &rng, 500 + 13 * i);
+  }
+  CU_ASSERT_EQUAL(failed, 0);
+}
+
+/* The template's default config is tsl_expand_dw_default_knobs, a point of its space,
+ * and the operator's workload key is the layer's key (tsl_expand_dw_key). */
+static void test_expand_dw_template_default(void) {
+  tsl_tuner_register_templates();
+  const tsl_template *tpl = tsl_template_find("expand_depthwise_nchwc.band");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(tpl);
+  tsl_expand_dw_layer d = {1, 16, 56, 56, 96, 3, 3, 2, 2, 1, 1, 1, 1, ops_lanes(), act_of(2), act_of(2)};
+  tsl_arena *arena = tsl_arena_new(), *prev = tsl_arena_set_current(arena);
+  tsl_te_program *p = NULL;
+  tsl_config_space sp;
+  tsl_config c;
+  CU_ASSERT_EQUAL_FATAL(tsl_expand_dw_program(&d, &p), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(tpl->space(p, ops_target(), &sp), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(tpl->default_config(p, ops_target(), &sp, &c), TSL_OK);
+  tsl_expand_dw_knobs k = tsl_expand_dw_default_knobs(ops_target(), &d);
+  CU_ASSERT_EQUAL(tsl_config_get(&sp, &c, "band", -1), k.band);
+  CU_ASSERT_EQUAL(tsl_config_get(&sp, &c, "ow_block", -1), k.ow_block);
+  CU_ASSERT_EQUAL(tsl_config_get(&sp, &c, "ew_block", -1), k.ew_block);
+  CU_ASSERT_EQUAL(tsl_config_get(&sp, &c, "kb_block", -1), k.kb_block);
+  CU_ASSERT(tsl_space_size(&sp) > 100);
+  tsl_workload w;
+  char *kw = NULL, *kd = NULL;
+  CU_ASSERT_EQUAL_FATAL(tsl_expand_dw_workload(&d, &w), TSL_OK);
+  CU_ASSERT_EQUAL(tsl_workload_key_of(&w, &kw), TSL_OK);
+  CU_ASSERT_EQUAL(tsl_expand_dw_key(&d, &kd), TSL_OK);
+  CU_ASSERT(kw && kd && strcmp(kw, kd) == 0);
+  free(kw);
+  free(kd);
+  /* an expand table function has no workload */
+  d.expand_act = act_of(3);
+  CU_ASSERT_EQUAL(tsl_expand_dw_workload(&d, &w), TSL_ERR_UNSUPPORTED);
+  tsl_clear_error();
+  tsl_arena_set_current(prev);
+  tsl_arena_free(arena);
+}
+
 /* The key names every field: layers that differ in one activation differ. */
 static void test_expand_dw_key(void) {
   tsl_expand_dw_layer a = {1, 16, 20, 20, 96, 3, 3, 1, 1, 1, 1, 1, 1, 16, act_of(2), act_of(2)};
@@ -170,4 +257,6 @@ void ops_tests_expand_dw(CU_pSuite s) {
   CU_add_test(s, "expand + depthwise fused vs reference (defaults)", test_expand_dw_defaults);
   CU_add_test(s, "expand + depthwise fused vs reference (knobs)", test_expand_dw_knobs);
   CU_add_test(s, "expand + depthwise workload key", test_expand_dw_key);
+  CU_add_test(s, "expand + depthwise template: sampled configs vs reference", test_expand_dw_space_samples);
+  CU_add_test(s, "expand + depthwise template: default config and key", test_expand_dw_template_default);
 }

@@ -590,10 +590,16 @@ static int model_workloads(const tsl_graph *g, const char *target, tsl_workload 
     char only[48] = "";
     if (layers[i].only_algo >= 0)
       snprintf(only, sizeof only, " %s only", tsl_conv2d_algo_name((tsl_conv2d_algo)layers[i].only_algo));
-    snprintf(rows[i].shape, sizeof rows[i].shape, "%lldx%lldx%lld->%lld k%lldx%lld s%lld p%lld%s%s", (long long)d->C,
-             (long long)d->H, (long long)d->W, (long long)d->K, (long long)d->R, (long long)d->S,
-             (long long)d->stride_h, (long long)d->pad_top,
-             d->groups > 1 ? (d->groups == d->C ? " dw" : " grp") : "", only);
+    const tsl_expand_dw_layer *f = &layers[i].fused_desc;
+    if (layers[i].fused) /* an expand 1x1 + depthwise pair as one workload */
+      snprintf(rows[i].shape, sizeof rows[i].shape, "%lldx%lldx%lld->%lld 1x1+dw k%lldx%lld s%lld p%lld", (long long)f->C,
+               (long long)f->H, (long long)f->W, (long long)f->E, (long long)f->R, (long long)f->S,
+               (long long)f->stride_h, (long long)f->pad_top);
+    else
+      snprintf(rows[i].shape, sizeof rows[i].shape, "%lldx%lldx%lld->%lld k%lldx%lld s%lld p%lld%s%s", (long long)d->C,
+               (long long)d->H, (long long)d->W, (long long)d->K, (long long)d->R, (long long)d->S,
+               (long long)d->stride_h, (long long)d->pad_top,
+               d->groups > 1 ? (d->groups == d->C ? " dw" : " grp") : "", only);
   }
   free(layers);
   return n;
