@@ -81,31 +81,6 @@ static tsl_status llvm_error(LLVMErrorRef err, tsl_status st, const char *what, 
   return r;
 }
 
-/* Features the host lacks, as "-a,-b,...": appended for a non-host target so that
- * its CPU (possibly from -mcpu=) cannot enable them. */
-static char *host_missing_features(void) {
-  char *host = LLVMGetHostCPUFeatures();
-  size_t n = strlen(host) + 1;
-  char *out = malloc(n);
-  if (out) {
-    out[0] = '\0';
-    size_t len = 0;
-    for (const char *p = host; *p;) {
-      const char *end = strchr(p, ',');
-      size_t k = end ? (size_t)(end - p) : strlen(p);
-      if (k > 1 && p[0] == '-') {
-        if (len) out[len++] = ',';
-        memcpy(out + len, p, k);
-        len += k;
-        out[len] = '\0';
-      }
-      p = end ? end + 1 : p + k;
-    }
-  }
-  LLVMDisposeMessage(host);
-  return out;
-}
-
 static tsl_status define_runtime_symbols(tsl_jit *j) {
   LLVMOrcCSymbolMapPair pairs[NRUNTIME_SYMBOLS];
   for (int i = 0; i < NRUNTIME_SYMBOLS; i++) {
@@ -157,7 +132,7 @@ tsl_status tsl_jit_new(const tsl_target *t, tsl_jit **out) {
   j->target = *t;
   pthread_mutex_init(&j->lock, NULL);
   atomic_init(&j->refs, 1);
-  char *extra = t->is_host ? NULL : host_missing_features();
+  char *extra = t->is_host ? NULL : tsl_codegen_host_missing_features();
   if (!t->is_host && !extra) {
     destroy(j);
     return tsl_error(TSL_ERR_NOMEM, "jit: out of memory");

@@ -159,3 +159,27 @@ tsl_status tsl_codegen_asm_loops(const tsl_func *f, const tsl_target *t, char **
   *nloops = 0;
   return emit_asm(f, t, true, text, loops, nloops);
 }
+
+/* (machine.h) */
+char *tsl_codegen_host_missing_features(void) {
+  char *host = LLVMGetHostCPUFeatures();
+  size_t n = strlen(host) + 1;
+  char *out = malloc(n);
+  if (out) {
+    out[0] = '\0';
+    size_t len = 0;
+    for (const char *p = host; *p;) {
+      const char *end = strchr(p, ',');
+      size_t k = end ? (size_t)(end - p) : strlen(p);
+      if (k > 1 && p[0] == '-') {
+        if (len) out[len++] = ',';
+        memcpy(out + len, p, k);
+        len += k;
+        out[len] = '\0';
+      }
+      p = end ? end + 1 : p + k;
+    }
+  }
+  LLVMDisposeMessage(host);
+  return out;
+}

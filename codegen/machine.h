@@ -22,6 +22,13 @@ extern "C" {
 tsl_status tsl_codegen_target_machine(const tsl_target *t, const char *extra_features, bool for_jit,
                                       LLVMTargetMachineRef *out);
 
+/* The features this machine's CPU lacks, as "-a,-b,..." (from LLVM's host feature
+ * string; "" when it lacks none), malloc'd (the caller frees it), or NULL when out of
+ * memory. The JIT appends it to a non-host target's features so that the target's CPU
+ * (possibly from -mcpu=) cannot enable them, and so does a kernel's own feature list
+ * (a schedule's vector_width, codegen/target_x86.c). */
+char *tsl_codegen_host_missing_features(void);
+
 /* The data layout string of tm (malloc'd; the caller frees it), or NULL when out of
  * memory. */
 char *tsl_codegen_data_layout(LLVMTargetMachineRef tm);

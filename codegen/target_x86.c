@@ -3,8 +3,10 @@
 #include <llvm-c/Target.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "codegen/machine.h"
 #include "codegen/target_backend.h"
 #include "target/arch.h"
 
@@ -40,9 +42,25 @@ static void x86_function_attributes(LLVMValueRef fn, const tsl_target *t) {
    * (LLVM makes a subtarget per function from this attribute, the vectorizer's cost model
    * included). */
   if (tsl_feature_string_disables(t->features, "avx512f")) {
-    LLVMAttributeRef f = LLVMCreateStringAttribute(ctx, "target-features", 15, t->features,
-                                                   (unsigned)strlen(t->features));
-    LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, f);
+    /* The attribute replaces the target machine's feature string for this function, so
+     * a target other than the host keeps the features the host lacks switched off, as the
+     * JIT's target machine has them (codegen/jit.c): its -mcpu= could enable them (a
+     * kernel compiled ahead of time for another machine then only loses features this
+     * one lacks, never gains one). */
+    char *missing = t->is_host ? NULL : tsl_codegen_host_missing_features();
+    size_t n = strlen(t->features) + (missing ? strlen(missing) + 1 : 0) + 1;
+    char *fs = malloc(n);
+    if (fs) {
+      snprintf(fs, n, "%s%s%s", t->features, missing && *missing ? "," : "", missing ? missing : "");
+      LLVMAttributeRef f = LLVMCreateStringAttribute(ctx, "target-features", 15, fs, (unsigned)strlen(fs));
+      LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, f);
+    } else {
+      LLVMAttributeRef f = LLVMCreateStringAttribute(ctx, "target-features", 15, t->features,
+                                                     (unsigned)strlen(t->features));
+      LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, f);
+    }
+    free(fs);
+    free(missing);
   }
 }
 
