@@ -50,15 +50,10 @@ static void x86_function_attributes(LLVMValueRef fn, const tsl_target *t) {
     char *missing = t->is_host ? NULL : tsl_codegen_host_missing_features();
     size_t n = strlen(t->features) + (missing ? strlen(missing) + 1 : 0) + 1;
     char *fs = malloc(n);
-    if (fs) {
-      snprintf(fs, n, "%s%s%s", t->features, missing && *missing ? "," : "", missing ? missing : "");
-      LLVMAttributeRef f = LLVMCreateStringAttribute(ctx, "target-features", 15, fs, (unsigned)strlen(fs));
-      LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, f);
-    } else {
-      LLVMAttributeRef f = LLVMCreateStringAttribute(ctx, "target-features", 15, t->features,
-                                                     (unsigned)strlen(t->features));
-      LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, f);
-    }
+    if (fs) snprintf(fs, n, "%s%s%s", t->features, missing && *missing ? "," : "", missing ? missing : "");
+    const char *use = fs ? fs : t->features; /* out of memory: the narrowed features alone */
+    LLVMAttributeRef f = LLVMCreateStringAttribute(ctx, "target-features", 15, use, (unsigned)strlen(use));
+    LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, f);
     free(fs);
     free(missing);
   }

@@ -406,8 +406,7 @@ static int nest_candidates(const estimate *e, int h, int cands[64]) {
  * LLVM mostly keeps that order: this choice is only the nest the loop's cycles are
  * attributed to (step 5's roofline), its count takes the mean share (executions).
  * -1 if none holds them all. */
-static int nest_of(const estimate *e, int h) {
-  int cands[64], ncand = nest_candidates(e, h, cands);
+static int nest_of(const estimate *e, int h, const int *cands, int ncand) {
   if (ncand <= 1) return ncand == 1 ? cands[0] : -1;
   /* the k-th distinct loop among the inner loops of the same names, in program order */
   char sig[512], other[512], self[NAME_LEN], seen[64][NAME_LEN];
@@ -441,7 +440,7 @@ static int nest_of(const estimate *e, int h) {
 static double executions(estimate *e, int h, tsl_cost_static_detail *d, int *nest) {
   int chain[MAX_PARENTS + 1], nc = chain_of(e, h, chain);
   int cands[64], ncand = nest_candidates(e, h, cands);
-  int ni = nest_of(e, h);
+  int ni = nest_of(e, h, cands, ncand);
   double n = 1;
   bool guessed = false, eligible[MAX_PARENTS + 1];
   for (int k = 0; k < nc; k++) {
@@ -487,12 +486,10 @@ static double executions(estimate *e, int h, tsl_cost_static_detail *d, int *nes
       if (named) continue;
       double sh = 0; /* the mean share over the copies, as above */
       for (int c = 0; c < ncand; c++) {
-        int cl = -1;
-        for (int m = 0; m < e->nests[cands[c]].depth && cl < 0; m++)
-          if (e->nests[cands[c]].names[m] == nn->names[l] || (e->nests[cands[c]].names[m] && nn->names[l] &&
-                                                              strcmp(e->nests[cands[c]].names[m], nn->names[l]) == 0))
-            cl = m;
-        sh += cl >= 0 ? e->nests[cands[c]].share[cl] : 1;
+        const tsl_ir_nest *cn = &e->nests[cands[c]];
+        int cl = nn->names[l] ? level_in(cn, nn->names[l]) : -1;
+        if (cl >= 0 && strcmp(cn->names[cl], nn->names[l]) != 0) cl = -1; /* the same loop, not a prefix */
+        sh += cl >= 0 ? cn->share[cl] : 1;
       }
       n *= nn->extents[l] * (ncand > 0 ? sh / ncand : nn->share[l]);
     }
