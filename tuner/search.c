@@ -315,6 +315,32 @@ static void rerank_best(tsl_search *s, int64_t *idx, int n) {
 
 /* ---- evolution (Ansor, Zheng et al., OSDI 2020, section 5.1) ---- */
 
+/* Measured sketches other than the best one whose best cost is within this factor of
+ * the best: each gets its own share of the model's proposals. A structure such as a
+ * packed register tile measures far from its optimum at most of its knob values (a
+ * 1024^3 matmul: tile_pack's first 9 draws at best 1.43x the leading sketch's best,
+ * while its refined configs were the fastest of an earlier tune), and a population
+ * scored by one model over all sketches converges on the leader within a batch (256
+ * trials once gave tile_pack 15, 6 of them after the first batch). */
+#define SKETCH_LIVE_RATIO 2.0
+
+/* The live sketches (SKETCH_LIVE_RATIO; positions in the sketch knob, best first, the
+ * leader's excluded) into live; returns their count. */
+static int live_sketches(const tsl_search *s, int *live) {
+  bool seen[SKETCH_VALUES] = {false};
+  int n = 0;
+  double best = INFINITY;
+  /* hist is sorted best first: each sketch's first appearance is its best */
+  for (int i = 0; i < s->nhist && isfinite(s->hist_cost[i]); i++) {
+    int v = sketch_of(s, &s->hist[i]);
+    if (v < 0 || seen[v]) continue;
+    seen[v] = true;
+    if (!isfinite(best)) best = s->hist_cost[i];
+    else if (s->hist_cost[i] <= SKETCH_LIVE_RATIO * best) live[n++] = v;
+  }
+  return n;
+}
+
 /* Whether configs a and b may be crossed: same structure. A space whose first knob is
  * "sketch" (the auto-scheduler's, tuner/autosched.h) gives the other knobs their meaning
  * per sketch, so only parents of one sketch are crossed; any other space's knobs mean
@@ -365,8 +391,10 @@ static int select_best(const tsl_search *s, tsl_config *c, float *score, int m, 
  * makes EVO_POP children by tournament selection, crossover of two parents (each knob
  * from either, when crossable) and mutation, scores them and keeps the best EVO_POP of
  * parents and children. Returns up to n unvisited indices of the best scored configs
- * met, best first. */
-static int evo_propose(tsl_search *s, int64_t *best_idx, int n) {
+ * met, best first. In a sketch space, pin >= 0 keeps every member in that sketch (the
+ * position of its value in the sketch knob): the population starts from its measured
+ * configs and its children stay in it. */
+static int evo_propose(tsl_search *s, int64_t *best_idx, int n, int pin) {
   tsl_cost_model *m = s->rerank && tsl_cost_model_trained(s->rerank) ? s->rerank : s->model;
   tsl_config *pop = malloc(sizeof *pop * 2 * EVO_POP);
   float *score = malloc(sizeof *score * 2 * EVO_POP);
@@ -377,13 +405,19 @@ static int evo_propose(tsl_search *s, int64_t *best_idx, int n) {
   /* in a sketch space, the best measured config of each sketch first: every structure
    * keeps a parent to refine (Ansor samples its population per sketch) */
   bool seen[SKETCH_VALUES] = {false};
-  for (int i = 0; sketch_space(s) && i < s->nhist && np < EVO_POP / 4; i++) {
+  if (pin >= 0 && !sketch_space(s)) pin = -1;
+  int64_t pinned = pin >= 0 ? s->space.knobs[0].values[pin] : 0;
+  for (int i = 0; sketch_space(s) && pin < 0 && i < s->nhist && np < EVO_POP / 4; i++) {
     int v = sketch_of(s, &s->hist[i]);
     if (v >= 0 && !seen[v] && isfinite(s->hist_cost[i])) seen[v] = true, pop[np++] = s->hist[i];
   }
   for (int i = 0; i < s->nhist && np < EVO_POP / 2; i++)
-    if (isfinite(s->hist_cost[i])) pop[np++] = s->hist[i];
-  while (np < EVO_POP) tsl_config_from_index(&s->space, rand_below(&s->rng, s->size), &pop[np++]);
+    if (isfinite(s->hist_cost[i]) && (pin < 0 || s->hist[i].values[0] == pinned)) pop[np++] = s->hist[i];
+  while (np < EVO_POP) {
+    tsl_config_from_index(&s->space, rand_below(&s->rng, s->size), &pop[np]);
+    if (pin >= 0) pop[np].values[0] = pinned;
+    np++;
+  }
   if (tsl_cost_model_predict(m, pop, np, score) != TSL_OK) goto out;
   for (int g = 0; g < EVO_GENERATIONS; g++) {
     tsl_config *kids = pop + np;
@@ -395,6 +429,7 @@ static int evo_propose(tsl_search *s, int64_t *best_idx, int n) {
         for (int k = 0; k < s->space.nknobs; k++)
           if (rand_below(&s->rng, 2)) crossed |= c.values[k] != b->values[k], c.values[k] = b->values[k];
       if (!crossed || rand_below(&s->rng, 4) != 0) mutate(s, &c);
+      if (pin >= 0) c.values[0] = pinned;
       kids[i] = c;
     }
     if (tsl_cost_model_predict(m, kids, EVO_POP, score + np) != TSL_OK) break;
@@ -438,7 +473,16 @@ int tsl_search_next(tsl_search *s, tsl_config *out, int n) {
     int nrand = (int)(n * SA_EPS);
     int nmodel = n - (n > 1 && nrand < 1 ? 1 : nrand);
     int64_t idx[512];
-    int np = evo_propose(s, idx, nmodel < 512 ? nmodel : 512);
+    /* in a sketch space, a share for each other sketch within reach of the best */
+    int live[SKETCH_VALUES], nlive = sketch_space(s) ? live_sketches(s, live) : 0;
+    int quota = nlive > 0 ? nmodel / (2 * (nlive + 1)) : 0;
+    if (nlive > 0 && quota < 1) quota = 1;
+    for (int j = 0; j < nlive && got + quota <= nmodel / 2; j++) {
+      int np = evo_propose(s, idx, quota < 512 ? quota : 512, live[j]), mine = 0;
+      for (int i = 0; i < np && mine < quota; i++) mine += take(s, idx[i], &out[got + mine]);
+      got += mine;
+    }
+    int np = evo_propose(s, idx, nmodel - got < 512 ? nmodel - got : 512, -1);
     for (int i = 0; i < np && got < nmodel; i++) got += take(s, idx[i], &out[got]);
   }
   while (got < n) {

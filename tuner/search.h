@@ -27,7 +27,13 @@
  *           first batch of 8 over 4 sketches: 2 each) and the population starts with the
  *           best measured config of each sketch: a 1024^3 matmul's 64 trials once gave 58
  *           to tile_cache and 2 to tile_pack, whose one bad random register tile kept
- *           the model from proposing it again.
+ *           the model from proposing it again. And every other sketch whose best
+ *           measured cost is within 2x of the best gets its own share of each batch's
+ *           model proposals (batch n, L such sketches: max(1, n' / (2 (L + 1))) each,
+ *           n' the model's part of the batch, at most n' / 2 in all), from an evolution
+ *           pinned to that sketch: one population over all sketches converges on the
+ *           leading one, and 256 trials of a 1024^3 matmul once gave tile_pack 6 after
+ *           its first random draws.
  *
  * A search never proposes a config twice (nor one marked visited: resume).
  */

@@ -495,6 +495,59 @@ static void test_evolution_samples_every_sketch(void) {
   tsl_search_free(s);
 }
 
+/* A sketch space whose leading sketch (sketch 0: about 1 anywhere) is beaten by another
+ * only near one point (sketch 1: 0.3-0.38 within 2 steps of d = (11, 11, 11), else
+ * 1.2-1.6, slowly better towards it, as a packed register tile is), and a third far
+ * behind (sketch 2: 40): every draw of sketch 1 away from the needle measures slower
+ * than any of sketch 0, so the search must keep refining sketch 1 because its draws
+ * are within 2x of the leader. The reference is the cost function's known minimum. */
+static double needle_cost(const tsl_config *c) {
+  double d = 0;
+  for (int k = 1; k < 4; k++) d += fabs((double)c->values[k] - 11);
+  if (c->values[0] == 1) return d <= 2 ? 0.3 + 0.04 * d : 1.2 + 0.4 * d / 33;
+  if (c->values[0] == 2) return 40 + d;
+  return 1 + 0.001 * d;
+}
+
+static void test_evolution_refines_a_sketch_within_reach_of_the_best(void) {
+  tsl_config_space sp = {0};
+  int64_t sk[3] = {0, 1, 2}, v[16];
+  for (int i = 0; i < 16; i++) v[i] = i;
+  CU_ASSERT_EQUAL_FATAL(tsl_space_add_knob(&sp, "sketch", TSL_KNOB_OTHER, 3, sk), TSL_OK);
+  for (int k = 0; k < 3; k++) {
+    char name[8];
+    snprintf(name, sizeof name, "d%d", k);
+    CU_ASSERT_EQUAL_FATAL(tsl_space_add_knob(&sp, name, TSL_KNOB_OTHER, 16, v), TSL_OK);
+  }
+  int found = 0;
+  for (uint64_t seed = 1; seed <= 5; seed++) {
+    tsl_search *s = NULL;
+    CU_ASSERT_EQUAL_FATAL(tsl_search_new(TSL_SEARCH_EVOLUTION, &sp, seed, &s), TSL_OK);
+    double best = INFINITY;
+    int late_sketch1 = 0;
+    for (int n = 0; n < 128;) {
+      tsl_config c[16];
+      double cost[16];
+      int got = tsl_search_next(s, c, 16);
+      CU_ASSERT_FATAL(got > 0);
+      for (int i = 0; i < got; i++) {
+        cost[i] = needle_cost(&c[i]);
+        best = fmin(best, cost[i]);
+        late_sketch1 += n >= 32 && c[i].values[0] == 1;
+      }
+      n += got;
+      CU_ASSERT_EQUAL(tsl_search_update(s, c, cost, got), TSL_OK);
+    }
+    /* each of the 6 batches after the first two: at least 1 of sketch 1 */
+    CU_ASSERT(late_sketch1 >= 6);
+    found += best <= 0.3 + 0.04 * 2 + 1e-9;
+    if (best > 0.3 + 0.04 * 2 + 1e-9) printf("\n  seed %d: best %g, sketch 1 after 32 trials: %d\n", (int)seed, best, late_sketch1);
+    tsl_search_free(s);
+  }
+  /* within 2 steps of the optimum in at least 4 of 5 seeds */
+  CU_ASSERT(found >= 4);
+}
+
 void tsl_tests_tuner_tune(void) {
   CU_pSuite s = CU_add_suite("tuner_tune", NULL, NULL);
   CU_add_test(s, "test_crashing_hanging_wrong_candidates_become_error_records",
@@ -508,4 +561,6 @@ void tsl_tests_tuner_tune(void) {
   CU_add_test(s, "test_resume_does_not_remeasure", test_resume_does_not_remeasure);
   CU_add_test(s, "test_cost_model_ranks_held_out_configs", test_cost_model_ranks_held_out_configs);
   CU_add_test(s, "test_evolution_samples_every_sketch", test_evolution_samples_every_sketch);
+  CU_add_test(s, "test_evolution_refines_a_sketch_within_reach_of_the_best",
+              test_evolution_refines_a_sketch_within_reach_of_the_best);
 }
