@@ -103,9 +103,9 @@ if [ -x "$build/bench/matmul" ] && { [ $# -eq 0 ] || printf '%s\n' "$@" | grep -
   for kind in auto hand; do
     f="$work/as_matmul.$kind.sched"
     [ -s "$f" ] || continue
-    echo "tessel's tuned $kind schedule vs peers (bench/matmul --schedule-file $f, 1024^3, 1 thread;"
+    echo "tessel's tuned $kind schedule vs peers (bench/matmul --schedule-file $f, 1024^3, 1 and 2 threads;"
     echo "GFLOP/s, ms = 2.147 / GFLOP/s * 1e3):"
-    "$build/bench/matmul" --sizes 1024 --threads 1 --rounds 3 --no-peak --schedule-file "$f" 2>&1 | tail -n 4
+    "$build/bench/matmul" --sizes 1024 --threads 1,2 --rounds 5 --no-peak --schedule-file "$f" 2>&1 | sed -n '/size thr/,$p'
   done
 fi
 if [ -x "$build/bench/conv_sched" ] && [ -s "$work/as_conv.auto.sched" ]; then
