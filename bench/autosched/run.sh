@@ -13,7 +13,7 @@
 # WORK/NAME.tune.err. Each kernel time is tunecli run-op's median (--no-check: tune-op checked every
 # candidate against the interpreter; the float64 interpretation of a 1024^3 matmul takes
 # minutes per run). Peers (oneDNN, OpenBLAS) for the matmul:
-# bench/matmul (1024^3, 1 thread) runs the tuned auto schedule and then the tuned hand
+# bench/matmul (1024^3, 1 and 2 threads) runs the tuned auto schedule and then the tuned hand
 # template's schedule (each extracted from its records with `tunecli show --records` into
 # WORK/as_matmul.auto.sched and .hand.sched, run with --schedule-file), each against
 # oneDNN and OpenBLAS in the same process. The conv2d's peers (bench/conv_layers:
