@@ -37,6 +37,7 @@
 
 #include "ir/ir.h"
 #include "target/target.h"
+#include "tuner/ir_features.h"
 #include "tessel/status.h"
 
 #ifdef __cplusplus
@@ -44,7 +45,7 @@ extern "C" {
 #endif
 
 /* The model's version, recorded with every estimate (records' "cost_model"). */
-#define TSL_COST_STATIC_MODEL "tessel-static-5"
+#define TSL_COST_STATIC_MODEL "tessel-static-6"
 
 /* A pick from static estimates (lookup, tuner/dispatch.h) replaces the default schedule
  * (the dispatcher's default algorithm at its default config) only when its estimate is
@@ -101,6 +102,13 @@ tsl_status tsl_cost_static_func(const tsl_func *f, const tsl_target *t, int core
 /* Cycles per iteration of one assembly block on t's CPU (tsl_mca_block_cycles with the
  * model's iteration count and timeout): the tests' and the docs' hand-computed cases. */
 tsl_status tsl_cost_static_block_cycles(const tsl_target *t, const char *block, double *cycles);
+
+/* The bytes nest n (tsl_ir_nests) brings into a cache of `capacity` bytes, the memory
+ * term's traffic (docs/cost_static.md, "Formula" 3): per buffer its footprint at the
+ * largest level that fits half the cache, times the iterations of every loop outside
+ * it, except a loop the buffer does not depend on whose one iteration fits half the
+ * cache (the buffer is reused across it: charged once). Bytes; n must not be NULL. */
+double tsl_cost_static_fill_bytes(const tsl_ir_nest *n, double capacity);
 
 /* Spearman's rank correlation of a[0..n) and b[0..n) (average ranks for ties; Pearson's
  * correlation of the ranks): how well the estimates rank measured candidates. 0 when
