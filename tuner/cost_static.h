@@ -17,10 +17,13 @@
  *   3. Memory (a roofline after Williams, Waterman and Patterson, "Roofline", CACM 2009,
  *      with the traffic of each cache level from the footprints of the loop levels,
  *      tuner/ir_features.h bytes(L)): per loop nest of the loop IR and per cache of
- *      capacity S (t's L1d, L2), the traffic into that cache is bytes(L) x runs(L) for
- *      the largest L with bytes(L) <= S / 2 (what one run of the innermost L loops
- *      touches is loaded once per run; half the capacity for other data and
- *      associativity). M = max(traffic into L1 / (L2 bytes per cycle x f x cores used),
+ *      capacity S (t's L1d, L2), with L the largest level with bytes(L) <= S / 2 (what
+ *      one run of the innermost L loops touches is loaded once per run; half the
+ *      capacity for other data and associativity), the traffic into that cache is per
+ *      buffer its bytes over L times the iterations of the loops outside L, except a
+ *      loop the buffer does not depend on whose one iteration fits S / 2 (the buffer is
+ *      reused across it: Wolf and Lam, PLDI 1991; tsl_cost_static_fill_bytes).
+ *      M = max(traffic into L1 / (L2 bytes per cycle x f x cores used),
  *      traffic into L2 / DRAM bandwidth).
  *   4. Per nest the time is max(compute, memory), the nest's compute being the cycles
  *      of the assembly loops mapped to it (by their loop names) over the clock f and
