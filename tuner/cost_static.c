@@ -250,14 +250,28 @@ static double ir_trip(const tsl_llvm_loop *loops, int nloops, const char *functi
 
 /* ---- the memory term ---- */
 
-/* Bytes brought into a cache of `capacity` bytes by nest n (docs/cost_static.md). */
-static double fill_bytes(const tsl_ir_nest *n, double capacity) {
+/* Bytes brought into a cache of `capacity` bytes by nest n (docs/cost_static.md,
+ * "Memory"): L* is the largest level whose footprint fits half the cache; per buffer,
+ * its footprint over L* times the iterations of each loop outside L*, except a loop the
+ * buffer's accesses do not depend on whose one iteration's footprint (all buffers) fits
+ * half the cache: there the buffer stays cached from one iteration to the next and is
+ * brought in once (self-temporal reuse within the localized iteration space: Wolf and
+ * Lam, "A Data Locality Optimizing Algorithm", PLDI 1991, section 4). */
+double tsl_cost_static_fill_bytes(const tsl_ir_nest *n, double capacity) {
   int best = 0;
   for (int L = 0; L <= n->depth; L++)
     if (n->bytes[L] <= capacity / 2) best = L;
-  double runs = 1;
-  for (int l = 0; l < n->depth - best; l++) runs *= n->extents[l] * n->share[l];
-  return n->bytes[best] * runs;
+  double total = 0;
+  for (int k = 0; k < n->nbufs; k++) {
+    double b = n->buf_bytes[k][best];
+    for (int L = best + 1; L <= n->depth; L++) {
+      int l = n->depth - L; /* the loop of level L, as names: outermost first */
+      bool invariant = l < 64 && !((n->buf_deps[k] >> l) & 1);
+      if (!(invariant && n->bytes[L - 1] <= capacity / 2)) b *= n->extents[l] * n->share[l];
+    }
+    total += b;
+  }
+  return total;
 }
 
 /* ---- the per-candidate cache ---- */
@@ -602,7 +616,8 @@ static tsl_status estimate_run(estimate *e, const tsl_func *f, int cores, tsl_co
   d->compute_s = total;
   for (int i = 0; i < e->nn; i++) {
     const tsl_ir_nest *n = &e->nests[i];
-    double l1 = fill_bytes(n, (double)t->l1d_bytes), l2 = fill_bytes(n, (double)t->l2_bytes);
+    double l1 = tsl_cost_static_fill_bytes(n, (double)t->l1d_bytes),
+           l2 = tsl_cost_static_fill_bytes(n, (double)t->l2_bytes);
     d->l1_fill_bytes += l1;
     d->l2_fill_bytes += l2;
     double mem_l2 = l1 / (e->fig->l2_bytes_per_cycle * hz * used), mem_dram = l2 / (e->fig->dram_gbs * 1e9);

@@ -17,10 +17,13 @@
  *   3. Memory (a roofline after Williams, Waterman and Patterson, "Roofline", CACM 2009,
  *      with the traffic of each cache level from the footprints of the loop levels,
  *      tuner/ir_features.h bytes(L)): per loop nest of the loop IR and per cache of
- *      capacity S (t's L1d, L2), the traffic into that cache is bytes(L) x runs(L) for
- *      the largest L with bytes(L) <= S / 2 (what one run of the innermost L loops
- *      touches is loaded once per run; half the capacity for other data and
- *      associativity). M = max(traffic into L1 / (L2 bytes per cycle x f x cores used),
+ *      capacity S (t's L1d, L2), with L the largest level with bytes(L) <= S / 2 (what
+ *      one run of the innermost L loops touches is loaded once per run; half the
+ *      capacity for other data and associativity), the traffic into that cache is per
+ *      buffer its bytes over L times the iterations of the loops outside L, except a
+ *      loop the buffer does not depend on whose one iteration fits S / 2 (the buffer is
+ *      reused across it: Wolf and Lam, PLDI 1991; tsl_cost_static_fill_bytes).
+ *      M = max(traffic into L1 / (L2 bytes per cycle x f x cores used),
  *      traffic into L2 / DRAM bandwidth).
  *   4. Per nest the time is max(compute, memory), the nest's compute being the cycles
  *      of the assembly loops mapped to it (by their loop names) over the clock f and
@@ -37,6 +40,7 @@
 
 #include "ir/ir.h"
 #include "target/target.h"
+#include "tuner/ir_features.h"
 #include "tessel/status.h"
 
 #ifdef __cplusplus
@@ -44,7 +48,7 @@ extern "C" {
 #endif
 
 /* The model's version, recorded with every estimate (records' "cost_model"). */
-#define TSL_COST_STATIC_MODEL "tessel-static-5"
+#define TSL_COST_STATIC_MODEL "tessel-static-6"
 
 /* A pick from static estimates (lookup, tuner/dispatch.h) replaces the default schedule
  * (the dispatcher's default algorithm at its default config) only when its estimate is
@@ -101,6 +105,13 @@ tsl_status tsl_cost_static_func(const tsl_func *f, const tsl_target *t, int core
 /* Cycles per iteration of one assembly block on t's CPU (tsl_mca_block_cycles with the
  * model's iteration count and timeout): the tests' and the docs' hand-computed cases. */
 tsl_status tsl_cost_static_block_cycles(const tsl_target *t, const char *block, double *cycles);
+
+/* The bytes nest n (tsl_ir_nests) brings into a cache of `capacity` bytes, the memory
+ * term's traffic (docs/cost_static.md, "Formula" 3): per buffer its footprint at the
+ * largest level that fits half the cache, times the iterations of every loop outside
+ * it, except a loop the buffer does not depend on whose one iteration fits half the
+ * cache (the buffer is reused across it: charged once). Bytes; n must not be NULL. */
+double tsl_cost_static_fill_bytes(const tsl_ir_nest *n, double capacity);
 
 /* Spearman's rank correlation of a[0..n) and b[0..n) (average ranks for ties; Pearson's
  * correlation of the ranks): how well the estimates rank measured candidates. 0 when

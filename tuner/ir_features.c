@@ -397,7 +397,8 @@ static void mark_repeats(nest *n) {
 }
 
 /* bytes(L) and accessed bytes during the innermost L loops of n (mark_repeats done). */
-static void level_bytes(const nest *n, int L, double *distinct, double *accessed) {
+/* only: the accesses of that buffer alone (NULL: all buffers). */
+static void level_bytes(const nest *n, int L, const tsl_buffer *only, double *distinct, double *accessed) {
   int from = n->depth - L < 0 ? 0 : n->depth - L;
   double reps = trip_of(n, from);
   *distinct = *accessed = 0;
@@ -406,6 +407,7 @@ static void level_bytes(const nest *n, int L, double *distinct, double *accessed
   int nb = 0;
   for (int i = 0; i < n->nacc; i++) {
     const access *a = &n->acc[i];
+    if (only && a->buf != only) continue;
     double ebytes = (double)tsl_type_bytes(a->buf->dtype);
     *accessed += a->lanes * ebytes * reps;
     if (a->repeat) continue;
@@ -468,7 +470,7 @@ static void features_of(walker *w, float *out) {
   for (int k = 0; k < 6 && k < d->depth; k++) out[9 + k] = lg(d->loops[d->depth - 1 - k].extent);
   for (int L = 1; L <= LEVELS; L++) {
     double distinct, accessed;
-    level_bytes(d, L, &distinct, &accessed);
+    level_bytes(d, L, NULL, &distinct, &accessed);
     int from = d->depth - L < 0 ? 0 : d->depth - L;
     double flops = d->flops_iter * trip_of(d, from);
     out[14 + L] = lg(distinct);
@@ -530,6 +532,39 @@ tsl_status tsl_ir_features(const tsl_func *f, float *out) {
   return walk_func(f, false, features_done, out);
 }
 
+/* The per-buffer footprints and loop dependences of nest n into r (tsl_ir_nest). */
+static void nest_buffers(const nest *n, tsl_ir_nest *r) {
+  const tsl_buffer *bufs[TSL_IR_MAX_NEST_BUFS];
+  r->nbufs = 0;
+  for (int i = 0; i < n->nacc; i++) {
+    const access *a = &n->acc[i];
+    int k = 0;
+    while (k < r->nbufs && bufs[k] != a->buf) k++;
+    if (k == r->nbufs) {
+      if (r->nbufs == TSL_IR_MAX_NEST_BUFS) {
+        r->buf_deps[k - 1] = ~(uint64_t)0; /* the overflow: no reuse assumed */
+        continue;
+      }
+      bufs[r->nbufs++] = a->buf;
+      r->buf_deps[k] = 0;
+    }
+    for (int l = 0; l < n->depth && l < 64; l++)
+      if (a->d[l].dep) r->buf_deps[k] |= (uint64_t)1 << l;
+  }
+  for (int k = 0; k < r->nbufs; k++)
+    for (int L = 0; L <= n->depth; L++) {
+      double accessed;
+      level_bytes(n, L, bufs[k], &r->buf_bytes[k][L], &accessed);
+    }
+  /* buffers past the limit: their bytes go to the last one */
+  if (r->nbufs == TSL_IR_MAX_NEST_BUFS)
+    for (int L = 0; L <= n->depth; L++) {
+      double sum = 0;
+      for (int k = 0; k < r->nbufs - 1; k++) sum += r->buf_bytes[k][L];
+      if (r->bytes[L] > sum) r->buf_bytes[r->nbufs - 1][L] = r->bytes[L] - sum;
+    }
+}
+
 typedef struct nests_out {
   tsl_ir_nest *nests;
   int n;
@@ -554,8 +589,9 @@ static void nests_done(walker *w, void *arg) {
     }
     for (int L = 0; L <= n->depth; L++) {
       double accessed;
-      level_bytes(n, L, &r->bytes[L], &accessed);
+      level_bytes(n, L, NULL, &r->bytes[L], &accessed);
     }
+    nest_buffers(n, r);
   }
 }
 

@@ -48,6 +48,8 @@
 #ifndef TESSEL_TUNER_IR_FEATURES_H
 #define TESSEL_TUNER_IR_FEATURES_H
 
+#include <stdint.h>
+
 #include "ir/ir.h"
 #include "tessel/status.h"
 
@@ -66,6 +68,7 @@ tsl_status tsl_ir_features(const tsl_func *f, float *out);
  * it, or a store outside every loop), for the static cost model's memory term
  * (tuner/cost_static.h). */
 #define TSL_IR_MAX_DEPTH 32
+#define TSL_IR_MAX_NEST_BUFS 16
 typedef struct tsl_ir_nest {
   int depth;                              /* loops around the body */
   const char *names[TSL_IR_MAX_DEPTH];    /* their variables' names, outermost first (in f) */
@@ -77,6 +80,12 @@ typedef struct tsl_ir_nest {
   double flops_iter;                      /* flops/iter above */
   double bytes[TSL_IR_MAX_DEPTH + 1];     /* bytes(L) above for L = 0..depth (L = 0: one
                                              execution of the body) */
+  int nbufs;                              /* buffers the body accesses (at most
+                                             TSL_IR_MAX_NEST_BUFS; further ones are folded
+                                             into the last, as if it depended on every loop) */
+  double buf_bytes[TSL_IR_MAX_NEST_BUFS][TSL_IR_MAX_DEPTH + 1]; /* bytes(L) of one buffer */
+  uint64_t buf_deps[TSL_IR_MAX_NEST_BUFS]; /* bit l: an access of the buffer depends on
+                                              loop l (outermost first, as names) */
 } tsl_ir_nest;
 
 /* The nests of lowered kernel f in program order into *out (malloc'd; the caller frees

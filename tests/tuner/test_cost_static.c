@@ -250,6 +250,60 @@ static void test_load_bound_kernel_is_store_bound_and_its_traffic_is_the_arrays(
   }
 }
 
+/* out[r][j] = x[r][j] * w[j] over rows r (outer) and vectors j (inner): w, the weights
+ * every row shares, does not depend on r. */
+static tsl_func *kernel_rows_times_shared(const tsl_target *t, int64_t rows, int64_t vecs) {
+  int lanes = tsl_target_f32_lanes(t);
+  const int64_t len = rows * vecs * lanes, wlen = vecs * lanes;
+  tsl_buffer *x = tsl_buffer_new("x", TSL_F32, 1, &len, TSL_BUF_ARG), *w = tsl_buffer_new("w", TSL_F32, 1, &wlen, TSL_BUF_ARG);
+  tsl_buffer *out = tsl_buffer_new("out", TSL_F32, 1, &len, TSL_BUF_ARG);
+  tsl_expr *r = tsl_var("r", TSL_I64), *j = tsl_var("j", TSL_I64);
+  tsl_expr *vw = tsl_ramp(tsl_mul(j, tsl_i64(lanes)), tsl_i64(1), lanes);
+  tsl_expr *vx = tsl_ramp(tsl_add(tsl_mul(r, tsl_i64(wlen)), tsl_mul(j, tsl_i64(lanes))), tsl_i64(1), lanes);
+  tsl_expr *prod = tsl_mul(tsl_load(x, 1, &vx, NULL), tsl_load(w, 1, &vw, NULL));
+  tsl_stmt *inner = tsl_for(j, tsl_i64(0), tsl_i64(vecs), TSL_FOR_SERIAL, tsl_store(out, 1, &vx, prod, NULL));
+  tsl_stmt *body = tsl_for(r, tsl_i64(0), tsl_i64(rows), TSL_FOR_SERIAL, inner);
+  tsl_arg fa[3] = {{.is_buffer = true, .buf = x}, {.is_buffer = true, .buf = w}, {.is_buffer = true, .buf = out}};
+  return tsl_func_new("rows_times_shared", 3, fa, body);
+}
+
+/* The memory term's reuse (version 4): when one row's footprint (x, w and out rows)
+ * fits half of L1, w comes into L1 once and x and out once per row: (2 rows + 1) row
+ * vectors (version 3 charged w at every row: 3 rows). When a row does not fit, every
+ * row brings w in again: 3 rows. */
+static void test_shared_operand_is_brought_in_once_when_a_row_fits(void) {
+  const int64_t rows = 64;
+  for (int c = 0; c < 2; c++) {
+    tsl_target t;
+    if (!parse(c, &t)) continue;
+    double vec = 4.0 * tsl_target_f32_lanes(&t), l1 = (double)t.l1d_bytes;
+    /* a row of l1/4 bytes (three arrays of l1/12) fits half of L1; 64 rows do not */
+    int64_t fits = (int64_t)(l1 / 12 / vec), spills = (int64_t)(l1 / vec);
+    for (int k = 0; k < 2; k++) {
+      int64_t vecs = k == 0 ? fits : spills;
+      double row = (double)vecs * vec;
+      double want = k == 0 ? (2.0 * rows + 1) * row : 3.0 * rows * row;
+      tsl_arena *ar = tsl_arena_new(), *prev = tsl_arena_set_current(ar);
+      tsl_ir_nest *nests = NULL;
+      int nn = 0;
+      tsl_func *f = kernel_rows_times_shared(&t, rows, vecs);
+      CU_ASSERT_EQUAL_FATAL(tsl_ir_nests(f, &nests, &nn), TSL_OK);
+      CU_ASSERT_EQUAL_FATAL(nn, 1);
+      double got = tsl_cost_static_fill_bytes(&nests[0], l1);
+      CU_ASSERT_DOUBLE_EQUAL(got, want, 1e-6 * want);
+      if (fabs(got - want) > 1e-6 * want)
+        fprintf(stderr, "\n  %s: %lld vectors a row: into L1 %.6g B, hand %.6g B\n", t.cpu, (long long)vecs, got, want);
+      /* the whole estimate uses the same traffic */
+      tsl_cost_static_detail d;
+      CU_ASSERT_EQUAL(tsl_cost_static_func(f, &t, 1, &d), TSL_OK);
+      CU_ASSERT_DOUBLE_EQUAL(d.l1_fill_bytes, want, 1e-6 * want);
+      free(nests);
+      tsl_arena_set_current(prev);
+      tsl_arena_free(ar);
+    }
+  }
+}
+
 static void test_parallel_split_divides_by_the_cores(void) {
   tsl_target t;
   if (!parse(1, &t)) return;
@@ -565,6 +619,8 @@ void tsl_tests_tuner_cost_static(void) {
               test_partitioned_copies_count_their_share_of_the_loop);
   CU_add_test(s, "a load-bound kernel: store throughput, arrays' traffic, cache",
               test_load_bound_kernel_is_store_bound_and_its_traffic_is_the_arrays);
+  CU_add_test(s, "a shared operand comes into L1 once when a row fits",
+              test_shared_operand_is_brought_in_once_when_a_row_fits);
   CU_add_test(s, "the parallel split divides by the cores", test_parallel_split_divides_by_the_cores);
   CU_add_test(s, "static records round-trip and never beat measured ones",
               test_static_records_round_trip_and_never_beat_measured_ones);
