@@ -9,6 +9,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "tuner/cost_static.h"
+
 /* Runs `cmd` through the shell with stderr folded into stdout; returns the exit status
  * (or 128 + signal) and the first `n` bytes of output in out. */
 static int run(const char *cmd, char *out, size_t n) {
@@ -141,6 +143,20 @@ static void test_tunecli_schedule_and_records_options(void) {
           "run-op matmul --shape A=8x8 --shape B=8x8 --records %s", rec);
   expectf(2, "give one of --schedule FILE, --records FILE, --template NAME", "show matmul --records %s --schedule %s",
           rec, sched);
+  /* a static run (armv8 without a device: docs/cost_static.md) says its costs are
+   * estimates in the table and the sum, and show --records says so of its record */
+  char srec[512];
+  snprintf(srec, sizeof srec, "%s/s.jsonl", dir);
+  expectf(0, "(2 estimated now, 0 errors)", "tune-op matmul %s --target armv8 --trials 2 --records %s", shape, srec);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "est. (us)"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "sum of layer estimates (static cost model)"));
+  CU_ASSERT_PTR_NULL(strstr(out, "measured now"));
+  expectf(0, "ms, estimated by the static cost model (" TSL_COST_STATIC_MODEL ") for armv8",
+          "show matmul %s --target armv8 --records %s", shape, srec);
+  CU_ASSERT_PTR_NULL(strstr(out, "measured on"));
+  expectf(0, "ms, measured on ", "show matmul %s --records %s", shape, rec); /* host, or x86-64-avx2 at 8 lanes */
+  CU_ASSERT_PTR_NULL(strstr(out, "estimated by"));
+  remove(srec);
   remove(sched);
   remove(bad);
   remove(rec);

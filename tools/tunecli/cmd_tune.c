@@ -177,9 +177,11 @@ typedef struct layer_row {
   int only_algo; /* tsl_conv_layer.only_algo: -1, or the one algorithm its compiled form runs */
 } layer_row;
 
-static void print_table(const layer_row *rows, int n, double peak_gflops) {
-  printf("\n%-4s %-28s %-34s %-22s %10s %9s %7s %8s\n", "#", "layer", "shape", "algorithm", "time (us)", "GFLOP/s",
-         "% peak", "speedup");
+/* estimated: the costs are the static cost model's (--cost static): the table and the sum
+ * say so, and the trials were estimated, not measured. */
+static void print_table(const layer_row *rows, int n, double peak_gflops, bool estimated) {
+  printf("\n%-4s %-28s %-34s %-22s %10s %9s %7s %8s\n", "#", "layer", "shape", "algorithm",
+         estimated ? "est. (us)" : "time (us)", "GFLOP/s", "% peak", "speedup");
   double sum_best = 0, sum_default = 0;
   bool any_effective = false;
   for (int i = 0; i < n; i++) {
@@ -216,9 +218,10 @@ static void print_table(const layer_row *rows, int n, double peak_gflops) {
   if (peak_gflops > 0)
     printf("%% peak: of %.1f GFLOP/s, this machine's fp32 FMA peak (tunecli peak; the largest measured so far)%s\n",
            peak_gflops, any_effective ? "; eff.: Winograd's effective GFLOP/s (direct FLOPs / time), not a fraction of peak" : "");
-  printf("\nsum of layer times: tuned %.3f ms, default %.3f ms (%.2fx); %d trials (%d measured now, %d errors), "
+  printf("\nsum of layer %s: tuned %.3f ms, default %.3f ms (%.2fx); %d trials (%d %s now, %d errors), "
          "JIT compile %.1f s\n",
-         sum_best * 1e3, sum_default * 1e3, sum_best > 0 ? sum_default / sum_best : NAN, trials, measured, errors,
+         estimated ? "estimates (static cost model)" : "times", sum_best * 1e3, sum_default * 1e3,
+         sum_best > 0 ? sum_default / sum_best : NAN, trials, measured, estimated ? "estimated" : "measured", errors,
          compile);
 }
 
@@ -557,7 +560,7 @@ int tunecli_tune_op(int argc, char **argv) {
     return tunecli_fail(cmd, st);
   }
   double peak = c.peak ? measure_peak(&t, c.o.measure.threads > 0 ? c.o.measure.threads : tsl_get_num_threads()) : 0;
-  print_table(&row, 1, peak);
+  print_table(&row, 1, peak, c.o.measure.cost_static);
   if (start) print_start(db, &t, &w, start, &row.res);
   tsl_records_free(db);
   printf("records: %s\n", c.records);
@@ -744,7 +747,7 @@ int tunecli_tune(int argc, char **argv) {
     }
   }
   double peak = c.peak ? measure_peak(&t, c.o.measure.threads > 0 ? c.o.measure.threads : tsl_get_num_threads()) : 0;
-  print_table(rows, n, peak);
+  print_table(rows, n, peak, c.o.measure.cost_static);
   print_shadow(&c, rows, n);
   printf("records: %s\n", c.records);
   char isolated[64] = "";

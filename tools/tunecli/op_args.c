@@ -311,8 +311,12 @@ static bool schedule_from_records(const char *cmd, op_args *a) {
   }
   a->program = p;
   a->schedule = s;
-  snprintf(a->record_note, sizeof a->record_note, "from %s: template %s (%s), %.4f ms, measured on %s%s",
-           a->records_file, info.template_name, info.config_str, info.cost * 1e3, info.record.target,
+  /* a static record's cost is an estimate, not a measurement (docs/cost_static.md) */
+  char how[96] = "measured on";
+  if (tsl_record_is_static(&info.record))
+    snprintf(how, sizeof how, "estimated by the static cost model (%s) for", info.record.cost_model);
+  snprintf(a->record_note, sizeof a->record_note, "from %s: template %s (%s), %.4f ms, %s %s%s", a->records_file,
+           info.template_name, info.config_str, info.cost * 1e3, how, info.record.target,
            info.match == TSL_MATCH_FAMILY ? " (same target family)" : "");
   return true;
 }
