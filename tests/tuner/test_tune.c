@@ -460,16 +460,23 @@ static double trap_cost(const tsl_config *c) {
   return 1 + 0.01 * (double)c->values[0] + 0.001 * d;
 }
 
-static void test_evolution_samples_every_sketch(void) {
-  tsl_config_space sp = {0};
-  int64_t sk[4] = {0, 1, 2, 3}, v[16];
+/* An auto-scheduler-like space into sp: a "sketch" knob of nsketch values 0.. and 3
+ * decision knobs d0-d2 of 16 values 0..15. */
+static void sketch_like_space(tsl_config_space *sp, int nsketch) {
+  int64_t sk[8], v[16];
   for (int i = 0; i < 16; i++) v[i] = i;
-  CU_ASSERT_EQUAL_FATAL(tsl_space_add_knob(&sp, "sketch", TSL_KNOB_OTHER, 4, sk), TSL_OK);
+  for (int i = 0; i < nsketch && i < 8; i++) sk[i] = i;
+  CU_ASSERT_EQUAL_FATAL(tsl_space_add_knob(sp, "sketch", TSL_KNOB_OTHER, nsketch, sk), TSL_OK);
   for (int k = 0; k < 3; k++) {
     char name[8];
     snprintf(name, sizeof name, "d%d", k);
-    CU_ASSERT_EQUAL_FATAL(tsl_space_add_knob(&sp, name, TSL_KNOB_OTHER, 16, v), TSL_OK);
+    CU_ASSERT_EQUAL_FATAL(tsl_space_add_knob(sp, name, TSL_KNOB_OTHER, 16, v), TSL_OK);
   }
+}
+
+static void test_evolution_samples_every_sketch(void) {
+  tsl_config_space sp = {0};
+  sketch_like_space(&sp, 4);
   tsl_search *s = NULL;
   CU_ASSERT_EQUAL_FATAL(tsl_search_new(TSL_SEARCH_EVOLUTION, &sp, 11, &s), TSL_OK);
   int per_sketch[4] = {0};
@@ -511,14 +518,7 @@ static double needle_cost(const tsl_config *c) {
 
 static void test_evolution_refines_a_sketch_within_reach_of_the_best(void) {
   tsl_config_space sp = {0};
-  int64_t sk[3] = {0, 1, 2}, v[16];
-  for (int i = 0; i < 16; i++) v[i] = i;
-  CU_ASSERT_EQUAL_FATAL(tsl_space_add_knob(&sp, "sketch", TSL_KNOB_OTHER, 3, sk), TSL_OK);
-  for (int k = 0; k < 3; k++) {
-    char name[8];
-    snprintf(name, sizeof name, "d%d", k);
-    CU_ASSERT_EQUAL_FATAL(tsl_space_add_knob(&sp, name, TSL_KNOB_OTHER, 16, v), TSL_OK);
-  }
+  sketch_like_space(&sp, 3);
   int found = 0;
   for (uint64_t seed = 1; seed <= 5; seed++) {
     tsl_search *s = NULL;
