@@ -482,7 +482,7 @@ int tsl_search_next(tsl_search *s, tsl_config *out, int n) {
       for (int i = 0; i < np && mine < quota; i++) mine += take(s, idx[i], &out[got + mine]);
       got += mine;
     }
-    int np = evo_propose(s, idx, nmodel - got < 512 ? nmodel - got : 512, -1);
+    int np = got < nmodel ? evo_propose(s, idx, nmodel - got < 512 ? nmodel - got : 512, -1) : 0;
     for (int i = 0; i < np && got < nmodel; i++) got += take(s, idx[i], &out[got]);
   }
   while (got < n) {
