@@ -20,7 +20,7 @@ tsl_insitu_opts tsl_insitu_opts_default(void) {
   memset(&o, 0, sizeof o);
   o.context = "model";
   o.top_algos = 3;
-  o.per_algo = 4;
+  o.per_algo = 8;
   o.rounds = 31;
   o.warmup = 3;
   return o;

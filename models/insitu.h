@@ -64,7 +64,7 @@ typedef struct tsl_insitu_opts {
   FILE *log;                /* progress lines; NULL = quiet */
 } tsl_insitu_opts;
 
-/* top_algos 3, per_algo 4, rounds 31, warmup 3, threads 0, context "model", no file, quiet. */
+/* top_algos 3, per_algo 8, rounds 31, warmup 3, threads 0, context "model", no file, quiet. */
 tsl_insitu_opts tsl_insitu_opts_default(void);
 
 typedef struct tsl_insitu_candidate {

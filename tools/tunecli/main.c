@@ -76,7 +76,7 @@ static const command commands[] = {
      "                --no-e2e (tune MODEL: no end-to-end latency, tuned vs default, at the end)\n"
      "                --layers I,J,.. (tune MODEL: only these distinct layers, 1-based)\n"     "                --no-insitu (tune MODEL: keep the isolated choice, no in-model verification)\n"
      "                --insitu-per-algo N (tune MODEL: the N best isolated configs of each of the 3\n"
-     "                best algorithms are measured in the model, 31 in all at most; default 4)\n"
+     "                best algorithms are measured in the model, 31 in all at most; default 8)\n"
      "                --cost static|measured  static: estimate each candidate with the static cost model\n"
      "                (llvm-mca on the target CPU's scheduling model, docs/cost_static.md) instead of\n"
      "                running it; the default for a target of another architecture (armv8 on x86) when\n"
