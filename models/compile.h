@@ -61,9 +61,9 @@ typedef struct tsl_conv_layer {
  * (workload, only_algo): a workload both channel-scaled and not is listed twice. An
  * expand 1x1 + depthwise pair the compiler fuses (default options, models/
  * compile_expand_dw.h) is ONE entry, its fused workload (at the depthwise node's place;
- * fused set), and neither conv is listed; a pair whose expand activation is a table
- * function (no workload) is not listed at all. Writes up to max into
- * out, the number of distinct layers into *n (may exceed max).
+ * fused set), whatever its activations (table functions are the fused workload's
+ * epilogues), and neither conv is listed. Writes up to max into out, the number of
+ * distinct layers into *n (may exceed max).
  * Errors: those of the target, the passes and shape inference; TSL_ERR_INVALID for a
  * malformed conv node. */
 tsl_status tsl_graph_conv_layers(const tsl_graph *g, const char *target, tsl_conv_layer *out, int max, int *n);

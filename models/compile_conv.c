@@ -523,11 +523,8 @@ tsl_status tsl_graph_conv_layers(const tsl_graph *g, const char *target, tsl_con
     char *key = NULL;
     bool pair = fused[i] && pairs[i].N > 0;
     if (fused[i] && !pair) continue; /* the expand of a pair */
-    if (pair && tsl_expand_dw_workload(&pairs[i], &w) != TSL_OK) {
-      tsl_clear_error(); /* an expand table function: default knobs, nothing to tune */
-      continue;
-    }
-    st = tsl_conv_node_layer(work, i, &d);
+    st = pair ? tsl_expand_dw_workload(&pairs[i], &w) : TSL_OK;
+    if (st == TSL_OK) st = tsl_conv_node_layer(work, i, &d);
     if (st == TSL_OK && !pair) st = tsl_conv2d_family_workload(&d, &w);
     if (st == TSL_OK && !pair) st = tsl_conv2d_layer_of_workload(&w, &fam); /* as lower_one */
     if (st == TSL_OK) st = tsl_workload_key_of(&w, &key);

@@ -64,27 +64,24 @@ static bool match(const tsl_graph *g, int dw, const tsl_target *t, int mode, int
   return true;
 }
 
-/* The kernel of d (built once per key), what chose its schedule (*info: NULL for the
- * generated form of an expand table function, which has no workload) and its program's
- * argument shapes. The workload's schedule comes from the records as a conv's does
- * (tsl_dispatch_schedule: the best record of the fused template, else its default). */
+/* The kernel of d (built once per key), what chose its schedule (*info) and its
+ * program's argument shapes. The workload's schedule comes from the records as a conv's
+ * does (tsl_dispatch_schedule: the best record of the fused template, else its default). */
 static tsl_status fused_kernel(tsl_conv_lowering *cl, const tsl_expand_dw_layer *d, const tsl_kernel **k,
                                const tsl_dispatch_info **info, tsl_node_kernel *step) {
+  tsl_workload w;
   char *key = NULL;
-  tsl_status st = tsl_expand_dw_key(d, &key);
+  tsl_status st = tsl_expand_dw_workload(d, &w);
+  if (st == TSL_OK) st = tsl_workload_key_of(&w, &key);
   if (st != TSL_OK) return st;
   double t0 = tsl_time_now();
   tsl_arena *arena = cl->kernel_arena ? cl->kernel_arena : tsl_arena_new(), *prev = tsl_arena_set_current(arena);
   tsl_te_program *p = NULL;
   tsl_schedule *s = NULL;
-  tsl_workload w;
   tsl_dispatch_info di;
-  bool tunable = tsl_expand_dw_workload(d, &w) == TSL_OK;
-  if (!tunable) tsl_clear_error(); /* the generated form, default knobs */
   *k = tsl_conv_lowering_cached(cl, key, info);
-  if (*k) st = tsl_expand_dw_program(d, &p); /* for the shapes */
-  else if (tunable) st = tsl_dispatch_schedule(cl->records, cl->target, &w, cl->warn, &p, &s, &di);
-  else if ((st = tsl_expand_dw_program(d, &p)) == TSL_OK) st = tsl_expand_dw_schedule(p, d, cl->target, NULL, &s);
+  if (*k) st = tsl_workload_instantiate(&w, &p); /* for the shapes */
+  else st = tsl_dispatch_schedule(cl->records, cl->target, &w, cl->warn, &p, &s, &di);
   if (st == TSL_OK && p->ninputs + 1 > TSL_NODE_KERNEL_MAX_ARGS)
     st = tsl_error(TSL_ERR_INVALID, "expand_depthwise: %d arguments", p->ninputs + 1);
   for (int a = 0; st == TSL_OK && a <= p->ninputs; a++) {
@@ -99,10 +96,9 @@ static tsl_status fused_kernel(tsl_conv_lowering *cl, const tsl_expand_dw_layer 
     snprintf(name, sizeof name, "expand_dw_%lldx%lld_s%lld__%08llx", (long long)d->R, (long long)d->S,
              (long long)d->stride_h, (unsigned long long)(h & 0xffffffffu));
     st = tsl_conv_lowering_build(cl, s, name, k);
-    if (st == TSL_OK) st = tsl_conv_lowering_cache(cl, key, *k, tunable ? &di : NULL);
+    if (st == TSL_OK) st = tsl_conv_lowering_cache(cl, key, *k, &di);
     if (st == TSL_OK) tsl_conv_lowering_cached(cl, key, info);
-    if (st == TSL_OK && tunable) tsl_conv_lowering_count(cl, &di, key);
-    else if (st == TSL_OK) cl->kernels++;
+    if (st == TSL_OK) tsl_conv_lowering_count(cl, &di, key);
   }
   tsl_schedule_free(s);
   tsl_arena_set_current(prev);

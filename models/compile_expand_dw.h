@@ -16,8 +16,8 @@
  * record of the fused workload (tsl_expand_dw_workload; template
  * expand_depthwise_nchwc.band) in cl->records, else its default knobs, chosen by
  * tsl_dispatch_schedule as a conv's is (cl->node_info, the tuned/missed counts and the
- * warning line alike); a pair whose expand activation is a function of the activation
- * table has no workload and runs the default knobs.
+ * warning line alike), whatever its activations (a function of the activation table is
+ * an epilogue of the workload: the expand's on its stage `padded`).
  */
 #ifndef TESSEL_MODELS_COMPILE_EXPAND_DW_H
 #define TESSEL_MODELS_COMPILE_EXPAND_DW_H

@@ -79,18 +79,19 @@ static tsl_status function_of(const tsl_epilogue *e, tsl_expr *v, tsl_expr **out
   return TSL_OK;
 }
 
-tsl_status tsl_epilogue_apply(tsl_te_program *p, const tsl_epilogue *e) {
-  if (!p) return tsl_error(TSL_ERR_INVALID, "epilogue: NULL program");
-  if (!tsl_epilogue_present(e)) return TSL_OK;
-  if (p->noutputs < 1 || !p->outputs[0] || !p->outputs[0]->op || p->outputs[0]->op->kind != TSL_TE_COMPUTE)
-    return tsl_error(TSL_ERR_INVALID, "epilogue: %s has no computed output", p->name ? p->name : "program");
-  const tsl_te_op *out = p->outputs[0]->op;
+/* f(body) of stage `out` (the guard added when e is guarded); `inner`: a zero-padding
+ * body select(cond, v, 0) becomes select(cond, f(v), 0). `who` names the program. */
+static tsl_status epilogue_body(const tsl_te_op *out, const tsl_epilogue *e, bool inner, const char *who,
+                                tsl_expr **res) {
   if (out->body->kind == TSL_E_REDUCE || !tsl_type_eq(out->body->type, TSL_F32))
-    return tsl_error(TSL_ERR_INVALID, "epilogue: %s's output stage %s is %s", p->name ? p->name : "program", out->name,
+    return tsl_error(TSL_ERR_INVALID, "epilogue: %s's %s stage %s is %s", who, inner ? "inner" : "output", out->name,
                      out->body->kind == TSL_E_REDUCE ? "a reduction (no epilogue stage)" : "not f32");
+  const tsl_expr *b = out->body;
+  bool pads = inner && b->kind == TSL_E_SELECT && b->select.f->kind == TSL_E_FLOAT && b->select.f->float_value == 0.0;
   tsl_expr *body = NULL;
-  tsl_status st = function_of(e, out->body, &body);
+  tsl_status st = function_of(e, pads ? b->select.t : out->body, &body);
   if (st != TSL_OK) return st;
+  if (pads) body = tsl_select(b->select.cond, body, b->select.f);
   if (tsl_epilogue_guarded(e)) {
     int r = out->naxis;
     int64_t X = r >= 3 ? out->axis[r - 1].extent : 0, lanes = r >= 3 ? out->axis[1].extent * X : 0;
@@ -102,10 +103,61 @@ tsl_status tsl_epilogue_apply(tsl_te_program *p, const tsl_epilogue *e) {
       body = tsl_select(tsl_lt(c, tsl_i64(e->channels)), body, tsl_f32(0.0f));
     }
   }
+  *res = body;
+  return TSL_OK;
+}
+
+tsl_status tsl_epilogue_apply(tsl_te_program *p, const tsl_epilogue *e) {
+  if (!p) return tsl_error(TSL_ERR_INVALID, "epilogue: NULL program");
+  if (!tsl_epilogue_present(e)) return TSL_OK;
+  if (p->noutputs < 1 || !p->outputs[0] || !p->outputs[0]->op || p->outputs[0]->op->kind != TSL_TE_COMPUTE)
+    return tsl_error(TSL_ERR_INVALID, "epilogue: %s has no computed output", p->name ? p->name : "program");
+  const tsl_te_op *out = p->outputs[0]->op;
+  tsl_expr *body = NULL;
+  tsl_status st = epilogue_body(out, e, false, p->name ? p->name : "program", &body);
+  if (st != TSL_OK) return st;
   tsl_te_tensor *t = tsl_te_compute(out->name, out->naxis, out->axis, body, out->tag);
   if (!t) return tsl_error(TSL_ERR_INVALID, "epilogue: %s: %s", out->name, tsl_last_error());
   p->outputs[0] = t;
   return TSL_OK;
+}
+
+bool tsl_stage_epilogue_present(const tsl_stage_epilogue *s) {
+  return s && s->stage[0] && tsl_epilogue_present(&s->fn);
+}
+
+tsl_status tsl_stage_epilogue_make(const char *stage, const tsl_epilogue *e, tsl_stage_epilogue *out) {
+  if (!out) return tsl_error(TSL_ERR_INVALID, "stage epilogue: NULL result");
+  memset(out, 0, sizeof *out);
+  if (!tsl_epilogue_present(e)) return TSL_OK;
+  if (!stage || !stage[0] || strlen(stage) >= sizeof out->stage)
+    return tsl_error(TSL_ERR_INVALID, "stage epilogue: the stage name must have 1 to %d characters",
+                     (int)sizeof out->stage - 1);
+  snprintf(out->stage, sizeof out->stage, "%s", stage);
+  out->fn = *e;
+  return TSL_OK;
+}
+
+void tsl_stage_epilogue_put_key(const tsl_stage_epilogue *s, tsl_text_buf *b) {
+  if (!tsl_stage_epilogue_present(s)) return;
+  tsl_text_put(b, "|%s", s->stage);
+  tsl_epilogue_put_key(&s->fn, b);
+}
+
+tsl_status tsl_epilogue_apply_stage(tsl_te_program *p, const tsl_stage_epilogue *s) {
+  if (!p) return tsl_error(TSL_ERR_INVALID, "stage epilogue: NULL program");
+  if (!tsl_stage_epilogue_present(s)) return TSL_OK;
+  int n = 0;
+  tsl_te_op **ops = tsl_te_program_stages(p, &n), *op = NULL;
+  for (int i = 0; i < n && !op; i++)
+    if (ops[i]->name && strcmp(ops[i]->name, s->stage) == 0) op = ops[i];
+  const char *who = p->name ? p->name : "program";
+  if (!op || op->kind != TSL_TE_COMPUTE)
+    return tsl_error(TSL_ERR_INVALID, "stage epilogue: %s has no compute stage '%s'", who, s->stage);
+  tsl_expr *body = NULL;
+  tsl_status st = epilogue_body(op, &s->fn, true, who, &body);
+  if (st == TSL_OK) op->body = body; /* same reads (f's operand is the old body), same tensor */
+  return st;
 }
 
 static const char *const attr_names[TSL_ACTIVATION_MAX_ATTRS] = {"epilogue_attr0", "epilogue_attr1"};

@@ -18,6 +18,16 @@
  * The epilogue is part of a workload (ops/workload.h): its key gets the suffix
  * tsl_epilogue_put_key writes, "+Swish(alpha=1)", so a conv + Swish is not the conv
  * alone, while a workload without epilogue keeps the key it always had.
+ *
+ * A stage epilogue (tsl_stage_epilogue) is the same rewrite on an INNER stage named by
+ * the operator's text: the activation of an intermediate value that a fused operator
+ * computes and never writes out (the expand's activation f1 of expand_depthwise_nchwc,
+ * ops/conv2d/expand_depthwise.h, applied to its stage "padded"). The stage keeps its
+ * tensor (every reader reads f(value)); a stage that zero-pads, body select(cond, v, 0),
+ * keeps its zeros: the body becomes select(cond, f(v), 0), the padding applied after f
+ * as a zero-padded convolution's input is. A workload holds one (ops/workload.h); its
+ * key suffix is "|STAGE" then the epilogue's, "|padded+Swish(alpha=1)", after the
+ * output epilogue's, and only when present.
  */
 #ifndef TESSEL_OPS_EPILOGUE_H
 #define TESSEL_OPS_EPILOGUE_H
@@ -67,6 +77,33 @@ void tsl_epilogue_put_key(const tsl_epilogue *e, tsl_text_buf *b);
  * Errors: TSL_ERR_INVALID (NULL p, no output, a reduction or non-f32 output, the guard on
  * a stage it does not fit), those of parsing f's expression (TSL_ERR_INVALID). */
 tsl_status tsl_epilogue_apply(tsl_te_program *p, const tsl_epilogue *e);
+
+/* An epilogue on an inner stage of an operator, by the stage's name. */
+typedef struct tsl_stage_epilogue {
+  char stage[32];  /* the stage's name (a compute stage of the operator's text) */
+  tsl_epilogue fn; /* fn.fn NULL: none */
+} tsl_stage_epilogue;
+
+/* Whether s is set (a stage named and a function). */
+bool tsl_stage_epilogue_present(const tsl_stage_epilogue *s);
+
+/* The stage epilogue e (copied; e NULL or without function: none) on stage `stage`.
+ * Errors: TSL_ERR_INVALID (NULL out, e set with a NULL or empty stage name, or one of 32
+ * bytes or more). */
+tsl_status tsl_stage_epilogue_make(const char *stage, const tsl_epilogue *e, tsl_stage_epilogue *out);
+
+/* Appends the key suffix of s to b: nothing without one, else "|STAGE" followed by
+ * tsl_epilogue_put_key of its function. */
+void tsl_stage_epilogue_put_key(const tsl_stage_epilogue *s, tsl_text_buf *b);
+
+/* Rewrites stage s->stage of p in place to f(body) (to select(cond, f(v), 0) when the
+ * body is select(cond, v, 0): padding stays zero), with the lane guard when s->fn is
+ * guarded (as tsl_epilogue_apply). The stage must be a non-reduction f32 compute stage
+ * reachable from p's outputs; its tensor, name, axes and tag are unchanged, so its
+ * readers and the operator's templates see the same stage. No-op without epilogue.
+ * Errors: TSL_ERR_INVALID (NULL p, no such stage, a reduction or non-f32 stage, the
+ * guard on a stage it does not fit), those of parsing f's expression. */
+tsl_status tsl_epilogue_apply_stage(tsl_te_program *p, const tsl_stage_epilogue *s);
 
 /* ---- the generated operators (ops/op_call.h) ----------------------------------------
  * A generator that takes an epilogue (conv2d, gemm, dense_packed, matmul) reads it from

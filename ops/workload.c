@@ -180,10 +180,12 @@ tsl_status tsl_workload_key_of(const tsl_workload *w, char **key) {
   tsl_dsl_param_value params[TSL_WORKLOAD_MAX_PARAMS];
   workload_ptrs(w, shapes, params);
   tsl_status st = tsl_workload_key(w->op, w->ninputs, shapes, w->ndims, w->nparams, params, key);
-  if (st != TSL_OK || !tsl_epilogue_present(&w->epilogue)) return st;
+  if (st != TSL_OK || (!tsl_epilogue_present(&w->epilogue) && !tsl_stage_epilogue_present(&w->stage_epilogue)))
+    return st;
   tsl_text_buf b = {0};
   tsl_text_put(&b, "%s", *key);
   tsl_epilogue_put_key(&w->epilogue, &b);
+  tsl_stage_epilogue_put_key(&w->stage_epilogue, &b);
   free(*key);
   *key = b.s;
   if (b.oom) {
@@ -200,6 +202,7 @@ tsl_status tsl_workload_instantiate(const tsl_workload *w, tsl_te_program **out)
   tsl_dsl_param_value params[TSL_WORKLOAD_MAX_PARAMS];
   workload_ptrs(w, shapes, params);
   tsl_status st = tsl_op_instantiate(w->op, w->ninputs, shapes, w->ndims, w->nparams, params, out);
+  if (st == TSL_OK) st = tsl_epilogue_apply_stage(*out, &w->stage_epilogue);
   if (st == TSL_OK) st = tsl_epilogue_apply(*out, &w->epilogue);
   if (st != TSL_OK) *out = NULL;
   return st;

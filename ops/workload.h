@@ -11,6 +11,14 @@
  * input as NAME:DTYPE[EXTENTS] in kernel input order, then after ';' EVERY scalar
  * parameter (defaults applied, so a key written with and without an explicit default is
  * the same key) sorted by name, ints in decimal, floats with 17 significant digits.
+ *
+ * Activations the operator's text does not state (ops/epilogue.h) follow, each only when
+ * present, so a workload without them keeps the key above: the output epilogue
+ * ("+Swish(alpha=1)", the activation of the output stage), then the stage epilogue
+ * ("|padded+HardSwish", the activation of one inner stage: the expand's of
+ * expand_depthwise_nchwc), e.g.
+ *
+ *     expand_depthwise_nchwc(...;act=0,...,stride_w=1)+Swish(alpha=1)|padded+Swish(alpha=1)
  */
 #ifndef TESSEL_OPS_WORKLOAD_H
 #define TESSEL_OPS_WORKLOAD_H
@@ -49,6 +57,8 @@ typedef struct tsl_workload {
   tsl_dsl_param_value params[TSL_WORKLOAD_MAX_PARAMS]; /* .name points into param_names */
   tsl_epilogue epilogue; /* an activation applied to the output stage (ops/epilogue.h);
                             fn NULL (what tsl_workload_init leaves) for none */
+  tsl_stage_epilogue stage_epilogue; /* an activation applied to one inner stage, by name
+                                        (ops/epilogue.h); none after tsl_workload_init */
 } tsl_workload;
 
 /* Fills *w (arguments as tsl_workload_key; copied). Errors: TSL_ERR_INVALID (NULL
@@ -64,12 +74,14 @@ tsl_status tsl_workload_set_int(tsl_workload *w, const char *name, int64_t v);
 /* Re-points params[i].name at param_names[i] (after copying a tsl_workload by value). */
 void tsl_workload_fix(tsl_workload *w);
 
-/* tsl_workload_key for w, followed by w's epilogue (tsl_epilogue_put_key: nothing
- * without one, so keys of workloads without epilogue are unchanged). */
+/* tsl_workload_key for w, followed by w's epilogue (tsl_epilogue_put_key) and its stage
+ * epilogue (tsl_stage_epilogue_put_key): nothing for either without one, so keys of
+ * workloads without them are unchanged. Errors: those of tsl_workload_key. */
 tsl_status tsl_workload_key_of(const tsl_workload *w, char **key);
 
-/* tsl_op_instantiate for w (program in the current IR arena), then w's epilogue applied
- * to its output stage (tsl_epilogue_apply). */
+/* tsl_op_instantiate for w (program in the current IR arena), then w's stage epilogue
+ * applied to its stage (tsl_epilogue_apply_stage) and w's epilogue to its output stage
+ * (tsl_epilogue_apply). Errors: those three's. */
 tsl_status tsl_workload_instantiate(const tsl_workload *w, tsl_te_program **out);
 
 /* The operator name of a key (the text before '('), copied into buf (n bytes,

@@ -44,10 +44,10 @@ int64_t tsl_expand_dw_out_w(const tsl_expand_dw_layer *d) {
 }
 
 /* ---- the operator ---------------------------------------------------------------
- * One DSL text for both forms: the registry operator (activations as codes, the
- * depthwise's table function as the workload's epilogue) and, for an expand activation
- * of the activation table (HardSwish, Swish: no code), the same text with that function
- * written into `padded` (EXPAND_DW_HEAD + f1 + EXPAND_DW_TAIL). */
+ * The registry operator states the activations as codes (none, relu, clip); a function of
+ * the activation table is an epilogue of the workload (ops/epilogue.h): the depthwise's
+ * f2 on the output stage, the expand's f1 on the stage `padded` (its value inside the
+ * zero padding, which stays zero). */
 
 #define EXPAND_DW_ACT(P, V) \
   P "act == 1 ? max(" V ", 0.0) : " P "act == 2 ? min(max(" V ", " P "clip_min), " P "clip_max) : " V
@@ -112,7 +112,7 @@ const tsl_op_source *tsl_ops_expand_depthwise_family(int *n) {
   return family;
 }
 
-/* The parameters of d (codes; an expand function of the table leaves expand_act 0). */
+/* The parameters of d (codes; a function of the table leaves its act 0). */
 static int layer_params(const tsl_expand_dw_layer *d, tsl_dsl_param_value *p) {
   int n = 0;
   p[n++] = tsl_dsl_int_param("stride_h", d->stride_h);
@@ -131,8 +131,7 @@ static int layer_params(const tsl_expand_dw_layer *d, tsl_dsl_param_value *p) {
   return n;
 }
 
-/* The workload of d with the expand function left out (the generated form's base). */
-static tsl_status base_workload(const tsl_expand_dw_layer *d, tsl_workload *w) {
+tsl_status tsl_expand_dw_workload(const tsl_expand_dw_layer *d, tsl_workload *w) {
   tsl_status st = tsl_expand_dw_check(d);
   if (st != TSL_OK) return st;
   if (!w) return tsl_error(TSL_ERR_INVALID, "expand_depthwise: NULL workload");
@@ -144,70 +143,30 @@ static tsl_status base_workload(const tsl_expand_dw_layer *d, tsl_workload *w) {
   tsl_dsl_param_value p[16];
   int np = layer_params(d, p);
   st = tsl_workload_init(w, "expand_depthwise_nchwc", 5, shapes, ndims, np, p);
+  if (st != TSL_OK) return st;
   w->epilogue = d->dw_act.fn;
   w->epilogue.channels = tsl_epilogue_present(&d->dw_act.fn) && d->E % X ? d->E : 0;
-  return st;
-}
-
-tsl_status tsl_expand_dw_workload(const tsl_expand_dw_layer *d, tsl_workload *w) {
-  tsl_status st = base_workload(d, w);
-  if (st == TSL_OK && tsl_epilogue_present(&d->expand_act.fn))
-    return tsl_error(TSL_ERR_UNSUPPORTED, "expand_depthwise: the expand's activation %s is a function of the "
-                                          "activation table, which a workload does not state (only codes)",
-                     d->expand_act.fn.fn->onnx_op);
-  return st;
+  /* f1 of the table on `padded`: no guard (the padding lanes of the last block have zero
+   * weights in the depthwise, so f1(0) there never reaches the output) */
+  tsl_epilogue f1 = d->expand_act.fn;
+  f1.channels = 0;
+  return tsl_stage_epilogue_make("padded", &f1, &w->stage_epilogue);
 }
 
 tsl_status tsl_expand_dw_key(const tsl_expand_dw_layer *d, char **out) {
   if (!out) return tsl_error(TSL_ERR_INVALID, "expand_depthwise: NULL key");
   *out = NULL;
   tsl_workload w;
-  tsl_status st = base_workload(d, &w);
-  if (st == TSL_OK) st = tsl_workload_key_of(&w, out);
-  if (st != TSL_OK || !tsl_epilogue_present(&d->expand_act.fn)) return st;
-  tsl_text_buf b = {0};
-  tsl_text_put(&b, "%s|expand", *out);
-  tsl_epilogue_put_key(&d->expand_act.fn, &b);
-  free(*out);
-  *out = b.s;
-  if (b.oom) {
-    free(b.s);
-    *out = NULL;
-    return tsl_error(TSL_ERR_NOMEM, "expand_depthwise: out of memory");
-  }
-  return TSL_OK;
+  tsl_status st = tsl_expand_dw_workload(d, &w);
+  return st == TSL_OK ? tsl_workload_key_of(&w, out) : st;
 }
 
 tsl_status tsl_expand_dw_program(const tsl_expand_dw_layer *d, tsl_te_program **out) {
   if (!out) return tsl_error(TSL_ERR_INVALID, "expand_depthwise: NULL program");
   *out = NULL;
   tsl_workload w;
-  tsl_status st = base_workload(d, &w);
-  if (st != TSL_OK) return st;
-  if (!tsl_epilogue_present(&d->expand_act.fn)) return tsl_workload_instantiate(&w, out);
-  /* the generated form: f1 written into `padded`, the rest as the registry's */
-  tsl_text_buf b = {0};
-  tsl_text_put(&b, "%s", EXPAND_DW_HEAD);
-  tsl_epilogue_put_dsl(&d->expand_act.fn, EXPAND_DW_PRE, &b);
-  tsl_text_put(&b, "%s", EXPAND_DW_TAIL);
-  if (b.oom) {
-    free(b.s);
-    return tsl_error(TSL_ERR_NOMEM, "expand_depthwise: out of memory");
-  }
-  tsl_dsl_module *m = NULL;
-  st = tsl_dsl_parse(b.s, "expand_depthwise", &m);
-  free(b.s);
-  if (st != TSL_OK) return st;
-  const int64_t *shapes[TSL_WORKLOAD_MAX_INPUTS];
-  tsl_dsl_param_value p[16];
-  int np = layer_params(d, p);
-  for (int i = 0; i < w.ninputs; i++) shapes[i] = w.shapes[i];
-  st = tsl_dsl_instantiate(tsl_dsl_module_op(m, 0), w.ninputs, shapes, w.ndims, np, p, out);
-  if (st == TSL_OK) st = tsl_te_check(*out);
-  if (st == TSL_OK) st = tsl_epilogue_apply(*out, &w.epilogue);
-  tsl_dsl_module_free(m);
-  if (st != TSL_OK) *out = NULL;
-  return st;
+  tsl_status st = tsl_expand_dw_workload(d, &w);
+  return st == TSL_OK ? tsl_workload_instantiate(&w, out) : st;
 }
 
 static int64_t param_of(const tsl_te_program *p, const char *name, int64_t dflt) {

@@ -85,23 +85,23 @@ int64_t tsl_expand_dw_out_w(const tsl_expand_dw_layer *d);
  * w1, b1, weight, bias as above; parameters stride_h, stride_w, pad_top, pad_left,
  * pad_bottom, pad_right, channels (= E, for the lane guard), expand_act /
  * expand_clip_min / expand_clip_max (f1 as a code), act / clip_min / clip_max (f2 as a
- * code)); f2 of the activation table is the workload's epilogue. Its template
- * "expand_depthwise_nchwc.band" (tsl_expand_dw_templates) searches the knobs below. */
+ * code)); f2 of the activation table is the workload's epilogue, f1 of the table its
+ * stage epilogue on the stage `padded` (ops/epilogue.h: f1 inside the zero padding).
+ * Its template "expand_depthwise_nchwc.band" (tsl_expand_dw_templates) searches the
+ * knobs below. */
 
-/* The workload of d (what the tuner tunes and the records are keyed by).
- * Errors: the check's (TSL_ERR_INVALID); TSL_ERR_UNSUPPORTED when f1 is a function of the
- * activation table (a workload states only codes for it: such a pair runs its
- * generated program, tsl_expand_dw_program, with the default knobs). */
+/* The workload of d (what the tuner tunes and the records are keyed by), for every f1
+ * and f2. Errors: the check's (TSL_ERR_INVALID). */
 tsl_status tsl_expand_dw_workload(const tsl_expand_dw_layer *d, tsl_workload *w);
 
-/* The key of d: its workload's key (tsl_workload_key_of), with "|expand" and f1's
- * epilogue key appended when f1 is a table function; equal layers have equal keys.
- * *out is malloc'd. Errors: TSL_ERR_INVALID (d refused by the check), TSL_ERR_NOMEM. */
+/* The key of d: its workload's key (tsl_workload_key_of: "+F2(...)" and "|padded+F1(...)"
+ * appended for table functions); equal layers have equal keys. *out is malloc'd.
+ * Errors: TSL_ERR_INVALID (d refused by the check), TSL_ERR_NOMEM. */
 tsl_status tsl_expand_dw_key(const tsl_expand_dw_layer *d, char **out);
 
 /* The instantiated program of d (inputs data, w1, b1, weight, bias; output out, shapes
- * as above): its workload's, or with f1 a table function the same DSL text with f1
- * written in. Errors: the check's, parsing/instantiation errors (TSL_ERR_INVALID). */
+ * as above): its workload's (tsl_workload_instantiate). Errors: the check's,
+ * instantiation errors (TSL_ERR_INVALID). */
 tsl_status tsl_expand_dw_program(const tsl_expand_dw_layer *d, tsl_te_program **out);
 
 /* The layer an expand_depthwise_nchwc program states (its shapes and parameters; C is

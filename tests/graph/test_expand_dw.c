@@ -122,6 +122,9 @@ static void test_chains_fused_match_reference(void) {
 /* Mode -1 fuses nothing; the default rule leaves a small layer unfused and fuses
  * MobileNetV2's 112 x 112 x 96 expansion (4.8 MB, past any L2). */
 static const chain big_chain = {1, 16, 112, 112, 96, 3, 2, "Relu6", "Relu6"};
+/* EfficientNet's features.2.0 pair, smaller: SiLU (a Swish epilogue) after both convs,
+ * the expanded tensor (1.8 MB) past L2 */
+static const chain swish_chain = {1, 16, 56, 56, 144, 3, 2, "SiLU", "SiLU"};
 
 /* Mode 0 reads TSL_FUSE_EXPAND_DW: run without it, then restore it. */
 static char *env_unset(void) {
@@ -147,12 +150,15 @@ static void test_size_rule(void) {
 /* The tuner's layer list (tsl_graph_conv_layers) lists a pair the compiler fuses as ONE
  * layer, its fused workload, and neither of its convs: the big chain lists its first
  * conv (8 -> 16) and the fused pair, the small one (not fused) all three convs (8 ->
- * 16, the 16 -> 96 expand, the 96-channel depthwise). */
+ * 16, the 16 -> 96 expand, the 96-channel depthwise); the Swish chain its first conv
+ * and the pair, whose key carries the expand's Swish as the stage epilogue on `padded`
+ * (the depthwise's SiLU, the graph's output, stays a node of its own). */
 static void test_layer_list_lists_fused_pairs_once(void) {
   char *saved = env_unset();
-  const chain *cases[2] = {&big_chain, &chains[0]};
-  const int want[2] = {2, 3};
-  for (int i = 0; i < 2; i++) {
+  const chain *cases[3] = {&big_chain, &chains[0], &swish_chain};
+  const int want[3] = {2, 3, 2};
+  const int64_t E[3] = {96, 96, 144};
+  for (int i = 0; i < 3; i++) {
     tsl_graph *g = chain_graph(cases[i]);
     tsl_conv_layer layers[8];
     int n = -1;
@@ -166,26 +172,33 @@ static void test_layer_list_lists_fused_pairs_once(void) {
     }
     for (int l = 1; l < n && l < 8; l++) {
       bool fused = layers[l].fused;
-      CU_ASSERT_EQUAL(fused, i == 0);
+      CU_ASSERT_EQUAL(fused, i != 1);
       CU_ASSERT_EQUAL(layers[l].count, 1);
       if (!fused) continue;
       CU_ASSERT_STRING_EQUAL(layers[l].workload.op, "expand_depthwise_nchwc");
       CU_ASSERT_EQUAL(layers[l].fused_desc.C, 16);
-      CU_ASSERT_EQUAL(layers[l].fused_desc.E, 96);
+      CU_ASSERT_EQUAL(layers[l].fused_desc.E, E[i]);
       CU_ASSERT_EQUAL(layers[l].fused_desc.stride_h, 2);
+      char *key = NULL;
+      tsl_workload_fix(&layers[l].workload);
+      CU_ASSERT_EQUAL(tsl_workload_key_of(&layers[l].workload, &key), TSL_OK);
+      const char *swish = strstr(key ? key : "", ")|padded+Swish(alpha=1)");
+      CU_ASSERT_EQUAL(swish != NULL, i == 2);
+      free(key);
     }
     tsl_graph_free(g);
   }
   env_restore(saved);
 }
 
-/* A record of the fused workload with a config other than the default: lowering takes
- * its knobs (the conv step of the depthwise node reports the record's config), and the
- * compiled graph still equals the reference; without records the default knobs. */
-static void test_fused_record_sets_the_knobs(void) {
+/* A record of the fused workload of chain ch with a config other than the default:
+ * lowering takes its knobs (the conv step of the depthwise node reports the record's
+ * config), and the compiled graph still equals the reference; without records the
+ * default knobs. */
+static void record_sets_the_knobs(const chain *ch) {
   char *saved = env_unset();
   tsl_arena *ar = tsl_arena_new(), *prev = tsl_arena_set_current(ar);
-  tsl_graph *g = chain_graph(&big_chain);
+  tsl_graph *g = chain_graph(ch);
   tsl_conv_layer layers[4];
   int n = 0;
   CU_ASSERT_EQUAL_FATAL(tsl_graph_conv_layers(g, "host", layers, 4, &n), TSL_OK);
@@ -261,6 +274,13 @@ static void test_fused_record_sets_the_knobs(void) {
   tsl_arena_set_current(prev);
   tsl_arena_free(ar);
   env_restore(saved);
+}
+
+/* MobileNetV2's pair (codes only) and a Swish pair (table functions: the workload's
+ * epilogue and stage epilogue). */
+static void test_fused_record_sets_the_knobs(void) {
+  record_sets_the_knobs(&big_chain);
+  record_sets_the_knobs(&swish_chain);
 }
 
 void tsl_tests_graph_expand_dw(void) {

@@ -9,12 +9,14 @@
 
 #include "ir/arena.h"
 #include "ops/algorithm.h"
+#include "ops/conv2d/algorithms_conv.h"
 #include "ops/conv2d/expand_depthwise.h"
 #include "ops/nn/activation.h"
 #include "ops/ops_util.h"
 
 /* reference activations: 0 none, 1 relu, 2 relu6, 3 HardSwish, 4 Swish (SiLU), 5 clip
- * [0.25, 6] (f(0) != 0: the lanes past E need the guard) */
+ * [0.25, 6] (f(0) != 0: the lanes past E need the guard), 6 Sigmoid (f(0) != 0: as f1,
+ * the zero padding after it must stay zero) */
 static double ref_act(int a, double v) {
   switch (a) {
   case 1: return v > 0 ? v : 0;
@@ -22,6 +24,7 @@ static double ref_act(int a, double v) {
   case 3: return v * fmin(fmax(v + 3.0, 0.0), 6.0) / 6.0;
   case 4: return v / (1.0 + exp(-v));
   case 5: return v < 0.25 ? 0.25 : v > 6 ? 6 : v;
+  case 6: return 1.0 / (1.0 + exp(-v));
   default: return v;
   }
 }
@@ -39,7 +42,8 @@ static tsl_expand_dw_act act_of(int a) {
     r.clip_min = 0.25;
     r.clip_max = 6.0;
   }
-  if (a == 3 || a == 4) tsl_epilogue_make(a == 3 ? "HardSwish" : "Swish", 0, NULL, 0, &r.fn);
+  if (a == 3 || a == 4 || a == 6)
+    tsl_epilogue_make(a == 3 ? "HardSwish" : a == 4 ? "Swish" : "Sigmoid", 0, NULL, 0, &r.fn);
   return r;
 }
 
@@ -229,10 +233,134 @@ static void test_expand_dw_template_default(void) {
   CU_ASSERT(kw && kd && strcmp(kw, kd) == 0);
   free(kw);
   free(kd);
-  /* an expand table function has no workload */
+  /* an expand table function is the workload's stage epilogue on `padded`: the key is
+   * the codes' key (expand_act 0) with "|padded+HardSwish" after it, and equals the
+   * layer's key */
+  d.expand_act = act_of(0);
+  char *k0 = NULL;
+  CU_ASSERT_EQUAL_FATAL(tsl_expand_dw_key(&d, &k0), TSL_OK);
   d.expand_act = act_of(3);
-  CU_ASSERT_EQUAL(tsl_expand_dw_workload(&d, &w), TSL_ERR_UNSUPPORTED);
+  CU_ASSERT_EQUAL_FATAL(tsl_expand_dw_workload(&d, &w), TSL_OK);
+  CU_ASSERT_EQUAL(tsl_workload_key_of(&w, &kw), TSL_OK);
+  CU_ASSERT_EQUAL(tsl_expand_dw_key(&d, &kd), TSL_OK);
+  CU_ASSERT(kw && kd && strcmp(kw, kd) == 0);
+  size_t n0 = strlen(k0);
+  CU_ASSERT(kw && strncmp(kw, k0, n0) == 0 && strcmp(kw + n0, "|padded+HardSwish") == 0);
+  free(k0);
+  free(kw);
+  free(kd);
+  tsl_arena_set_current(prev);
+  tsl_arena_free(arena);
+}
+
+/* Pairs whose expand activation f1 is a function of the table (Swish, EfficientNet's;
+ * HardSwish, MobileNetV3's), odd expanded channels, stride 2: their workload's program
+ * (tsl_workload_instantiate: the registry operator with f1 as the stage epilogue of
+ * `padded`) under seeded configs of the template's space (8 each, 16 for each of Swish
+ * and HardSwish) and the default knobs gives the reference's output (f1 before the zero
+ * padding: Sigmoid's f1(0) != 0 checks that the padding stays zero). */
+static void test_expand_dw_table_f1_space_samples(void) {
+  static const xcase pairs[] = {
+      {1, 13, 17, 14, 57, 3, 2, 4, 4},  /* Swish, Swish */
+      {1, 19, 15, 16, 45, 5, 2, 3, 0},  /* HardSwish, none */
+      {2, 11, 9, 13, 35, 3, 2, 4, 5},   /* Swish, then a clip with f2(0) != 0 (the guard) */
+      {1, 16, 12, 11, 23, 3, 2, 3, 3},  /* HardSwish, HardSwish */
+      {1, 10, 11, 12, 27, 3, 2, 6, 0},  /* Sigmoid (f1(0) != 0: the padding stays zero) */
+  };
+  tsl_tuner_register_templates();
+  const tsl_template *tpl = tsl_template_find("expand_depthwise_nchwc.band");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(tpl);
+  uint64_t rng = 0xf1f1c0deull;
+  int failed = 0, np = (int)(sizeof pairs / sizeof pairs[0]);
+  for (int i = 0; i < 8 * np; i++) failed += !check_case_with(&pairs[i % np], NULL, tpl, &rng, 900 + 17 * (uint64_t)i);
+  for (int i = 0; i < np; i++) failed += !check_case(&pairs[i], NULL, 700 + (uint64_t)i);
+  CU_ASSERT_EQUAL(failed, 0);
+}
+
+/* Keys of workloads without a stage epilogue are the ones records already hold (pinned
+ * as written before stage epilogues existed: a conv family's as in records of
+ * SqueezeNet, docs/records.md's fused MobileNetV2 pair), with and without an output
+ * epilogue. */
+static void test_existing_keys_unchanged(void) {
+  static const char conv_key[] =
+      "conv2d_nchwc_bias(data:f32[1,1,55,55,16],weight:f32[4,1,1,1,16,16],bias:f32[4,16];act=1,clip_max=6,clip_min=0,"
+      "dilation_h=1,dilation_w=1,pad_bottom=0,pad_left=0,pad_right=0,pad_top=0,stride_h=1,stride_w=1)";
+  static const char swish_key[] =
+      "conv2d_nchwc_bias(data:f32[1,1,55,55,16],weight:f32[4,1,1,1,16,16],bias:f32[4,16];act=0,clip_max=6,clip_min=0,"
+      "dilation_h=1,dilation_w=1,pad_bottom=0,pad_left=0,pad_right=0,pad_top=0,stride_h=1,stride_w=1)+Swish(alpha=1)";
+  static const char pair_key[] =
+      "expand_depthwise_nchwc(data:f32[1,1,112,112,16],w1:f32[6,1,16,16],b1:f32[6,16],weight:f32[6,3,3,16],"
+      "bias:f32[6,16];act=2,channels=96,clip_max=6,clip_min=0,expand_act=2,expand_clip_max=6,expand_clip_min=0,"
+      "pad_bottom=1,pad_left=1,pad_right=1,pad_top=1,stride_h=2,stride_w=2)";
+  tsl_conv2d_layer c;
+  memset(&c, 0, sizeof c);
+  c.N = 1, c.C = 16, c.H = 55, c.W = 55, c.K = 64, c.R = c.S = 1, c.stride_h = c.stride_w = 1;
+  c.dilation_h = c.dilation_w = 1, c.groups = 1, c.act = 1, c.clip_max = 6.0, c.block = 16;
+  tsl_workload w;
+  char *k = NULL;
+  CU_ASSERT_EQUAL_FATAL(tsl_conv2d_family_workload(&c, &w), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(tsl_workload_key_of(&w, &k), TSL_OK);
+  CU_ASSERT_STRING_EQUAL(k, conv_key);
+  free(k);
+  c.act = 0;
+  CU_ASSERT_EQUAL_FATAL(tsl_epilogue_make("Swish", 0, NULL, 0, &c.epilogue), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(tsl_conv2d_family_workload(&c, &w), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(tsl_workload_key_of(&w, &k), TSL_OK);
+  CU_ASSERT_STRING_EQUAL(k, swish_key);
+  free(k);
+  tsl_expand_dw_layer d = {1, 16, 112, 112, 96, 3, 3, 2, 2, 1, 1, 1, 1, 16, act_of(2), act_of(2)};
+  CU_ASSERT_EQUAL_FATAL(tsl_expand_dw_workload(&d, &w), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(tsl_workload_key_of(&w, &k), TSL_OK);
+  CU_ASSERT_STRING_EQUAL(k, pair_key);
+  free(k);
+  /* the stage epilogue's suffix follows the output epilogue's */
+  d.expand_act = act_of(4);
+  d.dw_act = act_of(4);
+  CU_ASSERT_EQUAL_FATAL(tsl_expand_dw_workload(&d, &w), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(tsl_workload_key_of(&w, &k), TSL_OK);
+  const char *tail = "act=0,channels=96,clip_max=6,clip_min=0,expand_act=0,expand_clip_max=6,expand_clip_min=0,"
+                     "pad_bottom=1,pad_left=1,pad_right=1,pad_top=1,stride_h=2,stride_w=2)+Swish(alpha=1)"
+                     "|padded+Swish(alpha=1)";
+  CU_ASSERT(k && strlen(k) > strlen(tail) && strcmp(k + strlen(k) - strlen(tail), tail) == 0);
+  free(k);
+}
+
+/* The stage epilogue's rewrite: refused for a missing stage, a reduction stage, bad
+ * names; on `padded` (a zero-padding stage) the body stays select(cond, f(v), 0). */
+static void test_stage_epilogue_rewrite(void) {
+  tsl_epilogue sig;
+  tsl_stage_epilogue se;
+  CU_ASSERT_EQUAL_FATAL(tsl_epilogue_make("Sigmoid", 0, NULL, 0, &sig), TSL_OK);
+  CU_ASSERT_EQUAL(tsl_stage_epilogue_make("", &sig, &se), TSL_ERR_INVALID);
+  CU_ASSERT_EQUAL(tsl_stage_epilogue_make(NULL, &sig, &se), TSL_ERR_INVALID);
+  CU_ASSERT_EQUAL(tsl_stage_epilogue_make("a_stage_name_of_more_than_31_chars", &sig, &se), TSL_ERR_INVALID);
+  CU_ASSERT_EQUAL(tsl_stage_epilogue_make("padded", NULL, &se), TSL_OK);
+  CU_ASSERT_FALSE(tsl_stage_epilogue_present(&se));
   tsl_clear_error();
+  tsl_expand_dw_layer d = {1, 8, 9, 9, 24, 3, 3, 2, 2, 1, 1, 1, 1, ops_lanes(), act_of(0), act_of(0)};
+  tsl_arena *arena = tsl_arena_new(), *prev = tsl_arena_set_current(arena);
+  tsl_te_program *p = NULL;
+  CU_ASSERT_EQUAL_FATAL(tsl_expand_dw_program(&d, &p), TSL_OK);
+  const char *bad[2] = {"no_such_stage", "expand"};
+  for (int i = 0; i < 2; i++) {
+    CU_ASSERT_EQUAL_FATAL(tsl_stage_epilogue_make(bad[i], &sig, &se), TSL_OK);
+    CU_ASSERT_EQUAL(tsl_epilogue_apply_stage(p, &se), TSL_ERR_INVALID);
+  }
+  CU_ASSERT_EQUAL(tsl_epilogue_apply_stage(NULL, &se), TSL_ERR_INVALID);
+  tsl_clear_error();
+  CU_ASSERT_EQUAL_FATAL(tsl_stage_epilogue_make("padded", &sig, &se), TSL_OK);
+  CU_ASSERT_EQUAL(tsl_epilogue_apply_stage(p, &se), TSL_OK);
+  int n = 0;
+  tsl_te_op **ops = tsl_te_program_stages(p, &n);
+  const tsl_te_op *padded = NULL;
+  for (int i = 0; i < n; i++)
+    if (strcmp(ops[i]->name, "padded") == 0) padded = ops[i];
+  CU_ASSERT_PTR_NOT_NULL_FATAL(padded);
+  CU_ASSERT_EQUAL(padded->body->kind, TSL_E_SELECT);
+  if (padded->body->kind == TSL_E_SELECT) {
+    CU_ASSERT_EQUAL(padded->body->select.f->kind, TSL_E_FLOAT);
+    CU_ASSERT_NOT_EQUAL(padded->body->select.t->kind, TSL_E_LOAD);
+  }
   tsl_arena_set_current(prev);
   tsl_arena_free(arena);
 }
@@ -257,6 +385,10 @@ void ops_tests_expand_dw(CU_pSuite s) {
   CU_add_test(s, "expand + depthwise fused vs reference (defaults)", test_expand_dw_defaults);
   CU_add_test(s, "expand + depthwise fused vs reference (knobs)", test_expand_dw_knobs);
   CU_add_test(s, "expand + depthwise workload key", test_expand_dw_key);
+  CU_add_test(s, "workload keys without a stage epilogue are unchanged", test_existing_keys_unchanged);
+  CU_add_test(s, "stage epilogue: errors and the zero padding", test_stage_epilogue_rewrite);
   CU_add_test(s, "expand + depthwise template: sampled configs vs reference", test_expand_dw_space_samples);
   CU_add_test(s, "expand + depthwise template: default config and key", test_expand_dw_template_default);
+  CU_add_test(s, "expand + depthwise with a table function f1: sampled configs vs reference",
+              test_expand_dw_table_f1_space_samples);
 }

@@ -9,6 +9,7 @@
 #include "ir/arena.h"
 #include "tuner/dispatch.h"
 #include "tuner/records.h"
+#include "ops/conv2d/expand_depthwise.h"
 #include "ops/workload.h"
 #include "tuner_tests.h"
 
@@ -139,6 +140,18 @@ static void test_record_json_roundtrip(void) {
   free(line);
 }
 
+/* A new set with the records of path (tsl_records_load, `skipped` lines allowed), its
+ * warnings in *warnbuf (malloc'd). */
+static tsl_records *load_warning(const char *path, char **warnbuf) {
+  tsl_records *db = NULL;
+  CU_ASSERT_EQUAL_FATAL(tsl_records_new(&db), TSL_OK);
+  size_t warnlen = 0;
+  FILE *warn = open_memstream(warnbuf, &warnlen);
+  CU_ASSERT_EQUAL(tsl_records_load(db, path, true, warn), TSL_OK);
+  fclose(warn);
+  return db;
+}
+
 static void test_records_corrupt_file_loses_no_good_line(void) {
   char *path = temp_path("corrupt");
   tsl_record r;
@@ -165,13 +178,8 @@ static void test_records_corrupt_file_loses_no_good_line(void) {
   fprintf(f, "%.*s", (int)(strlen(good) - 3), good);
   fclose(f);
 
-  tsl_records *db = NULL;
-  CU_ASSERT_EQUAL_FATAL(tsl_records_new(&db), TSL_OK);
   char *warnbuf = NULL;
-  size_t warnlen = 0;
-  FILE *warn = open_memstream(&warnbuf, &warnlen);
-  CU_ASSERT_EQUAL(tsl_records_load(db, path, true, warn), TSL_OK);
-  fclose(warn);
+  tsl_records *db = load_warning(path, &warnbuf);
   CU_ASSERT_EQUAL(db->n, 2);
   CU_ASSERT_EQUAL(db->skipped, 6);
   if (db->n == 2) {
@@ -192,6 +200,48 @@ static void test_records_corrupt_file_loses_no_good_line(void) {
   free(good);
   unlink(path);
   free(path);
+}
+
+/* A workload with both epilogues (a fused expand + depthwise pair, Swish after each
+ * conv: EfficientNet's features.2.0 at 16 lanes) keeps its key through a records file:
+ * written, read back byte-identical and found by its key; the same line cut inside the
+ * key is refused with its line number, the good line kept. */
+static void test_records_roundtrip_stage_epilogue_key(void) {
+  tsl_expand_dw_layer d = {1, 16, 112, 112, 96, 3, 3, 2, 2, 0, 0, 1, 1, 16, {0, 0.0, 0.0, {0}}, {0, 0.0, 0.0, {0}}};
+  CU_ASSERT_EQUAL_FATAL(tsl_epilogue_make("Swish", 0, NULL, 0, &d.expand_act.fn), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(tsl_epilogue_make("Swish", 0, NULL, 0, &d.dw_act.fn), TSL_OK);
+  tsl_workload w;
+  char *key = NULL;
+  CU_ASSERT_EQUAL_FATAL(tsl_expand_dw_workload(&d, &w), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(tsl_workload_key_of(&w, &key), TSL_OK);
+  CU_ASSERT_PTR_NOT_NULL(strstr(key, ")+Swish(alpha=1)|padded+Swish(alpha=1)"));
+  char *path = temp_path("stage_epilogue");
+  tsl_record r;
+  make_record(&r, "host", key, "expand_depthwise_nchwc.band", 0x77, 4, 1e-3, 0);
+  CU_ASSERT_EQUAL_FATAL(tsl_record_append(path, &r), TSL_OK);
+  char *line = tsl_record_to_json(&r);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(line);
+  char *cut = strstr(line, "|padded");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(cut);
+  FILE *f = fopen(path, "a");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  fprintf(f, "%.*s\n", (int)(cut - line + 4), line);
+  fclose(f);
+  char *warnbuf = NULL;
+  tsl_records *db = load_warning(path, &warnbuf);
+  CU_ASSERT_EQUAL(db->n, 1);
+  CU_ASSERT_EQUAL(db->skipped, 1);
+  CU_ASSERT_PTR_NOT_NULL(strstr(warnbuf ? warnbuf : "", ":2: skipped"));
+  if (db->n == 1) CU_ASSERT_STRING_EQUAL(db->recs[0].workload, key);
+  const tsl_record *best = NULL;
+  CU_ASSERT_EQUAL(tsl_records_best(db, "host", key, "expand_depthwise_nchwc.band", 0x77, &best, NULL), TSL_OK);
+  CU_ASSERT(best && best->config.values[0] == 4);
+  free(warnbuf);
+  tsl_records_free(db);
+  free(line);
+  unlink(path);
+  free(path);
+  free(key);
 }
 
 /* Class 17: a successful record's costs are measurements: finite and > 0 s. One that
@@ -665,6 +715,7 @@ void tsl_tests_tuner_records(void) {
   CU_add_test(s, "test_record_json_roundtrip", test_record_json_roundtrip);
   CU_add_test(s, "test_records_corrupt_file_loses_no_good_line", test_records_corrupt_file_loses_no_good_line);
   CU_add_test(s, "test_records_merge_keeps_best", test_records_merge_keeps_best);
+  CU_add_test(s, "test_records_roundtrip_stage_epilogue_key", test_records_roundtrip_stage_epilogue_key);
   CU_add_test(s, "test_record_with_zero_or_invalid_cost_never_wins", test_record_with_zero_or_invalid_cost_never_wins);
   CU_add_test(s, "test_records_best_exact_then_family_never_other", test_records_best_exact_then_family_never_other);
   CU_add_test(s, "test_records_best_rank_skips_configs_outside_space",
