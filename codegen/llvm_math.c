@@ -87,7 +87,7 @@ static tsl_status avx512_scalef(const mth *m, const char *sfx, LLVMValueRef y, L
  * bits(M) = 254 mod 1024, (bits(t) >> 1) << 23 is the first and (bits(t) << 23) minus
  * the first the second (mod 2^32). Both give overflow to +inf, gradual underflow (the
  * last product rounds once into the subnormals) and NaN through the arithmetic.
- * 14 vector instructions with vscalefps, 18 without (Cephes' form with a float-to-int
+ * 14 vector instructions with vscalefps, 19 without (Cephes' form with a float-to-int
  * conversion and a NaN select took 25). */
 tsl_status cg_math_exp_f32(cg *c, LLVMValueRef x, int lanes, LLVMValueRef *out) {
   mth m;
