@@ -77,9 +77,9 @@ static tsl_status avx512_scalef(const mth *m, const char *sfx, LLVMValueRef y, L
 /* exp(x) = 2^n * e^r with n = round(x / ln 2), r = x - n ln 2 in [-ln2/2, ln2/2]
  * (ln 2 in two parts so that n ln 2 is exact), e^r = 1 + r + r^2 P(r) with Cephes
  * expf's P, evaluated as one Horner chain of 7 fmas.
- * x is first clamped to [-104, 89] (beyond it the result is 0 or +inf anyway) by
- * compare-and-select, which lets a NaN through (one max/min instruction each on x86),
- * so that n lies in [-150, 128]. n comes from t = x log2(e) + M in one fma, M =
+ * x is first clamped to [-104, 89] (beyond it the result is 0 or +inf anyway) so that
+ * a NaN passes: by compare-and-select (one max/min instruction each on x86), on AArch64
+ * by llvm.maximum/minimum (fmax/fmin); n then lies in [-150, 128]. n comes from t = x log2(e) + M in one fma, M =
  * 1.5 2^23 + 254: t's unit in the last place is 1, so the fma rounds to the nearest
  * integer, n = t - M exactly, and t's bits are bits(M) + n.
  * 2^n: on x86 with AVX-512 (avx512_suffix) one vscalefps, which rounds once; elsewhere
@@ -97,8 +97,13 @@ tsl_status cg_math_exp_f32(cg *c, LLVMValueRef x, int lanes, LLVMValueRef *out) 
   const double magic = 12583166.0; /* 1.5 2^23 + 254 */
   LLVMBuilderRef b = c->b;
   LLVMValueRef xc, t, n, r, y;
-  xc = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOLT, x, fc(&m, -104.0), ""), fc(&m, -104.0), x, "");
-  xc = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOGT, xc, fc(&m, 89.0), ""), fc(&m, 89.0), xc, "");
+  if (c->backend && c->backend->arch == TSL_ARCH_AARCH64) { /* NEON's fmax/fmin propagate NaN */
+    CG_TRY(call2(&m, "llvm.maximum", x, fc(&m, -104.0), &xc));
+    CG_TRY(call2(&m, "llvm.minimum", xc, fc(&m, 89.0), &xc));
+  } else {
+    xc = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOLT, x, fc(&m, -104.0), ""), fc(&m, -104.0), x, "");
+    xc = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOGT, xc, fc(&m, 89.0), ""), fc(&m, 89.0), xc, "");
+  }
   CG_TRY(fma3(&m, xc, fc(&m, 1.44269504088896341), fc(&m, magic), &t));
   n = fsub(&m, t, fc(&m, magic));
   CG_TRY(fma3(&m, n, fc(&m, -0.693359375), xc, &r));
