@@ -79,9 +79,9 @@ static tsl_status avx512_scalef(const mth *m, const char *sfx, LLVMValueRef y, L
  * expf's P, evaluated as one Horner chain of 7 fmas.
  * x is first clamped to [-104, 89] (beyond it the result is 0 or +inf anyway) so that
  * a NaN passes: by compare-and-select (one max/min instruction each on x86), on AArch64
- * by llvm.maximum/minimum (fmax/fmin); n then lies in [-150, 128]. n comes from t = x log2(e) + M in one fma, M =
- * 1.5 2^23 + 254: t's unit in the last place is 1, so the fma rounds to the nearest
- * integer, n = t - M exactly, and t's bits are bits(M) + n.
+ * by llvm.maximum/minimum (fmax/fmin); n then lies in [-150, 128]. n comes from
+ * t = x log2(e) + M in one fma, M = 1.5 2^23 + 254: t's unit in the last place is 1, so
+ * the fma rounds to the nearest integer, n = t - M exactly, and t's bits are bits(M) + n.
  * 2^n: on x86 with AVX-512 (avx512_suffix) one vscalefps, which rounds once; elsewhere
  * two normal factors 2^(n>>1) and 2^(n - (n>>1)) whose bits come from t's: with
  * bits(M) = 254 mod 1024, (bits(t) >> 1) << 23 is the first and (bits(t) << 23) minus
