@@ -1,6 +1,11 @@
 /* f32 exp, log, tanh and erf as LLVM IR; f64 erf through libm (llvm_math.h). */
 #include "codegen/llvm_math.h"
 
+#include <stdio.h>
+
+#include "target/arch.h"
+#include "target/target.h"
+
 typedef struct mth {
   cg *c;
   int lanes;
@@ -37,10 +42,6 @@ static tsl_status horner(const mth *m, LLVMValueRef x, const double *coef, int n
 }
 static LLVMValueRef as_float(const mth *m, LLVMValueRef v) { return LLVMBuildBitCast(m->c->b, v, m->f, ""); }
 static LLVMValueRef as_int(const mth *m, LLVMValueRef v) { return LLVMBuildBitCast(m->c->b, v, m->i, ""); }
-/* 2^n for integer n in [-126, 127] (n's i32 lanes) */
-static LLVMValueRef pow2i(const mth *m, LLVMValueRef n) {
-  return as_float(m, LLVMBuildShl(m->c->b, LLVMBuildAdd(m->c->b, n, ic(m, 127), ""), ic(m, 23), ""));
-}
 static LLVMValueRef isnan_(const mth *m, LLVMValueRef x) { return LLVMBuildFCmp(m->c->b, LLVMRealUNO, x, x, ""); }
 
 static void init(mth *m, cg *c, int lanes) {
@@ -51,30 +52,69 @@ static void init(mth *m, cg *c, int lanes) {
   m->i = lanes > 1 ? LLVMVectorType(c->t_i32, (unsigned)lanes) : c->t_i32;
 }
 
+/* x86 with AVX-512 at m's width (16 lanes: AVX-512F; 8 and 4: AVX-512VL): the suffix of
+ * its intrinsics' names (".512", ".256", ".128"), else NULL. */
+static const char *avx512_suffix(const mth *m) {
+  const cg *c = m->c;
+  if (!c->target || !c->backend || c->backend->arch != TSL_ARCH_X86_64) return NULL;
+  if (m->lanes == 16 && tsl_target_has_feature(c->target, "avx512f")) return ".512";
+  if ((m->lanes == 8 || m->lanes == 4) && tsl_target_has_feature(c->target, "avx512vl"))
+    return m->lanes == 8 ? ".256" : ".128";
+  return NULL;
+}
+/* y 2^floor(n) in one rounding (AVX-512 vscalefps, sfx from avx512_suffix): overflow to
+ * inf and gradual underflow as for a correctly rounded product; NaN in, NaN out. */
+static tsl_status avx512_scalef(const mth *m, const char *sfx, LLVMValueRef y, LLVMValueRef n, LLVMValueRef *out) {
+  char name[48];
+  snprintf(name, sizeof name, "llvm.x86.avx512.mask.scalef.ps%s", sfx);
+  LLVMContextRef ctx = m->c->ctx;
+  LLVMValueRef all = LLVMConstAllOnes(m->lanes == 16 ? LLVMInt16TypeInContext(ctx) : LLVMInt8TypeInContext(ctx));
+  /* y, n, pass-through, lane mask (all), and at 16 lanes the rounding: 4, the current mode */
+  LLVMValueRef args[5] = {y, n, LLVMGetUndef(m->f), all, LLVMConstInt(m->c->t_i32, 4, 0)};
+  return cg_intrinsic(m->c, name, NULL, 0, args, m->lanes == 16 ? 5 : 4, out);
+}
+
 /* exp(x) = 2^n * e^r with n = round(x / ln 2), r = x - n ln 2 in [-ln2/2, ln2/2]
- * (ln 2 in two parts so that n ln 2 is exact), e^r = 1 + r + r^2 P(r) (Cephes expf).
- * x is first clamped to [-104, 89] (beyond it the result is 0 or +inf anyway), so that
- * n lies in [-150, 129]: 2^n is applied as two factors 2^(n/2) 2^(n - n/2), each a
- * normal float, which gives overflow to +inf and gradual underflow for free. */
+ * (ln 2 in two parts so that n ln 2 is exact), e^r = 1 + r + r^2 P(r) with Cephes
+ * expf's P, evaluated as one Horner chain of 7 fmas.
+ * x is first clamped to [-104, 89] (beyond it the result is 0 or +inf anyway) so that
+ * a NaN passes: by compare-and-select (one max/min instruction each on x86), on AArch64
+ * by llvm.maximum/minimum (fmax/fmin); n then lies in [-150, 128]. n comes from
+ * t = x log2(e) + M in one fma, M = 1.5 2^23 + 254: t's unit in the last place is 1, so
+ * the fma rounds to the nearest integer, n = t - M exactly, and t's bits are bits(M) + n.
+ * 2^n: on x86 with AVX-512 (avx512_suffix) one vscalefps, which rounds once; elsewhere
+ * two normal factors 2^(n>>1) and 2^(n - (n>>1)) whose bits come from t's: with
+ * bits(M) = 254 mod 1024, (bits(t) >> 1) << 23 is the first and (bits(t) << 23) minus
+ * the first the second (mod 2^32). Both give overflow to +inf, gradual underflow (the
+ * last product rounds once into the subnormals) and NaN through the arithmetic.
+ * 14 vector instructions with vscalefps, 19 without (Cephes' form with a float-to-int
+ * conversion and a NaN select took 25). */
 tsl_status cg_math_exp_f32(cg *c, LLVMValueRef x, int lanes, LLVMValueRef *out) {
   mth m;
   init(&m, c, lanes);
-  static const double p[] = {1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3,
-                             4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1};
-  LLVMValueRef xc, n, r, pr, y;
-  CG_TRY(call2(&m, "llvm.maxnum", x, fc(&m, -104.0), &xc)); /* NaN -> -104, fixed below */
-  CG_TRY(call2(&m, "llvm.minnum", xc, fc(&m, 89.0), &xc));
-  CG_TRY(call1(&m, "llvm.roundeven", fmul(&m, xc, fc(&m, 1.44269504088896341)), &n));
+  static const double p[] = {1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2,
+                             1.6666665459e-1, 5.0000001201e-1, 1.0,             1.0};
+  const double magic = 12583166.0; /* 1.5 2^23 + 254 */
+  LLVMBuilderRef b = c->b;
+  LLVMValueRef xc, t, n, r, y;
+  if (c->backend && c->backend->arch == TSL_ARCH_AARCH64) { /* NEON's fmax/fmin propagate NaN */
+    CG_TRY(call2(&m, "llvm.maximum", x, fc(&m, -104.0), &xc));
+    CG_TRY(call2(&m, "llvm.minimum", xc, fc(&m, 89.0), &xc));
+  } else {
+    xc = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOLT, x, fc(&m, -104.0), ""), fc(&m, -104.0), x, "");
+    xc = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOGT, xc, fc(&m, 89.0), ""), fc(&m, 89.0), xc, "");
+  }
+  CG_TRY(fma3(&m, xc, fc(&m, 1.44269504088896341), fc(&m, magic), &t));
+  n = fsub(&m, t, fc(&m, magic));
   CG_TRY(fma3(&m, n, fc(&m, -0.693359375), xc, &r));
   CG_TRY(fma3(&m, n, fc(&m, 2.12194440e-4), r, &r));
-  CG_TRY(horner(&m, r, p, 6, &pr));
-  LLVMValueRef r2 = fmul(&m, r, r);
-  CG_TRY(fma3(&m, pr, r2, fadd(&m, r, fc(&m, 1.0)), &y));
-  LLVMValueRef ni = LLVMBuildFPToSI(c->b, n, m.i, "");
-  LLVMValueRef n1 = LLVMBuildAShr(c->b, ni, ic(&m, 1), "");
-  LLVMValueRef n2 = LLVMBuildSub(c->b, ni, n1, "");
-  y = fmul(&m, fmul(&m, y, pow2i(&m, n1)), pow2i(&m, n2));
-  *out = LLVMBuildSelect(c->b, isnan_(&m, x), x, y, "exp");
+  CG_TRY(horner(&m, r, p, 8, &y));
+  const char *sfx = avx512_suffix(&m);
+  if (sfx) return avx512_scalef(&m, sfx, y, n, out);
+  LLVMValueRef u = as_int(&m, t);
+  LLVMValueRef p1 = LLVMBuildShl(b, LLVMBuildLShr(b, u, ic(&m, 1), ""), ic(&m, 23), "");
+  LLVMValueRef p2 = LLVMBuildSub(b, LLVMBuildShl(b, u, ic(&m, 23), ""), p1, "");
+  *out = fmul(&m, fmul(&m, y, as_float(&m, p1)), as_float(&m, p2));
   return TSL_OK;
 }
 

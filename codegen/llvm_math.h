@@ -4,7 +4,9 @@
  *
  * Method: Cephes' single-precision routines (S. L. Moshier, "Methods and Programs for
  * Mathematical Functions", 1989; expf.c, logf.c, tanhf.c): range reduction to a small
- * interval, a minimax polynomial there, and exponent arithmetic on the float bits.
+ * interval, a minimax polynomial there, and exponent arithmetic on the float bits
+ * (exp's 2^n: AVX-512's vscalefps where the target has it at the vector's width, else
+ * two factors from the bits of the rounding fma; llvm_math.c).
  * Accuracy in f32: within 2 ulp of the correctly rounded result over the whole range
  * (tests/codegen/test_math.c checks against libm in double precision).
  * Special values as IEEE 754: exp(-inf) = 0, exp(+inf) = +inf, overflow to +inf,

@@ -61,9 +61,14 @@ static void sweep(float *x, int n, double lo, double hi) {
 }
 
 static void test_f32_exp_within_2_ulp_and_ieee_edges(void) {
-  float *x = malloc(NSWEEP * 4);
-  sweep(x, NSWEEP, -87.0, 88.5);
-  CU_ASSERT(max_ulps("exp_sweep", f_exp, exp, x, NSWEEP) <= 2.0);
+  enum { M = 1 << 16 };
+  float *x = malloc(M * 4);
+  sweep(x, M, -87.0, 88.5);
+  CU_ASSERT(max_ulps("exp_sweep", f_exp, exp, x, M) <= 2.0);
+  sweep(x, NSWEEP, -104.5, -87.0); /* subnormal results (ulp: the subnormal step) and 0 */
+  CU_ASSERT(max_ulps("exp_subnormal", f_exp, exp, x, NSWEEP) <= 2.0);
+  sweep(x, NSWEEP, 88.0, 89.5); /* the largest results and overflow */
+  CU_ASSERT(max_ulps("exp_overflow", f_exp, exp, x, NSWEEP) <= 2.0);
   sweep(x, NSWEEP, -1.0, 1.0);
   CU_ASSERT(max_ulps("exp_small", f_exp, exp, x, NSWEEP) <= 2.0);
   /* edges: subnormal results, underflow to 0, overflow to inf, specials */
@@ -136,10 +141,85 @@ static void test_f32_erf_within_1_ulp_and_f64_is_libm(void) {
   free(x), free(in), free(out), free(xd), free(od);
 }
 
+/* The logistic's forms as Sigmoid and Swish write them (ops/nn/activation.c), with the
+ * f32 exp above and a division, against the same formulas in double precision: within
+ * 4 x 2^-24 relative wherever the value's magnitude is at least 2^-100 (2.0 x 2^-24
+ * measured for sigmoid, 2.7 for swish), within 2^-100 absolute below that (where
+ * exp(-x) overflows f32 the division gives 0 and the reference is below 2^-118), sigmoid
+ * within 2^-23 absolute; sigmoid(-inf) = 0, swish(-inf) = NaN as the formula evaluates. */
+static tsl_expr *fc_(double v, int l) { return cg_bc(tsl_float(TSL_F32, v), l); }
+static tsl_expr *one_plus_exp_neg(tsl_expr *x, int l) {
+  return tsl_add(fc_(1.0, l), call1(TSL_CALL_EXP, tsl_mul(x, fc_(-1.0, l))));
+}
+static tsl_expr *f_sigmoid(tsl_expr *const *x, int l) { return tsl_div(fc_(1.0, l), one_plus_exp_neg(x[0], l)); }
+static tsl_expr *f_swish(tsl_expr *const *x, int l) { return tsl_div(x[0], one_plus_exp_neg(x[0], l)); }
+static double sigmoid_d(double x) { return 1.0 / (1.0 + exp(-x)); }
+static double swish_d(double x) { return x / (1.0 + exp(-x)); }
+
+/* Largest relative error of fn over x[0..n) at every region where |ref| >= 2^-100, and
+ * in *abs_err the largest absolute error anywhere; below 2^-100 the result must be
+ * within 2^-100 of ref, and NaN and infinite results must match exactly (1e9 relative
+ * otherwise). */
+static double max_rel(const char *name, cg_expr_fn fn, double (*ref)(double), const float *x, int n, double *abs_err) {
+  float *in = cg_alloc((size_t)n * 4), *out = cg_alloc((size_t)CG_NREGIONS * n * 4);
+  memcpy(in, x, (size_t)n * 4);
+  tsl_type t = TSL_F32;
+  CU_ASSERT_EQUAL_FATAL(cg_run_lanes(cg_lanes_kernel(name, 1, &t, TSL_F32, n, fn), 1, (void *[]){in}, out), TSL_OK);
+  double rel = 0, ab = 0;
+  for (int r = 0; r < CG_NREGIONS; r++)
+    for (int i = 0; i < n; i++) {
+      double want = ref((double)in[i]), got = out[r * n + i], e = 0, a = 0;
+      if (isnan(want) || isnan(got)) e = a = isnan(want) && isnan(got) ? 0 : 1e9;
+      else if (isinf(want) || isinf(got)) e = a = got == want ? 0 : 1e9;
+      else {
+        a = fabs(got - want);
+        e = fabs(want) >= 0x1p-100 ? a / fabs(want) : a <= 0x1p-100 ? 0 : 1e9;
+      }
+      if (e > rel) rel = e;
+      if (a > ab) ab = a;
+    }
+  if (getenv("TSL_TEST_VERBOSE")) fprintf(stderr, "%s: %g relative (%g ulp), %g absolute\n", name, rel, rel * 0x1p24, ab);
+  free(in), free(out);
+  *abs_err = ab;
+  return rel;
+}
+
+static void test_f32_sigmoid_swish_within_bounds_and_ieee_edges(void) {
+  enum { M = 1 << 16 };
+  float *x = malloc(M * 4);
+  static const float edge[32] = {0.0f,    -0.0f,   INFINITY, -INFINITY, NAN,     1e-45f,  -1e-45f, -1e-40f,
+                                 1e30f,   -1e30f,  FLT_MAX,  -FLT_MAX,  88.72f,  -88.72f, 88.73f,  -88.73f,
+                                 -87.33f, -87.34f, -89.0f,   -92.0f,    -103.9f, -104.0f, -105.0f, 104.0f,
+                                 17.0f,   -17.0f,  20.0f,    -20.0f,    0.5f,    -0.5f,   1e-20f,  -1e-20f};
+  struct {
+    const char *name;
+    cg_expr_fn fn;
+    double (*ref)(double);
+  } fs[2] = {{"sigmoid", f_sigmoid, sigmoid_d}, {"swish", f_swish, swish_d}};
+  for (int k = 0; k < 2; k++) {
+    double ab, ab2, ab3, rel = 0;
+    char name[32];
+    snprintf(name, sizeof name, "%s_sweep", fs[k].name);
+    sweep(x, M, -110.0, 110.0);
+    rel = fmax(rel, max_rel(name, fs[k].fn, fs[k].ref, x, M, &ab));
+    snprintf(name, sizeof name, "%s_small", fs[k].name);
+    sweep(x, M, -2.0, 2.0);
+    rel = fmax(rel, max_rel(name, fs[k].fn, fs[k].ref, x, M, &ab2));
+    snprintf(name, sizeof name, "%s_edge", fs[k].name);
+    rel = fmax(rel, max_rel(name, fs[k].fn, fs[k].ref, edge, 32, &ab3));
+    ab = fmax(ab, fmax(ab2, ab3));
+    CU_ASSERT(rel <= 4 * 0x1p-24);
+    if (k == 0) CU_ASSERT(ab <= 0x1p-23); /* sigmoid, absolute */
+  }
+  free(x);
+}
+
 void cg_add_math_tests(void) {
   CU_pSuite s = CU_add_suite("codegen_math", cg_suite_init, cg_suite_clean);
   CU_add_test(s, "test_f32_exp_within_2_ulp_and_ieee_edges", test_f32_exp_within_2_ulp_and_ieee_edges);
   CU_add_test(s, "test_f32_log_within_2_ulp_and_ieee_edges", test_f32_log_within_2_ulp_and_ieee_edges);
   CU_add_test(s, "test_f32_tanh_within_2_ulp_and_saturates", test_f32_tanh_within_2_ulp_and_saturates);
   CU_add_test(s, "test_f32_erf_within_1_ulp_and_f64_is_libm", test_f32_erf_within_1_ulp_and_f64_is_libm);
+  CU_add_test(s, "test_f32_sigmoid_swish_within_bounds_and_ieee_edges",
+              test_f32_sigmoid_swish_within_bounds_and_ieee_edges);
 }

@@ -133,6 +133,13 @@ const char *cross_device_run(void) {
   return p[0] && access(p, X_OK) == 0 ? p : NULL;
 }
 
+bool cross_device_app_ready(void) {
+  const char *app = TSL_CROSS_DEVICE_APP;
+  if (cross_qemu() && app[0] && access(app, X_OK) == 0) return true;
+  printf("\n  skipped: %s missing\n", !cross_qemu() ? "qemu-aarch64 (Debian qemu-user)" : "the aarch64 tessel-device-app");
+  return false;
+}
+
 static char scratch[64];
 
 const char *cross_scratch(void) {

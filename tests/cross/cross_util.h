@@ -42,6 +42,9 @@ tsl_status cross_run_host(const cross_op *op, tsl_jit *jit, void **outs);
 /* Path of qemu-aarch64 and of the aarch64 tessel-device-run, or NULL when missing. */
 const char *cross_qemu(void);
 const char *cross_device_run(void);
+/* Can AOT models run under qemu (qemu-aarch64 and the aarch64 device app,
+ * examples/device_app.c)? Prints "skipped: ... missing" when not. */
+bool cross_device_app_ready(void);
 
 /* A scratch folder (created once per process, removed by cross_scratch_cleanup);
  * cross_path writes "<scratch>/<name>" into buf. */

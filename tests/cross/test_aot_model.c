@@ -248,11 +248,7 @@ static void append_record(const char *path, const char *target, const tsl_conv2d
 /* `tunecli compile squeezenet1_1 --target armv8` -> the aarch64 app under qemu gives
  * the x86 JIT's output; the object's 3x3 convolutions are NEON fmla code. */
 static void test_aot_model_armv8_squeezenet_under_qemu_matches_jit(void) {
-  const char *app = TSL_CROSS_DEVICE_APP;
-  if (!cross_qemu() || !app[0] || access(app, X_OK) != 0) {
-    printf("\n  skipped: %s missing\n", !cross_qemu() ? "qemu-aarch64 (Debian qemu-user)" : "the aarch64 tessel-device-app");
-    return;
-  }
+  if (!cross_device_app_ready()) return;
   char so[512], in[512], out[512], logpath[512];
   cross_path(so, sizeof so, "squeezenet_armv8.so");
   cross_path(in, sizeof in, "squeezenet_in.f32");
@@ -282,7 +278,7 @@ static void test_aot_model_armv8_squeezenet_under_qemu_matches_jit(void) {
   CU_ASSERT_PTR_NOT_NULL(strstr(log, "input input f32[1x3x224x224], 602112 bytes"));
   double t1 = tsl_time_now();
   CU_ASSERT_FATAL(write_file(in, input, (size_t)in_n * 4));
-  char *run[] = {(char *)cross_qemu(), "-cpu", "cortex-a53", "-L", "/usr/aarch64-linux-gnu", (char *)app,
+  char *run[] = {(char *)cross_qemu(), "-cpu", "cortex-a53", "-L", "/usr/aarch64-linux-gnu", (char *)TSL_CROSS_DEVICE_APP,
                  "--threads", "2", "--profile", "-o", out, so, in, NULL};
   rc = cross_spawn(run, logpath);
   double t2 = tsl_time_now();
@@ -375,11 +371,7 @@ int cross_aot_run_under_qemu(const tsl_graph *g, const char *name, const float *
 /* A binary network (1-bit activations and weights: bitpack, bitserial conv, glue) through
  * the C API for armv8, run under qemu: the x86 JIT plan's output. */
 static void test_aot_model_armv8_binary_squeezenet_under_qemu_matches_jit(void) {
-  const char *app = TSL_CROSS_DEVICE_APP;
-  if (!cross_qemu() || !app[0] || access(app, X_OK) != 0) {
-    printf("\n  skipped: %s missing\n", !cross_qemu() ? "qemu-aarch64 (Debian qemu-user)" : "the aarch64 tessel-device-app");
-    return;
-  }
+  if (!cross_device_app_ready()) return;
   tsl_graph *bg = NULL;
   CU_ASSERT_EQUAL_FATAL(tsl_zoo_build("bsqueezenet1_1", MODEL_SEED, &bg), TSL_OK);
   float *want = malloc((size_t)out_n * 4), *got = malloc((size_t)out_n * 4);
@@ -407,11 +399,7 @@ static int node2(tsl_graph *g, tsl_op op, int a, int b, int *node) {
  * under qemu, against the reference executor: to NHWC, LayerNorm, MatMul + bias, Gelu,
  * + Erf, MatMul + bias, x - mean(x), cube, back to NCHW, + input. */
 static void test_aot_model_armv8_convnext_block_under_qemu_matches_reference(void) {
-  const char *app = TSL_CROSS_DEVICE_APP;
-  if (!cross_qemu() || !app[0] || access(app, X_OK) != 0) {
-    printf("\n  skipped: %s missing\n", !cross_qemu() ? "qemu-aarch64 (Debian qemu-user)" : "the aarch64 tessel-device-app");
-    return;
-  }
+  if (!cross_device_app_ready()) return;
   tsl_graph *g;
   int x, n;
   int64_t xs[4] = {1, 16, 6, 5}, c[1] = {16}, w1[2] = {16, 64}, b1[1] = {64}, w2[2] = {64, 16}, last = -1;

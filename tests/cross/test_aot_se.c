@@ -9,9 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "cross/cross_paths.h"
 #include "cross_util.h"
 #include "graph/graph_util.h"
 #include "ref/ref_ops.h"
@@ -72,11 +70,7 @@ static void run_case(int64_t n, bool strided, const char *name) {
 }
 
 static void test_aot_armv8_se_blocks_under_qemu_match_reference(void) {
-  const char *app = TSL_CROSS_DEVICE_APP;
-  if (!cross_qemu() || !app[0] || access(app, X_OK) != 0) {
-    printf("\n  skipped: %s missing\n", !cross_qemu() ? "qemu-aarch64 (Debian qemu-user)" : "the aarch64 tessel-device-app");
-    return;
-  }
+  if (!cross_device_app_ready()) return;
   run_case(2, false, "se_two_images");
   run_case(1, true, "se_strided");
 }

@@ -523,6 +523,7 @@ static void test_aot_missing_linker_is_io_error(void) {
 
 void tsl_tests_cross_model(void); /* test_aot_model.c */
 void tsl_tests_cross_se(void);    /* test_aot_se.c */
+void tsl_tests_cross_math(void);  /* test_aot_math.c */
 void tsl_tests_cross(void);
 void tsl_tests_cross(void) {
   CU_pSuite s = CU_add_suite("cross", suite_init, suite_clean);
@@ -541,4 +542,5 @@ void tsl_tests_cross(void) {
   CU_add_test(s, "aot_missing_linker_is_io_error", test_aot_missing_linker_is_io_error);
   tsl_tests_cross_model();
   tsl_tests_cross_se();
+  tsl_tests_cross_math();
 }
