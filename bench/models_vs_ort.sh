@@ -43,7 +43,7 @@ while [ $# -gt 0 ]; do
     *) break ;;
   esac
 done
-case "$rounds" in '' | *[!0-9]* | 0) echo "models_vs_ort.sh: --rounds wants a positive integer, not '$rounds'" >&2; exit 2 ;; esac
+case "$rounds" in '' | *[!0-9]* | 0 | 0*) echo "models_vs_ort.sh: --rounds wants a positive integer, not '$rounds'" >&2; exit 2 ;; esac
 [ -d "$models_dir" ] || { echo "models_vs_ort.sh: no models folder $models_dir" >&2; exit 1; }
 models_dir=$(cd "$models_dir" && pwd) # ONNX Runtime runs from $ort_dir
 [ -x "$build/bench/models" ] || { echo "models_vs_ort.sh: build $build/bench/models first (ninja -C $build)" >&2; exit 1; }

@@ -14,6 +14,7 @@
 #include "models/node_kernels_binary.h"
 #include "models/onnx.h"
 #include "models/zoo.h"
+#include "busy.h"
 #include "op_args.h"
 #include "target/target.h"
 #include "tuner/cost_static.h"
@@ -244,6 +245,17 @@ static double measure_peak(const tsl_target *t, int threads) {
   return g;
 }
 
+/* A warning when other processes (or the hypervisor) kept a tenth of a CPU or more busy
+ * on average during a span of in-model timing (busy.h): the choices it made
+ * (`what`) may not hold on the quiet machine. */
+static void warn_busy(const tsl_busy_span *sp, const char *span, const char *what) {
+  double others, steal;
+  if (!tsl_busy_end(sp, &others, &steal) || (others < 0.1 && steal < 0.1)) return;
+  printf("warning: during the %s other processes kept %.2f CPUs busy on average and the hypervisor took %.2f "
+         "(of %ld): %s reflect that load; tune on a quiet machine, or rerun (docs/records.md, \"In-model records\")\n",
+         span, others, steal, sysconf(_SC_NPROCESSORS_ONLN), what);
+}
+
 /* The model end to end, compiled with the default schedules and with the records (and,
  * when `isolated` is given, with those isolated records only: the choice before the
  * in-situ pass), run alternately in this process (the machine's load hits all alike):
@@ -277,6 +289,8 @@ static void end_to_end(const char *model, const char *target, const char *record
     st = tsl_context_set_input(ctx[k], 0, in->data, bytes);
     for (int w = 0; w < 2 && st == TSL_OK; w++) st = tsl_context_run(ctx[k]);
   }
+  tsl_busy_span busy;
+  tsl_busy_begin(&busy);
   for (int r = 0; r < RUNS && st == TSL_OK; r++)
     for (int j = 0; j < nv && st == TSL_OK; j++) {
       int k = (r + j) % nv; /* rotate which goes first */
@@ -297,6 +311,7 @@ static void end_to_end(const char *model, const char *target, const char *record
              "default; in-model choice vs isolated choice %.2fx\n",
              b * 1e3, t[2][0] * 1e3, d / b, b / u);
     }
+    warn_busy(&busy, "end-to-end runs", "these ratios");
   } else {
     fprintf(stderr, "tunecli tune: end-to-end comparison failed: %s\n", tsl_last_error());
   }
@@ -378,6 +393,8 @@ static bool insitu_pass(const char *model, bool is_file, const tune_cli *c, tsl_
   io.log = stderr;
   tsl_insitu_result res;
   memset(&res, 0, sizeof res);
+  tsl_busy_span busy;
+  tsl_busy_begin(&busy);
   if (st == TSL_OK) st = tsl_insitu_verify(g, db, &io, &res);
   tsl_graph_free(g);
   if (st != TSL_OK) {
@@ -386,6 +403,7 @@ static bool insitu_pass(const char *model, bool is_file, const tune_cli *c, tsl_
   }
   if (res.variants > 0) print_insitu(&res);
   else printf("\nin situ: no tuned conv workload to verify\n");
+  warn_busy(&busy, "in-situ pass", "its in-model choices");
   if (res.records_written > 0) {
     tsl_records *iso = NULL;
     st = tsl_records_new(&iso);
