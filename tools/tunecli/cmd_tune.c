@@ -312,6 +312,11 @@ static void end_to_end(const char *model, const char *target, const char *record
              b * 1e3, t[2][0] * 1e3, d / b, b / u);
     }
     warn_busy(&busy, "end-to-end runs", "these ratios");
+    if (d / u < 0.97) /* beyond this machine's run-to-run spread of medians */
+      printf("warning: with these records the model ran %.2fx the default's speed here, slower: the in-model times "
+             "the choices came from were probably taken under load (see the warning above, if any); rerun the "
+             "in-situ pass on a quiet machine (docs/records.md, \"In-model records\") or compile without --records\n",
+             d / u);
   } else {
     fprintf(stderr, "tunecli tune: end-to-end comparison failed: %s\n", tsl_last_error());
   }
