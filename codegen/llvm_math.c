@@ -94,6 +94,8 @@ tsl_status cg_math_exp_f32(cg *c, LLVMValueRef x, int lanes, LLVMValueRef *out) 
   init(&m, c, lanes);
   static const double p[] = {1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2,
                              1.6666665459e-1, 5.0000001201e-1, 1.0,             1.0};
+  /* the bit trick below needs the clamp to [-104, 89]: n in [-150, 128] keeps 254 + n
+   * in [0, 512) and both factors' exponent fields in [1, 254] (normal, finite) */
   const double magic = 12583166.0; /* 1.5 2^23 + 254 */
   LLVMBuilderRef b = c->b;
   LLVMValueRef xc, t, n, r, y;

@@ -7,8 +7,9 @@
  * interval, a minimax polynomial there, and exponent arithmetic on the float bits
  * (exp's 2^n: AVX-512's vscalefps where the target has it at the vector's width, else
  * two factors from the bits of the rounding fma; llvm_math.c).
- * Accuracy in f32: within 2 ulp of the correctly rounded result over the whole range
- * (tests/codegen/test_math.c checks against libm in double precision).
+ * Accuracy in f32: exp within 1 ulp of the correctly rounded result over the whole range
+ * (subnormal results in subnormal steps) on both of its 2^n paths, log and tanh within 2
+ * ulp (tests/codegen/test_math.c checks against libm in double precision).
  * Special values as IEEE 754: exp(-inf) = 0, exp(+inf) = +inf, overflow to +inf,
  * gradual underflow to 0; log(0) = -inf, log(x < 0) = NaN, log(+inf) = +inf, subnormal
  * inputs exact; tanh(+-inf) = +-1; NaN in, NaN out. */

@@ -79,15 +79,17 @@ static tsl_status function_of(const tsl_epilogue *e, tsl_expr *v, tsl_expr **out
   return TSL_OK;
 }
 
-/* f(body) of stage `out` (the guard added when e is guarded); `inner`: a zero-padding
- * body select(cond, v, 0) becomes select(cond, f(v), 0). `who` names the program. */
-static tsl_status epilogue_body(const tsl_te_op *out, const tsl_epilogue *e, bool inner, const char *who,
-                                tsl_expr **res) {
+/* f(body) of stage `out` (the guard added when e is guarded); `inner`: an inner stage,
+ * `zero_padding` (inner only): its body select(cond, v, 0) becomes select(cond, f(v), 0).
+ * `who` names the program. */
+static tsl_status epilogue_body(const tsl_te_op *out, const tsl_epilogue *e, bool inner, bool zero_padding,
+                                const char *who, tsl_expr **res) {
   if (out->body->kind == TSL_E_REDUCE || !tsl_type_eq(out->body->type, TSL_F32))
     return tsl_error(TSL_ERR_INVALID, "epilogue: %s's %s stage %s is %s", who, inner ? "inner" : "output", out->name,
                      out->body->kind == TSL_E_REDUCE ? "a reduction (no epilogue stage)" : "not f32");
   const tsl_expr *b = out->body;
-  bool pads = inner && b->kind == TSL_E_SELECT && b->select.f->kind == TSL_E_FLOAT && b->select.f->float_value == 0.0;
+  bool pads =
+      zero_padding && b->kind == TSL_E_SELECT && b->select.f->kind == TSL_E_FLOAT && b->select.f->float_value == 0.0;
   tsl_expr *body = NULL;
   tsl_status st = function_of(e, pads ? b->select.t : out->body, &body);
   if (st != TSL_OK) return st;
@@ -114,7 +116,7 @@ tsl_status tsl_epilogue_apply(tsl_te_program *p, const tsl_epilogue *e) {
     return tsl_error(TSL_ERR_INVALID, "epilogue: %s has no computed output", p->name ? p->name : "program");
   const tsl_te_op *out = p->outputs[0]->op;
   tsl_expr *body = NULL;
-  tsl_status st = epilogue_body(out, e, false, p->name ? p->name : "program", &body);
+  tsl_status st = epilogue_body(out, e, false, false, p->name ? p->name : "program", &body);
   if (st != TSL_OK) return st;
   tsl_te_tensor *t = tsl_te_compute(out->name, out->naxis, out->axis, body, out->tag);
   if (!t) return tsl_error(TSL_ERR_INVALID, "epilogue: %s: %s", out->name, tsl_last_error());
@@ -126,7 +128,8 @@ bool tsl_stage_epilogue_present(const tsl_stage_epilogue *s) {
   return s && s->stage[0] && tsl_epilogue_present(&s->fn);
 }
 
-tsl_status tsl_stage_epilogue_make(const char *stage, const tsl_epilogue *e, tsl_stage_epilogue *out) {
+tsl_status tsl_stage_epilogue_make(const char *stage, const tsl_epilogue *e, bool zero_padding,
+                                   tsl_stage_epilogue *out) {
   if (!out) return tsl_error(TSL_ERR_INVALID, "stage epilogue: NULL result");
   memset(out, 0, sizeof *out);
   if (!tsl_epilogue_present(e)) return TSL_OK;
@@ -135,6 +138,7 @@ tsl_status tsl_stage_epilogue_make(const char *stage, const tsl_epilogue *e, tsl
                      (int)sizeof out->stage - 1);
   snprintf(out->stage, sizeof out->stage, "%s", stage);
   out->fn = *e;
+  out->zero_padding = zero_padding;
   return TSL_OK;
 }
 
@@ -155,7 +159,7 @@ tsl_status tsl_epilogue_apply_stage(tsl_te_program *p, const tsl_stage_epilogue 
   if (!op || op->kind != TSL_TE_COMPUTE)
     return tsl_error(TSL_ERR_INVALID, "stage epilogue: %s has no compute stage '%s'", who, s->stage);
   tsl_expr *body = NULL;
-  tsl_status st = epilogue_body(op, &s->fn, true, who, &body);
+  tsl_status st = epilogue_body(op, &s->fn, true, s->zero_padding, who, &body);
   if (st == TSL_OK) op->body = body; /* same reads (f's operand is the old body), same tensor */
   return st;
 }

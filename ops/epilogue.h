@@ -23,11 +23,14 @@
  * the operator's text: the activation of an intermediate value that a fused operator
  * computes and never writes out (the expand's activation f1 of expand_depthwise_nchwc,
  * ops/conv2d/expand_depthwise.h, applied to its stage "padded"). The stage keeps its
- * tensor (every reader reads f(value)); a stage that zero-pads, body select(cond, v, 0),
- * keeps its zeros: the body becomes select(cond, f(v), 0), the padding applied after f
- * as a zero-padded convolution's input is. A workload holds one (ops/workload.h); its
- * key suffix is "|STAGE" then the epilogue's, "|padded+Swish(alpha=1)", after the
- * output epilogue's, and only when present.
+ * tensor (every reader reads f(value)). Its body becomes f(body), unless the maker of the
+ * stage epilogue states that the stage zero-pads (zero_padding, set by the operator that
+ * wrote the stage, never guessed from the body: a ReLU written as select(v > 0, v, 0)
+ * has the same form): then a body select(cond, v, 0) keeps its zeros and becomes
+ * select(cond, f(v), 0), the padding applied after f as a zero-padded convolution's input
+ * is. A workload holds one (ops/workload.h); its key suffix is "|STAGE" then the
+ * epilogue's, "|padded+Swish(alpha=1)", after the output epilogue's, and only when
+ * present (zero_padding is not in the key: it is implied by the operator's stage).
  */
 #ifndef TESSEL_OPS_EPILOGUE_H
 #define TESSEL_OPS_EPILOGUE_H
@@ -80,24 +83,30 @@ tsl_status tsl_epilogue_apply(tsl_te_program *p, const tsl_epilogue *e);
 
 /* An epilogue on an inner stage of an operator, by the stage's name. */
 typedef struct tsl_stage_epilogue {
-  char stage[32];  /* the stage's name (a compute stage of the operator's text) */
-  tsl_epilogue fn; /* fn.fn NULL: none */
+  char stage[32];    /* the stage's name (a compute stage of the operator's text) */
+  tsl_epilogue fn;   /* fn.fn NULL: none */
+  bool zero_padding; /* the stage's body select(cond, v, 0.0) is v inside a zero padding:
+                        f goes on v only, the padding stays 0 */
 } tsl_stage_epilogue;
 
 /* Whether s is set (a stage named and a function). */
 bool tsl_stage_epilogue_present(const tsl_stage_epilogue *s);
 
-/* The stage epilogue e (copied; e NULL or without function: none) on stage `stage`.
- * Errors: TSL_ERR_INVALID (NULL out, e set with a NULL or empty stage name, or one of 32
- * bytes or more). */
-tsl_status tsl_stage_epilogue_make(const char *stage, const tsl_epilogue *e, tsl_stage_epilogue *out);
+/* The stage epilogue e (copied; e NULL or without function: none) on stage `stage`;
+ * zero_padding: the stage zero-pads its value (see tsl_stage_epilogue), which only the
+ * operator that wrote the stage can know. Errors: TSL_ERR_INVALID (NULL out, e set with a
+ * NULL or empty stage name, or one of 32 bytes or more). */
+tsl_status tsl_stage_epilogue_make(const char *stage, const tsl_epilogue *e, bool zero_padding,
+                                   tsl_stage_epilogue *out);
 
 /* Appends the key suffix of s to b: nothing without one, else "|STAGE" followed by
  * tsl_epilogue_put_key of its function. */
 void tsl_stage_epilogue_put_key(const tsl_stage_epilogue *s, tsl_text_buf *b);
 
-/* Rewrites stage s->stage of p in place to f(body) (to select(cond, f(v), 0) when the
- * body is select(cond, v, 0): padding stays zero), with the lane guard when s->fn is
+/* Rewrites stage s->stage of p in place to f(body) (with s->zero_padding, a body
+ * select(cond, v, 0) becomes select(cond, f(v), 0): the padding stays zero; a body of
+ * another form, a stage whose padding instantiation removed, becomes f(body)), with the
+ * lane guard when s->fn is
  * guarded (as tsl_epilogue_apply). The stage must be a non-reduction f32 compute stage
  * reachable from p's outputs; its tensor, name, axes and tag are unchanged, so its
  * readers and the operator's templates see the same stage. No-op without epilogue.

@@ -150,7 +150,7 @@ tsl_status tsl_expand_dw_workload(const tsl_expand_dw_layer *d, tsl_workload *w)
    * weights in the depthwise, so f1(0) there never reaches the output) */
   tsl_epilogue f1 = d->expand_act.fn;
   f1.channels = 0;
-  return tsl_stage_epilogue_make("padded", &f1, &w->stage_epilogue);
+  return tsl_stage_epilogue_make("padded", &f1, true, &w->stage_epilogue); /* padded zero-pads */
 }
 
 tsl_status tsl_expand_dw_key(const tsl_expand_dw_layer *d, char **out) {

@@ -24,11 +24,11 @@ int cg_suite_clean(void) {
   return 0;
 }
 
-tsl_status cg_run_n(const tsl_func *f, void *const *args, int times) {
+tsl_status cg_run_n_on(tsl_jit *j, const tsl_func *f, void *const *args, int times) {
   tsl_module *m;
   tsl_status st = tsl_module_new(&m);
   if (st != TSL_OK) return st;
-  st = tsl_jit_compile(cg_jit, f, m, NULL);
+  st = tsl_jit_compile(j, f, m, NULL);
   const tsl_kernel *k = NULL;
   if (st == TSL_OK) st = tsl_module_get_kernel(m, f->name, &k);
   for (int i = 0; i < times && st == TSL_OK; i++) st = tsl_kernel_call(k, args, f->nargs);
@@ -36,6 +36,8 @@ tsl_status cg_run_n(const tsl_func *f, void *const *args, int times) {
   tsl_module_free(m);
   return st;
 }
+
+tsl_status cg_run_n(const tsl_func *f, void *const *args, int times) { return cg_run_n_on(cg_jit, f, args, times); }
 
 tsl_status cg_run(const tsl_func *f, void *const *args) { return cg_run_n(f, args, 1); }
 
@@ -103,13 +105,17 @@ tsl_func *cg_lanes_kernel(const char *name, int nin, const tsl_type *in_types, t
   return cg_lanes_kernel_multi(name, nin, in_types, out_type, n, 1, &fn);
 }
 
-tsl_status cg_run_lanes(const tsl_func *f, int nin, void *const *inputs, void *out) {
+tsl_status cg_run_lanes_on(tsl_jit *j, const tsl_func *f, int nin, void *const *inputs, void *out) {
   void *ptrs[9];
   void *args[9];
   for (int i = 0; i < nin; i++) ptrs[i] = inputs[i];
   ptrs[nin] = out;
   for (int i = 0; i <= nin; i++) args[i] = &ptrs[i];
-  return cg_run(f, args);
+  return cg_run_n_on(j, f, args, 1);
+}
+
+tsl_status cg_run_lanes(const tsl_func *f, int nin, void *const *inputs, void *out) {
+  return cg_run_lanes_on(cg_jit, f, nin, inputs, out);
 }
 
 int64_t ref_floor_div(int64_t a, int64_t b) {

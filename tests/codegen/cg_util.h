@@ -23,6 +23,8 @@ int cg_suite_clean(void);
 tsl_status cg_run(const tsl_func *f, void *const *args);
 /* Same, calling the kernel `times` times (0 = compile only). */
 tsl_status cg_run_n(const tsl_func *f, void *const *args, int times);
+/* cg_run_n compiling with JIT j instead of cg_jit. */
+tsl_status cg_run_n_on(tsl_jit *j, const tsl_func *f, void *const *args, int times);
 
 /* 64-byte aligned zeroed memory of at least `bytes` (rounded up to 64); free(). */
 void *cg_alloc(size_t bytes);
@@ -57,6 +59,8 @@ tsl_func *cg_lanes_kernel_multi(const char *name, int nin, const tsl_type *in_ty
 /* Runs a lanes kernel on inputs (nin pointers to n elements, 64-byte aligned) into
  * out (CG_NREGIONS * n elements). */
 tsl_status cg_run_lanes(const tsl_func *f, int nin, void *const *inputs, void *out);
+/* The same compiled with JIT j. */
+tsl_status cg_run_lanes_on(tsl_jit *j, const tsl_func *f, int nin, void *const *inputs, void *out);
 
 /* Naive references. */
 int64_t ref_floor_div(int64_t a, int64_t b); /* via long double floor, exact for int64 */

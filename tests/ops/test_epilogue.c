@@ -4,14 +4,16 @@
  * and 16 lanes, with and without residual, each against the naive conv reference followed
  * by the function of tests/ref/ref_activation.h (conv_check); the transcendental ones
  * after depthwise and grouped convs (the window template's epilogue pass) with residuals,
- * lane guards and tiles with tails. Also the workload key of an epilogue and the
- * rewrite's errors. */
+ * lane guards and tiles with tails. Also the workload key of an epilogue, the
+ * rewrite's errors, and a stage epilogue with and without zero_padding. */
 #include <CUnit/Basic.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "dsl/parser.h"
+#include "dsl/te_interp.h"
 #include "ir/arena.h"
 #include "ops/conv2d/algorithms_conv.h"
 #include "ops/conv_check.h"
@@ -19,6 +21,7 @@
 #include "ops/ops_util.h"
 #include "ops/registry.h"
 #include "schedule/schedule.h"
+#include "tessel/tensor.h"
 
 /* A 3x3 pad-1 layer, C 16 -> K 24 (not a multiple of 16: padding lanes at x = 16). */
 static const conv_case c3 = {1, 16, 10, 9, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0.0, 0.0, false};
@@ -228,6 +231,48 @@ static void test_epilogue_errors(void) {
   tsl_arena_free(arena);
 }
 
+/* A stage epilogue applies f to the stage's whole body unless its maker states that the
+ * stage zero-pads: an inner ReLU written as select(v > 0, v, 0) gets Sigmoid everywhere
+ * (f(0) = 1/2 where v <= 0), and only with zero_padding does the select's 0 stay.
+ * Interpreted (dsl/te_interp.h) against the formulas in double. */
+static void test_stage_epilogue_wraps_the_body_without_zero_padding(void) {
+  static const char text[] = "op relu_then_add(x: f32[N])\n"
+                             "  r[i] = select(x[i] > 0.0, x[i], 0.0)\n"
+                             "  y[i] = r[i] + 1.0\n";
+  enum { N = 16 };
+  float x[N], y[N];
+  for (int i = 0; i < N; i++) x[i] = (float)(i - 8) * 0.375f;
+  tsl_epilogue sig;
+  CU_ASSERT_EQUAL_FATAL(tsl_epilogue_make("Sigmoid", 0, NULL, 0, &sig), TSL_OK);
+  for (int zero_padding = 0; zero_padding < 2; zero_padding++) {
+    tsl_arena *arena = tsl_arena_new(), *prev = tsl_arena_set_current(arena);
+    tsl_dsl_module *m = NULL;
+    tsl_te_program *p = NULL;
+    tsl_stage_epilogue se;
+    const int64_t n[1] = {N};
+    const int64_t *shapes[1] = {n};
+    const int nd[1] = {1};
+    tsl_tensor *tx = NULL, *ty = NULL;
+    CU_ASSERT_EQUAL_FATAL(tsl_dsl_parse(text, "relu_then_add", &m), TSL_OK);
+    CU_ASSERT_EQUAL_FATAL(tsl_dsl_instantiate(tsl_dsl_module_op(m, 0), 1, shapes, nd, 0, NULL, &p), TSL_OK);
+    CU_ASSERT_EQUAL_FATAL(tsl_stage_epilogue_make("r", &sig, zero_padding, &se), TSL_OK);
+    CU_ASSERT_EQUAL_FATAL(tsl_epilogue_apply_stage(p, &se), TSL_OK);
+    CU_ASSERT_EQUAL_FATAL(tsl_tensor_wrap(TSL_DTYPE_F32, 1, n, NULL, x, &tx), TSL_OK);
+    CU_ASSERT_EQUAL_FATAL(tsl_tensor_wrap(TSL_DTYPE_F32, 1, n, NULL, y, &ty), TSL_OK);
+    CU_ASSERT_EQUAL_FATAL(tsl_te_interpret(p, (const tsl_tensor *const *)&tx, &ty), TSL_OK);
+    for (int i = 0; i < N; i++) {
+      double v = x[i] > 0 ? x[i] : 0.0;
+      double want = (zero_padding && x[i] <= 0 ? 0.0 : 1.0 / (1.0 + exp(-v))) + 1.0;
+      CU_ASSERT_DOUBLE_EQUAL(y[i], want, 1e-6);
+    }
+    tsl_tensor_free(tx);
+    tsl_tensor_free(ty);
+    tsl_dsl_module_free(m);
+    tsl_arena_set_current(prev);
+    tsl_arena_free(arena);
+  }
+}
+
 void ops_tests_epilogue(CU_pSuite s) {
   CU_add_test(s, "test_every_table_function_after_the_direct_conv", test_every_table_function_after_the_direct_conv);
   CU_add_test(s, "test_model_functions_direct_and_im2col", test_model_functions_direct_and_im2col);
@@ -240,4 +285,6 @@ void ops_tests_epilogue(CU_pSuite s) {
               test_epilogue_pass_only_for_transcendental_functions);
   CU_add_test(s, "test_epilogue_is_part_of_the_workload_key", test_epilogue_is_part_of_the_workload_key);
   CU_add_test(s, "test_epilogue_errors", test_epilogue_errors);
+  CU_add_test(s, "test_stage_epilogue_wraps_the_body_without_zero_padding",
+              test_stage_epilogue_wraps_the_body_without_zero_padding);
 }

@@ -331,10 +331,10 @@ static void test_stage_epilogue_rewrite(void) {
   tsl_epilogue sig;
   tsl_stage_epilogue se;
   CU_ASSERT_EQUAL_FATAL(tsl_epilogue_make("Sigmoid", 0, NULL, 0, &sig), TSL_OK);
-  CU_ASSERT_EQUAL(tsl_stage_epilogue_make("", &sig, &se), TSL_ERR_INVALID);
-  CU_ASSERT_EQUAL(tsl_stage_epilogue_make(NULL, &sig, &se), TSL_ERR_INVALID);
-  CU_ASSERT_EQUAL(tsl_stage_epilogue_make("a_stage_name_of_more_than_31_chars", &sig, &se), TSL_ERR_INVALID);
-  CU_ASSERT_EQUAL(tsl_stage_epilogue_make("padded", NULL, &se), TSL_OK);
+  CU_ASSERT_EQUAL(tsl_stage_epilogue_make("", &sig, false, &se), TSL_ERR_INVALID);
+  CU_ASSERT_EQUAL(tsl_stage_epilogue_make(NULL, &sig, false, &se), TSL_ERR_INVALID);
+  CU_ASSERT_EQUAL(tsl_stage_epilogue_make("a_stage_name_of_more_than_31_chars", &sig, false, &se), TSL_ERR_INVALID);
+  CU_ASSERT_EQUAL(tsl_stage_epilogue_make("padded", NULL, false, &se), TSL_OK);
   CU_ASSERT_FALSE(tsl_stage_epilogue_present(&se));
   tsl_clear_error();
   tsl_expand_dw_layer d = {1, 8, 9, 9, 24, 3, 3, 2, 2, 1, 1, 1, 1, ops_lanes(), act_of(0), act_of(0)};
@@ -343,12 +343,12 @@ static void test_stage_epilogue_rewrite(void) {
   CU_ASSERT_EQUAL_FATAL(tsl_expand_dw_program(&d, &p), TSL_OK);
   const char *bad[2] = {"no_such_stage", "expand"};
   for (int i = 0; i < 2; i++) {
-    CU_ASSERT_EQUAL_FATAL(tsl_stage_epilogue_make(bad[i], &sig, &se), TSL_OK);
+    CU_ASSERT_EQUAL_FATAL(tsl_stage_epilogue_make(bad[i], &sig, false, &se), TSL_OK);
     CU_ASSERT_EQUAL(tsl_epilogue_apply_stage(p, &se), TSL_ERR_INVALID);
   }
   CU_ASSERT_EQUAL(tsl_epilogue_apply_stage(NULL, &se), TSL_ERR_INVALID);
   tsl_clear_error();
-  CU_ASSERT_EQUAL_FATAL(tsl_stage_epilogue_make("padded", &sig, &se), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(tsl_stage_epilogue_make("padded", &sig, true, &se), TSL_OK);
   CU_ASSERT_EQUAL(tsl_epilogue_apply_stage(p, &se), TSL_OK);
   int n = 0;
   tsl_te_op **ops = tsl_te_program_stages(p, &n);
