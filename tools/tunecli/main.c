@@ -29,7 +29,8 @@ static const command commands[] = {
      "                          print the tensor expression, schedule and lowered loop IR;\n"
      "                          --dsl the operator's DSL source, --llvm/--asm the optimized\n"
      "                          LLVM IR / assembly, --time the compile time,\n"
-     "                          --static-cost the static cost model's estimate (docs/cost_static.md)\n"
+     "                          --static-cost the static cost model's estimate (docs/cost_static.md),\n"
+     "                          over --threads N cores when given\n"
      "                          (TSL_DEBUG=lower prints the IR after every lowering pass)"},
     {"run-op", tunecli_run_op,
      "run-op OP [OPTIONS] [--seed S] [--tolerance E] [--repeat N] [--no-check]\n"
@@ -129,7 +130,12 @@ static const char *op_options =
     "                          initial schedule instead of the default one (errors: FILE:LINE:COL\n"
     "                          and the step); tune-op measures it as the starting point to beat\n"
     "  --records FILE          (show, run-op, compile) the schedule of the best record of this\n"
-    "                          operator instance on --target (show prints it as schedule text)\n"
+    "                          operator instance on --target (show prints it as schedule text);\n"
+    "                          a conv layer's family operator (conv2d_nchwc_bias, ..._bias_add,\n"
+    "                          ..._grouped, ..._grouped_add) takes its best record over every\n"
+    "                          algorithm, as the graph compiler does (the program is that algorithm's)\n"
+    "  --threads N             (show, run-op, compile) look records up for N threads (records timed\n"
+    "                          with N first), run with N and estimate (--static-cost) over N cores\n"
     "  --template NAME         (show, run-op, compile) the default config of that template of OP\n"
     "                          (the schedule used where no record applies; show OP lists them)\n"
     "  --target T              host (default), x86-64-avx2, x86-64-avx512, armv8,\n"
