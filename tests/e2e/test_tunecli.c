@@ -200,9 +200,10 @@ static void set_record_costs(const char *path, const char *fast_tpl, double fast
 }
 
 /* --records of a conv layer's family operator resolves as the graph compiler does: the
- * best record over every algorithm of the family (here direct and im2col, whose own
- * operator's key holds pack_rows: only the family key finds its records), whose operator
- * then runs; records timed with --threads N come first; bad --threads is refused. */
+ * best record over every algorithm of the family (here direct and im2col), whose operator
+ * then runs; an algorithm's own operator (im2col, whose key holds pack_rows) takes that
+ * algorithm's best record of the layer it computes (family key); records timed with
+ * --threads N come first; bad --threads is refused. */
 static void test_tunecli_records_of_conv_layer_pick_the_family_best(void) {
   char dir[] = "/tmp/tessel-tunecli-fam-XXXXXX";
   CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
@@ -221,12 +222,23 @@ static void test_tunecli_records_of_conv_layer_pick_the_family_best(void) {
   CU_ASSERT_PTR_NOT_NULL(strstr(out, "# tensor expression\n")); /* the im2col operator's program */
   CU_ASSERT_PTR_NOT_NULL(strstr(out, "col["));
   expectf(0, "check: PASS", "run-op %s --records %s --threads 1", layer, rec);
-  /* the im2col operator named itself: its records are under the family key, said so */
-  expectf(1, "records of a conv layer are keyed by its family workload", "show conv2d_nchwc_im2col --records %s", rec);
   /* direct faster: direct */
   set_record_costs(rec, "conv2d_nchwc_bias.direct", 1e-6, 1, 1e-3, 1);
   expectf(0, "algorithm conv2d_nchwc_bias.direct (operator conv2d_nchwc_bias), template conv2d_nchwc_bias.direct",
           "show %s --records %s --threads 1", layer, rec);
+  /* the im2col operator named itself (its example pack_rows 4, the compiler's 6): the
+   * layer's im2col record, found under the family key, though direct wins the layer */
+  const char *im2col = "conv2d_nchwc_im2col --shape data=1x2x8x8x8 --shape weight=2x16x3x3x8 --shape bias=2x8 "
+                       "--param stride_h=1 --param stride_w=1";
+  expectf(0, "algorithm conv2d_nchwc_bias.im2col (operator conv2d_nchwc_im2col), template conv2d_nchwc_im2col.blocked",
+          "show %s --records %s --threads 1", im2col, rec);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "isolated record, 1.0000 ms"));
+  expectf(0, "check: PASS", "run-op %s --records %s --threads 1", im2col, rec);
+  /* another im2col layer (K = 8) has no record; the GEMM 1x1 operator does not state H and W */
+  expectf(1, "holds no usable record of conv2d_nchwc_bias(data:f32[1,2,8,8,8],weight:f32[1,2,3,3,8,8]",
+          "show conv2d_nchwc_im2col --shape data=1x2x8x8x8 --shape weight=1x16x3x3x8 --shape bias=1x8 "
+          "--param stride_h=1 --param stride_w=1 --records %s", rec);
+  expectf(1, "states H x W as one extent", "show conv2d_nchwc_1x1_bias --records %s", rec);
   /* im2col faster but timed at 2 threads: at --threads 1 the slower direct one of 1 thread
    * wins (docs/records.md: records of the compiling thread count first), at 2 im2col */
   set_record_costs(rec, "conv2d_nchwc_im2col.blocked", 1e-6, 2, 1e-3, 1);

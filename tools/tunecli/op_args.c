@@ -296,8 +296,10 @@ static void note_record(op_args *a, const tsl_dispatch_info *info, bool family) 
 /* --records: the best record's schedule of this instance. A conv layer's family workload
  * (ops/conv2d/algorithms_conv.h: the key `tunecli tune MODEL` writes) resolves as the graph
  * compiler resolves it: the best record over every algorithm of the family
- * (tsl_dispatch_schedule_any), whose operator then gives the program; any other operator
- * over its own templates (tsl_dispatch_schedule). */
+ * (tsl_dispatch_schedule_any), whose operator then gives the program; an algorithm's own
+ * operator over that algorithm's records of its layer's family key
+ * (tsl_dispatch_schedule_conv_algo); any other operator over its own templates
+ * (tsl_dispatch_schedule). */
 static bool schedule_from_records(const char *cmd, op_args *a) {
   tsl_target t;
   tsl_records *db = NULL;
@@ -319,11 +321,24 @@ static bool schedule_from_records(const char *cmd, op_args *a) {
   }
   tsl_tuner_register_templates();
   bool family = tsl_conv2d_is_family(&w);
+  /* an algorithm's own operator (im2col, Winograd, ...): its records are under the layer's
+   * family key; that algorithm's best record of the layer it computes */
+  tsl_conv2d_algo algo = TSL_CONV2D_DIRECT;
+  tsl_conv2d_layer layer;
+  bool algo_op = !family && tsl_conv2d_algo_of_op(a->name, NULL);
+  if (algo_op && (st = tsl_conv2d_layer_of_algo_workload(&w, &layer, &algo)) == TSL_OK)
+    st = tsl_conv2d_family_workload(&layer, &w);
+  if (st != TSL_OK) {
+    tsl_records_free(db);
+    tunecli_fail(cmd, st);
+    return false;
+  }
   tsl_te_program *p = NULL;
   tsl_schedule *s = NULL;
   tsl_dispatch_info info;
-  st = family ? tsl_dispatch_schedule_any(db, &t, &w, NULL, &p, &s, &info)
-              : tsl_dispatch_schedule(db, &t, &w, NULL, &p, &s, &info);
+  st = algo_op  ? tsl_dispatch_schedule_conv_algo(db, &t, &w, algo, NULL, &p, &s, &info)
+       : family ? tsl_dispatch_schedule_any(db, &t, &w, NULL, &p, &s, &info)
+                : tsl_dispatch_schedule(db, &t, &w, NULL, &p, &s, &info);
   tsl_records_free(db);
   bool no_template = st == TSL_ERR_NOT_FOUND; /* the op has no template: it has no records either */
   if (no_template) tsl_clear_error();
@@ -332,18 +347,14 @@ static bool schedule_from_records(const char *cmd, op_args *a) {
     char *key = NULL;
     if (tsl_workload_key_of(&w, &key) != TSL_OK) tsl_clear_error();
     char tbuf[192];
-    /* an algorithm's own operator (im2col, Winograd, ...): its records are under the layer's family key */
-    bool algo_op = !family && tsl_conv2d_algo_of_op(a->name, NULL);
     fprintf(stderr,
-            "tunecli %s: error: %s holds no usable record of %s on %s (nor its target family) for %s of %s "
-            "%s(%s%s%s%s ... --records %s)\n",
+            "tunecli %s: error: %s holds no usable record of %s on %s (nor its target family) for %s%s "
+            "%s(tune it first: tunecli tune-op %s%s%s ... --records %s)\n",
             cmd, a->records_file, key ? key : a->name, tsl_target_str(&t, tbuf, sizeof tbuf),
-            family ? "an algorithm of the conv family" : "a template", a->name,
-            no_template ? "(it has no template: give its op a schedule block, docs/dsl.md section 11) " : "",
-            algo_op ? "records of a conv layer are keyed by its family workload, whatever algorithm ran it "
-                      "(docs/tuning.md): show the layer as a family operator, e.g. tunecli show conv2d_nchwc_bias"
-                    : "tune it first: tunecli tune-op ",
-            algo_op ? "" : a->name, a->file ? " --file " : "", a->file ? a->file : "", a->records_file);
+            family ? "an algorithm of the conv family " : algo_op ? "the conv layer's algorithm of " : "a template of ",
+            a->name, no_template ? "(it has no template: give its op a schedule block, docs/dsl.md section 11) " : "",
+            algo_op ? w.op : a->name, a->file ? " --file " : "", a->file ? a->file : "",
+            a->records_file);
     free(key);
     return false;
   }
@@ -353,7 +364,7 @@ static bool schedule_from_records(const char *cmd, op_args *a) {
   }
   a->program = p;
   a->schedule = s;
-  note_record(a, &info, family);
+  note_record(a, &info, family || algo_op);
   return true;
 }
 

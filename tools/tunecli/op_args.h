@@ -17,7 +17,10 @@
  * conv2d_nchwc_grouped, conv2d_nchwc_grouped_add: the key `tunecli tune MODEL` records a
  * layer under, ops/conv2d/algorithms_conv.h) over EVERY algorithm of the family, as the
  * graph compiler picks, and the program is then the winning algorithm's operator (e.g.
- * conv2d_nchwc_im2col); for any other operator over its own templates. None is an error.
+ * conv2d_nchwc_im2col); for an algorithm's own operator (conv2d_nchwc_im2col,
+ * conv2d_winograd_f4, ...) over that algorithm's records of the layer it computes
+ * (tsl_conv2d_layer_of_algo_workload); for any other operator over its own templates.
+ * None is an error.
  * record_note names the algorithm, template, config, record kind (in-model or isolated),
  * cost and threads. tune-op reads --records as its records file.
  * --threads N (show, run-op, compile; 1..256) the thread count to look records up for,
