@@ -167,10 +167,11 @@ static void test_tunecli_schedule_and_records_options(void) {
 
 /* Rewrites the records file `path` in place: every record of template `fast_tpl` gets the
  * cost `fast` (seconds) and `fast_threads` threads, every other one `slow` and
- * `slow_threads` (the known costs the lookup is checked against; docs/records.md:
- * "result":[[COSTS...], ...], "threads":N, one JSON object a line). */
+ * `slow_threads`, and measured inside a model when slow_in_model (the known costs the
+ * lookup is checked against; docs/records.md: "result":[[COSTS...], ...], "threads":N,
+ * "context":"model NAME", one JSON object a line). */
 static void set_record_costs(const char *path, const char *fast_tpl, double fast, int fast_threads, double slow,
-                             int slow_threads) {
+                             int slow_threads, bool slow_in_model) {
   FILE *f = fopen(path, "r");
   CU_ASSERT_PTR_NOT_NULL_FATAL(f);
   static char text[1 << 20], line[1 << 14];
@@ -185,7 +186,10 @@ static void set_record_costs(const char *path, const char *fast_tpl, double fast
     bool is_fast = strstr(line, tpl) != NULL;
     char *thr_end = thr + strlen("\"threads\":");
     while (*thr_end >= '0' && *thr_end <= '9') thr_end++;
-    len += (size_t)snprintf(text + len, sizeof text - len, "%.*s%.9f%.*s%d%s", (int)(res + 11 - line), line,
+    char *body = line[0] == '{' && strncmp(line, "{\"context\":", 11) == 0 ? strchr(line, ',') + 1 : line + 1;
+    if (!is_fast && slow_in_model) len += (size_t)snprintf(text + len, sizeof text - len, "{\"context\":\"model t\",");
+    else len += (size_t)snprintf(text + len, sizeof text - len, "{");
+    len += (size_t)snprintf(text + len, sizeof text - len, "%.*s%.9f%.*s%d%s", (int)(res + 11 - body), body,
                             is_fast ? fast : slow, (int)(thr + 10 - close), close, is_fast ? fast_threads : slow_threads,
                             thr_end);
     CU_ASSERT_FATAL(len < sizeof text);
@@ -215,7 +219,7 @@ static void test_tunecli_records_of_conv_layer_pick_the_family_best(void) {
   expectf(0, "conv2d_nchwc_im2col.blocked",
           "tune-op %s --template conv2d_nchwc_im2col.blocked --trials 2 --no-peak --records %s", layer, rec);
   /* im2col 1 us, direct 1 ms, both at 1 thread: the family's best is im2col */
-  set_record_costs(rec, "conv2d_nchwc_im2col.blocked", 1e-6, 1, 1e-3, 1);
+  set_record_costs(rec, "conv2d_nchwc_im2col.blocked", 1e-6, 1, 1e-3, 1, false);
   expectf(0, "algorithm conv2d_nchwc_bias.im2col (operator conv2d_nchwc_im2col), template conv2d_nchwc_im2col.blocked",
           "show %s --records %s --threads 1", layer, rec);
   CU_ASSERT_PTR_NOT_NULL(strstr(out, "isolated record, 0.0010 ms"));
@@ -223,7 +227,7 @@ static void test_tunecli_records_of_conv_layer_pick_the_family_best(void) {
   CU_ASSERT_PTR_NOT_NULL(strstr(out, "col["));
   expectf(0, "check: PASS", "run-op %s --records %s --threads 1", layer, rec);
   /* direct faster: direct */
-  set_record_costs(rec, "conv2d_nchwc_bias.direct", 1e-6, 1, 1e-3, 1);
+  set_record_costs(rec, "conv2d_nchwc_bias.direct", 1e-6, 1, 1e-3, 1, false);
   expectf(0, "algorithm conv2d_nchwc_bias.direct (operator conv2d_nchwc_bias), template conv2d_nchwc_bias.direct",
           "show %s --records %s --threads 1", layer, rec);
   /* the im2col operator named itself (its example pack_rows 4, the compiler's 6): the
@@ -241,11 +245,15 @@ static void test_tunecli_records_of_conv_layer_pick_the_family_best(void) {
   expectf(1, "states H x W as one extent", "show conv2d_nchwc_1x1_bias --records %s", rec);
   /* im2col faster but timed at 2 threads: at --threads 1 the slower direct one of 1 thread
    * wins (docs/records.md: records of the compiling thread count first), at 2 im2col */
-  set_record_costs(rec, "conv2d_nchwc_im2col.blocked", 1e-6, 2, 1e-3, 1);
+  set_record_costs(rec, "conv2d_nchwc_im2col.blocked", 1e-6, 2, 1e-3, 1, false);
   expectf(0, "template conv2d_nchwc_bias.direct", "show %s --records %s --threads 1", layer, rec);
   CU_ASSERT_PTR_NOT_NULL(strstr(out, "1.0000 ms"));
   expectf(0, "template conv2d_nchwc_im2col.blocked", "show %s --records %s --threads 2", layer, rec);
   CU_ASSERT_PTR_NOT_NULL(strstr(out, ", 2 threads)"));
+  /* im2col faster in isolation, direct measured inside the model: the in-model record wins */
+  set_record_costs(rec, "conv2d_nchwc_im2col.blocked", 1e-6, 1, 1e-3, 1, true);
+  expectf(0, "template conv2d_nchwc_bias.direct", "show %s --records %s --threads 1", layer, rec);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "in-model record, 1.0000 ms"));
   expect("show matmul --threads 0", 2, "--threads wants a thread count from 1 to 256, got '0'");
   expect("run-op matmul --threads two", 2, "--threads wants a thread count from 1 to 256, got 'two'");
   expect("show matmul --threads", 2, "--threads needs a value");
