@@ -4,6 +4,7 @@
 #include "ops/conv2d/algorithms_conv.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ops/registry.h"
@@ -169,6 +170,84 @@ tsl_status tsl_conv2d_algo_workload(const tsl_conv2d_layer *d, tsl_conv2d_algo a
   }
   tsl_arena_set_current(prev);
   tsl_arena_free(arena);
+  return st;
+}
+
+/* Whether layer d's algorithm-a workload has key `want`. */
+static bool maps_to(const tsl_conv2d_layer *d, tsl_conv2d_algo a, const char *want) {
+  tsl_workload wa;
+  char *key = NULL;
+  bool same = tsl_conv2d_layer_check(d) == TSL_OK && tsl_conv2d_algo_workload(d, a, &wa) == TSL_OK &&
+              tsl_workload_key_of(&wa, &key) == TSL_OK && strcmp(key, want) == 0;
+  if (!same) tsl_clear_error();
+  free(key);
+  return same;
+}
+
+/* Whether layer d's output extents are those of an algorithm's output `out`: [N, KB, OH,
+ * OW, x], or [N, KB, OH*OW, x] (im2col: the pixels as one axis). */
+static bool out_extents_match(const tsl_conv2d_layer *d, const int64_t *out, int rank) {
+  int64_t OH = tsl_conv2d_layer_out_h(d), OW = tsl_conv2d_layer_out_w(d);
+  return rank == 5 ? OH == out[2] && OW == out[3] : OH * OW == out[2];
+}
+
+/* The first C, K, R x S (largest counts first) of layer *d (the other fields set) whose
+ * algorithm-a workload has key `want`; C in (c_lo, c_hi], K in (k_lo, k_hi]. */
+static bool search_layer(tsl_conv2d_layer *d, tsl_conv2d_algo a, const char *want, int64_t c_lo, int64_t c_hi,
+                         int64_t k_lo, int64_t k_hi, const int64_t *out, int rank) {
+  for (int64_t C = c_hi; C > c_lo; C--)
+    for (int64_t K = k_hi; K > k_lo; K--)
+      for (int64_t R = 1; R <= d->H + d->pad_top + d->pad_bottom; R++)
+        for (int64_t S = 1; S <= d->W + d->pad_left + d->pad_right; S++) {
+          d->C = C, d->K = K, d->R = R, d->S = S;
+          if (out_extents_match(d, out, rank) && maps_to(d, a, want)) return true;
+        }
+  return false;
+}
+
+tsl_status tsl_conv2d_layer_of_algo_workload(const tsl_workload *w, tsl_conv2d_layer *d, tsl_conv2d_algo *algo) {
+  if (!w || !d) return tsl_error(TSL_ERR_INVALID, "conv family: NULL argument");
+  tsl_conv2d_algo a;
+  if (!tsl_conv2d_algo_of_op(w->op, &a))
+    return tsl_error(TSL_ERR_UNSUPPORTED, "conv family: %s is not the operator of a conv algorithm", w->op);
+  if (algo) *algo = a;
+  if (w->ninputs >= 1 && w->ndims[0] == 4) /* the GEMM 1x1 operator: data [N, C/x, H*W, x] */
+    return tsl_error(TSL_ERR_UNSUPPORTED,
+                     "conv family: %s states H x W as one extent (%lld pixels), so its layer is not known from it: "
+                     "give the layer's family operator (conv2d_nchwc_bias, ...) instead",
+                     w->op, (long long)w->shapes[0][2]);
+  tsl_workload want = *w;
+  tsl_workload_fix(&want);
+  tsl_status st = a == TSL_CONV2D_IM2COL ? tsl_workload_set_int(&want, "pack_rows", tsl_im2col_pack_rows(NULL)) : TSL_OK;
+  char *key = NULL;
+  if (st == TSL_OK) st = tsl_workload_key_of(&want, &key);
+  tsl_arena *arena = tsl_arena_new(), *prev = tsl_arena_set_current(arena);
+  tsl_te_program *p = NULL;
+  if (st == TSL_OK) st = tsl_workload_instantiate(&want, &p);
+  const tsl_te_tensor *o = st == TSL_OK && p->noutputs == 1 ? p->outputs[0] : NULL;
+  if (st == TSL_OK && (!o || (o->buf->ndim != 5 && o->buf->ndim != 4) || w->ninputs < 1 || w->ndims[0] != 5))
+    st = tsl_error(TSL_ERR_UNSUPPORTED, "conv family: %s has no NCHW[x]c data and output (rank 5 data, rank 4 or 5 output)", w->op);
+  bool found = false;
+  if (st == TSL_OK) {
+    const int64_t *data = w->shapes[0], *out = o->buf->shape;
+    int rank = o->buf->ndim;
+    int64_t x = data[4], y = out[rank - 1];
+    memset(d, 0, sizeof *d);
+    d->N = data[0], d->H = data[2], d->W = data[3], d->block = y, d->data_block = x != y ? x : 0;
+    d->has_residual = strlen(w->op) > 4 && strcmp(w->op + strlen(w->op) - 4, "_add") == 0;
+    d->groups = 1;
+    st = tsl_conv2d_layer_read_params(w->nparams, w->params, d);
+    /* counts stated by the parameters are taken as they are, else every one the blocks hold */
+    int64_t c_hi = d->C > 0 ? d->C : data[1] * x, c_lo = d->C > 0 ? d->C - 1 : (data[1] - 1) * x;
+    int64_t k_hi = d->K > 0 ? d->K : out[1] * y, k_lo = d->K > 0 ? d->K - 1 : (out[1] - 1) * y;
+    if (st == TSL_OK) found = search_layer(d, a, key, c_lo, c_hi, k_lo, k_hi, out, rank);
+  }
+  tsl_arena_set_current(prev);
+  tsl_arena_free(arena);
+  if (st == TSL_OK && !found)
+    st = tsl_error(TSL_ERR_UNSUPPORTED, "conv family: no conv layer maps to %s (its algorithm's operator would be "
+                   "instantiated otherwise)", key);
+  free(key);
   return st;
 }
 

@@ -70,6 +70,20 @@ bool tsl_conv2d_algo_of_op(const char *op, tsl_conv2d_algo *out);
  * Errors: those of tsl_conv2d_algo_instantiate. */
 tsl_status tsl_conv2d_algo_workload(const tsl_conv2d_layer *d, tsl_conv2d_algo a, tsl_workload *out);
 
+/* The family layer whose algorithm-operator workload is w: the inverse of
+ * tsl_conv2d_algo_workload, for an operator a user names (tunecli show
+ * conv2d_nchwc_im2col ...) whose records are under the layer's family key. w's operator
+ * names the algorithm (tsl_conv2d_algo_of_op; *algo gets it, may be NULL). A search checked
+ * by the round trip: N, H, W and the blocks from w's data and output shapes, the window,
+ * activation, groups, out_channels and in_channels from its parameters, C and K the
+ * largest counts its blocks hold first, every R x S giving its output extents; the first
+ * layer whose tsl_conv2d_algo_workload has w's key (an im2col workload's pack_rows taken
+ * as the compiler's, tsl_im2col_pack_rows) is the answer. Instantiates w in a scratch arena.
+ * Errors: TSL_ERR_INVALID (NULL arguments), TSL_ERR_UNSUPPORTED (not an algorithm's
+ * operator; the GEMM 1x1 operator, whose data [N, C/x, H*W, x] does not state H and W;
+ * no layer maps to w), those of the instantiation and the key. */
+tsl_status tsl_conv2d_layer_of_algo_workload(const tsl_workload *w, tsl_conv2d_layer *d, tsl_conv2d_algo *algo);
+
 #ifdef __cplusplus
 }
 #endif

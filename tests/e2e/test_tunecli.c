@@ -165,6 +165,102 @@ static void test_tunecli_schedule_and_records_options(void) {
   rmdir(dir);
 }
 
+/* Rewrites the records file `path` in place: every record of template `fast_tpl` gets the
+ * cost `fast` (seconds) and `fast_threads` threads, every other one `slow` and
+ * `slow_threads`, and measured inside a model when slow_in_model (the known costs the
+ * lookup is checked against; docs/records.md: "result":[[COSTS...], ...], "threads":N,
+ * "context":"model NAME", one JSON object a line). */
+static void set_record_costs(const char *path, const char *fast_tpl, double fast, int fast_threads, double slow,
+                             int slow_threads, bool slow_in_model) {
+  FILE *f = fopen(path, "r");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  static char text[1 << 20], line[1 << 14];
+  size_t len = 0;
+  int n = 0;
+  char tpl[160];
+  snprintf(tpl, sizeof tpl, "\"template\":\"%s\"", fast_tpl);
+  while (fgets(line, sizeof line, f)) {
+    char *res = strstr(line, "\"result\":[["), *close = res ? strchr(res, ']') : NULL;
+    char *thr = strstr(line, "\"threads\":");
+    CU_ASSERT_FATAL(res && close && thr && thr > close);
+    bool is_fast = strstr(line, tpl) != NULL;
+    char *thr_end = thr + strlen("\"threads\":");
+    while (*thr_end >= '0' && *thr_end <= '9') thr_end++;
+    char *body = line[0] == '{' && strncmp(line, "{\"context\":", 11) == 0 ? strchr(line, ',') + 1 : line + 1;
+    if (!is_fast && slow_in_model) len += (size_t)snprintf(text + len, sizeof text - len, "{\"context\":\"model t\",");
+    else len += (size_t)snprintf(text + len, sizeof text - len, "{");
+    len += (size_t)snprintf(text + len, sizeof text - len, "%.*s%.9f%.*s%d%s", (int)(res + 11 - body), body,
+                            is_fast ? fast : slow, (int)(thr + 10 - close), close, is_fast ? fast_threads : slow_threads,
+                            thr_end);
+    CU_ASSERT_FATAL(len < sizeof text);
+    n++;
+  }
+  fclose(f);
+  CU_ASSERT_FATAL(n >= 2);
+  f = fopen(path, "w");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  fputs(text, f);
+  fclose(f);
+}
+
+/* --records of a conv layer's family operator resolves as the graph compiler does: the
+ * best record over every algorithm of the family (here direct and im2col), whose operator
+ * then runs; an algorithm's own operator (im2col, whose key holds pack_rows) takes that
+ * algorithm's best record of the layer it computes (family key); records timed with
+ * --threads N come first; bad --threads is refused. */
+static void test_tunecli_records_of_conv_layer_pick_the_family_best(void) {
+  char dir[] = "/tmp/tessel-tunecli-fam-XXXXXX";
+  CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+  char rec[512];
+  snprintf(rec, sizeof rec, "%s/r.jsonl", dir);
+  const char *layer = "conv2d_nchwc_bias --shape data=1x2x8x8x8 --shape weight=2x2x3x3x8x8 --shape bias=2x8";
+  expectf(0, "conv2d_nchwc_bias.direct", "tune-op %s --template conv2d_nchwc_bias.direct --trials 2 --no-peak --records %s",
+          layer, rec);
+  expectf(0, "conv2d_nchwc_im2col.blocked",
+          "tune-op %s --template conv2d_nchwc_im2col.blocked --trials 2 --no-peak --records %s", layer, rec);
+  /* im2col 1 us, direct 1 ms, both at 1 thread: the family's best is im2col */
+  set_record_costs(rec, "conv2d_nchwc_im2col.blocked", 1e-6, 1, 1e-3, 1, false);
+  expectf(0, "algorithm conv2d_nchwc_bias.im2col (operator conv2d_nchwc_im2col), template conv2d_nchwc_im2col.blocked",
+          "show %s --records %s --threads 1", layer, rec);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "isolated record, 0.0010 ms"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "# tensor expression\n")); /* the im2col operator's program */
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "col["));
+  expectf(0, "check: PASS", "run-op %s --records %s --threads 1", layer, rec);
+  /* direct faster: direct */
+  set_record_costs(rec, "conv2d_nchwc_bias.direct", 1e-6, 1, 1e-3, 1, false);
+  expectf(0, "algorithm conv2d_nchwc_bias.direct (operator conv2d_nchwc_bias), template conv2d_nchwc_bias.direct",
+          "show %s --records %s --threads 1", layer, rec);
+  /* the im2col operator named itself (its example pack_rows 4, the compiler's 6): the
+   * layer's im2col record, found under the family key, though direct wins the layer */
+  const char *im2col = "conv2d_nchwc_im2col --shape data=1x2x8x8x8 --shape weight=2x16x3x3x8 --shape bias=2x8 "
+                       "--param stride_h=1 --param stride_w=1";
+  expectf(0, "algorithm conv2d_nchwc_bias.im2col (operator conv2d_nchwc_im2col), template conv2d_nchwc_im2col.blocked",
+          "show %s --records %s --threads 1", im2col, rec);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "isolated record, 1.0000 ms"));
+  expectf(0, "check: PASS", "run-op %s --records %s --threads 1", im2col, rec);
+  /* another im2col layer (K = 8) has no record; the GEMM 1x1 operator does not state H and W */
+  expectf(1, "holds no usable record of conv2d_nchwc_bias(data:f32[1,2,8,8,8],weight:f32[1,2,3,3,8,8]",
+          "show conv2d_nchwc_im2col --shape data=1x2x8x8x8 --shape weight=1x16x3x3x8 --shape bias=1x8 "
+          "--param stride_h=1 --param stride_w=1 --records %s", rec);
+  expectf(1, "states H x W as one extent", "show conv2d_nchwc_1x1_bias --records %s", rec);
+  /* im2col faster but timed at 2 threads: at --threads 1 the slower direct one of 1 thread
+   * wins (docs/records.md: records of the compiling thread count first), at 2 im2col */
+  set_record_costs(rec, "conv2d_nchwc_im2col.blocked", 1e-6, 2, 1e-3, 1, false);
+  expectf(0, "template conv2d_nchwc_bias.direct", "show %s --records %s --threads 1", layer, rec);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "1.0000 ms"));
+  expectf(0, "template conv2d_nchwc_im2col.blocked", "show %s --records %s --threads 2", layer, rec);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, ", 2 threads)"));
+  /* im2col faster in isolation, direct measured inside the model: the in-model record wins */
+  set_record_costs(rec, "conv2d_nchwc_im2col.blocked", 1e-6, 1, 1e-3, 1, true);
+  expectf(0, "template conv2d_nchwc_bias.direct", "show %s --records %s --threads 1", layer, rec);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "in-model record, 1.0000 ms"));
+  expect("show matmul --threads 0", 2, "--threads wants a thread count from 1 to 256, got '0'");
+  expect("run-op matmul --threads two", 2, "--threads wants a thread count from 1 to 256, got 'two'");
+  expect("show matmul --threads", 2, "--threads needs a value");
+  remove(rec);
+  rmdir(dir);
+}
+
 /* --template NAME: show lists an operator's templates under its default loop nest and prints
  * the one named with its default config; that schedule, and the text show prints of it fed
  * back through --schedule, runs and matches the TE's interpretation (run-op's check); a name
@@ -361,6 +457,8 @@ void tsl_tests_e2e_tunecli(void) {
   CU_add_test(s, "test_tunecli_bad_input_is_refused_clearly", test_tunecli_bad_input_is_refused_clearly);
   CU_add_test(s, "test_tunecli_schedule_and_records_options", test_tunecli_schedule_and_records_options);
   CU_add_test(s, "test_tunecli_tune_op_file_template", test_tunecli_tune_op_file_template);
+  CU_add_test(s, "test_tunecli_records_of_conv_layer_pick_the_family_best",
+              test_tunecli_records_of_conv_layer_pick_the_family_best);
   CU_add_test(s, "test_tunecli_template_option_and_run_op_repeat", test_tunecli_template_option_and_run_op_repeat);
   CU_add_test(s, "test_custom_op_example_prints_scaled_add", test_custom_op_example_prints_scaled_add);
   CU_add_test(s, "test_C12_tunecli_on_every_x86_target_runs_as_host_or_is_refused",

@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ir/arena.h"
@@ -254,6 +255,72 @@ static void test_program_params_and_geometry(void) {
   CU_ASSERT_EQUAL(compared, 12);
 }
 
+/* The layer an algorithm's operator workload states (tsl_conv2d_layer_of_algo_workload)
+ * is the layer it was made from: for layers of every family (blocked, strided and
+ * dilated 3x5 with a residual, grouped with K off its blocks, 1x1, plain-data stem) and
+ * every algorithm that applies, the layer read back has the original's family key; an
+ * im2col workload of another pack_rows reads back the same; the GEMM 1x1 operator (H x W
+ * as one extent) and another operator are refused. */
+static void test_layer_of_algo_workload_round_trip(void) {
+  tsl_conv2d_layer layers[5];
+  layers[0] = some_layer();
+  layers[1] = some_layer();
+  layers[1].groups = 4, layers[1].K = 20, layers[1].has_residual = false, layers[1].act = TSL_CONV2D_ACT_RELU;
+  layers[2] = (tsl_conv2d_layer){.N = 1, .C = 16, .H = 9, .W = 9, .K = 24, .R = 1, .S = 1, .stride_h = 1,
+                                 .stride_w = 1, .dilation_h = 1, .dilation_w = 1, .groups = 1, .block = 8};
+  layers[3] = (tsl_conv2d_layer){.N = 1, .C = 16, .H = 10, .W = 12, .K = 16, .R = 3, .S = 3, .stride_h = 1,
+                                 .stride_w = 1, .pad_top = 1, .pad_left = 1, .pad_bottom = 1, .pad_right = 1,
+                                 .dilation_h = 1, .dilation_w = 1, .groups = 1, .block = 8};
+  layers[4] = layers[3];
+  layers[4].C = 3, layers[4].data_block = 1; /* a stem conv on plain NCHW data */
+  tsl_arena *arena = tsl_arena_new(), *prev = tsl_arena_set_current(arena);
+  int checked = 0;
+  for (int l = 0; l < 5; l++) {
+    tsl_workload fam, back_fam;
+    char *want = NULL, *got = NULL;
+    CU_ASSERT_EQUAL_FATAL(tsl_conv2d_family_workload(&layers[l], &fam), TSL_OK);
+    CU_ASSERT_EQUAL_FATAL(tsl_workload_key_of(&fam, &want), TSL_OK);
+    for (int a = 0; a < TSL_CONV2D_ALGO_COUNT; a++) {
+      if (!tsl_conv2d_algo_applies(&layers[l], (tsl_conv2d_algo)a, NULL)) continue;
+      tsl_workload wa;
+      tsl_conv2d_layer back;
+      tsl_conv2d_algo algo = TSL_CONV2D_ALGO_COUNT;
+      CU_ASSERT_EQUAL_FATAL(tsl_conv2d_algo_workload(&layers[l], (tsl_conv2d_algo)a, &wa), TSL_OK);
+      if (a == TSL_CONV2D_GEMM_1X1) { /* its data [N, C/x, H*W, x]: H and W are not known */
+        CU_ASSERT_EQUAL(tsl_conv2d_layer_of_algo_workload(&wa, &back, &algo), TSL_ERR_UNSUPPORTED);
+        CU_ASSERT_PTR_NOT_NULL(strstr(tsl_last_error(), "states H x W as one extent"));
+        tsl_clear_error();
+        continue;
+      }
+      if (a == TSL_CONV2D_IM2COL) CU_ASSERT_EQUAL(tsl_workload_set_int(&wa, "pack_rows", 4), TSL_OK);
+      tsl_status st = tsl_conv2d_layer_of_algo_workload(&wa, &back, &algo);
+      if (st != TSL_OK) printf("\n  layer %d algorithm %d (%s): %s\n", l, a, wa.op, tsl_last_error());
+      CU_ASSERT_EQUAL_FATAL(st, TSL_OK);
+      CU_ASSERT_EQUAL(algo, (tsl_conv2d_algo)a);
+      CU_ASSERT_EQUAL_FATAL(tsl_conv2d_family_workload(&back, &back_fam), TSL_OK);
+      CU_ASSERT_EQUAL_FATAL(tsl_workload_key_of(&back_fam, &got), TSL_OK);
+      if (strcmp(want, got) != 0) printf("\n  layer %d algorithm %d: %s\n  read back as %s\n", l, a, want, got);
+      CU_ASSERT_STRING_EQUAL(got, want);
+      free(got);
+      got = NULL;
+      checked++;
+    }
+    free(want);
+  }
+  CU_ASSERT(checked >= 10);
+  /* not an algorithm's operator */
+  tsl_workload mm;
+  const int64_t a_shape[2] = {4, 4};
+  const int64_t *shapes[2] = {a_shape, a_shape};
+  const int nd[2] = {2, 2};
+  tsl_conv2d_layer back;
+  CU_ASSERT_EQUAL_FATAL(tsl_workload_init(&mm, "matmul", 2, shapes, nd, 0, NULL), TSL_OK);
+  CU_ASSERT_EQUAL(tsl_conv2d_layer_of_algo_workload(&mm, &back, NULL), TSL_ERR_UNSUPPORTED);
+  tsl_clear_error();
+  tsl_arena_set_current(prev);
+  tsl_arena_free(arena);
+}
+
 void ops_tests_conv2d_layer(CU_pSuite s) {
   CU_add_test(s, "test_window_extent_matches_enumeration", test_window_extent_matches_enumeration);
   CU_add_test(s, "test_window_extent_edge_classes", test_window_extent_edge_classes);
@@ -261,4 +328,5 @@ void ops_tests_conv2d_layer(CU_pSuite s) {
   CU_add_test(s, "test_layer_check_and_extents", test_layer_check_and_extents);
   CU_add_test(s, "test_layer_params_round_trip", test_layer_params_round_trip);
   CU_add_test(s, "test_program_params_and_geometry", test_program_params_and_geometry);
+  CU_add_test(s, "test_layer_of_algo_workload_round_trip", test_layer_of_algo_workload_round_trip);
 }

@@ -105,7 +105,8 @@ int tunecli_show(int argc, char **argv) {
   }
   if (want_cost) {
     tsl_cost_static_detail d;
-    if ((st = tsl_cost_static_func(f, &target, 0, &d)) != TSL_OK) {
+    /* --threads N: the estimate split over N cores (a static record's `threads`) */
+    if ((st = tsl_cost_static_func(f, &target, a.threads, &d)) != TSL_OK) {
       rc = tunecli_fail(cmd, st);
       goto done;
     }

@@ -3,7 +3,9 @@
 
 #include "dsl/sched_block.h"
 #include "ops/algorithm.h"
+#include "ops/conv2d/algorithms_conv.h"
 #include "ops/user/user_template.h"
+#include "tessel/runtime.h"
 #include "tuner/dispatch.h"
 
 #include <errno.h>
@@ -192,7 +194,8 @@ bool op_args_parse(const char *cmd, int argc, char **argv, op_args *a, char **re
     const char *arg = argv[i];
     bool takes_value = strcmp(arg, "--shape") == 0 || strcmp(arg, "--param") == 0 ||
                        strcmp(arg, "--schedule") == 0 || strcmp(arg, "--target") == 0 || strcmp(arg, "--file") == 0 ||
-                       strcmp(arg, "--records") == 0 || (strcmp(arg, "--template") == 0 && strcmp(cmd, "tune-op") != 0);
+                       strcmp(arg, "--records") == 0 ||
+                       ((strcmp(arg, "--template") == 0 || strcmp(arg, "--threads") == 0) && strcmp(cmd, "tune-op") != 0);
     if (takes_value) {
       if (i + 1 >= argc) {
         fprintf(stderr, "tunecli %s: error: %s needs a value\n", cmd, arg);
@@ -204,6 +207,17 @@ bool op_args_parse(const char *cmd, int argc, char **argv, op_args *a, char **re
       else if (strcmp(arg, "--template") == 0) a->template_name = v;
       else if (strcmp(arg, "--target") == 0) a->target = v;
       else if (strcmp(arg, "--file") == 0) a->file = v;
+      else if (strcmp(arg, "--threads") == 0) {
+        char *end;
+        errno = 0;
+        long n = strtol(v, &end, 10);
+        if (end == v || *end || errno || n < 1 || n > OP_ARGS_MAX_THREADS) {
+          fprintf(stderr, "tunecli %s: error: --threads wants a thread count from 1 to %d, got '%s'\n", cmd,
+                  OP_ARGS_MAX_THREADS, v);
+          return false;
+        }
+        a->threads = (int)n;
+      }
       else if (strcmp(arg, "--param") == 0) {
         if (!parse_param(cmd, v, a)) return false;
       } else if (nshape < 64) {
@@ -263,8 +277,29 @@ bool op_args_register_user_op(const char *cmd, op_args *a) {
   return true;
 }
 
-/* --records: the best record's schedule of this instance (tsl_dispatch_schedule over the
- * operator's own templates); the program becomes the dispatcher's (the same op). */
+/* The one line show/run-op/compile print after a --records build: which algorithm,
+ * template and record gave the schedule. */
+static void note_record(op_args *a, const tsl_dispatch_info *info, bool family) {
+  /* a static record's cost is an estimate, not a measurement (docs/cost_static.md) */
+  char how[96] = "measured on";
+  if (tsl_record_is_static(&info->record))
+    snprintf(how, sizeof how, "estimated by the static cost model (%s) for", info->record.cost_model);
+  char algo[256] = "";
+  if (family) /* the layer's pick over every algorithm of its family, as the graph compiler's */
+    snprintf(algo, sizeof algo, "algorithm %s (operator %s), ", info->algorithm, info->op_workload.op);
+  snprintf(a->record_note, sizeof a->record_note, "from %s: %stemplate %s (%s), %s record, %.4f ms, %s %s%s, %d threads",
+           a->records_file, algo, info->template_name, info->config_str, info->in_model ? "in-model" : "isolated",
+           info->cost * 1e3, how, info->record.target, info->match == TSL_MATCH_FAMILY ? " (same target family)" : "",
+           info->record.threads);
+}
+
+/* --records: the best record's schedule of this instance. A conv layer's family workload
+ * (ops/conv2d/algorithms_conv.h: the key `tunecli tune MODEL` writes) resolves as the graph
+ * compiler resolves it: the best record over every algorithm of the family
+ * (tsl_dispatch_schedule_any), whose operator then gives the program; an algorithm's own
+ * operator over that algorithm's records of its layer's family key
+ * (tsl_dispatch_schedule_conv_algo); any other operator over its own templates
+ * (tsl_dispatch_schedule). */
 static bool schedule_from_records(const char *cmd, op_args *a) {
   tsl_target t;
   tsl_records *db = NULL;
@@ -284,10 +319,26 @@ static bool schedule_from_records(const char *cmd, op_args *a) {
     tsl_records_free(db);
     return false;
   }
+  tsl_tuner_register_templates();
+  bool family = tsl_conv2d_is_family(&w);
+  /* an algorithm's own operator (im2col, Winograd, ...): its records are under the layer's
+   * family key; that algorithm's best record of the layer it computes */
+  tsl_conv2d_algo algo = TSL_CONV2D_DIRECT;
+  tsl_conv2d_layer layer;
+  bool algo_op = !family && tsl_conv2d_algo_of_op(a->name, NULL);
+  if (algo_op && (st = tsl_conv2d_layer_of_algo_workload(&w, &layer, &algo)) == TSL_OK)
+    st = tsl_conv2d_family_workload(&layer, &w);
+  if (st != TSL_OK) {
+    tsl_records_free(db);
+    tunecli_fail(cmd, st);
+    return false;
+  }
   tsl_te_program *p = NULL;
   tsl_schedule *s = NULL;
   tsl_dispatch_info info;
-  st = tsl_dispatch_schedule(db, &t, &w, NULL, &p, &s, &info);
+  st = algo_op  ? tsl_dispatch_schedule_conv_algo(db, &t, &w, algo, NULL, &p, &s, &info)
+       : family ? tsl_dispatch_schedule_any(db, &t, &w, NULL, &p, &s, &info)
+                : tsl_dispatch_schedule(db, &t, &w, NULL, &p, &s, &info);
   tsl_records_free(db);
   bool no_template = st == TSL_ERR_NOT_FOUND; /* the op has no template: it has no records either */
   if (no_template) tsl_clear_error();
@@ -297,11 +348,13 @@ static bool schedule_from_records(const char *cmd, op_args *a) {
     if (tsl_workload_key_of(&w, &key) != TSL_OK) tsl_clear_error();
     char tbuf[192];
     fprintf(stderr,
-            "tunecli %s: error: %s holds no usable record of %s on %s (nor its target family) for a template of %s "
+            "tunecli %s: error: %s holds no usable record of %s on %s (nor its target family) for %s%s "
             "%s(tune it first: tunecli tune-op %s%s%s ... --records %s)\n",
-            cmd, a->records_file, key ? key : a->name, tsl_target_str(&t, tbuf, sizeof tbuf), a->name,
-            no_template ? "(it has no template: give its op a schedule block, docs/dsl.md section 11) " : "", a->name,
-            a->file ? " --file " : "", a->file ? a->file : "", a->records_file);
+            cmd, a->records_file, key ? key : a->name, tsl_target_str(&t, tbuf, sizeof tbuf),
+            family ? "an algorithm of the conv family " : algo_op ? "the conv layer's algorithm of " : "a template of ",
+            a->name, no_template ? "(it has no template: give its op a schedule block, docs/dsl.md section 11) " : "",
+            algo_op ? w.op : a->name, a->file ? " --file " : "", a->file ? a->file : "",
+            a->records_file);
     free(key);
     return false;
   }
@@ -311,13 +364,7 @@ static bool schedule_from_records(const char *cmd, op_args *a) {
   }
   a->program = p;
   a->schedule = s;
-  /* a static record's cost is an estimate, not a measurement (docs/cost_static.md) */
-  char how[96] = "measured on";
-  if (tsl_record_is_static(&info.record))
-    snprintf(how, sizeof how, "estimated by the static cost model (%s) for", info.record.cost_model);
-  snprintf(a->record_note, sizeof a->record_note, "from %s: template %s (%s), %.4f ms, %s %s%s", a->records_file,
-           info.template_name, info.config_str, info.cost * 1e3, how, info.record.target,
-           info.match == TSL_MATCH_FAMILY ? " (same target family)" : "");
+  note_record(a, &info, family || algo_op);
   return true;
 }
 
@@ -354,6 +401,14 @@ static bool schedule_from_template(const char *cmd, op_args *a) {
 }
 
 bool op_args_build(const char *cmd, op_args *a) {
+  /* before the records lookup: it prefers records timed with this many threads */
+  if (a->threads > 0) {
+    tsl_status tst = tsl_set_num_threads(a->threads);
+    if (tst != TSL_OK) {
+      tunecli_fail(cmd, tst);
+      return false;
+    }
+  }
   const int64_t *shapes[OP_ARGS_MAX_INPUTS];
   for (int i = 0; i < a->ninputs; i++) shapes[i] = a->shapes[i];
   tsl_status st = tsl_dsl_instantiate(a->def, a->ninputs, shapes, a->ndims, a->nparams, a->params, &a->program);

@@ -1,6 +1,6 @@
 /* Shared by the tunecli commands that take an operator: parses
  *   OP [--file DSL_FILE] [--shape INPUT=AxBxC]... [--param NAME=VALUE]...
- *      [--schedule FILE] [--target T]
+ *      [--schedule FILE] [--target T] [--threads N]
  * and turns it into a TE program and a schedule.
  *
  * OP is a built-in operator (`tunecli list`) or, with --file, an op defined in that DSL
@@ -11,8 +11,21 @@
  * initial schedule (every stage at the root: repeat compute_inline(padded) there if you
  * want the default inlining); errors name FILE:LINE:COL and the step.
  * --records FILE (show, run-op, compile) takes the schedule of the best record of this
- * operator instance in FILE (tuner/dispatch.h: the templates of the operator itself, on
- * --target or its family); none is an error. tune-op reads --records as its records file.
+ * operator instance in FILE (tuner/dispatch.h, on --target or its family; records timed
+ * with --threads N threads, else the process's count, first; in-model records first):
+ * for a conv layer's family operator (conv2d_nchwc_bias, conv2d_nchwc_bias_add,
+ * conv2d_nchwc_grouped, conv2d_nchwc_grouped_add: the key `tunecli tune MODEL` records a
+ * layer under, ops/conv2d/algorithms_conv.h) over EVERY algorithm of the family, as the
+ * graph compiler picks, and the program is then the winning algorithm's operator (e.g.
+ * conv2d_nchwc_im2col); for an algorithm's own operator (conv2d_nchwc_im2col,
+ * conv2d_winograd_f4, ...) over that algorithm's records of the layer it computes
+ * (tsl_conv2d_layer_of_algo_workload); for any other operator over its own templates.
+ * None is an error.
+ * record_note names the algorithm, template, config, record kind (in-model or isolated),
+ * cost and threads. tune-op reads --records as its records file.
+ * --threads N (show, run-op, compile; 1..256) the thread count to look records up for,
+ * run (run-op) and estimate (show --static-cost) with: the process's pool is set to N
+ * (tsl_set_num_threads) when the schedule is built. tune-op reads --threads itself.
  * --template NAME (show, run-op, compile) takes that template's default config for this
  * instance on --target: the schedule used when no record applies. tune-op reads --template
  * as its own option (tune only that template). At most one of the three is given. */
@@ -24,7 +37,7 @@
 #include "ops/registry.h"
 #include "schedule/schedule.h"
 
-enum { OP_ARGS_MAX_INPUTS = 8, OP_ARGS_MAX_PARAMS = 32 };
+enum { OP_ARGS_MAX_INPUTS = 8, OP_ARGS_MAX_PARAMS = 32, OP_ARGS_MAX_THREADS = 256 };
 
 typedef struct op_args {
   const char *op_name;
@@ -47,6 +60,7 @@ typedef struct op_args {
   bool keep_module;          /* the module's op is registered (tsl_op_register_user): never freed */
   char record_note[1024];    /* after a --records build: which record gave the schedule */
   const char *target;        /* "host" unless --target */
+  int threads;               /* --threads (show, run-op, compile), 0 when not given */
   tsl_te_program *program;
   tsl_schedule *schedule;
 } op_args;
