@@ -398,6 +398,8 @@ tsl_status tsl_insitu_verify(const tsl_graph *g, tsl_records *db, const tsl_insi
      * record is not written either, write_records) */
     for (int c = 0; c < L->ncand; c++)
       if (L->cand[c].measured && !(L->cand[c].model_cost > 0)) L->cand[c].model_cost = INFINITY;
+    /* the first least on a tie: write_records writes candidates in this order and the
+     * dispatcher gives a tie to the record written first (tuner/dispatch.c) */
     L->chosen = 0;
     for (int c = 1; c < L->ncand; c++)
       if (L->cand[c].model_cost < L->cand[L->chosen].model_cost) L->chosen = c;

@@ -126,7 +126,10 @@ static tsl_status dispatch(const tsl_records *db, const tsl_target *t, const tsl
   }
   /* the best record per algorithm; ranks (tsl_records_best_rank, tsl_record_rank) put the exact
    * target before its family, this thread count before others, in-model records before
-   * isolated ones */
+   * isolated ones. An exact tie of rank and cost goes to the record written first, across
+   * algorithms as within one (tsl_records_best_rank): the order a tuning pass writes its
+   * candidates in, so that its choice on a tie (the first least) is the one compiled
+   * (models/insitu.c). Records of one db share one array: their addresses are file order. */
   int best = -1, best_tier = TSL_RECORD_RANKS;
   const tsl_record *best_rec = NULL;
   bool ok[MAX_ALGOS] = {false}, tried[MAX_ALGOS] = {false};
@@ -143,7 +146,9 @@ static tsl_status dispatch(const tsl_records *db, const tsl_target *t, const tsl
     int tier = tsl_records_best_rank(db, target, key, algos[a].tpl->name, h, &spaces[a], &r);
     if (tier < 0) continue;
     bool better =
-        !best_rec || tier < best_tier || (tier == best_tier && tsl_record_cost(r) < tsl_record_cost(best_rec));
+        !best_rec || tier < best_tier ||
+        (tier == best_tier && (tsl_record_cost(r) < tsl_record_cost(best_rec) ||
+                               (tsl_record_cost(r) == tsl_record_cost(best_rec) && r < best_rec)));
     if (better) {
       best = a;
       best_rec = r;

@@ -549,6 +549,18 @@ static void forge_algo_record(const tsl_target *t, const tsl_workload *w, const 
   r->costs[0] = cost;
 }
 
+/* A padded 3x3 conv layer in NCHW[8]c (1x16x14x14 -> 16) that every algorithm of the
+ * family applies to (direct, im2col, Winograd F(2/4/6,3)); and the host target. */
+static void conv3x3_workload(tsl_target *host, tsl_workload *w) {
+  CU_ASSERT_EQUAL_FATAL(tsl_target_parse("host", host), TSL_OK);
+  const int64_t data[] = {1, 2, 14, 14, 8}, weight[] = {2, 2, 3, 3, 8, 8}, bias[] = {2, 8};
+  const int64_t *shapes[] = {data, weight, bias};
+  const int nd[] = {5, 6, 2};
+  tsl_dsl_param_value p[] = {tsl_dsl_int_param("pad_top", 1), tsl_dsl_int_param("pad_left", 1),
+                             tsl_dsl_int_param("pad_bottom", 1), tsl_dsl_int_param("pad_right", 1)};
+  CU_ASSERT_EQUAL_FATAL(tsl_workload_init(w, "conv2d_nchwc_bias", 3, shapes, nd, 4, p), TSL_OK);
+}
+
 /* The graph runs a layer's own operator on its own tensors: tsl_dispatch_schedule never
  * hands back another operator (Winograd needs transformed weights), even when that
  * algorithm's record is the fastest; tsl_dispatch_schedule_any does, and says so. */
@@ -556,14 +568,8 @@ static void test_dispatch_own_operator_unless_any_requested(void) {
   tsl_arena *ar = tsl_arena_new();
   tsl_arena *prev = tsl_arena_set_current(ar);
   tsl_target host;
-  CU_ASSERT_EQUAL_FATAL(tsl_target_parse("host", &host), TSL_OK);
-  const int64_t data[] = {1, 2, 14, 14, 8}, weight[] = {2, 2, 3, 3, 8, 8}, bias[] = {2, 8};
-  const int64_t *shapes[] = {data, weight, bias};
-  const int nd[] = {5, 6, 2};
-  tsl_dsl_param_value p[] = {tsl_dsl_int_param("pad_top", 1), tsl_dsl_int_param("pad_left", 1),
-                             tsl_dsl_int_param("pad_bottom", 1), tsl_dsl_int_param("pad_right", 1)};
   tsl_workload w;
-  CU_ASSERT_EQUAL_FATAL(tsl_workload_init(&w, "conv2d_nchwc_bias", 3, shapes, nd, 4, p), TSL_OK);
+  conv3x3_workload(&host, &w);
   tsl_records *db = NULL;
   tsl_records_new(&db);
   tsl_record r;
@@ -586,6 +592,40 @@ static void test_dispatch_own_operator_unless_any_requested(void) {
   if (prog) CU_ASSERT_EQUAL(prog->inputs[1]->buf->shape[0], 6);
   tsl_schedule_free(s);
   tsl_records_free(db);
+  tsl_arena_set_current(prev);
+  tsl_arena_free(ar);
+}
+
+/* An exact tie of cost (two in-model samples of the same nanoseconds) goes to the record
+ * written first, whichever algorithm comes first in the family's list: the in-situ pass
+ * chooses the first least of its candidates in the order it writes them, and a compile from
+ * its records must run that one. */
+static void test_dispatch_tie_goes_to_the_record_written_first(void) {
+  tsl_arena *ar = tsl_arena_new();
+  tsl_arena *prev = tsl_arena_set_current(ar);
+  tsl_target host;
+  tsl_workload w;
+  conv3x3_workload(&host, &w);
+  /* both orders of writing; the algorithms' own order in the family list is fixed */
+  const char *names[2] = {"conv2d_nchwc_bias.winograd_f6", "conv2d_nchwc_bias.winograd_f4"};
+  for (int first = 0; first < 2; first++) {
+    tsl_records *db = NULL;
+    tsl_records_new(&db);
+    tsl_record r;
+    forge_algo_record(&host, &w, "conv2d_nchwc_bias.direct", 9e-6, &r);
+    tsl_records_add(db, &r);
+    forge_algo_record(&host, &w, names[first], 3.917e-6, &r);
+    tsl_records_add(db, &r);
+    forge_algo_record(&host, &w, names[1 - first], 3.917e-6, &r);
+    tsl_records_add(db, &r);
+    tsl_te_program *prog = NULL;
+    tsl_schedule *s = NULL;
+    tsl_dispatch_info info;
+    CU_ASSERT_EQUAL(tsl_dispatch_schedule_any(db, &host, &w, NULL, &prog, &s, &info), TSL_OK);
+    CU_ASSERT_STRING_EQUAL(info.algorithm, names[first]);
+    tsl_schedule_free(s);
+    tsl_records_free(db);
+  }
   tsl_arena_set_current(prev);
   tsl_arena_free(ar);
 }
@@ -723,6 +763,7 @@ void tsl_tests_tuner_records(void) {
   CU_add_test(s, "test_tunecli_records_merge_pick_best_show", test_tunecli_records_merge_pick_best_show);
   CU_add_test(s, "test_dispatch_own_operator_unless_any_requested", test_dispatch_own_operator_unless_any_requested);
   CU_add_test(s, "test_dispatch_restricted_to_one_conv_algo", test_dispatch_restricted_to_one_conv_algo);
+  CU_add_test(s, "test_dispatch_tie_goes_to_the_record_written_first", test_dispatch_tie_goes_to_the_record_written_first);
   CU_add_test(s, "test_C11_lookup_never_borrows_other_target_or_shape",
               test_C11_lookup_never_borrows_other_target_or_shape);
 }

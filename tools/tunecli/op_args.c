@@ -287,10 +287,13 @@ static void note_record(op_args *a, const tsl_dispatch_info *info, bool family) 
   char algo[256] = "";
   if (family) /* the layer's pick over every algorithm of its family, as the graph compiler's */
     snprintf(algo, sizeof algo, "algorithm %s (operator %s), ", info->algorithm, info->op_workload.op);
-  snprintf(a->record_note, sizeof a->record_note, "from %s: %stemplate %s (%s), %s record, %.4f ms, %s %s%s, %d threads",
-           a->records_file, algo, info->template_name, info->config_str, info->in_model ? "in-model" : "isolated",
-           info->cost * 1e3, how, info->record.target, info->match == TSL_MATCH_FAMILY ? " (same target family)" : "",
-           info->record.threads);
+  int n = snprintf(a->record_note, sizeof a->record_note,
+                   "from %s: %stemplate %s (%s), %s record, %.4f ms, %s %s%s, %d threads", a->records_file, algo,
+                   info->template_name, info->config_str, info->in_model ? "in-model" : "isolated",
+                   info->cost * 1e3, how, info->record.target,
+                   info->match == TSL_MATCH_FAMILY ? " (same target family)" : "", info->record.threads);
+  if (n >= (int)sizeof a->record_note) /* a long records path or config: say the line was cut */
+    memcpy(a->record_note + sizeof a->record_note - 4, "...", 4);
 }
 
 /* --records: the best record's schedule of this instance. A conv layer's family workload
