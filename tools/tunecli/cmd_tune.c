@@ -184,6 +184,7 @@ static void print_table(const layer_row *rows, int n, double peak_gflops, bool e
   printf("\n%-4s %-28s %-34s %-22s %10s %9s %7s %8s\n", "#", "layer", "shape", "algorithm",
          estimated ? "est. (us)" : "time (us)", "GFLOP/s", "% peak", "speedup");
   double sum_best = 0, sum_default = 0;
+  int no_default = 0; /* layers whose default was not measured: the sums are not compared */
   bool any_effective = false;
   for (int i = 0; i < n; i++) {
     const tsl_tune_result *r = &rows[i].res;
@@ -202,11 +203,15 @@ static void print_table(const layer_row *rows, int n, double peak_gflops, bool e
     else snprintf(pct, sizeof pct, "-");
     any_effective |= effective;
     const char *algo = strchr(r->algorithm, '.'); /* FAMILY.ALGO: the family is the layer's */
-    printf("%-4d %-28.28s %-34.34s %-22.22s %10.1f %9.2f %7s %7.2fx\n", i, rows[i].label, rows[i].shape,
-           algo ? algo + 1 : r->algorithm, r->best_cost * 1e6, gf, pct, speedup);
+    /* no default measured (tune-op --template T, or no default succeeded): no speedup */
+    char sp[16] = "-";
+    if (isfinite(speedup)) snprintf(sp, sizeof sp, "%.2fx", speedup);
+    printf("%-4d %-28.28s %-34.34s %-22.22s %10.1f %9.2f %7s %8s\n", i, rows[i].label, rows[i].shape,
+           algo ? algo + 1 : r->algorithm, r->best_cost * 1e6, gf, pct, sp);
     printf("     config %s\n", r->config_str);
     sum_best += r->best_cost;
     if (isfinite(r->default_cost)) sum_default += r->default_cost;
+    else no_default++;
   }
   double compile = 0;
   int trials = 0, measured = 0, errors = 0;
@@ -219,11 +224,12 @@ static void print_table(const layer_row *rows, int n, double peak_gflops, bool e
   if (peak_gflops > 0)
     printf("%% peak: of %.1f GFLOP/s, this machine's fp32 FMA peak (tunecli peak; the largest measured so far)%s\n",
            peak_gflops, any_effective ? "; eff.: Winograd's effective GFLOP/s (direct FLOPs / time), not a fraction of peak" : "");
-  printf("\nsum of layer %s: tuned %.3f ms, default %.3f ms (%.2fx); %d trials (%d %s now, %d errors), "
-         "JIT compile %.1f s\n",
-         estimated ? "estimates (static cost model)" : "times", sum_best * 1e3, sum_default * 1e3,
-         sum_best > 0 ? sum_default / sum_best : NAN, trials, measured, estimated ? "estimated" : "measured", errors,
-         compile);
+  char vs[96];
+  if (no_default) snprintf(vs, sizeof vs, "default not measured for %d of them", no_default);
+  else snprintf(vs, sizeof vs, "default %.3f ms (%.2fx)", sum_default * 1e3, sum_best > 0 ? sum_default / sum_best : NAN);
+  printf("\nsum of layer %s: tuned %.3f ms, %s; %d trials (%d %s now, %d errors), JIT compile %.1f s\n",
+         estimated ? "estimates (static cost model)" : "times", sum_best * 1e3, vs, trials, measured,
+         estimated ? "estimated" : "measured", errors, compile);
 }
 
 /* The fp32 FMA peak for "% of peak": the per-machine peak file's (the largest of every
