@@ -285,8 +285,8 @@ tsl_conv2d_algo tsl_conv2d_select(const tsl_conv2d_layer *d, const tsl_target *t
     return TSL_CONV2D_GROUPED;
   /* Winograd on every 3x3 stride-1 layer it takes with a few channels: measured 1.7-3x
    * the direct convolution on all such layers of SqueezeNet 1.1 and ResNet-18 here
-   * (bench/conv_layers), F(4x4) from 20x20 outputs, F(2x2) below (the Winograd
-   * template's own choice, tsl_winograd_default_m) */
+   * (bench/conv_layers), F(4x4) from 20x20 outputs, F(4x4) or F(2x2) below (the
+   * Winograd template's own choice, tsl_winograd_default_m) */
   if (d->C >= 8 && d->K >= 8) {
     int m = tsl_winograd_default_m(t, d);
     tsl_conv2d_algo a = m == 2 ? TSL_CONV2D_WINOGRAD_F2 : m == 6 ? TSL_CONV2D_WINOGRAD_F6 : TSL_CONV2D_WINOGRAD_F4;

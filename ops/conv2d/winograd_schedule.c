@@ -28,6 +28,12 @@ enum { CHANNEL_PARTS = 2 };
 /* Reduction steps (X input channels each) ahead at which a weight-streaming GEMM
  * prefetches U (tsl_winograd_knobs.prefetch_u). */
 enum { STREAM_PREFETCH_STEPS = 4 };
+/* The fewest tiles one U value feeds for F(4x4) below 20x20 outputs to pay when U
+ * comes from memory: 16 tiles = 32 FLOPs per 4-byte U load (tsl_winograd_default_m). */
+enum { MIN_STREAM_TILES = 16 };
+/* A U within this many times L2 stays in the last-level cache between calls
+ * (tsl_winograd_default_m). */
+enum { STREAM_U_L2S = 4 };
 /* Most tiles one GEMM register block holds (the template's mr knob range). */
 enum { MAX_MR = 16 };
 
@@ -191,14 +197,53 @@ tsl_status tsl_winograd_knobs_check(const tsl_winograd_knobs *k) {
   return TSL_OK;
 }
 
+/* The shape the conv2d_winograd program of F(m x m, 3 x 3) has for layer l (its
+ * tsl_winograd_program_shape, read off the layer instead of a program). */
+static tsl_winograd_shape layer_shape(const tsl_conv2d_layer *l, int m) {
+  tsl_winograd_shape s;
+  memset(&s, 0, sizeof s);
+  int64_t X = l->block > 0 ? l->block : 1;
+  s.m = m;
+  s.alpha = m + 2;
+  s.N = l->N;
+  s.X = X;
+  s.CB = ceil_div(l->C, X);
+  s.H = l->H;
+  s.W = l->W;
+  s.CP = s.CB * X;
+  s.KP = ceil_div(l->K, X) * X;
+  s.OH = tsl_conv2d_layer_out_h(l);
+  s.OW = tsl_conv2d_layer_out_w(l);
+  s.TH = ceil_div(s.OH, m);
+  s.TW = ceil_div(s.OW, m);
+  return s;
+}
+
 int tsl_winograd_default_m(const tsl_target *t, const tsl_conv2d_layer *l) {
-  (void)t;
   if (!l) return 4;
   int64_t oh = tsl_conv2d_layer_out_h(l), ow = tsl_conv2d_layer_out_w(l);
-  /* Measured on resnet18's layers: F(4x4) wins from 28x28 outputs up, F(2x2) at 14x14
-   * and below, where F(4)'s border tiles waste work (14 -> 16 computed per side) and
-   * its U, 2.25x F(2)'s, is streamed for few tiles. The switch sits at 20x20 outputs. */
-  return oh * ow >= 400 ? 4 : 2;
+  /* F(4x4) from 20x20 outputs: measured to win at 56x56 and 28x28 (resnet18, both lane
+   * widths). */
+  if (oh * ow >= 400) return 4;
+  tsl_winograd_shape s2 = layer_shape(l, 2), s4 = layer_shape(l, 4);
+  /* Below, F(4)'s border tiles waste work (14 -> 16 computed per side) and its U is 2.25x
+   * F(2)'s, read from L3 or memory on every call in a model. F(4) still wins where it
+   * does fewer multiplies and its U is either small (within STREAM_U_L2S x L2: it stays
+   * in the last-level cache between calls) or streamed in the weight-streaming form with
+   * at least MIN_STREAM_TILES tiles per U value (so the stream overlaps the FMAs instead
+   * of adding to them). Measured in the models at 1 thread (docs/winograd.md, "m"):
+   * resnet18's 14x14 256 -> 256 layers 0.54-0.58 ms with F(4) in that form (16 lanes)
+   * against 0.65-0.69 with F(2), but 1.24-1.37 against 1.18-1.24 ms at 8 lanes (16
+   * registers: no such form, U 9.4 MB); SqueezeNet 1.1's 13x13 48 -> 192 layers (U 1.3
+   * MB) 10-20% faster with F(4) at 8 lanes; the 7x7 512 -> 512 layers (4 tiles a U
+   * value) 1.34-1.61 ms with F(4) against 0.87 with F(2). */
+  int64_t mul2 = 16 * s2.N * s2.TH * s2.TW, mul4 = 36 * s4.N * s4.TH * s4.TW;
+  if (mul4 >= mul2) return 2;
+  int64_t u4 = 36 * s4.CP * s4.KP * 4;
+  if (u4 <= STREAM_U_L2S * l2_of(t)) return 4;
+  tsl_winograd_knobs k4 = tsl_winograd_default_knobs(t, &s4);
+  bool streamed = k4.prefetch_u > 0 && k4.mr == k4.nr_tiles && k4.nr_tiles >= MIN_STREAM_TILES;
+  return streamed ? 4 : 2;
 }
 
 /* ---- schedule steps ------------------------------------------------------- */

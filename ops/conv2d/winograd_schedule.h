@@ -133,8 +133,12 @@ tsl_winograd_knobs tsl_winograd_default_knobs(const tsl_target *t, const tsl_win
 tsl_status tsl_winograd_knobs_check(const tsl_winograd_knobs *k);
 
 /* The m (2, 4 or 6) tessel uses by default for 3x3 layer l on target t (measured, see
- * docs/winograd.md): F(4x4) for outputs of at least 20x20 pixels (400), F(2x2) below,
- * where F(4)'s border tiles and larger U cost more than its fewer multiplications save.
+ * docs/winograd.md): F(4x4) for outputs of at least 20x20 pixels (400). Below, F(4x4)
+ * where it does fewer multiplies and its U (alpha^2 x CP x KP floats) either is within
+ * 4 x L2 or streams in its weight-streaming form with at least 16 tiles a U value (all
+ * tiles in one register block, U prefetched: 32-register targets); F(2x2) otherwise,
+ * where F(4)'s border tiles and 2.25x larger U read from memory cost more than its fewer
+ * multiplications save.
  * F(6x6) is never the default: it was no faster here and is 4x less accurate than
  * F(4x4); the tuner may still pick it. */
 int tsl_winograd_default_m(const tsl_target *t, const tsl_conv2d_layer *l);

@@ -554,9 +554,53 @@ static void test_default_knobs_follow_the_target(void) {
   CU_ASSERT_EQUAL(tsl_winograd_default_m(&avx2, &small), 4);
 }
 
+/* The default m per layer against the layers' measured winners in models (docs/winograd.md
+ * "m"): F(4) from 20x20 outputs; below, F(4) where its U streams under the FMAs (16
+ * tiles in one register block of 32 registers) or stays small, F(2) where F(4)'s U comes
+ * from memory outside that form or feeds few tiles. */
+static void test_default_m_per_layer_at_8_and_16_lanes(void) {
+  tsl_target avx2, avx512;
+  CU_ASSERT_EQUAL_FATAL(tsl_target_parse("x86-64-avx2", &avx2), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(tsl_target_parse("x86-64-avx512", &avx512), TSL_OK);
+  avx2.l2_bytes = 512 * 1024;
+  avx512.l2_bytes = 1024 * 1024;
+  const struct {
+    int64_t C, K, HW;
+    int m8, m16; /* measured winner at 8 lanes (block 8) and at 16 (block 16) */
+  } cases[] = {
+      {64, 64, 56, 4, 4},    /* resnet18 layer1 */
+      {128, 128, 28, 4, 4},  /* resnet18 layer2 */
+      {256, 256, 14, 2, 4},  /* resnet18 layer3: U 9.4 MB streamed in F(4)'s 16-tile form at 16 lanes only */
+      {512, 512, 7, 2, 2},   /* resnet18 layer4: F(4)'s U 37.7 MB feeds 4 tiles */
+      {48, 192, 13, 4, 4},   /* SqueezeNet 1.1 fire9/10: F(4)'s U 1.3 MB */
+      {64, 256, 13, 2, 4},   /* SqueezeNet fire11/12: U 2.4 MB, streamed at 16 lanes */
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    tsl_conv2d_layer l = {.N = 1, .C = cases[i].C, .H = cases[i].HW, .W = cases[i].HW, .K = cases[i].K, .R = 3,
+                          .S = 3, .stride_h = 1, .stride_w = 1, .pad_top = 1, .pad_left = 1, .pad_bottom = 1,
+                          .pad_right = 1, .dilation_h = 1, .dilation_w = 1, .groups = 1, .block = 8};
+    int m8 = tsl_winograd_default_m(&avx2, &l);
+    l.block = 16;
+    int m16 = tsl_winograd_default_m(&avx512, &l);
+    if (m8 != cases[i].m8 || m16 != cases[i].m16)
+      fprintf(stderr, "\n  %lld -> %lld at %lldx%lld: m %d / %d at 8 / 16 lanes, want %d / %d\n",
+              (long long)cases[i].C, (long long)cases[i].K, (long long)cases[i].HW, (long long)cases[i].HW, m8,
+              m16, cases[i].m8, cases[i].m16);
+    CU_ASSERT_EQUAL(m8, cases[i].m8);
+    CU_ASSERT_EQUAL(m16, cases[i].m16);
+  }
+  /* F(4) is never chosen below 20x20 where it does no fewer multiplies: 5x5 outputs are
+   * 9 F(2) tiles (144 multiplies a channel pair) against 4 F(4) tiles (144) */
+  tsl_conv2d_layer tiny = {.N = 1, .C = 16, .H = 5, .W = 5, .K = 16, .R = 3, .S = 3, .stride_h = 1, .stride_w = 1,
+                           .pad_top = 1, .pad_left = 1, .pad_bottom = 1, .pad_right = 1, .dilation_h = 1,
+                           .dilation_w = 1, .groups = 1, .block = 16};
+  CU_ASSERT_EQUAL(tsl_winograd_default_m(&avx512, &tiny), 2);
+}
+
 void tsl_tests_winograd_conv(void) {
   CU_pSuite s = CU_add_suite("winograd_conv", suite_init, suite_clean);
   CU_add_test(s, "test_every_m_matches_reference_on_odd_shapes", test_every_m_matches_reference_on_odd_shapes);
+  CU_add_test(s, "test_default_m_per_layer_at_8_and_16_lanes", test_default_m_per_layer_at_8_and_16_lanes);
   CU_add_test(s, "test_asymmetric_one_sided_and_large_padding", test_asymmetric_one_sided_and_large_padding);
   CU_add_test(s, "test_tiny_inputs", test_tiny_inputs);
   CU_add_test(s, "test_C02_winograd_pad0_73x73_honours_the_padding", test_C02_winograd_pad0_73x73_honours_the_padding);
