@@ -293,7 +293,7 @@ tsl_conv2d_algo tsl_conv2d_select(const tsl_conv2d_layer *d, const tsl_target *t
     if (tsl_conv2d_algo_applies(d, a, NULL)) return a;
   }
   /* strided dense convs at 16 lanes: the grouped template's default (its tile from its
-   * own window model, the kernel window unrolled) ran 8-25% faster than the direct
+   * own window model, the kernel window unrolled) ran 6-24% faster than the direct
    * template's default on every strided dense conv of resnet18 (3x3 s2) and ConvNeXt
    * (2x2 s2 downsampling) in the models at 1 and 2 threads (znver5, tunecli run
    * --profile, 3 interleaved rounds: resnet18 layer3.0.conv1 0.60 -> 0.56 ms at 1

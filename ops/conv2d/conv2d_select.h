@@ -113,7 +113,7 @@ const tsl_template *tsl_conv2d_algo_template(const tsl_te_program *conv);
  * the direct conv on every such layer of SqueezeNet 1.1 and ResNet-18), with the m of
  * tsl_winograd_default_m (F(4x4) from 20x20 outputs; below, F(4x4) or F(2x2) by where
  * F(4x4)'s U is read from); grouped for strided convs with a kernel wider than 1 at 16
- * lanes (its default ran 8-25% faster than direct's in resnet18 and ConvNeXt on AVX-512
+ * lanes (its default ran 6-24% faster than direct's in resnet18 and ConvNeXt on AVX-512
  * Zen 5, not at 8 lanes); direct otherwise. */
 tsl_conv2d_algo tsl_conv2d_select(const tsl_conv2d_layer *d, const tsl_target *t);
 

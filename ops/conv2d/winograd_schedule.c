@@ -232,8 +232,8 @@ int tsl_winograd_default_m(const tsl_target *t, const tsl_conv2d_layer *l) {
    * in the last-level cache between calls) or streamed in the weight-streaming form with
    * at least MIN_STREAM_TILES tiles per U value (so the stream overlaps the FMAs instead
    * of adding to them). Measured in the models at 1 thread (docs/winograd.md, "m"):
-   * resnet18's 14x14 256 -> 256 layers 0.54-0.58 ms with F(4) in that form (16 lanes)
-   * against 0.65-0.69 with F(2), but 1.24-1.37 against 1.18-1.24 ms at 8 lanes (16
+   * resnet18's 14x14 256 -> 256 layers 0.54-0.65 ms with F(4) in that form (16 lanes)
+   * against 0.65-0.77 with F(2), but 1.24-1.38 against 1.17-1.27 ms at 8 lanes (16
    * registers: no such form, U 9.4 MB); SqueezeNet 1.1's 13x13 48 -> 192 layers (U 1.3
    * MB) 10-20% faster with F(4) at 8 lanes; the 7x7 512 -> 512 layers (4 tiles a U
    * value) 1.34-1.61 ms with F(4) against 0.87 with F(2). */
