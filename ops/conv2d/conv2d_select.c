@@ -298,7 +298,8 @@ tsl_conv2d_algo tsl_conv2d_select(const tsl_conv2d_layer *d, const tsl_target *t
    * (2x2 s2 downsampling) in the models at 1 and 2 threads (znver5, tunecli run
    * --profile, 3 interleaved rounds: resnet18 layer3.0.conv1 0.60 -> 0.56 ms at 1
    * thread); at 8 lanes it did not (14x14 256 -> 512 s2 isolated: 1.27 against 1.10 ms) */
-  if ((d->stride_h > 1 || d->stride_w > 1) && (d->R > 1 || d->S > 1) && tsl_target_f32_lanes(t) >= 16 &&
+  bool strided = d->stride_h > 1 || d->stride_w > 1, window = d->R > 1 || d->S > 1;
+  if (strided && window && tsl_target_f32_lanes(t) >= 16 && d->block >= 16 &&
       tsl_conv2d_algo_applies(d, TSL_CONV2D_GROUPED, NULL))
     return TSL_CONV2D_GROUPED;
   return TSL_CONV2D_DIRECT;

@@ -111,10 +111,11 @@ const tsl_template *tsl_conv2d_algo_template(const tsl_te_program *conv);
  * zero (first layers, C = 3: 2-2.4x the direct conv); Winograd for 3x3 stride-1
  * undilated layers with C, K >= 8 when the registry has it and it takes the layer (1.7-3x
  * the direct conv on every such layer of SqueezeNet 1.1 and ResNet-18), with the m of
- * tsl_winograd_default_m (F(4x4) from 20x20 outputs; below, F(4x4) or F(2x2) by where
- * F(4x4)'s U is read from); grouped for strided convs with a kernel wider than 1 at 16
- * lanes (its default ran 6-24% faster than direct's in resnet18 and ConvNeXt on AVX-512
- * Zen 5, not at 8 lanes); direct otherwise. */
+ * tsl_winograd_default_m (F(4x4) from 20x20 outputs; below, on x86-64, F(4x4) where it
+ * does fewer multiplies and its U is small or streamed, else F(2x2)); grouped for
+ * strided convs with a kernel wider than 1 at 16 lanes and blocks of 16 (its default ran
+ * 6-24% faster than direct's in resnet18 and ConvNeXt on AVX-512 Zen 5, not at 8
+ * lanes); direct otherwise. */
 tsl_conv2d_algo tsl_conv2d_select(const tsl_conv2d_layer *d, const tsl_target *t);
 
 /* Whether a layer of C input channels in `groups` groups, compiled at block x, reads its

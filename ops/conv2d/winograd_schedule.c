@@ -225,6 +225,9 @@ int tsl_winograd_default_m(const tsl_target *t, const tsl_conv2d_layer *l) {
   /* F(4x4) from 20x20 outputs: measured to win at 56x56 and 28x28 (resnet18, both lane
    * widths). */
   if (oh * ow >= 400) return 4;
+  /* The rule below was measured on x86-64 only (8 and 16 lanes); elsewhere (armv8,
+   * unmeasured: no board here, qemu timings mean nothing) F(2x2) as before. */
+  if (!t || t->arch != TSL_ARCH_X86_64) return 2;
   tsl_winograd_shape s2 = layer_shape(l, 2), s4 = layer_shape(l, 4);
   /* Below, F(4)'s border tiles waste work (14 -> 16 computed per side) and its U is 2.25x
    * F(2)'s, read from L3 or memory on every call in a model. F(4) still wins where it
@@ -241,8 +244,10 @@ int tsl_winograd_default_m(const tsl_target *t, const tsl_conv2d_layer *l) {
   if (mul4 >= mul2) return 2;
   int64_t u4 = 36 * s4.CP * s4.KP * 4;
   if (u4 <= STREAM_U_L2S * l2_of(t)) return 4;
+  /* the stream form (prefetch_u set) puts every tile of the block in one register block
+   * (mr = nr_tiles <= MAX_MR = 16): at least 16 tiles means exactly 16 */
   tsl_winograd_knobs k4 = tsl_winograd_default_knobs(t, &s4);
-  bool streamed = k4.prefetch_u > 0 && k4.mr == k4.nr_tiles && k4.nr_tiles >= MIN_STREAM_TILES;
+  bool streamed = k4.prefetch_u > 0 && k4.nr_tiles >= MIN_STREAM_TILES;
   return streamed ? 4 : 2;
 }
 

@@ -135,8 +135,9 @@ tsl_status tsl_winograd_knobs_check(const tsl_winograd_knobs *k);
 /* The m (2, 4 or 6) tessel uses by default for 3x3 layer l on target t (measured, see
  * docs/winograd.md): F(4x4) for outputs of at least 20x20 pixels (400). Below, F(4x4)
  * where it does fewer multiplies and its U (alpha^2 x CP x KP floats) either is within
- * 4 x L2 or streams in its weight-streaming form with at least 16 tiles a U value (all
- * tiles in one register block, U prefetched: 32-register targets); F(2x2) otherwise,
+ * 4 x L2 or streams in its weight-streaming form with 16 tiles a U value (all tiles in
+ * one register block of MAX_MR = 16, U prefetched: AVX-512); F(2x2) otherwise and on
+ * targets other than x86-64 (the rule is measured on x86-64 only),
  * where F(4)'s border tiles and 2.25x larger U read from memory cost more than its fewer
  * multiplications save.
  * F(6x6) is never the default: it was no faster here and is 4x less accurate than

@@ -572,8 +572,10 @@ static void test_default_m_per_layer_at_8_and_16_lanes(void) {
       {128, 128, 28, 4, 4},  /* resnet18 layer2 */
       {256, 256, 14, 2, 4},  /* resnet18 layer3: U 9.4 MB streamed in F(4)'s 16-tile form at 16 lanes only */
       {512, 512, 7, 2, 2},   /* resnet18 layer4: F(4)'s U 37.7 MB feeds 4 tiles */
-      {48, 192, 13, 4, 4},   /* SqueezeNet 1.1 fire9/10: F(4)'s U 1.3 MB */
-      {64, 256, 13, 2, 4},   /* SqueezeNet fire11/12: U 2.4 MB, streamed at 16 lanes */
+      {48, 192, 13, 4, 4},   /* SqueezeNet 1.1 features.9/10: F(4)'s U 1.3 MB, within 4 x L2 */
+      {64, 256, 13, 2, 4},   /* SqueezeNet features.11/12 (1.0: features.12): U 2.4 MB, within
+                                4 x 1 MiB at 16 lanes, not 4 x 512 KiB at 8 */
+      {256, 256, 12, 2, 2},  /* 9 F(4) tiles (12 -> 12): U 9.4 MB neither small nor fed 16 tiles */
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     tsl_conv2d_layer l = {.N = 1, .C = cases[i].C, .H = cases[i].HW, .W = cases[i].HW, .K = cases[i].K, .R = 3,
@@ -595,6 +597,24 @@ static void test_default_m_per_layer_at_8_and_16_lanes(void) {
                            .pad_top = 1, .pad_left = 1, .pad_bottom = 1, .pad_right = 1, .dilation_h = 1,
                            .dilation_w = 1, .groups = 1, .block = 16};
   CU_ASSERT_EQUAL(tsl_winograd_default_m(&avx512, &tiny), 2);
+  /* the same layer in a batch of 2, non-square (14x13), and as plain NCHW (block 1: no
+   * stream form, U not small): F(4) stays where its stream form or small U holds */
+  tsl_conv2d_layer l3 = {.N = 2, .C = 256, .H = 14, .W = 13, .K = 256, .R = 3, .S = 3, .stride_h = 1, .stride_w = 1,
+                         .pad_top = 1, .pad_left = 1, .pad_bottom = 1, .pad_right = 1, .dilation_h = 1,
+                         .dilation_w = 1, .groups = 1, .block = 16};
+  CU_ASSERT_EQUAL(tsl_winograd_default_m(&avx512, &l3), 4);
+  l3.block = 1;
+  CU_ASSERT_EQUAL(tsl_winograd_default_m(&avx512, &l3), 2);
+  /* measured on x86-64 only: armv8 (32 registers, 4 lanes) and no target keep F(2) below
+   * 20x20, F(4) above */
+  tsl_target arm;
+  CU_ASSERT_EQUAL_FATAL(tsl_target_parse("armv8", &arm), TSL_OK);
+  l3.block = 4;
+  l3.N = 1;
+  CU_ASSERT_EQUAL(tsl_winograd_default_m(&arm, &l3), 2);
+  CU_ASSERT_EQUAL(tsl_winograd_default_m(NULL, &l3), 2);
+  l3.H = l3.W = 28;
+  CU_ASSERT_EQUAL(tsl_winograd_default_m(&arm, &l3), 4);
 }
 
 void tsl_tests_winograd_conv(void) {
