@@ -2,6 +2,7 @@
  * the registry family (m = 2, 4, 6 with tessel's points), workload checks and
  * instantiation. See winograd.h for the operators and their stages. */
 #include "ops/conv2d/winograd.h"
+#include "ops/conv2d/winograd_schedule.h"
 
 #include <ctype.h>
 #include <inttypes.h>
@@ -316,11 +317,12 @@ tsl_status tsl_winograd_instantiate(const tsl_conv2d_layer *w, int m, const tsl_
   if (T->m != m || T->r != 3)
     return tsl_error(TSL_ERR_INVALID, "winograd: the workload asks for F(%d, 3), the transform is F(%d, %d)", m,
                      T->m, T->r);
-  int64_t X = w->block, CB = (w->C + X - 1) / X, CP = CB * X, KP = (w->K + X - 1) / X * X, a = T->alpha;
+  tsl_winograd_shape ws = tsl_winograd_layer_shape(w, m);
+  int64_t X = ws.X, CB = ws.CB, CP = ws.CP, KP = ws.KP, a = T->alpha;
   char *text = NULL;
   if (conv && st == TSL_OK) st = tsl_winograd_conv_text(T, "conv2d_winograd", w->has_residual, &text);
   if (conv && st == TSL_OK) {
-    int64_t OH = tsl_conv2d_layer_out_h(w), OW = tsl_conv2d_layer_out_w(w);
+    int64_t OH = ws.OH, OW = ws.OW;
     const int64_t sd[5] = {w->N, CB, w->H, w->W, X}, su[5] = {a, a, KP / X, CP, X}, sb[2] = {KP / X, X},
                   sr[5] = {w->N, KP / X, OH, OW, X};
     const int64_t *shapes[4] = {sd, su, sb, sr};

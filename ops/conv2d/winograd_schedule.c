@@ -197,9 +197,7 @@ tsl_status tsl_winograd_knobs_check(const tsl_winograd_knobs *k) {
   return TSL_OK;
 }
 
-/* The shape the conv2d_winograd program of F(m x m, 3 x 3) has for layer l (its
- * tsl_winograd_program_shape, read off the layer instead of a program). */
-static tsl_winograd_shape layer_shape(const tsl_conv2d_layer *l, int m) {
+tsl_winograd_shape tsl_winograd_layer_shape(const tsl_conv2d_layer *l, int m) {
   tsl_winograd_shape s;
   memset(&s, 0, sizeof s);
   int64_t X = l->block > 0 ? l->block : 1;
@@ -228,7 +226,7 @@ int tsl_winograd_default_m(const tsl_target *t, const tsl_conv2d_layer *l) {
   /* The rule below was measured on x86-64 only (8 and 16 lanes); elsewhere (armv8,
    * unmeasured: no board here, qemu timings mean nothing) F(2x2) as before. */
   if (!t || t->arch != TSL_ARCH_X86_64) return 2;
-  tsl_winograd_shape s2 = layer_shape(l, 2), s4 = layer_shape(l, 4);
+  tsl_winograd_shape s2 = tsl_winograd_layer_shape(l, 2), s4 = tsl_winograd_layer_shape(l, 4);
   /* Below, F(4)'s border tiles waste work (14 -> 16 computed per side) and its U is 2.25x
    * F(2)'s, read from L3 or memory on every call in a model. F(4) still wins where it
    * does fewer multiplies and its U is either small (within STREAM_U_L2S x L2: it stays

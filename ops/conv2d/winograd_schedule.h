@@ -109,6 +109,12 @@ typedef struct tsl_winograd_shape {
  * Errors: TSL_ERR_INVALID naming what differs. */
 tsl_status tsl_winograd_program_shape(const tsl_te_program *p, tsl_winograd_shape *out);
 
+/* The shape tsl_winograd_instantiate gives F(m x m, 3 x 3) of layer l (what
+ * tsl_winograd_program_shape reads off that program): X = l's block (1 when below),
+ * CB = ceil(C / X), CP = CB X, KP = ceil(K / X) X, TH = ceil(OH / m). No checks: the
+ * layer is taken as tsl_winograd_supports accepts it. */
+tsl_winograd_shape tsl_winograd_layer_shape(const tsl_conv2d_layer *l, int m);
+
 /* Knobs for target t and shape s, measured on this project's AVX2 machine (Zen, 8 lanes,
  * 32 KiB L1d, 512 KiB L2) on resnet18's 3x3 layers: a 6 x 16 GEMM register block on
  * 16-register targets (12 x 2 vectors on 32-register ones), nr = two native vectors of

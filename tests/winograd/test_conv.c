@@ -617,10 +617,42 @@ static void test_default_m_per_layer_at_8_and_16_lanes(void) {
   CU_ASSERT_EQUAL(tsl_winograd_default_m(&arm, &l3), 4);
 }
 
+/* The shape the default-m rule reads off a layer (tsl_winograd_layer_shape) is the one
+ * the template reads off the instantiated program (tsl_winograd_program_shape): odd and
+ * non-square sizes, channels that do not fill their blocks, a batch, blocks 1, 4, 8, 16. */
+static void test_layer_shape_is_the_program_shape(void) {
+  static const struct {
+    int64_t N, C, H, W, K, block;
+  } cases[] = {{1, 256, 14, 14, 256, 16}, {2, 48, 13, 11, 192, 8}, {1, 20, 9, 17, 36, 16}, {3, 8, 7, 5, 12, 4},
+               {1, 5, 10, 6, 7, 1}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    for (int m = 2; m <= 6; m += 2) {
+      tsl_conv2d_layer l = {.N = cases[i].N, .C = cases[i].C, .H = cases[i].H, .W = cases[i].W, .K = cases[i].K,
+                            .R = 3, .S = 3, .stride_h = 1, .stride_w = 1, .pad_top = 1, .pad_left = 1,
+                            .pad_bottom = 1, .pad_right = 1, .dilation_h = 1, .dilation_w = 1, .groups = 1,
+                            .block = cases[i].block};
+      tsl_arena *arena = tsl_arena_new();
+      tsl_arena *prev = tsl_arena_set_current(arena);
+      tsl_te_program *conv = NULL;
+      tsl_winograd_shape got, want;
+      CU_ASSERT_EQUAL_FATAL(tsl_winograd_instantiate(&l, m, NULL, &conv, NULL), TSL_OK);
+      CU_ASSERT_EQUAL_FATAL(tsl_winograd_program_shape(conv, &want), TSL_OK);
+      got = tsl_winograd_layer_shape(&l, m);
+      CU_ASSERT_EQUAL(got.m, want.m);
+      CU_ASSERT_EQUAL(got.alpha, want.alpha);
+      const int64_t g[] = {got.N, got.CB, got.H, got.W, got.X, got.CP, got.KP, got.OH, got.OW, got.TH, got.TW};
+      const int64_t w[] = {want.N, want.CB, want.H, want.W, want.X, want.CP, want.KP, want.OH, want.OW, want.TH, want.TW};
+      for (size_t f = 0; f < sizeof g / sizeof g[0]; f++) CU_ASSERT_EQUAL(g[f], w[f]);
+      tsl_arena_set_current(prev);
+      tsl_arena_free(arena);
+    }
+}
+
 void tsl_tests_winograd_conv(void) {
   CU_pSuite s = CU_add_suite("winograd_conv", suite_init, suite_clean);
   CU_add_test(s, "test_every_m_matches_reference_on_odd_shapes", test_every_m_matches_reference_on_odd_shapes);
   CU_add_test(s, "test_default_m_per_layer_at_8_and_16_lanes", test_default_m_per_layer_at_8_and_16_lanes);
+  CU_add_test(s, "test_layer_shape_is_the_program_shape", test_layer_shape_is_the_program_shape);
   CU_add_test(s, "test_asymmetric_one_sided_and_large_padding", test_asymmetric_one_sided_and_large_padding);
   CU_add_test(s, "test_tiny_inputs", test_tiny_inputs);
   CU_add_test(s, "test_C02_winograd_pad0_73x73_honours_the_padding", test_C02_winograd_pad0_73x73_honours_the_padding);
