@@ -1,8 +1,8 @@
 /* bench/winograd_layers: tessel's Winograd F(2x2), F(4x4), F(6x6) (default configs of
- * ops/conv2d/winograd_schedule.h) against tessel's direct NCHW[x]c convolution (the
- * default of ops/conv2d/conv2d_select.h) and oneDNN's direct and Winograd
- * convolutions, on resnet18's 3x3 stride-1 layers, in one process. A
- * benchmark, not a test: nothing here runs in the test suite.
+ * ops/conv2d/winograd_schedule.h) against tessel's direct NCHW[x]c convolution (its
+ * default config; ops/conv2d/conv2d_select.h picks Winograd for these layers) and
+ * oneDNN's direct and Winograd convolutions, on resnet18's 3x3 stride-1 layers, in one
+ * process. A benchmark, not a test: nothing here runs in the test suite.
  *
  *   winograd_layers [--rounds R] [--repeat N] [--min-ms MS] [--layers 56,28,14,7]
  *                   [--knobs nr_tiles=56,mr=6,nr=16,order=0,ucx=0,pad=1,rows=1] [--threads T]
