@@ -41,7 +41,9 @@ tsl_interval tsl_interval_of(const tsl_expr *e, const tsl_var_ranges *ranges);
 /* Simplify an expression: constant folding (never folding division/modulo by zero),
  * linear canonical form for integer sums (c0 + sum ci*xi with terms in a stable order),
  * floor div/mod rules using the ranges ((x*8 + y)/8 -> x when 0 <= y < 8, x mod 1 -> 0,
- * ...), min/max/compare decided by intervals, select/if with a constant condition,
+ * ...), the splits of one fused index recombined whatever the ranges ((f/169)*169 +
+ * ((f/13) mod 13)*13 + f mod 13 -> f: ir/simplify_linear.c lin_fuse_divmod), min/max/compare
+ * decided by intervals, select/if with a constant condition,
  * boolean identities, float constant folding only where exact IEEE results are kept
  * (no reassociation). The result evaluates to the same value as e for every
  * assignment of the variables that respects the ranges. ranges may be NULL. */

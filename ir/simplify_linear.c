@@ -164,9 +164,40 @@ static void lin_add_raw(tsl_simp *c, lin *l, tsl_expr *e, uint64_t coef, int *bu
   }
 }
 
-/* a*(x mod k) + a*k*(x/k) == a*x: the identity x == (x/k)*k + x mod k of the IR. */
-static void lin_fuse_divmod(lin *l) {
-  for (int round = 0; round < 8; round++) {
+static tsl_expr *lin_build(const lin *l);
+static void lin_fuse_divmod_depth(lin *l, int depth);
+
+/* Whether k*q + (x mod k) (q, x simplified; k > 0) is one index f in the form the
+ * simplifier leaves a split of f in (its x mod k absorbed by the first identity of
+ * lin_fuse_divmod: q = f/k moved whole multiples of k out, e.g. (16*o + i)/4 = 4*o + i/4
+ * and (16*o + i) mod 4 = i mod 4, and 4*(4*o + i/4) + i mod 4 = 16*o + i): then *f is it. */
+static bool recombined(tsl_type t, tsl_expr *q, tsl_expr *xmod, int64_t k, int depth, tsl_expr **f) {
+  if (depth >= 4 || !tsl_simp_is_i64(t)) return false;
+  lin r;
+  lin_init(&r, t);
+  lin_add_simplified(&r, q, (uint64_t)k);
+  lin_add_term(&r, xmod, 1);
+  lin_fuse_divmod_depth(&r, depth + 1);
+  bool absorbed = true;
+  for (int i = 0; i < r.n && absorbed; i++)
+    if (sview(t, r.terms[i].coef) != 0 && (r.terms[i].atom == xmod || tsl_expr_equal(r.terms[i].atom, xmod)))
+      absorbed = false;
+  if (absorbed) *f = lin_build(&r);
+  lin_free(&r);
+  return absorbed;
+}
+
+/* The two identities of floor division that undo a fused loop axis's index split
+ * (c*169 + y*13 + x of c = f/169, y = (f/13) mod 13, x = f mod 13 is f again):
+ *   a*(x mod k) + a*k*(x/k) == a*x                  (x == (x/k)*k + x mod k);
+ *   a*(x mod k) + a*k*(q mod m) == a*((k*q + x mod k) mod k*m) for k, m > 0 and any q
+ *     (with f = k*q + x mod k: q = f/k and x mod k = f mod k; f = k*m*s + (k*t + r) for
+ *     q = m*s + t, r = f mod k, 0 <= t < m, and 0 <= k*t + r < k*m, so f mod k*m =
+ *     k*(q mod m) + r). Applied where q is x/k (then k*q + x mod k is x), or, on i64,
+ *     where k*q + x mod k simplifies to an index without x mod k (recombined).
+ * Applied until neither matches: the second feeds the first. */
+static void lin_fuse_divmod_depth(lin *l, int depth) {
+  for (int round = 0; round < 16; round++) {
     bool changed = false;
     for (int i = 0; i < l->n && !changed; i++) {
       term *m = &l->terms[i];
@@ -175,15 +206,29 @@ static void lin_fuse_divmod(lin *l) {
         continue;
       for (int j = 0; j < l->n; j++) {
         term *d = &l->terms[j];
-        int64_t k2;
-        if (d->atom->kind != TSL_E_DIV || !tsl_expr_is_const_int(d->atom->bin.b, &k2) || k2 != k) continue;
-        if (sview(l->t, d->coef) != sview(l->t, m->coef * (uint64_t)k)) continue;
-        if (!tsl_expr_equal(d->atom->bin.a, m->atom->bin.a)) continue;
+        if (j == i || sview(l->t, d->coef) != sview(l->t, m->coef * (uint64_t)k)) continue;
+        int64_t k2, mm, km;
         uint64_t a = m->coef;
-        tsl_expr *x = m->atom->bin.a;
-        m->coef = 0;
-        d->coef = 0;
-        lin_add_simplified(l, x, a);
+        tsl_expr *x = m->atom->bin.a, *f = NULL;
+        if (d->atom->kind == TSL_E_DIV && tsl_expr_is_const_int(d->atom->bin.b, &k2) && k2 == k &&
+            tsl_expr_equal(d->atom->bin.a, x)) {
+          m->coef = 0;
+          d->coef = 0;
+          lin_add_simplified(l, x, a);
+        } else if (k > 0 && d->atom->kind == TSL_E_MOD && tsl_expr_is_const_int(d->atom->bin.b, &mm) && mm > 0 &&
+                   !__builtin_mul_overflow(k, mm, &km) &&
+                   (l->t.bits >= 64 || km <= (int64_t)((1ull << (l->t.bits - 1)) - 1))) {
+          tsl_expr *q = d->atom->bin.a;
+          if (q->kind == TSL_E_DIV && tsl_expr_is_const_int(q->bin.b, &k2) && k2 == k && tsl_expr_equal(q->bin.a, x))
+            f = x;
+          else if (!recombined(l->t, q, m->atom, k, depth, &f))
+            continue;
+          m->coef = 0;
+          d->coef = 0;
+          lin_add_term(l, tsl_mod(f, tsl_int(l->t, km)), a); /* may reallocate: m, d are not used after */
+        } else {
+          continue;
+        }
         changed = true;
         break;
       }
@@ -191,6 +236,8 @@ static void lin_fuse_divmod(lin *l) {
     if (!changed) return;
   }
 }
+
+static void lin_fuse_divmod(lin *l) { lin_fuse_divmod_depth(l, 0); }
 
 static bool lin_has_terms(const lin *l) {
   for (int i = 0; i < l->n; i++)

@@ -105,6 +105,75 @@ static void test_fused_index_recombines(void) {
   CHECK_EXPR(tsl_simplify(g, NULL), "(f*3) + 1");
 }
 
+/* e and its simplified form agree, by the reference interpreter, at every (o, i) with
+ * o in [olo, ohi] and i in [0, 16). */
+static void check_same_values(tsl_expr *e, tsl_expr *s, tsl_expr *o, tsl_expr *i, int64_t olo, int64_t ohi) {
+  const tsl_expr *vars[2] = {o, i};
+  for (int64_t ov = olo; ov <= ohi; ov++)
+    for (int64_t iv = 0; iv < 16; iv++) {
+      int64_t vals[2] = {ov, iv}, want, got;
+      ref_env env = {2, vars, vals, NULL, NULL};
+      CU_ASSERT_EQUAL_FATAL(ref_eval_int(e, &env, 0, &want), REF_EVAL_OK);
+      CU_ASSERT_EQUAL_FATAL(ref_eval_int(s, &env, 0, &got), REF_EVAL_OK);
+      CU_ASSERT_EQUAL_FATAL(got, want);
+    }
+}
+
+/* Whether e has a division or modulo node. */
+static bool has_divmod(const tsl_expr *e) {
+  switch (e->kind) {
+  case TSL_E_DIV: case TSL_E_MOD: return true;
+  case TSL_E_ADD: case TSL_E_SUB: case TSL_E_MUL: case TSL_E_MIN: case TSL_E_MAX:
+    return has_divmod(e->bin.a) || has_divmod(e->bin.b);
+  default: return false;
+  }
+}
+
+static void test_fused_axes_index_split_recombines(void) {
+  /* a loop fused over c, y, x (extents C, 13, 13) and split by 16: the flattened index
+   * c*169 + y*13 + x of c = f/169, y = (f/13) mod 13, x = f mod 13 is f again (the
+   * auto-scheduler's fused elementwise stages; without this the vectorized store was a
+   * 16-lane gather with vector division) */
+  tsl_expr *o = v64("o"), *i = v64("i");
+  tsl_expr *f = tsl_add(tsl_mul(o, c64(16)), i);
+  tsl_expr *e = tsl_add(tsl_add(tsl_mul(tsl_div(f, c64(169)), c64(169)),
+                                tsl_mul(tsl_mod(tsl_div(f, c64(13)), c64(13)), c64(13))),
+                        tsl_mod(f, c64(13)));
+  tsl_expr *s = tsl_simplify(e, NULL);
+  CHECK_EXPR(s, "(o*16) + i");
+  check_same_values(e, s, o, i, -30, 30);
+  /* the two low parts alone: (f/13 mod 13)*13 + f mod 13 is f mod 169, in either order
+   * and scaled by 4 */
+  tsl_expr *low = tsl_mul(tsl_add(tsl_mod(f, c64(13)), tsl_mul(tsl_mod(tsl_div(f, c64(13)), c64(13)), c64(13))), c64(4));
+  s = tsl_simplify(low, NULL);
+  CHECK_EXPR(s, "(((o*16) + i) % 169)*4");
+  check_same_values(low, s, o, i, -30, 30);
+  /* four axes (extents 3, 7 and 4 below the outermost): the split of f by 4 divides the
+   * 16 of f = o*16 + i, so the simplifier has already moved whole multiples out
+   * ((f/4) mod 7 is (o*4 + i/4) mod 7, f mod 4 is i mod 4): they still recombine */
+  tsl_expr *four = tsl_add(tsl_add(tsl_add(tsl_mul(tsl_div(f, c64(84)), c64(84)),
+                                           tsl_mul(tsl_mod(tsl_div(f, c64(28)), c64(3)), c64(28))),
+                                   tsl_mul(tsl_mod(tsl_div(f, c64(4)), c64(7)), c64(4))),
+                           tsl_mod(f, c64(4)));
+  s = tsl_simplify(four, NULL);
+  CHECK_EXPR(s, "(o*16) + i");
+  check_same_values(four, s, o, i, -20, 20);
+  /* not a split of one index: the extents do not chain (13 then 12), or another
+   * variable: left as they are, and still equal */
+  tsl_expr *bad = tsl_add(tsl_mul(tsl_mod(tsl_div(f, c64(12)), c64(13)), c64(13)), tsl_mod(f, c64(13)));
+  s = tsl_simplify(bad, NULL);
+  CU_ASSERT_TRUE(has_divmod(s));
+  check_same_values(bad, s, o, i, -20, 20);
+  tsl_expr *other = tsl_add(tsl_mul(tsl_mod(tsl_div(o, c64(13)), c64(13)), c64(13)), tsl_mod(f, c64(13)));
+  s = tsl_simplify(other, NULL);
+  CU_ASSERT_TRUE(has_divmod(s));
+  check_same_values(other, s, o, i, -20, 20);
+  /* a negative divisor is not merged (the identity is stated for k, m > 0) */
+  tsl_expr *neg = tsl_add(tsl_mul(tsl_mod(tsl_div(f, c64(-13)), c64(13)), c64(-13)), tsl_mod(f, c64(-13)));
+  s = tsl_simplify(neg, NULL);
+  check_same_values(neg, s, o, i, -20, 20);
+}
+
 static void test_canonical_form_of_permuted_sums(void) {
   tsl_expr *x = v64("x"), *y = v64("y"), *z = v64("z");
   tsl_expr *a = tsl_add(tsl_add(x, y), z);
@@ -397,6 +466,7 @@ void tsl_tests_ir_simplify(void) {
       {"test_split_index_div_mod_with_ranges", test_split_index_div_mod_with_ranges},
       {"test_div_mod_identities", test_div_mod_identities},
       {"test_fused_index_recombines", test_fused_index_recombines},
+      {"test_fused_axes_index_split_recombines", test_fused_axes_index_split_recombines},
       {"test_canonical_form_of_permuted_sums", test_canonical_form_of_permuted_sums},
       {"test_min_max_decided_by_intervals", test_min_max_decided_by_intervals},
       {"test_comparisons_decided_and_canonical", test_comparisons_decided_and_canonical},
