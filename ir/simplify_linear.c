@@ -165,19 +165,20 @@ static void lin_add_raw(tsl_simp *c, lin *l, tsl_expr *e, uint64_t coef, int *bu
 }
 
 static tsl_expr *lin_build(const lin *l);
-static void lin_fuse_divmod_depth(lin *l, int depth);
+static void lin_fuse_divmod_at(tsl_simp *c, lin *l, bool recombine, int *budget);
 
-/* Whether k*q + (x mod k) (q, x simplified; k > 0) is one index f in the form the
+/* Whether k*q + (x mod k) (q, x simplified; k > 0; i64) is one index f in the form the
  * simplifier leaves a split of f in (its x mod k absorbed by the first identity of
  * lin_fuse_divmod: q = f/k moved whole multiples of k out, e.g. (16*o + i)/4 = 4*o + i/4
- * and (16*o + i) mod 4 = i mod 4, and 4*(4*o + i/4) + i mod 4 = 16*o + i): then *f is it. */
-static bool recombined(tsl_type t, tsl_expr *q, tsl_expr *xmod, int64_t k, int depth, tsl_expr **f) {
-  if (depth >= 4 || !tsl_simp_is_i64(t)) return false;
+ * and (16*o + i) mod 4 = i mod 4, and 4*(4*o + i/4) + i mod 4 = 16*o + i): then *f is
+ * it. One level: the inner fuse applies the first identity only. */
+static bool recombined(tsl_simp *c, tsl_type t, tsl_expr *q, tsl_expr *xmod, int64_t k, tsl_expr **f) {
   lin r;
   lin_init(&r, t);
   lin_add_simplified(&r, q, (uint64_t)k);
   lin_add_term(&r, xmod, 1);
-  lin_fuse_divmod_depth(&r, depth + 1);
+  int none = 0;
+  lin_fuse_divmod_at(c, &r, false, &none);
   bool absorbed = true;
   for (int i = 0; i < r.n && absorbed; i++)
     if (sview(t, r.terms[i].coef) != 0 && (r.terms[i].atom == xmod || tsl_expr_equal(r.terms[i].atom, xmod)))
@@ -187,6 +188,60 @@ static bool recombined(tsl_type t, tsl_expr *q, tsl_expr *xmod, int64_t k, int d
   return absorbed;
 }
 
+/* One application of a*(x mod k) + a*k*(x/k) == a*x to l (terms i, j); false if none. */
+static bool fuse_div_mod_once(lin *l) {
+  for (int i = 0; i < l->n; i++) {
+    term *m = &l->terms[i];
+    int64_t k, k2;
+    if (m->atom->kind != TSL_E_MOD || sview(l->t, m->coef) == 0 || !tsl_expr_is_const_int(m->atom->bin.b, &k) || k == 0)
+      continue;
+    for (int j = 0; j < l->n; j++) {
+      term *d = &l->terms[j];
+      if (j == i || d->atom->kind != TSL_E_DIV || !tsl_expr_is_const_int(d->atom->bin.b, &k2) || k2 != k ||
+          sview(l->t, d->coef) != sview(l->t, m->coef * (uint64_t)k) || !tsl_expr_equal(d->atom->bin.a, m->atom->bin.a))
+        continue;
+      uint64_t a = m->coef;
+      tsl_expr *x = m->atom->bin.a;
+      m->coef = 0;
+      d->coef = 0;
+      lin_add_simplified(l, x, a); /* may reallocate: m, d are not used after */
+      return true;
+    }
+  }
+  return false;
+}
+
+/* One application of a*(x mod k) + a*k*(q mod m) == a*((k*q + x mod k) mod k*m) to l, for
+ * k, m > 0, where q is x/k or (recombine, i64, within *budget calls) recombined says
+ * k*q + x mod k is one index; false if none. */
+static bool fuse_mod_mod_once(tsl_simp *c, lin *l, bool recombine, int *budget) {
+  for (int i = 0; i < l->n; i++) {
+    term *m = &l->terms[i];
+    int64_t k, k2, mm, km;
+    if (m->atom->kind != TSL_E_MOD || sview(l->t, m->coef) == 0 || !tsl_expr_is_const_int(m->atom->bin.b, &k) || k <= 0)
+      continue;
+    for (int j = 0; j < l->n; j++) {
+      term *d = &l->terms[j];
+      if (j == i || sview(l->t, d->coef) == 0 || d->atom->kind != TSL_E_MOD || !tsl_expr_is_const_int(d->atom->bin.b, &mm) ||
+          mm <= 0 || sview(l->t, d->coef) != sview(l->t, m->coef * (uint64_t)k) || __builtin_mul_overflow(k, mm, &km) ||
+          (l->t.bits < 64 && km > (int64_t)((1ull << (l->t.bits - 1)) - 1)))
+        continue;
+      tsl_expr *q = d->atom->bin.a, *x = m->atom->bin.a, *f = NULL;
+      if (q->kind == TSL_E_DIV && tsl_expr_is_const_int(q->bin.b, &k2) && k2 == k && tsl_expr_equal(q->bin.a, x))
+        f = x;
+      else if (!recombine || !tsl_simp_is_i64(l->t) || (*budget)-- <= 0 || !recombined(c, l->t, q, m->atom, k, &f))
+        continue;
+      uint64_t a = m->coef;
+      m->coef = 0;
+      d->coef = 0;
+      tsl_expr *kmx = tsl_int(l->t, km), *r = tsl_simp_divmod(c, TSL_E_MOD, f, kmx);
+      lin_add_simplified(l, r ? r : tsl_mod(f, kmx), a); /* may reallocate: m, d are not used after */
+      return true;
+    }
+  }
+  return false;
+}
+
 /* The two identities of floor division that undo a fused loop axis's index split
  * (c*169 + y*13 + x of c = f/169, y = (f/13) mod 13, x = f mod 13 is f again):
  *   a*(x mod k) + a*k*(x/k) == a*x                  (x == (x/k)*k + x mod k);
@@ -194,50 +249,19 @@ static bool recombined(tsl_type t, tsl_expr *q, tsl_expr *xmod, int64_t k, int d
  *     (with f = k*q + x mod k: q = f/k and x mod k = f mod k; f = k*m*s + (k*t + r) for
  *     q = m*s + t, r = f mod k, 0 <= t < m, and 0 <= k*t + r < k*m, so f mod k*m =
  *     k*(q mod m) + r). Applied where q is x/k (then k*q + x mod k is x), or, on i64,
- *     where k*q + x mod k simplifies to an index without x mod k (recombined).
- * Applied until neither matches: the second feeds the first. */
-static void lin_fuse_divmod_depth(lin *l, int depth) {
-  for (int round = 0; round < 16; round++) {
-    bool changed = false;
-    for (int i = 0; i < l->n && !changed; i++) {
-      term *m = &l->terms[i];
-      int64_t k;
-      if (m->atom->kind != TSL_E_MOD || sview(l->t, m->coef) == 0 || !tsl_expr_is_const_int(m->atom->bin.b, &k) || k == 0)
-        continue;
-      for (int j = 0; j < l->n; j++) {
-        term *d = &l->terms[j];
-        if (j == i || sview(l->t, d->coef) != sview(l->t, m->coef * (uint64_t)k)) continue;
-        int64_t k2, mm, km;
-        uint64_t a = m->coef;
-        tsl_expr *x = m->atom->bin.a, *f = NULL;
-        if (d->atom->kind == TSL_E_DIV && tsl_expr_is_const_int(d->atom->bin.b, &k2) && k2 == k &&
-            tsl_expr_equal(d->atom->bin.a, x)) {
-          m->coef = 0;
-          d->coef = 0;
-          lin_add_simplified(l, x, a);
-        } else if (k > 0 && d->atom->kind == TSL_E_MOD && tsl_expr_is_const_int(d->atom->bin.b, &mm) && mm > 0 &&
-                   !__builtin_mul_overflow(k, mm, &km) &&
-                   (l->t.bits >= 64 || km <= (int64_t)((1ull << (l->t.bits - 1)) - 1))) {
-          tsl_expr *q = d->atom->bin.a;
-          if (q->kind == TSL_E_DIV && tsl_expr_is_const_int(q->bin.b, &k2) && k2 == k && tsl_expr_equal(q->bin.a, x))
-            f = x;
-          else if (!recombined(l->t, q, m->atom, k, depth, &f))
-            continue;
-          m->coef = 0;
-          d->coef = 0;
-          lin_add_term(l, tsl_mod(f, tsl_int(l->t, km)), a); /* may reallocate: m, d are not used after */
-        } else {
-          continue;
-        }
-        changed = true;
-        break;
-      }
-    }
-    if (!changed) return;
+ *     where k*q + x mod k simplifies to an index without x mod k (recombined; its
+ *     product k*q is i64 index arithmetic, overflow-free by the IR contract).
+ * The first identity is tried on every pair before the second (which would otherwise
+ * take a mod term the first needs); each rewrite removes a mod term (at most 256 per sum). */
+static void lin_fuse_divmod_at(tsl_simp *c, lin *l, bool recombine, int *budget) {
+  for (int round = 0; round < 256 && (fuse_div_mod_once(l) || fuse_mod_mod_once(c, l, recombine, budget)); round++) {
   }
 }
 
-static void lin_fuse_divmod(lin *l) { lin_fuse_divmod_depth(l, 0); }
+static void lin_fuse_divmod(tsl_simp *c, lin *l) {
+  int budget = 64; /* recombined calls per sum: a sum of many mod terms stays linear-ish */
+  lin_fuse_divmod_at(c, l, true, &budget);
+}
 
 static bool lin_has_terms(const lin *l) {
   for (int i = 0; i < l->n; i++)
@@ -282,7 +306,7 @@ tsl_expr *tsl_simp_linear(tsl_simp *c, tsl_expr *e) {
   lin_init(&l, e->type);
   int budget = 4096;
   lin_add_raw(c, &l, e, 1, &budget);
-  lin_fuse_divmod(&l);
+  lin_fuse_divmod(c, &l);
   tsl_expr *r = lin_build(&l);
   lin_free(&l);
   return r;
@@ -474,7 +498,7 @@ tsl_expr *tsl_simp_compare_i64(tsl_simp *c, tsl_expr_kind k, tsl_expr *a, tsl_ex
   lin_init(&d, t);
   lin_add_simplified(&d, a, 1);
   lin_add_simplified(&d, b, (uint64_t)-1);
-  lin_fuse_divmod(&d);
+  lin_fuse_divmod(c, &d);
   tsl_expr *res = NULL;
   /* decide on the interval of a - b (tighter than a and b apart: x + 1 > x) */
   tsl_interval iv = tsl_simp_interval(c, lin_build(&d));

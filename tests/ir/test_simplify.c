@@ -174,6 +174,86 @@ static void test_fused_axes_index_split_recombines(void) {
   check_same_values(neg, s, o, i, -20, 20);
 }
 
+/* The six orders of the sum of a, b, c. */
+static tsl_expr *sum3(tsl_expr *const t[3], int order) {
+  static const int perm[6][3] = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
+  return tsl_add(tsl_add(t[perm[order][0]], t[perm[order][1]]), t[perm[order][2]]);
+}
+
+static void test_fused_index_split_recombines_in_any_order_and_type(void) {
+  tsl_expr *o = v64("o"), *i = v64("i");
+  tsl_expr *f = tsl_add(tsl_mul(o, c64(16)), i);
+  /* a left-nested fuse (c, y[13]) then x[4], split by 16: the outer part is (f/4)/13 */
+  tsl_expr *t[3] = {tsl_mod(f, c64(4)), tsl_mul(tsl_mod(tsl_div(f, c64(4)), c64(13)), c64(4)),
+                    tsl_mul(tsl_div(tsl_div(f, c64(4)), c64(13)), c64(52))};
+  for (int order = 0; order < 6; order++) {
+    tsl_expr *e = sum3(t, order), *s = tsl_simplify(e, NULL);
+    CHECK_EXPR(s, "(o*16) + i");
+    check_same_values(e, s, o, i, -20, 20);
+  }
+  /* i32 and u16 indices (the first identity only: narrow types take no products), the
+   * outer part as x/169 or (x/13)/13, every order */
+  const tsl_type types[2] = {TSL_I32, TSL_U16};
+  for (int ti = 0; ti < 2; ti++) {
+    tsl_type ty = types[ti];
+    tsl_expr *x = tsl_var("x", ty), *zero = tsl_var("z", ty);
+    for (int nested = 0; nested < 2; nested++) {
+      tsl_expr *outer = nested ? tsl_div(tsl_div(x, tsl_int(ty, 13)), tsl_int(ty, 13)) : tsl_div(x, tsl_int(ty, 169));
+      tsl_expr *u[3] = {tsl_mod(x, tsl_int(ty, 13)),
+                        tsl_mul(tsl_mod(tsl_div(x, tsl_int(ty, 13)), tsl_int(ty, 13)), tsl_int(ty, 13)),
+                        tsl_mul(outer, tsl_int(ty, 169))};
+      for (int order = 0; order < 6; order++) {
+        tsl_expr *e = sum3(u, order), *s = tsl_simplify(e, NULL);
+        CHECK_EXPR(s, "x");
+        int64_t lo = ty.code == TSL_TYPE_INT ? -400 : 0;
+        const tsl_expr *vars[2] = {x, zero};
+        for (int64_t v = lo; v < lo + 800; v += 7) {
+          int64_t vals[2] = {v, 0}, want, got;
+          ref_env env = {2, vars, vals, NULL, NULL};
+          CU_ASSERT_EQUAL_FATAL(ref_eval_int(e, &env, 0, &want), REF_EVAL_OK);
+          CU_ASSERT_EQUAL_FATAL(ref_eval_int(s, &env, 0, &got), REF_EVAL_OK);
+          CU_ASSERT_EQUAL_FATAL(got, want);
+        }
+      }
+    }
+  }
+  /* a negative coefficient: -3*(v mod 7) - 21*((v/7) mod 5) is -3*(v mod 35), in i32 */
+  tsl_expr *v = tsl_var("v", TSL_I32), *w = tsl_var("w", TSL_I32);
+  tsl_expr *neg = tsl_sub(tsl_mul(tsl_mod(v, tsl_int(TSL_I32, 7)), tsl_int(TSL_I32, -3)),
+                          tsl_mul(tsl_mod(tsl_div(v, tsl_int(TSL_I32, 7)), tsl_int(TSL_I32, 5)), tsl_int(TSL_I32, 21)));
+  tsl_expr *sn = tsl_simplify(neg, NULL);
+  CHECK_EXPR(sn, "0i32 - ((v % 35i32)*3i32)");
+  const tsl_expr *vw[2] = {v, w};
+  for (int64_t vv = -300; vv <= 300; vv++) {
+    int64_t vals[2] = {vv, 0}, want, got;
+    ref_env env = {2, vw, vals, NULL, NULL};
+    CU_ASSERT_EQUAL_FATAL(ref_eval_int(neg, &env, 0, &want), REF_EVAL_OK);
+    CU_ASSERT_EQUAL_FATAL(ref_eval_int(sn, &env, 0, &got), REF_EVAL_OK);
+    CU_ASSERT_EQUAL_FATAL(got, want);
+  }
+  /* the middle level missing: f mod 13 + (f/169)*169 is not f; left split, same values */
+  tsl_expr *gap = tsl_add(tsl_mod(f, c64(13)), tsl_mul(tsl_div(f, c64(169)), c64(169)));
+  tsl_expr *sg = tsl_simplify(gap, NULL);
+  CU_ASSERT_TRUE(has_divmod(sg));
+  check_same_values(gap, sg, o, i, -30, 30);
+  /* q not a division of the same index: z mod 3 + ((z/3 + y) mod 5)*3 is (3*y + z) mod 15 */
+  tsl_expr *z = v64("z"), *y = v64("y");
+  tsl_expr *mixed = tsl_add(tsl_mod(z, c64(3)), tsl_mul(tsl_mod(tsl_add(tsl_div(z, c64(3)), y), c64(5)), c64(3)));
+  tsl_expr *sm = tsl_simplify(mixed, NULL);
+  check_same_values(mixed, sm, z, y, -40, 40);
+  /* simplified once is simplified: a second pass changes nothing */
+  tsl_expr *again[4] = {sum3(t, 1), neg, gap, mixed};
+  for (int k = 0; k < 4; k++) {
+    tsl_expr *s1 = tsl_simplify(again[k], NULL);
+    CU_ASSERT_TRUE(tsl_expr_equal(tsl_simplify(s1, NULL), s1));
+  }
+  tsl_expr *small = tsl_add(tsl_mod(tsl_mul(y, c64(3)), c64(2)),
+                            tsl_mul(tsl_mod(tsl_div(tsl_mul(y, c64(3)), c64(2)), c64(3)), c64(2)));
+  tsl_expr *s1 = tsl_simplify(small, NULL);
+  CU_ASSERT_TRUE(tsl_expr_equal(tsl_simplify(s1, NULL), s1));
+  check_same_values(small, s1, y, z, -40, 40);
+}
+
 static void test_canonical_form_of_permuted_sums(void) {
   tsl_expr *x = v64("x"), *y = v64("y"), *z = v64("z");
   tsl_expr *a = tsl_add(tsl_add(x, y), z);
@@ -467,6 +547,7 @@ void tsl_tests_ir_simplify(void) {
       {"test_div_mod_identities", test_div_mod_identities},
       {"test_fused_index_recombines", test_fused_index_recombines},
       {"test_fused_axes_index_split_recombines", test_fused_axes_index_split_recombines},
+      {"test_fused_index_split_recombines_in_any_order_and_type", test_fused_index_split_recombines_in_any_order_and_type},
       {"test_canonical_form_of_permuted_sums", test_canonical_form_of_permuted_sums},
       {"test_min_max_decided_by_intervals", test_min_max_decided_by_intervals},
       {"test_comparisons_decided_and_canonical", test_comparisons_decided_and_canonical},
