@@ -188,17 +188,26 @@ static bool recombined(tsl_simp *c, tsl_type t, tsl_expr *q, tsl_expr *xmod, int
   return absorbed;
 }
 
+/* Term m of l is a live (x mod k) with a constant k != 0: *k. */
+static bool const_mod_term(const lin *l, const term *m, int64_t *k) {
+  return m->atom->kind == TSL_E_MOD && sview(l->t, m->coef) != 0 && tsl_expr_is_const_int(m->atom->bin.b, k) && *k != 0;
+}
+
+/* e is x/k. */
+static bool is_div_by(const tsl_expr *e, const tsl_expr *x, int64_t k) {
+  int64_t k2;
+  return e->kind == TSL_E_DIV && tsl_expr_is_const_int(e->bin.b, &k2) && k2 == k && tsl_expr_equal(e->bin.a, x);
+}
+
 /* One application of a*(x mod k) + a*k*(x/k) == a*x to l (terms i, j); false if none. */
 static bool fuse_div_mod_once(lin *l) {
   for (int i = 0; i < l->n; i++) {
     term *m = &l->terms[i];
-    int64_t k, k2;
-    if (m->atom->kind != TSL_E_MOD || sview(l->t, m->coef) == 0 || !tsl_expr_is_const_int(m->atom->bin.b, &k) || k == 0)
-      continue;
+    int64_t k;
+    if (!const_mod_term(l, m, &k)) continue;
     for (int j = 0; j < l->n; j++) {
       term *d = &l->terms[j];
-      if (j == i || d->atom->kind != TSL_E_DIV || !tsl_expr_is_const_int(d->atom->bin.b, &k2) || k2 != k ||
-          sview(l->t, d->coef) != sview(l->t, m->coef * (uint64_t)k) || !tsl_expr_equal(d->atom->bin.a, m->atom->bin.a))
+      if (j == i || sview(l->t, d->coef) != sview(l->t, m->coef * (uint64_t)k) || !is_div_by(d->atom, m->atom->bin.a, k))
         continue;
       uint64_t a = m->coef;
       tsl_expr *x = m->atom->bin.a;
@@ -217,9 +226,8 @@ static bool fuse_div_mod_once(lin *l) {
 static bool fuse_mod_mod_once(tsl_simp *c, lin *l, bool recombine, int *budget) {
   for (int i = 0; i < l->n; i++) {
     term *m = &l->terms[i];
-    int64_t k, k2, mm, km;
-    if (m->atom->kind != TSL_E_MOD || sview(l->t, m->coef) == 0 || !tsl_expr_is_const_int(m->atom->bin.b, &k) || k <= 0)
-      continue;
+    int64_t k, mm, km;
+    if (!const_mod_term(l, m, &k) || k < 0) continue;
     for (int j = 0; j < l->n; j++) {
       term *d = &l->terms[j];
       if (j == i || sview(l->t, d->coef) == 0 || d->atom->kind != TSL_E_MOD || !tsl_expr_is_const_int(d->atom->bin.b, &mm) ||
@@ -227,7 +235,7 @@ static bool fuse_mod_mod_once(tsl_simp *c, lin *l, bool recombine, int *budget) 
           (l->t.bits < 64 && km > (int64_t)((1ull << (l->t.bits - 1)) - 1)))
         continue;
       tsl_expr *q = d->atom->bin.a, *x = m->atom->bin.a, *f = NULL;
-      if (q->kind == TSL_E_DIV && tsl_expr_is_const_int(q->bin.b, &k2) && k2 == k && tsl_expr_equal(q->bin.a, x))
+      if (is_div_by(q, x, k))
         f = x;
       else if (!recombine || !tsl_simp_is_i64(l->t) || (*budget)-- <= 0 || !recombined(c, l->t, q, m->atom, k, &f))
         continue;
