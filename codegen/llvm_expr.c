@@ -170,25 +170,93 @@ static tsl_status floor_divmod(cg *c, const tsl_expr *e, LLVMValueRef a, LLVMVal
   return TSL_OK;
 }
 
+/* The x86 max/min intrinsic (maxps/minps, maxpd/minpd: b where either is NaN, b where
+ * both are zero) for a's vector type on target c, or NULL: 4, 8 and 16 f32 lanes, 2, 4
+ * and 8 f64 lanes, at the widths the target's features give (AVX for 256 bits,
+ * AVX-512F for 512). */
+static const char *x86_min_max_intrinsic(const cg *c, bool is_max, LLVMTypeRef t) {
+  if (!c->target || !c->backend || c->backend->arch != TSL_ARCH_X86_64) return NULL;
+  if (LLVMGetTypeKind(t) != LLVMVectorTypeKind) return NULL;
+  LLVMTypeKind ek = LLVMGetTypeKind(LLVMGetElementType(t));
+  if (ek != LLVMFloatTypeKind && ek != LLVMDoubleTypeKind) return NULL;
+  bool f64 = ek == LLVMDoubleTypeKind;
+  unsigned bits = LLVMGetVectorSize(t) * (f64 ? 64u : 32u);
+  if (bits == 128) {
+    if (f64) return is_max ? "llvm.x86.sse2.max.pd" : "llvm.x86.sse2.min.pd";
+    return is_max ? "llvm.x86.sse.max.ps" : "llvm.x86.sse.min.ps";
+  }
+  if (bits == 256 && tsl_target_has_feature(c->target, "avx")) {
+    if (f64) return is_max ? "llvm.x86.avx.max.pd.256" : "llvm.x86.avx.min.pd.256";
+    return is_max ? "llvm.x86.avx.max.ps.256" : "llvm.x86.avx.min.ps.256";
+  }
+  if (bits == 512 && tsl_target_has_feature(c->target, "avx512f")) {
+    if (f64) return is_max ? "llvm.x86.avx512.max.pd.512" : "llvm.x86.avx512.min.pd.512";
+    return is_max ? "llvm.x86.avx512.max.ps.512" : "llvm.x86.avx512.min.ps.512";
+  }
+  return NULL;
+}
+
+/* Whether v is a float constant (scalar or vector) with no NaN element. */
+static bool constant_without_nan(LLVMValueRef v) {
+  if (!LLVMIsConstant(v)) return false;
+  LLVMTypeRef t = LLVMTypeOf(v);
+  bool vec = LLVMGetTypeKind(t) == LLVMVectorTypeKind;
+  unsigned n = vec ? LLVMGetVectorSize(t) : 1;
+  for (unsigned i = 0; i < n; i++) {
+    LLVMValueRef e = vec ? LLVMGetAggregateElement(v, i) : v;
+    LLVMBool lost;
+    if (!e || !LLVMIsAConstantFP(e)) return false;
+    double d = LLVMConstRealGetDouble(e, &lost);
+    if (d != d) return false;
+  }
+  return true;
+}
+
 /* Float max (or min) of a and b, NaN-propagating (ir.h; the interpreter's fmax with NaN
- * taken first; the sign of a zero result is unspecified, as with C's fmax): a compare
- * and select, which x86 matches as one maxps/minps (its result is the second operand
- * when either is NaN, so that operand's NaN propagates), then a select of a where a is
- * NaN. A constant operand goes first, where the second select folds away (a ReLU's
- * max(x, 0) is one maxps). llvm.maximum, which also orders -0 below +0, expands to 5
- * instructions on AVX-512 (a sign test to a mask register, two blends, an unordered
- * compare, the max): a max-pool's chain of 9 maxima ran 1.6x slower vectorized than
- * scalar with it. */
-static LLVMValueRef float_min_max(cg *c, bool is_max, LLVMValueRef a, LLVMValueRef b) {
+ * taken first; the sign of a zero result is unspecified, as with C's fmax).
+ *
+ * On x86 at a native vector width: m = maxps(b, a), whose result is its second operand
+ * a where either is NaN, so a's NaN propagates; then a select of b where b is NaN. The
+ * select stays apart from the max because the max is the target's intrinsic: written as
+ * a compare and two selects, LLVM merges the selects into one select on an or of two
+ * compares (a compare of a, an unordered compare, an or of masks, a blend). In a
+ * reduction acc = max(acc, x) (a = acc, as reductions write it) the chain through acc is
+ * then one max and one blend; the compare of x is off it. A max-pool step of 9 taps
+ * (squeezenet1_1's 3x3 pools, AVX-512) spent about 5 cycles per tap in the merged form.
+ * A constant a with no NaN needs no select: maxps(a, b) is b where b is NaN (a ReLU's
+ * max(x, 0) is one maxps).
+ *
+ * Elsewhere (other widths, scalars, other architectures): a compare and select, which
+ * x86 matches as one maxps/minps, then a select of a where a is NaN; a constant operand
+ * goes first, where the second select folds away. llvm.maximum, which also orders -0
+ * below +0, expands to 5 instructions on AVX-512 (a sign test to a mask register, two
+ * blends, an unordered compare, the max): a max-pool's chain of 9 maxima ran 1.6x slower
+ * vectorized than scalar with it. */
+static tsl_status float_min_max(cg *c, bool is_max, LLVMValueRef a, LLVMValueRef b, LLVMValueRef *out) {
   if (LLVMIsConstant(b) && !LLVMIsConstant(a)) {
     LLVMValueRef t = a;
     a = b;
     b = t;
   }
+  const char *x86 = x86_min_max_intrinsic(c, is_max, LLVMTypeOf(a));
+  if (x86) {
+    /* the 512-bit forms take a rounding mode: 4, the current one */
+    int nargs = strstr(x86, ".512") ? 3 : 2;
+    if (constant_without_nan(a)) {
+      LLVMValueRef args[3] = {a, b, LLVMConstInt(c->t_i32, 4, 0)};
+      return cg_intrinsic(c, x86, NULL, 0, args, nargs, out);
+    }
+    LLVMValueRef args[3] = {b, a, LLVMConstInt(c->t_i32, 4, 0)}, m;
+    CG_TRY(cg_intrinsic(c, x86, NULL, 0, args, nargs, &m));
+    LLVMValueRef b_nan = LLVMBuildFCmp(c->b, LLVMRealUNO, b, b, "");
+    *out = LLVMBuildSelect(c->b, b_nan, b, m, "");
+    return TSL_OK;
+  }
   LLVMValueRef pick_a = LLVMBuildFCmp(c->b, is_max ? LLVMRealOGT : LLVMRealOLT, a, b, "");
   LLVMValueRef m = LLVMBuildSelect(c->b, pick_a, a, b, "");
   LLVMValueRef a_nan = LLVMBuildFCmp(c->b, LLVMRealUNO, a, a, "");
-  return LLVMBuildSelect(c->b, a_nan, a, m, "");
+  *out = LLVMBuildSelect(c->b, a_nan, a, m, "");
+  return TSL_OK;
 }
 
 static tsl_status emit_arith(cg *c, const tsl_expr *e, LLVMValueRef a, LLVMValueRef b, LLVMValueRef *out) {
@@ -224,10 +292,10 @@ static tsl_status emit_arith(cg *c, const tsl_expr *e, LLVMValueRef a, LLVMValue
     return TSL_OK;
   }
   case TSL_E_MIN:
-    if (fl) return *out = float_min_max(c, false, a, b), TSL_OK;
+    if (fl) return float_min_max(c, false, a, b, out);
     return intrinsic2(c, is_signed ? "llvm.smin" : "llvm.umin", a, b, out);
   case TSL_E_MAX:
-    if (fl) return *out = float_min_max(c, true, a, b), TSL_OK;
+    if (fl) return float_min_max(c, true, a, b, out);
     return intrinsic2(c, is_signed ? "llvm.smax" : "llvm.umax", a, b, out);
   default: return cg_fail(c, "not an arithmetic node: %s", tsl_expr_kind_name(e->kind));
   }

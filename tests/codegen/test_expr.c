@@ -237,26 +237,37 @@ static void test_min_max_integer_signedness(void) {
   free(a), free(b), free(o1), free(o2), free(o3);
 }
 
-static void test_min_max_float_propagate_nan(void) {
-  float *a = cg_alloc(N * 4), *b = cg_alloc(N * 4), *omin = cg_alloc(CG_NREGIONS * N * 4),
-        *omax = cg_alloc(CG_NREGIONS * N * 4);
+/* Float min and max at 1, 4, 8 and 16 lanes, f32 and f64 (x86: minps/maxps at 128, 256
+ * and 512 bits, minpd/maxpd at 256 and 512, the rest the generic compare and select):
+ * NaN in either operand and in both, infinities. */
+static double nan_case_a(int i) { return i % 5 == 1 ? NAN : i % 11 == 4 ? INFINITY : (double)(i - 30) * 0.25; }
+static double nan_case_b(int i) { return i % 7 == 2 ? NAN : i % 3 == 0 ? -INFINITY : (double)(20 - i) * 0.5; }
+static double elem(const void *p, bool f64, int i) { return f64 ? ((const double *)p)[i] : ((const float *)p)[i]; }
+
+static void check_min_max_propagate_nan(tsl_type t) {
+  bool f64 = t.bits == 64;
+  size_t es = f64 ? 8 : 4;
+  void *a = cg_alloc(N * es), *b = cg_alloc(N * es), *omin = cg_alloc(CG_NREGIONS * N * es),
+       *omax = cg_alloc(CG_NREGIONS * N * es);
   for (int i = 0; i < N; i++) {
-    a[i] = i % 5 == 1 ? NAN : (float)(i - 30) * 0.5f;
-    b[i] = i % 7 == 2 ? NAN : i % 3 == 0 ? -INFINITY : (float)(20 - i);
+    if (f64) ((double *)a)[i] = nan_case_a(i), ((double *)b)[i] = nan_case_b(i);
+    else ((float *)a)[i] = (float)nan_case_a(i), ((float *)b)[i] = (float)nan_case_b(i);
   }
-  tsl_type ts[2] = {TSL_F32, TSL_F32};
-  CU_ASSERT_EQUAL_FATAL(cg_run_lanes(cg_lanes_kernel("fmin", 2, ts, TSL_F32, N, f_min), 2, (void *[]){a, b}, omin),
-                        TSL_OK);
-  CU_ASSERT_EQUAL_FATAL(cg_run_lanes(cg_lanes_kernel("fmax", 2, ts, TSL_F32, N, f_max), 2, (void *[]){a, b}, omax),
-                        TSL_OK);
+  tsl_type ts[2] = {t, t};
+  CU_ASSERT_EQUAL_FATAL(cg_run_lanes(cg_lanes_kernel("fmin", 2, ts, t, N, f_min), 2, (void *[]){a, b}, omin), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(cg_run_lanes(cg_lanes_kernel("fmax", 2, ts, t, N, f_max), 2, (void *[]){a, b}, omax), TSL_OK);
   for (int r = 0; r < CG_NREGIONS; r++)
     for (int i = 0; i < N; i++) {
-      bool nan = isnan(a[i]) || isnan(b[i]);
-      CU_ASSERT(same_float(omin[r * N + i], nan ? NAN : (a[i] < b[i] ? a[i] : b[i])));
-      CU_ASSERT(same_float(omax[r * N + i], nan ? NAN : (a[i] > b[i] ? a[i] : b[i])));
+      double x = nan_case_a(i), y = nan_case_b(i);
+      bool nan = isnan(x) || isnan(y);
+      CU_ASSERT(same_float(elem(omin, f64, r * N + i), nan ? NAN : (x < y ? x : y)));
+      CU_ASSERT(same_float(elem(omax, f64, r * N + i), nan ? NAN : (x > y ? x : y)));
     }
   free(a), free(b), free(omin), free(omax);
 }
+
+static void test_min_max_float_propagate_nan(void) { check_min_max_propagate_nan(TSL_F32); }
+static void test_min_max_f64_propagate_nan(void) { check_min_max_propagate_nan(TSL_F64); }
 
 /* A constant operand (a ReLU's max(x, 0), a clip's min(6, x)) in either position: the
  * variable operand's NaN still propagates (codegen puts the constant first, where its
@@ -283,6 +294,37 @@ static void test_min_max_float_constant_operand_propagates_nan(void) {
         float want = isnan(a[i]) ? NAN : k < 2 ? (a[i] > 0 ? a[i] : 0) : (a[i] < 6 ? a[i] : 6);
         CU_ASSERT(same_float(o[(k * CG_NREGIONS + r) * N + i], want));
       }
+  free(a), free(o);
+}
+
+/* A constant operand that is NaN (or a vector constant with one NaN lane) makes every
+ * result NaN: only a NaN-free constant may skip the NaN test of the other operand. */
+static tsl_expr *lanes_const_nan_lane(int lanes) {
+  if (lanes == 1) return tsl_float(TSL_F32, NAN);
+  /* lane 1 NaN, the others 2.0: select(ramp == 1, NaN, 2) folds to a vector constant */
+  return tsl_select(tsl_eq(tsl_ramp(tsl_i32(0), tsl_i32(1), lanes), tsl_broadcast(tsl_i32(1), lanes)),
+                    tsl_broadcast(tsl_float(TSL_F32, NAN), lanes), tsl_broadcast(tsl_float(TSL_F32, 2.0), lanes));
+}
+static tsl_expr *f_max_nan_x(tsl_expr *const *x, int lanes) { return tsl_max(lanes_const_nan_lane(lanes), x[0]); }
+static tsl_expr *f_min_x_nan(tsl_expr *const *x, int lanes) { return tsl_min(x[0], lanes_const_nan_lane(lanes)); }
+
+static void test_min_max_float_nan_constant_operand(void) {
+  enum { NF = 2 };
+  float *a = cg_alloc(N * 4), *o = cg_alloc(NF * CG_NREGIONS * N * 4);
+  for (int i = 0; i < N; i++) a[i] = i % 5 == 1 ? NAN : i % 7 == 3 ? -INFINITY : (float)(i - 30) * 0.5f;
+  tsl_type ts[1] = {TSL_F32};
+  const cg_expr_fn fns[NF] = {f_max_nan_x, f_min_x_nan};
+  CU_ASSERT_EQUAL_FATAL(cg_run_lanes(cg_lanes_kernel_multi("fnanc", 1, ts, TSL_F32, N, NF, fns), 1, (void *[]){a}, o),
+                        TSL_OK);
+  for (int k = 0; k < NF; k++)
+    for (int r = 0; r < CG_NREGIONS; r++) {
+      int lanes = cg_region_lanes[r];
+      for (int i = 0; i < N; i++) {
+        bool c_nan = lanes == 1 || i % lanes == 1;
+        float want = c_nan || isnan(a[i]) ? NAN : k == 0 ? (a[i] > 2.0f ? a[i] : 2.0f) : (a[i] < 2.0f ? a[i] : 2.0f);
+        CU_ASSERT(same_float(o[(k * CG_NREGIONS + r) * N + i], want));
+      }
+    }
   free(a), free(o);
 }
 
@@ -560,6 +602,8 @@ void cg_add_expr_tests(void) {
   CU_add_test(s, "test_min_max_float_propagate_nan", test_min_max_float_propagate_nan);
   CU_add_test(s, "test_min_max_float_constant_operand_propagates_nan",
               test_min_max_float_constant_operand_propagates_nan);
+  CU_add_test(s, "test_min_max_f64_propagate_nan", test_min_max_f64_propagate_nan);
+  CU_add_test(s, "test_min_max_float_nan_constant_operand", test_min_max_float_nan_constant_operand);
   CU_add_test(s, "test_compare_signed_unsigned_and_nan_ordered", test_compare_signed_unsigned_and_nan_ordered);
   CU_add_test(s, "test_and_or_not_on_bool_buffers", test_and_or_not_on_bool_buffers);
   CU_add_test(s, "test_select_vector_condition_and_scalar_condition", test_select_vector_condition_and_scalar_condition);
