@@ -16,6 +16,7 @@
 #include "models/node_kernels.h"
 #include "models/node_kernels_binary.h"
 #include "models/passes/binary_channels_last.h"
+#include "models/passes/binary_read_blocked.h"
 #include "models/passes/channel_gather.h"
 #include "models/passes/channel_shuffle.h"
 #include "models/passes/channels_first.h"
@@ -50,7 +51,7 @@ int tsl_compile_fuse_expand_dw_mode(int opt) {
   return 0;
 }
 
-/* tsl_graph_optimize; binary_nchw skips the binary residual streams' channels-last pass. */
+/* tsl_graph_optimize; binary_nchw skips the binary channels-last and blocked-read passes. */
 static tsl_status optimize(tsl_graph *g, int block, bool binary_nchw, tsl_compile_stats *stats) {
   if (!g) return tsl_error(TSL_ERR_INVALID, "graph optimize: NULL graph");
   tsl_compile_stats local;
@@ -86,6 +87,9 @@ static tsl_status optimize(tsl_graph *g, int block, bool binary_nchw, tsl_compil
   stats->nodes_fused += scaled;
   stats->binary_channels_last = 0;
   if (st == TSL_OK && !binary_nchw) st = tsl_pass_binary_channels_last(g, &stats->binary_channels_last);
+  /* after the channels-last pass: its quantize_unipolar_i32_nhwc has a blocked twin */
+  stats->binary_blocked_reads = 0;
+  if (st == TSL_OK && !binary_nchw) st = tsl_pass_binary_read_blocked(g, &stats->binary_blocked_reads);
   stats->nodes_after = g->n_nodes;
   return st;
 }

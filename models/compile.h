@@ -84,8 +84,10 @@ typedef struct tsl_compile_options {
                             schedule (ops/nn/default_schedule.h); false (the default): they
                             get the auto-scheduler's schedule (tuner/autosched.h: an OP.auto
                             record of a registry operator, else its deterministic default) */
-  bool binary_nchw;    /* keep binarized nets' i32 residual streams NCHW (skip the pass
-                          models/passes/binary_channels_last.h; for comparing the two) */
+  bool binary_nchw;    /* binary operators on NCHW tensors only: keep binarized nets' i32
+                          residual streams NCHW and their f32 inputs plain (skip the passes
+                          models/passes/binary_channels_last.h and binary_read_blocked.h;
+                          for comparing the two) */
   const tsl_records *records_db; /* records held in memory, used instead of the `records`
                                     file when non-NULL (not owned, not modified): the
                                     in-situ pass compiles model variants from them */
@@ -126,6 +128,8 @@ typedef struct tsl_compile_stats {
   int layout_transforms;           /* NCHW <-> NCHW[x]c transform nodes inserted */
   int binary_channels_last;        /* binary i32-stream nodes switched to their channels-last
                                       twins (passes/binary_channels_last.h) */
+  int binary_blocked_reads;        /* binary nodes switched to read a blocked f32 tensor
+                                      (passes/binary_read_blocked.h) */
   int steps;                       /* kernel calls per run */
   int kernels;                     /* distinct kernels built (<= steps) */
   int records_used;                /* workloads whose schedule came from the records (convs, and

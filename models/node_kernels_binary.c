@@ -143,6 +143,29 @@ bool tsl_binary_is_stream_glue(const char *op) {
   return op && (strcmp(op, "bitpack_unipolar64_i32_nhwc") == 0 || strcmp(op, "binary_global_avgpool_i32_nhwc") == 0);
 }
 
+bool tsl_binary_is_blocked_pack(const char *op) {
+  size_t n = op ? strlen(op) : 0;
+  return n > 6 && strncmp(op, "bitpack_", 8) == 0 && strcmp(op + n - 6, "_nchwc") == 0;
+}
+
+/* A blocked pack's schedule (tsl_binary_glue_schedule): part computed per pixel of out,
+ * its k loop outside j and j (the block's lanes, contiguous) vectorized; out's rows in
+ * parallel, its sum over j left to LLVM (a horizontal add of one vector). */
+static tsl_status blocked_pack_schedule(tsl_schedule *s, const tsl_te_program *p) {
+  const char *out = p->outputs[0]->op->name;
+  tsl_stage *ps = tsl_schedule_stage(s, "part"), *os = tsl_schedule_stage(s, out);
+  if (!ps || !os || tsl_stage_iter_index(ps, "k") < 0 || tsl_stage_iter_index(ps, "j") < 0 ||
+      tsl_stage_iter_index(os, "y") < 0 || tsl_stage_iter_index(os, "n") < 0)
+    return tsl_error(TSL_ERR_SCHEDULE, "blocked pack schedule: the op has no stage part(.., j; k) or out(n, .., y, x)");
+  static const char *const kj[] = {"k", "j"}, *const yn[] = {"y", "n"};
+  tsl_status st = tsl_schedule_reorder(s, "part", 2, kj);
+  if (st == TSL_OK) st = tsl_schedule_compute_at(s, "part", out, "x");
+  if (st == TSL_OK) st = tsl_schedule_vectorize(s, "part", "j");
+  if (st == TSL_OK) st = tsl_schedule_reorder(s, out, 2, yn);
+  if (st == TSL_OK) st = tsl_schedule_parallel(s, out, "y");
+  return st;
+}
+
 tsl_status tsl_binary_node_schedule(const tsl_records *db, const tsl_target *t, const tsl_node_kernel *nk,
                                     FILE *warn, tsl_te_program **prog, tsl_schedule **s, bool *tuned) {
   *tuned = false;
@@ -203,9 +226,16 @@ int tsl_binary_model_workloads(const tsl_graph *g0, tsl_workload *out, int *node
 tsl_status tsl_binary_glue_schedule(const char *op, const tsl_te_program *p, const tsl_target *t,
                                     tsl_schedule **out) {
   *out = NULL;
-  if (!op || strcmp(op, "bitpack_unipolar64_i32_nhwc") != 0) return tsl_default_schedule(p, t, out);
+  bool blocked = tsl_binary_is_blocked_pack(op);
+  if (!op || (!blocked && strcmp(op, "bitpack_unipolar64_i32_nhwc") != 0)) return tsl_default_schedule(p, t, out);
   tsl_schedule *s = NULL;
   tsl_status st = tsl_schedule_create(p, &s);
+  if (st == TSL_OK && blocked) {
+    st = blocked_pack_schedule(s, p);
+    if (st != TSL_OK) tsl_schedule_free(s);
+    else *out = s;
+    return st;
+  }
   const char *name = p->outputs[0]->op->name;
   tsl_stage *os = st == TSL_OK ? tsl_schedule_stage(s, name) : NULL;
   if (os && tsl_stage_iter_index(os, "y") >= 0 && tsl_stage_iter_index(os, "n") >= 0) {

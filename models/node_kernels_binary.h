@@ -52,7 +52,14 @@ bool tsl_binary_is_bitserial(const char *op);
  * auto-scheduler. */
 bool tsl_binary_is_stream_glue(const char *op);
 
-/* The schedule of stream glue operator `op` (program p) for target t: the pack's loops as
+/* Whether registry operator `op` is a pack of blocked f32 NCHW[x]c (bitpack_*_nchwc,
+ * passes/binary_read_blocked.h), scheduled by tsl_binary_glue_schedule. */
+bool tsl_binary_is_blocked_pack(const char *op);
+
+/* The schedule of stream glue operator or blocked pack `op` (program p) for target t.
+ * A blocked pack: its stage part (per pixel and lane j of a block, the bits of the word's
+ * channels in that lane) computed at each pixel of out, the block's lanes vectorized
+ * (contiguous loads), out's rows in parallel. The stream glue: the pack's loops as
  * written with the output rows (y) outermost and in parallel, LLVM vectorizing the inner
  * channel reduction (bresnet18, 8 packs, load ~11: 0.16 -> 0.05 ms at 1 thread, 0.39 ->
  * 0.055 at 2, against the default schedule's rfactor'ed reduction; the auto-scheduler's

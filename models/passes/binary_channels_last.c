@@ -48,28 +48,6 @@ static bool value_ok(const tsl_graph *g, int v, const stream_op *const *sop, con
   return true;
 }
 
-/* A switched quantize node n whose f32 input is a layout transform from blocked NCHW[x]c
- * (passes/layout.h) reads the blocked tensor instead (quantize_unipolar_i32_nchwc_nhwc:
- * each pixel's x channels contiguous in both tensors, no transpose); *bypassed counts it. */
-static tsl_status read_blocked(tsl_graph *g, int n, int *bypassed) {
-  const tsl_attr *k = tsl_node_attr(&g->nodes[n], "kernel");
-  int in = g->nodes[n].inputs[0], t = g->values[in].producer;
-  if (!k || strcmp(k->s, "quantize_unipolar_i32_nhwc") != 0 || t < 0) return TSL_OK;
-  const tsl_node *tn = &g->nodes[t];
-  if (tn->op != TSL_OP_IDENTITY || !tsl_node_attr(tn, TSL_ATTR_LAYOUT_TRANSFORM) || tn->n_inputs != 1) return TSL_OK;
-  int blocked = tn->inputs[0];
-  const tsl_value *b = &g->values[blocked];
-  if (b->layout.kind != TSL_LAYOUT_NCHWC || b->ndim != 4 || g->values[in].layout.kind != TSL_LAYOUT_PLAIN)
-    return TSL_OK;
-  int64_t C = b->shape[1];
-  int ins[1] = {blocked};
-  tsl_status st = tsl_graph_set_node_inputs(g, n, 1, ins);
-  if (st == TSL_OK) st = tsl_graph_set_attr_string(g, n, "kernel", "quantize_unipolar_i32_nchwc_nhwc");
-  if (st == TSL_OK) st = tsl_graph_set_attr_int(g, n, "C", C);
-  if (st == TSL_OK) (*bypassed)++;
-  return st;
-}
-
 tsl_status tsl_pass_binary_channels_last(tsl_graph *g, int *switched) {
   if (switched) *switched = 0;
   if (!g) return tsl_error(TSL_ERR_INVALID, "binary channels-last pass: NULL graph");
@@ -101,16 +79,10 @@ tsl_status tsl_pass_binary_channels_last(tsl_graph *g, int *switched) {
     if (ok[n] && (st = tsl_graph_set_attr_string(g, n, "kernel", sop[n]->nhwc)) == TSL_OK) count++;
   /* the new shapes, writers before readers (a checked graph's nodes are in topological
    * order; only the switched nodes' outputs change) */
-  int bypassed = 0;
-  for (int n = 0; n < nn && st == TSL_OK; n++) {
-    if (!ok[n]) continue;
-    if (sop[n]->port_in < 0 && (st = read_blocked(g, n, &bypassed)) != TSL_OK) break;
-    st = tsl_graph_infer_node(g, n);
-  }
+  for (int n = 0; n < nn && st == TSL_OK; n++)
+    if (ok[n]) st = tsl_graph_infer_node(g, n);
   free(sop);
   free(ok);
-  /* a transform nobody reads any more */
-  if (st == TSL_OK && bypassed > 0) st = tsl_graph_prune(g);
   if (st == TSL_OK && switched) *switched = count;
   return st;
 }

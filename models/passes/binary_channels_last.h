@@ -17,11 +17,9 @@
  * readers or not at all (the largest such set, by a fixpoint from all candidates).
  * Any binarized residual net built of these operators qualifies, whatever its depth or
  * widths; a stream value read by another operator (or a graph output) keeps its whole
- * connected set NCHW. A switched quantize whose f32 input is a layout transform from
- * blocked NCHW[x]c (passes/layout.h: the blocked stem's output) reads the blocked tensor
- * instead (quantize_unipolar_i32_nchwc_nhwc: a pixel's x channels are contiguous in both,
- * no transpose) and the transform is pruned when nothing else reads it. Results are
- * bit-identical (the same integers, another order). */
+ * connected set NCHW. (A switched quantize whose f32 input is a layout transform from
+ * blocked NCHW[x]c then reads the blocked tensor: passes/binary_read_blocked.h.) Results
+ * are bit-identical (the same integers, another order). */
 #ifndef TESSEL_MODELS_PASSES_BINARY_CHANNELS_LAST_H
 #define TESSEL_MODELS_PASSES_BINARY_CHANNELS_LAST_H
 
@@ -33,10 +31,9 @@ extern "C" {
 #endif
 
 /* Rewrites g in place (the switched nodes' `kernel` attribute and their i32 values'
- * shapes change; node and value ids are unchanged unless a layout transform was bypassed,
- * then the graph is pruned and ids change); *switched (may be NULL) receives the number
- * of nodes switched. Errors: TSL_ERR_NOMEM, those of tsl_graph_set_attr_* and
- * tsl_graph_set_node_inputs, of shape inference (tsl_graph_infer_node) and tsl_graph_prune. */
+ * shapes change; node and value ids are unchanged); *switched (may be NULL) receives the
+ * number of nodes switched. Errors: TSL_ERR_NOMEM, those of tsl_graph_set_attr_* and of
+ * shape inference (tsl_graph_infer_node). */
 tsl_status tsl_pass_binary_channels_last(tsl_graph *g, int *switched);
 
 #ifdef __cplusplus

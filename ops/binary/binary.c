@@ -24,21 +24,61 @@
  *   55x55, AVX-512); the `if` stays for the last word's tail of a longer channel axis. */
 #include "ops/families.h"
 
-#define BITPACK_BIPOLAR(WS, T)                                                                   \
-  "op bitpack_bipolar" WS "(data: f32[N, C, H, W])\n"                                            \
-  "  out[n, w, y, x] = sum(i: shl(" T "(data[n, w*" WS " + i, y, x] < 0.0), " T "(i))\n"         \
+/* One activation of channel w*WS + i at pixel (y, x): NCHW, and blocked NCHW[X]c
+ * (ops/nchwc.h; channel c in block c / X, lane c % X). */
+#define PLAIN_PIXEL(WS) "data[n, w*" WS " + i, y, x]"
+#define BLOCKED_PIXEL(WS) "data[n, (w*" WS " + i) / X, y, x, (w*" WS " + i) % X]"
+#define BLOCKED_ASSERT                                                                           \
+  "  assert C >= 1 && C <= CB*X && C > CB*X - X, \"C must need exactly CB blocks of X channels\"\n"
+
+#define BITPACK_BIPOLAR_BODY(WS, T, PIX)                                                         \
+  "  out[n, w, y, x] = sum(i: shl(" T "(" PIX " < 0.0), " T "(i))\n"                             \
   "                        if w*" WS " + i < C)\n"                                               \
   "    where w < (C + " WS " - 1) / " WS ", i < min(" WS ", C)\n"
+#define BITPACK_BIPOLAR(WS, T)                                                                   \
+  "op bitpack_bipolar" WS "(data: f32[N, C, H, W])\n" BITPACK_BIPOLAR_BODY(WS, T, PLAIN_PIXEL(WS))
+/* The blocked packs in two stages, so that the lanes of a block are a spatial axis: part
+ * holds, per word and lane j, the bits of the word's channels in lane j (channels
+ * w*WS + k*X + j, k < ceil(WS/X)), read as contiguous vectors of the block (the block
+ * index clamped to the last: a channel past C is not summed, but its read must stay in
+ * bounds); out ORs the X parts (disjoint bits, so a sum). */
+#define BLOCKED_LANE_CHANNEL(WS) "(w*" WS " + k*X + j)"
+#define BLOCKED_LANE_PIXEL(WS) "data[n, min(" BLOCKED_LANE_CHANNEL(WS) " / X, CB - 1), y, x, j]"
+#define BLOCKED_LANE_WHERE(WS) \
+  "                        if k*X + j < " WS " && " BLOCKED_LANE_CHANNEL(WS) " < C)\n"
+#define BLOCKED_WORD_ASSERT(WS) "  assert " WS " % X == 0, \"the block (X channels) must divide the word\"\n"
+#define BITPACK_BIPOLAR_NCHWC(WS, T)                                                             \
+  "op bitpack_bipolar" WS "_nchwc(data: f32[N, CB, H, W, X], C: int)\n" BLOCKED_ASSERT            \
+  BLOCKED_WORD_ASSERT(WS)                                                                        \
+  "  part[n, w, y, x, j] = sum(k: shl(" T "(" BLOCKED_LANE_PIXEL(WS) " < 0.0), " T "(k*X + j))\n"   \
+  BLOCKED_LANE_WHERE(WS)                                                                         \
+  "    where w < (C + " WS " - 1) / " WS ", j < X, k < (" WS " + X - 1) / X\n"                    \
+  "  out[n, w, y, x] = sum(j: part[n, w, y, x, j])\n"
 
-#define BITPACK_UNIPOLAR(WS, T)                                                                  \
-  "op bitpack_unipolar" WS "(data: f32[N, C, H, W], bits: int = 1)\n"                           \
+#define BITPACK_UNIPOLAR_BODY(WS, T, PIX)                                                        \
   "  assert bits >= 1 && bits <= 2, \"bits must be 1 or 2\"\n"                                   \
-  "  out[n, b, w, y, x] = sum(i: shl(" T "((min(select(data[n, w*" WS " + i, y, x] * f32((1 << bits) - 1) >= 0.5, 1, 0)\n" \
-  "                                          + select(data[n, w*" WS " + i, y, x] * f32((1 << bits) - 1) >= 1.5, 1, 0)\n" \
-  "                                          + select(data[n, w*" WS " + i, y, x] * f32((1 << bits) - 1) >= 2.5, 1, 0),\n" \
+  "  out[n, b, w, y, x] = sum(i: shl(" T "((min(select(" PIX " * f32((1 << bits) - 1) >= 0.5, 1, 0)\n" \
+  "                                          + select(" PIX " * f32((1 << bits) - 1) >= 1.5, 1, 0)\n" \
+  "                                          + select(" PIX " * f32((1 << bits) - 1) >= 2.5, 1, 0),\n" \
   "                                          (1 << bits) - 1) >> b) & 1), " T "(i))\n"       \
   "                           if w*" WS " + i < C)\n"                                            \
   "    where b < bits, w < (C + " WS " - 1) / " WS ", i < min(" WS ", C)\n"
+#define BITPACK_UNIPOLAR(WS, T)                                                                  \
+  "op bitpack_unipolar" WS "(data: f32[N, C, H, W], bits: int = 1)\n"                           \
+  BITPACK_UNIPOLAR_BODY(WS, T, PLAIN_PIXEL(WS))
+#define UNIPOLAR_LEVEL(PIX)                                                                      \
+  "min(select(" PIX " * f32((1 << bits) - 1) >= 0.5, 1, 0)\n"                                     \
+  "                                          + select(" PIX " * f32((1 << bits) - 1) >= 1.5, 1, 0)\n" \
+  "                                          + select(" PIX " * f32((1 << bits) - 1) >= 2.5, 1, 0),\n" \
+  "                                          (1 << bits) - 1)"
+#define BITPACK_UNIPOLAR_NCHWC(WS, T)                                                            \
+  "op bitpack_unipolar" WS "_nchwc(data: f32[N, CB, H, W, X], C: int, bits: int = 1)\n"         \
+  BLOCKED_ASSERT BLOCKED_WORD_ASSERT(WS)                                                         \
+  "  assert bits >= 1 && bits <= 2, \"bits must be 1 or 2\"\n"                                   \
+  "  part[n, b, w, y, x, j] = sum(k: shl(" T "((" UNIPOLAR_LEVEL(BLOCKED_LANE_PIXEL(WS)) " >> b) & 1), " T "(k*X + j))\n" \
+  BLOCKED_LANE_WHERE(WS)                                                                         \
+  "    where b < bits, w < (C + " WS " - 1) / " WS ", j < X, k < (" WS " + X - 1) / X\n"          \
+  "  out[n, b, w, y, x] = sum(j: part[n, b, w, y, x, j])\n"
 
 #define CONV_PARAMS                                                                              \
   "C: int, stride_h: int = 1, stride_w: int = 1, pad_h: int = 0, pad_w: int = 0)\n"              \
@@ -227,7 +267,7 @@ static const char quantize_i32_nhwc_text[] =
 static const char quantize_i32_nchwc_nhwc_text[] =
     "op quantize_unipolar_i32_nchwc_nhwc(data: f32[N, CB, H, W, X], C: int, bits: int = 1)\n"
     "  assert bits >= 1 && bits <= 2, \"bits must be 1 or 2\"\n"
-    "  assert C >= 1 && C <= CB*X && C > CB*X - X, \"C must need exactly CB blocks of X channels\"\n"
+    BLOCKED_ASSERT
     "  out[n, y, x, c] = min(select(data[n, c / X, y, x, c % X] * f32((1 << bits) - 1) >= 0.5, 1, 0)\n"
     "                        + select(data[n, c / X, y, x, c % X] * f32((1 << bits) - 1) >= 1.5, 1, 0)\n"
     "                        + select(data[n, c / X, y, x, c % X] * f32((1 << bits) - 1) >= 2.5, 1, 0), (1 << bits) - 1)\n"
@@ -300,6 +340,10 @@ static const char bitpack_bipolar32_text[] = BITPACK_BIPOLAR("32", "u32");
 static const char bitpack_bipolar64_text[] = BITPACK_BIPOLAR("64", "u64");
 static const char bitpack_unipolar32_text[] = BITPACK_UNIPOLAR("32", "u32");
 static const char bitpack_unipolar64_text[] = BITPACK_UNIPOLAR("64", "u64");
+static const char bitpack_bipolar32_nchwc_text[] = BITPACK_BIPOLAR_NCHWC("32", "u32");
+static const char bitpack_bipolar64_nchwc_text[] = BITPACK_BIPOLAR_NCHWC("64", "u64");
+static const char bitpack_unipolar32_nchwc_text[] = BITPACK_UNIPOLAR_NCHWC("32", "u32");
+static const char bitpack_unipolar64_nchwc_text[] = BITPACK_UNIPOLAR_NCHWC("64", "u64");
 static const char conv_bipolar32_text[] = CONV_BIPOLAR("32", "u32");
 static const char conv_bipolar64_text[] = CONV_BIPOLAR("64", "u64");
 static const char conv_unipolar32_text[] = CONV_UNIPOLAR("32", "u32");
@@ -355,6 +399,14 @@ static const tsl_op_source family[] = {
      bitpack_unipolar32_text, {1, rank4, act_shapes, 1, two_bits}},
     {"bitpack_unipolar64", "quantize NCHW f32 in [0,1] to 1/2 bits, bit planes in u64 words along C",
      bitpack_unipolar64_text, {1, rank4, act_shapes, 1, two_bits}},
+    {"bitpack_bipolar32_nchwc", "bitpack_bipolar32 of blocked f32 NCHW[x]c (C true channels)",
+     bitpack_bipolar32_nchwc_text, {1, rank5, act_nchwc_shapes, 1, c64_param}},
+    {"bitpack_bipolar64_nchwc", "bitpack_bipolar64 of blocked f32 NCHW[x]c (C true channels)",
+     bitpack_bipolar64_nchwc_text, {1, rank5, act_nchwc_shapes, 1, c64_param}},
+    {"bitpack_unipolar32_nchwc", "bitpack_unipolar32 of blocked f32 NCHW[x]c (C true channels)",
+     bitpack_unipolar32_nchwc_text, {1, rank5, act_nchwc_shapes, 1, c64_param}},
+    {"bitpack_unipolar64_nchwc", "bitpack_unipolar64 of blocked f32 NCHW[x]c (C true channels)",
+     bitpack_unipolar64_nchwc_text, {1, rank5, act_nchwc_shapes, 1, c64_param}},
     {"bitserial_conv2d_bipolar32", "bitserial conv2d, 1-bit bipolar data and weights in u32 words (xor+popcount)",
      conv_bipolar32_text, {2, rank4x2, conv32_shapes, 3, conv_params}},
     {"bitserial_conv2d_bipolar64", "bitserial conv2d, 1-bit bipolar data and weights in u64 words (xor+popcount)",

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "ir/arena.h"
+#include "models/node_kernels_binary.h"
 #include "runtime/module.h"
 
 uint64_t bin_test_rng(uint64_t *state) {
@@ -32,9 +33,11 @@ int bin_test_run_op(tsl_jit *jit, const tsl_target *t, const char *name, int nin
   tsl_module *m = NULL;
   const tsl_kernel *kern = NULL;
   tsl_status st = tsl_op_instantiate(name, nin, shapes, ndims, nparams, params, &prog);
-  if (st == TSL_OK)
-    st = tpl && strncmp(name, "bitserial_conv2d", 16) == 0 ? tsl_bitserial_schedule(prog, t, k, &s)
-                                                            : tsl_schedule_create(prog, &s);
+  if (st == TSL_OK) {
+    if (tpl && strncmp(name, "bitserial_conv2d", 16) == 0) st = tsl_bitserial_schedule(prog, t, k, &s);
+    else if (tpl && tsl_binary_is_blocked_pack(name)) st = tsl_binary_glue_schedule(name, prog, t, &s);
+    else st = tsl_schedule_create(prog, &s);
+  }
   if (st == TSL_OK) st = tsl_module_new(&m);
   if (st == TSL_OK) st = tsl_build(s, "bin_kernel", jit, m, NULL, NULL);
   if (st == TSL_OK) st = tsl_module_get_kernel(m, "bin_kernel", &kern);

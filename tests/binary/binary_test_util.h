@@ -17,9 +17,10 @@ uint64_t bin_test_rng(uint64_t *state);
 /* bytes of zeroed memory aligned as kernel arguments must be (64 bytes); free with free(). */
 void *bin_test_zalloc(size_t bytes);
 
-/* Instantiates registry op `name`, schedules it (a bitserial conv with the bitserial
- * template when `tpl`: knobs k, NULL = its default; anything else with the empty
- * schedule), builds it with jit for t and runs it once on bufs (inputs, then the output).
+/* Instantiates registry op `name`, schedules it (when `tpl`: a bitserial conv with the
+ * bitserial template, knobs k, NULL = its default; a blocked pack with the graph
+ * compiler's hand schedule, tsl_binary_glue_schedule; anything else, and everything when
+ * not `tpl`, with the empty schedule), builds it with jit for t and runs it once on bufs (inputs, then the output).
  * Returns 0 on success, printing the error otherwise. */
 int bin_test_run_op(tsl_jit *jit, const tsl_target *t, const char *name, int nin, const int64_t *const *shapes,
                     const int *ndims, int nparams, const tsl_dsl_param_value *params, bool tpl,

@@ -1,8 +1,9 @@
-/* The channels-last residual stream of binarized nets: the `_nhwc` operators
- * (ops/binary/binary.c) against naive integer references written here from
- * docs/binary.md's formulas (tests/ref/ref_binary.c's conv and glue), under the bitserial
- * template's configs; and the graph pass models/passes/binary_channels_last.h (which
- * nodes it switches, and which it must leave NCHW). */
+/* The channels-last residual stream of binarized nets and the binary operators that read
+ * blocked f32: the `_nhwc` and `_nchwc` operators (ops/binary/binary.c) against naive
+ * integer references written here from docs/binary.md's formulas (tests/ref/ref_binary.c's
+ * conv, glue and quantizers), under the bitserial template's configs and the blocked
+ * packs' hand schedule; and the graph passes models/passes/binary_channels_last.h (which
+ * nodes it switches, and which it must leave NCHW) and binary_read_blocked.h. */
 #include <CUnit/CUnit.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -203,31 +204,78 @@ static void test_quantize_blocked_to_nhwc(void) {
     }
 }
 
-/* With the f32 stem (blocked NCHW[x]c at the target's lanes), the compiled model with the
- * stream channels-last (its quantize reading the blocked stem output, the layout
- * transform gone: one step fewer) gives the logits of the NCHW stream bit for bit. */
-static void test_bresnet18_with_stem_nhwc_equals_nchw(void) {
-  tsl_zoo_binary_options o = {"bresnet18", 1, 8, 64, false, 5, false};
+/* bitpack_{bipolar,unipolar}{32,64}_nchwc: blocked f32 [1, CB, H, W, X] with C = 33 and
+ * 70 (the last block partial, its tail nonzero garbage that must not matter; C not a
+ * multiple of the word: the last word's high bits 0), X = 4, 8, 16, exact 0.0 and -0.0
+ * (bipolar: +1, bit 0), levels at the unipolar thresholds; packed as docs/binary.md says
+ * (channel w*WS + i in bit i of word w, unipolar plane b = bit b of the level), under the
+ * plain schedule and the graph compiler's (the hand schedule of the blocked packs). */
+static void test_C14_bitpack_blocked_sign_tails_and_levels(void) {
+  enum { H = 3, W = 5 };
+  static const int chans[] = {33, 70};
+  static const float special[] = {0.0f, -0.0f, 1.0f / 6.0f, 0.5f, 1.0f / 3.0f, 5.0f / 6.0f, -0.25f, 1.0f};
+  for (int wi = 0; wi < 2; wi++)
+    for (int uni = 0; uni <= 1; uni++)
+      for (int ci = 0; ci < 2; ci++)
+        for (int X = 4; X <= 16; X *= 2)
+          for (int bits = 1; bits <= (uni ? 2 : 1); bits++)
+            for (int tpl = 0; tpl <= 1; tpl++) {
+              int WS = wi ? 64 : 32, C = chans[ci], CB = (C + X - 1) / X, CW = (C + WS - 1) / WS;
+              int B = uni ? bits : 1;
+              char name[48];
+              snprintf(name, sizeof name, "bitpack_%s%d_nchwc", uni ? "unipolar" : "bipolar", WS);
+              float *xb = bin_test_zalloc((size_t)(CB * H * W * X) * 4);
+              uint64_t *got = bin_test_zalloc((size_t)(B * CW * H * W) * 8);
+              rng = 91 + (uint64_t)(X * 7 + C + bits + 3 * uni + 5 * wi);
+              for (int i = 0; i < CB * H * W * X; i++)
+                xb[i] = rnd_int(3) == 0 ? special[rnd_int(8)] : (float)((double)rnd_int(1400) / 1000.0 - 0.2);
+              int64_t s5[5] = {1, CB, H, W, X};
+              const int64_t *sh[1] = {s5};
+              int nd[1] = {5};
+              tsl_dsl_param_value prm[2] = {tsl_dsl_int_param("C", C), tsl_dsl_int_param("bits", bits)};
+              void *bufs[2] = {xb, got};
+              CU_ASSERT_EQUAL(bin_test_run_op(jit, &host, name, 1, sh, nd, uni ? 2 : 1, prm, tpl, NULL, bufs), 0);
+              int bad = 0;
+              for (int b = 0; b < B; b++)
+                for (int w = 0; w < CW; w++)
+                  for (int yx = 0; yx < H * W; yx++) {
+                    uint64_t want = 0;
+                    for (int i = 0; i < WS && w * WS + i < C; i++) {
+                      int c = w * WS + i;
+                      float v = xb[((c / X) * H * W + yx) * X + c % X];
+                      int bit = uni ? (ref_bin_unipolar(v, bits) >> b) & 1 : ref_bin_bipolar(v) < 0;
+                      want |= (uint64_t)bit << i;
+                    }
+                    size_t at = (size_t)((b * CW + w) * H * W + yx);
+                    uint64_t gv = WS == 64 ? got[at] : ((const uint32_t *)got)[at];
+                    bad += gv != want;
+                  }
+              CU_ASSERT_EQUAL(bad, 0);
+              if (bad) printf("\n  %s C=%d X=%d bits=%d %s schedule: %d words wrong\n", name, C, X, bits,
+                              tpl ? "hand" : "plain", bad);
+              free(xb);
+              free(got);
+            }
+}
+
+/* Compiles the zoo model o twice, by default and with compile option binary_nchw (binary
+ * operators on NCHW tensors only), runs both on one seeded input of `image` x `image`
+ * and checks that the logits are equal bit for bit (and not a constant); stats[0] and
+ * stats[1] receive the two compiles' statistics. */
+static void compile_both_ways(const tsl_zoo_binary_options *o, int64_t image, tsl_compile_stats stats[2]) {
   tsl_graph *g = NULL;
-  CU_ASSERT_EQUAL_FATAL(tsl_zoo_binary_build_ex(&o, &g), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(tsl_zoo_binary_build_ex(o, &g), TSL_OK);
   tsl_graph_plan *plan[2] = {NULL, NULL};
   tsl_graph_ctx *ctx[2] = {NULL, NULL};
-  int steps[2], switched[2];
   for (int v = 0; v < 2; v++) {
     tsl_compile_options co = {.binary_nchw = v == 1};
-    tsl_compile_stats stats;
-    CU_ASSERT_EQUAL_FATAL(tsl_graph_compile(g, &co, &plan[v], &stats), TSL_OK);
+    CU_ASSERT_EQUAL_FATAL(tsl_graph_compile(g, &co, &plan[v], &stats[v]), TSL_OK);
     CU_ASSERT_EQUAL_FATAL(tsl_graph_ctx_new(plan[v], &ctx[v]), TSL_OK);
-    steps[v] = stats.steps;
-    switched[v] = stats.binary_channels_last;
     float *x = tsl_graph_ctx_input(ctx[v], 0);
     rng = 8;
-    for (int i = 0; i < 3 * 64 * 64; i++) x[i] = (float)((double)rnd_int(2000) / 1000.0 - 1.0);
+    for (int64_t i = 0; i < 3 * image * image; i++) x[i] = (float)((double)rnd_int(2000) / 1000.0 - 1.0);
     CU_ASSERT_EQUAL_FATAL(tsl_graph_run(ctx[v], NULL), TSL_OK);
   }
-  CU_ASSERT_EQUAL(switched[0], 21);
-  CU_ASSERT_EQUAL(switched[1], 0);
-  CU_ASSERT_EQUAL(steps[0], steps[1] - 1);
   const float *a = tsl_graph_ctx_output(ctx[0], 0), *b = tsl_graph_ctx_output(ctx[1], 0);
   CU_ASSERT_EQUAL(memcmp(a, b, 1000 * sizeof *a), 0);
   float lo = a[0], hi = a[0];
@@ -238,6 +286,31 @@ static void test_bresnet18_with_stem_nhwc_equals_nchw(void) {
     tsl_graph_plan_free(plan[v]);
   }
   tsl_graph_free(g);
+}
+
+/* With the f32 stem (blocked NCHW[x]c at the target's lanes), the compiled model with the
+ * stream channels-last (its quantize reading the blocked stem output, the layout
+ * transform gone: one step fewer) gives the logits of the NCHW stream bit for bit. */
+static void test_bresnet18_with_stem_nhwc_equals_nchw(void) {
+  tsl_zoo_binary_options o = {"bresnet18", 1, 8, 64, false, 5, false};
+  tsl_compile_stats st[2];
+  compile_both_ways(&o, 64, st);
+  CU_ASSERT_EQUAL(st[0].binary_channels_last, 21);
+  CU_ASSERT_EQUAL(st[1].binary_channels_last, 0);
+  CU_ASSERT_EQUAL(st[0].binary_blocked_reads, 1);
+  CU_ASSERT_EQUAL(st[0].steps, st[1].steps - 1);
+}
+
+/* bsqueezenet1_1 with its f32 stem (the max-pool's blocked output): the pack reads the
+ * blocked tensor (one step fewer, the layout transform gone) and the logits equal those
+ * of the plan whose pack reads NCHW, bit for bit. */
+static void test_bsqueezenet1_1_pack_reads_blocked_stem(void) {
+  tsl_zoo_binary_options o = {"bsqueezenet1_1", 1, 1, 63, false, 5, false};
+  tsl_compile_stats st[2];
+  compile_both_ways(&o, 63, st);
+  CU_ASSERT_EQUAL(st[0].binary_blocked_reads, 1);
+  CU_ASSERT_EQUAL(st[1].binary_blocked_reads, 0);
+  CU_ASSERT_EQUAL(st[0].steps, st[1].steps - 1);
 }
 
 static int count_kernels(const tsl_graph *g, const char *suffix) {
@@ -308,4 +381,6 @@ void tsl_tests_binary_nhwc(void) {
   CU_add_test(s, "test_quantize_blocked_to_nhwc", test_quantize_blocked_to_nhwc);
   CU_add_test(s, "test_pass_switches_whole_streams_only", test_pass_switches_whole_streams_only);
   CU_add_test(s, "test_bresnet18_with_stem_nhwc_equals_nchw", test_bresnet18_with_stem_nhwc_equals_nchw);
+  CU_add_test(s, "test_C14_bitpack_blocked_sign_tails_and_levels", test_C14_bitpack_blocked_sign_tails_and_levels);
+  CU_add_test(s, "test_bsqueezenet1_1_pack_reads_blocked_stem", test_bsqueezenet1_1_pack_reads_blocked_stem);
 }
