@@ -212,8 +212,9 @@ static bool constant_without_nan(LLVMValueRef v) {
   return true;
 }
 
-/* Float max (or min) of a and b, NaN-propagating (ir.h; the interpreter's fmax with NaN
- * taken first; the sign of a zero result is unspecified, as with C's fmax).
+/* Float max (or min) of a and b, NaN-propagating (ir.h; the sign of a zero result is
+ * unspecified, as with C's fmax). Where both are NaN the result is b's NaN on every path
+ * below, so a vector body and its scalar tail agree bit for bit.
  *
  * On x86 at a native vector width: m = maxps(b, a), whose result is its second operand
  * a where either is NaN, so a's NaN propagates; then a select of b where b is NaN. The
@@ -226,11 +227,12 @@ static bool constant_without_nan(LLVMValueRef v) {
  * A constant a with no NaN needs no select: maxps(a, b) is b where b is NaN (a ReLU's
  * max(x, 0) is one maxps).
  *
- * Elsewhere (other widths, scalars, other architectures): a compare and select, which
- * x86 matches as one maxps/minps, then a select of a where a is NaN; a constant operand
- * goes first, where the second select folds away. llvm.maximum, which also orders -0
- * below +0, expands to 5 instructions on AVX-512 (a sign test to a mask register, two
- * blends, an unordered compare, the max): a max-pool's chain of 9 maxima ran 1.6x slower
+ * Elsewhere (other widths, scalars, other architectures): a compare and select of b
+ * where b > a (b < a for min), else a, then a select of b where b is NaN; a NaN-free
+ * constant goes to a, where the NaN select is left out: select(a > b, a, b), which x86
+ * matches as one maxps (b where either is NaN). llvm.maximum, which also orders -0 below
+ * +0, expands to 5 instructions on AVX-512 (a sign test to a mask register, two blends,
+ * an unordered compare, the max): a max-pool's chain of 9 maxima ran 1.6x slower
  * vectorized than scalar with it. */
 static tsl_status float_min_max(cg *c, bool is_max, LLVMValueRef a, LLVMValueRef b, LLVMValueRef *out) {
   if (LLVMIsConstant(b) && !LLVMIsConstant(a)) {
@@ -238,24 +240,26 @@ static tsl_status float_min_max(cg *c, bool is_max, LLVMValueRef a, LLVMValueRef
     a = b;
     b = t;
   }
+  LLVMRealPredicate gt = is_max ? LLVMRealOGT : LLVMRealOLT;
   const char *x86 = x86_min_max_intrinsic(c, is_max, LLVMTypeOf(a));
+  if (constant_without_nan(a)) {
+    if (!x86) {
+      *out = LLVMBuildSelect(c->b, LLVMBuildFCmp(c->b, gt, a, b, ""), a, b, "");
+      return TSL_OK;
+    }
+    LLVMValueRef args[3] = {a, b, LLVMConstInt(c->t_i32, 4, 0)};
+    return cg_intrinsic(c, x86, NULL, 0, args, strstr(x86, ".512") ? 3 : 2, out);
+  }
+  LLVMValueRef m;
   if (x86) {
     /* the 512-bit forms take a rounding mode: 4, the current one */
-    int nargs = strstr(x86, ".512") ? 3 : 2;
-    if (constant_without_nan(a)) {
-      LLVMValueRef args[3] = {a, b, LLVMConstInt(c->t_i32, 4, 0)};
-      return cg_intrinsic(c, x86, NULL, 0, args, nargs, out);
-    }
-    LLVMValueRef args[3] = {b, a, LLVMConstInt(c->t_i32, 4, 0)}, m;
-    CG_TRY(cg_intrinsic(c, x86, NULL, 0, args, nargs, &m));
-    LLVMValueRef b_nan = LLVMBuildFCmp(c->b, LLVMRealUNO, b, b, "");
-    *out = LLVMBuildSelect(c->b, b_nan, b, m, "");
-    return TSL_OK;
+    LLVMValueRef args[3] = {b, a, LLVMConstInt(c->t_i32, 4, 0)};
+    CG_TRY(cg_intrinsic(c, x86, NULL, 0, args, strstr(x86, ".512") ? 3 : 2, &m));
+  } else {
+    m = LLVMBuildSelect(c->b, LLVMBuildFCmp(c->b, gt, b, a, ""), b, a, "");
   }
-  LLVMValueRef pick_a = LLVMBuildFCmp(c->b, is_max ? LLVMRealOGT : LLVMRealOLT, a, b, "");
-  LLVMValueRef m = LLVMBuildSelect(c->b, pick_a, a, b, "");
-  LLVMValueRef a_nan = LLVMBuildFCmp(c->b, LLVMRealUNO, a, a, "");
-  *out = LLVMBuildSelect(c->b, a_nan, a, m, "");
+  LLVMValueRef b_nan = LLVMBuildFCmp(c->b, LLVMRealUNO, b, b, "");
+  *out = LLVMBuildSelect(c->b, b_nan, b, m, "");
   return TSL_OK;
 }
 

@@ -39,7 +39,9 @@ tsl_status tsl_pass_binary_read_blocked(tsl_graph *g, int *switched) {
     int in = nd->inputs[0], t = in >= 0 ? g->values[in].producer : -1;
     if (t < 0) continue;
     const tsl_node *tn = &g->nodes[t];
-    if (tn->op != TSL_OP_IDENTITY || !tsl_node_attr(tn, TSL_ATTR_LAYOUT_TRANSFORM) || tn->n_inputs != 1) continue;
+    if (tn->op != TSL_OP_IDENTITY || tsl_node_attr_int(tn, TSL_ATTR_LAYOUT_TRANSFORM, 0) != 1 || tn->n_inputs != 1 ||
+        tn->inputs[0] < 0)
+      continue;
     int blocked = tn->inputs[0];
     const tsl_value *b = &g->values[blocked];
     if (b->layout.kind != TSL_LAYOUT_NCHWC || b->ndim != 4 || g->values[in].layout.kind != TSL_LAYOUT_PLAIN) continue;

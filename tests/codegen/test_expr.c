@@ -239,9 +239,10 @@ static void test_min_max_integer_signedness(void) {
 
 /* Float min and max at 1, 4, 8 and 16 lanes, f32 and f64 (x86: minps/maxps at 128, 256
  * and 512 bits, minpd/maxpd at 256 and 512, the rest the generic compare and select):
- * NaN in either operand and in both, infinities. */
+ * NaN in either operand and in both (+NaN and -NaN: the same bits at every width),
+ * infinities. */
 static double nan_case_a(int i) { return i % 5 == 1 ? NAN : i % 11 == 4 ? INFINITY : (double)(i - 30) * 0.25; }
-static double nan_case_b(int i) { return i % 7 == 2 ? NAN : i % 3 == 0 ? -INFINITY : (double)(20 - i) * 0.5; }
+static double nan_case_b(int i) { return i % 7 == 2 ? -NAN : i % 3 == 0 ? -INFINITY : (double)(20 - i) * 0.5; }
 static double elem(const void *p, bool f64, int i) { return f64 ? ((const double *)p)[i] : ((const float *)p)[i]; }
 
 static void check_min_max_propagate_nan(tsl_type t) {
@@ -262,6 +263,9 @@ static void check_min_max_propagate_nan(tsl_type t) {
       bool nan = isnan(x) || isnan(y);
       CU_ASSERT(same_float(elem(omin, f64, r * N + i), nan ? NAN : (x < y ? x : y)));
       CU_ASSERT(same_float(elem(omax, f64, r * N + i), nan ? NAN : (x > y ? x : y)));
+      /* every width gives the same bits (where both are NaN, +NaN and -NaN: b's) */
+      CU_ASSERT(memcmp((char *)omin + (size_t)(r * N + i) * es, (char *)omin + (size_t)i * es, es) == 0);
+      CU_ASSERT(memcmp((char *)omax + (size_t)(r * N + i) * es, (char *)omax + (size_t)i * es, es) == 0);
     }
   free(a), free(b), free(omin), free(omax);
 }
