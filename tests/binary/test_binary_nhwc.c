@@ -204,52 +204,54 @@ static void test_quantize_blocked_to_nhwc(void) {
     }
 }
 
-/* bitpack_{bipolar,unipolar}{32,64}_nchwc: blocked f32 [1, CB, H, W, X] with C = 33 and
- * 70 (the last block partial, its tail nonzero garbage that must not matter; C not a
- * multiple of the word: the last word's high bits 0), X = 4, 8, 16, exact 0.0 and -0.0
+/* bitpack_{bipolar,unipolar}{32,64}_nchwc: blocked f32 [N, CB, H, W, X] with C = 3 (fewer
+ * than a block), 33 and 70 (the last block partial, its tail nonzero garbage that must not
+ * matter; C not a multiple of the word: the last word's high bits 0) and 64 (whole blocks
+ * and words), X = 4, 8, 16 (N = 2 at X = 8, else 1), exact 0.0 and -0.0
  * (bipolar: +1, bit 0), levels at the unipolar thresholds; packed as docs/binary.md says
  * (channel w*WS + i in bit i of word w, unipolar plane b = bit b of the level), under the
  * plain schedule and the graph compiler's (the hand schedule of the blocked packs). */
 static void test_C14_bitpack_blocked_sign_tails_and_levels(void) {
   enum { H = 3, W = 5 };
-  static const int chans[] = {33, 70};
+  static const int chans[] = {3, 33, 64, 70};
   static const float special[] = {0.0f, -0.0f, 1.0f / 6.0f, 0.5f, 1.0f / 3.0f, 5.0f / 6.0f, -0.25f, 1.0f};
   for (int wi = 0; wi < 2; wi++)
     for (int uni = 0; uni <= 1; uni++)
-      for (int ci = 0; ci < 2; ci++)
+      for (int ci = 0; ci < 4; ci++)
         for (int X = 4; X <= 16; X *= 2)
           for (int bits = 1; bits <= (uni ? 2 : 1); bits++)
             for (int tpl = 0; tpl <= 1; tpl++) {
               int WS = wi ? 64 : 32, C = chans[ci], CB = (C + X - 1) / X, CW = (C + WS - 1) / WS;
-              int B = uni ? bits : 1;
+              int B = uni ? bits : 1, N = X == 8 ? 2 : 1;
               char name[48];
               snprintf(name, sizeof name, "bitpack_%s%d_nchwc", uni ? "unipolar" : "bipolar", WS);
-              float *xb = bin_test_zalloc((size_t)(CB * H * W * X) * 4);
-              uint64_t *got = bin_test_zalloc((size_t)(B * CW * H * W) * 8);
+              float *xb = bin_test_zalloc((size_t)(N * CB * H * W * X) * 4);
+              uint64_t *got = bin_test_zalloc((size_t)(N * B * CW * H * W) * 8);
               rng = 91 + (uint64_t)(X * 7 + C + bits + 3 * uni + 5 * wi);
-              for (int i = 0; i < CB * H * W * X; i++)
+              for (int i = 0; i < N * CB * H * W * X; i++)
                 xb[i] = rnd_int(3) == 0 ? special[rnd_int(8)] : (float)((double)rnd_int(1400) / 1000.0 - 0.2);
-              int64_t s5[5] = {1, CB, H, W, X};
+              int64_t s5[5] = {N, CB, H, W, X};
               const int64_t *sh[1] = {s5};
               int nd[1] = {5};
               tsl_dsl_param_value prm[2] = {tsl_dsl_int_param("C", C), tsl_dsl_int_param("bits", bits)};
               void *bufs[2] = {xb, got};
               CU_ASSERT_EQUAL(bin_test_run_op(jit, &host, name, 1, sh, nd, uni ? 2 : 1, prm, tpl, NULL, bufs), 0);
               int bad = 0;
-              for (int b = 0; b < B; b++)
-                for (int w = 0; w < CW; w++)
-                  for (int yx = 0; yx < H * W; yx++) {
-                    uint64_t want = 0;
-                    for (int i = 0; i < WS && w * WS + i < C; i++) {
-                      int c = w * WS + i;
-                      float v = xb[((c / X) * H * W + yx) * X + c % X];
-                      int bit = uni ? (ref_bin_unipolar(v, bits) >> b) & 1 : ref_bin_bipolar(v) < 0;
-                      want |= (uint64_t)bit << i;
+              for (int n = 0; n < N; n++)
+                for (int b = 0; b < B; b++)
+                  for (int w = 0; w < CW; w++)
+                    for (int yx = 0; yx < H * W; yx++) {
+                      uint64_t want = 0;
+                      for (int i = 0; i < WS && w * WS + i < C; i++) {
+                        int c = w * WS + i;
+                        float v = xb[((n * CB + c / X) * H * W + yx) * X + c % X];
+                        int bit = uni ? (ref_bin_unipolar(v, bits) >> b) & 1 : ref_bin_bipolar(v) < 0;
+                        want |= (uint64_t)bit << i;
+                      }
+                      size_t at = (size_t)(((n * B + b) * CW + w) * H * W + yx);
+                      uint64_t gv = WS == 64 ? got[at] : ((const uint32_t *)got)[at];
+                      bad += gv != want;
                     }
-                    size_t at = (size_t)((b * CW + w) * H * W + yx);
-                    uint64_t gv = WS == 64 ? got[at] : ((const uint32_t *)got)[at];
-                    bad += gv != want;
-                  }
               CU_ASSERT_EQUAL(bad, 0);
               if (bad) printf("\n  %s C=%d X=%d bits=%d %s schedule: %d words wrong\n", name, C, X, bits,
                               tpl ? "hand" : "plain", bad);
