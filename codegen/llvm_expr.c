@@ -242,19 +242,21 @@ static tsl_status float_min_max(cg *c, bool is_max, LLVMValueRef a, LLVMValueRef
   }
   LLVMRealPredicate gt = is_max ? LLVMRealOGT : LLVMRealOLT;
   const char *x86 = x86_min_max_intrinsic(c, is_max, LLVMTypeOf(a));
+  /* the 512-bit forms take a rounding mode: 4, the current one */
+  int nargs = x86 && strstr(x86, ".512") ? 3 : 2;
+  LLVMValueRef mode = LLVMConstInt(c->t_i32, 4, 0);
   if (constant_without_nan(a)) {
     if (!x86) {
       *out = LLVMBuildSelect(c->b, LLVMBuildFCmp(c->b, gt, a, b, ""), a, b, "");
       return TSL_OK;
     }
-    LLVMValueRef args[3] = {a, b, LLVMConstInt(c->t_i32, 4, 0)};
-    return cg_intrinsic(c, x86, NULL, 0, args, strstr(x86, ".512") ? 3 : 2, out);
+    LLVMValueRef args[3] = {a, b, mode};
+    return cg_intrinsic(c, x86, NULL, 0, args, nargs, out);
   }
   LLVMValueRef m;
   if (x86) {
-    /* the 512-bit forms take a rounding mode: 4, the current one */
-    LLVMValueRef args[3] = {b, a, LLVMConstInt(c->t_i32, 4, 0)};
-    CG_TRY(cg_intrinsic(c, x86, NULL, 0, args, strstr(x86, ".512") ? 3 : 2, &m));
+    LLVMValueRef args[3] = {b, a, mode};
+    CG_TRY(cg_intrinsic(c, x86, NULL, 0, args, nargs, &m));
   } else {
     m = LLVMBuildSelect(c->b, LLVMBuildFCmp(c->b, gt, b, a, ""), b, a, "");
   }

@@ -148,6 +148,10 @@ bool tsl_binary_is_blocked_pack(const char *op) {
   return n > 6 && strncmp(op, "bitpack_", 8) == 0 && strcmp(op + n - 6, "_nchwc") == 0;
 }
 
+bool tsl_binary_has_hand_schedule(const char *op) {
+  return tsl_binary_is_stream_glue(op) || tsl_binary_is_blocked_pack(op);
+}
+
 /* A blocked pack's schedule (tsl_binary_glue_schedule): part computed per pixel of out,
  * its k loop outside j and j (the block's lanes, contiguous) vectorized; out's rows in
  * parallel, its sum over j left to LLVM (a horizontal add of one vector). */
@@ -227,21 +231,19 @@ tsl_status tsl_binary_glue_schedule(const char *op, const tsl_te_program *p, con
                                     tsl_schedule **out) {
   *out = NULL;
   bool blocked = tsl_binary_is_blocked_pack(op);
-  if (!op || (!blocked && strcmp(op, "bitpack_unipolar64_i32_nhwc") != 0)) return tsl_default_schedule(p, t, out);
+  if (!blocked && (!op || strcmp(op, "bitpack_unipolar64_i32_nhwc") != 0)) return tsl_default_schedule(p, t, out);
   tsl_schedule *s = NULL;
   tsl_status st = tsl_schedule_create(p, &s);
   if (st == TSL_OK && blocked) {
     st = blocked_pack_schedule(s, p);
-    if (st != TSL_OK) tsl_schedule_free(s);
-    else *out = s;
-    return st;
-  }
-  const char *name = p->outputs[0]->op->name;
-  tsl_stage *os = st == TSL_OK ? tsl_schedule_stage(s, name) : NULL;
-  if (os && tsl_stage_iter_index(os, "y") >= 0 && tsl_stage_iter_index(os, "n") >= 0) {
-    static const char *const order[] = {"y", "n"};
-    st = tsl_schedule_reorder(s, name, 2, order);
-    if (st == TSL_OK) st = tsl_schedule_parallel(s, name, "y");
+  } else if (st == TSL_OK) {
+    const char *name = p->outputs[0]->op->name;
+    tsl_stage *os = tsl_schedule_stage(s, name);
+    if (os && tsl_stage_iter_index(os, "y") >= 0 && tsl_stage_iter_index(os, "n") >= 0) {
+      static const char *const order[] = {"y", "n"};
+      st = tsl_schedule_reorder(s, name, 2, order);
+      if (st == TSL_OK) st = tsl_schedule_parallel(s, name, "y");
+    }
   }
   if (st != TSL_OK) {
     tsl_schedule_free(s);

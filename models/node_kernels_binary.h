@@ -56,6 +56,10 @@ bool tsl_binary_is_stream_glue(const char *op);
  * passes/binary_read_blocked.h), scheduled by tsl_binary_glue_schedule. */
 bool tsl_binary_is_blocked_pack(const char *op);
 
+/* Whether registry operator `op` is scheduled by tsl_binary_glue_schedule (a stream glue
+ * operator or a blocked pack) instead of the auto-scheduler. */
+bool tsl_binary_has_hand_schedule(const char *op);
+
 /* The schedule of stream glue operator or blocked pack `op` (program p) for target t.
  * A blocked pack: its stage part (per pixel and lane j of a block, the bits of the word's
  * channels in that lane) computed at each pixel of out, the block's lanes vectorized

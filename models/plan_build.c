@@ -45,7 +45,7 @@ static uint64_t text_hash(const char *s) {
  * binary channels-last glue operator or blocked pack (tsl_binary_glue_schedule). */
 static bool wants_auto(const tsl_node_kernel *nk, const tsl_te_program *p) {
   if (nk->registry_op && tsl_template_list(nk->registry_op, NULL, 0) > 0) return false;
-  if (tsl_binary_is_stream_glue(nk->registry_op) || tsl_binary_is_blocked_pack(nk->registry_op)) return false;
+  if (tsl_binary_has_hand_schedule(nk->registry_op)) return false;
   return !tsl_default_schedule_is_hand(p) && tsl_autosched_applies(p);
 }
 
@@ -89,7 +89,7 @@ static tsl_status schedule_node(tsl_plan_builder *b, const tsl_node_kernel *nk, 
     cl->tuned += st == TSL_OK && tuned;
   } else if (nk->registry_op) {
     st = tsl_op_instantiate(nk->registry_op, nk->ninputs, shapes, nk->ndims, nk->nparams, nk->params, &prog);
-    if (st == TSL_OK && (tsl_binary_is_stream_glue(nk->registry_op) || tsl_binary_is_blocked_pack(nk->registry_op)))
+    if (st == TSL_OK && tsl_binary_has_hand_schedule(nk->registry_op))
       st = tsl_binary_glue_schedule(nk->registry_op, prog, cl->target, s);
   } else {
     st = tsl_dsl_parse(nk->text, name, mod);

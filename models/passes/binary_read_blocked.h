@@ -10,8 +10,8 @@
  * The pass switches a node to its twin where its f32 input is such a transform (attribute
  * tsl_layout_transform) from a 4-D blocked value to a plain one (for a pack, with a block
  * that divides its word: 4, 8 or 16 channels into 32 or 64 bits), and prunes the
- * transforms nobody reads any more. Results are bit-identical: each activation goes through the same
- * comparisons. */
+ * transforms nobody reads any more. Results are bit-identical: each activation goes
+ * through the same comparisons. */
 #ifndef TESSEL_MODELS_PASSES_BINARY_READ_BLOCKED_H
 #define TESSEL_MODELS_PASSES_BINARY_READ_BLOCKED_H
 

@@ -24,10 +24,9 @@
  *   55x55, AVX-512); the `if` stays for the last word's tail of a longer channel axis. */
 #include "ops/families.h"
 
-/* One activation of channel w*WS + i at pixel (y, x): NCHW, and blocked NCHW[X]c
- * (ops/nchwc.h; channel c in block c / X, lane c % X). */
+/* One activation of channel w*WS + i at pixel (y, x) of NCHW data. */
 #define PLAIN_PIXEL(WS) "data[n, w*" WS " + i, y, x]"
-#define BLOCKED_PIXEL(WS) "data[n, (w*" WS " + i) / X, y, x, (w*" WS " + i) % X]"
+/* Blocked NCHW[X]c data (ops/nchwc.h): channel c in block c / X, lane c % X. */
 #define BLOCKED_ASSERT                                                                           \
   "  assert C >= 1 && C <= CB*X && C > CB*X - X, \"C must need exactly CB blocks of X channels\"\n"
 
@@ -55,22 +54,20 @@
   "    where w < (C + " WS " - 1) / " WS ", j < X, k < (" WS " + X - 1) / X\n"                    \
   "  out[n, w, y, x] = sum(j: part[n, w, y, x, j])\n"
 
-#define BITPACK_UNIPOLAR_BODY(WS, T, PIX)                                                        \
-  "  assert bits >= 1 && bits <= 2, \"bits must be 1 or 2\"\n"                                   \
-  "  out[n, b, w, y, x] = sum(i: shl(" T "((min(select(" PIX " * f32((1 << bits) - 1) >= 0.5, 1, 0)\n" \
-  "                                          + select(" PIX " * f32((1 << bits) - 1) >= 1.5, 1, 0)\n" \
-  "                                          + select(" PIX " * f32((1 << bits) - 1) >= 2.5, 1, 0),\n" \
-  "                                          (1 << bits) - 1) >> b) & 1), " T "(i))\n"       \
-  "                           if w*" WS " + i < C)\n"                                            \
-  "    where b < bits, w < (C + " WS " - 1) / " WS ", i < min(" WS ", C)\n"
-#define BITPACK_UNIPOLAR(WS, T)                                                                  \
-  "op bitpack_unipolar" WS "(data: f32[N, C, H, W], bits: int = 1)\n"                           \
-  BITPACK_UNIPOLAR_BODY(WS, T, PLAIN_PIXEL(WS))
+/* The unipolar level of activation PIX (docs/binary.md): thresholds at 0.5, 1.5, 2.5. */
 #define UNIPOLAR_LEVEL(PIX)                                                                      \
   "min(select(" PIX " * f32((1 << bits) - 1) >= 0.5, 1, 0)\n"                                     \
   "                                          + select(" PIX " * f32((1 << bits) - 1) >= 1.5, 1, 0)\n" \
   "                                          + select(" PIX " * f32((1 << bits) - 1) >= 2.5, 1, 0),\n" \
   "                                          (1 << bits) - 1)"
+#define BITPACK_UNIPOLAR_BODY(WS, T, PIX)                                                        \
+  "  assert bits >= 1 && bits <= 2, \"bits must be 1 or 2\"\n"                                   \
+  "  out[n, b, w, y, x] = sum(i: shl(" T "((" UNIPOLAR_LEVEL(PIX) " >> b) & 1), " T "(i))\n"     \
+  "                           if w*" WS " + i < C)\n"                                            \
+  "    where b < bits, w < (C + " WS " - 1) / " WS ", i < min(" WS ", C)\n"
+#define BITPACK_UNIPOLAR(WS, T)                                                                  \
+  "op bitpack_unipolar" WS "(data: f32[N, C, H, W], bits: int = 1)\n"                           \
+  BITPACK_UNIPOLAR_BODY(WS, T, PLAIN_PIXEL(WS))
 #define BITPACK_UNIPOLAR_NCHWC(WS, T)                                                            \
   "op bitpack_unipolar" WS "_nchwc(data: f32[N, CB, H, W, X], C: int, bits: int = 1)\n"         \
   BLOCKED_ASSERT BLOCKED_WORD_ASSERT(WS)                                                         \
