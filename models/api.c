@@ -107,7 +107,8 @@ tsl_status tsl_model_set_batch(tsl_model *m, int64_t batch) {
 
 tsl_compile_opts tsl_compile_opts_default(void) {
   return (tsl_compile_opts){
-      .target = NULL, .records = NULL, .verbose = false, .no_auto_schedule = false, .num_threads = 0};
+      .target = NULL, .records = NULL, .verbose = false, .no_auto_schedule = false, .no_claim_outputs = false,
+      .num_threads = 0};
 }
 
 tsl_status tsl_model_compile_with(const tsl_model *m, const tsl_compile_opts *opts, tsl_compiled **out) {
@@ -121,7 +122,8 @@ tsl_status tsl_model_compile_with(const tsl_model *m, const tsl_compile_opts *op
   if (!c) return tsl_error(TSL_ERR_NOMEM, "tsl_model_compile: out of memory");
   c->num_threads = o.num_threads;
   tsl_compile_options co = {
-      .target = o.target, .records = o.records, .verbose = o.verbose, .no_auto_schedule = o.no_auto_schedule};
+      .target = o.target, .records = o.records, .verbose = o.verbose, .no_auto_schedule = o.no_auto_schedule,
+      .no_claim_outputs = o.no_claim_outputs};
   /* records are looked up with the thread count the runs will use */
   int prev = o.num_threads ? tsl_parallel_set_local_threads(o.num_threads) : 0;
   tsl_status st = tsl_graph_compile(m->graph, &co, &c->plan, &c->stats);

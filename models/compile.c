@@ -114,6 +114,8 @@ static tsl_status plan_step(void *p, const tsl_kernel *k, const char *label, int
   return tsl_graph_plan_add_step(p, k, label, nargs, bufs);
 }
 
+static tsl_status plan_claim(void *p, int step, int arg) { return tsl_graph_plan_claim_output(p, step, arg); }
+
 static tsl_status plan_io(void *p, bool output, const char *name, int buf, tsl_dtype dt, int ndim, const int64_t *shape) {
   return (output ? tsl_graph_plan_add_output : tsl_graph_plan_add_input)(p, name, buf, dt, ndim, shape);
 }
@@ -172,7 +174,8 @@ static tsl_status compile_graph(const tsl_graph *g, const tsl_compile_options *o
     pb.convs.warn = o.verbose ? stderr : NULL;
     pb.convs.fuse_expand_dw = tsl_compile_fuse_expand_dw_mode(o.fuse_expand_dw);
     pb.auto_schedule = !o.no_auto_schedule;
-    tsl_plan_sink sink = {plan, plan_constant, plan_activation, plan_view, plan_step, plan_io};
+    pb.claim_outputs = !o.no_claim_outputs;
+    tsl_plan_sink sink = {plan, plan_constant, plan_activation, plan_view, plan_step, plan_io, plan_claim};
     st = tsl_plan_build(&pb, work, g, &sink);
   } else {
     tsl_module_free(module);
@@ -180,6 +183,7 @@ static tsl_status compile_graph(const tsl_graph *g, const tsl_compile_options *o
   stats->kernels = pb.kernels + pb.convs.kernels;
   stats->conv_layers = pb.convs.layers;
   stats->expand_dw_fused = pb.convs.fused;
+  stats->claimed_outputs = pb.claimed;
   stats->records_used = pb.convs.tuned;
   stats->auto_kernels = pb.auto_kernels;
   stats->records_missed = pb.convs.missed;

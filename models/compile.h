@@ -91,6 +91,9 @@ typedef struct tsl_compile_options {
   const tsl_records *records_db; /* records held in memory, used instead of the `records`
                                     file when non-NULL (not owned, not modified): the
                                     in-situ pass compiles model variants from them */
+  bool no_claim_outputs; /* no claimed outputs (runtime/graph_executor.h
+                            tsl_graph_plan_claim_output; models/plan_build.h
+                            TSL_CLAIM_MAX_FLOPS_PER_BYTE): for comparing */
   int fuse_expand_dw;  /* expand 1x1 conv + depthwise conv pairs (models/compile_expand_dw.h):
                           0 fused where the size rule says it pays (the default; the
                           environment variable TSL_FUSE_EXPAND_DW=all or =none overrides it,
@@ -117,6 +120,8 @@ typedef struct tsl_compile_stats {
   int constants_folded;            /* nodes evaluated at compile time */
   int batch_norms_folded;          /* BatchNormalization nodes folded into convs */
   int expand_dw_fused;             /* expand 1x1 + depthwise conv pairs run as one kernel */
+  int claimed_outputs;             /* step outputs claimed before their kernel at 2+ threads
+                                      (models/plan_build.h TSL_CLAIM_MAX_FLOPS_PER_BYTE) */
   int nodes_fused;                 /* Add/Relu/Clip nodes folded into conv epilogues, and gating
                                       Muls folded into Swish / HardSwish (passes/fuse_gating.h) */
   int channel_shuffles;            /* Reshape-Transpose-Reshape shuffles made one node */

@@ -18,6 +18,7 @@
 #include "tessel/runtime.h"
 #include "ops/conv2d/algorithms_conv.h"
 #include "tuner/dispatch.h"
+#include "tuner/runner.h"
 
 struct tsl_conv_cache_entry {
   char *key;              /* the family key, or "weights:..." for a weight program */
@@ -73,6 +74,9 @@ void tsl_conv_lowering_clear(tsl_conv_lowering *cl) {
   if (cl) {
     cl->cache = NULL;
     cl->ncache = cl->capcache = 0;
+    free(cl->intensity);
+    cl->intensity = NULL;
+    cl->nintensity = cl->capintensity = 0;
   }
 }
 
@@ -160,9 +164,48 @@ static tsl_status build(tsl_conv_lowering *cl, const tsl_schedule *s, const char
   return st == TSL_OK ? tsl_module_get_kernel(cl->module, name, out) : st;
 }
 
+struct tsl_kernel_intensity {
+  const tsl_kernel *kernel;
+  double flops_per_byte;
+};
+
+/* tsl_program_flops of p over the bytes of its outputs; -1 when they are empty. */
+static double program_flops_per_byte(const tsl_te_program *p) {
+  double bytes = 0.0;
+  for (int i = 0; i < p->noutputs; i++) {
+    const tsl_buffer *b = p->outputs[i]->buf;
+    double n = (double)((b->dtype.bits * b->dtype.lanes + 7) / 8);
+    for (int d = 0; d < b->ndim; d++) n *= (double)b->shape[d];
+    bytes += n;
+  }
+  return bytes > 0.0 ? tsl_program_flops(p) / bytes : -1.0;
+}
+
+static tsl_status note_intensity(tsl_conv_lowering *cl, const tsl_kernel *k, double flops_per_byte) {
+  for (int i = 0; i < cl->nintensity; i++)
+    if (cl->intensity[i].kernel == k) return TSL_OK;
+  if (cl->nintensity == cl->capintensity) {
+    int cap = cl->capintensity ? 2 * cl->capintensity : 32;
+    struct tsl_kernel_intensity *n = realloc(cl->intensity, (size_t)cap * sizeof *n);
+    if (!n) return tsl_error(TSL_ERR_NOMEM, "compile: out of memory");
+    cl->intensity = n;
+    cl->capintensity = cap;
+  }
+  cl->intensity[cl->nintensity++] = (struct tsl_kernel_intensity){k, flops_per_byte};
+  return TSL_OK;
+}
+
+double tsl_conv_lowering_flops_per_byte(const tsl_conv_lowering *cl, const tsl_kernel *k) {
+  for (int i = 0; cl && k && i < cl->nintensity; i++)
+    if (cl->intensity[i].kernel == k) return cl->intensity[i].flops_per_byte;
+  return -1.0;
+}
+
 tsl_status tsl_conv_lowering_build(tsl_conv_lowering *cl, const tsl_schedule *s, const char *name,
                                    const tsl_kernel **out) {
-  return cl->build_kernel ? cl->build_kernel(cl->build_ctx, s, name, out) : build(cl, s, name, out);
+  tsl_status st = cl->build_kernel ? cl->build_kernel(cl->build_ctx, s, name, out) : build(cl, s, name, out);
+  if (st == TSL_OK && s && s->program) st = note_intensity(cl, *out, program_flops_per_byte(s->program));
+  return st;
 }
 
 /* The channel-scaled GEMM 1x1 program of layer d (has_channel_scale) in *prog and its

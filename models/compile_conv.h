@@ -73,6 +73,10 @@ typedef struct tsl_conv_lowering {
    * program's) */
   tsl_conv_cache_entry **cache;
   int ncache, capcache;
+  /* every kernel tsl_conv_lowering_build made, with its floating-point operations per
+   * output byte (tsl_conv_lowering_flops_per_byte) */
+  struct tsl_kernel_intensity *intensity;
+  int nintensity, capintensity;
 } tsl_conv_lowering;
 
 /* Builds every blocked conv of g (see above); steps[node] (an array of g->n_nodes,
@@ -104,6 +108,13 @@ void tsl_conv_lowering_note_static(const tsl_conv_lowering *cl, const char *targ
  * Errors: those of the hook, or of tsl_build and tsl_module_get_kernel. */
 tsl_status tsl_conv_lowering_build(tsl_conv_lowering *cl, const tsl_schedule *s, const char *name,
                                    const tsl_kernel **out);
+
+/* Floating-point operations per output byte of kernel k as tsl_conv_lowering_build
+ * made it: tsl_program_flops of its program (2 per multiply-add of a reduction, 1 per
+ * element of any other stage) over the bytes of the program's outputs. -1 for a kernel
+ * cl did not build (or whose outputs are empty). The graph compilers claim the outputs
+ * of kernels below TSL_CLAIM_MAX_FLOPS_PER_BYTE (plan_build.h). */
+double tsl_conv_lowering_flops_per_byte(const tsl_conv_lowering *cl, const tsl_kernel *k);
 
 /* The layer conv node `node` states (NCHW semantics; the weight constant is OIHW): its
  * shapes, window, groups, block and fused epilogue. Errors: TSL_ERR_INVALID (not a

@@ -256,6 +256,32 @@ static tsl_status collect_conv_steps(tsl_plan_builder *b, const tsl_graph *g, co
   return TSL_OK;
 }
 
+/* Claims the outputs of step s when its kernel is below TSL_CLAIM_MAX_FLOPS_PER_BYTE:
+ * those that are activations of their own (no alias of another value, not a constant,
+ * no graph input); the sink checks the rest (views of it, overlaps). */
+static tsl_status claim_step(tsl_plan_builder *b, const tsl_graph *g, const tsl_plan_sink *sink, int s,
+                             const step_rec *sr, const int *root) {
+  double fpb = tsl_conv_lowering_flops_per_byte(&b->convs, sr->kernel);
+  if (fpb < 0.0 || fpb >= TSL_CLAIM_MAX_FLOPS_PER_BYTE) return TSL_OK;
+  int64_t in_bytes = 0; /* the largest activation read */
+  for (int a = 0; a < sr->nk.ninputs; a++) {
+    const tsl_value *in = &g->values[sr->nk.values[a]];
+    if (!in->constant && value_bytes(in) > in_bytes) in_bytes = value_bytes(in);
+  }
+  for (int a = sr->nk.ninputs; a < sr->nk.nargs; a++) {
+    int v = sr->nk.values[a];
+    if (value_bytes(&g->values[v]) < in_bytes) continue;
+    if (root[v] != v || g->values[v].constant || g->values[v].is_input) continue;
+    bool viewed = false; /* another value's bytes are v's (an alias or an elided concat's slice) */
+    for (int u = 0; u < g->n_values && !viewed; u++) viewed = u != v && root[u] == v;
+    if (viewed) continue;
+    tsl_status st = sink->claim(sink->self, s, a);
+    if (st != TSL_OK) return st;
+    b->claimed++;
+  }
+  return TSL_OK;
+}
+
 tsl_status tsl_plan_build(tsl_plan_builder *b, tsl_graph *g, const tsl_graph *orig, const tsl_plan_sink *sink) {
   if (!b || !g || !orig || !sink) return tsl_error(TSL_ERR_INVALID, "plan build: NULL argument");
   /* the convolutions first: they add their transformed weights to g */
@@ -388,6 +414,7 @@ tsl_status tsl_plan_build(tsl_plan_builder *b, tsl_graph *g, const tsl_graph *or
       snprintf(label, sizeof label, "%.120s [%.120s]", g->nodes[steps[s].node].name, steps[s].nk.label);
     else snprintf(label, sizeof label, "%.250s", g->nodes[steps[s].node].name);
     st = sink->step(sink->self, steps[s].kernel, label, steps[s].nk.nargs, args);
+    if (st == TSL_OK && b->claim_outputs && sink->claim) st = claim_step(b, g, sink, s, &steps[s], root);
   }
   for (int i = 0; i < g->n_inputs && st == TSL_OK; i++) {
     const tsl_value *val = &g->values[g->inputs[i]];

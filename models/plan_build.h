@@ -44,7 +44,22 @@ typedef struct tsl_plan_sink {
   tsl_status (*view)(void *self, int base, int64_t offset, int64_t bytes, int *buf);
   tsl_status (*step)(void *self, const tsl_kernel *k, const char *label, int nargs, const int *bufs);
   tsl_status (*io)(void *self, bool output, const char *name, int buf, tsl_dtype dt, int ndim, const int64_t *shape);
+  /* optional (NULL: none): tsl_graph_plan_claim_output of argument `arg` of step `step`
+   * (steps numbered from 0 in the order added) */
+  tsl_status (*claim)(void *self, int step, int arg);
 } tsl_plan_sink;
+
+/* Claimed outputs (runtime/graph_executor.h tsl_graph_plan_claim_output): a kernel whose
+ * floating-point operations per output byte (tsl_conv_lowering_flops_per_byte) are
+ * below this has its outputs claimed where the buffer allows and where the output is at
+ * least as large as each activation the kernel reads (a stride-2 pool, reading 4x its
+ * output, measured no better claimed: 0.055 -> 0.064 ms). Measured at 2 threads on
+ * znver5 (session 37, docs/capi.md "Claimed outputs"): 3x3 depthwise convs (4.5
+ * FLOP/byte) ran 2-4x faster in the model and the MobileNets 6-12% faster end to end;
+ * claiming every kernel (1x1 GEMMs at 8-300, 7x7 depthwise at 24.5) made ResNet-18 and
+ * ConvNeXt 2-7% slower, memset-ting bytes the compute-bound kernels had no trouble
+ * writing. */
+#define TSL_CLAIM_MAX_FLOPS_PER_BYTE 8.0
 
 typedef struct tsl_plan_kernel tsl_plan_kernel;
 
@@ -57,7 +72,10 @@ typedef struct tsl_plan_builder {
   bool elide_concats;      /* concat elision (plan_build.c); the JIT compiler's, the AOT
                               compiler's files keep every concat kernel */
   bool want_conv_steps;    /* fill conv_steps */
+  bool claim_outputs;      /* claim the outputs of low-intensity kernels through
+                              sink->claim (TSL_CLAIM_MAX_FLOPS_PER_BYTE) */
   /* out */
+  int claimed;             /* step outputs claimed */
   int kernels;             /* distinct kernels built for the other nodes */
   bool auto_schedule;      /* kernels with a reduction and no template: the auto-scheduler's
                               schedule (models/compile.h, tsl_compile_options) */

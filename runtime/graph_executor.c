@@ -24,6 +24,8 @@ typedef struct plan_step {
   char *label;
   int nargs;
   int *bufs;
+  bool *claimed; /* [nargs]: the argument's buffer is claimed before the call (tsl_graph_plan_claim_output) */
+  bool any_claimed;
 } plan_step;
 
 typedef struct plan_io {
@@ -63,6 +65,7 @@ void tsl_graph_plan_free(tsl_graph_plan *p) {
   for (int i = 0; i < p->nsteps; i++) {
     free(p->steps[i].label);
     free(p->steps[i].bufs);
+    free(p->steps[i].claimed);
   }
   for (int i = 0; i < p->ninputs; i++) free(p->inputs[i].name);
   for (int i = 0; i < p->noutputs; i++) free(p->outputs[i].name);
@@ -156,15 +159,76 @@ tsl_status tsl_graph_plan_add_step(tsl_graph_plan *p, const tsl_kernel *k, const
     p->steps = ns;
     p->cap_steps = cap;
   }
-  plan_step s = {k, strdup(label ? label : tsl_kernel_name(k)), nargs, malloc((size_t)(nargs ? nargs : 1) * sizeof(int))};
-  if (!s.label || !s.bufs) {
+  plan_step s = {k, strdup(label ? label : tsl_kernel_name(k)), nargs, malloc((size_t)(nargs ? nargs : 1) * sizeof(int)),
+                 calloc((size_t)(nargs ? nargs : 1), sizeof(bool)), false};
+  if (!s.label || !s.bufs || !s.claimed) {
     free(s.label);
     free(s.bufs);
+    free(s.claimed);
     return tsl_error(TSL_ERR_NOMEM, "graph plan: out of memory");
   }
   if (nargs) memcpy(s.bufs, bufs, (size_t)nargs * sizeof(int));
   p->steps[p->nsteps++] = s;
   return TSL_OK;
+}
+
+/* The arena bytes [*lo, *hi) of an activation or a view of one; false for a constant. */
+static bool arena_range(const tsl_graph_plan *p, int buf, int64_t *lo, int64_t *hi) {
+  const plan_buf *b = &p->bufs[buf];
+  int64_t off = b->offset;
+  if (b->kind == BUF_VIEW) {
+    const plan_buf *base = &p->bufs[b->base];
+    if (base->kind != BUF_ACT) return false;
+    off += base->offset;
+  } else if (b->kind != BUF_ACT) {
+    return false;
+  }
+  *lo = off;
+  *hi = off + b->bytes;
+  return true;
+}
+
+static bool claimed_anywhere(const tsl_graph_plan *p, int buf, int *step) {
+  for (int s = 0; s < p->nsteps; s++)
+    for (int a = 0; a < p->steps[s].nargs; a++)
+      if (p->steps[s].claimed[a] && p->steps[s].bufs[a] == buf) {
+        *step = s;
+        return true;
+      }
+  return false;
+}
+
+tsl_status tsl_graph_plan_claim_output(tsl_graph_plan *p, int step, int arg) {
+  if (!p || step < 0 || step >= p->nsteps)
+    return tsl_error(TSL_ERR_INVALID, "graph plan: claim_output: bad step %d", step);
+  plan_step *st = &p->steps[step];
+  if (arg < 0 || arg >= st->nargs)
+    return tsl_error(TSL_ERR_INVALID, "graph plan: claim_output: step %s has no argument %d", st->label, arg);
+  int buf = st->bufs[arg];
+  const plan_buf *b = &p->bufs[buf];
+  if (b->kind != BUF_ACT)
+    return tsl_error(TSL_ERR_INVALID, "graph plan: claim_output: step %s argument %d is a %s, not an activation of "
+                     "its own", st->label, arg, b->kind == BUF_VIEW ? "view" : "constant");
+  for (int v = 0; v < p->nbufs; v++)
+    if (p->bufs[v].kind == BUF_VIEW && p->bufs[v].base == buf)
+      return tsl_error(TSL_ERR_INVALID, "graph plan: claim_output: step %s argument %d: buffer %d has views (other "
+                       "steps may write parts of it)", st->label, arg, buf);
+  for (int i = 0; i < p->ninputs; i++)
+    if (p->inputs[i].buf == buf)
+      return tsl_error(TSL_ERR_INVALID, "graph plan: claim_output: step %s argument %d is graph input %s",
+                       st->label, arg, p->inputs[i].name);
+  int64_t lo = b->offset, hi = b->offset + b->bytes, olo, ohi;
+  for (int a = 0; a < st->nargs; a++)
+    if (a != arg && arena_range(p, st->bufs[a], &olo, &ohi) && olo < hi && lo < ohi)
+      return tsl_error(TSL_ERR_INVALID, "graph plan: claim_output: step %s argument %d overlaps its argument %d",
+                       st->label, arg, a);
+  st->claimed[arg] = true;
+  st->any_claimed = true;
+  return TSL_OK;
+}
+
+bool tsl_graph_plan_step_claims(const tsl_graph_plan *p, int step) {
+  return p && step >= 0 && step < p->nsteps && p->steps[step].any_claimed;
 }
 
 static tsl_status add_io(tsl_graph_plan *p, bool input, const char *name, int buf, tsl_dtype dt, int ndim,
@@ -176,6 +240,10 @@ static tsl_status add_io(tsl_graph_plan *p, bool input, const char *name, int bu
     return tsl_error(TSL_ERR_INVALID, "graph plan: %s %s: bad dtype or rank", what, name ? name : "?");
   if (input && p->bufs[buf].kind == BUF_CONST)
     return tsl_error(TSL_ERR_INVALID, "graph plan: input %s is a constant buffer", name ? name : "?");
+  int claimer;
+  if (input && claimed_anywhere(p, buf, &claimer))
+    return tsl_error(TSL_ERR_INVALID, "graph plan: input %s is the claimed output of step %s", name ? name : "?",
+                     p->steps[claimer].label);
   int64_t esize = (int64_t)tsl_dtype_bytes(dt), numel;
   char where[160];
   snprintf(where, sizeof where, "graph plan: %s %s (its byte size must fit int64)", what, name ? name : "?");
@@ -352,14 +420,43 @@ static tsl_status call_step(tsl_graph_ctx *c, int s) {
   return TSL_OK;
 }
 
+/* Claiming: participant i of a launch of `parts` zeroes the i-th of `parts` equal
+ * 64-byte-aligned pieces of the buffer, so that each piece's cache lines are owned by
+ * the thread whose static share of the kernel's parallel loop writes it (kernels split
+ * their outermost loop into contiguous shares in participant order, runtime/parallel.h). */
+typedef struct claim_job {
+  unsigned char *data;
+  int64_t bytes, piece;
+} claim_job;
+
+static int32_t claim_piece(int64_t begin, int64_t end, void *closure) {
+  const claim_job *j = closure;
+  for (int64_t i = begin; i < end; i++) {
+    int64_t lo = i * j->piece, hi = lo + j->piece < j->bytes ? lo + j->piece : j->bytes;
+    if (lo < hi) memset(j->data + lo, 0, (size_t)(hi - lo));
+  }
+  return 0;
+}
+
+static void claim_outputs(tsl_graph_ctx *c, const plan_step *st, int threads) {
+  for (int a = 0; a < st->nargs; a++) {
+    if (!st->claimed[a]) continue;
+    int64_t bytes = c->plan->bufs[st->bufs[a]].bytes;
+    claim_job j = {c->ptrs[st->bufs[a]], bytes, ((bytes + threads - 1) / threads + 63) / 64 * 64};
+    if (j.data && bytes > 0) tsl_parallel_for(claim_piece, &j, threads);
+  }
+}
+
 tsl_status tsl_graph_run(tsl_graph_ctx *c, double *step_seconds) {
   if (!c) return tsl_error(TSL_ERR_INVALID, "graph run: NULL context");
   int prev_threads = c->num_threads ? tsl_parallel_set_local_threads(c->num_threads) : 0;
+  int threads = tsl_get_num_threads();
   /* the workers stay awake from one step's launch to the next (runtime/parallel.h) */
   bool warm = tsl_parallel_warm_begin();
   tsl_status st = TSL_OK;
   for (int s = 0; s < c->plan->nsteps && st == TSL_OK; s++) {
     double t0 = step_seconds ? tsl_time_now() : 0.0;
+    if (threads > 1 && c->plan->steps[s].any_claimed) claim_outputs(c, &c->plan->steps[s], threads);
     st = call_step(c, s);
     if (st == TSL_OK && step_seconds) step_seconds[s] = tsl_time_now() - t0;
   }

@@ -110,6 +110,11 @@ typedef struct tsl_compile_opts {
                             softmax, norms, pools of ONNX models) keep the generic default
                             schedule instead of the auto-scheduler's (its OP.auto records,
                             else its default); false: the auto-scheduler's */
+  bool no_claim_outputs; /* false (the default): at 2+ threads the outputs of kernels of
+                            few FLOPs per output byte (3x3 depthwise convs, pools,
+                            elementwise steps) are zeroed just before the kernel, each
+                            thread its own piece, so each core writes lines it owns
+                            (docs/capi.md "Claimed outputs"); true: never */
   int num_threads;     /* 0: runs use the process-wide count (tsl_set_num_threads) and
                           records timed with it are preferred; 1..TSL_MAX_THREADS: every
                           context of the compiled model runs with this many threads

@@ -16,6 +16,7 @@ void tsl_tests_graph_activations(void);
 void tsl_tests_graph_fuse_gating(void);
 void tsl_tests_graph_fuse_epilogue(void);
 void tsl_tests_graph_expand_dw(void);
+void tsl_tests_graph_claim(void);
 void tsl_tests_graph_broadcast_nchwc(void);
 void tsl_tests_graph_resize(void);
 void tsl_tests_graph_cnn_ops(void);

@@ -8,8 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "codegen/build.h"
+#include "codegen/jit.h"
+#include "ir/arena.h"
+#include "ops/registry.h"
 #include "ref/ref_graph.h"
 #include "runtime/graph_executor.h"
+#include "schedule/schedule.h"
 #include "target/target.h"
 
 bool gt_conv_reads_plain(int64_t C) {
@@ -98,6 +103,40 @@ int gt_add_const(tsl_graph *g, int ndim, const int64_t *shape, uint64_t seed, do
   int id;
   CU_ASSERT_EQUAL_FATAL(tsl_graph_add_constant(g, NULL, t, &id), TSL_OK);
   return id;
+}
+
+tsl_module *gt_add_module(const int64_t shape[4]) {
+  tsl_arena *a = tsl_arena_new(), *prev = tsl_arena_set_current(a);
+  const int64_t *shapes[2] = {shape, shape};
+  const int nd[2] = {4, 4};
+  tsl_te_program *p = NULL;
+  tsl_schedule *sch = NULL;
+  tsl_target t;
+  tsl_jit *jit = NULL;
+  tsl_module *m = NULL;
+  CU_ASSERT_EQUAL(tsl_op_instantiate("add", 2, shapes, nd, 0, NULL, &p), TSL_OK);
+  CU_ASSERT_EQUAL(tsl_schedule_create(p, &sch), TSL_OK);
+  CU_ASSERT_EQUAL(tsl_target_parse("host", &t), TSL_OK);
+  CU_ASSERT_EQUAL(tsl_jit_new(&t, &jit), TSL_OK);
+  CU_ASSERT_EQUAL(tsl_module_new(&m), TSL_OK);
+  CU_ASSERT_EQUAL(tsl_build(sch, "add", jit, m, NULL, NULL), TSL_OK);
+  tsl_schedule_free(sch);
+  tsl_jit_free(jit);
+  tsl_arena_set_current(prev);
+  tsl_arena_free(a);
+  return m;
+}
+
+int gt_add_conv(tsl_graph *g, int x, int64_t cin, int64_t cout, int64_t k, int64_t stride, int64_t group,
+                uint64_t seed) {
+  int64_t ws[4] = {cout, cin / group, k, k};
+  int ins[3] = {x, gt_add_const(g, 4, ws, seed, -0.4, 0.4), gt_add_const(g, 1, &cout, seed + 1, -0.3, 0.3)}, node;
+  int y = gt_add_node(g, TSL_OP_CONV, 3, ins, &node);
+  int64_t st[2] = {stride, stride}, p = k / 2, pads[4] = {p, p, p, p};
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_set_attr_ints(g, node, "strides", 2, st), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_set_attr_ints(g, node, "pads", 4, pads), TSL_OK);
+  if (group != 1) CU_ASSERT_EQUAL_FATAL(tsl_graph_set_attr_int(g, node, "group", group), TSL_OK);
+  return y;
 }
 
 int gt_add_conv1x1(tsl_graph *g, int x, int64_t cin, int64_t cout, uint64_t seed) {

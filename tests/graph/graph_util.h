@@ -4,6 +4,7 @@
 
 #include "models/compile.h"
 #include "models/graph.h"
+#include "runtime/module.h"
 #include "tessel/tensor.h"
 
 /* Compiles g (opts may be NULL) and runs it once on inputs[0..g->n_inputs) (compact
@@ -22,6 +23,16 @@ int gt_add_node(tsl_graph *g, tsl_op op, int nin, const int *ins, int *node);
 
 /* A 1x1 Conv (cin -> cout channels, weights in [-0.5, 0.5), bias in [-0.2, 0.2)) on x;
  * its output value. */
+/* A module with the registry's `add` of two tensors of shape[0..4) as kernel "add",
+ * JIT-compiled for the host under its default schedule. */
+tsl_module *gt_add_module(const int64_t shape[4]);
+
+/* A conv of x (cin = its channels) to cout channels: k x k window, stride, padding k / 2
+ * on every side, `group` groups (cin / group channels each); weights and bias seeded
+ * in [-0.4, 0.4] and [-0.3, 0.3]. */
+int gt_add_conv(tsl_graph *g, int x, int64_t cin, int64_t cout, int64_t k, int64_t stride, int64_t group,
+                uint64_t seed);
+
 int gt_add_conv1x1(tsl_graph *g, int x, int64_t cin, int64_t cout, uint64_t seed);
 
 /* Whether a conv with C input channels (groups 1) reads a plain input directly at the

@@ -3,40 +3,13 @@
 #include <CUnit/Basic.h>
 #include <string.h>
 
-#include "codegen/build.h"
-#include "codegen/jit.h"
-#include "ops/registry.h"
 #include "graph_tests.h"
-#include "ir/arena.h"
+#include "graph_util.h"
 #include "runtime/graph_executor.h"
-#include "schedule/schedule.h"
-
-/* A module with the registry's `add` of 1x2x2x2 tensors as kernel "add". */
-static tsl_module *add_module(void) {
-  tsl_arena *a = tsl_arena_new(), *prev = tsl_arena_set_current(a);
-  const int64_t s[4] = {1, 2, 2, 2};
-  const int64_t *shapes[2] = {s, s};
-  const int nd[2] = {4, 4};
-  tsl_te_program *p = NULL;
-  tsl_schedule *sch = NULL;
-  tsl_target t;
-  tsl_jit *jit = NULL;
-  tsl_module *m = NULL;
-  CU_ASSERT_EQUAL(tsl_op_instantiate("add", 2, shapes, nd, 0, NULL, &p), TSL_OK);
-  CU_ASSERT_EQUAL(tsl_schedule_create(p, &sch), TSL_OK);
-  CU_ASSERT_EQUAL(tsl_target_parse("host", &t), TSL_OK);
-  CU_ASSERT_EQUAL(tsl_jit_new(&t, &jit), TSL_OK);
-  CU_ASSERT_EQUAL(tsl_module_new(&m), TSL_OK);
-  CU_ASSERT_EQUAL(tsl_build(sch, "add", jit, m, NULL, NULL), TSL_OK);
-  tsl_schedule_free(sch);
-  tsl_jit_free(jit);
-  tsl_arena_set_current(prev);
-  tsl_arena_free(a);
-  return m;
-}
 
 static void test_executor_runs_steps_over_planned_buffers(void) {
-  tsl_module *m = add_module();
+  const int64_t shape4[4] = {1, 2, 2, 2};
+  tsl_module *m = gt_add_module(shape4);
   CU_ASSERT_PTR_NOT_NULL_FATAL(m);
   const tsl_kernel *k;
   CU_ASSERT_EQUAL_FATAL(tsl_module_get_kernel(m, "add", &k), TSL_OK);

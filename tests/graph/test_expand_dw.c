@@ -37,17 +37,6 @@ static int act(tsl_graph *g, int x, const char *fn) {
   return activation(g, x, fn);
 }
 
-static int conv(tsl_graph *g, int x, int64_t K, int64_t cg, int64_t k, int64_t stride, int64_t group, uint64_t seed) {
-  int64_t ws[4] = {K, cg, k, k};
-  int ins[3] = {x, gt_add_const(g, 4, ws, seed, -0.4, 0.4), gt_add_const(g, 1, &K, seed + 1, -0.3, 0.3)}, node;
-  int y = gt_add_node(g, TSL_OP_CONV, 3, ins, &node);
-  int64_t st[2] = {stride, stride}, p = k / 2, pads[4] = {p, p, p, p};
-  CU_ASSERT_EQUAL_FATAL(tsl_graph_set_attr_ints(g, node, "strides", 2, st), TSL_OK);
-  CU_ASSERT_EQUAL_FATAL(tsl_graph_set_attr_ints(g, node, "pads", 4, pads), TSL_OK);
-  if (group != 1) CU_ASSERT_EQUAL_FATAL(tsl_graph_set_attr_int(g, node, "group", group), TSL_OK);
-  return y;
-}
-
 typedef struct chain {
   int64_t N, C, H, W, E, R, stride;
   const char *act1, *act2;
@@ -61,9 +50,9 @@ static tsl_graph *chain_graph(const chain *c) {
   int64_t s[4] = {c->N, 8, c->H, c->W};
   int x;
   CU_ASSERT_EQUAL_FATAL(tsl_graph_add_input(g, "x", TSL_DTYPE_F32, 4, s, &x), TSL_OK);
-  int a = conv(g, x, c->C, 8, 1, 1, 1, 11);
-  int e = act(g, conv(g, a, c->E, c->C, 1, 1, 1, 13), c->act1);
-  int d = act(g, conv(g, e, c->E, 1, c->R, c->stride, c->E, 17), c->act2);
+  int a = gt_add_conv(g, x, 8, c->C, 1, 1, 1, 11);
+  int e = act(g, gt_add_conv(g, a, c->C, c->E, 1, 1, 1, 13), c->act1);
+  int d = act(g, gt_add_conv(g, e, c->E, c->E, c->R, c->stride, c->E, 17), c->act2);
   CU_ASSERT_EQUAL_FATAL(tsl_graph_add_output(g, d), TSL_OK);
   CU_ASSERT_EQUAL_FATAL(tsl_graph_infer_shapes(g), TSL_OK);
   return g;

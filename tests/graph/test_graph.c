@@ -16,6 +16,7 @@ void tsl_tests_graph(void) {
   tsl_tests_graph_fuse_gating();
   tsl_tests_graph_fuse_epilogue();
   tsl_tests_graph_expand_dw();
+  tsl_tests_graph_claim();
   tsl_tests_graph_broadcast_nchwc();
   tsl_tests_graph_resize();
   tsl_tests_graph_cnn_ops();

@@ -79,7 +79,7 @@ out:
 int tunecli_run(int argc, char **argv) {
   const char *model = NULL, *records = NULL, *input = NULL, *output = NULL, *target = "host";
   long threads = 0, repeat = 10;
-  bool profile = false, verbose = false, no_auto = false;
+  bool profile = false, verbose = false, no_auto = false, no_claim = false;
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i];
     bool has_value = i + 1 < argc;
@@ -103,6 +103,8 @@ int tunecli_run(int argc, char **argv) {
       verbose = true;
     } else if (strcmp(a, "--no-auto-schedule") == 0) {
       no_auto = true;
+    } else if (strcmp(a, "--no-claim-outputs") == 0) {
+      no_claim = true;
     } else if (a[0] == '-' ) {
       fprintf(stderr, "tunecli run: error: unknown option or missing value '%s' (see tunecli help)\n", a);
       return 2;
@@ -133,6 +135,7 @@ int tunecli_run(int argc, char **argv) {
   co.records = records;
   co.verbose = verbose;
   co.no_auto_schedule = no_auto;
+  co.no_claim_outputs = no_claim;
   if ((st = tsl_model_compile_with(m, &co, &c)) != TSL_OK) {
     rc = fail(st);
     goto done;
