@@ -144,8 +144,7 @@ tsl_status tsl_aot_compile_model(const tsl_graph *g, const tsl_aot_model_options
   pb.convs.build_ctx = &c;
   pb.convs.kernel_arena = c.arena;
   if ((st = tsl_model_writer_new(tstr, &w)) != TSL_OK) goto done;
-  /* a model file carries no claimed outputs (its runs on a device write every output
-   * in place) */
+  /* no claimed outputs: the model file format records none */
   tsl_plan_sink sink = {w, file_constant, file_activation, file_view, file_step, file_io, NULL};
   if ((st = tsl_plan_build(&pb, work, g, &sink)) != TSL_OK) goto done;
   if (c.records && pb.convs.missed && !o.verbose)

@@ -107,8 +107,8 @@ tsl_status tsl_model_set_batch(tsl_model *m, int64_t batch) {
 
 tsl_compile_opts tsl_compile_opts_default(void) {
   return (tsl_compile_opts){
-      .target = NULL, .records = NULL, .verbose = false, .no_auto_schedule = false, .no_claim_outputs = false,
-      .num_threads = 0};
+      .target = NULL, .records = NULL, .verbose = false, .no_auto_schedule = false, .num_threads = 0,
+      .no_claim_outputs = false};
 }
 
 tsl_status tsl_model_compile_with(const tsl_model *m, const tsl_compile_opts *opts, tsl_compiled **out) {

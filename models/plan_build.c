@@ -257,8 +257,9 @@ static tsl_status collect_conv_steps(tsl_plan_builder *b, const tsl_graph *g, co
 }
 
 /* Claims the outputs of step s when its kernel is below TSL_CLAIM_MAX_FLOPS_PER_BYTE:
- * those that are activations of their own (no alias of another value, not a constant,
- * no graph input); the sink checks the rest (views of it, overlaps). */
+ * those at least as large as each activation it reads that are values of their own
+ * (no alias of another value's bytes) and have no aliases (the sink would refuse a
+ * buffer with views). A claim is optional: one the sink refuses is skipped. */
 static tsl_status claim_step(tsl_plan_builder *b, const tsl_graph *g, const tsl_plan_sink *sink, int s,
                              const step_rec *sr, const int *root) {
   double fpb = tsl_conv_lowering_flops_per_byte(&b->convs, sr->kernel);
@@ -271,12 +272,14 @@ static tsl_status claim_step(tsl_plan_builder *b, const tsl_graph *g, const tsl_
   for (int a = sr->nk.ninputs; a < sr->nk.nargs; a++) {
     int v = sr->nk.values[a];
     if (value_bytes(&g->values[v]) < in_bytes) continue;
-    if (root[v] != v || g->values[v].constant || g->values[v].is_input) continue;
-    bool viewed = false; /* another value's bytes are v's (an alias or an elided concat's slice) */
+    if (root[v] != v) continue;
+    bool viewed = false; /* another value's bytes are v's (a Reshape's or Identity's alias) */
     for (int u = 0; u < g->n_values && !viewed; u++) viewed = u != v && root[u] == v;
     if (viewed) continue;
-    tsl_status st = sink->claim(sink->self, s, a);
-    if (st != TSL_OK) return st;
+    if (sink->claim(sink->self, s, a) != TSL_OK) {
+      tsl_clear_error();
+      continue;
+    }
     b->claimed++;
   }
   return TSL_OK;

@@ -81,6 +81,8 @@ void tsl_graph_plan_set_module(tsl_graph_plan *p, tsl_module *m) {
   if (p) p->module = m;
 }
 
+static bool claimed_anywhere(const tsl_graph_plan *p, int buf, int *step);
+
 static tsl_status push_buf(tsl_graph_plan *p, plan_buf b, int *id) {
   if (p->nbufs == p->cap_bufs) {
     int cap = p->cap_bufs ? 2 * p->cap_bufs : 64;
@@ -131,6 +133,10 @@ tsl_status tsl_graph_plan_add_view(tsl_graph_plan *p, int base, int64_t offset, 
   if (offset % TSL_TENSOR_ALIGN != 0)
     return tsl_error(TSL_ERR_INVALID, "graph plan: view at offset %lld of buffer %d is not %d-byte aligned",
                      (long long)offset, base, TSL_TENSOR_ALIGN);
+  int claimer;
+  if (claimed_anywhere(p, base, &claimer))
+    return tsl_error(TSL_ERR_INVALID, "graph plan: add_view: buffer %d is the claimed output of step %s", base,
+                     p->steps[claimer].label);
   plan_buf b = {BUF_VIEW, NULL, base, offset, bytes};
   return push_buf(p, b, buf);
 }
@@ -172,19 +178,17 @@ tsl_status tsl_graph_plan_add_step(tsl_graph_plan *p, const tsl_kernel *k, const
   return TSL_OK;
 }
 
-/* The arena bytes [*lo, *hi) of an activation or a view of one; false for a constant. */
+/* The arena bytes [*lo, *hi) of an activation or a view (of a view ...) of one; false
+ * for a constant or a view of one. */
 static bool arena_range(const tsl_graph_plan *p, int buf, int64_t *lo, int64_t *hi) {
-  const plan_buf *b = &p->bufs[buf];
-  int64_t off = b->offset;
-  if (b->kind == BUF_VIEW) {
-    const plan_buf *base = &p->bufs[b->base];
-    if (base->kind != BUF_ACT) return false;
-    off += base->offset;
-  } else if (b->kind != BUF_ACT) {
-    return false;
+  int64_t off = 0, bytes = p->bufs[buf].bytes;
+  while (p->bufs[buf].kind == BUF_VIEW) {
+    off += p->bufs[buf].offset;
+    buf = p->bufs[buf].base;
   }
-  *lo = off;
-  *hi = off + b->bytes;
+  if (p->bufs[buf].kind != BUF_ACT) return false;
+  *lo = off + p->bufs[buf].offset;
+  *hi = *lo + bytes;
   return true;
 }
 
@@ -217,6 +221,14 @@ tsl_status tsl_graph_plan_claim_output(tsl_graph_plan *p, int step, int arg) {
     if (p->inputs[i].buf == buf)
       return tsl_error(TSL_ERR_INVALID, "graph plan: claim_output: step %s argument %d is graph input %s",
                        st->label, arg, p->inputs[i].name);
+  /* an output is first written by the step that claims it: a buffer an earlier step
+   * passes holds bytes someone wrote before */
+  for (int s = 0; s < step; s++)
+    for (int a = 0; a < p->steps[s].nargs; a++)
+      if (p->steps[s].bufs[a] == buf)
+        return tsl_error(TSL_ERR_INVALID, "graph plan: claim_output: step %s argument %d: earlier step %s passes "
+                         "the same buffer (an output is first written by the step that claims it)",
+                         st->label, arg, p->steps[s].label);
   int64_t lo = b->offset, hi = b->offset + b->bytes, olo, ohi;
   for (int a = 0; a < st->nargs; a++)
     if (a != arg && arena_range(p, st->bufs[a], &olo, &ohi) && olo < hi && lo < ohi)
@@ -438,12 +450,18 @@ static int32_t claim_piece(int64_t begin, int64_t end, void *closure) {
   return 0;
 }
 
+/* A buffer below this many bytes a thread is not claimed: the launch would cost more
+ * than the lines it saves. */
+#define CLAIM_MIN_BYTES_PER_THREAD 4096
+
 static void claim_outputs(tsl_graph_ctx *c, const plan_step *st, int threads) {
   for (int a = 0; a < st->nargs; a++) {
     if (!st->claimed[a]) continue;
     int64_t bytes = c->plan->bufs[st->bufs[a]].bytes;
     claim_job j = {c->ptrs[st->bufs[a]], bytes, ((bytes + threads - 1) / threads + 63) / 64 * 64};
-    if (j.data && bytes > 0) tsl_parallel_for(claim_piece, &j, threads);
+    /* claim_piece cannot fail: the launch's status is always 0 */
+    if (j.data && bytes >= (int64_t)threads * CLAIM_MIN_BYTES_PER_THREAD)
+      (void)tsl_parallel_for(claim_piece, &j, threads);
   }
 }
 
@@ -453,10 +471,16 @@ tsl_status tsl_graph_run(tsl_graph_ctx *c, double *step_seconds) {
   int threads = tsl_get_num_threads();
   /* the workers stay awake from one step's launch to the next (runtime/parallel.h) */
   bool warm = tsl_parallel_warm_begin();
+  /* claims match the kernels' shares only when their loops split statically over all
+   * the threads: not nested in a parallel task (warm is false there), not under a
+   * dynamic schedule */
+  tsl_sched kind;
+  tsl_get_parallel_schedule(&kind, NULL);
+  bool claim = warm && threads > 1 && kind == TSL_SCHED_STATIC;
   tsl_status st = TSL_OK;
   for (int s = 0; s < c->plan->nsteps && st == TSL_OK; s++) {
     double t0 = step_seconds ? tsl_time_now() : 0.0;
-    if (threads > 1 && c->plan->steps[s].any_claimed) claim_outputs(c, &c->plan->steps[s], threads);
+    if (claim && c->plan->steps[s].any_claimed) claim_outputs(c, &c->plan->steps[s], threads);
     st = call_step(c, s);
     if (st == TSL_OK && step_seconds) step_seconds[s] = tsl_time_now() - t0;
   }

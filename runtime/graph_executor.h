@@ -72,18 +72,21 @@ int64_t tsl_graph_plan_buffer_bytes(const tsl_graph_plan *p, int buf);
 tsl_status tsl_graph_plan_add_step(tsl_graph_plan *p, const tsl_kernel *k, const char *label, int nargs,
                                    const int *bufs);
 
-/* Marks argument `arg` of step `step` as claimed: when a run has two or more threads,
- * its buffer is zeroed just before the call, each thread zeroing the piece (the i-th of
- * as many equal, 64-byte aligned pieces as threads) that the kernel's static split of
- * its outermost parallel loop gives that thread when the loop runs over the buffer's
- * memory in order (runtime/parallel.h). The kernel then writes lines its own core
- * already owns instead of fetching each from the core that wrote the bytes last (on a
- * machine whose cores do not share a cache, a memory-bound kernel such as a 3x3
- * depthwise conv ran 2-4x slower for it; docs/capi.md "Claimed outputs"). Only for a
- * buffer the kernel overwrites whole: an activation of its own (not a view, no views of
- * it), no graph input, overlapping no other argument of the step; the zeros are never
- * seen. Errors: TSL_ERR_INVALID (bad step or argument, a view or
- * constant, a buffer with views, a graph input, an overlap), naming the step. */
+/* Marks argument `arg` of step `step` as claimed: when a run has two or more threads
+ * under the static schedule and is not nested in a parallel task, its buffer (if at
+ * least 4 KiB a thread) is zeroed just before the call, each thread zeroing the piece
+ * (the i-th of as many equal, 64-byte aligned pieces as threads) that the kernel's
+ * static split of its outermost parallel loop gives that thread when the loop runs over
+ * the buffer's memory in order (runtime/parallel.h). The kernel then writes lines its
+ * own core already holds instead of fetching each from the core that wrote the bytes
+ * last (a memory-bound 3x3 depthwise conv ran 3-7x slower in a model than alone for
+ * it; docs/capi.md "Claimed outputs"). Only for a buffer the kernel overwrites whole:
+ * an activation of its own (not a view, no views of it, now or later), no graph input
+ * (now or later), passed by no earlier step, overlapping no other argument of the step;
+ * the zeros are never seen. Errors: TSL_ERR_INVALID (bad step or argument, a view or
+ * constant, a buffer with views, a graph input, an earlier step's buffer, an overlap),
+ * naming the step; tsl_graph_plan_add_view and tsl_graph_plan_add_input then refuse a
+ * view of or an input in the buffer. */
 tsl_status tsl_graph_plan_claim_output(tsl_graph_plan *p, int step, int arg);
 
 /* Whether step `step` claims any of its arguments (false for a bad step). */

@@ -116,7 +116,8 @@ void *tsl_graph_ctx_input(tsl_graph_ctx *c, int i);
 const void *tsl_graph_ctx_output(const tsl_graph_ctx *c, int i);
 
 /* Runs every step in order. step_seconds, if not NULL, receives the wall time of each
- * step in seconds (tsl_graph_plan_num_steps entries).
+ * step in seconds (tsl_graph_plan_num_steps entries; a step's time includes the claim of
+ * its outputs, runtime/graph_executor.h tsl_graph_plan_claim_output).
  * Errors: TSL_ERR_INVALID (NULL context), TSL_ERR_RUNTIME when a kernel returns nonzero
  * (the message names the step's label and the code); later steps are not run. */
 tsl_status tsl_graph_run(tsl_graph_ctx *c, double *step_seconds);

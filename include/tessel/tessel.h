@@ -110,19 +110,21 @@ typedef struct tsl_compile_opts {
                             softmax, norms, pools of ONNX models) keep the generic default
                             schedule instead of the auto-scheduler's (its OP.auto records,
                             else its default); false: the auto-scheduler's */
-  bool no_claim_outputs; /* false (the default): at 2+ threads the outputs of kernels of
-                            few FLOPs per output byte (3x3 depthwise convs, pools,
-                            elementwise steps) are zeroed just before the kernel, each
-                            thread its own piece, so each core writes lines it owns
-                            (docs/capi.md "Claimed outputs"); true: never */
   int num_threads;     /* 0: runs use the process-wide count (tsl_set_num_threads) and
                           records timed with it are preferred; 1..TSL_MAX_THREADS: every
                           context of the compiled model runs with this many threads
                           (unless tsl_context_set_num_threads says otherwise) and records
                           timed with it are preferred, whatever the process setting */
+  bool no_claim_outputs; /* false (the default): at 2+ threads the outputs of kernels of
+                            few FLOPs per output byte (3x3 stride-1 depthwise convs,
+                            elementwise steps, layout transforms, norms) are zeroed just
+                            before the kernel, each thread its own piece, so each core
+                            writes lines it holds (docs/capi.md "Claimed outputs"); true:
+                            never */
 } tsl_compile_opts;
 
-/* Defaults: target "host", no records, not verbose, auto-scheduled kernels, num_threads 0. */
+/* Defaults: target "host", no records, not verbose, auto-scheduled kernels, num_threads 0,
+ * claimed outputs. */
 tsl_compile_opts tsl_compile_opts_default(void);
 
 /* As tsl_model_compile with the options of opts (NULL: the defaults).

@@ -36,7 +36,7 @@ class TuneSummary(ctypes.Structure):
 class CompileOpts(ctypes.Structure):
     """tsl_compile_opts (tessel/tessel.h)."""
     _fields_ = [("target", ctypes.c_char_p), ("records", ctypes.c_char_p), ("verbose", ctypes.c_bool),
-                ("no_auto_schedule", ctypes.c_bool), ("no_claim_outputs", ctypes.c_bool), ("num_threads", ctypes.c_int)]
+                ("no_auto_schedule", ctypes.c_bool), ("num_threads", ctypes.c_int), ("no_claim_outputs", ctypes.c_bool)]
 
 
 MAX_NDIM = 8  # TSL_MAX_NDIM

@@ -130,48 +130,74 @@ static const tsl_kernel *add_kernel(tsl_graph_plan *p) {
   return k;
 }
 
-/* y = x + x, t = y + x with both outputs claimed: at 2 threads over outputs full of NaN
- * (what a claim zeroes), the results are those of plain C, run after run. */
+/* y = x + x and t = y + x, both outputs claimed, and a probe p = x + z whose input z
+ * (no step writes it) is claimed too, on tensors of 1 x 3 x 41 x 43 (21156 bytes: three
+ * uneven pieces at 3 threads), each buffer between canaries. At 1, 2 and 3 threads, two
+ * runs each, the inputs set once and the outputs filled with NaN before each run: y and
+ * t are those of plain C; p is x where a claim ran (2 and 3 threads: z zeroed) and NaN
+ * at 1 thread (no claims); x and the canaries are untouched. */
 static void test_claimed_plan_steps_compute_their_outputs(void) {
+  const int64_t shape[4] = {1, 3, 41, 43};
+  const int64_t n = 3 * 41 * 43, bytes = n * 4, slot = (bytes + 63) / 64 * 64;
   tsl_graph_plan *p;
   CU_ASSERT_EQUAL_FATAL(tsl_graph_plan_new(&p), TSL_OK);
-  const tsl_kernel *k = add_kernel(p);
-  int bx, by, bt;
-  CU_ASSERT_EQUAL_FATAL(tsl_graph_plan_add_activation(p, 0, ADD_BYTES, &bx), TSL_OK);
-  CU_ASSERT_EQUAL_FATAL(tsl_graph_plan_add_activation(p, ADD_BYTES, ADD_BYTES, &by), TSL_OK);
-  CU_ASSERT_EQUAL_FATAL(tsl_graph_plan_add_activation(p, 2 * ADD_BYTES, ADD_BYTES, &bt), TSL_OK);
-  int step_y[3] = {bx, bx, by}, step_t[3] = {by, bx, bt};
+  tsl_module *mod = gt_add_module(shape);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(mod);
+  const tsl_kernel *k;
+  CU_ASSERT_EQUAL_FATAL(tsl_module_get_kernel(mod, "add", &k), TSL_OK);
+  tsl_graph_plan_set_module(p, mod);
+  /* x c0 y c1 z c2 t c3 pr: buffers 0..8 at slots 0..8 */
+  int b[9];
+  for (int i = 0; i < 9; i++) CU_ASSERT_EQUAL_FATAL(tsl_graph_plan_add_activation(p, i * slot, bytes, &b[i]), TSL_OK);
+  int bx = b[0], by = b[2], bz = b[4], bt = b[6], bp = b[8];
+  int step_y[3] = {bx, bx, by}, step_t[3] = {by, bx, bt}, step_p[3] = {bx, bz, bp};
   CU_ASSERT_EQUAL_FATAL(tsl_graph_plan_add_step(p, k, "y", 3, step_y), TSL_OK);
   CU_ASSERT_EQUAL_FATAL(tsl_graph_plan_add_step(p, k, "t", 3, step_t), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_plan_add_step(p, k, "p", 3, step_p), TSL_OK);
   CU_ASSERT_EQUAL(tsl_graph_plan_claim_output(p, 0, 2), TSL_OK);
   CU_ASSERT_EQUAL(tsl_graph_plan_claim_output(p, 1, 2), TSL_OK);
-  const int64_t shape[4] = {1, 4, 16, 16};
+  CU_ASSERT_EQUAL(tsl_graph_plan_claim_output(p, 2, 1), TSL_OK);
   CU_ASSERT_EQUAL_FATAL(tsl_graph_plan_add_input(p, "x", bx, TSL_DTYPE_F32, 4, shape), TSL_OK);
-  CU_ASSERT_EQUAL_FATAL(tsl_graph_plan_add_output(p, "t", bt, TSL_DTYPE_F32, 4, shape), TSL_OK);
-  tsl_graph_ctx *ctx;
-  CU_ASSERT_EQUAL_FATAL(tsl_graph_ctx_new(p, &ctx), TSL_OK);
-  CU_ASSERT_EQUAL(tsl_graph_ctx_set_num_threads(ctx, 2), TSL_OK);
-  float *in = tsl_graph_ctx_input(ctx, 0), *y = in + ADD_N, *t = (float *)tsl_graph_ctx_output(ctx, 0);
-  for (int run = 0; run < 2; run++) {
-    for (int i = 0; i < ADD_N; i++) {
-      in[i] = (float)(i % 97) * 0.25f - (float)run;
-      y[i] = t[i] = NAN;
+  const char *names[9] = {"x", "c0", "y", "c1", "z", "c2", "t", "c3", "p"};
+  for (int i = 1; i < 9; i++) CU_ASSERT_EQUAL_FATAL(tsl_graph_plan_add_output(p, names[i], b[i], TSL_DTYPE_F32, 4, shape), TSL_OK);
+  for (int threads = 1; threads <= 3; threads++) {
+    tsl_graph_ctx *ctx;
+    CU_ASSERT_EQUAL_FATAL(tsl_graph_ctx_new(p, &ctx), TSL_OK);
+    CU_ASSERT_EQUAL(tsl_graph_ctx_set_num_threads(ctx, threads), TSL_OK);
+    float *v[9];
+    v[0] = tsl_graph_ctx_input(ctx, 0);
+    for (int i = 1; i < 9; i++) v[i] = (float *)tsl_graph_ctx_output(ctx, i - 1);
+    for (int64_t i = 0; i < n; i++) {
+      v[0][i] = (float)(i % 97) * 0.25f - 7.0f;
+      v[1][i] = v[3][i] = v[5][i] = v[7][i] = 12345.0f;
     }
-    CU_ASSERT_EQUAL_FATAL(tsl_graph_run(ctx, NULL), TSL_OK);
-    int bad = 0;
-    for (int i = 0; i < ADD_N; i++) {
-      float xi = (float)(i % 97) * 0.25f - (float)run;
-      bad += y[i] != xi + xi || t[i] != (xi + xi) + xi;
+    for (int run = 0; run < 2; run++) {
+      for (int64_t i = 0; i < n; i++) v[2][i] = v[4][i] = v[6][i] = v[8][i] = NAN;
+      CU_ASSERT_EQUAL_FATAL(tsl_graph_run(ctx, NULL), TSL_OK);
+      int bad_y = 0, bad_p = 0, bad_kept = 0;
+      for (int64_t i = 0; i < n; i++) {
+        float xi = (float)(i % 97) * 0.25f - 7.0f;
+        bad_y += v[2][i] != xi + xi || v[6][i] != (xi + xi) + xi;
+        bad_p += threads > 1 ? v[8][i] != xi : !isnan(v[8][i]);
+        bad_kept += v[0][i] != xi || v[1][i] != 12345.0f || v[3][i] != 12345.0f || v[5][i] != 12345.0f ||
+                    v[7][i] != 12345.0f;
+      }
+      if (bad_y || bad_p || bad_kept)
+        printf("\n  %d threads, run %d: %d wrong y/t, %d wrong p, %d changed x/canaries", threads, run, bad_y, bad_p,
+               bad_kept);
+      CU_ASSERT_EQUAL(bad_y, 0);
+      CU_ASSERT_EQUAL(bad_p, 0);
+      CU_ASSERT_EQUAL(bad_kept, 0);
     }
-    CU_ASSERT_EQUAL(bad, 0);
+    tsl_graph_ctx_free(ctx);
   }
-  tsl_graph_ctx_free(ctx);
   tsl_graph_plan_free(p);
 }
 
 /* Every claim that could lose bytes is refused, naming why: a bad step or argument, a
- * view, a constant, a buffer with views, an output overlapping another argument of its
- * step, a graph input (claimed, or declared after the claim). */
+ * view, a constant, a buffer with views (and a view added after the claim), an output
+ * overlapping another argument of its step (also through a view of a view), a graph
+ * input (claimed, or declared after the claim), a buffer an earlier step passes. */
 static void test_plan_refuses_claims_that_could_lose_bytes(void) {
   tsl_graph_plan *p;
   CU_ASSERT_EQUAL_FATAL(tsl_graph_plan_new(&p), TSL_OK);
@@ -206,6 +232,22 @@ static void test_plan_refuses_claims_that_could_lose_bytes(void) {
   CU_ASSERT_EQUAL(tsl_graph_plan_claim_output(p, 0, 2), TSL_OK);
   CU_ASSERT_EQUAL(tsl_graph_plan_add_input(p, "y", by, TSL_DTYPE_F32, 4, shape), TSL_ERR_INVALID);
   CU_ASSERT_PTR_NOT_NULL(strstr(tsl_last_error(), "claimed output of step y"));
+  int bad;
+  CU_ASSERT_EQUAL(tsl_graph_plan_add_view(p, by, 0, 64, &bad), TSL_ERR_INVALID);
+  CU_ASSERT_PTR_NOT_NULL(strstr(tsl_last_error(), "claimed output of step y"));
+  /* y's buffer again, in a later step: written before it */
+  int later[3] = {bx, bx, by};
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_plan_add_step(p, k, "later", 3, later), TSL_OK);
+  CU_ASSERT_EQUAL(tsl_graph_plan_claim_output(p, 6, 2), TSL_ERR_INVALID);
+  CU_ASSERT_PTR_NOT_NULL(strstr(tsl_last_error(), "earlier step y"));
+  /* an activation overlapping a view of a view (of w) its step reads */
+  int bvv, bq;
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_plan_add_view(p, bview, 0, ADD_BYTES, &bvv), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_plan_add_activation(p, 3 * ADD_BYTES, ADD_BYTES, &bq), TSL_OK);
+  int vv[3] = {bvv, bx, bq};
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_plan_add_step(p, k, "vv", 3, vv), TSL_OK);
+  CU_ASSERT_EQUAL(tsl_graph_plan_claim_output(p, 7, 2), TSL_ERR_INVALID);
+  CU_ASSERT_PTR_NOT_NULL(strstr(tsl_last_error(), "overlaps its argument 0"));
   tsl_graph_plan_free(p);
 }
 
