@@ -174,9 +174,7 @@ static double program_flops_per_byte(const tsl_te_program *p) {
   double bytes = 0.0;
   for (int i = 0; i < p->noutputs; i++) {
     const tsl_buffer *b = p->outputs[i]->buf;
-    double n = (double)((b->dtype.bits * b->dtype.lanes + 7) / 8);
-    for (int d = 0; d < b->ndim; d++) n *= (double)b->shape[d];
-    bytes += n;
+    bytes += (double)tsl_buffer_numel(b) * (double)tsl_type_bytes(b->dtype);
   }
   return bytes > 0.0 ? tsl_program_flops(p) / bytes : -1.0;
 }

@@ -258,12 +258,12 @@ static tsl_status collect_conv_steps(tsl_plan_builder *b, const tsl_graph *g, co
 
 /* Claims the outputs of step s when its kernel is below TSL_CLAIM_MAX_FLOPS_PER_BYTE:
  * those at least as large as each activation it reads that are values of their own
- * (no alias of another value's bytes) and have no aliases (the sink would refuse a
- * buffer with views). A claim is optional: one the sink refuses is skipped. */
-static tsl_status claim_step(tsl_plan_builder *b, const tsl_graph *g, const tsl_plan_sink *sink, int s,
-                             const step_rec *sr, const int *root) {
+ * (root[v] == v) and have no aliases (aliased[v] false: the sink would refuse a buffer
+ * with views). A claim is optional: one the sink refuses is skipped. */
+static void claim_step(tsl_plan_builder *b, const tsl_graph *g, const tsl_plan_sink *sink, int s, const step_rec *sr,
+                       const int *root, const bool *aliased) {
   double fpb = tsl_conv_lowering_flops_per_byte(&b->convs, sr->kernel);
-  if (fpb < 0.0 || fpb >= TSL_CLAIM_MAX_FLOPS_PER_BYTE) return TSL_OK;
+  if (fpb < 0.0 || fpb >= TSL_CLAIM_MAX_FLOPS_PER_BYTE) return;
   int64_t in_bytes = 0; /* the largest activation read */
   for (int a = 0; a < sr->nk.ninputs; a++) {
     const tsl_value *in = &g->values[sr->nk.values[a]];
@@ -271,18 +271,13 @@ static tsl_status claim_step(tsl_plan_builder *b, const tsl_graph *g, const tsl_
   }
   for (int a = sr->nk.ninputs; a < sr->nk.nargs; a++) {
     int v = sr->nk.values[a];
-    if (value_bytes(&g->values[v]) < in_bytes) continue;
-    if (root[v] != v) continue;
-    bool viewed = false; /* another value's bytes are v's (a Reshape's or Identity's alias) */
-    for (int u = 0; u < g->n_values && !viewed; u++) viewed = u != v && root[u] == v;
-    if (viewed) continue;
+    if (value_bytes(&g->values[v]) < in_bytes || root[v] != v || aliased[v]) continue;
     if (sink->claim(sink->self, s, a) != TSL_OK) {
       tsl_clear_error();
       continue;
     }
     b->claimed++;
   }
-  return TSL_OK;
 }
 
 tsl_status tsl_plan_build(tsl_plan_builder *b, tsl_graph *g, const tsl_graph *orig, const tsl_plan_sink *sink) {
@@ -408,6 +403,10 @@ tsl_status tsl_plan_build(tsl_plan_builder *b, tsl_graph *g, const tsl_graph *or
     if (root[v] == v || buf[root[v]] < 0) continue;
     st = sink->view(sink->self, buf[root[v]], off[v], value_bytes(&g->values[v]), &buf[v]);
   }
+  /* claims: aliased[v], another value's bytes are v's (a Reshape's or Identity's alias) */
+  bool *aliased = st == TSL_OK && b->claim_outputs && sink->claim ? calloc(nvs, sizeof *aliased) : NULL;
+  for (int v = 0; aliased && v < nv; v++)
+    if (root[v] != v) aliased[root[v]] = true;
   for (int s = 0; s < nsteps && st == TSL_OK; s++) {
     int args[TSL_NODE_KERNEL_MAX_ARGS];
     for (int a = 0; a < steps[s].nk.nargs; a++) args[a] = buf[steps[s].nk.values[a]];
@@ -417,8 +416,9 @@ tsl_status tsl_plan_build(tsl_plan_builder *b, tsl_graph *g, const tsl_graph *or
       snprintf(label, sizeof label, "%.120s [%.120s]", g->nodes[steps[s].node].name, steps[s].nk.label);
     else snprintf(label, sizeof label, "%.250s", g->nodes[steps[s].node].name);
     st = sink->step(sink->self, steps[s].kernel, label, steps[s].nk.nargs, args);
-    if (st == TSL_OK && b->claim_outputs && sink->claim) st = claim_step(b, g, sink, s, &steps[s], root);
+    if (st == TSL_OK && aliased) claim_step(b, g, sink, s, &steps[s], root, aliased);
   }
+  free(aliased);
   for (int i = 0; i < g->n_inputs && st == TSL_OK; i++) {
     const tsl_value *val = &g->values[g->inputs[i]];
     st = sink->io(sink->self, false, orig->values[orig->inputs[i]].name, buf[g->inputs[i]], val->dtype, val->ndim,
