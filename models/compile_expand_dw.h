@@ -8,8 +8,9 @@
  *   - its output is read by one node only, not a graph output, and that node is a blocked
  *     depthwise conv (groups = C = K) with dilation 1, bias and activation, no residual,
  *     no channel scale;
- *   - tsl_expand_dw_pays says so from the sizes (the expanded tensor of one image larger
- *     than L2).
+ *   - tsl_expand_dw_pays says so from the sizes (the expanded tensor and the depthwise
+ *     output of one image together larger than L2, and the fused kernel's extra expand
+ *     work on the padding and band halos small against the traffic it saves).
  * The depthwise node's step then runs the fused kernel on the expand's input, with both
  * weights transformed as the GEMM 1x1 and depthwise algorithms lay them out; the expand
  * node gets no step and its output is never allocated. The kernel's schedule is the best

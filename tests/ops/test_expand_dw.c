@@ -205,6 +205,50 @@ static void test_expand_dw_space_samples(void) {
   CU_ASSERT_EQUAL(failed, 0);
 }
 
+/* The fusion rule (tsl_expand_dw_pays) on the presets' caches (x86-64-avx2: L2 512 KiB,
+ * 8 lanes; x86-64-avx512: 1 MiB, 16), each expectation worked out by hand from the
+ * documented rule: the expanded tensor plus the depthwise output of one image past L2,
+ * and (rows x padded width - H x W) x C <= 12 x H x W for the rows the default bands
+ * compute (a whole-image band at these sizes: H + pads rows at stride 1). */
+static void test_expand_dw_pays_rule(void) {
+  tsl_target avx2, avx512;
+  CU_ASSERT_EQUAL_FATAL(tsl_target_parse("x86-64-avx2", &avx2), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(tsl_target_parse("x86-64-avx512", &avx512), TSL_OK);
+  struct {
+    const tsl_target *t;
+    int64_t C, H, E, R, stride, block;
+    bool want;
+  } rc[] = {
+      /* 588 + 588 KiB > 1 MiB; 30 x 30 - 784 = 116, x 32 = 3712 <= 9408 */
+      {&avx512, 32, 28, 192, 3, 1, 16, true},
+      /* 441 + 441 KiB fit in 1 MiB */
+      {&avx512, 96, 14, 576, 3, 1, 16, false},
+      /* 527 + 527 KiB > 1 MiB, but 18 x 18 - 196 = 128, x 112 = 14336 > 2352 */
+      {&avx512, 112, 14, 672, 5, 1, 16, false},
+      /* 527 + 527 KiB > 512 KiB, but 16 x 16 - 196 = 60, x 112 = 6720 > 2352 */
+      {&avx2, 112, 14, 672, 3, 1, 8, false},
+      /* 735 + 735 KiB; 32 x 32 - 784 = 240, x 40 = 9600 > 9408 (just) */
+      {&avx2, 40, 28, 240, 5, 1, 8, false},
+      /* the same layer with 39 input channels: 9360 <= 9408 */
+      {&avx2, 39, 28, 240, 5, 1, 8, true},
+      /* 112 x 112 x 96 at stride 2: 4.6 MiB expanded, under 1/16 recomputed */
+      {&avx2, 16, 112, 96, 3, 2, 8, true},
+      {&avx512, 16, 112, 96, 3, 2, 16, true},
+      /* 28 x 28 x 192 at stride 2: 588 + 147 KiB fit in 1 MiB, not in 512 KiB */
+      {&avx512, 32, 28, 192, 3, 2, 16, false},
+      {&avx2, 32, 28, 192, 3, 2, 8, true},
+  };
+  for (size_t i = 0; i < sizeof rc / sizeof rc[0]; i++) {
+    int64_t pad = rc[i].R / 2;
+    tsl_expand_dw_layer d = {1, rc[i].C, rc[i].H, rc[i].H, rc[i].E, rc[i].R, rc[i].R, rc[i].stride, rc[i].stride,
+                             pad, pad, pad, pad, rc[i].block, {2, 0.0, 6.0, {0}}, {2, 0.0, 6.0, {0}}};
+    CU_ASSERT_EQUAL_FATAL(tsl_expand_dw_check(&d), TSL_OK);
+    bool got = tsl_expand_dw_pays(&d, rc[i].t);
+    if (got != rc[i].want) printf("\n  rule case %zu: %d, want %d\n", i, got, rc[i].want);
+    CU_ASSERT_EQUAL(got, rc[i].want);
+  }
+}
+
 /* The template's default config is tsl_expand_dw_default_knobs, a point of its space,
  * and the operator's workload key is the layer's key (tsl_expand_dw_key). */
 static void test_expand_dw_template_default(void) {
@@ -385,6 +429,7 @@ void ops_tests_expand_dw(CU_pSuite s) {
   CU_add_test(s, "expand + depthwise fused vs reference (defaults)", test_expand_dw_defaults);
   CU_add_test(s, "expand + depthwise fused vs reference (knobs)", test_expand_dw_knobs);
   CU_add_test(s, "expand + depthwise workload key", test_expand_dw_key);
+  CU_add_test(s, "expand + depthwise fusion rule on the presets' caches", test_expand_dw_pays_rule);
   CU_add_test(s, "workload keys without a stage epilogue are unchanged", test_existing_keys_unchanged);
   CU_add_test(s, "stage epilogue: errors and the zero padding", test_stage_epilogue_rewrite);
   CU_add_test(s, "expand + depthwise template: sampled configs vs reference", test_expand_dw_space_samples);
