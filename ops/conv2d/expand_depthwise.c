@@ -313,22 +313,24 @@ tsl_status tsl_expand_dw_schedule(const tsl_te_program *p, const tsl_expand_dw_l
  *    computes the expand over the padded extent (the padding's rows and columns, then
  *    replaced by zeros) and recomputes each band's halo rows: rows x WP positions (rows
  *    over all bands with the default knobs) against H x W, 2 C FLOPs per position and
- *    expanded channel. It saves writing and reading back the expanded tensor, 8 bytes per
- *    position and channel. Fused when the extra FLOPs per saved byte are at most 3:
+ *    expanded channel, C the input channels as the kernel sums them (whole blocks of X).
+ *    It saves writing and reading back the expanded tensor, 8 bytes per position and
+ *    channel. Fused when the extra FLOPs per saved byte are at most 3:
  *    (rows x WP - H x W) x C <= 12 x H x W.
  * MobileNetV2 / V3 / EfficientNet-B0 steps, fused against the two kernels, 1 thread (2):
  *   16 lanes, L2 1 MiB:
  *     28 x 28 x 192, C 32, 3 x 3 s1 (588 + 588 KiB, 0.15 x 32 = 4.8): 0.072 (0.059) ms against 0.112 (0.074): fused
- *     56 x 56 x 72, C 24, 3 x 3 s1 (882 + 882 KiB, 3.2):              0.113 (0.098) ms against 0.154 (0.122): fused
+ *     56 x 56 x 72 (80), C 24 (32), 3 x 3 s1 (980 + 980 KiB, 3.5):    0.113 (0.098) ms against 0.154 (0.122): fused
  *     28 x 28 x 192, C 32, 3 x 3 s2 (588 + 147 KiB):                  0.064 (0.040) ms against 0.058 (0.044)
  *     14 x 14 x 576, C 96, 3 x 3 s1 (441 + 441 KiB):                  0.174 (0.116) ms against 0.135 (0.083)
- *     28 x 28 x 240, C 40, 5 x 5 s1 (735 + 735 KiB, 12.2):            0.217 ms against 0.21
- *     14 x 14 x 672, C 112, 5 x 5 s1 (527 + 527 KiB, 73):             0.35 ms against 0.22
+ *     28 x 28 x 240, C 40 (48), 5 x 5 s1 (735 + 735 KiB, 14.7):       0.217 ms against 0.21
+ *     14 x 14 x 672, C 112, 5 x 5 s1 (514.5 + 514.5 KiB, 73):         0.35 ms against 0.22
  *   8 lanes (x86-64-avx2 on znver5), L2 512 KiB:
  *     14 x 14 x 576, C 96, 3 x 3 s2 (441 + 110 KiB, 21):              0.276 ms against 0.241
- *     14 x 14 x 672, C 112, 3 x 3 s1 (527 + 527 KiB, 34):             0.45 ms against 0.36
- * (the earlier rule, the expanded tensor alone past L2, fused neither of the first two
- * and both of the last two). */
+ *     14 x 14 x 672, C 112, 3 x 3 s1 (514.5 + 514.5 KiB, 34):         0.45 ms against 0.36
+ * (sizes in brackets: channels rounded up to whole blocks, as the kernel runs them). The
+ * earlier rule, the expanded tensor alone past L2, fused neither of the first two, nor
+ * the 8-lane 14 x 14 x 576 (441 KiB), and fused the 8-lane 14 x 14 x 672 (514.5 KiB). */
 bool tsl_expand_dw_pays(const tsl_expand_dw_layer *d, const tsl_target *t) {
   int64_t X = d->block, EB = (d->E + X - 1) / X, OH = tsl_expand_dw_out_h(d);
   int64_t expanded_bytes = EB * X * d->H * d->W * 4;
@@ -337,7 +339,7 @@ bool tsl_expand_dw_pays(const tsl_expand_dw_layer *d, const tsl_target *t) {
   tsl_expand_dw_knobs k = tsl_expand_dw_default_knobs(t, d);
   int64_t rows = tpl_ceil_div(OH, k.band) * ((k.band - 1) * d->stride_h + d->R);
   int64_t area = d->H * d->W, extra = tpl_max(0, rows * (d->W + d->pad_left + d->pad_right) - area);
-  return extra * d->C <= 12 * area;
+  return extra * tpl_ceil_div(d->C, X) * X <= 12 * area;
 }
 
 /* ---- the template "expand_depthwise_nchwc.band" ------------------------------------ */

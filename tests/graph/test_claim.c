@@ -25,7 +25,8 @@ static int relu6(tsl_graph *g, int x) {
 /* x (1 x 32 x 17 x 17) -> 1x1 conv to 48 (16 FLOP per output byte: not claimed) ->
  * depthwise 3x3 + ReLU6 (claimed) -> + the 1x1's output (claimed: an elementwise add)
  * -> depthwise 3x3 stride 2 (reads 4x its output: not claimed) -> 1x1 conv to 32 (not
- * claimed) -> output. The expand conv is small (L2-resident), so it stays unfused. */
+ * claimed) -> output. The expand conv has two readers (the depthwise and the add), so
+ * it stays unfused. */
 static tsl_graph *claim_graph(void) {
   tsl_graph *g;
   CU_ASSERT_EQUAL_FATAL(tsl_graph_new("claim", &g), TSL_OK);

@@ -108,11 +108,12 @@ static void test_chains_fused_match_reference(void) {
   }
 }
 
-/* Mode -1 fuses nothing; the default rule leaves a small layer unfused and fuses
- * MobileNetV2's 112 x 112 x 96 expansion (4.8 MB, past any L2). */
+/* Mode -1 fuses nothing; the default rule (tsl_expand_dw_pays) leaves a small layer
+ * unfused and fuses MobileNetV2's 112 x 112 x 96 expansion (4.8 MB expanded, past any
+ * L2; 1/12 of the expand recomputed). */
 static const chain big_chain = {1, 16, 112, 112, 96, 3, 2, "Relu6", "Relu6"};
 /* EfficientNet's features.2.0 pair, smaller: SiLU (a Swish epilogue) after both convs,
- * the expanded tensor (1.8 MB) past L2 */
+ * the expanded tensor and the output (2205 KiB) past L2 up to 2 MiB, little recomputed */
 static const chain swish_chain = {1, 16, 56, 56, 144, 3, 2, "SiLU", "SiLU"};
 
 /* Mode 0 reads TSL_FUSE_EXPAND_DW: run without it, then restore it. */

@@ -209,7 +209,8 @@ static void test_expand_dw_space_samples(void) {
  * 8 lanes; x86-64-avx512: 1 MiB, 16), each expectation worked out by hand from the
  * documented rule: the expanded tensor plus the depthwise output of one image past L2,
  * and (rows x padded width - H x W) x C <= 12 x H x W for the rows the default bands
- * compute (a whole-image band at these sizes: H + pads rows at stride 1). */
+ * compute, C rounded up to whole blocks (one whole-image band for the first seven cases:
+ * H + pads rows at stride 1). */
 static void test_expand_dw_pays_rule(void) {
   tsl_target avx2, avx512;
   CU_ASSERT_EQUAL_FATAL(tsl_target_parse("x86-64-avx2", &avx2), TSL_OK);
@@ -223,18 +224,22 @@ static void test_expand_dw_pays_rule(void) {
       {&avx512, 32, 28, 192, 3, 1, 16, true},
       /* 441 + 441 KiB fit in 1 MiB */
       {&avx512, 96, 14, 576, 3, 1, 16, false},
-      /* 527 + 527 KiB > 1 MiB, but 18 x 18 - 196 = 128, x 112 = 14336 > 2352 */
+      /* 514.5 + 514.5 KiB > 1 MiB (by 5 KiB), but 18 x 18 - 196 = 128, x 112 = 14336 > 2352 */
       {&avx512, 112, 14, 672, 5, 1, 16, false},
-      /* 527 + 527 KiB > 512 KiB, but 16 x 16 - 196 = 60, x 112 = 6720 > 2352 */
+      /* 514.5 + 514.5 KiB > 512 KiB, but 16 x 16 - 196 = 60, x 112 = 6720 > 2352 */
       {&avx2, 112, 14, 672, 3, 1, 8, false},
       /* 735 + 735 KiB; 32 x 32 - 784 = 240, x 40 = 9600 > 9408 (just) */
       {&avx2, 40, 28, 240, 5, 1, 8, false},
-      /* the same layer with 39 input channels: 9360 <= 9408 */
-      {&avx2, 39, 28, 240, 5, 1, 8, true},
-      /* 112 x 112 x 96 at stride 2: 4.6 MiB expanded, under 1/16 recomputed */
+      /* the same layer with 33 input channels: summed as 40 (whole blocks), the same */
+      {&avx2, 33, 28, 240, 5, 1, 8, false},
+      /* with 32: 240 x 32 = 7680 <= 9408 */
+      {&avx2, 32, 28, 240, 5, 1, 8, true},
+      /* 112 x 112 x 96 at stride 2: 4.6 MiB expanded; 7 bands of 8 rows (17 rows each):
+       * 119 x 114 - 12544 = 1022, x 16 = 16352 <= 150528 */
       {&avx2, 16, 112, 96, 3, 2, 8, true},
       {&avx512, 16, 112, 96, 3, 2, 16, true},
-      /* 28 x 28 x 192 at stride 2: 588 + 147 KiB fit in 1 MiB, not in 512 KiB */
+      /* 28 x 28 x 192 at stride 2: 588 + 147 KiB fit in 1 MiB, not in 512 KiB; 2 bands
+       * of 7 rows (15 rows each): 30 x 30 - 784 = 116, x 32 = 3712 <= 9408 */
       {&avx512, 32, 28, 192, 3, 2, 16, false},
       {&avx2, 32, 28, 192, 3, 2, 8, true},
   };
