@@ -200,6 +200,7 @@ int64_t tsl_compiled_weight_bytes(const tsl_compiled *c) { return c ? c->stats.c
 int tsl_compiled_num_steps(const tsl_compiled *c) { return c ? c->stats.steps : 0; }
 int tsl_compiled_num_kernels(const tsl_compiled *c) { return c ? c->stats.kernels : 0; }
 int tsl_compiled_num_tuned_kernels(const tsl_compiled *c) { return c ? c->stats.records_used : 0; }
+int tsl_compiled_num_claimed_outputs(const tsl_compiled *c) { return c ? c->stats.claimed_outputs : 0; }
 
 tsl_status tsl_context_new(const tsl_compiled *c, tsl_context **out) {
   if (!c || !out) return tsl_error(TSL_ERR_INVALID, "tsl_context_new: NULL argument");

@@ -207,6 +207,8 @@ class Compiled:
         self.outputs = _infos(self._h.ptr, _L.tsl_compiled_num_outputs, _L.tsl_compiled_output_info, None)
         self.num_kernels = _L.tsl_compiled_num_kernels(self._h.ptr)
         self.num_tuned_kernels = _L.tsl_compiled_num_tuned_kernels(self._h.ptr)
+        # step outputs claimed at 2+ threads (docs/capi.md "Claimed outputs")
+        self.num_claimed_outputs = _L.tsl_compiled_num_claimed_outputs(self._h.ptr)
 
     def _arrays_in_order(self, x):
         if isinstance(x, dict):

@@ -68,6 +68,7 @@ _PROTOTYPES = {
     "tsl_compiled_num_outputs": (ctypes.c_int, [_P]),
     "tsl_compiled_num_kernels": (ctypes.c_int, [_P]),
     "tsl_compiled_num_tuned_kernels": (ctypes.c_int, [_P]),
+    "tsl_compiled_num_claimed_outputs": (ctypes.c_int, [_P]),
     "tsl_compiled_input_info": (_S, [_P, ctypes.c_int, ctypes.POINTER(ctypes.c_char_p), ctypes.POINTER(Dtype),
                                      ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_int64),
                                      ctypes.POINTER(ctypes.c_size_t)]),

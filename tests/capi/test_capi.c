@@ -239,6 +239,42 @@ static void check_shared_model_batch2(const char *model) {
   free(in), free(in2), free(ort);
 }
 
+/* tsl_compiled_num_claimed_outputs: the built-in MobileNetV2 claims outputs by default
+ * (its stride-1 depthwise convs and layout transforms are below the claim threshold),
+ * none with no_claim_outputs; at 2 threads both compiled models give the same output bit
+ * for bit (a claim only zeroes bytes the kernel then writes). */
+static void test_capi_claimed_outputs_count_and_switch(void) {
+  tsl_model *m = NULL;
+  CU_ASSERT_EQUAL_FATAL(tsl_model_load("mobilenet_v2", &m), TSL_OK);
+  tsl_compile_opts o = tsl_compile_opts_default();
+  o.num_threads = 2;
+  tsl_compiled *claimed = NULL, *plain = NULL;
+  CU_ASSERT_EQUAL_FATAL(tsl_model_compile_with(m, &o, &claimed), TSL_OK);
+  o.no_claim_outputs = true;
+  CU_ASSERT_EQUAL_FATAL(tsl_model_compile_with(m, &o, &plain), TSL_OK);
+  tsl_model_free(m);
+  CU_ASSERT(tsl_compiled_num_claimed_outputs(claimed) > 0);
+  CU_ASSERT_EQUAL(tsl_compiled_num_claimed_outputs(plain), 0);
+  CU_ASSERT_EQUAL(tsl_compiled_num_claimed_outputs(NULL), 0);
+  enum { NIN = 3 * 224 * 224, NOUT = 1000 };
+  float *in = malloc(NIN * sizeof *in), out[2][NOUT];
+  CU_ASSERT_PTR_NOT_NULL_FATAL(in);
+  for (int i = 0; i < NIN; i++) in[i] = (float)((i * 37) % 101) / 50.0f - 1.0f;
+  tsl_compiled *cs[2] = {claimed, plain};
+  for (int k = 0; k < 2; k++) {
+    tsl_context *x = NULL;
+    CU_ASSERT_EQUAL_FATAL(tsl_context_new(cs[k], &x), TSL_OK);
+    CU_ASSERT_EQUAL(tsl_context_set_input(x, 0, in, NIN * sizeof *in), TSL_OK);
+    CU_ASSERT_EQUAL(tsl_context_run(x), TSL_OK);
+    CU_ASSERT_EQUAL(tsl_context_get_output(x, 0, out[k], sizeof out[k]), TSL_OK);
+    tsl_context_free(x);
+  }
+  CU_ASSERT(memcmp(out[0], out[1], sizeof out[0]) == 0);
+  tsl_compiled_free(claimed);
+  tsl_compiled_free(plain);
+  free(in);
+}
+
 static void test_capi_batch2_squeezenet1_1(void) { check_shared_model_batch2("squeezenet1_1"); }
 /* its channel shuffles are Reshapes whose target shape holds the batch */
 static void test_capi_batch2_shufflenet_v2(void) { check_shared_model_batch2("shufflenet_v2_x1_0"); }
@@ -361,6 +397,7 @@ void tsl_tests_capi(void) {
   CU_add_test(s, "capi_batch2_squeezenet1_1", test_capi_batch2_squeezenet1_1);
   CU_add_test(s, "capi_batch2_shufflenet_v2", test_capi_batch2_shufflenet_v2);
   CU_add_test(s, "capi_batch_errors", test_capi_batch_errors);
+  CU_add_test(s, "capi_claimed_outputs_count_and_switch", test_capi_claimed_outputs_count_and_switch);
   CU_add_test(s, "capi_threads_per_compiled_model_and_context", test_capi_threads_per_compiled_model_and_context);
   tsl_tests_capi_threads();
 }

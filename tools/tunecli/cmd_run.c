@@ -216,6 +216,9 @@ int tunecli_run(int argc, char **argv) {
   printf("model %s: load %.1f ms, compile %.1f ms (%d kernel calls, %d distinct kernels)\n", model, (t1 - t0) * 1e3,
          (t2 - t1) * 1e3, tsl_compiled_num_steps(c), tsl_compiled_num_kernels(c));
   if (records) printf("records %s: %d kernels tuned, the others default\n", records, tsl_compiled_num_tuned_kernels(c));
+  if (tsl_compiled_num_claimed_outputs(c) > 0)
+    printf("claimed outputs: %d steps (zeroed per thread just before their kernel on runs of 2+ threads)\n",
+           tsl_compiled_num_claimed_outputs(c));
   printf("threads %d, %ld runs: median %.3f ms, min %.3f ms\n", tsl_get_num_threads(), repeat, median * 1e3,
          times[0] * 1e3);
   printf("memory: planned peak activations %.2f MiB, weights %.2f MiB, process max RSS %.1f MiB\n",
