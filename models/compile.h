@@ -133,7 +133,8 @@ typedef struct tsl_compile_stats {
   int layout_transforms;           /* NCHW <-> NCHW[x]c transform nodes inserted */
   int binary_channels_last;        /* binary i32-stream nodes switched to their channels-last
                                       twins (passes/binary_channels_last.h) */
-  int binary_blocked_reads;        /* binary nodes switched to read a blocked f32 tensor
+  int binary_blocked_reads;        /* binary nodes switched to read (packs, quantize) or write
+                                      (the unpack) a blocked f32 tensor
                                       (passes/binary_read_blocked.h) */
   int steps;                       /* kernel calls per run */
   int kernels;                     /* distinct kernels built (<= steps) */

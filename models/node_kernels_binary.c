@@ -89,8 +89,25 @@ tsl_status tsl_binary_infer_node(tsl_graph *g, int node) {
       const tsl_buffer *b = p->outputs[o]->buf;
       tsl_value *v = &g->values[n->outputs[o]];
       v->dtype = dtype_of(b->dtype);
-      v->ndim = b->ndim;
       memset(v->shape, 0, sizeof v->shape);
+      if (v->layout.kind == TSL_LAYOUT_NCHWC) {
+        /* a blocked output (an unpack's twin, passes/binary_read_blocked.h): the
+         * operator writes the storage [N, C/x, H, W, x]; the value keeps the logical
+         * [N, C, H, W] with C the node's attribute */
+        int64_t x = v->layout.block, C = tsl_node_attr_int(n, "C", -1);
+        if (b->ndim != 5 || b->shape[4] != x || C < 1 || C > b->shape[1] * x || C <= (b->shape[1] - 1) * x) {
+          st = tsl_error(TSL_ERR_INVALID,
+                         "graph: node '%s' (tsl.Binary %s): output %d is blocked by %lld channels, the operator does "
+                         "not write [N, C/%lld, H, W, %lld] for its C = %lld",
+                         n->name, info->name, o, (long long)x, (long long)x, (long long)x, (long long)C);
+          break;
+        }
+        int64_t logical[4] = {b->shape[0], C, b->shape[2], b->shape[3]};
+        v->ndim = 4;
+        for (int d = 0; d < 4; d++) v->shape[d] = logical[d];
+        continue;
+      }
+      v->ndim = b->ndim;
       for (int d = 0; d < b->ndim; d++) v->shape[d] = b->shape[d];
     }
   } else {
@@ -148,8 +165,29 @@ bool tsl_binary_is_blocked_pack(const char *op) {
   return n > 6 && strncmp(op, "bitpack_", 8) == 0 && strcmp(op + n - 6, "_nchwc") == 0;
 }
 
+bool tsl_binary_is_blocked_unpack(const char *op) { return op && strcmp(op, "bitunpack_unipolar64_nchwc") == 0; }
+
 bool tsl_binary_has_hand_schedule(const char *op) {
-  return tsl_binary_is_stream_glue(op) || tsl_binary_is_blocked_pack(op);
+  return tsl_binary_is_stream_glue(op) || tsl_binary_is_blocked_pack(op) || tsl_binary_is_blocked_unpack(op);
+}
+
+/* The blocked unpack's schedule (tsl_binary_glue_schedule): q (the level of each lane,
+ * summed over the bit planes p) computed per pixel of out with p outside its lanes cx,
+ * both stages' cx vectorized (one word broadcast, a per-lane shift); out's channel
+ * blocks in parallel. */
+static tsl_status blocked_unpack_schedule(tsl_schedule *s, const tsl_te_program *p) {
+  const char *out = p->outputs[0]->op->name;
+  tsl_stage *qs = tsl_schedule_stage(s, "q"), *os = tsl_schedule_stage(s, out);
+  if (!qs || !os || tsl_stage_iter_index(qs, "p") < 0 || tsl_stage_iter_index(qs, "cx") < 0 ||
+      tsl_stage_iter_index(os, "cb") < 0 || tsl_stage_iter_index(os, "cx") < 0)
+    return tsl_error(TSL_ERR_SCHEDULE, "blocked unpack schedule: the op has no stage q(.., cx; p) or out(n, cb, .., cx)");
+  static const char *const pcx[] = {"p", "cx"};
+  tsl_status st = tsl_schedule_reorder(s, "q", 2, pcx);
+  if (st == TSL_OK) st = tsl_schedule_compute_at(s, "q", out, "x");
+  if (st == TSL_OK) st = tsl_schedule_vectorize(s, "q", "cx");
+  if (st == TSL_OK) st = tsl_schedule_vectorize(s, out, "cx");
+  if (st == TSL_OK) st = tsl_schedule_parallel(s, out, "cb");
+  return st;
 }
 
 /* A blocked pack's schedule (tsl_binary_glue_schedule): part computed per pixel of out,
@@ -230,11 +268,14 @@ int tsl_binary_model_workloads(const tsl_graph *g0, tsl_workload *out, int *node
 tsl_status tsl_binary_glue_schedule(const char *op, const tsl_te_program *p, const tsl_target *t,
                                     tsl_schedule **out) {
   *out = NULL;
-  bool blocked = tsl_binary_is_blocked_pack(op);
-  if (!blocked && (!op || strcmp(op, "bitpack_unipolar64_i32_nhwc") != 0)) return tsl_default_schedule(p, t, out);
+  bool blocked = tsl_binary_is_blocked_pack(op), unpack = tsl_binary_is_blocked_unpack(op);
+  if (!blocked && !unpack && (!op || strcmp(op, "bitpack_unipolar64_i32_nhwc") != 0))
+    return tsl_default_schedule(p, t, out);
   tsl_schedule *s = NULL;
   tsl_status st = tsl_schedule_create(p, &s);
-  if (st == TSL_OK && blocked) {
+  if (st == TSL_OK && unpack) {
+    st = blocked_unpack_schedule(s, p);
+  } else if (st == TSL_OK && blocked) {
     st = blocked_pack_schedule(s, p);
   } else if (st == TSL_OK) {
     const char *name = p->outputs[0]->op->name;

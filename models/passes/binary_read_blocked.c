@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "models/passes/layout.h"
+#include "models/passes/uses.h"
 
 /* The operators with a blocked twin: plain name, twin name, and the word the block must
  * divide (a pack's word; 0: any block). */
@@ -17,6 +18,9 @@ static const struct {
     {"bitpack_unipolar64", "bitpack_unipolar64_nchwc", 64},
     {"quantize_unipolar_i32_nhwc", "quantize_unipolar_i32_nchwc_nhwc", 0},
 };
+
+/* The unpack to f32 levels and its twin writing blocked NCHW[x]c. */
+static const char unpack_plain[] = "bitunpack_unipolar64", unpack_blocked[] = "bitunpack_unipolar64_nchwc";
 
 /* The twin of node nd reading blocks of `block` channels, or NULL. */
 static const char *twin_of(const tsl_node *nd, int block) {
@@ -52,6 +56,30 @@ tsl_status tsl_pass_binary_read_blocked(tsl_graph *g, int *switched) {
     st = tsl_graph_set_node_inputs(g, n, 1, ins);
     if (st == TSL_OK) st = tsl_graph_set_attr_string(g, n, "kernel", twin);
     if (st == TSL_OK) st = tsl_graph_set_attr_int(g, n, "C", C);
+    if (st == TSL_OK) st = tsl_graph_infer_node(g, n);
+    if (st == TSL_OK) count++;
+  }
+  /* the other direction: an unpack read only through a transform to blocked NCHW[x]c
+   * writes the blocked tensor itself */
+  for (int n = 0; n < g->n_nodes && st == TSL_OK; n++) {
+    const tsl_node *nd = &g->nodes[n];
+    const tsl_attr *k = tsl_node_attr(nd, "kernel");
+    if (nd->op != TSL_OP_BINARY || nd->n_outputs != 1 || !k || k->kind != TSL_ATTR_STRING ||
+        strcmp(k->s, unpack_plain) != 0)
+      continue;
+    int v = nd->outputs[0], t = tsl_pass_single_user_op(g, v, TSL_OP_IDENTITY, NULL);
+    if (t < 0 || g->values[v].layout.kind != TSL_LAYOUT_PLAIN || g->values[v].ndim != 4) continue;
+    const tsl_node *tn = &g->nodes[t];
+    if (tsl_node_attr_int(tn, TSL_ATTR_LAYOUT_TRANSFORM, 0) != 1 || tn->n_outputs != 1) continue;
+    int u = tn->outputs[0];
+    tsl_layout lay = g->values[u].layout;
+    if (lay.kind != TSL_LAYOUT_NCHWC || lay.block < 1 || 64 % lay.block != 0 || g->values[u].ndim != 4) continue;
+    st = tsl_graph_set_attr_string(g, n, "kernel", unpack_blocked);
+    if (st == TSL_OK) st = tsl_graph_set_attr_int(g, n, "X", lay.block);
+    if (st == TSL_OK) {
+      g->values[v].layout = lay;
+      st = tsl_graph_replace_uses(g, u, v);
+    }
     if (st == TSL_OK) st = tsl_graph_infer_node(g, n);
     if (st == TSL_OK) count++;
   }

@@ -306,6 +306,18 @@ static const char bitunpack64_text[] =
     "    where c < C\n"
     "  out[n, c, y, x] = f32(q[n, c, y, x]) / f32((1 << B) - 1)\n";
 
+/* bitunpack_unipolar64 writing blocked NCHW[X]c (ops/nchwc.h) for a blocked f32 consumer:
+ * channel c in block c / X, lane c % X, the block's tail past C zero. X divides the word,
+ * so a block's lanes share one word (cb*X / 64, in bounds for every block) at bit
+ * offsets (cb*X) % 64 + lane. Same levels, bit for bit. */
+static const char bitunpack64_nchwc_text[] =
+    "op bitunpack_unipolar64_nchwc(data: u64[N, B, CW, H, W], C: int, X: int)\n"
+    "  assert C >= 1 && C <= CW*64 && C > CW*64 - 64, \"C must need exactly CW words\"\n"
+    "  assert X >= 1 && 64 % X == 0, \"the block (X channels) must divide the word\"\n"
+    "  q[n, cb, y, x, cx] = sum(p: i32((data[n, p, cb*X / 64, y, x] >> u64(cb*X % 64 + cx)) & u64(1)) << i32(p))\n"
+    "    where cb < (C + X - 1) / X, cx < X\n"
+    "  out[n, cb, y, x, cx] = select(cb*X + cx < C, f32(q[n, cb, y, x, cx]) / f32((1 << B) - 1), 0.0)\n";
+
 /* Global average pool of the i32 residual stream, scaled back to float. */
 static const char avgpool_i32_text[] =
     "op binary_global_avgpool_i32(data: i32[N, C, H, W], scale: float = 1.0)\n"
@@ -385,6 +397,7 @@ static const int64_t *const i32_nhwc_shapes[] = {res_nhwc_shape};
 static const int64_t act_nchwc[] = {1, 4, 28, 28, 16};
 static const int64_t *const act_nchwc_shapes[] = {act_nchwc};
 static const tsl_dsl_param_value c64_param[] = {{"C", TSL_DSL_PARAM_INT, 64, 0.0}};
+static const tsl_dsl_param_value c64_x_params[] = {{"C", TSL_DSL_PARAM_INT, 64, 0.0}, {"X", TSL_DSL_PARAM_INT, 16, 0.0}};
 static const tsl_dsl_param_value c1_param[] = {{"C1", TSL_DSL_PARAM_INT, 64, 0.0}};
 
 static const tsl_op_source family[] = {
@@ -460,6 +473,8 @@ static const tsl_op_source family[] = {
      {2, rank55, planes64_shapes, 1, c1_param}},
     {"bitunpack_unipolar64", "u64 unipolar bit planes to f32 levels q / (2^B - 1)", bitunpack64_text,
      {1, rank5, planes64_shapes, 1, c64_param}},
+    {"bitunpack_unipolar64_nchwc", "bitunpack_unipolar64 writing blocked f32 NCHW[x]c (the tail past C zero)",
+     bitunpack64_nchwc_text, {1, rank5, planes64_shapes, 2, c64_x_params}},
     {"binary_global_avgpool_i32", "global average pool of i32 NCHW to f32 [N, C, 1, 1], times scale",
      avgpool_i32_text, {1, rank4, i32_act_shapes, 0, NULL}},
 };

@@ -35,7 +35,8 @@ int bin_test_run_op(tsl_jit *jit, const tsl_target *t, const char *name, int nin
   tsl_status st = tsl_op_instantiate(name, nin, shapes, ndims, nparams, params, &prog);
   if (st == TSL_OK) {
     if (tpl && strncmp(name, "bitserial_conv2d", 16) == 0) st = tsl_bitserial_schedule(prog, t, k, &s);
-    else if (tpl && tsl_binary_is_blocked_pack(name)) st = tsl_binary_glue_schedule(name, prog, t, &s);
+    else if (tpl && (tsl_binary_is_blocked_pack(name) || tsl_binary_is_blocked_unpack(name)))
+      st = tsl_binary_glue_schedule(name, prog, t, &s);
     else st = tsl_schedule_create(prog, &s);
   }
   if (st == TSL_OK) st = tsl_module_new(&m);
