@@ -246,13 +246,13 @@ const tsl_template *tsl_conv2d_algo_template(const tsl_te_program *conv) {
     for (int i = 0; i < n; i++)
       if (strcmp(t[i].op, conv->name) == 0) return &t[i];
   }
-  for (int i = 0; i < 6; i++)
+  for (int i = 0; i < TSL_WINOGRAD_NTEMPLATES; i++)
     if (strcmp(tsl_winograd_templates[i].op, conv->name) == 0) return &tsl_winograd_templates[i];
   /* tsl_winograd_instantiate names its programs "conv2d_winograd" whatever m is: the
    * template of its m (read off the program), the _add one with a residual input */
   tsl_winograd_shape ws;
   if (strcmp(conv->name, "conv2d_winograd") == 0 && tsl_winograd_program_shape(conv, &ws) == TSL_OK &&
-      (ws.m == 2 || ws.m == 4 || ws.m == 6))
+      ws.alpha == ws.m + 2 && (ws.m == 2 || ws.m == 4 || ws.m == 6))
     return &tsl_winograd_templates[(conv->ninputs >= 4 ? 3 : 0) + ws.m / 2 - 1];
   return NULL;
 }

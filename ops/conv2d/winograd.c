@@ -1,6 +1,6 @@
-/* Winograd F(m x m, 3 x 3) operators: DSL text generated from exact transform matrices,
- * the registry family (m = 2, 4, 6 with tessel's points), workload checks and
- * instantiation. See winograd.h for the operators and their stages. */
+/* Winograd F(m x m, r x r) operators: DSL text generated from exact transform matrices,
+ * the registry family (m = 2, 4, 6 for r = 3, m = 2, 4 for r = 4, 5, with tessel's
+ * points), workload checks and instantiation. See winograd.h for the operators and their stages. */
 #include "ops/conv2d/winograd.h"
 #include "ops/conv2d/winograd_schedule.h"
 
@@ -24,6 +24,19 @@ double tsl_winograd_error_bound(int m) {
   case 6: return 5e-5;
   default: return 0.0;
   }
+}
+
+double tsl_winograd_error_bound_r(int m, int r) {
+  if (r == 3) return tsl_winograd_error_bound(m);
+  /* 2-3x the measured maxima (tests/winograd/test_kernels.c, the error study: C = K = 64
+   * and 256 at 28x28, scales 1 and 100; AVX-512 Zen 5): F(2,4) 4.6e-6, F(4,4) 1.2e-5,
+   * F(2,5) 2.9e-6, F(4,5) 1.3e-5. F(2,4)'s fourth point changes little (-2: 5.5e-6, 2:
+   * 4.4e-6, -1/2: 4.6e-6) */
+  if (r == 4 && m == 2) return 1e-5;
+  if (r == 4 && m == 4) return 3e-5;
+  if (r == 5 && m == 2) return 1e-5;
+  if (r == 5 && m == 4) return 4e-5;
+  return 0.0;
 }
 
 static tsl_status sb_finish(tsl_text_buf *b, char **out) {
@@ -111,8 +124,11 @@ static bool is_identifier(const char *s) {
 
 static tsl_status check_transform(const tsl_winograd_transform *T, const char *name) {
   if (!T) return tsl_error(TSL_ERR_INVALID, "winograd: NULL transform");
-  if (T->r != 3 || T->m < 1 || T->alpha != T->m + 2 || T->alpha > TSL_WINOGRAD_MAX_ALPHA)
-    return tsl_error(TSL_ERR_INVALID, "winograd: the transform is F(%d, %d); the operators need F(m, 3)", T->m, T->r);
+  if (T->r < 2 || T->r > TSL_WINOGRAD_MAX_R || T->m < 1 || T->alpha != T->m + T->r - 1 ||
+      T->alpha > TSL_WINOGRAD_MAX_ALPHA)
+    return tsl_error(TSL_ERR_INVALID, "winograd: the transform is F(%d, %d) with alpha %d; the operators need F(m, r), "
+                     "2 <= r <= %d, alpha = m + r - 1 <= %d",
+                     T->m, T->r, T->alpha, TSL_WINOGRAD_MAX_R, TSL_WINOGRAD_MAX_ALPHA);
   if (!is_identifier(name)) return tsl_error(TSL_ERR_INVALID, "winograd: op name '%s' is not an identifier", name ? name : "");
   return TSL_OK;
 }
@@ -131,7 +147,7 @@ tsl_status tsl_winograd_conv_text(const tsl_winograd_transform *T, const char *n
   *out = NULL;
   tsl_status st = check_transform(T, name);
   if (st != TSL_OK) return st;
-  int m = T->m, a = T->alpha;
+  int m = T->m, a = T->alpha, r = T->r;
   tsl_text_buf b = {0};
   tsl_rational bt[TSL_WINOGRAD_MAX_ALPHA * TSL_WINOGRAD_MAX_ALPHA], at[TSL_WINOGRAD_MAX_M * TSL_WINOGRAD_MAX_ALPHA];
   for (int i = 0; i < a; i++)
@@ -139,35 +155,36 @@ tsl_status tsl_winograd_conv_text(const tsl_winograd_transform *T, const char *n
   for (int i = 0; i < m; i++)
     for (int j = 0; j < a; j++) at[i * a + j] = T->AT[i][j];
 
-  tsl_text_put(&b, "// Winograd F(%dx%d, 3x3), points ", m, m);
+  tsl_text_put(&b, "// Winograd F(%dx%d, %dx%d), points ", m, m, r, r);
   write_points(&b, T);
   tsl_text_put(&b, "; NCHW[x]c data, U = G g G^T from winograd_weight_f%d%s\n", m,
                residual ? "; out = act(conv + bias + residual)" : "");
   tsl_text_put(&b, "op %s(data: f32[N, CB, H, W, X], U: f32[A1, A2, KB, CP, X], bias: f32[KB, X],\n", name);
   if (residual)
-    tsl_text_put(&b, "    residual: f32[N, KB, H + pad_top + pad_bottom - 2, W + pad_left + pad_right - 2, X],\n");
+    tsl_text_put(&b, "    residual: f32[N, KB, H + pad_top + pad_bottom - %d, W + pad_left + pad_right - %d, X],\n", r - 1,
+                 r - 1);
   tsl_text_put(&b, "    pad_top: int = 0, pad_left: int = 0, pad_bottom: int = 0, pad_right: int = 0,\n"
                    "    stride_h: int = 1, stride_w: int = 1, dilation_h: int = 1, dilation_w: int = 1,\n"
                    "    act: int = 0, clip_min: float = 0.0, clip_max: float = 6.0)\n");
   tsl_text_put(&b,
-               "  assert stride_h == 1 && stride_w == 1, \"winograd F(%dx%d, 3x3) needs stride 1 (use a direct convolution)\"\n"
-               "  assert dilation_h == 1 && dilation_w == 1, \"winograd F(%dx%d, 3x3) needs dilation 1 (use a direct convolution)\"\n"
+               "  assert stride_h == 1 && stride_w == 1, \"winograd F(%dx%d, %dx%d) needs stride 1 (use a direct convolution)\"\n"
+               "  assert dilation_h == 1 && dilation_w == 1, \"winograd F(%dx%d, %dx%d) needs dilation 1 (use a direct convolution)\"\n"
                "  assert pad_top >= 0 && pad_left >= 0 && pad_bottom >= 0 && pad_right >= 0, \"paddings must be >= 0\"\n"
-               "  assert A1 == %d && A2 == %d, \"U must be %d x %d x KB x CP x X (winograd_weight_f%d of 3x3 weights)\"\n"
+               "  assert A1 == %d && A2 == %d, \"U must be %d x %d x KB x CP x X (winograd_weight_f%d of %dx%d weights)\"\n"
                "  assert CP == CB * X, \"U has CP input channels, data has CB * X\"\n"
-               "  assert H + pad_top + pad_bottom >= 3 && W + pad_left + pad_right >= 3, \"the padded input is smaller than 3x3\"\n"
+               "  assert H + pad_top + pad_bottom >= %d && W + pad_left + pad_right >= %d, \"the padded input is smaller than %dx%d\"\n"
                "  assert act >= 0 && act <= 2, \"act is 0 (none), 1 (relu) or 2 (clip to [clip_min, clip_max])\"\n",
-               m, m, m, m, a, a, a, a, m);
-  /* TH = ceil(OH / m) with OH = H + pad_top + pad_bottom - 2; the sizes are spelled out
-   * because the DSL has no local constants */
+               m, m, r, r, m, m, r, r, a, a, a, a, m, r, r, r, r, r, r);
+  /* TH = ceil(OH / m) with OH = H + pad_top + pad_bottom - (r - 1); the sizes are spelled
+   * out because the DSL has no local constants */
   char th[128], tw[128];
-  snprintf(th, sizeof th, "((H + pad_top + pad_bottom - 3 + %d) / %d)", m, m);
-  snprintf(tw, sizeof tw, "((W + pad_left + pad_right - 3 + %d) / %d)", m, m);
+  snprintf(th, sizeof th, "((H + pad_top + pad_bottom - %d + %d) / %d)", r, m, m);
+  snprintf(tw, sizeof tw, "((W + pad_left + pad_right - %d + %d) / %d)", r, m, m);
   tsl_text_put(&b,
                "  padded[n, cb, y, x, cx] = select(y >= pad_top && y < H + pad_top && x >= pad_left && x < W + pad_left,\n"
                "                                   data[n, cb, y - pad_top, x - pad_left, cx], 0.0)\n"
-               "    where y < %s * %d + 2, x < %s * %d + 2\n",
-               th, m, tw, m);
+               "    where y < %s * %d + %d, x < %s * %d + %d\n",
+               th, m, r - 1, tw, m, r - 1);
   tsl_text_put(&b,
                "  tile_in[n, t, i, j, cb, cx] = padded[n, cb, t / TW * %d + i, t %% TW * %d + j, cx]\n"
                "    where t < TH * TW, i < %d, j < %d\n",
@@ -189,16 +206,16 @@ tsl_status tsl_winograd_conv_text(const tsl_winograd_transform *T, const char *n
   free(body.s);
   tsl_text_put(&b,
                "  tile_out[n, oh, ow, nu, kb, kx] = Ya[oh %% %d, nu, n, oh / %d * TW + ow / %d, kb, kx]\n"
-               "    where n < N, oh < H + pad_top + pad_bottom - 2, ow < W + pad_left + pad_right - 2, nu < %d\n",
-               m, m, m, a);
+               "    where n < N, oh < H + pad_top + pad_bottom - %d, ow < W + pad_left + pad_right - %d, nu < %d\n",
+               m, m, m, r - 1, r - 1, a);
   body = (tsl_text_buf){0};
   char var[32];
   snprintf(var, sizeof var, "ow %% %d", m);
   write_select_chain(&body, var, m, a, at, a, term_ya, "      ");
   tsl_text_put(&b,
                "  Y[n, kb, oh, ow, kx] =\n      %s\n      + bias[kb, kx]%s\n"
-               "    where n < N, kb < KB, oh < H + pad_top + pad_bottom - 2, ow < W + pad_left + pad_right - 2, kx < X\n",
-               body.s ? body.s : "", residual ? " + residual[n, kb, oh, ow, kx]" : "");
+               "    where n < N, kb < KB, oh < H + pad_top + pad_bottom - %d, ow < W + pad_left + pad_right - %d, kx < X\n",
+               body.s ? body.s : "", residual ? " + residual[n, kb, oh, ow, kx]" : "", r - 1, r - 1);
   free(body.s);
   tsl_text_put(&b, "  @tag(\"conv2d_winograd\")\n"
                    "  out[n, kb, oh, ow, kx] = select(act == 1, max(Y[n, kb, oh, ow, kx], 0.0),\n"
@@ -235,28 +252,28 @@ tsl_status tsl_winograd_weight_text(const tsl_winograd_transform *T, const char 
   *out = NULL;
   tsl_status st = check_transform(T, name);
   if (st != TSL_OK) return st;
-  int a = T->alpha;
-  tsl_rational g[TSL_WINOGRAD_MAX_ALPHA * 3];
+  int a = T->alpha, r = T->r;
+  tsl_rational g[TSL_WINOGRAD_MAX_ALPHA * TSL_WINOGRAD_MAX_R];
   for (int i = 0; i < a; i++)
-    for (int j = 0; j < 3; j++) g[i * 3 + j] = T->G[i][j];
+    for (int j = 0; j < r; j++) g[i * r + j] = T->G[i][j];
   tsl_text_buf b = {0};
-  tsl_text_put(&b, "// kernel transform U = G g G^T of Winograd F(%dx%d, 3x3), points ", T->m, T->m);
+  tsl_text_put(&b, "// kernel transform U = G g G^T of Winograd F(%dx%d, %dx%d), points ", T->m, T->m, r, r);
   write_points(&b, T);
   tsl_text_put(&b, "\n// channels padded with zeros to a multiple of lanes (the NCHW[x]c block)\n");
   tsl_text_put(&b,
                "op %s(weight: f32[K, C, R, S], lanes: int = 1)\n"
-               "  assert R == 3 && S == 3, \"winograd F(m, 3) needs a 3x3 kernel\"\n"
+               "  assert R == %d && S == %d, \"winograd F(m, %d) needs a %dx%d kernel\"\n"
                "  assert lanes >= 1, \"lanes must be >= 1\"\n",
-               name);
+               name, r, r, r, r, r);
   tsl_text_buf body = {0};
-  write_select_chain(&body, "e", a, 3, g, 3, term_weight, "        ");
+  write_select_chain(&body, "e", a, r, g, r, term_weight, "        ");
   tsl_text_put(&b,
                "  Gw[e, s, kb, c, kx] = select(c < C && kb * lanes + kx < K,\n        %s,\n        0.0)\n"
-               "    where e < %d, s < 3, kb < (K + lanes - 1) / lanes, c < (C + lanes - 1) / lanes * lanes, kx < lanes\n",
-               body.s ? body.s : "", a);
+               "    where e < %d, s < %d, kb < (K + lanes - 1) / lanes, c < (C + lanes - 1) / lanes * lanes, kx < lanes\n",
+               body.s ? body.s : "", a, r);
   free(body.s);
   body = (tsl_text_buf){0};
-  write_select_chain(&body, "nu", a, 3, g, 3, term_gw, "      ");
+  write_select_chain(&body, "nu", a, r, g, r, term_gw, "      ");
   tsl_text_put(&b, "  @tag(\"winograd_weight\")\n  U[e, nu, kb, c, kx] =\n      %s\n    where nu < %d\n", body.s ? body.s : "", a);
   free(body.s);
   return sb_finish(&b, out);
@@ -264,30 +281,44 @@ tsl_status tsl_winograd_weight_text(const tsl_winograd_transform *T, const char 
 
 /* ---- workloads ------------------------------------------------------------ */
 
-tsl_status tsl_winograd_supports(const tsl_conv2d_layer *l, int m) {
+/* The checks of tsl_winograd_supports (any_kernel false: 3x3 only) and
+ * tsl_winograd_supports_kernel (any_kernel: every r x r of the registry). */
+static tsl_status supports(const tsl_conv2d_layer *l, int m, bool any_kernel) {
   if (!l) return tsl_error(TSL_ERR_INVALID, "winograd: NULL layer");
   if (tsl_conv2d_layer_check(l) != TSL_OK) return tsl_error(TSL_ERR_INVALID, "winograd: %s", tsl_last_error());
   if (l->act == TSL_CONV2D_ACT_CLIP && !(l->clip_min <= l->clip_max))
     return tsl_error(TSL_ERR_INVALID, "winograd: clip range [%g, %g] is empty", l->clip_min, l->clip_max);
-  if (l->R != 3 || l->S != 3)
+  if (!any_kernel && (l->R != 3 || l->S != 3))
     return tsl_error(TSL_ERR_UNSUPPORTED, "winograd: kernel %" PRId64 "x%" PRId64
                                           " (F(m x m, 3 x 3) needs a 3x3 kernel; use a direct convolution)",
                      l->R, l->S);
+  if (l->R != l->S || l->R < 3 || l->R > 5)
+    return tsl_error(TSL_ERR_UNSUPPORTED, "winograd: kernel %" PRId64 "x%" PRId64
+                                          " (F(m x m, r x r) needs an r x r kernel with r = 3, 4 or 5; use a direct "
+                                          "convolution)",
+                     l->R, l->S);
+  int r = (int)l->R;
   if (l->stride_h != 1 || l->stride_w != 1)
     return tsl_error(TSL_ERR_UNSUPPORTED, "winograd: stride %" PRId64 "x%" PRId64
-                                          " (F(m x m, 3 x 3) needs stride 1; use a direct convolution)",
-                     l->stride_h, l->stride_w);
+                                          " (F(m x m, %d x %d) needs stride 1; use a direct convolution)",
+                     l->stride_h, l->stride_w, r, r);
   if (l->dilation_h != 1 || l->dilation_w != 1)
     return tsl_error(TSL_ERR_UNSUPPORTED, "winograd: dilation %" PRId64 "x%" PRId64
-                                          " (F(m x m, 3 x 3) needs dilation 1; use a direct convolution)",
-                     l->dilation_h, l->dilation_w);
+                                          " (F(m x m, %d x %d) needs dilation 1; use a direct convolution)",
+                     l->dilation_h, l->dilation_w, r, r);
   if (l->groups != 1)
     return tsl_error(TSL_ERR_UNSUPPORTED, "winograd: groups %" PRId64 " (only groups = 1; use a grouped convolution)",
                      l->groups);
-  if (!tsl_winograd_default_points(m, NULL))
-    return tsl_error(TSL_ERR_UNSUPPORTED, "winograd: F(%dx%d, 3x3) is not provided (m is 2, 4 or 6)", m, m);
+  if (!tsl_winograd_default_points_r(m, r, NULL))
+    return tsl_error(TSL_ERR_UNSUPPORTED, "winograd: F(%dx%d, %dx%d) is not provided (m is 2, 4 or 6 for 3x3, 2 or 4 "
+                     "for 4x4 and 5x5)",
+                     m, m, r, r);
   return TSL_OK;
 }
+
+tsl_status tsl_winograd_supports(const tsl_conv2d_layer *l, int m) { return supports(l, m, false); }
+
+tsl_status tsl_winograd_supports_kernel(const tsl_conv2d_layer *l, int m) { return supports(l, m, true); }
 
 static tsl_status instantiate_text(const char *text, const char *name, int ninputs, const int64_t *const *shapes,
                                    const int *ndims, int nparams, const tsl_dsl_param_value *params,
@@ -307,15 +338,16 @@ tsl_status tsl_winograd_instantiate(const tsl_conv2d_layer *w, int m, const tsl_
                                     tsl_te_program **conv, tsl_te_program **weights) {
   if (conv) *conv = NULL;
   if (weights) *weights = NULL;
-  tsl_status st = tsl_winograd_supports(w, m);
+  tsl_status st = tsl_winograd_supports_kernel(w, m);
   if (st != TSL_OK) return st;
+  int r = (int)w->R;
   tsl_winograd_transform def;
   if (!T) {
-    if ((st = tsl_winograd_default(m, &def)) != TSL_OK) return st;
+    if ((st = tsl_winograd_default_r(m, r, &def)) != TSL_OK) return st;
     T = &def;
   }
-  if (T->m != m || T->r != 3)
-    return tsl_error(TSL_ERR_INVALID, "winograd: the workload asks for F(%d, 3), the transform is F(%d, %d)", m,
+  if (T->m != m || T->r != r)
+    return tsl_error(TSL_ERR_INVALID, "winograd: the workload asks for F(%d, %d), the transform is F(%d, %d)", m, r,
                      T->m, T->r);
   tsl_winograd_shape ws = tsl_winograd_layer_shape(w, m);
   int64_t X = ws.X, CB = ws.CB, CP = ws.CP, KP = ws.KP, a = T->alpha;
@@ -336,7 +368,7 @@ tsl_status tsl_winograd_instantiate(const tsl_conv2d_layer *w, int m, const tsl_
   text = NULL;
   if (weights && st == TSL_OK) st = tsl_winograd_weight_text(T, "winograd_weight", &text);
   if (weights && st == TSL_OK) {
-    const int64_t sw[4] = {w->K, w->C, 3, 3};
+    const int64_t sw[4] = {w->K, w->C, r, r};
     const int64_t *shapes[1] = {sw};
     const int nd[1] = {4};
     tsl_dsl_param_value lanes = tsl_dsl_int_param("lanes", X);
@@ -354,8 +386,9 @@ tsl_status tsl_winograd_instantiate(const tsl_conv2d_layer *w, int m, const tsl_
 
 static const int rank_conv[] = {5, 5, 2, 5};
 static const int rank_weight[] = {4};
-static const int64_t ex_weight[] = {16, 8, 3, 3};
-static const int64_t *const ex_weight_shapes[] = {ex_weight};
+static const int64_t ex_weight3[] = {16, 8, 3, 3}, ex_weight4[] = {16, 8, 4, 4}, ex_weight5[] = {16, 8, 5, 5};
+static const int64_t *const ex_weight3_shapes[] = {ex_weight3}, *const ex_weight4_shapes[] = {ex_weight4},
+                           *const ex_weight5_shapes[] = {ex_weight5};
 static const tsl_dsl_param_value ex_weight_params[] = {{"lanes", TSL_DSL_PARAM_INT, 8, 0.0}};
 static const tsl_dsl_param_value ex_conv_params[] = {
     {"pad_top", TSL_DSL_PARAM_INT, 1, 0.0},
@@ -364,14 +397,37 @@ static const tsl_dsl_param_value ex_conv_params[] = {
     {"pad_right", TSL_DSL_PARAM_INT, 1, 0.0},
     {"act", TSL_DSL_PARAM_INT, 1, 0.0},
 };
-/* 14 x 14 is a multiple of no tile size: the example has border tiles for every m */
-static const int64_t ex_data[] = {1, 1, 14, 14, 8}, ex_bias[] = {2, 8}, ex_res[] = {1, 2, 14, 14, 8};
-static const int64_t ex_u2[] = {4, 4, 2, 8, 8}, ex_u4[] = {6, 6, 2, 8, 8}, ex_u6[] = {8, 8, 2, 8, 8};
-static const int64_t *const ex_conv2[] = {ex_data, ex_u2, ex_bias, ex_res};
-static const int64_t *const ex_conv4[] = {ex_data, ex_u4, ex_bias, ex_res};
-static const int64_t *const ex_conv6[] = {ex_data, ex_u6, ex_bias, ex_res};
+/* 14 x 14 is a multiple of no tile size: the example has border tiles for every m (the
+ * output is 17 - r on a side with the example's padding of 1) */
+static const int64_t ex_data[] = {1, 1, 14, 14, 8}, ex_bias[] = {2, 8}, ex_res3[] = {1, 2, 14, 14, 8},
+                     ex_res4[] = {1, 2, 13, 13, 8}, ex_res5[] = {1, 2, 12, 12, 8};
+static const int64_t ex_u4[] = {4, 4, 2, 8, 8}, ex_u5[] = {5, 5, 2, 8, 8}, ex_u6[] = {6, 6, 2, 8, 8},
+                     ex_u7[] = {7, 7, 2, 8, 8}, ex_u8[] = {8, 8, 2, 8, 8};
+static const int64_t *const ex_f2r3[] = {ex_data, ex_u4, ex_bias, ex_res3};
+static const int64_t *const ex_f4r3[] = {ex_data, ex_u6, ex_bias, ex_res3};
+static const int64_t *const ex_f6r3[] = {ex_data, ex_u8, ex_bias, ex_res3};
+static const int64_t *const ex_f2r4[] = {ex_data, ex_u5, ex_bias, ex_res4};
+static const int64_t *const ex_f4r4[] = {ex_data, ex_u7, ex_bias, ex_res4};
+static const int64_t *const ex_f2r5[] = {ex_data, ex_u6, ex_bias, ex_res5};
+static const int64_t *const ex_f4r5[] = {ex_data, ex_u8, ex_bias, ex_res5};
 
-enum { NFAMILY = 9 };
+/* The (m, r) of the registry, with their operators' names written out (workload keys in
+ * records files, found with grep): the conv, the conv with a residual and the kernel
+ * transform. F(m, 3) keeps its names from before larger kernels were offered. */
+static const struct {
+  int m, r;
+  const char *conv, *add, *weight;
+  const int64_t *const *conv_shapes, *const *weight_shapes;
+} variants[] = {
+    {2, 3, "conv2d_winograd_f2", "conv2d_winograd_f2_add", "winograd_weight_f2", ex_f2r3, ex_weight3_shapes},
+    {4, 3, "conv2d_winograd_f4", "conv2d_winograd_f4_add", "winograd_weight_f4", ex_f4r3, ex_weight3_shapes},
+    {6, 3, "conv2d_winograd_f6", "conv2d_winograd_f6_add", "winograd_weight_f6", ex_f6r3, ex_weight3_shapes},
+    {2, 4, "conv2d_winograd_f2_r4", "conv2d_winograd_f2_r4_add", "winograd_weight_f2_r4", ex_f2r4, ex_weight4_shapes},
+    {4, 4, "conv2d_winograd_f4_r4", "conv2d_winograd_f4_r4_add", "winograd_weight_f4_r4", ex_f4r4, ex_weight4_shapes},
+    {2, 5, "conv2d_winograd_f2_r5", "conv2d_winograd_f2_r5_add", "winograd_weight_f2_r5", ex_f2r5, ex_weight5_shapes},
+    {4, 5, "conv2d_winograd_f4_r5", "conv2d_winograd_f4_r5_add", "winograd_weight_f4_r5", ex_f4r5, ex_weight5_shapes},
+};
+enum { NVARIANTS = sizeof variants / sizeof variants[0], NFAMILY = 3 * NVARIANTS };
 static tsl_op_source family[NFAMILY];
 static pthread_once_t family_once = PTHREAD_ONCE_INIT;
 
@@ -379,37 +435,29 @@ static pthread_once_t family_once = PTHREAD_ONCE_INIT;
  * points are fixed), reported like an unparsable built-in text. */
 static void family_init(void) {
   static char descriptions[NFAMILY][160];
-  static const int ms[3] = {2, 4, 6};
-  /* the operators' names written out (workload keys in records files, found with grep):
-   * per m the conv, the conv with a residual and the kernel transform */
-  static const char *const names[NFAMILY] = {
-      "conv2d_winograd_f2", "conv2d_winograd_f2_add", "winograd_weight_f2",
-      "conv2d_winograd_f4", "conv2d_winograd_f4_add", "winograd_weight_f4",
-      "conv2d_winograd_f6", "conv2d_winograd_f6_add", "winograd_weight_f6",
-  };
-  static const int64_t *const *conv_shapes[3] = {ex_conv2, ex_conv4, ex_conv6};
-  for (int i = 0; i < 3; i++) {
-    int m = ms[i];
+  for (int i = 0; i < NVARIANTS; i++) {
+    int m = variants[i].m, r = variants[i].r;
     tsl_winograd_transform T;
     char *conv = NULL, *add = NULL, *weight = NULL;
-    const char *n_conv = names[3 * i], *n_add = names[3 * i + 1], *n_weight = names[3 * i + 2];
-    if (tsl_winograd_default(m, &T) != TSL_OK || tsl_winograd_conv_text(&T, n_conv, false, &conv) != TSL_OK ||
+    const char *n_conv = variants[i].conv, *n_add = variants[i].add, *n_weight = variants[i].weight;
+    if (tsl_winograd_default_r(m, r, &T) != TSL_OK || tsl_winograd_conv_text(&T, n_conv, false, &conv) != TSL_OK ||
         tsl_winograd_conv_text(&T, n_add, true, &add) != TSL_OK ||
         tsl_winograd_weight_text(&T, n_weight, &weight) != TSL_OK) {
-      fprintf(stderr, "tessel op registry: winograd F(%d,3) texts: %s\n", m, tsl_last_error());
+      fprintf(stderr, "tessel op registry: winograd F(%d,%d) texts: %s\n", m, r, tsl_last_error());
       abort();
     }
     snprintf(descriptions[3 * i], sizeof descriptions[0],
-             "Winograd F(%dx%d, 3x3) conv, NCHW[x]c data, kernel-transformed weights U, bias, act (f32)", m, m);
+             "Winograd F(%dx%d, %dx%d) conv, NCHW[x]c data, kernel-transformed weights U, bias, act (f32)", m, m, r, r);
     snprintf(descriptions[3 * i + 1], sizeof descriptions[0],
-             "Winograd F(%dx%d, 3x3) conv as conv2d_winograd_f%d, out = act(conv + bias + residual) (f32)", m, m, m);
+             "Winograd F(%dx%d, %dx%d) conv as %s, out = act(conv + bias + residual) (f32)", m, m, r, r, n_conv);
     snprintf(descriptions[3 * i + 2], sizeof descriptions[0],
-             "kernel transform U = G g G^T of Winograd F(%dx%d, 3x3), channels zero-padded to lanes (f32)", m, m);
-    family[3 * i] = (tsl_op_source){n_conv, descriptions[3 * i], conv, {3, rank_conv, conv_shapes[i], 5, ex_conv_params}};
-    family[3 * i + 1] =
-        (tsl_op_source){n_add, descriptions[3 * i + 1], add, {4, rank_conv, conv_shapes[i], 5, ex_conv_params}};
+             "kernel transform U = G g G^T of Winograd F(%dx%d, %dx%d), channels zero-padded to lanes (f32)", m, m, r,
+             r);
+    const int64_t *const *cs = variants[i].conv_shapes;
+    family[3 * i] = (tsl_op_source){n_conv, descriptions[3 * i], conv, {3, rank_conv, cs, 5, ex_conv_params}};
+    family[3 * i + 1] = (tsl_op_source){n_add, descriptions[3 * i + 1], add, {4, rank_conv, cs, 5, ex_conv_params}};
     family[3 * i + 2] = (tsl_op_source){n_weight, descriptions[3 * i + 2], weight,
-                                        {1, rank_weight, ex_weight_shapes, 1, ex_weight_params}};
+                                        {1, rank_weight, variants[i].weight_shapes, 1, ex_weight_params}};
   }
 }
 

@@ -1,9 +1,17 @@
-/* Winograd convolution F(m x m, 3 x 3) as tensor expressions (A. Lavin and S. Gray, "Fast
- * Algorithms for Convolutional Neural Networks", CVPR 2016): 3x3 kernels, stride 1,
- * dilation 1, groups 1, any padding (top/left/bottom/right, 0 included), NCHW[x]c data.
+/* Winograd convolution F(m x m, r x r) as tensor expressions (A. Lavin and S. Gray, "Fast
+ * Algorithms for Convolutional Neural Networks", CVPR 2016): r x r kernels (3x3, and 4x4
+ * and 5x5), stride 1, dilation 1, groups 1, any padding (top/left/bottom/right, 0
+ * included), NCHW[x]c data.
  *
- * Three registry operators per m in {2, 4, 6}, in DSL text generated from the transform
- * matrices (ops/conv2d/winograd_transform.h: exact rationals, written as float constants):
+ * Three registry operators per m in {2, 4, 6} for 3x3 kernels, in DSL text generated from
+ * the transform matrices (ops/conv2d/winograd_transform.h: exact rationals, written as
+ * float constants), described below for r = 3; the same three per (m, r) in {2, 4} x
+ * {4, 5} named conv2d_winograd_f<m>_r<r>, conv2d_winograd_f<m>_r<r>_add and
+ * winograd_weight_f<m>_r<r>, with alpha = m + r - 1, OH = H + pad_top + pad_bottom -
+ * (r - 1) and padded TH*m + r - 1 rows. The graph compiler's conv algorithms
+ * (conv2d_select.h) use F(m, 3) only; the larger kernels are run and tuned as operators
+ * (tunecli run-op / tune-op), the step before a strided conv's polyphase form (a 7x7
+ * stride-2 stem is four 4x4 stride-1 convs over the input's phases):
  *
  *   winograd_weight_f<m>(weight: f32[K, C, 3, 3], lanes: int = 1)
  *       -> U: f32[alpha, alpha, CP, KP] (alpha = m + 2), U[e, nu, c, k] = (G g_kc G^T)[e, nu];
@@ -67,31 +75,39 @@ extern "C" {
  * the same float32 inputs, before the activation; U from the float64 kernel transform):
  * 2e-6 for m = 2, 1e-5 for m = 4, 5e-5 for m = 6; 0 for other m. */
 double tsl_winograd_error_bound(int m);
+/* The same for F(m, r): tsl_winograd_error_bound(m) for r = 3; 1e-5 for F(2,4) and
+ * F(2,5), 3e-5 for F(4,4), 4e-5 for F(4,5) (measured maxima 4.6e-6, 2.9e-6, 1.2e-5,
+ * 1.3e-5); 0 for an (m, r) the registry does not provide. */
+double tsl_winograd_error_bound_r(int m, int r);
 
 /* Can Winograd F(m,3) compute layer l (ops/conv2d/conv2d_layer.h; its block is the X of
  * the NCHW[x]c layout, 1: plain NCHW) exactly as given? TSL_OK, or TSL_ERR_UNSUPPORTED
  * with the reason ("winograd: stride 2x1 (F(m x m, 3 x 3) needs stride 1; use a direct
  * convolution)"; likewise kernel size, dilation, groups, m): a layer is declined, never
  * adjusted. TSL_ERR_INVALID for a malformed layer (tsl_conv2d_layer_check) or an empty
- * clip range. */
+ * clip range. The conv algorithms' check (3x3 kernels only). */
 tsl_status tsl_winograd_supports(const tsl_conv2d_layer *l, int m);
+/* tsl_winograd_supports for every kernel of the registry: F(m, r) with r = l->R = l->S
+ * in {3, 4, 5} and default points for (m, r) (tsl_winograd_default_points_r). What
+ * tsl_winograd_instantiate accepts. */
+tsl_status tsl_winograd_supports_kernel(const tsl_conv2d_layer *l, int m);
 
 /* The DSL text of conv2d_winograd_f<m> (conv2d_winograd_f<m>_add when residual) /
- * winograd_weight_f<m> for the transform T (any F(m, 3) from tsl_winograd_make), naming
- * the op `name`. Malloc'd; the caller frees.
- * TSL_ERR_INVALID when T is not an F(m, 3) transform or name is not an identifier,
+ * winograd_weight_f<m> for the transform T (any F(m, r) from tsl_winograd_make with
+ * 2 <= r <= TSL_WINOGRAD_MAX_R), naming the op `name`. Malloc'd; the caller frees.
+ * TSL_ERR_INVALID when T is not such a transform or name is not an identifier,
  * TSL_ERR_NOMEM. */
 tsl_status tsl_winograd_conv_text(const tsl_winograd_transform *T, const char *name, bool residual, char **out);
 tsl_status tsl_winograd_weight_text(const tsl_winograd_transform *T, const char *name, char **out);
 
-/* Instantiates (and tsl_te_check()s) the two programs of F(m, 3) for layer l in the
- * current IR arena: *conv (inputs data [N, CB, H, W, X], U, bias [KB, X], then the
+/* Instantiates (and tsl_te_check()s) the two programs of F(m, r), r = l->R, for layer l
+ * in the current IR arena: *conv (inputs data [N, CB, H, W, X], U, bias [KB, X], then the
  * residual [N, KB, OH, OW, X] when has_residual; X = l->block, CB = ceil(C / X), KB
- * likewise) and *weights (input weight [K, C, 3, 3], output U [alpha, alpha, CP, KP]).
- * T is the transform (NULL: the registry's, tsl_winograd_default(m)). Either output
+ * likewise) and *weights (input weight [K, C, r, r], output U [alpha, alpha, CP, KP]).
+ * T is the transform (NULL: the registry's, tsl_winograd_default_r(m, r)). Either output
  * pointer may be NULL.
- * Errors: those of tsl_winograd_supports (a declined workload builds nothing), of the
- * parser and of tsl_dsl_instantiate. */
+ * Errors: those of tsl_winograd_supports_kernel (a declined workload builds nothing), of
+ * the parser and of tsl_dsl_instantiate. */
 tsl_status tsl_winograd_instantiate(const tsl_conv2d_layer *l, int m, const tsl_winograd_transform *T,
                                     tsl_te_program **conv, tsl_te_program **weights);
 

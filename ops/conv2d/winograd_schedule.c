@@ -100,9 +100,15 @@ tsl_status tsl_winograd_program_shape(const tsl_te_program *p, tsl_winograd_shap
   if (d->ndim != 5 || u->ndim != 5 || ob->ndim != 5 || u->shape[0] != u->shape[1] || u->shape[0] < 3)
     return tsl_error(TSL_ERR_INVALID,
                      "winograd template: inputs of %s are not data[N, CB, H, W, X] and U[a, a, KB, CP, X]", pname);
+  /* m is the extent of Ya's first axis (A^T's rows), so r = alpha - m + 1 whatever the
+   * kernel size */
+  const tsl_te_op *ya = find_stage(p, "Ya");
+  if (!ya->output || ya->output->buf->ndim < 1 || ya->output->buf->shape[0] < 1 ||
+      ya->output->buf->shape[0] > u->shape[0] - 1)
+    return tsl_error(TSL_ERR_INVALID, "winograd template: stage Ya of %s is not m x alpha rows of A^T M", pname);
   memset(out, 0, sizeof *out);
   out->alpha = (int)u->shape[0];
-  out->m = out->alpha - 2;
+  out->m = (int)ya->output->buf->shape[0];
   out->N = d->shape[0];
   out->CB = d->shape[1];
   out->H = d->shape[2];
@@ -202,7 +208,7 @@ tsl_winograd_shape tsl_winograd_layer_shape(const tsl_conv2d_layer *l, int m) {
   memset(&s, 0, sizeof s);
   int64_t X = l->block > 0 ? l->block : 1;
   s.m = m;
-  s.alpha = m + 2;
+  s.alpha = m + (int)l->R - 1;
   s.N = l->N;
   s.X = X;
   s.CB = ceil_div(l->C, X);
@@ -574,7 +580,7 @@ static tsl_status apply_fn(const tsl_te_program *p, const tsl_target *t, const t
 /* Each template's full name is written out (found with grep from a records file). */
 #define WINOGRAD_TEMPLATE(NAME, OP, DESC) {NAME, OP, DESC, 1, space_fn, default_fn, apply_fn}
 
-const tsl_template tsl_winograd_templates[6] = {
+const tsl_template tsl_winograd_templates[TSL_WINOGRAD_NTEMPLATES] = {
     WINOGRAD_TEMPLATE("conv2d_winograd_f2.blocked", "conv2d_winograd_f2",
                       "Winograd F(2x2,3x3): tile blocks, batched GEMM register blocks"),
     WINOGRAD_TEMPLATE("conv2d_winograd_f4.blocked", "conv2d_winograd_f4",
@@ -587,4 +593,20 @@ const tsl_template tsl_winograd_templates[6] = {
                       "Winograd F(4x4,3x3) + residual: tile blocks, batched GEMM"),
     WINOGRAD_TEMPLATE("conv2d_winograd_f6_add.blocked", "conv2d_winograd_f6_add",
                       "Winograd F(6x6,3x3) + residual: tile blocks, batched GEMM"),
+    WINOGRAD_TEMPLATE("conv2d_winograd_f2_r4.blocked", "conv2d_winograd_f2_r4",
+                      "Winograd F(2x2,4x4): tile blocks, batched GEMM register blocks"),
+    WINOGRAD_TEMPLATE("conv2d_winograd_f4_r4.blocked", "conv2d_winograd_f4_r4",
+                      "Winograd F(4x4,4x4): tile blocks, batched GEMM register blocks"),
+    WINOGRAD_TEMPLATE("conv2d_winograd_f2_r5.blocked", "conv2d_winograd_f2_r5",
+                      "Winograd F(2x2,5x5): tile blocks, batched GEMM register blocks"),
+    WINOGRAD_TEMPLATE("conv2d_winograd_f4_r5.blocked", "conv2d_winograd_f4_r5",
+                      "Winograd F(4x4,5x5): tile blocks, batched GEMM register blocks"),
+    WINOGRAD_TEMPLATE("conv2d_winograd_f2_r4_add.blocked", "conv2d_winograd_f2_r4_add",
+                      "Winograd F(2x2,4x4) + residual: tile blocks, batched GEMM"),
+    WINOGRAD_TEMPLATE("conv2d_winograd_f4_r4_add.blocked", "conv2d_winograd_f4_r4_add",
+                      "Winograd F(4x4,4x4) + residual: tile blocks, batched GEMM"),
+    WINOGRAD_TEMPLATE("conv2d_winograd_f2_r5_add.blocked", "conv2d_winograd_f2_r5_add",
+                      "Winograd F(2x2,5x5) + residual: tile blocks, batched GEMM"),
+    WINOGRAD_TEMPLATE("conv2d_winograd_f4_r5_add.blocked", "conv2d_winograd_f4_r5_add",
+                      "Winograd F(4x4,5x5) + residual: tile blocks, batched GEMM"),
 };

@@ -163,10 +163,13 @@ tsl_status tsl_winograd_schedule(const tsl_te_program *p, const tsl_target *t, c
 tsl_status tsl_winograd_weight_schedule(const tsl_te_program *p, const tsl_target *t, tsl_schedule **out);
 
 /* The template in the generic interface (schedule/template.h), one per registry
- * operator: "conv2d_winograd_f2.blocked" for conv2d_winograd_f2, likewise f4, f6 and
- * the _add variants (index 3 + i). Knobs: nr_tiles, mr, nr, gemm_order, unroll_cx,
- * pad_at, row_buffers, gemm_at_tiles, parallel, prefetch_u. The tuner registers them. */
-extern const tsl_template tsl_winograd_templates[6];
+ * conv operator: "conv2d_winograd_f2.blocked" for conv2d_winograd_f2, likewise f4, f6
+ * and the _add variants (index 3 + i); then the larger kernels' (indices 6-9:
+ * conv2d_winograd_f2_r4, f4_r4, f2_r5, f4_r5; 10-13 their _add variants). Knobs:
+ * nr_tiles, mr, nr, gemm_order, unroll_cx, pad_at, row_buffers, gemm_at_tiles, parallel,
+ * prefetch_u. The tuner registers them. */
+enum { TSL_WINOGRAD_NTEMPLATES = 14 };
+extern const tsl_template tsl_winograd_templates[TSL_WINOGRAD_NTEMPLATES];
 
 #ifdef __cplusplus
 }

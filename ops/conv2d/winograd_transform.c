@@ -256,13 +256,43 @@ const char *tsl_winograd_default_points(int m, int *npoints) {
   return NULL;
 }
 
-tsl_status tsl_winograd_default(int m, tsl_winograd_transform *out) {
+const char *tsl_winograd_default_points_r(int m, int r, int *npoints) {
+  if (r == 3) return tsl_winograd_default_points(m, npoints);
+  /* alpha - 1 = m + r - 2 points, the first of F(4,3)'s and F(6,3)'s sequence */
+  static const struct {
+    int m, r, n;
+    const char *text;
+  } defaults[] = {
+      {2, 4, 4, "0, 1, -1, 1/2"},
+      {4, 4, 6, "0, 1, -1, 1/2, -2, 2"},
+      {2, 5, 5, "0, 1, -1, 1/2, -2"},
+      {4, 5, 7, "0, 1, -1, 1/2, -2, 2, -1/2"},
+  };
+  for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++)
+    if (defaults[i].m == m && defaults[i].r == r) {
+      if (npoints) *npoints = defaults[i].n;
+      return defaults[i].text;
+    }
+  return NULL;
+}
+
+tsl_status tsl_winograd_default_r(int m, int r, tsl_winograd_transform *out) {
   int n = 0;
-  const char *text = tsl_winograd_default_points(m, &n);
-  if (!text) return tsl_error(TSL_ERR_UNSUPPORTED, "winograd: F(%d x %d, 3 x 3) is not provided (m is 2, 4 or 6)", m, m);
+  const char *text = tsl_winograd_default_points_r(m, r, &n);
+  if (!text)
+    return tsl_error(TSL_ERR_UNSUPPORTED,
+                     "winograd: F(%d x %d, %d x %d) is not provided (m is 2, 4 or 6 for 3x3 kernels, 2 or 4 for 4x4 "
+                     "and 5x5)",
+                     m, m, r, r);
   tsl_rational pts[TSL_WINOGRAD_MAX_ALPHA];
   int got = 0;
   tsl_status st = tsl_winograd_parse_points(text, pts, TSL_WINOGRAD_MAX_ALPHA, &got);
   if (st != TSL_OK) return st;
-  return tsl_winograd_make(m, 3, got, pts, out);
+  return tsl_winograd_make(m, r, got, pts, out);
+}
+
+tsl_status tsl_winograd_default(int m, tsl_winograd_transform *out) {
+  if (!tsl_winograd_default_points(m, NULL))
+    return tsl_error(TSL_ERR_UNSUPPORTED, "winograd: F(%d x %d, 3 x 3) is not provided (m is 2, 4 or 6)", m, m);
+  return tsl_winograd_default_r(m, 3, out);
 }

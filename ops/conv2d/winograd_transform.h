@@ -113,6 +113,19 @@ const char *tsl_winograd_default_points(int m, int *npoints);
 /* tsl_winograd_make(m, 3, default points). TSL_ERR_UNSUPPORTED for m not in {2, 4, 6}. */
 tsl_status tsl_winograd_default(int m, tsl_winograd_transform *out);
 
+/* tessel's points for F(m, r): those of tsl_winograd_default_points for r = 3; for the
+ * larger kernels (r = 4, 5; m = 2, 4) the first alpha - 1 = m + r - 2 of the sequence
+ * 0, 1, -1, 1/2, -2, 2, -1/2 (F(4,3)'s points, then F(6,3)'s others: alpha 5-8, the sizes
+ * whose error tests/winograd measures):
+ *   F(2,4): 0, 1, -1, 1/2             F(4,4): 0, 1, -1, 1/2, -2, 2
+ *   F(2,5): 0, 1, -1, 1/2, -2         F(4,5): 0, 1, -1, 1/2, -2, 2, -1/2
+ * Returns the list as text (static) and writes the count; NULL for other (m, r). */
+const char *tsl_winograd_default_points_r(int m, int r, int *npoints);
+
+/* tsl_winograd_make(m, r, tsl_winograd_default_points_r). TSL_ERR_UNSUPPORTED for an
+ * (m, r) without default points. */
+tsl_status tsl_winograd_default_r(int m, int r, tsl_winograd_transform *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -48,16 +48,16 @@ static void check_cases(const wino_case *cases, int n, const tsl_winograd_knobs 
 static void test_every_m_matches_reference_on_odd_shapes(void) {
   static const wino_case cases[] = {
       /* N  C   H   W   K  pt pl pb pr m act */
-      {1, 3, 9, 11, 5, 1, 1, 1, 1, 2, 0, false, 0},
-      {2, 9, 13, 7, 33, 1, 1, 1, 1, 2, 1, false, 0},
-      {1, 33, 10, 10, 9, 0, 0, 0, 0, 2, 0, false, 0},
-      {1, 1, 17, 19, 3, 1, 1, 1, 1, 4, 0, false, 0},
-      {3, 9, 6, 14, 1, 1, 1, 1, 1, 4, 1, false, 0},
-      {1, 33, 23, 9, 17, 0, 0, 0, 0, 4, 0, false, 0},
-      {1, 16, 4, 4, 16, 0, 0, 0, 0, 4, 0, false, 0},
-      {1, 3, 11, 16, 9, 1, 1, 1, 1, 6, 0, false, 0},
-      {2, 17, 9, 25, 8, 1, 1, 1, 1, 6, 1, false, 0},
-      {1, 8, 3, 3, 3, 0, 0, 0, 0, 6, 0, false, 0},
+      {1, 3, 9, 11, 5, 1, 1, 1, 1, 2, 0, false, 0, 0},
+      {2, 9, 13, 7, 33, 1, 1, 1, 1, 2, 1, false, 0, 0},
+      {1, 33, 10, 10, 9, 0, 0, 0, 0, 2, 0, false, 0, 0},
+      {1, 1, 17, 19, 3, 1, 1, 1, 1, 4, 0, false, 0, 0},
+      {3, 9, 6, 14, 1, 1, 1, 1, 1, 4, 1, false, 0, 0},
+      {1, 33, 23, 9, 17, 0, 0, 0, 0, 4, 0, false, 0, 0},
+      {1, 16, 4, 4, 16, 0, 0, 0, 0, 4, 0, false, 0, 0},
+      {1, 3, 11, 16, 9, 1, 1, 1, 1, 6, 0, false, 0, 0},
+      {2, 17, 9, 25, 8, 1, 1, 1, 1, 6, 1, false, 0, 0},
+      {1, 8, 3, 3, 3, 0, 0, 0, 0, 6, 0, false, 0, 0},
   };
   check_cases(cases, (int)(sizeof cases / sizeof cases[0]), NULL);
 }
@@ -65,11 +65,11 @@ static void test_every_m_matches_reference_on_odd_shapes(void) {
 /* class 6: asymmetric, one-sided, and padding >= the kernel, for every m */
 static void test_asymmetric_one_sided_and_large_padding(void) {
   static const wino_case cases[] = {
-      {1, 5, 12, 9, 7, 0, 2, 1, 0, 2, 0, false, 0},
-      {1, 5, 12, 9, 7, 2, 0, 0, 0, 4, 0, false, 0},
-      {1, 5, 12, 9, 7, 0, 0, 3, 3, 6, 0, false, 0},
-      {2, 3, 7, 8, 4, 3, 1, 0, 4, 4, 0, false, 0},
-      {1, 4, 5, 5, 6, 2, 2, 2, 2, 2, 1, false, 0},
+      {1, 5, 12, 9, 7, 0, 2, 1, 0, 2, 0, false, 0, 0},
+      {1, 5, 12, 9, 7, 2, 0, 0, 0, 4, 0, false, 0, 0},
+      {1, 5, 12, 9, 7, 0, 0, 3, 3, 6, 0, false, 0, 0},
+      {2, 3, 7, 8, 4, 3, 1, 0, 4, 4, 0, false, 0, 0},
+      {1, 4, 5, 5, 6, 2, 2, 2, 2, 2, 1, false, 0, 0},
   };
   check_cases(cases, (int)(sizeof cases / sizeof cases[0]), NULL);
 }
@@ -77,9 +77,9 @@ static void test_asymmetric_one_sided_and_large_padding(void) {
 /* inputs smaller than the kernel made valid by padding; a 1x1 output */
 static void test_tiny_inputs(void) {
   static const wino_case cases[] = {
-      {1, 2, 1, 1, 3, 1, 1, 1, 1, 4, 0, false, 0},
-      {1, 9, 3, 3, 2, 0, 0, 0, 0, 2, 0, false, 0},
-      {2, 3, 2, 1, 5, 1, 1, 1, 2, 6, 0, false, 0},
+      {1, 2, 1, 1, 3, 1, 1, 1, 1, 4, 0, false, 0, 0},
+      {1, 9, 3, 3, 2, 0, 0, 0, 0, 2, 0, false, 0, 0},
+      {2, 3, 2, 1, 5, 1, 1, 1, 2, 6, 0, false, 0, 0},
   };
   check_cases(cases, (int)(sizeof cases / sizeof cases[0]), NULL);
 }
@@ -87,7 +87,7 @@ static void test_tiny_inputs(void) {
 /* shared/cases C02: N1 C80 73x73 -> K192, 3x3, stride 1, pad 0: output 71x71, honoured
  * as given (71 is a multiple of no tile size); the class on every m. */
 static void test_C02_winograd_pad0_73x73_honours_the_padding(void) {
-  static const wino_case the_case = {1, 80, 73, 73, 192, 0, 0, 0, 0, 4, 0, false, 0};
+  static const wino_case the_case = {1, 80, 73, 73, 192, 0, 0, 0, 0, 4, 0, false, 0, 0};
   tsl_arena *arena = tsl_arena_new();
   tsl_arena *prev = tsl_arena_set_current(arena);
   tsl_conv2d_layer w = {.N = 1, .C = 80, .H = 73, .W = 73, .K = 192, .R = 3, .S = 3, .stride_h = 1,
@@ -100,8 +100,8 @@ static void test_C02_winograd_pad0_73x73_honours_the_padding(void) {
   tsl_arena_free(arena);
   check_cases(&the_case, 1, NULL);
   static const wino_case cls[] = {
-      {1, 8, 73, 73, 12, 0, 0, 0, 0, 2, 0, false, 0},
-      {1, 8, 73, 73, 12, 0, 0, 0, 0, 6, 0, false, 0},
+      {1, 8, 73, 73, 12, 0, 0, 0, 0, 2, 0, false, 0, 0},
+      {1, 8, 73, 73, 12, 0, 0, 0, 0, 6, 0, false, 0, 0},
   };
   check_cases(cls, 2, NULL);
 }
@@ -137,6 +137,7 @@ static void test_C02_declines_stride_dilation_kernel_and_groups(void) {
       printf("\n  %s: status %d, message '%s'\n", declines[i].what, st, tsl_last_error());
     CU_ASSERT_EQUAL(st, TSL_ERR_UNSUPPORTED);
     CU_ASSERT_PTR_NOT_NULL(strstr(tsl_last_error(), declines[i].msg));
+    if (i == 3) continue; /* 5x5 is F(4, 5) for the operators, below */
     tsl_arena *arena = tsl_arena_new();
     tsl_arena *prev = tsl_arena_set_current(arena);
     tsl_te_program dummy = {0}, *conv = &dummy, *wt = &dummy;
@@ -146,6 +147,23 @@ static void test_C02_declines_stride_dilation_kernel_and_groups(void) {
     tsl_arena_set_current(prev);
     tsl_arena_free(arena);
   }
+  /* the operators take 4x4 and 5x5 kernels at m = 2 and 4 (the conv algorithms do not),
+   * and decline other sizes, non-square kernels and m = 6 for them */
+  for (int r = 2; r <= 7; r++)
+    for (int m = 2; m <= 6; m += 2) {
+      tsl_conv2d_layer w = ok;
+      w.R = w.S = r;
+      bool want = r == 3 || ((r == 4 || r == 5) && m <= 4);
+      tsl_status st = tsl_winograd_supports_kernel(&w, m);
+      CU_ASSERT_EQUAL(st, want ? TSL_OK : TSL_ERR_UNSUPPORTED);
+      if (st != TSL_OK)
+        CU_ASSERT_PTR_NOT_NULL(strstr(tsl_last_error(), r == 4 || r == 5 ? "is not provided" : "r = 3, 4 or 5"));
+      CU_ASSERT_EQUAL(tsl_winograd_supports(&w, m), r == 3 ? TSL_OK : TSL_ERR_UNSUPPORTED);
+    }
+  tsl_conv2d_layer tall = ok;
+  tall.R = 4;
+  CU_ASSERT_EQUAL(tsl_winograd_supports_kernel(&tall, 2), TSL_ERR_UNSUPPORTED);
+  CU_ASSERT_PTR_NOT_NULL(strstr(tsl_last_error(), "kernel 4x3"));
   /* malformed workloads are invalid, not merely unsupported */
   tsl_conv2d_layer bad = ok;
   bad.pad_left = -1;
@@ -178,9 +196,9 @@ static void test_C02_declines_stride_dilation_kernel_and_groups(void) {
 /* class 15: bias + relu, clip and the residual add after the Winograd schedule */
 static void test_epilogues_bias_relu_clip_and_residual(void) {
   static const wino_case cases[] = {
-      {1, 8, 10, 10, 8, 1, 1, 1, 1, 4, 1, false, 0}, {1, 8, 10, 10, 8, 1, 1, 1, 1, 4, 2, false, 0},
-      {1, 5, 9, 7, 11, 1, 1, 1, 1, 2, 1, true, 0},   {2, 8, 13, 13, 9, 1, 1, 1, 1, 6, 2, true, 0},
-      {1, 8, 12, 12, 8, 1, 1, 1, 1, 4, 0, true, 0},
+      {1, 8, 10, 10, 8, 1, 1, 1, 1, 4, 1, false, 0, 0}, {1, 8, 10, 10, 8, 1, 1, 1, 1, 4, 2, false, 0, 0},
+      {1, 5, 9, 7, 11, 1, 1, 1, 1, 2, 1, true, 0, 0},   {2, 8, 13, 13, 9, 1, 1, 1, 1, 6, 2, true, 0, 0},
+      {1, 8, 12, 12, 8, 1, 1, 1, 1, 4, 0, true, 0, 0},
   };
   check_cases(cases, (int)(sizeof cases / sizeof cases[0]), NULL);
 }
@@ -188,9 +206,9 @@ static void test_epilogues_bias_relu_clip_and_residual(void) {
 /* NCHW (block 1) and a block narrower than the target's vectors */
 static void test_plain_nchw_and_narrow_blocks(void) {
   static const wino_case cases[] = {
-      {1, 3, 9, 10, 5, 1, 1, 1, 1, 4, 1, false, 1},
-      {2, 5, 8, 8, 3, 0, 1, 0, 1, 2, 0, false, 1},
-      {1, 6, 11, 9, 10, 1, 1, 1, 1, 6, 0, false, 4},
+      {1, 3, 9, 10, 5, 1, 1, 1, 1, 4, 1, false, 1, 0},
+      {2, 5, 8, 8, 3, 0, 1, 0, 1, 2, 0, false, 1, 0},
+      {1, 6, 11, 9, 10, 1, 1, 1, 1, 6, 0, false, 4, 0},
   };
   check_cases(cases, (int)(sizeof cases / sizeof cases[0]), NULL);
 }
@@ -206,9 +224,9 @@ static int64_t rnd(int64_t lo, int64_t hi) {
 /* schedule fuzzing: random legal knob settings all give the reference result */
 static void test_random_template_configs(void) {
   static const wino_case shapes[] = {
-      {1, 9, 13, 11, 17, 1, 1, 1, 1, 2, 0, false, 0},
-      {2, 16, 10, 9, 12, 1, 0, 1, 2, 4, 1, false, 0},
-      {1, 8, 15, 17, 16, 0, 1, 1, 0, 6, 0, false, 0},
+      {1, 9, 13, 11, 17, 1, 1, 1, 1, 2, 0, false, 0, 0},
+      {2, 16, 10, 9, 12, 1, 0, 1, 2, 4, 1, false, 0, 0},
+      {1, 8, 15, 17, 16, 0, 1, 1, 0, 6, 0, false, 0, 0},
   };
   const tsl_target *t = tsl_jit_target(jit);
   int64_t lanes = tsl_target_f32_lanes(t);
@@ -238,7 +256,7 @@ static void test_random_template_configs(void) {
  * blocks of the target's lanes (16 at 8 lanes, 32 at 16), so 3 threads outnumber them. */
 static void test_parallel_blocks_equal_serial_bitwise(void) {
   int64_t lanes = tsl_target_f32_lanes(tsl_jit_target(jit));
-  const wino_case c = {2, 16, 14, 14, 2 * lanes, 1, 1, 1, 1, 4, 1, false, 0};
+  const wino_case c = {2, 16, 14, 14, 2 * lanes, 1, 1, 1, 1, 4, 1, false, 0, 0};
   tsl_winograd_knobs k = {.nr_tiles = 4, .mr = 6, .nr = 2 * lanes, .pad_at = TSL_WINOGRAD_PAD_BLOCK,
                           .row_buffers = true, .parallel = TSL_WINOGRAD_PAR_BLOCKS};
   wino_data d;
@@ -284,7 +302,7 @@ static void test_parallel_blocks_equal_serial_bitwise(void) {
  * target's lanes over 2 and 3 threads: bit-identical to 1 thread */
 static void test_parallel_channels_configs_equal_serial_bitwise(void) {
   int64_t lanes = tsl_target_f32_lanes(tsl_jit_target(jit));
-  wino_case c = {2, 12, 13, 15, 4 * lanes, 1, 0, 2, 1, 2, 1, true, 0};
+  wino_case c = {2, 12, 13, 15, 4 * lanes, 1, 0, 2, 1, 2, 1, true, 0, 0};
   wino_data d;
   wino_data_make(&c, 1.0, 17, &d);
   size_t bytes = sizeof(float) * (size_t)(c.N * (c.K / lanes) * d.OH * d.OW * lanes);
@@ -368,15 +386,19 @@ static void test_weight_transform_kernel_matches_interpreter(void) {
   }
 }
 
-/* the registry has the nine operators; the generic template interface gives a space
+/* the registry has the 21 operators (F(2/4/6, 3), F(2/4, 4), F(2/4, 5)); the generic template interface gives a space
  * whose default config is a point and whose apply() schedules; non-Winograd programs
  * are refused by name */
 static void test_registry_ops_and_template_interface(void) {
-  const char *names[] = {"conv2d_winograd_f2", "conv2d_winograd_f2_add", "winograd_weight_f2",
-                         "conv2d_winograd_f4", "conv2d_winograd_f4_add", "winograd_weight_f4",
-                         "conv2d_winograd_f6", "conv2d_winograd_f6_add", "winograd_weight_f6"};
+  const char *names[] = {"conv2d_winograd_f2",       "conv2d_winograd_f2_add",    "winograd_weight_f2",
+                         "conv2d_winograd_f4",       "conv2d_winograd_f4_add",    "winograd_weight_f4",
+                         "conv2d_winograd_f6",       "conv2d_winograd_f6_add",    "winograd_weight_f6",
+                         "conv2d_winograd_f2_r4",    "conv2d_winograd_f2_r4_add", "winograd_weight_f2_r4",
+                         "conv2d_winograd_f4_r4",    "conv2d_winograd_f4_r4_add", "winograd_weight_f4_r4",
+                         "conv2d_winograd_f2_r5",    "conv2d_winograd_f2_r5_add", "winograd_weight_f2_r5",
+                         "conv2d_winograd_f4_r5",    "conv2d_winograd_f4_r5_add", "winograd_weight_f4_r5"};
   const tsl_target *t = tsl_jit_target(jit);
-  for (int i = 0; i < 9; i++) {
+  for (int i = 0; i < 21; i++) {
     const tsl_op_info *info = NULL;
     CU_ASSERT_EQUAL_FATAL(tsl_op_lookup(names[i], &info), TSL_OK);
     tsl_arena *arena = tsl_arena_new();
@@ -387,7 +409,7 @@ static void test_registry_ops_and_template_interface(void) {
                           TSL_OK);
     if (strncmp(names[i], "conv2d", 6) == 0) {
       const tsl_template *tpl = NULL;
-      for (int k = 0; k < 6; k++)
+      for (int k = 0; k < TSL_WINOGRAD_NTEMPLATES; k++)
         if (strcmp(tsl_winograd_templates[k].op, names[i]) == 0) tpl = &tsl_winograd_templates[k];
       CU_ASSERT_PTR_NOT_NULL_FATAL(tpl);
       tsl_config_space sp;
@@ -440,9 +462,9 @@ static void test_registry_ops_and_template_interface(void) {
 static void test_prefetch_u_streaming_gemm_matches_reference(void) {
   int64_t lanes = tsl_target_f32_lanes(tsl_jit_target(jit));
   const wino_case cases[] = {
-      {1, 3 * lanes + 5, 7, 7, 4 * lanes, 1, 1, 1, 1, 2, 1, false, 0},
-      {1, 2 * lanes, 7, 7, 2 * lanes - 3, 1, 1, 1, 1, 2, 0, true, 0},
-      {2, lanes + 1, 9, 6, 2 * lanes, 1, 1, 1, 1, 4, 2, false, 0},
+      {1, 3 * lanes + 5, 7, 7, 4 * lanes, 1, 1, 1, 1, 2, 1, false, 0, 0},
+      {1, 2 * lanes, 7, 7, 2 * lanes - 3, 1, 1, 1, 1, 2, 0, true, 0, 0},
+      {2, lanes + 1, 9, 6, 2 * lanes, 1, 1, 1, 1, 4, 2, false, 0, 0},
   };
   static const int64_t aheads[] = {1, 3};
   for (size_t a = 0; a < sizeof aheads / sizeof aheads[0]; a++)

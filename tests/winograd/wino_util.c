@@ -18,8 +18,13 @@
 /* act 2 clips to [-0.25, 0.25]: random outputs fall on both sides */
 static const double clip_lo = -0.25, clip_hi = 0.25;
 
+int wino_r(const wino_case *c) { return c->r > 0 ? c->r : 3; }
+
 const char *wino_case_str(const wino_case *c, char *buf, size_t n) {
-  snprintf(buf, n, "F(%d) N%lld C%lld %lldx%lld K%lld pad %lld,%lld,%lld,%lld act %d%s lanes %lld", c->m,
+  char f[32];
+  if (wino_r(c) == 3) snprintf(f, sizeof f, "%d", c->m);
+  else snprintf(f, sizeof f, "%d,%dx%d", c->m, wino_r(c), wino_r(c));
+  snprintf(buf, n, "F(%s) N%lld C%lld %lldx%lld K%lld pad %lld,%lld,%lld,%lld act %d%s lanes %lld", f,
            (long long)c->N, (long long)c->C, (long long)c->H, (long long)c->W, (long long)c->K, (long long)c->pt,
            (long long)c->pl, (long long)c->pb, (long long)c->pr, c->act, c->residual ? " +residual" : "",
            (long long)c->lanes);
@@ -27,7 +32,8 @@ const char *wino_case_str(const wino_case *c, char *buf, size_t n) {
 }
 
 static ref_conv2d_params params_of(const wino_case *c) {
-  ref_conv2d_params p = {c->N, c->C, c->H, c->W, c->K, 3, 3, 1, 1, c->pt, c->pl, c->pb, c->pr, 1, 1, 1};
+  int64_t r = wino_r(c);
+  ref_conv2d_params p = {c->N, c->C, c->H, c->W, c->K, r, r, 1, 1, c->pt, c->pl, c->pb, c->pr, 1, 1, 1};
   return p;
 }
 
@@ -35,7 +41,7 @@ void wino_data_make(const wino_case *c, double scale, uint64_t seed, wino_data *
   ref_conv2d_params p = params_of(c);
   d->OH = ref_conv2d_out_h(&p);
   d->OW = ref_conv2d_out_w(&p);
-  int64_t nin = c->N * c->C * c->H * c->W, nw = c->K * c->C * 9, nout = c->N * c->K * d->OH * d->OW;
+  int64_t nin = c->N * c->C * c->H * c->W, nw = c->K * c->C * wino_r(c) * wino_r(c), nout = c->N * c->K * d->OH * d->OW;
   d->in = malloc(sizeof(float) * (size_t)nin);
   d->w = malloc(sizeof(float) * (size_t)nw);
   d->bias = malloc(sizeof(float) * (size_t)c->K);
@@ -99,7 +105,7 @@ bool wino_kernel_build(tsl_jit *jit, const wino_case *c, const tsl_winograd_tran
   tsl_arena *arena = tsl_arena_new();
   wk->arena = arena;
   tsl_arena *prev = tsl_arena_set_current(arena);
-  tsl_conv2d_layer w = {.N = c->N, .C = c->C, .H = c->H, .W = c->W, .K = c->K, .R = 3, .S = 3,
+  tsl_conv2d_layer w = {.N = c->N, .C = c->C, .H = c->H, .W = c->W, .K = c->K, .R = wino_r(c), .S = wino_r(c),
                          .stride_h = 1, .stride_w = 1, .pad_top = c->pt, .pad_left = c->pl,
                          .pad_bottom = c->pb, .pad_right = c->pr, .dilation_h = 1, .dilation_w = 1,
                          .groups = 1, .block = wk->X, .act = c->act, .clip_min = clip_lo,
@@ -128,14 +134,14 @@ wino_result wino_kernel_run(wino_kernel *wk, const wino_data *d, int threads, fl
   const wino_case *c = &wk->c;
   if (!wk->k) return r;
   tsl_arena *prev = tsl_arena_set_current(wk->arena);
-  int64_t X = wk->X, CB = (c->C + X - 1) / X, KB = (c->K + X - 1) / X, a = c->m + 2, OH = d->OH, OW = d->OW;
-  const int64_t sw[4] = {c->K, c->C, 3, 3}, su[5] = {a, a, KB, CB * X, X}, sd[5] = {c->N, CB, c->H, c->W, X},
+  int64_t X = wk->X, CB = (c->C + X - 1) / X, KB = (c->K + X - 1) / X, kr = wino_r(c), a = c->m + kr - 1, OH = d->OH, OW = d->OW;
+  const int64_t sw[4] = {c->K, c->C, kr, kr}, su[5] = {a, a, KB, CB * X, X}, sd[5] = {c->N, CB, c->H, c->W, X},
                 sb[2] = {KB, X}, so[5] = {c->N, KB, OH, OW, X};
   tsl_tensor *tw = tensor(4, sw), *tu = tensor(5, su), *td = tensor(5, sd), *tb = tensor(2, sb), *to = tensor(5, so);
   tsl_tensor *tr = c->residual ? tensor(5, so) : NULL;
   bool ok = (tw && tu && td && tb && to && (tr || !c->residual)) || fail(c, "tensors");
   if (ok) {
-    memcpy(tw->data, d->w, sizeof(float) * (size_t)(c->K * c->C * 9));
+    memcpy(tw->data, d->w, sizeof(float) * (size_t)(c->K * c->C * kr * kr));
     /* the kernel transform in float64 (the interpreter), rounded once to float32 */
     ok = tsl_te_interpret(wk->wt, (const tsl_tensor *const *)&tw, &tu) == TSL_OK || fail(c, "kernel transform");
   }
@@ -203,10 +209,10 @@ wino_result wino_check(tsl_jit *jit, const wino_case *c, const tsl_winograd_knob
   wino_data_make(c, 1.0, seed, &d);
   wino_result r = wino_run(jit, c, &d, NULL, knobs, 1, NULL);
   wino_data_free(&d);
-  if (r.ok && (!(r.max_err <= tsl_winograd_error_bound(c->m)) || !r.pad_channels_zero)) {
+  if (r.ok && (!(r.max_err <= tsl_winograd_error_bound_r(c->m, wino_r(c))) || !r.pad_channels_zero)) {
     char b[160];
     printf("\n  %s: error %.3g (bound %.1g)%s\n", wino_case_str(c, b, sizeof b), r.max_err,
-           tsl_winograd_error_bound(c->m), r.pad_channels_zero ? "" : ", padded output channels not 0");
+           tsl_winograd_error_bound_r(c->m, wino_r(c)), r.pad_channels_zero ? "" : ", padded output channels not 0");
     if (knobs)
       printf("    knobs nr_tiles %lld mr %lld nr %lld order %d unroll_cx %d pad_at %d rows %d parallel %d\n",
              (long long)knobs->nr_tiles, (long long)knobs->mr, (long long)knobs->nr,

@@ -21,6 +21,7 @@ typedef struct wino_case {
   int act;       /* 0 none, 1 relu, 2 clip to [-0.25, 0.25] (both ends are hit) */
   bool residual; /* conv2d_winograd_f<m>_add */
   int64_t lanes; /* the NCHW[x]c block; 0: the target's f32 lanes */
+  int r;         /* kernel r x r; 0: 3 (last, so the cases written for 3x3 need not name it) */
 } wino_case;
 
 /* Inputs in NCHW / OIHW and the reference output with the epilogue, in double. */
@@ -76,7 +77,10 @@ wino_result wino_run(tsl_jit *jit, const wino_case *c, const wino_data *d, const
  * the documented bound; returns the result. */
 wino_result wino_check(tsl_jit *jit, const wino_case *c, const tsl_winograd_knobs *knobs, uint64_t seed);
 
-/* "F(4) N1 C9 13x11 K7 pad 1,0,2,1 act 1 lanes 8" into buf. */
+/* "F(4) N1 C9 13x11 K7 pad 1,0,2,1 act 1 lanes 8" into buf (r x r in the F when r is not 3:
+ * "F(4,4x4) ..."). */
+/* The case's kernel size r (3 when c->r is 0). */
+int wino_r(const wino_case *c);
 const char *wino_case_str(const wino_case *c, char *buf, size_t n);
 
 #endif

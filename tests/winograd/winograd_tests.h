@@ -1,6 +1,6 @@
 /* The winograd suite (module `winograd`): transform generation (test_transform.c),
  * Winograd convolution against the naive references (test_conv.c), the error study
- * (test_accuracy.c). */
+ * (test_accuracy.c, with the larger kernels F(m, 4) and F(m, 5)). */
 #ifndef TESSEL_TESTS_WINOGRAD_TESTS_H
 #define TESSEL_TESTS_WINOGRAD_TESTS_H
 
