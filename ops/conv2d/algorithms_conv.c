@@ -10,6 +10,7 @@
 #include "ops/registry.h"
 #include "ir/arena.h"
 #include "ops/conv2d/im2col_schedule.h"
+#include "ops/conv2d/winograd.h"
 #include "ops/algorithm.h"
 
 static const char *const FAM_BIAS = "conv2d_nchwc_bias", *const FAM_ADD = "conv2d_nchwc_bias_add",
@@ -105,6 +106,10 @@ bool tsl_conv2d_algo_of_op(const char *op, tsl_conv2d_algo *out) {
       {"conv2d_winograd_f2_add", TSL_CONV2D_WINOGRAD_F2}, {"conv2d_winograd_f4", TSL_CONV2D_WINOGRAD_F4},
       {"conv2d_winograd_f4_add", TSL_CONV2D_WINOGRAD_F4}, {"conv2d_winograd_f6", TSL_CONV2D_WINOGRAD_F6},
       {"conv2d_winograd_f6_add", TSL_CONV2D_WINOGRAD_F6}, {"conv2d_nchwc_blockdiag_bias", TSL_CONV2D_BLOCKDIAG},
+      {"conv2d_winograd_f2_r4", TSL_CONV2D_WINOGRAD_F2}, {"conv2d_winograd_f2_r4_add", TSL_CONV2D_WINOGRAD_F2},
+      {"conv2d_winograd_f4_r4", TSL_CONV2D_WINOGRAD_F4}, {"conv2d_winograd_f4_r4_add", TSL_CONV2D_WINOGRAD_F4},
+      {"conv2d_winograd_f2_r5", TSL_CONV2D_WINOGRAD_F2}, {"conv2d_winograd_f2_r5_add", TSL_CONV2D_WINOGRAD_F2},
+      {"conv2d_winograd_f4_r5", TSL_CONV2D_WINOGRAD_F4}, {"conv2d_winograd_f4_r5_add", TSL_CONV2D_WINOGRAD_F4},
       {"conv2d_nchwc_blockdiag_bias_add", TSL_CONV2D_BLOCKDIAG},
   };
   for (size_t i = 0; op && i < sizeof ops / sizeof ops[0]; i++)
@@ -124,9 +129,13 @@ static const char *algo_op(const tsl_conv2d_layer *d, tsl_conv2d_algo a) {
   case TSL_CONV2D_IM2COL: return r ? "conv2d_nchwc_im2col_add" : "conv2d_nchwc_im2col";
   case TSL_CONV2D_DEPTHWISE: return r ? "depthwise_conv2d_nchwc_add" : "depthwise_conv2d_nchwc";
   case TSL_CONV2D_GROUPED: return r ? "conv2d_nchwc_grouped_add" : "conv2d_nchwc_grouped";
-  case TSL_CONV2D_WINOGRAD_F2: return r ? "conv2d_winograd_f2_add" : "conv2d_winograd_f2";
-  case TSL_CONV2D_WINOGRAD_F4: return r ? "conv2d_winograd_f4_add" : "conv2d_winograd_f4";
-  case TSL_CONV2D_WINOGRAD_F6: return r ? "conv2d_winograd_f6_add" : "conv2d_winograd_f6";
+  case TSL_CONV2D_WINOGRAD_F2:
+  case TSL_CONV2D_WINOGRAD_F4:
+  case TSL_CONV2D_WINOGRAD_F6: { /* the operator of the layer's kernel size */
+    int m = 0;
+    tsl_conv2d_algo_is_winograd(a, &m);
+    return tsl_winograd_op_name(m, (int)d->R, r);
+  }
   case TSL_CONV2D_BLOCKDIAG: return r ? "conv2d_nchwc_blockdiag_bias_add" : "conv2d_nchwc_blockdiag_bias";
   default: return NULL;
   }
@@ -262,6 +271,18 @@ static bool applies(const tsl_workload *w, tsl_conv2d_algo a, const char **why) 
   return tsl_conv2d_algo_applies(&d, a, why);
 }
 
+/* A Winograd algorithm registered for r x r kernels: the layer's kernel must be that
+ * size (each (m, r) has its own operator and template). */
+static bool applies_winograd(const tsl_workload *w, tsl_conv2d_algo a, int64_t r, const char **why) {
+  tsl_conv2d_layer d;
+  if (!applies(w, a, why)) return false;
+  if (tsl_conv2d_layer_of_workload(w, &d) == TSL_OK && d.R == r) return true;
+  *why = r == 3 ? "winograd: another kernel size (this algorithm takes 3x3)"
+                : r == 4 ? "winograd: another kernel size (this algorithm takes 4x4)"
+                         : "winograd: another kernel size (this algorithm takes 5x5)";
+  return false;
+}
+
 static tsl_status map(const tsl_workload *w, tsl_conv2d_algo a, tsl_workload *out) {
   tsl_conv2d_layer d;
   tsl_status st = tsl_conv2d_layer_of_workload(w, &d);
@@ -276,15 +297,46 @@ ALGO_FNS(gemm1x1, TSL_CONV2D_GEMM_1X1)
 ALGO_FNS(im2col, TSL_CONV2D_IM2COL)
 ALGO_FNS(depthwise, TSL_CONV2D_DEPTHWISE)
 ALGO_FNS(grouped, TSL_CONV2D_GROUPED)
-ALGO_FNS(winograd_f2, TSL_CONV2D_WINOGRAD_F2)
-ALGO_FNS(winograd_f4, TSL_CONV2D_WINOGRAD_F4)
-ALGO_FNS(winograd_f6, TSL_CONV2D_WINOGRAD_F6)
 ALGO_FNS(blockdiag, TSL_CONV2D_BLOCKDIAG)
+
+/* The Winograd algorithms per (m, r), written out: each takes one kernel size. */
+static bool applies_winograd_f2(const tsl_workload *w, const char **why) {
+  return applies_winograd(w, TSL_CONV2D_WINOGRAD_F2, 3, why);
+}
+static bool applies_winograd_f4(const tsl_workload *w, const char **why) {
+  return applies_winograd(w, TSL_CONV2D_WINOGRAD_F4, 3, why);
+}
+static bool applies_winograd_f6(const tsl_workload *w, const char **why) {
+  return applies_winograd(w, TSL_CONV2D_WINOGRAD_F6, 3, why);
+}
+static bool applies_winograd_f2_r4(const tsl_workload *w, const char **why) {
+  return applies_winograd(w, TSL_CONV2D_WINOGRAD_F2, 4, why);
+}
+static bool applies_winograd_f4_r4(const tsl_workload *w, const char **why) {
+  return applies_winograd(w, TSL_CONV2D_WINOGRAD_F4, 4, why);
+}
+static bool applies_winograd_f2_r5(const tsl_workload *w, const char **why) {
+  return applies_winograd(w, TSL_CONV2D_WINOGRAD_F2, 5, why);
+}
+static bool applies_winograd_f4_r5(const tsl_workload *w, const char **why) {
+  return applies_winograd(w, TSL_CONV2D_WINOGRAD_F4, 5, why);
+}
+static tsl_status map_winograd_f2(const tsl_workload *w, tsl_workload *out) {
+  return map(w, TSL_CONV2D_WINOGRAD_F2, out);
+}
+static tsl_status map_winograd_f4(const tsl_workload *w, tsl_workload *out) {
+  return map(w, TSL_CONV2D_WINOGRAD_F4, out);
+}
+static tsl_status map_winograd_f6(const tsl_workload *w, tsl_workload *out) {
+  return map(w, TSL_CONV2D_WINOGRAD_F6, out);
+}
 
 /* One line per algorithm, its full name written out (config.algorithm in a records file,
  * found with grep); ALGO shares only the applies/map functions of its tsl_conv2d_algo.
  * The residual families' operators end in _add: their algorithms name those templates. */
 #define ALGO(NAME, FAM, TEMPLATE, FNS) {NAME, FAM, TEMPLATE, applies_##FNS, map_##FNS}
+/* A Winograd algorithm for larger kernels: its own applies, the map of its m. */
+#define ALGO_R(NAME, FAM, TEMPLATE, APPLIES, MAP) {NAME, FAM, TEMPLATE, applies_##APPLIES, map_##MAP}
 
 static const tsl_algorithm conv_algorithms[] = {
     ALGO("conv2d_nchwc_bias.direct", "conv2d_nchwc_bias", "conv2d_nchwc_bias.direct", direct),
@@ -329,6 +381,38 @@ static const tsl_algorithm conv_algorithms[] = {
          winograd_f6),
     ALGO("conv2d_nchwc_grouped_add.blockdiag", "conv2d_nchwc_grouped_add", "conv2d_nchwc_blockdiag_bias_add.direct",
          blockdiag),
+    ALGO_R("conv2d_nchwc_bias.winograd_f2_r4", "conv2d_nchwc_bias", "conv2d_winograd_f2_r4.blocked",
+           winograd_f2_r4, winograd_f2),
+    ALGO_R("conv2d_nchwc_bias.winograd_f4_r4", "conv2d_nchwc_bias", "conv2d_winograd_f4_r4.blocked",
+           winograd_f4_r4, winograd_f4),
+    ALGO_R("conv2d_nchwc_bias.winograd_f2_r5", "conv2d_nchwc_bias", "conv2d_winograd_f2_r5.blocked",
+           winograd_f2_r5, winograd_f2),
+    ALGO_R("conv2d_nchwc_bias.winograd_f4_r5", "conv2d_nchwc_bias", "conv2d_winograd_f4_r5.blocked",
+           winograd_f4_r5, winograd_f4),
+    ALGO_R("conv2d_nchwc_grouped.winograd_f2_r4", "conv2d_nchwc_grouped", "conv2d_winograd_f2_r4.blocked",
+           winograd_f2_r4, winograd_f2),
+    ALGO_R("conv2d_nchwc_grouped.winograd_f4_r4", "conv2d_nchwc_grouped", "conv2d_winograd_f4_r4.blocked",
+           winograd_f4_r4, winograd_f4),
+    ALGO_R("conv2d_nchwc_grouped.winograd_f2_r5", "conv2d_nchwc_grouped", "conv2d_winograd_f2_r5.blocked",
+           winograd_f2_r5, winograd_f2),
+    ALGO_R("conv2d_nchwc_grouped.winograd_f4_r5", "conv2d_nchwc_grouped", "conv2d_winograd_f4_r5.blocked",
+           winograd_f4_r5, winograd_f4),
+    ALGO_R("conv2d_nchwc_bias_add.winograd_f2_r4", "conv2d_nchwc_bias_add", "conv2d_winograd_f2_r4_add.blocked",
+           winograd_f2_r4, winograd_f2),
+    ALGO_R("conv2d_nchwc_bias_add.winograd_f4_r4", "conv2d_nchwc_bias_add", "conv2d_winograd_f4_r4_add.blocked",
+           winograd_f4_r4, winograd_f4),
+    ALGO_R("conv2d_nchwc_bias_add.winograd_f2_r5", "conv2d_nchwc_bias_add", "conv2d_winograd_f2_r5_add.blocked",
+           winograd_f2_r5, winograd_f2),
+    ALGO_R("conv2d_nchwc_bias_add.winograd_f4_r5", "conv2d_nchwc_bias_add", "conv2d_winograd_f4_r5_add.blocked",
+           winograd_f4_r5, winograd_f4),
+    ALGO_R("conv2d_nchwc_grouped_add.winograd_f2_r4", "conv2d_nchwc_grouped_add", "conv2d_winograd_f2_r4_add.blocked",
+           winograd_f2_r4, winograd_f2),
+    ALGO_R("conv2d_nchwc_grouped_add.winograd_f4_r4", "conv2d_nchwc_grouped_add", "conv2d_winograd_f4_r4_add.blocked",
+           winograd_f4_r4, winograd_f4),
+    ALGO_R("conv2d_nchwc_grouped_add.winograd_f2_r5", "conv2d_nchwc_grouped_add", "conv2d_winograd_f2_r5_add.blocked",
+           winograd_f2_r5, winograd_f2),
+    ALGO_R("conv2d_nchwc_grouped_add.winograd_f4_r5", "conv2d_nchwc_grouped_add", "conv2d_winograd_f4_r5_add.blocked",
+           winograd_f4_r5, winograd_f4),
 };
 
 void tsl_tuner_register_conv_algorithms(void) {

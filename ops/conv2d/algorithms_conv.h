@@ -31,8 +31,12 @@
  * depthwise, grouped, winograd_f2/f4/f6, blockdiag), named FAMILY.ALGO (e.g.
  * "conv2d_nchwc_bias.winograd_f4"); each applies when tsl_conv2d_algo_applies accepts
  * the layer and maps it to the operator tsl_conv2d_algo_instantiate builds (its own
- * workload, e.g. conv2d_winograd_f4 with U f32[6, 6, C, K]). A record stores the family
- * key and the template of the algorithm that ran (docs/records.md).
+ * workload, e.g. conv2d_winograd_f4 with U f32[6, 6, C, K]). The Winograd ones take 3x3
+ * kernels; FAMILY.winograd_f2_r4, _f4_r4, _f2_r5 and _f4_r5 take 4x4 and 5x5 ones (their
+ * operators conv2d_winograd_f<m>_r<r>, ops/conv2d/winograd.h; the default choice,
+ * tsl_conv2d_select, leaves those layers to the direct conv and the tuner measures them).
+ * A record stores the family key and the template of the algorithm that ran
+ * (docs/records.md).
  */
 #ifndef TESSEL_OPS_CONV2D_ALGORITHMS_CONV_H
 #define TESSEL_OPS_CONV2D_ALGORITHMS_CONV_H

@@ -65,8 +65,8 @@ bool tsl_conv2d_algo_applies(const tsl_conv2d_layer *d, tsl_conv2d_algo a, const
   case TSL_CONV2D_WINOGRAD_F2:
   case TSL_CONV2D_WINOGRAD_F4:
   case TSL_CONV2D_WINOGRAD_F6: {
-    if (tsl_winograd_supports(d, winograd_m(a)) != TSL_OK) {
-      /* the reason is the message tsl_winograd_supports recorded (thread-local) */
+    if (tsl_winograd_supports_kernel(d, winograd_m(a)) != TSL_OK) {
+      /* the reason is the message tsl_winograd_supports_kernel recorded (thread-local) */
       return why_not(why, tsl_last_error());
     }
     return true;
@@ -251,9 +251,11 @@ const tsl_template *tsl_conv2d_algo_template(const tsl_te_program *conv) {
   /* tsl_winograd_instantiate names its programs "conv2d_winograd" whatever m is: the
    * template of its m (read off the program), the _add one with a residual input */
   tsl_winograd_shape ws;
-  if (strcmp(conv->name, "conv2d_winograd") == 0 && tsl_winograd_program_shape(conv, &ws) == TSL_OK &&
-      ws.alpha == ws.m + 2 && (ws.m == 2 || ws.m == 4 || ws.m == 6))
-    return &tsl_winograd_templates[(conv->ninputs >= 4 ? 3 : 0) + ws.m / 2 - 1];
+  const char *op = strcmp(conv->name, "conv2d_winograd") == 0 && tsl_winograd_program_shape(conv, &ws) == TSL_OK
+                       ? tsl_winograd_op_name(ws.m, ws.alpha - ws.m + 1, conv->ninputs >= 4)
+                       : NULL;
+  for (int i = 0; op && i < TSL_WINOGRAD_NTEMPLATES; i++)
+    if (strcmp(tsl_winograd_templates[i].op, op) == 0) return &tsl_winograd_templates[i];
   return NULL;
 }
 
@@ -283,11 +285,13 @@ tsl_conv2d_algo tsl_conv2d_select(const tsl_conv2d_layer *d, const tsl_target *t
    * which more than a quarter are zero (measured 2-2.4x the direct conv at C = 3) */
   if (tsl_conv2d_reads_plain_data(d->C, d->groups, d->block) && tsl_conv2d_algo_applies(d, TSL_CONV2D_GROUPED, NULL))
     return TSL_CONV2D_GROUPED;
-  /* Winograd on every 3x3 stride-1 layer it takes with a few channels: measured 1.7-3x
+  /* Winograd on every 3x3 stride-1 layer it takes with a few channels (4x4 and 5x5
+   * layers keep the direct conv by default, unmeasured here; the tuner measures their
+   * Winograd algorithms): measured 1.7-3x
    * the direct convolution on all such layers of SqueezeNet 1.1 and ResNet-18 here
    * (bench/conv_layers), F(4x4) from 20x20 outputs, F(4x4) or F(2x2) below (the
    * Winograd template's own choice, tsl_winograd_default_m) */
-  if (d->C >= 8 && d->K >= 8) {
+  if (d->C >= 8 && d->K >= 8 && d->R == 3) {
     int m = tsl_winograd_default_m(t, d);
     tsl_conv2d_algo a = m == 2 ? TSL_CONV2D_WINOGRAD_F2 : m == 6 ? TSL_CONV2D_WINOGRAD_F6 : TSL_CONV2D_WINOGRAD_F4;
     if (tsl_conv2d_algo_applies(d, a, NULL)) return a;

@@ -15,7 +15,8 @@
  * (the _add operators, chosen when has_residual, add the residual before the activation:
  * every algorithm takes every epilogue)
  *   winograd_f2/f4/f6  conv2d_winograd_f<m> (another engineer's ops and template; offered
- *                when the registry has them and tsl_winograd_supports accepts the layer)
+ *                when the registry has them and tsl_winograd_supports_kernel accepts the
+ *                layer: 3x3, and 4x4 / 5x5 for f2 and f4 through conv2d_winograd_f<m>_r<r>)
  *
  * The default heuristic (tsl_conv2d_select) is what a graph compiles without tuning;
  * MegEngine's Fast-Run lesson is that no heuristic is right everywhere, so the tuner
@@ -108,7 +109,7 @@ const tsl_template *tsl_conv2d_algo_template(const tsl_te_program *conv);
  * blockdiag, but grouped for one input channel per group and for groups of exactly one
  * block of input and output channels (AVX-512 Zen 5, bench/conv_layers --layer); gemm1x1 for 1x1 stride-1 unpadded layers; grouped (the direct conv over the
  * true input channels) when more than a quarter of the C/x*x reduction lanes would be
- * zero (first layers, C = 3: 2-2.4x the direct conv); Winograd for 3x3 stride-1
+ * zero (first layers, C = 3: 2-2.4x the direct conv); Winograd for 3x3 (not 4x4 or 5x5) stride-1
  * undilated layers with C, K >= 8 when the registry has it and it takes the layer (1.7-3x
  * the direct conv on every such layer of SqueezeNet 1.1 and ResNet-18), with the m of
  * tsl_winograd_default_m (F(4x4) from 20x20 outputs; below, on x86-64, F(4x4) where it

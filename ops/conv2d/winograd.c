@@ -279,6 +279,53 @@ tsl_status tsl_winograd_weight_text(const tsl_winograd_transform *T, const char 
   return sb_finish(&b, out);
 }
 
+/* ---- the registry's variants ------------------------------------------------ */
+
+static const int rank_conv[] = {5, 5, 2, 5};
+static const int rank_weight[] = {4};
+static const int64_t ex_weight3[] = {16, 8, 3, 3}, ex_weight4[] = {16, 8, 4, 4}, ex_weight5[] = {16, 8, 5, 5};
+static const int64_t *const ex_weight3_shapes[] = {ex_weight3}, *const ex_weight4_shapes[] = {ex_weight4},
+                           *const ex_weight5_shapes[] = {ex_weight5};
+static const tsl_dsl_param_value ex_weight_params[] = {{"lanes", TSL_DSL_PARAM_INT, 8, 0.0}};
+static const tsl_dsl_param_value ex_conv_params[] = {
+    {"pad_top", TSL_DSL_PARAM_INT, 1, 0.0},
+    {"pad_left", TSL_DSL_PARAM_INT, 1, 0.0},
+    {"pad_bottom", TSL_DSL_PARAM_INT, 1, 0.0},
+    {"pad_right", TSL_DSL_PARAM_INT, 1, 0.0},
+    {"act", TSL_DSL_PARAM_INT, 1, 0.0},
+};
+/* 14 x 14 is a multiple of no tile size: the example has border tiles for every m (the
+ * output is 17 - r on a side with the example's padding of 1) */
+static const int64_t ex_data[] = {1, 1, 14, 14, 8}, ex_bias[] = {2, 8}, ex_res3[] = {1, 2, 14, 14, 8},
+                     ex_res4[] = {1, 2, 13, 13, 8}, ex_res5[] = {1, 2, 12, 12, 8};
+static const int64_t ex_u4[] = {4, 4, 2, 8, 8}, ex_u5[] = {5, 5, 2, 8, 8}, ex_u6[] = {6, 6, 2, 8, 8},
+                     ex_u7[] = {7, 7, 2, 8, 8}, ex_u8[] = {8, 8, 2, 8, 8};
+static const int64_t *const ex_f2r3[] = {ex_data, ex_u4, ex_bias, ex_res3};
+static const int64_t *const ex_f4r3[] = {ex_data, ex_u6, ex_bias, ex_res3};
+static const int64_t *const ex_f6r3[] = {ex_data, ex_u8, ex_bias, ex_res3};
+static const int64_t *const ex_f2r4[] = {ex_data, ex_u5, ex_bias, ex_res4};
+static const int64_t *const ex_f4r4[] = {ex_data, ex_u7, ex_bias, ex_res4};
+static const int64_t *const ex_f2r5[] = {ex_data, ex_u6, ex_bias, ex_res5};
+static const int64_t *const ex_f4r5[] = {ex_data, ex_u8, ex_bias, ex_res5};
+
+/* The (m, r) of the registry, with their operators' names written out (workload keys in
+ * records files, found with grep): the conv, the conv with a residual and the kernel
+ * transform. F(m, 3) keeps its names from before larger kernels were offered. */
+static const struct {
+  int m, r;
+  const char *conv, *add, *weight;
+  const int64_t *const *conv_shapes, *const *weight_shapes;
+} variants[] = {
+    {2, 3, "conv2d_winograd_f2", "conv2d_winograd_f2_add", "winograd_weight_f2", ex_f2r3, ex_weight3_shapes},
+    {4, 3, "conv2d_winograd_f4", "conv2d_winograd_f4_add", "winograd_weight_f4", ex_f4r3, ex_weight3_shapes},
+    {6, 3, "conv2d_winograd_f6", "conv2d_winograd_f6_add", "winograd_weight_f6", ex_f6r3, ex_weight3_shapes},
+    {2, 4, "conv2d_winograd_f2_r4", "conv2d_winograd_f2_r4_add", "winograd_weight_f2_r4", ex_f2r4, ex_weight4_shapes},
+    {4, 4, "conv2d_winograd_f4_r4", "conv2d_winograd_f4_r4_add", "winograd_weight_f4_r4", ex_f4r4, ex_weight4_shapes},
+    {2, 5, "conv2d_winograd_f2_r5", "conv2d_winograd_f2_r5_add", "winograd_weight_f2_r5", ex_f2r5, ex_weight5_shapes},
+    {4, 5, "conv2d_winograd_f4_r5", "conv2d_winograd_f4_r5_add", "winograd_weight_f4_r5", ex_f4r5, ex_weight5_shapes},
+};
+enum { NVARIANTS = sizeof variants / sizeof variants[0], NFAMILY = 3 * NVARIANTS };
+
 /* ---- workloads ------------------------------------------------------------ */
 
 /* The checks of tsl_winograd_supports (any_kernel false: 3x3 only) and
@@ -314,6 +361,12 @@ static tsl_status supports(const tsl_conv2d_layer *l, int m, bool any_kernel) {
                      "for 4x4 and 5x5)",
                      m, m, r, r);
   return TSL_OK;
+}
+
+const char *tsl_winograd_op_name(int m, int r, bool residual) {
+  for (int i = 0; i < NVARIANTS; i++)
+    if (variants[i].m == m && variants[i].r == r) return residual ? variants[i].add : variants[i].conv;
+  return NULL;
 }
 
 tsl_status tsl_winograd_supports(const tsl_conv2d_layer *l, int m) { return supports(l, m, false); }
@@ -384,50 +437,6 @@ tsl_status tsl_winograd_instantiate(const tsl_conv2d_layer *w, int m, const tsl_
 
 /* ---- the registry family -------------------------------------------------- */
 
-static const int rank_conv[] = {5, 5, 2, 5};
-static const int rank_weight[] = {4};
-static const int64_t ex_weight3[] = {16, 8, 3, 3}, ex_weight4[] = {16, 8, 4, 4}, ex_weight5[] = {16, 8, 5, 5};
-static const int64_t *const ex_weight3_shapes[] = {ex_weight3}, *const ex_weight4_shapes[] = {ex_weight4},
-                           *const ex_weight5_shapes[] = {ex_weight5};
-static const tsl_dsl_param_value ex_weight_params[] = {{"lanes", TSL_DSL_PARAM_INT, 8, 0.0}};
-static const tsl_dsl_param_value ex_conv_params[] = {
-    {"pad_top", TSL_DSL_PARAM_INT, 1, 0.0},
-    {"pad_left", TSL_DSL_PARAM_INT, 1, 0.0},
-    {"pad_bottom", TSL_DSL_PARAM_INT, 1, 0.0},
-    {"pad_right", TSL_DSL_PARAM_INT, 1, 0.0},
-    {"act", TSL_DSL_PARAM_INT, 1, 0.0},
-};
-/* 14 x 14 is a multiple of no tile size: the example has border tiles for every m (the
- * output is 17 - r on a side with the example's padding of 1) */
-static const int64_t ex_data[] = {1, 1, 14, 14, 8}, ex_bias[] = {2, 8}, ex_res3[] = {1, 2, 14, 14, 8},
-                     ex_res4[] = {1, 2, 13, 13, 8}, ex_res5[] = {1, 2, 12, 12, 8};
-static const int64_t ex_u4[] = {4, 4, 2, 8, 8}, ex_u5[] = {5, 5, 2, 8, 8}, ex_u6[] = {6, 6, 2, 8, 8},
-                     ex_u7[] = {7, 7, 2, 8, 8}, ex_u8[] = {8, 8, 2, 8, 8};
-static const int64_t *const ex_f2r3[] = {ex_data, ex_u4, ex_bias, ex_res3};
-static const int64_t *const ex_f4r3[] = {ex_data, ex_u6, ex_bias, ex_res3};
-static const int64_t *const ex_f6r3[] = {ex_data, ex_u8, ex_bias, ex_res3};
-static const int64_t *const ex_f2r4[] = {ex_data, ex_u5, ex_bias, ex_res4};
-static const int64_t *const ex_f4r4[] = {ex_data, ex_u7, ex_bias, ex_res4};
-static const int64_t *const ex_f2r5[] = {ex_data, ex_u6, ex_bias, ex_res5};
-static const int64_t *const ex_f4r5[] = {ex_data, ex_u8, ex_bias, ex_res5};
-
-/* The (m, r) of the registry, with their operators' names written out (workload keys in
- * records files, found with grep): the conv, the conv with a residual and the kernel
- * transform. F(m, 3) keeps its names from before larger kernels were offered. */
-static const struct {
-  int m, r;
-  const char *conv, *add, *weight;
-  const int64_t *const *conv_shapes, *const *weight_shapes;
-} variants[] = {
-    {2, 3, "conv2d_winograd_f2", "conv2d_winograd_f2_add", "winograd_weight_f2", ex_f2r3, ex_weight3_shapes},
-    {4, 3, "conv2d_winograd_f4", "conv2d_winograd_f4_add", "winograd_weight_f4", ex_f4r3, ex_weight3_shapes},
-    {6, 3, "conv2d_winograd_f6", "conv2d_winograd_f6_add", "winograd_weight_f6", ex_f6r3, ex_weight3_shapes},
-    {2, 4, "conv2d_winograd_f2_r4", "conv2d_winograd_f2_r4_add", "winograd_weight_f2_r4", ex_f2r4, ex_weight4_shapes},
-    {4, 4, "conv2d_winograd_f4_r4", "conv2d_winograd_f4_r4_add", "winograd_weight_f4_r4", ex_f4r4, ex_weight4_shapes},
-    {2, 5, "conv2d_winograd_f2_r5", "conv2d_winograd_f2_r5_add", "winograd_weight_f2_r5", ex_f2r5, ex_weight5_shapes},
-    {4, 5, "conv2d_winograd_f4_r5", "conv2d_winograd_f4_r5_add", "winograd_weight_f4_r5", ex_f4r5, ex_weight5_shapes},
-};
-enum { NVARIANTS = sizeof variants / sizeof variants[0], NFAMILY = 3 * NVARIANTS };
 static tsl_op_source family[NFAMILY];
 static pthread_once_t family_once = PTHREAD_ONCE_INIT;
 

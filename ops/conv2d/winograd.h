@@ -91,6 +91,10 @@ tsl_status tsl_winograd_supports(const tsl_conv2d_layer *l, int m);
  * in {3, 4, 5} and default points for (m, r) (tsl_winograd_default_points_r). What
  * tsl_winograd_instantiate accepts. */
 tsl_status tsl_winograd_supports_kernel(const tsl_conv2d_layer *l, int m);
+/* The registry's conv operator of F(m x m, r x r) ("conv2d_winograd_f4",
+ * "conv2d_winograd_f4_r4_add", ...), the _add one when residual; NULL for an (m, r) the
+ * registry does not provide. Static storage. */
+const char *tsl_winograd_op_name(int m, int r, bool residual);
 
 /* The DSL text of conv2d_winograd_f<m> (conv2d_winograd_f<m>_add when residual) /
  * winograd_weight_f<m> for the transform T (any F(m, r) from tsl_winograd_make with

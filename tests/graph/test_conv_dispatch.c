@@ -203,6 +203,29 @@ static void test_conv_3x3_every_algorithm_from_a_record_matches_reference(void) 
   tsl_graph_free(g);
 }
 
+/* 4x4 and 5x5 stride-1 layers, padding 2 (the 4x4 output a row and column larger than its
+ * input): every algorithm, the
+ * Winograd F(2, r) and F(4, r) of the larger kernels among them, chosen by a record,
+ * compiles through the graph compiler (its kernel transform of r x r weights included)
+ * and matches the reference. */
+static void test_conv_larger_kernels_every_algorithm_from_a_record_matches_reference(void) {
+  for (int k = 4; k <= 5; k++) {
+    int x;
+    tsl_graph *g = new_graph(16, 11, 10, &x);
+    finish(g, conv(g, x, 24, 16, k, 1, 2, 1, 13));
+    tsl_conv2d_layer d = layer(16, 11, 10, 24, k, 1, 2, 1);
+    tsl_workload w;
+    CU_ASSERT_EQUAL_FATAL(tsl_conv2d_family_workload(&d, &w), TSL_OK);
+    tsl_algo_choice algos[32];
+    int na = tsl_algorithms_for(&w, algos, 32, NULL), wino = 0;
+    for (int a = 0; a < na; a++) wino += strstr(algos[a].tpl->name, "winograd") != NULL;
+    CU_ASSERT_EQUAL(wino, 2); /* F(2, k) and F(4, k) */
+    /* direct, im2col, grouped, the two Winograd */
+    CU_ASSERT(check_every_algorithm(g, &d, k == 4 ? "4x4" : "5x5", 0) >= 5);
+    tsl_graph_free(g);
+  }
+}
+
 static void test_conv_1x1_every_algorithm_from_a_record_matches_reference(void) {
   int x;
   tsl_graph *g = new_graph(16, 7, 6, &x);
@@ -511,6 +534,8 @@ void tsl_tests_graph_conv_dispatch(void) {
   CU_add_test(s, "conv_without_records_takes_the_default_algorithm", test_conv_without_records_takes_the_default_algorithm);
   CU_add_test(s, "conv_3x3_every_algorithm_from_a_record_matches_reference",
               test_conv_3x3_every_algorithm_from_a_record_matches_reference);
+  CU_add_test(s, "conv_larger_kernels_every_algorithm_from_a_record_matches_reference",
+              test_conv_larger_kernels_every_algorithm_from_a_record_matches_reference);
   CU_add_test(s, "conv_1x1_every_algorithm_from_a_record_matches_reference",
               test_conv_1x1_every_algorithm_from_a_record_matches_reference);
   CU_add_test(s, "conv_family_workload_with_channels_outside_the_blocks_refused",

@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ops/algorithm.h"
+#include "ops/conv2d/algorithms_conv.h"
 #include "ops/registry.h"
 #include "ir/arena.h"
 #include "ops/conv_check.h"
@@ -125,6 +127,51 @@ static void test_strided_dense_conv_choice_at_8_and_16_lanes(void) {
     /* blocks of 8 on the 16-lane target: not what was measured, the direct conv */
     if (layers[i].want16 == TSL_CONV2D_GROUPED) CU_ASSERT_EQUAL(tsl_conv2d_select(&d8, &avx512), TSL_CONV2D_DIRECT);
   }
+}
+
+/* Winograd for 4x4 and 5x5 stride-1 layers: F(2, r) and F(4, r) apply (F(6, r) is not
+ * provided), the default stays a direct conv (not Winograd), the tuner's list offers the algorithms of the
+ * layer's kernel size only (their own templates), and each computes the layer as the
+ * reference does through the conv-family path (default and random template configs,
+ * every epilogue, a residual, channels off the block). */
+static void test_winograd_larger_kernel_algorithms(void) {
+  static const conv_case cases[] = {
+      /* ResNet-18's 7x7 s2 stem as its phase conv: 12 channels, 4x4, pads 2, 2, 1, 1 */
+      {1, 12, 28, 28, 64, 4, 4, 1, 1, 2, 2, 1, 1, 1, 1, 1, 1, 0.0, 0.0, false},
+      {1, 16, 14, 13, 24, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, 1, 2, -0.5, 0.5, false},
+      {2, 9, 11, 12, 20, 5, 5, 1, 1, 0, 1, 2, 0, 1, 1, 1, 0, 0.0, 0.0, true},
+      {1, 8, 10, 9, 8, 4, 4, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 0.0, 0.0, true},
+  };
+  static const tsl_conv2d_algo wino[] = {TSL_CONV2D_WINOGRAD_F2, TSL_CONV2D_WINOGRAD_F4};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    tsl_conv2d_layer d = conv_case_layer(&cases[i], 8);
+    CU_ASSERT(tsl_conv2d_algo_applies(&d, TSL_CONV2D_WINOGRAD_F2, NULL));
+    CU_ASSERT(tsl_conv2d_algo_applies(&d, TSL_CONV2D_WINOGRAD_F4, NULL));
+    CU_ASSERT_FALSE(tsl_conv2d_algo_applies(&d, TSL_CONV2D_WINOGRAD_F6, NULL));
+    CU_ASSERT_FALSE(tsl_conv2d_algo_is_winograd(tsl_conv2d_select(&d, ops_target()), NULL));
+    tsl_workload w;
+    CU_ASSERT_EQUAL_FATAL(tsl_conv2d_family_workload(&d, &w), TSL_OK);
+    tsl_algo_choice ch[32];
+    int n = tsl_algorithms_for(&w, ch, 32, NULL);
+    char want2[64], want4[64];
+    snprintf(want2, sizeof want2, "winograd_f2_r%d", (int)d.R);
+    snprintf(want4, sizeof want4, "winograd_f4_r%d", (int)d.R);
+    int found = 0, other = 0;
+    for (int k = 0; k < n; k++) {
+      const char *dot = strrchr(ch[k].name, '.');
+      const char *algo = dot ? dot + 1 : ch[k].name;
+      if (strcmp(algo, want2) == 0 || strcmp(algo, want4) == 0) {
+        found++;
+        CU_ASSERT_PTR_NOT_NULL(strstr(ch[k].tpl->name, algo + strlen("winograd_")));
+        CU_ASSERT_PTR_NOT_NULL(strstr(ch[k].op_workload.op, algo + strlen("winograd_")));
+      } else if (strncmp(algo, "winograd", 8) == 0) {
+        other++;
+      }
+    }
+    CU_ASSERT_EQUAL(found, 2);
+    CU_ASSERT_EQUAL(other, 0);
+  }
+  CU_ASSERT_EQUAL(conv_check_all(cases, sizeof cases / sizeof cases[0], wino, 2, 2, 71), 0);
 }
 
 /* Kernel names say what ran (STYLE.md, MegCC's habit). */
@@ -251,6 +298,7 @@ static void test_im2col_tile_fits_l2(void) {
 void ops_tests_select(CU_pSuite s) {
   CU_add_test(s, "test_algorithms_apply_and_decline", test_algorithms_apply_and_decline);
   CU_add_test(s, "test_default_choice", test_default_choice);
+  CU_add_test(s, "test_winograd_larger_kernel_algorithms", test_winograd_larger_kernel_algorithms);
   CU_add_test(s, "test_strided_dense_conv_choice_at_8_and_16_lanes", test_strided_dense_conv_choice_at_8_and_16_lanes);
   CU_add_test(s, "test_kernel_names", test_kernel_names);
   CU_add_test(s, "test_templates_refuse_bad_knobs_and_programs", test_templates_refuse_bad_knobs_and_programs);

@@ -104,10 +104,14 @@ static void test_algorithm_names_are_family_dot_algo_and_unique(void) {
   static const char *const families[] = {"conv2d_nchwc_bias", "conv2d_nchwc_bias_add", "conv2d_nchwc_grouped",
                                          "conv2d_nchwc_grouped_add"};
   for (size_t f = 0; f < sizeof families / sizeof families[0]; f++) {
-    CU_ASSERT_EQUAL(tsl_algorithm_list(families[f], NULL, 0), TSL_CONV2D_ALGO_COUNT);
-    for (int k = 0; k < TSL_CONV2D_ALGO_COUNT; k++) {
+    /* one per tsl_conv2d_algo, and the Winograd algorithms of the larger kernels */
+    static const char *const larger[] = {"winograd_f2_r4", "winograd_f4_r4", "winograd_f2_r5", "winograd_f4_r5"};
+    enum { NLARGER = sizeof larger / sizeof larger[0] };
+    CU_ASSERT_EQUAL(tsl_algorithm_list(families[f], NULL, 0), TSL_CONV2D_ALGO_COUNT + NLARGER);
+    for (int k = 0; k < TSL_CONV2D_ALGO_COUNT + NLARGER; k++) {
       char want[96];
-      snprintf(want, sizeof want, "%s.%s", families[f], tsl_conv2d_algo_name((tsl_conv2d_algo)k));
+      snprintf(want, sizeof want, "%s.%s", families[f],
+               k < TSL_CONV2D_ALGO_COUNT ? tsl_conv2d_algo_name((tsl_conv2d_algo)k) : larger[k - TSL_CONV2D_ALGO_COUNT]);
       bool found = false;
       for (int i = 0; i < n && !found; i++) found = strcmp(a[i]->name, want) == 0;
       if (!found) printf("\n  no algorithm %s\n", want);
