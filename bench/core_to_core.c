@@ -18,6 +18,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,7 +42,10 @@ static int pin(int cpu) {
 
 static void *pong(void *p) {
   const pong_arg *a = p;
-  if (pin(a->cpu) != 0) return p;
+  if (pin(a->cpu) != 0) {
+    atomic_store_explicit(&flag, -1, memory_order_release); /* tells the other side */
+    return p;
+  }
   for (long i = 0; i < a->trips; i++) {
     while (atomic_load_explicit(&flag, memory_order_acquire) != 2 * i + 1) {
     }
@@ -63,15 +67,24 @@ static double sample(int a, int b, long trips) {
   pthread_t t;
   if (pin(a) != 0 || pthread_create(&t, NULL, pong, &arg) != 0) return -1.0;
   double t0 = now_ns();
-  for (long i = 0; i < trips; i++) {
-    atomic_store_explicit(&flag, 2 * i + 1, memory_order_release);
-    while (atomic_load_explicit(&flag, memory_order_acquire) != 2 * i + 2) {
+  bool failed = false;
+  for (long i = 0; i < trips && !failed; i++) {
+    long want = 2 * i + 2, got;
+    /* a failed pong stores -1; never overwrite it */
+    long expect = 2 * i;
+    if (!atomic_compare_exchange_strong_explicit(&flag, &expect, 2 * i + 1, memory_order_acq_rel,
+                                                 memory_order_acquire)) {
+      failed = true;
+      break;
     }
+    while ((got = atomic_load_explicit(&flag, memory_order_acquire)) != want && got >= 0) {
+    }
+    failed = got < 0;
   }
   double t1 = now_ns();
   void *ret = NULL;
   pthread_join(t, &ret);
-  return ret ? -1.0 : (t1 - t0) / (double)trips;
+  return ret || failed ? -1.0 : (t1 - t0) / (double)trips;
 }
 
 static int cmp_double(const void *x, const void *y) {

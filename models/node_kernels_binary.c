@@ -90,6 +90,13 @@ tsl_status tsl_binary_infer_node(tsl_graph *g, int node) {
       tsl_value *v = &g->values[n->outputs[o]];
       v->dtype = dtype_of(b->dtype);
       memset(v->shape, 0, sizeof v->shape);
+      if (v->layout.kind == TSL_LAYOUT_NCHWC && !tsl_binary_is_blocked_unpack(info->name)) {
+        st = tsl_error(TSL_ERR_INVALID,
+                       "graph: node '%s' (tsl.Binary %s): output %d is blocked, which only the unpack's blocked twin "
+                       "(bitunpack_unipolar64_nchwc) writes",
+                       n->name, info->name, o);
+        break;
+      }
       if (v->layout.kind == TSL_LAYOUT_NCHWC) {
         /* a blocked output (an unpack's twin, passes/binary_read_blocked.h): the
          * operator writes the storage [N, C/x, H, W, x]; the value keeps the logical

@@ -14,7 +14,7 @@
  * 1x1-GEMM NCHW[x]c convolutions (ops/conv2d/conv2d_nchwc_schedule.h), depthwise and
  * grouped (ops/conv2d/depthwise_schedule.h), the fused expand 1x1 + depthwise
  * (ops/conv2d/expand_depthwise.h), im2col + GEMM (ops/conv2d/im2col_schedule.h),
- * Winograd F(m x m, 3 x 3) (ops/conv2d/winograd_schedule.h), the bitserial convolutions
+ * Winograd F(m x m, r x r) (ops/conv2d/winograd_schedule.h), the bitserial convolutions
  * of the binary networks (ops/binary/bitserial.h), pooling
  * (ops/nn/pool_schedule.h) and the injective, dense and softmax operators
  * (ops/nn/nn_schedule.h); then the conv family's Fast-Run algorithms

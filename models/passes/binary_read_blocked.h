@@ -15,7 +15,8 @@
  *
  * The other direction, where a binarized net returns to f32 (bsqueezenet1_1's unpack
  * before its f32 classifier): a bitunpack_unipolar64 whose output is read only by a
- * transform to blocked NCHW[x]c (a block dividing the word: 4, 8 or 16 channels) becomes
+ * transform to blocked NCHW[x]c (a block dividing the word: 4, 8 or 16 lanes on the
+ * targets, any divisor of 64 accepted) becomes
  * bitunpack_unipolar64_nchwc writing the blocked tensor itself (attribute X = the block;
  * its output value takes the blocked layout and the transform's readers), the same
  * levels bit for bit with the block's tail zero. bsqueezenet1_1 on AVX-512 (Zen 5), 1

@@ -144,7 +144,9 @@ static const char *algo_op(const tsl_conv2d_layer *d, tsl_conv2d_algo a) {
 tsl_status tsl_conv2d_algo_workload(const tsl_conv2d_layer *d, tsl_conv2d_algo a, tsl_workload *out) {
   const char *op = algo_op(d, a);
   const tsl_op_info *info = NULL;
-  if (!op) return tsl_error(TSL_ERR_UNSUPPORTED, "conv family: unknown algorithm %d", (int)a);
+  if (!op)
+    return tsl_error(TSL_ERR_UNSUPPORTED, "conv family: algorithm %s has no operator for a %lldx%lld kernel",
+                     tsl_conv2d_algo_name(a), (long long)d->R, (long long)d->S);
   tsl_status st = tsl_op_lookup(op, &info);
   if (st != TSL_OK) return st;
   /* the shapes from the program the operator library builds, the parameters it was given

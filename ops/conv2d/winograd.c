@@ -28,7 +28,7 @@ double tsl_winograd_error_bound(int m) {
 
 double tsl_winograd_error_bound_r(int m, int r) {
   if (r == 3) return tsl_winograd_error_bound(m);
-  /* 2-3x the measured maxima (tests/winograd/test_kernels.c, the error study: C = K = 64
+  /* 2-3x the measured maxima (tests/winograd/test_accuracy.c, the error study: C = K = 64
    * and 256 at 28x28, scales 1 and 100; AVX-512 Zen 5): F(2,4) 4.6e-6, F(4,4) 1.2e-5,
    * F(2,5) 2.9e-6, F(4,5) 1.3e-5. F(2,4)'s fourth point changes little (-2: 5.5e-6, 2:
    * 4.4e-6, -1/2: 4.6e-6) */
@@ -155,9 +155,13 @@ tsl_status tsl_winograd_conv_text(const tsl_winograd_transform *T, const char *n
   for (int i = 0; i < m; i++)
     for (int j = 0; j < a; j++) at[i * a + j] = T->AT[i][j];
 
+  /* the kernel transform's registry name, for the comment and the U assertion */
+  char wname[48];
+  if (r == 3) snprintf(wname, sizeof wname, "winograd_weight_f%d", m);
+  else snprintf(wname, sizeof wname, "winograd_weight_f%d_r%d", m, r);
   tsl_text_put(&b, "// Winograd F(%dx%d, %dx%d), points ", m, m, r, r);
   write_points(&b, T);
-  tsl_text_put(&b, "; NCHW[x]c data, U = G g G^T from winograd_weight_f%d%s\n", m,
+  tsl_text_put(&b, "; NCHW[x]c data, U = G g G^T from %s%s\n", wname,
                residual ? "; out = act(conv + bias + residual)" : "");
   tsl_text_put(&b, "op %s(data: f32[N, CB, H, W, X], U: f32[A1, A2, KB, CP, X], bias: f32[KB, X],\n", name);
   if (residual)
@@ -170,11 +174,11 @@ tsl_status tsl_winograd_conv_text(const tsl_winograd_transform *T, const char *n
                "  assert stride_h == 1 && stride_w == 1, \"winograd F(%dx%d, %dx%d) needs stride 1 (use a direct convolution)\"\n"
                "  assert dilation_h == 1 && dilation_w == 1, \"winograd F(%dx%d, %dx%d) needs dilation 1 (use a direct convolution)\"\n"
                "  assert pad_top >= 0 && pad_left >= 0 && pad_bottom >= 0 && pad_right >= 0, \"paddings must be >= 0\"\n"
-               "  assert A1 == %d && A2 == %d, \"U must be %d x %d x KB x CP x X (winograd_weight_f%d of %dx%d weights)\"\n"
+               "  assert A1 == %d && A2 == %d, \"U must be %d x %d x KB x CP x X (%s of %dx%d weights)\"\n"
                "  assert CP == CB * X, \"U has CP input channels, data has CB * X\"\n"
                "  assert H + pad_top + pad_bottom >= %d && W + pad_left + pad_right >= %d, \"the padded input is smaller than %dx%d\"\n"
                "  assert act >= 0 && act <= 2, \"act is 0 (none), 1 (relu) or 2 (clip to [clip_min, clip_max])\"\n",
-               m, m, r, r, m, m, r, r, a, a, a, a, m, r, r, r, r, r, r);
+               m, m, r, r, m, m, r, r, a, a, a, a, wname, r, r, r, r, r, r);
   /* TH = ceil(OH / m) with OH = H + pad_top + pad_bottom - (r - 1); the sizes are spelled
    * out because the DSL has no local constants */
   char th[128], tw[128];

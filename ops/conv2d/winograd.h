@@ -8,10 +8,10 @@
  * float constants), described below for r = 3; the same three per (m, r) in {2, 4} x
  * {4, 5} named conv2d_winograd_f<m>_r<r>, conv2d_winograd_f<m>_r<r>_add and
  * winograd_weight_f<m>_r<r>, with alpha = m + r - 1, OH = H + pad_top + pad_bottom -
- * (r - 1) and padded TH*m + r - 1 rows. The graph compiler's conv algorithms
- * (conv2d_select.h) use F(m, 3) only; the larger kernels are run and tuned as operators
- * (tunecli run-op / tune-op), the step before a strided conv's polyphase form (a 7x7
- * stride-2 stem is four 4x4 stride-1 convs over the input's phases):
+ * (r - 1) and padded TH*m + r - 1 rows. The conv families offer them as algorithms for
+ * 4x4 and 5x5 layers (algorithms_conv.h; the tuner measures them, the default choice
+ * leaves those layers on the direct conv), the step before a strided conv's polyphase
+ * form (a 7x7 stride-2 stem is four 4x4 stride-1 convs over the input's phases):
  *
  *   winograd_weight_f<m>(weight: f32[K, C, 3, 3], lanes: int = 1)
  *       -> U: f32[alpha, alpha, CP, KP] (alpha = m + 2), U[e, nu, c, k] = (G g_kc G^T)[e, nu];
@@ -85,7 +85,8 @@ double tsl_winograd_error_bound_r(int m, int r);
  * with the reason ("winograd: stride 2x1 (F(m x m, 3 x 3) needs stride 1; use a direct
  * convolution)"; likewise kernel size, dilation, groups, m): a layer is declined, never
  * adjusted. TSL_ERR_INVALID for a malformed layer (tsl_conv2d_layer_check) or an empty
- * clip range. The conv algorithms' check (3x3 kernels only). */
+ * clip range. 3x3 kernels only (F(m, 3)); the conv algorithms call
+ * tsl_winograd_supports_kernel. */
 tsl_status tsl_winograd_supports(const tsl_conv2d_layer *l, int m);
 /* tsl_winograd_supports for every kernel of the registry: F(m, r) with r = l->R = l->S
  * in {3, 4, 5} and default points for (m, r) (tsl_winograd_default_points_r). What

@@ -262,7 +262,7 @@ static void test_C14_bitpack_blocked_sign_tails_and_levels(void) {
 
 /* bitunpack_unipolar64_nchwc: u64 bit planes [N, B, CW, H, W] to blocked f32
  * [N, CB, H, W, X], C = 3, 33, 64, 70 and 130 (the last word's bits past C set at random:
- * they must not leak), X = 4, 8, 16, B = 1 and 2 planes (N = 2 at X = 8), under the plain
+ * they must not leak), X = 4 to 64 (every block dividing the word), B = 1 and 2 planes (N = 2 at X = 8), under the plain
  * schedule and the graph compiler's hand schedule: lane c % X of block c / X holds
  * level(c) / (2^B - 1), level(c) = sum over planes p of bit c % 64 of word c / 64 of
  * plane p, times 2^p (docs/binary.md); the block's tail past C is 0.0 (C14's class:
@@ -271,7 +271,7 @@ static void test_C14_bitunpack_blocked_tails_zero(void) {
   enum { H = 3, W = 5 };
   static const int chans[] = {3, 33, 64, 70, 130};
   for (int ci = 0; ci < 5; ci++)
-    for (int X = 4; X <= 16; X *= 2)
+    for (int X = 4; X <= 64; X *= 2)
       for (int B = 1; B <= 2; B++)
         for (int tpl = 0; tpl <= 1; tpl++) {
           int C = chans[ci], CB = (C + X - 1) / X, CW = (C + 63) / 64, N = X == 8 ? 2 : 1;

@@ -113,6 +113,7 @@ static void test_larger_kernels_match_reference(void) {
       {2, 16, 12, 12, 24, 0, 0, 0, 0, 0, false, 0}, /* no padding */
       {1, 12, 16, 16, 20, 2, 2, 1, 1, 2, true, 0},  /* the 7x7 s2 stem's phase conv at r = 4 */
       {1, 5, 9, 14, 16, 3, 0, 1, 3, 0, true, 8},    /* one-sided pads */
+      {1, 7, 10, 9, 12, 4, 0, 0, 4, 1, false, 0},   /* pads of 4 (r - 1 at r = 5, past it at 4) */
   };
   for (int r = 4; r <= 5; r++)
     for (int m = 2; m <= 4; m += 2)
