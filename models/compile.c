@@ -32,6 +32,7 @@
 #include "models/passes/plan_memory.h"
 #include "models/passes/layout.h"
 #include "models/passes/pack_dense.h"
+#include "models/passes/phase_conv.h"
 #include "models/plan_build.h"
 #include "schedule/schedule.h"
 #include "target/target.h"
@@ -73,6 +74,10 @@ static tsl_status optimize(tsl_graph *g, int block, bool binary_nchw, tsl_compil
   stats->nodes_fused += gated;
   if (st == TSL_OK) st = tsl_pass_channel_shuffle(g, &stats->channel_shuffles);
   if (st == TSL_OK) st = tsl_pass_channel_gather(g, &stats->channel_gathers);
+  /* after conv fusion (the conv keeps its activation and residual), before layout
+   * selection (which then blocks the phases for the stride-1 conv) */
+  stats->phase_convs = 0;
+  if (st == TSL_OK && block > 0) st = tsl_pass_phase_conv(g, &stats->phase_convs);
   /* packing first: the layout pass then leaves the packed weights alone instead of
    * transposing them for the packing to copy again */
   if (st == TSL_OK && block > 0) st = tsl_pass_pack_dense(g, block, NULL);

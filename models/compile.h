@@ -127,6 +127,7 @@ typedef struct tsl_compile_stats {
   int channel_shuffles;            /* Reshape-Transpose-Reshape shuffles made one node */
   int resizes_sunk;                /* upsampling Resizes moved past their 1x1 conv */
   int channel_gathers;            /* channel selection chains composed (passes/channel_gather.h) */
+  int phase_convs;                /* stride-2 convs rewritten over their input's phases (passes/phase_conv.h) */
   int layer_norms;                 /* written-out layer norms made one node, and GELUs one
                                       activation (passes/layer_norm.h, passes/fuse_gelu.h) */
   int channels_first;              /* channels-last chains run on NCHW (passes/channels_first.h) */

@@ -43,6 +43,7 @@ static const char *const op_names[TSL_OP_COUNT] = {
     [TSL_OP_PRELU] = "PRelu",
     [TSL_OP_CHANNEL_GATHER] = "tsl.ChannelGather",
     [TSL_OP_SQUEEZE_EXCITE] = "tsl.SqueezeExcite",
+    [TSL_OP_SPACE_TO_DEPTH] = "SpaceToDepth",
 };
 
 const char *tsl_op_name(tsl_op op) {

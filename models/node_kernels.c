@@ -232,6 +232,14 @@ static tsl_status make_transpose(const tsl_graph *g, int node, tsl_node_kernel *
   return tsl_nk_generate(g, node, "transpose", &c, k, b);
 }
 
+static tsl_status make_space_to_depth(const tsl_graph *g, int node, tsl_node_kernel *k, tsl_text_buf *b) {
+  const tsl_node *n = &g->nodes[node];
+  tsl_op_call c = {0};
+  call_args(&c, k, g, n, 1, 1);
+  tsl_op_call_set_int(&c, "blocksize", tsl_node_attr_int(n, "blocksize", 0));
+  return tsl_nk_generate(g, node, "space_to_depth", &c, k, b);
+}
+
 static tsl_status make_pad(const tsl_graph *g, int node, tsl_node_kernel *k, tsl_text_buf *b) {
   const tsl_node *n = &g->nodes[node];
   tsl_op_call c = {0};
@@ -488,6 +496,7 @@ tsl_status tsl_node_kernel_make(const tsl_graph *g, int node, tsl_node_kernel *o
   case TSL_OP_SPLIT: st = make_concat_split(g, node, out, &b); break;
   case TSL_OP_SLICE: st = make_slice(g, node, out, &b); break;
   case TSL_OP_TRANSPOSE: st = make_transpose(g, node, out, &b); break;
+  case TSL_OP_SPACE_TO_DEPTH: st = make_space_to_depth(g, node, out, &b); break;
   case TSL_OP_PAD: st = pad_reads_input(n) ? make_pad_mode(g, node, out, &b) : make_pad(g, node, out, &b); break;
   case TSL_OP_RESIZE: st = tsl_nk_make_resize(g, node, out, &b); break;
   case TSL_OP_PRELU: st = tsl_nk_make_prelu(g, node, out, &b); break;

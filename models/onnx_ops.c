@@ -389,6 +389,16 @@ static tsl_status h_flatten(onnx_ctx *c) {
   return st == TSL_OK ? finish(c, node) : st;
 }
 
+static tsl_status h_space_to_depth(onnx_ctx *c) {
+  static const char *const ok[] = {"blocksize", NULL};
+  tsl_status st = onnx_check_attrs(c, ok);
+  if (st == TSL_OK) st = need_inputs(c, 1, 1);
+  int node;
+  if (st == TSL_OK) st = emit_simple(c, TSL_OP_SPACE_TO_DEPTH, 1, &node);
+  if (st == TSL_OK) st = copy_int(c, node, "blocksize");
+  return st == TSL_OK ? finish(c, node) : st;
+}
+
 static tsl_status h_transpose(onnx_ctx *c) {
   static const char *const ok[] = {"perm", NULL};
   tsl_status st = onnx_check_attrs(c, ok);
@@ -703,6 +713,7 @@ static const handler handlers[] = {
     {"Flatten", h_flatten},
     {"Reshape", h_reshape},
     {"Transpose", h_transpose},
+    {"SpaceToDepth", h_space_to_depth},
     {"Slice", h_slice},
     {"Split", h_split},
     {"Softmax", h_softmax},

@@ -600,6 +600,17 @@ static tsl_status infer_misc(tsl_graph *g, int node) {
     }
     break;
   }
+  case TSL_OP_SPACE_TO_DEPTH: {
+    int64_t bs = tsl_node_attr_int(n, "blocksize", 0);
+    if (x.ndim != 4) return node_err(g, node, TSL_ERR_UNSUPPORTED, "only 4-D NCHW input is supported, rank %d", x.ndim);
+    if (bs < 1 || x.d[2] % bs || x.d[3] % bs)
+      return node_err(g, node, TSL_ERR_INVALID, "blocksize %lld must be >= 1 and divide H = %lld and W = %lld",
+                      (long long)bs, (long long)x.d[2], (long long)x.d[3]);
+    y.d[1] = x.d[1] * bs * bs;
+    y.d[2] = x.d[2] / bs;
+    y.d[3] = x.d[3] / bs;
+    break;
+  }
   case TSL_OP_GLOBAL_AVERAGE_POOL:
     if (x.ndim != 4)
       return node_err(g, node, TSL_ERR_UNSUPPORTED, "only 4-D NCHW input is supported, rank %d", x.ndim);
@@ -696,7 +707,7 @@ static const arity arities[TSL_OP_COUNT] = {
     [TSL_OP_SUB] = {2, 2, 1, 1},     [TSL_OP_POW] = {1, 2, 1, 1},
     [TSL_OP_REDUCE_SUM] = {1, 1, 1, 1}, [TSL_OP_REDUCE_MAX] = {1, 1, 1, 1},
     [TSL_OP_REDUCE_MIN] = {1, 1, 1, 1}, [TSL_OP_LAYER_NORM] = {2, 3, 1, 3},
-    [TSL_OP_SQUEEZE_EXCITE] = {5, 5, 1, 1},
+    [TSL_OP_SQUEEZE_EXCITE] = {5, 5, 1, 1}, [TSL_OP_SPACE_TO_DEPTH] = {1, 1, 1, 1},
 };
 
 tsl_status tsl_graph_infer_node(tsl_graph *g, int node) {

@@ -259,6 +259,10 @@ const tsl_template *tsl_conv2d_algo_template(const tsl_te_program *conv) {
   return NULL;
 }
 
+bool tsl_conv2d_prefers_winograd(int64_t C, int64_t K, int64_t R, int64_t S) {
+  return C >= 8 && K >= 8 && R == S && (R == 3 || R == 4);
+}
+
 bool tsl_conv2d_reads_plain_data(int64_t C, int64_t groups, int64_t block) {
   if (C < 1 || groups != 1 || block < 1) return false;
   int64_t lanes = tpl_ceil_div(C, block) * block;
@@ -285,14 +289,14 @@ tsl_conv2d_algo tsl_conv2d_select(const tsl_conv2d_layer *d, const tsl_target *t
    * which more than a quarter are zero (measured 2-2.4x the direct conv at C = 3) */
   if (tsl_conv2d_reads_plain_data(d->C, d->groups, d->block) && tsl_conv2d_algo_applies(d, TSL_CONV2D_GROUPED, NULL))
     return TSL_CONV2D_GROUPED;
-  /* Winograd on every 3x3 stride-1 layer it takes with a few channels (4x4 and 5x5
-   * layers keep the direct conv by default, unmeasured here; the tuner measures their
-   * Winograd algorithms): measured 1.7-3x
-   * the direct convolution on all such layers of SqueezeNet 1.1 and ResNet-18 here
-   * (bench/conv_layers), F(4x4) from 20x20 outputs, F(4x4) or F(2x2) below (the
-   * Winograd template's own choice, tsl_winograd_default_m) */
-  if (d->C >= 8 && d->K >= 8 && d->R == 3) {
-    int m = tsl_winograd_default_m(t, d);
+  /* Winograd on every 3x3 and 4x4 stride-1 layer it takes with a few channels
+   * (tsl_conv2d_prefers_winograd): 3x3 measured 1.7-3x the direct convolution on all
+   * such layers of SqueezeNet 1.1 and ResNet-18 here (bench/conv_layers), F(4x4) from
+   * 20x20 outputs, F(4x4) or F(2x2) below (the Winograd template's own choice,
+   * tsl_winograd_default_m); 4x4 F(4x4, 4x4) from 20x20 outputs, F(2x2, 4x4) below
+   * (tsl_winograd_default_m's rule below 20x20 counts 3x3 tiles) */
+  if (tsl_conv2d_prefers_winograd(d->C, d->K, d->R, d->S)) {
+    int m = d->R == 3 ? tsl_winograd_default_m(t, d) : tsl_conv2d_layer_out_h(d) * tsl_conv2d_layer_out_w(d) >= 400 ? 4 : 2;
     tsl_conv2d_algo a = m == 2 ? TSL_CONV2D_WINOGRAD_F2 : m == 6 ? TSL_CONV2D_WINOGRAD_F6 : TSL_CONV2D_WINOGRAD_F4;
     if (tsl_conv2d_algo_applies(d, a, NULL)) return a;
   }

@@ -109,8 +109,8 @@ const tsl_template *tsl_conv2d_algo_template(const tsl_te_program *conv);
  * blockdiag, but grouped for one input channel per group and for groups of exactly one
  * block of input and output channels (AVX-512 Zen 5, bench/conv_layers --layer); gemm1x1 for 1x1 stride-1 unpadded layers; grouped (the direct conv over the
  * true input channels) when more than a quarter of the C/x*x reduction lanes would be
- * zero (first layers, C = 3: 2-2.4x the direct conv); Winograd for 3x3 (not 4x4 or 5x5) stride-1
- * undilated layers with C, K >= 8 when the registry has it and it takes the layer (1.7-3x
+ * zero (first layers, C = 3: 2-2.4x the direct conv); Winograd for 3x3 and 4x4 (not 5x5)
+ * stride-1 undilated layers with C, K >= 8 (tsl_conv2d_prefers_winograd) when the registry has it and it takes the layer (1.7-3x
  * the direct conv on every such layer of SqueezeNet 1.1 and ResNet-18), with the m of
  * tsl_winograd_default_m (F(4x4) from 20x20 outputs; below, on x86-64, F(4x4) where it
  * does fewer multiplies and its U is small or streamed, else F(2x2)); grouped for
@@ -118,6 +118,15 @@ const tsl_template *tsl_conv2d_algo_template(const tsl_te_program *conv);
  * 6-24% faster than direct's in resnet18 and ConvNeXt on AVX-512 Zen 5, not at 8
  * lanes); direct otherwise. */
 tsl_conv2d_algo tsl_conv2d_select(const tsl_conv2d_layer *d, const tsl_target *t);
+
+/* Whether tsl_conv2d_select sends a dense layer of C input and K output channels with an
+ * R x S kernel to Winograd when the algorithm takes it (stride 1, undilated, groups 1):
+ * C, K >= 8 and a 3x3 or 4x4 kernel. 4x4 measured on ResNet-18's 7x7 stride-2 stem in its
+ * phase form (models/passes/phase_conv.h; AVX-512 Zen 5, 1 thread): F(4x4, 4x4) 0.78 ms
+ * at its default config against 1.09 ms for the direct 7x7 stride-2 conv. 5x5 layers
+ * stay direct (unmeasured). The phase-conv pass rewrites a strided conv only where this
+ * holds for its phase form. */
+bool tsl_conv2d_prefers_winograd(int64_t C, int64_t K, int64_t R, int64_t S);
 
 /* Whether a layer of C input channels in `groups` groups, compiled at block x, reads its
  * data in plain NCHW when the data is plain (data_block 1): the layers tsl_conv2d_select

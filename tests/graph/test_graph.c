@@ -28,6 +28,7 @@ void tsl_tests_graph(void) {
   tsl_tests_graph_squeeze_excite();
   tsl_tests_graph_channel_gather();
   tsl_tests_graph_stem_conv();
+  tsl_tests_graph_phase_conv();
   tsl_tests_graph_zoo_models();
   tsl_tests_graph_shared_models();
 }

@@ -148,7 +148,12 @@ static void test_winograd_larger_kernel_algorithms(void) {
     CU_ASSERT(tsl_conv2d_algo_applies(&d, TSL_CONV2D_WINOGRAD_F2, NULL));
     CU_ASSERT(tsl_conv2d_algo_applies(&d, TSL_CONV2D_WINOGRAD_F4, NULL));
     CU_ASSERT_FALSE(tsl_conv2d_algo_applies(&d, TSL_CONV2D_WINOGRAD_F6, NULL));
-    CU_ASSERT_FALSE(tsl_conv2d_algo_is_winograd(tsl_conv2d_select(&d, ops_target()), NULL));
+    /* the default: Winograd for 4x4 with C, K >= 8 (tsl_conv2d_prefers_winograd), F(4x4)
+     * from 20x20 outputs; 5x5 stays direct */
+    int m = 0;
+    bool wino_default = tsl_conv2d_algo_is_winograd(tsl_conv2d_select(&d, ops_target()), &m);
+    CU_ASSERT_EQUAL(wino_default, d.R == 4 && d.C >= 8 && d.K >= 8);
+    if (wino_default) CU_ASSERT_EQUAL(m, tsl_conv2d_layer_out_h(&d) * tsl_conv2d_layer_out_w(&d) >= 400 ? 4 : 2);
     tsl_workload w;
     CU_ASSERT_EQUAL_FATAL(tsl_conv2d_family_workload(&d, &w), TSL_OK);
     tsl_algo_choice ch[32];

@@ -269,6 +269,33 @@ static tsl_status run_transpose(rnode *r) {
   return st;
 }
 
+/* ONNX SpaceToDepth, written from the operator's definition (onnx/docs/Operators.md): the
+ * input reshaped [N, C, H/b, b, W/b, b], transposed [0, 3, 5, 1, 2, 4], reshaped
+ * [N, C*b*b, H/b, W/b]. */
+static tsl_status run_space_to_depth(rnode *r) {
+  const tsl_tensor *x = r->in[0];
+  int64_t b = tsl_node_attr_int(r->n, "blocksize", 0);
+  if (x->ndim != 4 || b < 1 || x->shape[2] % b || x->shape[3] % b) return fail(r, TSL_ERR_INVALID, "blocksize");
+  int64_t N = x->shape[0], C = x->shape[1], H = x->shape[2], W = x->shape[3];
+  rshape y = {4, {N, C * b * b, H / b, W / b}};
+  tsl_status st = make_out(r, 0, &y);
+  if (st != TSL_OK) return st;
+  const float *in = x->data;
+  float *out = r->out[0]->data;
+  /* the 6-D view's element (n, c, h, by, w, bx) lands at (n, by, bx, c, h, w) */
+  for (int64_t n = 0; n < N; n++)
+    for (int64_t c = 0; c < C; c++)
+      for (int64_t h = 0; h < H / b; h++)
+        for (int64_t by = 0; by < b; by++)
+          for (int64_t w = 0; w < W / b; w++)
+            for (int64_t bx = 0; bx < b; bx++) {
+              int64_t src = ((n * C + c) * H + h * b + by) * W + w * b + bx;
+              int64_t dst = ((((n * b + by) * b + bx) * C + c) * (H / b) + h) * (W / b) + w;
+              out[dst] = in[src];
+            }
+  return TSL_OK;
+}
+
 static tsl_status run_slice(rnode *r) {
   const tsl_tensor *x = r->in[0];
   int ns, ne, na, nst;
@@ -602,6 +629,8 @@ static tsl_status run_node(rnode *r) {
     return run_gemm(r);
   case TSL_OP_MATMUL:
     return run_matmul(r);
+  case TSL_OP_SPACE_TO_DEPTH:
+    return run_space_to_depth(r);
   case TSL_OP_TRANSPOSE:
     return run_transpose(r);
   case TSL_OP_SLICE:
