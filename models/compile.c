@@ -77,7 +77,7 @@ static tsl_status optimize(tsl_graph *g, int block, bool binary_nchw, tsl_compil
   /* after conv fusion (the conv keeps its activation and residual), before layout
    * selection (which then blocks the phases for the stride-1 conv) */
   stats->phase_convs = 0;
-  if (st == TSL_OK && block > 0) st = tsl_pass_phase_conv(g, &stats->phase_convs);
+  if (st == TSL_OK && block > 0) st = tsl_pass_phase_conv(g, block, &stats->phase_convs);
   /* packing first: the layout pass then leaves the packed weights alone instead of
    * transposing them for the packing to copy again */
   if (st == TSL_OK && block > 0) st = tsl_pass_pack_dense(g, block, NULL);

@@ -183,7 +183,7 @@ typedef enum tsl_op {
    * floats "hidden_attr0", "hidden_attr1", "gate_attr0", "gate_attr1" their attributes
    * (Clip: min, max) */
   TSL_OP_SQUEEZE_EXCITE,
-  /* SpaceToDepth (ONNX, DCR order): int "blocksize" b; [N, C, H, W] -> [N, C*b*b, H/b,
+  /* SpaceToDepth (ONNX): int "blocksize" b; [N, C, H, W] -> [N, C*b*b, H/b,
    * W/b], channel (by*b + bx)*C + c holding x[c, h*b + by, w*b + bx]; H and W multiples of
    * b. Plain NCHW in and out */
   TSL_OP_SPACE_TO_DEPTH,

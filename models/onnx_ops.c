@@ -393,6 +393,11 @@ static tsl_status h_space_to_depth(onnx_ctx *c) {
   static const char *const ok[] = {"blocksize", NULL};
   tsl_status st = onnx_check_attrs(c, ok);
   if (st == TSL_OK) st = need_inputs(c, 1, 1);
+  int64_t bs = 0;
+  if (st == TSL_OK) st = onnx_attr_int(c, "blocksize", 0, &bs);
+  if (st == TSL_OK && bs < 1)
+    st = onnx_err(c, TSL_ERR_INVALID, "SpaceToDepth: attribute 'blocksize' is required and must be >= 1 (got %lld)",
+                  (long long)bs);
   int node;
   if (st == TSL_OK) st = emit_simple(c, TSL_OP_SPACE_TO_DEPTH, 1, &node);
   if (st == TSL_OK) st = copy_int(c, node, "blocksize");

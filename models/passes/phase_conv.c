@@ -45,7 +45,7 @@ static bool ints_are(const tsl_node *n, const char *name, int64_t v, bool absent
 }
 
 /* Whether conv n is one to rewrite; its axes when it is. */
-static bool rewritable(const tsl_graph *g, const tsl_node *n, phase_axis *ay, phase_axis *ax) {
+static bool rewritable(const tsl_graph *g, const tsl_node *n, int block, phase_axis *ay, phase_axis *ax) {
   if (n->op != TSL_OP_CONV || n->n_inputs < 2 || n->n_outputs != 1 || n->inputs[0] < 0 || n->inputs[1] < 0)
     return false;
   if (tsl_node_attr_int(n, "group", 1) != 1 || tsl_conv_channel_scale(n) >= 0) return false;
@@ -61,7 +61,7 @@ static bool rewritable(const tsl_graph *g, const tsl_node *n, phase_axis *ay, ph
   if (pads) memcpy(p, pads, sizeof p);
   if (!plan_axis(x->shape[2], w->shape[2], p[0], p[2], ay) || !plan_axis(x->shape[3], w->shape[3], p[1], p[3], ax))
     return false;
-  return ay->taps == ax->taps && ay->taps >= 4 &&
+  return ay->taps == ax->taps && ay->taps >= 4 && !tsl_conv2d_reads_plain_data(4 * x->shape[1], 1, block) &&
          tsl_conv2d_prefers_winograd(4 * x->shape[1], w->shape[0], ay->taps, ax->taps);
 }
 
@@ -139,19 +139,20 @@ static tsl_status rewrite(tsl_graph *g, int node, const phase_axis *ay, const ph
   return tsl_graph_set_attr_ints(g, node, "pads", 4, pads);
 }
 
-tsl_status tsl_pass_phase_conv(tsl_graph *g, int *rewritten) {
+tsl_status tsl_pass_phase_conv(tsl_graph *g, int block, int *rewritten) {
   if (rewritten) *rewritten = 0;
-  if (!g) return tsl_error(TSL_ERR_INVALID, "phase_conv: NULL graph");
+  if (!g || block < 1) return tsl_error(TSL_ERR_INVALID, "phase_conv: NULL graph or block < 1");
   const char *e = getenv("TSL_PHASE_CONV");
   if (e && strcmp(e, "none") == 0) return TSL_OK;
   int count = 0, n0 = g->n_nodes;
   tsl_status st = TSL_OK;
   for (int i = 0; i < n0 && st == TSL_OK; i++) {
     phase_axis ay, ax;
-    if (!rewritable(g, &g->nodes[i], &ay, &ax)) continue;
+    if (!rewritable(g, &g->nodes[i], block, &ay, &ax)) continue;
     if ((st = rewrite(g, i, &ay, &ax)) == TSL_OK) count++;
   }
   if (st == TSL_OK && count) st = tsl_graph_toposort(g);
+  if (st == TSL_OK && count) st = tsl_graph_prune(g); /* the strided conv's weights */
   if (rewritten) *rewritten = count;
   return st;
 }

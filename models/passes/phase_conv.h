@@ -4,7 +4,7 @@
  *   Conv(x, w)  strides 2, R x S, pads (pt, pl, pb, pr)
  *     -> Conv(S2D(x), w')  strides 1, R' x S', pads (pt', pl', pb', pr')
  *
- * S2D(x) is SpaceToDepth of blocksize 2 (ONNX, DCR order), after a Pad of one zero row /
+ * S2D(x) is SpaceToDepth of blocksize 2 (ONNX), after a Pad of one zero row /
  * column where H / W is odd; H' = ceil(H / 2);
  * channel (py * 2 + px) * C + c holds x[c, 2h + py, 2w + px]. Per axis, tap q of the
  * original kernel reads input row 2y + q - pt = 2 (y + s) + p with phase p = (q - pt) mod
@@ -21,7 +21,10 @@
  * A conv is rewritten when: groups 1, strides 2 x 2, no dilation, constant f32 weights,
  * a plain 4-D f32 input, no channel scale, the phase kernel square with R' >= 4 (3x3
  * phase kernels, from 5x5 stride-2 convs, are unmeasured) and tsl_conv2d_prefers_winograd
- * (4C, K, R', S') holds, and pb', pr' >= 0 (else the last phase rows would be unread and
+ * (4C, K, R', S') holds, the phase channels fill the graph's block well enough to be read
+ * blocked (not tsl_conv2d_reads_plain_data(4C, 1, block): else the default choice would
+ * be the grouped direct conv over the phases, more MACs than the original), and pb', pr'
+ * >= 0 (else the last phase rows would be unread and
  * the conv is left alone). The output value, the bias, the fused activation and a fused
  * residual stay as they are.
  */
@@ -32,11 +35,14 @@
 #include "tessel/status.h"
 
 /* Rewrites in place; *rewritten (may be NULL) receives the number of convs rewritten.
- * New values are named "<input>.phases" (and "<input>.phase_pad"), the weights
- * "<weights>.phases". The layout pass then has the SpaceToDepth write the blocked layout
- * the conv reads (passes/layout.h). The graph is sorted afterwards (node
+ * `block` is the graph's NCHW[x]c block (the f32 lanes). New values are named
+ * "<input>.phases" (and "<input>.phase_pad"), the weights "<weights>.phases". SpaceToDepth
+ * writes plain NCHW; the layout pass then puts a transform into NCHW[x]c before the conv
+ * (passes/layout.h). The pass runs before layout selection, so a strided conv deep in a
+ * network (its input blocked later) is rewritten too, its SpaceToDepth between two
+ * transforms. On an error the graph may be left part-rewritten (compilation stops). The graph is sorted afterwards (node
  * ids change). Environment: TSL_PHASE_CONV=none turns the pass off (for A/B runs).
  * Errors: TSL_ERR_NOMEM; those of shape inference on the new nodes. */
-tsl_status tsl_pass_phase_conv(tsl_graph *g, int *rewritten);
+tsl_status tsl_pass_phase_conv(tsl_graph *g, int block, int *rewritten);
 
 #endif

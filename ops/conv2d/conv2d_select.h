@@ -123,7 +123,8 @@ tsl_conv2d_algo tsl_conv2d_select(const tsl_conv2d_layer *d, const tsl_target *t
  * R x S kernel to Winograd when the algorithm takes it (stride 1, undilated, groups 1):
  * C, K >= 8 and a 3x3 or 4x4 kernel. 4x4 measured on ResNet-18's 7x7 stride-2 stem in its
  * phase form (models/passes/phase_conv.h; AVX-512 Zen 5, 1 thread): F(4x4, 4x4) 0.78 ms
- * at its default config against 1.09 ms for the direct 7x7 stride-2 conv. 5x5 layers
+ * isolated (tunecli run-op) and 0.82-0.86 ms in the model, against 1.09-1.24 ms for the
+ * direct 7x7 stride-2 conv in the model; at 8 lanes 1.38 against 2.25 ms in the model. 5x5 layers
  * stay direct (unmeasured). The phase-conv pass rewrites a strided conv only where this
  * holds for its phase form. */
 bool tsl_conv2d_prefers_winograd(int64_t C, int64_t K, int64_t R, int64_t S);

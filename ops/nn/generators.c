@@ -18,7 +18,7 @@ static const tsl_op_generator nn_generators[] = {
     {"slice", "ONNX Slice (starts, axes, steps), plain or a run of channels of NCHW[x]c", tsl_slice_text},
     {"transpose", "permutation of the axes (perm)", tsl_transpose_text},
     {"pad", "constant padding (pads, value)", tsl_pad_text},
-    {"space_to_depth", "ONNX SpaceToDepth (blocksize, DCR order) of a plain NCHW image",
+    {"space_to_depth", "ONNX SpaceToDepth (blocksize) of a plain NCHW image",
      tsl_space_to_depth_text},
     {"batch_norm", "inference batch norm (epsilon), plain or NCHW[x]c", tsl_batch_norm_text},
     {"channel_shuffle", "ShuffleNet channel shuffle (group), plain or NCHW[x]c", tsl_channel_shuffle_text},

@@ -4,7 +4,8 @@
  * against the reference executor (which runs the graph as written: the strided conv by
  * the definition), at the host's lanes (the suite runs again at 8 with
  * TSL_HOST_TARGET=x86-64-avx2); and which of them the pass rewrites, from the rule
- * restated here: square phase kernels of 4 taps with 4C, K >= 8. */
+ * restated here: square phase kernels of 4 taps with 4C, K >= 8, the phase channels read
+ * blocked at the lanes (8 and 16 checked). */
 #include <CUnit/Basic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,7 +18,8 @@
 typedef struct {
   int64_t n, c, h, w, k, r, pads[4]; /* pads: top, left, bottom, right */
   bool residual;
-  bool rewritten; /* what the pass should do */
+  bool rewritten;    /* what the pass should do at 8 lanes */
+  bool rewritten16;  /* and at 16 */
 } phase_case;
 
 /* Input x [n, c, h, w] -> Conv (k outputs, r x r, stride 2, pads, bias) [+ z] -> Relu. */
@@ -50,18 +52,24 @@ static tsl_graph *strided_graph(const phase_case *pc, uint64_t seed) {
 
 static void test_strided_convs_over_their_phases_match_reference(void) {
   static const phase_case cases[] = {
-      {1, 3, 32, 32, 16, 7, {3, 3, 3, 3}, false, true},   /* ResNet's stem, small */
-      {2, 3, 29, 30, 24, 7, {3, 3, 3, 3}, false, true},   /* odd H: a zero row first */
-      {1, 3, 31, 27, 16, 7, {3, 2, 2, 3}, false, true},   /* asymmetric pads, both odd */
-      {1, 4, 20, 22, 16, 8, {4, 4, 3, 3}, false, true},   /* 8x8 -> 4 taps */
-      {1, 3, 26, 26, 16, 7, {2, 2, 2, 2}, false, true},   /* pad 2: shifts -1..2 */
-      {1, 17, 18, 17, 8, 7, {3, 3, 3, 3}, true, true},    /* many channels, a residual */
-      {1, 1, 24, 24, 16, 7, {3, 3, 3, 3}, false, false},  /* 4C = 4 < 8: stays */
-      {1, 3, 24, 24, 4, 7, {3, 3, 3, 3}, false, false},   /* K = 4 < 8: stays */
-      {1, 3, 29, 29, 16, 7, {3, 3, 0, 0}, false, false},  /* the last phase row unread */
-      {1, 3, 24, 24, 16, 5, {2, 2, 2, 2}, false, false},  /* 3 taps: unmeasured, stays */
-      {1, 3, 24, 24, 16, 3, {1, 1, 1, 1}, false, false},  /* 2 taps: stays */
-      {1, 3, 24, 25, 16, 9, {4, 4, 4, 4}, false, false},  /* 5 taps: stays */
+      {1, 3, 32, 32, 16, 7, {3, 3, 3, 3}, false, true, true},   /* ResNet's stem, small */
+      {2, 3, 29, 30, 24, 7, {3, 3, 3, 3}, false, true, true},   /* odd H: a zero row first */
+      {1, 3, 31, 27, 16, 7, {3, 2, 2, 3}, false, true, true},   /* asymmetric pads, both odd */
+      {1, 4, 20, 22, 16, 8, {4, 4, 3, 3}, false, true, true},   /* 8x8 -> 4 taps */
+      {1, 3, 26, 26, 16, 7, {2, 2, 2, 2}, false, true, true},   /* pad 2: shifts -1..2 */
+      {1, 17, 18, 17, 8, 7, {3, 3, 3, 3}, true, true, true},    /* many channels, a residual */
+      {1, 1, 24, 24, 16, 7, {3, 3, 3, 3}, false, false, false},  /* 4C = 4 < 8: stays */
+      {1, 3, 24, 24, 4, 7, {3, 3, 3, 3}, false, false, false},   /* K = 4 < 8: stays */
+      {1, 3, 29, 29, 16, 7, {3, 3, 0, 0}, false, false, false},  /* the last phase row unread */
+      {1, 3, 24, 24, 16, 5, {2, 2, 2, 2}, false, false, false},  /* 3 taps: unmeasured, stays */
+      {1, 3, 24, 24, 16, 3, {1, 1, 1, 1}, false, false, false},  /* 2 taps: stays */
+      {1, 3, 24, 25, 16, 9, {4, 4, 4, 4}, false, false, false},  /* 5 taps: stays */
+      {1, 3, 30, 30, 16, 7, {5, 5, 6, 6}, false, true, true},     /* pads past r / 2 */
+      /* the phase channels fill a block: 4C = 8 and 20 are read blocked at 8 lanes, but
+       * at 16 over a quarter of the lanes would be zero (the grouped direct conv reads them
+       * plain: more MACs than the original), so they stay there */
+      {1, 2, 24, 24, 16, 7, {3, 3, 3, 3}, false, true, false},
+      {1, 5, 24, 22, 16, 7, {3, 3, 3, 3}, false, true, false},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     const phase_case *pc = &cases[i];
@@ -83,6 +91,11 @@ static void test_strided_convs_over_their_phases_match_reference(void) {
     CU_ASSERT_EQUAL(tsl_graph_check(work), TSL_OK);
     if (stats.phase_convs != (pc->rewritten ? 1 : 0)) printf("\n  %s: %d rewritten", what, stats.phase_convs);
     tsl_graph_free(work);
+    /* and at 16 lanes */
+    CU_ASSERT_EQUAL_FATAL(tsl_graph_clone(g, &work), TSL_OK);
+    CU_ASSERT_EQUAL_FATAL(tsl_graph_optimize(work, 16, &stats), TSL_OK);
+    CU_ASSERT_EQUAL(stats.phase_convs, pc->rewritten16 ? 1 : 0);
+    tsl_graph_free(work);
     /* the compiled graph against the reference */
     float *x = gt_random(pc->n * pc->c * pc->h * pc->w, 5 + i, -1.0, 1.0);
     int64_t oh = (pc->h + pc->pads[0] + pc->pads[2] - pc->r) / 2 + 1, ow = (pc->w + pc->pads[1] + pc->pads[3] - pc->r) / 2 + 1;
@@ -97,14 +110,14 @@ static void test_strided_convs_over_their_phases_match_reference(void) {
 
 /* TSL_PHASE_CONV=none leaves the conv strided (for A/B runs). */
 static void test_phase_conv_can_be_turned_off(void) {
-  static const phase_case pc = {1, 3, 32, 32, 16, 7, {3, 3, 3, 3}, false, true};
+  static const phase_case pc = {1, 3, 32, 32, 16, 7, {3, 3, 3, 3}, false, true, true};
   tsl_graph *g = strided_graph(&pc, 3);
   int n = -1;
   setenv("TSL_PHASE_CONV", "none", 1);
-  CU_ASSERT_EQUAL(tsl_pass_phase_conv(g, &n), TSL_OK);
+  CU_ASSERT_EQUAL(tsl_pass_phase_conv(g, 8, &n), TSL_OK);
   unsetenv("TSL_PHASE_CONV");
   CU_ASSERT_EQUAL(n, 0);
-  CU_ASSERT_EQUAL(tsl_pass_phase_conv(g, &n), TSL_OK);
+  CU_ASSERT_EQUAL(tsl_pass_phase_conv(g, 8, &n), TSL_OK);
   CU_ASSERT_EQUAL(n, 1);
   CU_ASSERT_EQUAL(tsl_graph_count_op(g, TSL_OP_SPACE_TO_DEPTH), 1);
   CU_ASSERT_EQUAL(tsl_graph_check(g), TSL_OK);
