@@ -80,6 +80,36 @@ static void test_onnx_unknown_operator_names_node_op_and_opset(void) {
   ob_free(m);
 }
 
+/* SpaceToDepth: imported with its blocksize (y [1, 3, 4, 4] -> [1, 12, 2, 2]); a missing
+ * or non-positive blocksize, or one that does not divide H and W, is refused naming the
+ * node and the attribute. */
+static void test_onnx_space_to_depth_blocksize(void) {
+  static const int64_t sizes[] = {2, 0, -1, 3};
+  for (int i = 0; i < 5; i++) {
+    ob_model *m = small_model(13);
+    ob_node(m, "SpaceToDepth", "s2d", 1, (const char *[]){"y"}, 1, (const char *[]){"z"});
+    if (i < 4) ob_attr_int(m, "blocksize", sizes[i]);
+    ob_output(m, "z");
+    size_t n;
+    uint8_t *buf = ob_pack(m, &n);
+    tsl_graph *g = NULL;
+    tsl_status st = tsl_graph_load_onnx_memory(buf, n, NULL, &g);
+    free(buf);
+    if (i == 0) {
+      CU_ASSERT_EQUAL(st, TSL_OK);
+      int z = g ? tsl_graph_find_value(g, "z") : -1;
+      CU_ASSERT(z >= 0 && g->values[z].ndim == 4 && g->values[z].shape[1] == 12 && g->values[z].shape[2] == 2 &&
+                g->values[z].shape[3] == 2);
+      CU_ASSERT_EQUAL(tsl_graph_count_op(g, TSL_OP_SPACE_TO_DEPTH), 1);
+    } else {
+      CU_ASSERT_EQUAL(st, TSL_ERR_INVALID);
+      CU_ASSERT(msg_has("s2d", "blocksize"));
+    }
+    tsl_graph_free(g);
+    ob_free(m);
+  }
+}
+
 static void test_onnx_wrong_opsets_and_domains_are_refused(void) {
   int64_t bad[2] = {20, 100};
   for (int k = 0; k < 2; k++) {
@@ -461,6 +491,7 @@ void tsl_tests_models_onnx_errors(void) {
   CU_pSuite s = CU_add_suite("models_onnx_errors", NULL, NULL);
   CU_add_test(s, "onnx_unknown_operator_names_node_op_and_opset", test_onnx_unknown_operator_names_node_op_and_opset);
   CU_add_test(s, "onnx_wrong_opsets_and_domains_are_refused", test_onnx_wrong_opsets_and_domains_are_refused);
+  CU_add_test(s, "onnx_space_to_depth_blocksize", test_onnx_space_to_depth_blocksize);
   CU_add_test(s, "onnx_malformed_graphs_are_invalid", test_onnx_malformed_graphs_are_invalid);
   CU_add_test(s, "onnx_valid_but_unsupported_inputs_are_refused", test_onnx_valid_but_unsupported_inputs_are_refused);
   CU_add_test(s, "onnx_empty_initializer_beside_huge_extents_is_refused",
