@@ -232,14 +232,6 @@ static tsl_status make_transpose(const tsl_graph *g, int node, tsl_node_kernel *
   return tsl_nk_generate(g, node, "transpose", &c, k, b);
 }
 
-static tsl_status make_space_to_depth(const tsl_graph *g, int node, tsl_node_kernel *k, tsl_text_buf *b) {
-  const tsl_node *n = &g->nodes[node];
-  tsl_op_call c = {0};
-  call_args(&c, k, g, n, 1, 1);
-  tsl_op_call_set_int(&c, "blocksize", tsl_node_attr_int(n, "blocksize", 0));
-  return tsl_nk_generate(g, node, "space_to_depth", &c, k, b);
-}
-
 static tsl_status make_pad(const tsl_graph *g, int node, tsl_node_kernel *k, tsl_text_buf *b) {
   const tsl_node *n = &g->nodes[node];
   tsl_op_call c = {0};
@@ -257,12 +249,15 @@ static tsl_status make_batch_norm(const tsl_graph *g, int node, tsl_node_kernel 
   return tsl_nk_generate(g, node, "batch_norm", &c, k, b);
 }
 
-static tsl_status make_channel_shuffle(const tsl_graph *g, int node, tsl_node_kernel *k, tsl_text_buf *b) {
+/* A one-input generator whose only attribute is the node's integer `attr` (dflt when
+ * absent): channel_shuffle (group), space_to_depth (blocksize). */
+static tsl_status make_int_attr_op(const tsl_graph *g, int node, const char *gen, const char *attr, int64_t dflt,
+                                   tsl_node_kernel *k, tsl_text_buf *b) {
   const tsl_node *n = &g->nodes[node];
   tsl_op_call c = {0};
   call_args(&c, k, g, n, 1, 1);
-  tsl_op_call_set_int(&c, "group", tsl_node_attr_int(n, "group", 1));
-  return tsl_nk_generate(g, node, "channel_shuffle", &c, k, b);
+  tsl_op_call_set_int(&c, attr, tsl_node_attr_int(n, attr, dflt));
+  return tsl_nk_generate(g, node, gen, &c, k, b);
 }
 
 /* tsl.ChannelGather: the node's pieces, one call attribute each ("piece0", ...). */
@@ -496,7 +491,7 @@ tsl_status tsl_node_kernel_make(const tsl_graph *g, int node, tsl_node_kernel *o
   case TSL_OP_SPLIT: st = make_concat_split(g, node, out, &b); break;
   case TSL_OP_SLICE: st = make_slice(g, node, out, &b); break;
   case TSL_OP_TRANSPOSE: st = make_transpose(g, node, out, &b); break;
-  case TSL_OP_SPACE_TO_DEPTH: st = make_space_to_depth(g, node, out, &b); break;
+  case TSL_OP_SPACE_TO_DEPTH: st = make_int_attr_op(g, node, "space_to_depth", "blocksize", 0, out, &b); break;
   case TSL_OP_PAD: st = pad_reads_input(n) ? make_pad_mode(g, node, out, &b) : make_pad(g, node, out, &b); break;
   case TSL_OP_RESIZE: st = tsl_nk_make_resize(g, node, out, &b); break;
   case TSL_OP_PRELU: st = tsl_nk_make_prelu(g, node, out, &b); break;
@@ -504,7 +499,7 @@ tsl_status tsl_node_kernel_make(const tsl_graph *g, int node, tsl_node_kernel *o
   case TSL_OP_MATMUL: st = make_matmul(g, node, out, &b); break;
   case TSL_OP_SOFTMAX: st = make_softmax(g, node, out, &b); break;
   case TSL_OP_BATCH_NORM: st = make_batch_norm(g, node, out, &b); break;
-  case TSL_OP_CHANNEL_SHUFFLE: st = make_channel_shuffle(g, node, out, &b); break;
+  case TSL_OP_CHANNEL_SHUFFLE: st = make_int_attr_op(g, node, "channel_shuffle", "group", 1, out, &b); break;
   case TSL_OP_CHANNEL_GATHER: st = make_channel_gather(g, node, out, &b); break;
   case TSL_OP_SQUEEZE_EXCITE: st = make_squeeze_excite(g, node, out, &b); break;
   case TSL_OP_BINARY: st = tsl_nk_make_binary(g, node, out, &b); break;

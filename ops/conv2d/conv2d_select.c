@@ -293,10 +293,9 @@ tsl_conv2d_algo tsl_conv2d_select(const tsl_conv2d_layer *d, const tsl_target *t
    * (tsl_conv2d_prefers_winograd): 3x3 measured 1.7-3x the direct convolution on all
    * such layers of SqueezeNet 1.1 and ResNet-18 here (bench/conv_layers), F(4x4) from
    * 20x20 outputs, F(4x4) or F(2x2) below (the Winograd template's own choice,
-   * tsl_winograd_default_m); 4x4 F(4x4, 4x4) from 20x20 outputs, F(2x2, 4x4) below
-   * (tsl_winograd_default_m's rule below 20x20 counts 3x3 tiles) */
+   * tsl_winograd_default_m, which also takes the 4x4 layers) */
   if (tsl_conv2d_prefers_winograd(d->C, d->K, d->R, d->S)) {
-    int m = d->R == 3 ? tsl_winograd_default_m(t, d) : tsl_conv2d_layer_out_h(d) * tsl_conv2d_layer_out_w(d) >= 400 ? 4 : 2;
+    int m = tsl_winograd_default_m(t, d);
     tsl_conv2d_algo a = m == 2 ? TSL_CONV2D_WINOGRAD_F2 : m == 6 ? TSL_CONV2D_WINOGRAD_F6 : TSL_CONV2D_WINOGRAD_F4;
     if (tsl_conv2d_algo_applies(d, a, NULL)) return a;
   }

@@ -229,6 +229,8 @@ int tsl_winograd_default_m(const tsl_target *t, const tsl_conv2d_layer *l) {
   /* F(4x4) from 20x20 outputs: measured to win at 56x56 and 28x28 (resnet18, both lane
    * widths). */
   if (oh * ow >= 400) return 4;
+  /* the rule below counts 3x3 tiles (16 and 36 multiplies a tile) */
+  if (l->R != 3) return 2;
   /* The rule below was measured on x86-64 only (8 and 16 lanes); elsewhere (armv8,
    * unmeasured: no board here, qemu timings mean nothing) F(2x2) as before. */
   if (!t || t->arch != TSL_ARCH_X86_64) return 2;

@@ -147,7 +147,10 @@ tsl_status tsl_winograd_knobs_check(const tsl_winograd_knobs *k);
  * where F(4)'s border tiles and 2.25x larger U read from memory cost more than its fewer
  * multiplications save.
  * F(6x6) is never the default: it was no faster here and is 4x less accurate than
- * F(4x4); the tuner may still pick it. */
+ * F(4x4); the tuner may still pick it. Larger kernels (l->R != 3): F(4x4) from 20x20
+ * outputs (ResNet-18's stem in its phase form, 112x112: F(4x4, 4x4) 0.78 ms against
+ * F(2x2, 4x4) 1.19 ms, AVX-512, 1 thread), F(2x2) below (the rule above counts 3x3
+ * tiles; unmeasured for larger ones). */
 int tsl_winograd_default_m(const tsl_target *t, const tsl_conv2d_layer *l);
 
 /* The schedule of p for target t with the knobs (NULL: the defaults). *out is owned by
