@@ -307,13 +307,12 @@ static void test_C14_bitunpack_blocked_tails_zero(void) {
         }
 }
 
-/* Compiles the zoo model o twice, by default and with compile option binary_nchw (binary
+/* Compiles graph g twice, by default and with compile option binary_nchw (binary
  * operators on NCHW tensors only), runs both on one seeded input of `image` x `image`
- * and checks that the logits are equal bit for bit (and not a constant); stats[0] and
- * stats[1] receive the two compiles' statistics. */
-static void compile_both_ways(const tsl_zoo_binary_options *o, int64_t image, tsl_compile_stats stats[2]) {
-  tsl_graph *g = NULL;
-  CU_ASSERT_EQUAL_FATAL(tsl_zoo_binary_build_ex(o, &g), TSL_OK);
+ * and checks that every output is equal bit for bit between the two, with the same
+ * shape, and that the logits (output 0) are not a constant; stats[0] and stats[1]
+ * receive the two compiles' statistics. */
+static void compile_graph_both_ways(const tsl_graph *g, int64_t image, tsl_compile_stats stats[2]) {
   tsl_graph_plan *plan[2] = {NULL, NULL};
   tsl_graph_ctx *ctx[2] = {NULL, NULL};
   for (int v = 0; v < 2; v++) {
@@ -325,8 +324,18 @@ static void compile_both_ways(const tsl_zoo_binary_options *o, int64_t image, ts
     for (int64_t i = 0; i < 3 * image * image; i++) x[i] = (float)((double)rnd_int(2000) / 1000.0 - 1.0);
     CU_ASSERT_EQUAL_FATAL(tsl_graph_run(ctx[v], NULL), TSL_OK);
   }
-  const float *a = tsl_graph_ctx_output(ctx[0], 0), *b = tsl_graph_ctx_output(ctx[1], 0);
-  CU_ASSERT_EQUAL(memcmp(a, b, 1000 * sizeof *a), 0);
+  int nout = tsl_graph_plan_num_outputs(plan[0]);
+  CU_ASSERT_EQUAL(nout, g->n_outputs);
+  CU_ASSERT_EQUAL(tsl_graph_plan_num_outputs(plan[1]), nout);
+  for (int o = 0; o < nout; o++) {
+    tsl_graph_io_info ia = tsl_graph_plan_output_info(plan[0], o), ib = tsl_graph_plan_output_info(plan[1], o);
+    CU_ASSERT_EQUAL(ia.ndim, ib.ndim);
+    CU_ASSERT_EQUAL(ia.bytes, ib.bytes);
+    for (int d = 0; d < ia.ndim && d < ib.ndim; d++) CU_ASSERT_EQUAL(ia.shape[d], ib.shape[d]);
+    if (ia.bytes == ib.bytes)
+      CU_ASSERT_EQUAL(memcmp(tsl_graph_ctx_output(ctx[0], o), tsl_graph_ctx_output(ctx[1], o), (size_t)ia.bytes), 0);
+  }
+  const float *a = tsl_graph_ctx_output(ctx[0], 0);
   float lo = a[0], hi = a[0];
   for (int i = 0; i < 1000; i++) lo = a[i] < lo ? a[i] : lo, hi = a[i] > hi ? a[i] : hi;
   CU_ASSERT(hi > lo); /* not a constant */
@@ -334,6 +343,13 @@ static void compile_both_ways(const tsl_zoo_binary_options *o, int64_t image, ts
     tsl_graph_ctx_free(ctx[v]);
     tsl_graph_plan_free(plan[v]);
   }
+}
+
+/* compile_graph_both_ways of the zoo model o. */
+static void compile_both_ways(const tsl_zoo_binary_options *o, int64_t image, tsl_compile_stats stats[2]) {
+  tsl_graph *g = NULL;
+  CU_ASSERT_EQUAL_FATAL(tsl_zoo_binary_build_ex(o, &g), TSL_OK);
+  compile_graph_both_ways(g, image, stats);
   tsl_graph_free(g);
 }
 
@@ -361,6 +377,52 @@ static void test_bsqueezenet1_1_pack_reads_blocked_stem(void) {
   CU_ASSERT_EQUAL(st[0].binary_blocked_reads, 2);
   CU_ASSERT_EQUAL(st[1].binary_blocked_reads, 0);
   CU_ASSERT_EQUAL(st[0].steps, st[1].steps - 2);
+}
+
+/* The unpack writes the blocked tensor only when a layout transform to blocked NCHW[x]c
+ * is its one reader (binary_read_blocked.h). bsqueezenet1_1's unpack kept plain when its
+ * value is also a graph output (the output must stay NCHW) or has a second reader (a Relu
+ * on the plain value, itself a graph output): the pack still reads the blocked stem (one
+ * switched node, not two), the unpack stays bitunpack_unipolar64, and every output,
+ * the extra one included, equals the NCHW plan's bit for bit with the NCHW shape. */
+static void test_unpack_kept_plain_for_graph_output_or_second_reader(void) {
+  for (int variant = 0; variant < 2; variant++) {
+    tsl_zoo_binary_options o = {"bsqueezenet1_1", 1, 1, 63, false, 5, false};
+    tsl_graph *g = NULL;
+    CU_ASSERT_EQUAL_FATAL(tsl_zoo_binary_build_ex(&o, &g), TSL_OK);
+    int u = tsl_graph_find_value(g, "unpack");
+    CU_ASSERT_FATAL(u >= 0);
+    int extra = u;
+    if (variant == 1) {
+      int r = -1;
+      CU_ASSERT_EQUAL_FATAL(tsl_graph_add_value(g, "unpack_relu", &r), TSL_OK);
+      int node = -1;
+      CU_ASSERT_EQUAL_FATAL(tsl_graph_add_node(g, TSL_OP_RELU, "unpack_relu", 1, &u, 1, &r, &node), TSL_OK);
+      CU_ASSERT_EQUAL_FATAL(tsl_graph_infer_node(g, node), TSL_OK);
+      extra = r;
+    }
+    CU_ASSERT_EQUAL_FATAL(tsl_graph_add_output(g, extra), TSL_OK);
+    int64_t C = g->values[u].shape[1], H = g->values[u].shape[2], W = g->values[u].shape[3];
+    tsl_compile_stats st[2];
+    compile_graph_both_ways(g, 63, st);
+    CU_ASSERT_EQUAL(st[0].binary_blocked_reads, 1);
+    CU_ASSERT_EQUAL(st[1].binary_blocked_reads, 0);
+    /* the pass itself, on the graph after layout selection */
+    tsl_graph *w = NULL;
+    CU_ASSERT_EQUAL_FATAL(tsl_graph_clone(g, &w), TSL_OK);
+    tsl_compile_stats so;
+    memset(&so, 0, sizeof so);
+    CU_ASSERT_EQUAL_FATAL(tsl_graph_optimize(w, (int)tsl_target_f32_lanes(&host), &so), TSL_OK);
+    int wu = tsl_graph_find_value(w, "unpack");
+    CU_ASSERT_FATAL(wu >= 0);
+    const tsl_attr *k = tsl_node_attr(&w->nodes[w->values[wu].producer], "kernel");
+    CU_ASSERT(k && k->kind == TSL_ATTR_STRING && strcmp(k->s, "bitunpack_unipolar64") == 0);
+    CU_ASSERT_EQUAL(w->values[wu].layout.kind, TSL_LAYOUT_PLAIN);
+    CU_ASSERT(w->values[wu].ndim == 4 && w->values[wu].shape[1] == C && w->values[wu].shape[2] == H &&
+              w->values[wu].shape[3] == W);
+    tsl_graph_free(w);
+    tsl_graph_free(g);
+  }
 }
 
 static int count_kernels(const tsl_graph *g, const char *suffix) {
@@ -434,4 +496,6 @@ void tsl_tests_binary_nhwc(void) {
   CU_add_test(s, "test_C14_bitpack_blocked_sign_tails_and_levels", test_C14_bitpack_blocked_sign_tails_and_levels);
   CU_add_test(s, "test_bsqueezenet1_1_pack_reads_blocked_stem", test_bsqueezenet1_1_pack_reads_blocked_stem);
   CU_add_test(s, "test_C14_bitunpack_blocked_tails_zero", test_C14_bitunpack_blocked_tails_zero);
+  CU_add_test(s, "test_unpack_kept_plain_for_graph_output_or_second_reader",
+              test_unpack_kept_plain_for_graph_output_or_second_reader);
 }
