@@ -192,6 +192,19 @@ static tsl_status serial_body(cg *c, LLVMValueRef i, const void *arg) {
   return st;
 }
 
+/* One block of a transposing loop (llvm_internal.h, cg_transpose): i counts blocks. */
+typedef struct transpose_arg {
+  const cg_transpose *t;
+  LLVMValueRef min;
+} transpose_arg;
+
+static tsl_status transpose_body(cg *c, LLVMValueRef i, const void *arg) {
+  const transpose_arg *a = arg;
+  LLVMValueRef w0 = LLVMBuildAdd(
+      c->b, a->min, LLVMBuildMul(c->b, i, LLVMConstInt(LLVMTypeOf(i), (unsigned long long)a->t->lanes, 0), ""), "");
+  return cg_transpose_block(c, a->t, w0);
+}
+
 static tsl_status serial_for(cg *c, const tsl_stmt *s) {
   LLVMValueRef min, extent;
   CG_TRY(cg_expr(c, s->loop.min, &min));
@@ -201,6 +214,18 @@ static tsl_status serial_for(cg *c, const tsl_stmt *s) {
   bool is_const = tsl_expr_is_const_int(s->loop.extent, &n);
   if (is_const && (n == 0 || (is_signed && n < 0))) return TSL_OK;
   LLVMValueRef end = LLVMBuildAdd(c->b, min, extent, "");
+  cg_transpose t;
+  if (cg_transpose_match(c, s, &t)) {
+    /* whole blocks of L iterations transposed, the last extent mod L as the loop was */
+    int64_t blocks = t.extent / t.lanes;
+    LLVMTypeRef it = LLVMTypeOf(min);
+    transpose_arg a = {&t, min};
+    CG_TRY(counted_loop(c, LLVMConstInt(it, 0, 0), LLVMConstInt(it, (unsigned long long)blocks, 0), is_signed, true,
+                        "transpose", transpose_body, &a));
+    if (t.extent % t.lanes == 0) return TSL_OK;
+    LLVMValueRef rest = LLVMBuildAdd(c->b, min, LLVMConstInt(it, (unsigned long long)(blocks * t.lanes), 0), "");
+    return counted_loop(c, rest, end, is_signed, true, s->loop.var->var.name, serial_body, s);
+  }
   return counted_loop(c, min, end, is_signed, is_const, s->loop.var->var.name, serial_body, s);
 }
 

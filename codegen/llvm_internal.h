@@ -8,6 +8,7 @@
 
 #include "codegen/llvm.h"
 #include "codegen/target_backend.h"
+#include "ir/passes/vectorize.h"
 
 /* A bound variable: its LLVM value in the current function and the largest power
  * of two its value is known to be a multiple of (for load/store alignment). */
@@ -99,6 +100,34 @@ tsl_status cg_load(cg *c, const tsl_expr *e, LLVMValueRef *out);
  * the lanes' buffer. */
 tsl_status cg_load_lane_windows(cg *c, const tsl_expr *e, LLVMValueRef *out);
 tsl_status cg_store(cg *c, const tsl_stmt *s);
+/* The lanes of a predicate that uses no variable and no memory (comparisons of constant
+ * lane expressions, and/or/not of those) in m; false otherwise (llvm_lane_window.c). */
+bool cg_lane_predicate(const tsl_expr *e, int lanes, bool *m);
+
+/* A serial loop over w of constant extent E >= L whose body is one store of a whole
+ * vector of L lanes (L a power of two) at out[ramp(o(w), 1, L)] of
+ * data[ramp(i(w), S, L)] (S a constant other than 0 and 1), where i(w + 1) = i(w) + 1,
+ * the load's lanes on or off by a predicate or by a select of one against 0, either
+ * constant per lane or not depending on w (a layout transform between NCHW and
+ * NCHW[x]c: lane c reads channel c's row at pixel w; the last block's c < C). Every L consecutive iterations read an L x L block whose row c is
+ * contiguous: data[i(w0) + c*S + j], j < L. llvm_transpose.c. */
+typedef struct cg_transpose {
+  const tsl_stmt *loop, *store;
+  const tsl_expr *load;
+  int lanes;
+  int64_t stride, extent;
+  bool on[TSL_VECTORIZE_MAX_LANES]; /* lanes that may read (the others store 0) */
+  /* a select condition and a load predicate that are not lane constants but do not
+   * change with w (NULL: none), evaluated per block */
+  const tsl_expr *cond, *pred;
+} cg_transpose;
+/* Whether loop s is of that form (*t then describes it). */
+bool cg_transpose_match(const cg *c, const tsl_stmt *s, cg_transpose *t);
+/* Iterations w0 .. w0 + L - 1 of the matched loop: L contiguous loads of the on rows, an
+ * L x L transpose by shufflevector (log2 L stages of 2-input shuffles), L stores of
+ * whole vectors at the loop's own store addresses. Reads exactly the elements those
+ * iterations read. */
+tsl_status cg_transpose_block(cg *c, const cg_transpose *t, LLVMValueRef w0);
 /* Address of the first lane of a load (for prefetch). */
 tsl_status cg_load_address(cg *c, const tsl_expr *load, LLVMValueRef *out);
 

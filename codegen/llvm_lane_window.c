@@ -57,20 +57,20 @@ static bool lane_constants(const tsl_expr *e, int lanes, int64_t *v) {
 
 /* The lanes of a predicate that uses no variable and no memory (comparisons of constant
  * lane expressions, and/or/not of those); false otherwise. */
-static bool lane_predicate(const tsl_expr *e, int lanes, bool *m) {
+bool cg_lane_predicate(const tsl_expr *e, int lanes, bool *m) {
   int64_t a[TSL_VECTORIZE_MAX_LANES], b[TSL_VECTORIZE_MAX_LANES];
   bool q[TSL_VECTORIZE_MAX_LANES];
   switch (e->kind) {
   case TSL_E_INT:
     for (int j = 0; j < lanes; j++) m[j] = e->int_value != 0;
     return tsl_type_is_bool(e->type);
-  case TSL_E_BROADCAST: return lane_predicate(e->broadcast.value, lanes, m);
+  case TSL_E_BROADCAST: return cg_lane_predicate(e->broadcast.value, lanes, m);
   case TSL_E_NOT:
-    if (!lane_predicate(e->un.a, lanes, m)) return false;
+    if (!cg_lane_predicate(e->un.a, lanes, m)) return false;
     for (int j = 0; j < lanes; j++) m[j] = !m[j];
     return true;
   case TSL_E_AND: case TSL_E_OR:
-    if (!lane_predicate(e->bin.a, lanes, m) || !lane_predicate(e->bin.b, lanes, q)) return false;
+    if (!cg_lane_predicate(e->bin.a, lanes, m) || !cg_lane_predicate(e->bin.b, lanes, q)) return false;
     for (int j = 0; j < lanes; j++) m[j] = e->kind == TSL_E_AND ? m[j] && q[j] : m[j] || q[j];
     return true;
   case TSL_E_EQ: case TSL_E_NE: case TSL_E_LT: case TSL_E_LE: case TSL_E_GT: case TSL_E_GE:
@@ -139,7 +139,7 @@ tsl_status cg_load_lane_windows(cg *c, const tsl_expr *e, LLVMValueRef *out) {
    * take no part in the windows */
   bool on[TSL_VECTORIZE_MAX_LANES];
   for (int j = 0; j < lanes; j++) on[j] = true;
-  if (e->load.predicate && !lane_predicate(e->load.predicate, lanes, on)) return TSL_OK;
+  if (e->load.predicate && !cg_lane_predicate(e->load.predicate, lanes, on)) return TSL_OK;
   int non = 0;
   /* windows: the sorted offsets cut where a window would exceed one vector */
   int64_t sorted[TSL_VECTORIZE_MAX_LANES], wmin[MAX_WINDOWS], wmax[MAX_WINDOWS];

@@ -26,6 +26,7 @@ void tsl_tests_graph_convnext_ops(void);
 void tsl_tests_graph_norm_passes(void);
 void tsl_tests_graph_stem_conv(void);
 void tsl_tests_graph_phase_conv(void);
+void tsl_tests_graph_transpose(void);
 void tsl_tests_graph_fuse_channel_scale(void);
 void tsl_tests_graph_squeeze_excite(void);
 void tsl_tests_graph_channel_gather(void);

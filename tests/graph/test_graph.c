@@ -29,6 +29,7 @@ void tsl_tests_graph(void) {
   tsl_tests_graph_channel_gather();
   tsl_tests_graph_stem_conv();
   tsl_tests_graph_phase_conv();
+  tsl_tests_graph_transpose();
   tsl_tests_graph_zoo_models();
   tsl_tests_graph_shared_models();
 }
