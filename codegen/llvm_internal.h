@@ -109,8 +109,10 @@ bool cg_lane_predicate(const tsl_expr *e, int lanes, bool *m);
  * data[ramp(i(w), S, L)] (S a constant other than 0 and 1), where i(w + 1) = i(w) + 1,
  * the load's lanes on or off by a predicate or by a select of one against 0, either
  * constant per lane or not depending on w (a layout transform between NCHW and
- * NCHW[x]c: lane c reads channel c's row at pixel w; the last block's c < C). Every L consecutive iterations read an L x L block whose row c is
- * contiguous: data[i(w0) + c*S + j], j < L. llvm_transpose.c. */
+ * NCHW[x]c: lane c reads channel c's row at pixel w; the last block's c < C). Every L
+ * consecutive iterations read an L x L block whose row c is contiguous:
+ * data[i(w0) + c*S + j], j < L. The indices, the condition and the predicate read no
+ * memory; L <= 16 lanes of at most two native registers. llvm_transpose.c. */
 typedef struct cg_transpose {
   const tsl_stmt *loop, *store;
   const tsl_expr *load;

@@ -1,17 +1,51 @@
 /* Loops that transpose (llvm_internal.h, cg_transpose_match): L iterations of a loop whose
  * vector lanes read L strided rows become L contiguous row loads, an L x L transpose by
  * shufflevector and L stores. */
+#include <math.h>
 #include <string.h>
 
 #include "codegen/llvm_internal.h"
 #include "ir/analysis.h"
 #include "ir/passes/vectorize.h"
 
-/* Whether e is 0 on every lane (an int or float zero, or a broadcast of one). */
+/* At most this many lanes (an L x L block in L registers of L lanes, and at most two
+ * native vector registers per row): wider blocks spill. */
+#define MAX_TRANSPOSE_LANES 16
+
+/* Whether e is +0 on every lane (an int zero or a float +0.0, or a broadcast of one):
+ * the bits of the zero rows the transpose stores for lanes that are off. */
 static bool is_zero(const tsl_expr *e) {
   if (e->kind == TSL_E_BROADCAST) return is_zero(e->broadcast.value);
   if (e->kind == TSL_E_INT) return e->int_value == 0;
-  return e->kind == TSL_E_FLOAT && e->float_value == 0.0;
+  return e->kind == TSL_E_FLOAT && e->float_value == 0.0 && !signbit(e->float_value);
+}
+
+/* Whether e reads no memory (constants, variables and arithmetic of those; any other
+ * kind counts as a read): such an expression that does not use w has one value for the
+ * whole loop, so evaluating it once per block (before the block's stores) is the same. */
+static bool reads_no_memory(const tsl_expr *e) {
+  switch (e->kind) {
+  case TSL_E_INT: case TSL_E_FLOAT: case TSL_E_VAR: return true;
+  case TSL_E_ADD: case TSL_E_SUB: case TSL_E_MUL: case TSL_E_DIV: case TSL_E_MOD: case TSL_E_MIN: case TSL_E_MAX:
+  case TSL_E_EQ: case TSL_E_NE: case TSL_E_LT: case TSL_E_LE: case TSL_E_GT: case TSL_E_GE: case TSL_E_AND:
+  case TSL_E_OR:
+    return reads_no_memory(e->bin.a) && reads_no_memory(e->bin.b);
+  case TSL_E_NOT: case TSL_E_CAST: return reads_no_memory(e->un.a);
+  case TSL_E_SELECT:
+    return reads_no_memory(e->select.cond) && reads_no_memory(e->select.t) && reads_no_memory(e->select.f);
+  case TSL_E_BROADCAST: return reads_no_memory(e->broadcast.value);
+  case TSL_E_RAMP: return reads_no_memory(e->ramp.base) && reads_no_memory(e->ramp.stride);
+  default: return false;
+  }
+}
+
+/* The lanes of predicate e in m when they are constants (cg_lane_predicate), else all on
+ * (m is written only on success: a failed match may leave partial lanes). */
+static bool constant_lanes(const tsl_expr *e, int lanes, bool *m) {
+  bool tmp[TSL_VECTORIZE_MAX_LANES];
+  bool ok = cg_lane_predicate(e, lanes, tmp);
+  for (int j = 0; j < lanes; j++) m[j] = ok ? tmp[j] : true;
+  return ok;
 }
 
 /* The constant step of e from loop variable v to v + 1, when e's difference simplifies
@@ -34,7 +68,9 @@ bool cg_transpose_match(const cg *c, const tsl_stmt *s, cg_transpose *t) {
   int64_t one;
   int L = si->type.lanes;
   if (si->kind != TSL_E_RAMP || !tsl_expr_is_const_int(si->ramp.stride, &one) || one != 1 || L < 2 ||
-      L > TSL_VECTORIZE_MAX_LANES || (L & (L - 1)) != 0 || extent < L || tsl_type_is_bool(st->store.buf->dtype))
+      !reads_no_memory(si->ramp.base) ||
+      L > MAX_TRANSPOSE_LANES || (L & (L - 1)) != 0 || extent < L || tsl_type_is_bool(st->store.buf->dtype) ||
+      (int64_t)L * st->store.buf->dtype.bits > 2 * (int64_t)c->target->vector_bits)
     return false;
   bool sel[TSL_VECTORIZE_MAX_LANES], pred[TSL_VECTORIZE_MAX_LANES];
   for (int j = 0; j < L; j++) sel[j] = pred[j] = true;
@@ -43,8 +79,8 @@ bool cg_transpose_match(const cg *c, const tsl_stmt *s, cg_transpose *t) {
      * (the last channel block of several) the same for every iteration of the loop */
     const tsl_expr *cond = v->select.cond;
     if (cond->type.lanes != L || !is_zero(v->select.f)) return false;
-    if (!cg_lane_predicate(cond, L, sel)) {
-      if (tsl_expr_uses_var(cond, s->loop.var)) return false;
+    if (!constant_lanes(cond, L, sel)) {
+      if (tsl_expr_uses_var(cond, s->loop.var) || !reads_no_memory(cond)) return false;
       t->cond = cond;
     }
     v = v->select.t;
@@ -60,14 +96,14 @@ bool cg_transpose_match(const cg *c, const tsl_stmt *s, cg_transpose *t) {
     return false;
   const tsl_expr *lp = v->load.predicate;
   if (lp && (lp->type.lanes != L || !tsl_type_is_bool(lp->type))) return false;
-  if (lp && !cg_lane_predicate(lp, L, pred)) {
-    if (tsl_expr_uses_var(lp, s->loop.var)) return false;
+  if (lp && !constant_lanes(lp, L, pred)) {
+    if (tsl_expr_uses_var(lp, s->loop.var) || !reads_no_memory(lp)) return false;
     t->pred = lp;
   }
   /* lane c of iteration w + j reads row c at element j: the load's base steps by one */
-  if (tsl_expr_uses_var(li->ramp.stride, s->loop.var) || !step_of(li->ramp.base, s->loop.var, &step) || step != 1)
+  if (tsl_expr_uses_var(li->ramp.stride, s->loop.var) || !reads_no_memory(li->ramp.base) ||
+      !step_of(li->ramp.base, s->loop.var, &step) || step != 1)
     return false;
-  (void)c;
   const tsl_expr *cond = t->cond, *rp = t->pred;
   memset(t, 0, sizeof *t);
   t->cond = cond;
