@@ -104,10 +104,6 @@ bool cg_transpose_match(const cg *c, const tsl_stmt *s, cg_transpose *t) {
   if (tsl_expr_uses_var(li->ramp.stride, s->loop.var) || !reads_no_memory(li->ramp.base) ||
       !step_of(li->ramp.base, s->loop.var, &step) || step != 1)
     return false;
-  const tsl_expr *cond = t->cond, *rp = t->pred;
-  memset(t, 0, sizeof *t);
-  t->cond = cond;
-  t->pred = rp;
   t->loop = s;
   t->store = st;
   t->load = v;
