@@ -138,4 +138,5 @@ void tsl_tests_codegen(void) {
   cg_add_stmt_tests();
   cg_add_build_cache_tests();
   cg_add_math_tests();
+  cg_add_transpose_tests();
 }

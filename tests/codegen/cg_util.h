@@ -75,5 +75,6 @@ void cg_add_memory_tests(void);
 void cg_add_stmt_tests(void);
 void cg_add_build_cache_tests(void);
 void cg_add_math_tests(void);
+void cg_add_transpose_tests(void);
 
 #endif
