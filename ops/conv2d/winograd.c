@@ -169,13 +169,15 @@ tsl_status tsl_winograd_conv_text(const tsl_winograd_transform *T, const char *n
                  r - 1);
   tsl_text_put(&b, "    pad_top: int = 0, pad_left: int = 0, pad_bottom: int = 0, pad_right: int = 0,\n"
                    "    stride_h: int = 1, stride_w: int = 1, dilation_h: int = 1, dilation_w: int = 1,\n"
-                   "    act: int = 0, clip_min: float = 0.0, clip_max: float = 6.0)\n");
+                   "    act: int = 0, clip_min: float = 0.0, clip_max: float = 6.0, in_channels: int = 0)\n");
   tsl_text_put(&b,
                "  assert stride_h == 1 && stride_w == 1, \"winograd F(%dx%d, %dx%d) needs stride 1 (use a direct convolution)\"\n"
                "  assert dilation_h == 1 && dilation_w == 1, \"winograd F(%dx%d, %dx%d) needs dilation 1 (use a direct convolution)\"\n"
                "  assert pad_top >= 0 && pad_left >= 0 && pad_bottom >= 0 && pad_right >= 0, \"paddings must be >= 0\"\n"
                "  assert A1 == %d && A2 == %d, \"U must be %d x %d x KB x CP x X (%s of %dx%d weights)\"\n"
                "  assert CP == CB * X, \"U has CP input channels, data has CB * X\"\n"
+               "  assert in_channels >= 0 && in_channels <= CP, \"in_channels is 0 (all CP) or the channels that are not zero "
+               "padding, at most CP\"\n"
                "  assert H + pad_top + pad_bottom >= %d && W + pad_left + pad_right >= %d, \"the padded input is smaller than %dx%d\"\n"
                "  assert act >= 0 && act <= 2, \"act is 0 (none), 1 (relu) or 2 (clip to [clip_min, clip_max])\"\n",
                m, m, r, r, m, m, r, r, a, a, a, a, wname, r, r, r, r, r, r);
@@ -203,7 +205,10 @@ tsl_status tsl_winograd_conv_text(const tsl_winograd_transform *T, const char *n
   tsl_text_put(&b, "  @tag(\"winograd_input\")\n  V[e, nu, n, t, cb, cx] =\n      %s\n    where nu < %d\n", body.s ? body.s : "",
                a);
   free(body.s);
-  tsl_text_put(&b, "  @tag(\"winograd_gemm\")\n  M[e, nu, n, t, kb, kx] = sum(cb, cx: V[e, nu, n, t, cb, cx] * U[e, nu, kb, cb * X + cx, kx])\n");
+  /* the reduction runs over the input channels that are not zero padding (in_channels,
+   * default all CP): 12 of a 16-lane block for a 3-channel conv's phases */
+  tsl_text_put(&b, "  @tag(\"winograd_gemm\")\n  M[e, nu, n, t, kb, kx] = sum(c: V[e, nu, n, t, c / X, c %% X] * U[e, nu, kb, c, kx])\n"
+                   "    where c < (in_channels > 0 ? in_channels : CP)\n");
   body = (tsl_text_buf){0};
   write_select_chain(&body, "i", m, a, at, a, term_m, "      ");
   tsl_text_put(&b, "  @tag(\"winograd_output_rows\")\n  Ya[i, nu, n, t, kb, kx] =\n      %s\n    where i < %d\n", body.s ? body.s : "", m);
@@ -419,6 +424,8 @@ tsl_status tsl_winograd_instantiate(const tsl_conv2d_layer *w, int m, const tsl_
     /* the pads and the epilogue (stride and dilation are 1: their defaults) */
     tsl_dsl_param_value params[TSL_CONV2D_LAYER_MAX_PARAMS];
     int np = tsl_conv2d_layer_params(w, TSL_CONV2D_PARAMS_WINDOW | TSL_CONV2D_PARAMS_EPILOGUE, params);
+    /* the GEMM skips the channels that are zero padding (ws.C, layer_shape) */
+    if (ws.C < CP) params[np++] = tsl_dsl_int_param("in_channels", ws.C);
     st = instantiate_text(text, "conv2d_winograd", w->has_residual ? 4 : 3, shapes, nd, np, params, conv);
   }
   free(text);

@@ -100,6 +100,9 @@ typedef struct tsl_winograd_shape {
   int m, alpha;
   int64_t N, CB, H, W, X; /* data f32[N, CB, H, W, X] */
   int64_t CP, KP;         /* U f32[alpha, alpha, CP, KP] */
+  int64_t C;              /* the GEMM's reduction over input channels (the op's
+                             in_channels, <= CP; tsl_winograd_layer_shape: C of a layer
+                             of one block, CP otherwise) */
   int64_t OH, OW, TH, TW; /* output and tile grid (TH = ceil(OH / m)) */
 } tsl_winograd_shape;
 

@@ -476,6 +476,43 @@ static void test_prefetch_u_streaming_gemm_matches_reference(void) {
     }
 }
 
+/* A layer of one channel block reduces over its C real channels only (12 of 16 for a
+ * 3-channel conv's phases): the block's padding channels of the data are NaN here, and
+ * the output must still match the reference (a product with them, even by U's zero
+ * padding, would be NaN). The default blocks and the GEMM at tile groups, with and
+ * without the channel loop unrolled, every m and kernel size of the registry. */
+static void test_one_block_reduces_only_its_real_channels(void) {
+  int64_t lanes = tsl_target_f32_lanes(tsl_jit_target(jit));
+  const wino_case cases[] = {
+      {1, lanes - 4, 23, 21, 2 * lanes, 2, 2, 1, 1, 4, 1, false, 0, 4},
+      {1, 3, 9, 11, lanes + 3, 1, 1, 1, 1, 2, 0, false, 0, 0},
+      {2, lanes - 7, 13, 10, 7, 1, 1, 1, 1, 4, 2, true, 0, 0},
+      {1, 5, 12, 9, lanes, 2, 2, 2, 2, 2, 1, false, 0, 5},
+      {1, 1, 10, 10, 3, 1, 1, 1, 1, 6, 0, false, 0, 0},
+  };
+  tsl_winograd_knobs at_tiles = {.nr_tiles = 16, .mr = 4, .nr = lanes, .gemm_order = TSL_WINOGRAD_GEMM_K_OUTER,
+                                 .pad_at = TSL_WINOGRAD_PAD_BLOCK, .row_buffers = true,
+                                 .parallel = TSL_WINOGRAD_PAR_NONE, .gemm_at_tiles = true};
+  tsl_winograd_knobs unrolled = at_tiles;
+  unrolled.gemm_at_tiles = false;
+  unrolled.unroll_cx = true;
+  const tsl_winograd_knobs *knobs[] = {NULL, &at_tiles, &unrolled};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    for (size_t k = 0; k < sizeof knobs / sizeof knobs[0]; k++) {
+      const wino_case *c = &cases[i];
+      char b[160];
+      wino_data d;
+      wino_data_make(c, 1.0, 300 + (uint64_t)i, &d);
+      d.data_pad_fill = NAN;
+      wino_result r = wino_run(jit, c, &d, NULL, knobs[k], 1, NULL);
+      wino_data_free(&d);
+      bool good = r.ok && r.max_err <= tsl_winograd_error_bound_r(c->m, wino_r(c)) && r.pad_channels_zero;
+      if (!good) printf("\n  %s, knobs %zu: error %.3g with NaN in the padding channels\n", wino_case_str(c, b, sizeof b), k,
+                        r.max_err);
+      CU_ASSERT(good);
+    }
+}
+
 /* the default heuristic sizes blocks from the target's L1 and keeps register blocks in
  * the register file */
 static void test_default_knobs_follow_the_target(void) {
@@ -643,10 +680,12 @@ static void test_default_m_per_layer_at_8_and_16_lanes(void) {
  * the template reads off the instantiated program (tsl_winograd_program_shape): odd and
  * non-square sizes, channels that do not fill their blocks, a batch, blocks 1, 4, 8, 16. */
 static void test_layer_shape_is_the_program_shape(void) {
+  /* reduced: the GEMM's input channels (one block: its real ones; several: all CP) */
   static const struct {
-    int64_t N, C, H, W, K, block;
-  } cases[] = {{1, 256, 14, 14, 256, 16}, {2, 48, 13, 11, 192, 8}, {1, 20, 9, 17, 36, 16}, {3, 8, 7, 5, 12, 4},
-               {1, 5, 10, 6, 7, 1}};
+    int64_t N, C, H, W, K, block, reduced;
+  } cases[] = {{1, 256, 14, 14, 256, 16, 256}, {2, 48, 13, 11, 192, 8, 48}, {1, 20, 9, 17, 36, 16, 32},
+               {3, 8, 7, 5, 12, 4, 8},       {1, 5, 10, 6, 7, 1, 5},      {1, 12, 11, 9, 20, 16, 12},
+               {2, 3, 7, 9, 8, 8, 3}};
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
     for (int m = 2; m <= 6; m += 2) {
       tsl_conv2d_layer l = {.N = cases[i].N, .C = cases[i].C, .H = cases[i].H, .W = cases[i].W, .K = cases[i].K,
@@ -662,8 +701,10 @@ static void test_layer_shape_is_the_program_shape(void) {
       got = tsl_winograd_layer_shape(&l, m);
       CU_ASSERT_EQUAL(got.m, want.m);
       CU_ASSERT_EQUAL(got.alpha, want.alpha);
-      const int64_t g[] = {got.N, got.CB, got.H, got.W, got.X, got.CP, got.KP, got.OH, got.OW, got.TH, got.TW};
-      const int64_t w[] = {want.N, want.CB, want.H, want.W, want.X, want.CP, want.KP, want.OH, want.OW, want.TH, want.TW};
+      CU_ASSERT_EQUAL(want.C, cases[i].reduced);
+      const int64_t g[] = {got.N, got.CB, got.H, got.W, got.X, got.CP, got.KP, got.OH, got.OW, got.TH, got.TW, got.C};
+      const int64_t w[] = {want.N,  want.CB, want.H,  want.W,  want.X,  want.CP,
+                           want.KP, want.OH, want.OW, want.TH, want.TW, want.C};
       for (size_t f = 0; f < sizeof g / sizeof g[0]; f++) CU_ASSERT_EQUAL(g[f], w[f]);
       tsl_arena_set_current(prev);
       tsl_arena_free(arena);
@@ -689,4 +730,5 @@ void tsl_tests_winograd_conv(void) {
   CU_add_test(s, "test_registry_ops_and_template_interface", test_registry_ops_and_template_interface);
   CU_add_test(s, "test_default_knobs_follow_the_target", test_default_knobs_follow_the_target);
   CU_add_test(s, "test_prefetch_u_streaming_gemm_matches_reference", test_prefetch_u_streaming_gemm_matches_reference);
+  CU_add_test(s, "test_one_block_reduces_only_its_real_channels", test_one_block_reduces_only_its_real_channels);
 }

@@ -39,6 +39,7 @@ static ref_conv2d_params params_of(const wino_case *c) {
 
 void wino_data_make(const wino_case *c, double scale, uint64_t seed, wino_data *d) {
   ref_conv2d_params p = params_of(c);
+  d->data_pad_fill = 0.0f;
   d->OH = ref_conv2d_out_h(&p);
   d->OW = ref_conv2d_out_w(&p);
   int64_t nin = c->N * c->C * c->H * c->W, nw = c->K * c->C * wino_r(c) * wino_r(c), nout = c->N * c->K * d->OH * d->OW;
@@ -71,10 +72,10 @@ void wino_data_free(wino_data *d) {
   memset(d, 0, sizeof *d);
 }
 
-/* NCHW (C channels) -> NCHW[x]c with CB = ceil(C / X) blocks, zeros in the padding. */
-static void pack(const float *src, int64_t N, int64_t C, int64_t HW, int64_t X, float *dst) {
+/* NCHW (C channels) -> NCHW[x]c with CB = ceil(C / X) blocks, `fill` in the padding. */
+static void pack(const float *src, int64_t N, int64_t C, int64_t HW, int64_t X, float fill, float *dst) {
   int64_t CB = (C + X - 1) / X;
-  memset(dst, 0, sizeof(float) * (size_t)(N * CB * HW * X));
+  for (int64_t i = 0; i < N * CB * HW * X; i++) dst[i] = fill;
   for (int64_t n = 0; n < N; n++)
     for (int64_t c = 0; c < C; c++)
       for (int64_t i = 0; i < HW; i++) dst[((n * CB + c / X) * HW + i) * X + c % X] = src[(n * C + c) * HW + i];
@@ -146,10 +147,10 @@ wino_result wino_kernel_run(wino_kernel *wk, const wino_data *d, int threads, fl
     ok = tsl_te_interpret(wk->wt, (const tsl_tensor *const *)&tw, &tu) == TSL_OK || fail(c, "kernel transform");
   }
   if (ok) {
-    pack(d->in, c->N, c->C, c->H * c->W, X, td->data);
+    pack(d->in, c->N, c->C, c->H * c->W, X, d->data_pad_fill, td->data);
     memset(tb->data, 0, tsl_tensor_nbytes(tb));
     memcpy(tb->data, d->bias, sizeof(float) * (size_t)c->K);
-    if (tr) pack(d->res, c->N, c->K, OH * OW, X, tr->data);
+    if (tr) pack(d->res, c->N, c->K, OH * OW, X, 0.0f, tr->data);
     float *o = to->data;
     for (int64_t i = 0; i < tsl_tensor_numel(to); i++) o[i] = NAN; /* every element must be written */
     tsl_tensor *args[5] = {td, tu, tb, tr ? tr : to, to};

@@ -29,6 +29,8 @@ typedef struct wino_data {
   float *in, *w, *bias, *res; /* res: N x K x OH x OW, NULL without residual */
   double *ref;                /* N x K x OH x OW */
   double ref_scale;           /* max |conv + bias (+ res)| before the activation */
+  float data_pad_fill;        /* the data's block-padding channels (0 from wino_data_make;
+                                 a test may set NaN to show they are never read) */
   int64_t OH, OW;
 } wino_data;
 
