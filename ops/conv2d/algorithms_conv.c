@@ -11,6 +11,7 @@
 #include "ir/arena.h"
 #include "ops/conv2d/im2col_schedule.h"
 #include "ops/conv2d/winograd.h"
+#include "ops/conv2d/winograd_schedule.h"
 #include "ops/algorithm.h"
 
 static const char *const FAM_BIAS = "conv2d_nchwc_bias", *const FAM_ADD = "conv2d_nchwc_bias_add",
@@ -164,9 +165,14 @@ tsl_status tsl_conv2d_algo_workload(const tsl_conv2d_layer *d, tsl_conv2d_algo a
     st = tsl_error(TSL_ERR_INVALID, "conv family: %s has %d inputs, the registry's %s %d", conv->name, conv->ninputs,
                    op, info->ninputs);
   if (st == TSL_OK) {
+    bool winograd = tsl_conv2d_algo_is_winograd(a, NULL);
     for (int i = 0; i < nc; i++) {
       bool declared = false;
       for (int k = 0; k < info->nparams; k++) declared |= strcmp(info->param_names[k], cand[i].name) == 0;
+      /* Winograd's in_channels is what tsl_winograd_instantiate gives the program (the
+       * real channels of one block, else 0: all of CP) */
+      if (declared && winograd && strcmp(cand[i].name, "in_channels") == 0)
+        cand[i] = tsl_dsl_int_param("in_channels", tsl_winograd_in_channels(d));
       if (declared) keep[nk++] = cand[i];
     }
     if (a == TSL_CONV2D_IM2COL) keep[nk++] = tsl_dsl_int_param("pack_rows", tsl_im2col_pack_rows(NULL));

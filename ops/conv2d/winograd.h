@@ -23,7 +23,7 @@
  *   conv2d_winograd_f<m>(data: f32[N, CB, H, W, X], U: f32[alpha, alpha, CP, KP],
  *                        bias: f32[KB, X], pad_top, pad_left, pad_bottom, pad_right = 0,
  *                        stride_h, stride_w, dilation_h, dilation_w = 1, act = 0,
- *                        clip_min = 0.0, clip_max = 6.0)
+ *                        clip_min = 0.0, clip_max = 6.0, in_channels = 0)
  *       -> out: f32[N, KB, OH, OW, X] (NCHW[x]c, X = the vector lanes; X = 1 is plain NCHW),
  *          OH = H + pad_top + pad_bottom - 2, OW likewise, CP == CB * X, KP == KB * X.
  *          out = act(conv + bias): act 0 none, 1 relu, 2 clip to [clip_min, clip_max]

@@ -204,6 +204,14 @@ tsl_status tsl_winograd_knobs_check(const tsl_winograd_knobs *k) {
   return TSL_OK;
 }
 
+int64_t tsl_winograd_in_channels(const tsl_conv2d_layer *l) {
+  /* a single block's zero-padding channels are not reduced (3-channel phases: 12 of 16);
+   * with several blocks all CP are (a partial last block's guard in the reduction loop:
+   * C = 20 of 32 at 28x28, 0.079 ms against 0.053 ms over all 32) */
+  int64_t X = l->block > 0 ? l->block : 1;
+  return l->C < X ? l->C : 0;
+}
+
 tsl_winograd_shape tsl_winograd_layer_shape(const tsl_conv2d_layer *l, int m) {
   tsl_winograd_shape s;
   memset(&s, 0, sizeof s);
@@ -216,10 +224,8 @@ tsl_winograd_shape tsl_winograd_layer_shape(const tsl_conv2d_layer *l, int m) {
   s.H = l->H;
   s.W = l->W;
   s.CP = s.CB * X;
-  /* a single block's zero-padding channels are not reduced (3-channel phases: 12 of 16);
-   * with several blocks all CP are (a partial last block's guard in the reduction loop:
-   * C = 20 of 32 at 28x28, 0.079 ms against 0.053 ms over all 32) */
-  s.C = l->C < X ? l->C : s.CP;
+  int64_t in = tsl_winograd_in_channels(l);
+  s.C = in > 0 ? in : s.CP;
   s.KP = ceil_div(l->K, X) * X;
   s.OH = tsl_conv2d_layer_out_h(l);
   s.OW = tsl_conv2d_layer_out_w(l);
@@ -307,13 +313,12 @@ static void b_at(builder *b, const char *stage, const char *target, const char *
   if (b->st == TSL_OK) b->st = tsl_schedule_compute_at(b->s, stage, target, axis);
 }
 
-/* The GEMM stage M[e, nu, n, t, kb, kx] = sum(cb, cx) under compute_at: register
- * blocks of mr tiles x nr output channels (nr / X blocks of the x lanes, each a vector). */
 /* The GEMM's reduction over c < C input channels (V[.., c / X, c % X]) as a loop over
  * channel blocks (cb) and one over a block's channels (cx): blocks of X, or one block of
- * C when C < X (the zero-padding channels of a single block are not reduced). */
+ * C when C <= X (the zero-padding channels of a single block are not reduced). X = 1:
+ * one channel a step, as the prefetch distance counts them. */
 static void split_channels(builder *b, int64_t C, int64_t X, name_t cb, name_t cx) {
-  b_split(b, "M", "c", X > 1 && C > X ? X : C, cb, cx);
+  b_split(b, "M", "c", C > X ? X : C, cb, cx);
 }
 
 /* The GEMM stage M[e, nu, n, t, kb, kx] = sum(c) under compute_at: register

@@ -88,7 +88,7 @@ typedef struct tsl_winograd_knobs {
                          right before their output transform (M stays register-block
                          sized) instead of for the whole block at once */
   int parallel;     /* tsl_winograd_parallel */
-  int64_t prefetch_u; /* GEMM reduction steps (cb, X input channels each) ahead at which
+  int64_t prefetch_u; /* GEMM reduction steps (c.outer: X input channels each) ahead at which
                          the GEMM prefetches its panel of U (software prefetch, one per
                          cache line); 0: none. For layers whose U streams from memory
                          (larger than L2, few tiles per U value) the loads then overlap
@@ -114,9 +114,16 @@ tsl_status tsl_winograd_program_shape(const tsl_te_program *p, tsl_winograd_shap
 
 /* The shape tsl_winograd_instantiate gives F(m x m, 3 x 3) of layer l (what
  * tsl_winograd_program_shape reads off that program): X = l's block (1 when below),
- * CB = ceil(C / X), CP = CB X, KP = ceil(K / X) X, TH = ceil(OH / m). No checks: the
- * layer is taken as tsl_winograd_supports accepts it. */
+ * CB = ceil(C / X), CP = CB X, KP = ceil(K / X) X, TH = ceil(OH / m), C the GEMM's
+ * reduction (tsl_winograd_in_channels, or CP when that is 0). No checks: the layer is
+ * taken as tsl_winograd_supports accepts it. */
 tsl_winograd_shape tsl_winograd_layer_shape(const tsl_conv2d_layer *l, int m);
+
+/* The conv operator's in_channels for layer l: C when the layer has one channel block
+ * with zero padding (C < X), so that the GEMM reduces over the real channels only; 0
+ * (all CP) otherwise. tsl_winograd_instantiate and the conv family's workloads
+ * (tsl_conv2d_algo_workload) pass it, so records keys and programs agree. */
+int64_t tsl_winograd_in_channels(const tsl_conv2d_layer *l);
 
 /* Knobs for target t and shape s, measured on this project's AVX2 machine (Zen, 8 lanes,
  * 32 KiB L1d, 512 KiB L2) on resnet18's 3x3 layers: a 6 x 16 GEMM register block on

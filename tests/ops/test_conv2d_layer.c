@@ -321,6 +321,62 @@ static void test_layer_of_algo_workload_round_trip(void) {
   tsl_arena_free(arena);
 }
 
+/* The Winograd workloads of the conv family (what the tuner and the models instantiate)
+ * state the GEMM's reduction the way tsl_winograd_instantiate builds it: in_channels = C
+ * for a layer of one block with padding channels, 0 (all of CP) otherwise, and the
+ * program made from the workload reduces over that many channels; a workload written
+ * without in_channels (as `tunecli run-op` takes it) still maps back to a layer. */
+static void test_winograd_workloads_state_the_reduced_channels(void) {
+  static const struct {
+    int64_t C, K, R, block, pad, in_channels, reduced;
+  } cases[] = {
+      {12, 64, 4, 16, 2, 12, 12}, /* a 3-channel stem's phases in one 16-lane block */
+      {3, 10, 3, 8, 1, 3, 3},     /* one 8-lane block */
+      {20, 24, 3, 16, 1, 0, 32},  /* two blocks, the second partial: all of CP */
+      {16, 16, 3, 16, 1, 0, 16},  /* one whole block */
+      {5, 7, 3, 1, 1, 0, 5},      /* plain NCHW */
+  };
+  tsl_arena *arena = tsl_arena_new(), *prev = tsl_arena_set_current(arena);
+  int checked = 0;
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    tsl_conv2d_layer l = {.N = 1, .C = cases[i].C, .H = 11, .W = 13, .K = cases[i].K, .R = cases[i].R,
+                          .S = cases[i].R, .stride_h = 1, .stride_w = 1, .pad_top = cases[i].pad,
+                          .pad_left = cases[i].pad, .pad_bottom = cases[i].pad, .pad_right = cases[i].pad,
+                          .dilation_h = 1, .dilation_w = 1, .groups = 1, .block = cases[i].block};
+    for (int a = 0; a < TSL_CONV2D_ALGO_COUNT; a++) {
+      if (!tsl_conv2d_algo_is_winograd((tsl_conv2d_algo)a, NULL) || !tsl_conv2d_algo_applies(&l, (tsl_conv2d_algo)a, NULL))
+        continue;
+      tsl_workload wa;
+      CU_ASSERT_EQUAL_FATAL(tsl_conv2d_algo_workload(&l, (tsl_conv2d_algo)a, &wa), TSL_OK);
+      int64_t in = -1;
+      for (int p = 0; p < wa.nparams; p++)
+        if (strcmp(wa.params[p].name, "in_channels") == 0) in = wa.params[p].i;
+      if (in != cases[i].in_channels) printf("\n  C %lld block %lld %s: in_channels %lld\n", (long long)cases[i].C,
+                                             (long long)cases[i].block, wa.op, (long long)in);
+      CU_ASSERT_EQUAL(in, cases[i].in_channels);
+      tsl_te_program *p = NULL;
+      CU_ASSERT_EQUAL_FATAL(tsl_workload_instantiate(&wa, &p), TSL_OK);
+      int n = 0;
+      tsl_te_op **stages = tsl_te_program_stages(p, &n);
+      int64_t reduced = -1;
+      for (int k = 0; k < n; k++)
+        if (strcmp(stages[k]->name, "M") == 0 && stages[k]->nreduce == 1) reduced = stages[k]->reduce_axis[0].extent;
+      CU_ASSERT_EQUAL(reduced, cases[i].reduced);
+      /* written without in_channels: the default 0 */
+      tsl_workload typed = wa;
+      CU_ASSERT_EQUAL(tsl_workload_set_int(&typed, "in_channels", 0), TSL_OK);
+      tsl_conv2d_layer back;
+      tsl_status st = tsl_conv2d_layer_of_algo_workload(&typed, &back, NULL);
+      if (st != TSL_OK) printf("\n  %s: %s\n", typed.op, tsl_last_error());
+      CU_ASSERT_EQUAL(st, TSL_OK);
+      checked++;
+    }
+  }
+  CU_ASSERT(checked >= 8);
+  tsl_arena_set_current(prev);
+  tsl_arena_free(arena);
+}
+
 void ops_tests_conv2d_layer(CU_pSuite s) {
   CU_add_test(s, "test_window_extent_matches_enumeration", test_window_extent_matches_enumeration);
   CU_add_test(s, "test_window_extent_edge_classes", test_window_extent_edge_classes);
@@ -329,4 +385,5 @@ void ops_tests_conv2d_layer(CU_pSuite s) {
   CU_add_test(s, "test_layer_params_round_trip", test_layer_params_round_trip);
   CU_add_test(s, "test_program_params_and_geometry", test_program_params_and_geometry);
   CU_add_test(s, "test_layer_of_algo_workload_round_trip", test_layer_of_algo_workload_round_trip);
+  CU_add_test(s, "test_winograd_workloads_state_the_reduced_channels", test_winograd_workloads_state_the_reduced_channels);
 }
