@@ -425,7 +425,8 @@ tsl_status tsl_winograd_instantiate(const tsl_conv2d_layer *w, int m, const tsl_
     tsl_dsl_param_value params[TSL_CONV2D_LAYER_MAX_PARAMS];
     int np = tsl_conv2d_layer_params(w, TSL_CONV2D_PARAMS_WINDOW | TSL_CONV2D_PARAMS_EPILOGUE, params);
     /* the GEMM skips the channels of a single block that are zero padding */
-    if (tsl_winograd_in_channels(w) > 0) params[np++] = tsl_dsl_int_param("in_channels", tsl_winograd_in_channels(w));
+    int64_t in_channels = tsl_winograd_in_channels(w);
+    if (in_channels > 0) params[np++] = tsl_dsl_int_param("in_channels", in_channels);
     st = instantiate_text(text, "conv2d_winograd", w->has_residual ? 4 : 3, shapes, nd, np, params, conv);
   }
   free(text);
