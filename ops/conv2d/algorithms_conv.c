@@ -170,7 +170,7 @@ tsl_status tsl_conv2d_algo_workload(const tsl_conv2d_layer *d, tsl_conv2d_algo a
       bool declared = false;
       for (int k = 0; k < info->nparams; k++) declared |= strcmp(info->param_names[k], cand[i].name) == 0;
       /* Winograd's in_channels is what tsl_winograd_instantiate gives the program (the
-       * real channels of one block, else 0: all of CP) */
+       * real channels when the last block is partial, else 0: all of CP) */
       if (declared && winograd && strcmp(cand[i].name, "in_channels") == 0)
         cand[i] = tsl_dsl_int_param("in_channels", tsl_winograd_in_channels(d));
       if (declared) keep[nk++] = cand[i];

@@ -206,7 +206,7 @@ tsl_status tsl_winograd_conv_text(const tsl_winograd_transform *T, const char *n
                a);
   free(body.s);
   /* the reduction runs over the input channels that are not zero padding (in_channels,
-   * default all CP): 12 of a 16-lane block for a 3-channel conv's phases */
+   * default all CP): 12 of a 16-lane block for a 3-channel conv's phases, 20 of 32 */
   tsl_text_put(&b, "  @tag(\"winograd_gemm\")\n  M[e, nu, n, t, kb, kx] = sum(c: V[e, nu, n, t, c / X, c %% X] * U[e, nu, kb, c, kx])\n"
                    "    where c < (in_channels > 0 ? in_channels : CP)\n");
   body = (tsl_text_buf){0};
@@ -424,7 +424,7 @@ tsl_status tsl_winograd_instantiate(const tsl_conv2d_layer *w, int m, const tsl_
     /* the pads and the epilogue (stride and dilation are 1: their defaults) */
     tsl_dsl_param_value params[TSL_CONV2D_LAYER_MAX_PARAMS];
     int np = tsl_conv2d_layer_params(w, TSL_CONV2D_PARAMS_WINDOW | TSL_CONV2D_PARAMS_EPILOGUE, params);
-    /* the GEMM skips the channels of a single block that are zero padding */
+    /* the GEMM skips the zero-padding channels of a partial last block */
     int64_t in_channels = tsl_winograd_in_channels(w);
     if (in_channels > 0) params[np++] = tsl_dsl_int_param("in_channels", in_channels);
     st = instantiate_text(text, "conv2d_winograd", w->has_residual ? 4 : 3, shapes, nd, np, params, conv);

@@ -109,8 +109,8 @@ tsl_status tsl_winograd_weight_text(const tsl_winograd_transform *T, const char 
  * in the current IR arena: *conv (inputs data [N, CB, H, W, X], U, bias [KB, X], then the
  * residual [N, KB, OH, OW, X] when has_residual; X = l->block, CB = ceil(C / X), KB
  * likewise) and *weights (input weight [K, C, r, r], output U [alpha, alpha, CP, KP]).
- * A layer of one channel block (C < X) gets in_channels = C: the GEMM reduces over the C
- * real channels only (docs/winograd.md, section 1).
+ * A layer whose last channel block is partial (C % X != 0) gets in_channels = C: the GEMM
+ * reduces over the C real channels only (docs/winograd.md, section 1).
  * T is the transform (NULL: the registry's, tsl_winograd_default_r(m, r)). Either output
  * pointer may be NULL.
  * Errors: those of tsl_winograd_supports_kernel (a declined workload builds nothing), of

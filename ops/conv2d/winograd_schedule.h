@@ -79,7 +79,9 @@ typedef struct tsl_winograd_knobs {
   int64_t nr;       /* output channels per GEMM register block, a multiple of the layout's
                        block x (nr / x vectors of x lanes) */
   int gemm_order;   /* tsl_winograd_gemm_order (k-outer when parallel = channels) */
-  bool unroll_cx;   /* unroll the GEMM's innermost reduction loop (the x lanes of c) */
+  bool unroll_cx;   /* unroll the GEMM's innermost reduction loop (the x lanes of c;
+                       not the single loop over the C real channels of a layer whose
+                       last block is partial and that has several) */
   int pad_at;       /* tsl_winograd_pad_at */
   bool row_buffers; /* realize B^T d and A^T M per tile in small buffers (else inline them
                        into the column transforms: same arithmetic after LLVM's value
@@ -88,7 +90,8 @@ typedef struct tsl_winograd_knobs {
                          right before their output transform (M stays register-block
                          sized) instead of for the whole block at once */
   int parallel;     /* tsl_winograd_parallel */
-  int64_t prefetch_u; /* GEMM reduction steps (c.outer: X input channels each) ahead at which
+  int64_t prefetch_u; /* GEMM reduction steps (c.outer: X input channels each, or all C of
+                         a layer whose last block is partial) ahead at which
                          the GEMM prefetches its panel of U (software prefetch, one per
                          cache line); 0: none. For layers whose U streams from memory
                          (larger than L2, few tiles per U value) the loads then overlap
@@ -102,7 +105,7 @@ typedef struct tsl_winograd_shape {
   int64_t CP, KP;         /* U f32[alpha, alpha, CP, KP] */
   int64_t C;              /* the GEMM's reduction over input channels (the op's
                              in_channels, <= CP; tsl_winograd_layer_shape: C of a layer
-                             of one block, CP otherwise) */
+                             whose last block is partial, CP otherwise) */
   int64_t OH, OW, TH, TW; /* output and tile grid (TH = ceil(OH / m)) */
 } tsl_winograd_shape;
 
@@ -119,9 +122,9 @@ tsl_status tsl_winograd_program_shape(const tsl_te_program *p, tsl_winograd_shap
  * taken as tsl_winograd_supports accepts it. */
 tsl_winograd_shape tsl_winograd_layer_shape(const tsl_conv2d_layer *l, int m);
 
-/* The conv operator's in_channels for layer l: C when the layer has one channel block
- * with zero padding (C < X), so that the GEMM reduces over the real channels only; 0
- * (all CP) otherwise. tsl_winograd_instantiate and the conv family's workloads
+/* The conv operator's in_channels for layer l: C when the layer's last channel block
+ * has zero padding (C % X != 0: one block, C < X, or several), so that the GEMM reduces
+ * over the real channels only; 0 (all CP) otherwise. tsl_winograd_instantiate and the conv family's workloads
  * (tsl_conv2d_algo_workload) pass it, so records keys and programs agree. */
 int64_t tsl_winograd_in_channels(const tsl_conv2d_layer *l);
 

@@ -323,7 +323,7 @@ static void test_layer_of_algo_workload_round_trip(void) {
 
 /* The Winograd workloads of the conv family (what the tuner and the models instantiate)
  * state the GEMM's reduction the way tsl_winograd_instantiate builds it: in_channels = C
- * for a layer of one block with padding channels, 0 (all of CP) otherwise, and the
+ * for a layer whose last block is partial, 0 (all of CP) otherwise, and the
  * program made from the workload reduces over that many channels; a workload written
  * without in_channels (as `tunecli run-op` takes it) still maps back to a layer. */
 static void test_winograd_workloads_state_the_reduced_channels(void) {
@@ -332,7 +332,9 @@ static void test_winograd_workloads_state_the_reduced_channels(void) {
   } cases[] = {
       {12, 64, 4, 16, 2, 12, 12}, /* a 3-channel stem's phases in one 16-lane block */
       {3, 10, 3, 8, 1, 3, 3},     /* one 8-lane block */
-      {20, 24, 3, 16, 1, 0, 32},  /* two blocks, the second partial: all of CP */
+      {20, 24, 3, 16, 1, 20, 20}, /* two blocks, the second partial: its real channels */
+      {12, 64, 4, 8, 2, 12, 12},  /* the stem's phases in two 8-lane blocks */
+      {32, 16, 3, 16, 1, 0, 32},  /* two whole blocks: all of CP */
       {16, 16, 3, 16, 1, 0, 16},  /* one whole block */
       {5, 7, 3, 1, 1, 0, 5},      /* plain NCHW */
   };

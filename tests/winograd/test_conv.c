@@ -476,12 +476,13 @@ static void test_prefetch_u_streaming_gemm_matches_reference(void) {
     }
 }
 
-/* A layer of one channel block reduces over its C real channels only (12 of 16 for a
- * 3-channel conv's phases): the block's padding channels of the data are NaN here, and
- * the output must still match the reference (a product with them, even by U's zero
- * padding, would be NaN). The default blocks and the GEMM at tile groups, with and
- * without the channel loop unrolled, every m and kernel size of the registry. */
-static void test_one_block_reduces_only_its_real_channels(void) {
+/* A layer whose last channel block is partial reduces over its C real channels only
+ * (12 of 16 for a 3-channel conv's phases in one block, 20 of 32 in two): the blocks'
+ * padding channels of the data are NaN here, and the output must still match the
+ * reference (a product with them, even by U's zero padding, would be NaN). One block
+ * and several, the default blocks and the GEMM at tile groups, with and without the
+ * channel loop unrolled, every m and kernel size of the registry. */
+static void test_partial_block_reduces_only_its_real_channels(void) {
   int64_t lanes = tsl_target_f32_lanes(tsl_jit_target(jit));
   const wino_case cases[] = {
       {1, 3 * lanes / 4, 23, 21, 2 * lanes, 2, 2, 1, 1, 4, 1, false, 0, 4},
@@ -489,6 +490,11 @@ static void test_one_block_reduces_only_its_real_channels(void) {
       {2, lanes / 2 + 1, 13, 10, 7, 1, 1, 1, 1, 4, 2, true, 0, 0},
       {1, 5, 12, 9, lanes, 2, 2, 2, 2, 2, 1, false, 0, 5},
       {1, 1, 10, 10, 3, 1, 1, 1, 1, 6, 0, false, 0, 0},
+      /* several blocks, the last partial: 1.25, 2 + 1 channel, 1.5 (the phases' 12
+       * channels in two 8-lane blocks) */
+      {1, lanes + lanes / 4, 14, 13, 2 * lanes, 1, 1, 1, 1, 4, 1, false, 0, 0},
+      {1, 2 * lanes + 1, 9, 8, lanes - 1, 1, 1, 1, 1, 2, 0, true, 0, 0},
+      {1, 12, 17, 15, 24, 2, 2, 1, 1, 4, 1, false, 8, 4},
   };
   tsl_winograd_knobs at_tiles = {.nr_tiles = 16, .mr = 4, .nr = lanes, .gemm_order = TSL_WINOGRAD_GEMM_K_OUTER,
                                  .pad_at = TSL_WINOGRAD_PAD_BLOCK, .row_buffers = true,
@@ -680,12 +686,13 @@ static void test_default_m_per_layer_at_8_and_16_lanes(void) {
  * the template reads off the instantiated program (tsl_winograd_program_shape): odd and
  * non-square sizes, channels that do not fill their blocks, a batch, blocks 1, 4, 8, 16. */
 static void test_layer_shape_is_the_program_shape(void) {
-  /* reduced: the GEMM's input channels (one block: its real ones; several: all CP) */
+  /* reduced: the GEMM's input channels (a partial last block: the real ones; whole
+   * blocks: all CP) */
   static const struct {
     int64_t N, C, H, W, K, block, reduced;
-  } cases[] = {{1, 256, 14, 14, 256, 16, 256}, {2, 48, 13, 11, 192, 8, 48}, {1, 20, 9, 17, 36, 16, 32},
+  } cases[] = {{1, 256, 14, 14, 256, 16, 256}, {2, 48, 13, 11, 192, 8, 48}, {1, 20, 9, 17, 36, 16, 20},
                {3, 8, 7, 5, 12, 4, 8},       {1, 5, 10, 6, 7, 1, 5},      {1, 12, 11, 9, 20, 16, 12},
-               {2, 3, 7, 9, 8, 8, 3}};
+               {2, 3, 7, 9, 8, 8, 3},        {1, 12, 9, 9, 16, 8, 12},    {1, 36, 7, 7, 36, 16, 36}};
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
     for (int m = 2; m <= 6; m += 2) {
       tsl_conv2d_layer l = {.N = cases[i].N, .C = cases[i].C, .H = cases[i].H, .W = cases[i].W, .K = cases[i].K,
@@ -730,5 +737,5 @@ void tsl_tests_winograd_conv(void) {
   CU_add_test(s, "test_registry_ops_and_template_interface", test_registry_ops_and_template_interface);
   CU_add_test(s, "test_default_knobs_follow_the_target", test_default_knobs_follow_the_target);
   CU_add_test(s, "test_prefetch_u_streaming_gemm_matches_reference", test_prefetch_u_streaming_gemm_matches_reference);
-  CU_add_test(s, "test_one_block_reduces_only_its_real_channels", test_one_block_reduces_only_its_real_channels);
+  CU_add_test(s, "test_partial_block_reduces_only_its_real_channels", test_partial_block_reduces_only_its_real_channels);
 }
