@@ -25,8 +25,9 @@ enum { MIN_PAR_BLOCKS = 4 };
  * machine; each part transforms the input of every block again. */
 enum { CHANNEL_PARTS = 2 };
 
-/* Reduction steps (X input channels each) ahead at which a weight-streaming GEMM
- * prefetches U (tsl_winograd_knobs.prefetch_u). */
+/* Reduction steps (X input channels each; all C at once for a layer whose last block is
+ * partial, split_channels) ahead at which a weight-streaming GEMM prefetches U
+ * (tsl_winograd_knobs.prefetch_u). */
 enum { STREAM_PREFETCH_STEPS = 4 };
 /* The fewest tiles one U value feeds for F(4x4) below 20x20 outputs to pay when U
  * comes from memory: 16 tiles = 32 FLOPs per 4-byte U load (tsl_winograd_default_m). */
@@ -206,8 +207,8 @@ tsl_status tsl_winograd_knobs_check(const tsl_winograd_knobs *k) {
 
 int64_t tsl_winograd_in_channels(const tsl_conv2d_layer *l) {
   /* the zero-padding channels of a partial last block are not reduced (3-channel
-   * phases: 12 of 16; C = 20 of 32 at 28x28, 16 lanes: 0.039 ms against 0.052 ms over
-   * all 32, split_channels in winograd_schedule.c) */
+   * phases: 12 of 16; C = 20 of 32 at 28x28, 16 lanes: 0.037-0.041 ms against 0.050 ms
+   * over all 32, split_channels) */
   int64_t X = l->block > 0 ? l->block : 1;
   return l->C % X != 0 ? l->C : 0;
 }
@@ -322,7 +323,7 @@ static void b_at(builder *b, const char *stage, const char *target, const char *
  * loop has no division and no guard. Blocks of X with a partial last one would leave
  * a guarded or a peeled second loop, and the peeled form made LLVM store the
  * accumulators to memory on every step of the first (C = 20 of 32 at 28x28, 16 lanes:
- * 0.079 ms against 0.039 ms for the single loop and 0.052 ms over all 32). X = 1: one
+ * 0.078 ms against 0.037-0.041 ms for the single loop and 0.050 ms over all 32). X = 1: one
  * channel a step, as the prefetch distance counts them. Returns whether cx holds at
  * most X channels (the loop unroll_cx may unroll). */
 static bool split_channels(builder *b, int64_t C, int64_t X, name_t cb, name_t cx) {
@@ -349,8 +350,10 @@ static void schedule_gemm(builder *b, const tsl_winograd_knobs *k, int64_t block
   b_unroll(b, "M", ki);
   if (X > 1) b_vectorize(b, "M", "kx");
   if (k->unroll_cx && X > 1 && unrollable) b_unroll(b, "M", cx);
-  /* U's panel of the reduction step prefetch_u steps ahead (clamped to the panel's last
-   * step: the prefetches then touch lines already loaded) */
+  /* U's rows of the reduction step prefetch_u steps ahead: past a panel's last step the
+   * addresses go on into the next panel (U's flat element offset is clamped at its end,
+   * tsl_schedule_prefetch). With the single loop of a partial last block a step is all C
+   * channels, so the distance is prefetch_u * C rows, issued at once. */
   if (k->prefetch_u > 0 && b->st == TSL_OK) b->st = tsl_schedule_prefetch(b->s, "M", u_name, cb, k->prefetch_u);
 }
 

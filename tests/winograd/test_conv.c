@@ -457,8 +457,9 @@ static void test_registry_ops_and_template_interface(void) {
 }
 /* the weight-streaming GEMM (all tiles of a block in one register block, U prefetched
  * some reduction steps ahead, the prefetches clamped at U's end) against the reference:
- * F(2) and F(4), ahead 1 and 3 steps (past the last channel block too), output channels
- * serial and in parallel, a residual, channels not a multiple of the block */
+ * F(2) and F(4), ahead 1 and 3 steps (past the last channel block too; the layers whose
+ * last block is partial reduce in one loop of all their channels, so a step is all of
+ * them), output channels serial and in parallel, a residual */
 static void test_prefetch_u_streaming_gemm_matches_reference(void) {
   int64_t lanes = tsl_target_f32_lanes(tsl_jit_target(jit));
   const wino_case cases[] = {
@@ -481,7 +482,8 @@ static void test_prefetch_u_streaming_gemm_matches_reference(void) {
  * padding channels of the data are NaN here, and the output must still match the
  * reference (a product with them, even by U's zero padding, would be NaN). One block
  * and several, the default blocks and the GEMM at tile groups, with and without the
- * channel loop unrolled, every m and kernel size of the registry. */
+ * channel loop unrolled (one block; several keep their single loop rolled), every m and
+ * kernel size of the registry. */
 static void test_partial_block_reduces_only_its_real_channels(void) {
   int64_t lanes = tsl_target_f32_lanes(tsl_jit_target(jit));
   const wino_case cases[] = {
