@@ -327,9 +327,9 @@ static void b_at(builder *b, const char *stage, const char *target, const char *
  * channel a step, as the prefetch distance counts them. Returns whether cx holds at
  * most X channels (the loop unroll_cx may unroll). */
 static bool split_channels(builder *b, int64_t C, int64_t X, name_t cb, name_t cx) {
-  bool blocks = C > X && C % X == 0;
-  b_split(b, "M", "c", blocks ? X : C, cb, cx);
-  return C <= X || blocks;
+  int64_t factor = C % X == 0 ? X : C;
+  b_split(b, "M", "c", factor, cb, cx);
+  return factor <= X;
 }
 
 /* The GEMM stage M[e, nu, n, t, kb, kx] = sum(c) under compute_at: register

@@ -124,8 +124,9 @@ tsl_winograd_shape tsl_winograd_layer_shape(const tsl_conv2d_layer *l, int m);
 
 /* The conv operator's in_channels for layer l: C when the layer's last channel block
  * has zero padding (C % X != 0: one block, C < X, or several), so that the GEMM reduces
- * over the real channels only; 0 (all CP) otherwise. tsl_winograd_instantiate and the conv family's workloads
- * (tsl_conv2d_algo_workload) pass it, so records keys and programs agree. */
+ * over the real channels only; 0 (all CP) otherwise. tsl_winograd_instantiate and the
+ * conv family's workloads (tsl_conv2d_algo_workload) pass it, so records keys and
+ * programs agree. */
 int64_t tsl_winograd_in_channels(const tsl_conv2d_layer *l);
 
 /* Knobs for target t and shape s, measured on this project's AVX2 machine (Zen, 8 lanes,
