@@ -592,6 +592,32 @@ static tsl_status emit_call(cg *c, const tsl_expr *e, LLVMValueRef *out) {
 
 /* ---- the dispatcher ---- */
 
+static bool is_float_mul(const tsl_expr *e) {
+  return e->kind == TSL_E_MUL && tsl_type_is_float(e->type) && e->type.bits != 16;
+}
+/* An f32/f64 add or subtract with a multiply as an operand (llvm.h: contraction). */
+static bool contracts(const tsl_expr *e) {
+  return (e->kind == TSL_E_ADD || e->kind == TSL_E_SUB) && (is_float_mul(e->bin.a) || is_float_mul(e->bin.b));
+}
+/* x*y + z, z + x*y, x*y - z and z - x*y as llvm.fmuladd(x, y, z), (x, y, -z) and
+ * (-x, y, z): one rounding where the target has FMA, as C's #pragma STDC FP_CONTRACT ON
+ * (clang's default) does within one expression. When both operands are multiplies
+ * the first is fused. */
+static tsl_status emit_mul_add(cg *c, const tsl_expr *e, LLVMValueRef *out) {
+  bool mul_first = is_float_mul(e->bin.a);
+  const tsl_expr *mul = mul_first ? e->bin.a : e->bin.b, *addend = mul_first ? e->bin.b : e->bin.a;
+  LLVMValueRef args[3];
+  CG_TRY(cg_expr(c, mul->bin.a, &args[0]));
+  CG_TRY(cg_expr(c, mul->bin.b, &args[1]));
+  CG_TRY(cg_expr(c, addend, &args[2]));
+  if (e->kind == TSL_E_SUB) {
+    int negated = mul_first ? 2 : 0; /* x*y - z: -z; z - x*y: -x */
+    args[negated] = LLVMBuildFNeg(c->b, args[negated], "");
+  }
+  LLVMTypeRef ty = LLVMTypeOf(args[2]);
+  return cg_intrinsic(c, "llvm.fmuladd", &ty, 1, args, 3, out);
+}
+
 tsl_status cg_expr(cg *c, const tsl_expr *e, LLVMValueRef *out) {
   LLVMValueRef a, b2, x;
   LLVMTypeRef t;
@@ -612,6 +638,7 @@ tsl_status cg_expr(cg *c, const tsl_expr *e, LLVMValueRef *out) {
   }
   case TSL_E_ADD: case TSL_E_SUB: case TSL_E_MUL: case TSL_E_DIV: case TSL_E_MOD: case TSL_E_MIN:
   case TSL_E_MAX:
+    if (contracts(e)) return emit_mul_add(c, e, out);
     CG_TRY(cg_expr(c, e->bin.a, &a));
     CG_TRY(cg_expr(c, e->bin.b, &b2));
     return emit_arith(c, e, a, b2, out);

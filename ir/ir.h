@@ -23,10 +23,12 @@
  *   Unsigned division is ordinary unsigned division. Float division is IEEE; TSL_E_MOD
  *   on floats is refused.
  *
- * Floats. IEEE-754 binary32/64, round to nearest. The codegen may contract a*b+c
- *   into an FMA only where the IR says so (TSL_CALL_FMA); it does not enable fast-math
- *   reassociation, so a vectorized reduction over a spatial axis gives bit-identical
- *   results to the scalar loop. min/max follow LLVM minnum/maxnum EXCEPT that the
+ * Floats. IEEE-754 binary32/64, round to nearest. A float add or subtract whose
+ *   operand is a multiply (x*y + z, z - x*y, ...) is contracted into one rounding on
+ *   targets with FMA, as C's FP_CONTRACT ON within one expression (codegen/llvm.h);
+ *   TSL_CALL_FMA is always fused. The codegen does not enable fast-math reassociation,
+ *   so a vectorized reduction over a spatial axis gives bit-identical results to the
+ *   scalar loop (scalar and vector code contract alike). min/max follow LLVM minnum/maxnum EXCEPT that the
  *   IR min/max propagate NaN (llvm.minimum/maximum): max(NaN, x) == NaN. Pooling
  *   relies on this (shared/cases C08).
  *

@@ -3,9 +3,11 @@
  * plain C. */
 #include <float.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "target/target.h"
 #include "tests/codegen/cg_util.h"
 
 #define N 64 /* elements per region */
@@ -207,6 +209,69 @@ static void test_float_add_sub_mul_div_ieee(void) {
     }
   free(a), free(b), free(o), free(a64), free(b64), free(o64);
 }
+
+/* ---- a * b + c in one expression: one rounding where the target has FMA ---- */
+
+static tsl_expr *f_mul_add(tsl_expr *const *x, int lanes) { (void)lanes; return tsl_add(tsl_mul(x[0], x[1]), x[2]); }
+static tsl_expr *f_add_mul(tsl_expr *const *x, int lanes) { (void)lanes; return tsl_add(x[2], tsl_mul(x[0], x[1])); }
+static tsl_expr *f_mul_sub(tsl_expr *const *x, int lanes) { (void)lanes; return tsl_sub(tsl_mul(x[0], x[1]), x[2]); }
+static tsl_expr *f_sub_mul(tsl_expr *const *x, int lanes) { (void)lanes; return tsl_sub(x[2], tsl_mul(x[0], x[1])); }
+
+/* The target fuses a multiply into the add or subtract that consumes it (llvm.h):
+ * a = b = 1 + e (e = 2^-13) make a * b = 1 + 2e + e^2, whose last term a separate
+ * rounding drops; c = -+(1 + 2e) cancels the rest (element 0 for the add forms,
+ * element 1 for the subtract forms), so a fused result is +-e^2 and an unfused one 0.
+ * The other elements take ordinary values. Checked against C's fmaf / fma (one
+ * rounding) in the scalar and the 4/8/16-lane regions, f32 and f64 (e = 2^-27). */
+static void check_contraction(tsl_type t) {
+  bool f64 = t.bits == 64;
+  double e = f64 ? ldexp(1.0, -27) : ldexp(1.0, -13);
+  size_t sz = f64 ? 8 : 4;
+  void *in[3] = {cg_alloc(N * sz), cg_alloc(N * sz), cg_alloc(N * sz)};
+  for (int i = 0; i < N; i++) {
+    double sign = i % 8 < 4 ? 1.0 : -1.0, a = 1.0 + e;
+    double c = i % 4 == 0 ? -sign * (1.0 + 2.0 * e) : i % 4 == 1 ? sign * (1.0 + 2.0 * e) : i * 0.37 - 9.0;
+    double v[3] = {sign * a, i % 4 < 2 ? a : 1.0 / (i + 0.3), c};
+    for (int k = 0; k < 3; k++) {
+      if (f64) ((double *)in[k])[i] = v[k];
+      else ((float *)in[k])[i] = (float)v[k];
+    }
+  }
+  const tsl_target *host = tsl_jit_target(cg_jit);
+  bool fused = host->arch != TSL_ARCH_X86_64 || tsl_target_has_feature(host, "fma");
+  cg_expr_fn fns[4] = {f_mul_add, f_add_mul, f_mul_sub, f_sub_mul};
+  double *o = cg_alloc(4 * CG_NREGIONS * N * 8);
+  tsl_type ts[3] = {t, t, t};
+  CU_ASSERT_EQUAL_FATAL(cg_run_lanes(cg_lanes_kernel_multi("contract", 3, ts, t, N, 4, fns), 3, in, o), TSL_OK);
+  int wrong = 0, cancelled_to_zero = 0;
+  for (int k = 0; k < 4; k++)
+    for (int r = 0; r < CG_NREGIONS; r++)
+      for (int i = 0; i < N; i++) {
+        size_t at = ((size_t)k * CG_NREGIONS + (size_t)r) * N + (size_t)i;
+        double got, want;
+        if (f64) {
+          const double *x = in[0], *y = in[1], *z = in[2];
+          double zz = k == 2 ? -z[i] : z[i], xx = k == 3 ? -x[i] : x[i];
+          want = fused ? fma(xx, y[i], zz) : xx * y[i] + zz;
+          got = ((double *)o)[at];
+        } else {
+          const float *x = in[0], *y = in[1], *z = in[2];
+          float zz = k == 2 ? -z[i] : z[i], xx = k == 3 ? -x[i] : x[i];
+          want = fused ? fmaf(xx, y[i], zz) : (float)(xx * y[i]) + zz;
+          got = ((float *)o)[at];
+        }
+        if (got != want && wrong++ < 4)
+          fprintf(stderr, "contract %s form %d region %d element %d: got %a, want %a\n", f64 ? "f64" : "f32", k, r,
+                  i, got, want);
+        if (i % 4 == (k < 2 ? 0 : 1) && got == 0.0) cancelled_to_zero++;
+      }
+  CU_ASSERT_EQUAL(wrong, 0);
+  /* the inputs tell the two apart: fused, no cancelling element is 0 */
+  if (fused) CU_ASSERT_EQUAL(cancelled_to_zero, 0);
+  free(in[0]), free(in[1]), free(in[2]), free(o);
+}
+static void test_mul_add_in_one_expression_rounds_once_f32(void) { check_contraction(TSL_F32); }
+static void test_mul_add_in_one_expression_rounds_once_f64(void) { check_contraction(TSL_F64); }
 
 /* ---- min / max ---- */
 
@@ -602,6 +667,8 @@ void cg_add_expr_tests(void) {
   CU_add_test(s, "test_floor_div_mod_constant_divisors", test_floor_div_mod_constant_divisors);
   CU_add_test(s, "test_unsigned_div_mod_is_plain", test_unsigned_div_mod_is_plain);
   CU_add_test(s, "test_float_add_sub_mul_div_ieee", test_float_add_sub_mul_div_ieee);
+  CU_add_test(s, "test_mul_add_in_one_expression_rounds_once_f32", test_mul_add_in_one_expression_rounds_once_f32);
+  CU_add_test(s, "test_mul_add_in_one_expression_rounds_once_f64", test_mul_add_in_one_expression_rounds_once_f64);
   CU_add_test(s, "test_min_max_integer_signedness", test_min_max_integer_signedness);
   CU_add_test(s, "test_min_max_float_propagate_nan", test_min_max_float_propagate_nan);
   CU_add_test(s, "test_min_max_float_constant_operand_propagates_nan",
