@@ -17,10 +17,11 @@
  *   clamp to the type's range, NaN gives 0), so every target gives the same
  *   result; anything -> bool is "!= 0" (a NaN float is true, as in C).
  * - No fast-math flags. An f32/f64 add or subtract with a multiply as an operand
- *   (x*y + z, z + x*y, x*y - z, z - x*y) is llvm.fmuladd: one rounding on targets with
- *   FMA (every x86-64-avx2/avx512 and armv8 target), as C's FP_CONTRACT ON (clang's
- *   default) within one expression; the IR's own fma is always fused. A product stored
- *   to a buffer and read back is rounded, so compute_inline can change the last bit.
+ *   (x*y + z, z + x*y, x*y - z, z - x*y; x*y may be the scalar product a broadcast
+ *   repeats) is llvm.fmuladd: one rounding on targets with FMA (every
+ *   x86-64-avx2/avx512 and armv8 target), as C's FP_CONTRACT ON (clang's default)
+ *   within one expression; the IR's own fma is always fused. A product stored to a
+ *   buffer and read back is rounded, so compute_inline can change the last bit.
  * - Loads/stores take one (flattened) index; a ramp of stride 1 is one contiguous
  *   vector access, any other vector index a gather/scatter; predicates become
  *   llvm.masked.{load,store,gather,scatter} (masked-off lanes read 0, memory under

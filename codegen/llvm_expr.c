@@ -592,23 +592,33 @@ static tsl_status emit_call(cg *c, const tsl_expr *e, LLVMValueRef *out) {
 
 /* ---- the dispatcher ---- */
 
-static bool is_float_mul(const tsl_expr *e) {
-  return e->kind == TSL_E_MUL && tsl_type_is_float(e->type) && e->type.bits != 16;
+/* The f32/f64 multiply an add or subtract operand computes: the operand itself, or the
+ * scalar product a broadcast repeats (the vectorizer and the simplifier hoist a product
+ * that is the same in every lane into broadcast(x*y); the scalar loop has x*y inline,
+ * and both must round alike). NULL for anything else. */
+static const tsl_expr *float_mul_of(const tsl_expr *e) {
+  if (e->kind == TSL_E_BROADCAST) e = e->broadcast.value;
+  return e->kind == TSL_E_MUL && tsl_type_is_float(e->type) && e->type.bits != 16 ? e : NULL;
 }
-/* An f32/f64 add or subtract with a multiply as an operand (llvm.h: contraction). */
+/* An add or subtract with such a multiply as an operand (llvm.h: contraction). */
 static bool contracts(const tsl_expr *e) {
-  return (e->kind == TSL_E_ADD || e->kind == TSL_E_SUB) && (is_float_mul(e->bin.a) || is_float_mul(e->bin.b));
+  return (e->kind == TSL_E_ADD || e->kind == TSL_E_SUB) && (float_mul_of(e->bin.a) || float_mul_of(e->bin.b));
 }
 /* x*y + z, z + x*y, x*y - z and z - x*y as llvm.fmuladd(x, y, z), (x, y, -z) and
  * (-x, y, z): one rounding where the target has FMA, as C's #pragma STDC FP_CONTRACT ON
  * (clang's default) does within one expression. When both operands are multiplies
- * the first is fused. */
+ * the first is fused. A broadcast product's factors are splat to the add's lanes. */
 static tsl_status emit_mul_add(cg *c, const tsl_expr *e, LLVMValueRef *out) {
-  bool mul_first = is_float_mul(e->bin.a);
-  const tsl_expr *mul = mul_first ? e->bin.a : e->bin.b, *addend = mul_first ? e->bin.b : e->bin.a;
+  bool mul_first = float_mul_of(e->bin.a) != NULL;
+  const tsl_expr *operand = mul_first ? e->bin.a : e->bin.b, *addend = mul_first ? e->bin.b : e->bin.a;
+  const tsl_expr *mul = float_mul_of(operand);
   LLVMValueRef args[3];
   CG_TRY(cg_expr(c, mul->bin.a, &args[0]));
   CG_TRY(cg_expr(c, mul->bin.b, &args[1]));
+  if (operand->kind == TSL_E_BROADCAST) {
+    args[0] = cg_splat(c, args[0], operand->broadcast.lanes);
+    args[1] = cg_splat(c, args[1], operand->broadcast.lanes);
+  }
   CG_TRY(cg_expr(c, addend, &args[2]));
   if (e->kind == TSL_E_SUB) {
     int negated = mul_first ? 2 : 0; /* x*y - z: -z; z - x*y: -x */

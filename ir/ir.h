@@ -24,11 +24,11 @@
  *   on floats is refused.
  *
  * Floats. IEEE-754 binary32/64, round to nearest. A float add or subtract whose
- *   operand is a multiply (x*y + z, z - x*y, ...) is contracted into one rounding on
- *   targets with FMA, as C's FP_CONTRACT ON within one expression (codegen/llvm.h);
- *   TSL_CALL_FMA is always fused. The codegen does not enable fast-math reassociation,
- *   so a vectorized reduction over a spatial axis gives bit-identical results to the
- *   scalar loop (scalar and vector code contract alike). min/max follow LLVM minnum/maxnum EXCEPT that the
+ *   operand is a multiply (x*y + z, z - x*y, ...), or a broadcast of one, is contracted
+ *   into one rounding on targets with FMA, as C's FP_CONTRACT ON within one expression
+ *   (codegen/llvm.h); TSL_CALL_FMA is always fused. The codegen does not enable
+ *   fast-math reassociation, so a vectorized reduction over a spatial axis gives
+ *   bit-identical results to the scalar loop (scalar and vector code contract alike). min/max follow LLVM minnum/maxnum EXCEPT that the
  *   IR min/max propagate NaN (llvm.minimum/maximum): max(NaN, x) == NaN. Pooling
  *   relies on this (shared/cases C08).
  *

@@ -273,6 +273,55 @@ static void check_contraction(tsl_type t) {
 static void test_mul_add_in_one_expression_rounds_once_f32(void) { check_contraction(TSL_F32); }
 static void test_mul_add_in_one_expression_rounds_once_f64(void) { check_contraction(TSL_F64); }
 
+/* The same with a product that is the same in every lane, as the vectorizer and the
+ * simplifier leave it: broadcast(a[i] * b[i]) against c[i*16 + j], in the scalar
+ * region (a[i] * b[i] inline) and the 4/8/16-lane ones; every region must give C's
+ * fmaf for all four forms, so scalar and vector code round alike (ir.h). */
+static void test_mul_add_with_broadcast_product_rounds_once(void) {
+  enum { ROWS = 16, ROW = 16 };
+  float *a = cg_alloc(ROWS * 4), *b = cg_alloc(ROWS * 4), *cv = cg_alloc(ROWS * ROW * 4);
+  float *o = cg_alloc(4 * CG_NREGIONS * ROWS * ROW * 4);
+  double e = ldexp(1.0, -13);
+  for (int i = 0; i < ROWS; i++) {
+    double sign = i % 2 ? -1.0 : 1.0;
+    a[i] = (float)(sign * (1.0 + e));
+    b[i] = i % 4 < 2 ? (float)(1.0 + e) : (float)(1.0 / (i + 0.3));
+    for (int j = 0; j < ROW; j++)
+      cv[i * ROW + j] = (float)(j == 0 ? -sign * (1.0 + 2.0 * e) : j == 1 ? sign * (1.0 + 2.0 * e) : j * 0.37 - 3.0);
+  }
+  tsl_buffer *A = cg_buf("a", TSL_F32, ROWS), *B = cg_buf("b", TSL_F32, ROWS), *C = cg_buf("c", TSL_F32, ROWS * ROW);
+  tsl_buffer *O = cg_buf("out", TSL_F32, 4 * CG_NREGIONS * ROWS * ROW);
+  tsl_stmt *loops[4 * CG_NREGIONS];
+  for (int k = 0; k < 4; k++)
+    for (int r = 0; r < CG_NREGIONS; r++) {
+      int lanes = cg_region_lanes[r];
+      tsl_expr *io = tsl_var("io", TSL_I64), *base = tsl_mul(io, tsl_i64(lanes));
+      tsl_expr *row = tsl_div(base, tsl_i64(ROW));
+      tsl_expr *prod = cg_bc(tsl_mul(cg_ld(A, row), cg_ld(B, row)), lanes), *z = cg_ldv(C, base, lanes);
+      tsl_expr *v = k == 0 ? tsl_add(prod, z) : k == 1 ? tsl_add(z, prod) : k == 2 ? tsl_sub(prod, z) : tsl_sub(z, prod);
+      tsl_expr *at = tsl_add(tsl_i64((int64_t)(k * CG_NREGIONS + r) * ROWS * ROW), base);
+      loops[k * CG_NREGIONS + r] =
+          tsl_for(io, tsl_i64(0), tsl_i64(ROWS * ROW / lanes), TSL_FOR_SERIAL, cg_stv(O, at, lanes, v));
+    }
+  tsl_func *f = cg_func("contract_bcast", 4, (tsl_buffer *[]){A, B, C, O}, tsl_seq(4 * CG_NREGIONS, loops));
+  void *pa = a, *pb = b, *pc = cv, *po = o;
+  CU_ASSERT_EQUAL_FATAL(cg_run(f, (void *[]){&pa, &pb, &pc, &po}), TSL_OK);
+  const tsl_target *host = tsl_jit_target(cg_jit);
+  bool fused = host->arch != TSL_ARCH_X86_64 || tsl_target_has_feature(host, "fma");
+  int wrong = 0;
+  for (int k = 0; k < 4; k++)
+    for (int r = 0; r < CG_NREGIONS; r++)
+      for (int i = 0; i < ROWS * ROW; i++) {
+        float x = k == 3 ? -a[i / ROW] : a[i / ROW], y = b[i / ROW], z = k == 2 ? -cv[i] : cv[i];
+        float want = fused ? fmaf(x, y, z) : (float)(x * y) + z;
+        float got = o[(k * CG_NREGIONS + r) * ROWS * ROW + i];
+        if (got != want && wrong++ < 4)
+          fprintf(stderr, "contract broadcast form %d region %d element %d: got %a, want %a\n", k, r, i, got, want);
+      }
+  CU_ASSERT_EQUAL(wrong, 0);
+  free(a), free(b), free(cv), free(o);
+}
+
 /* ---- min / max ---- */
 
 static tsl_expr *f_min(tsl_expr *const *x, int lanes) { (void)lanes; return tsl_min(x[0], x[1]); }
@@ -669,6 +718,7 @@ void cg_add_expr_tests(void) {
   CU_add_test(s, "test_float_add_sub_mul_div_ieee", test_float_add_sub_mul_div_ieee);
   CU_add_test(s, "test_mul_add_in_one_expression_rounds_once_f32", test_mul_add_in_one_expression_rounds_once_f32);
   CU_add_test(s, "test_mul_add_in_one_expression_rounds_once_f64", test_mul_add_in_one_expression_rounds_once_f64);
+  CU_add_test(s, "test_mul_add_with_broadcast_product_rounds_once", test_mul_add_with_broadcast_product_rounds_once);
   CU_add_test(s, "test_min_max_integer_signedness", test_min_max_integer_signedness);
   CU_add_test(s, "test_min_max_float_propagate_nan", test_min_max_float_propagate_nan);
   CU_add_test(s, "test_min_max_float_constant_operand_propagates_nan",
