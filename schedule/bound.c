@@ -11,8 +11,10 @@
  * Each index is brought to the form base + [lo, hi] with base free of relaxed variables:
  * every loop runs from 0 (a root leaf's min is part of its value, see iter_graph.c), so
  * a relaxed loop variable v becomes an offset t in [0, extent); base is the index at
- * t = 0 and [lo, hi] the interval of the difference. Regions whose width the interval
- * analysis cannot bound fall back to the whole tensor dimension.
+ * t = 0 and [lo, hi] the interval of the difference. A data-dependent index (one that
+ * reads memory: a lookup table's T[f(x[i])]) is bounded as a whole by its interval, base
+ * 0. Regions whose width the interval analysis cannot bound fall back to the whole
+ * tensor dimension.
  *
  * The prefetch pragma uses the same machinery for the region one iteration of a loop
  * reads (tsl_prefetch_stmts).
@@ -36,6 +38,7 @@ static void push_load(load_list *l, const tsl_expr *e) {
   l->loads[l->n++] = e;
 }
 
+/* The loads of buffer buf in e (every load when buf is NULL), appended to out. */
 static void collect_loads(const tsl_expr *e, const tsl_buffer *buf, load_list *out) {
   if (!e) return;
   switch (e->kind) {
@@ -58,7 +61,7 @@ static void collect_loads(const tsl_expr *e, const tsl_buffer *buf, load_list *o
     collect_loads(e->ramp.stride, buf, out);
     return;
   case TSL_E_LOAD:
-    if (e->load.buf == buf) push_load(out, e);
+    if (!buf || e->load.buf == buf) push_load(out, e);
     for (int i = 0; i < e->load.nindex; i++) collect_loads(e->load.index[i], buf, out);
     collect_loads(e->load.predicate, buf, out);
     return;
@@ -134,6 +137,12 @@ static relax_set make_relax_set(const tsl_lower_ctx *ctx, int pi) {
   return r;
 }
 
+static bool reads_memory(const tsl_expr *e) {
+  load_list l = {0, 0, NULL};
+  collect_loads(e, NULL, &l);
+  return l.n > 0;
+}
+
 /* One index as base + [lo, hi]. false when the width cannot be bounded. */
 static bool index_range(tsl_expr *e, const relax_set *r, tsl_expr **base, int64_t *lo, int64_t *hi) {
   e = tsl_substitute(e, r->n, r->vars, r->ts);
@@ -142,7 +151,12 @@ static bool index_range(tsl_expr *e, const relax_set *r, tsl_expr **base, int64_
   tsl_expr *b = tsl_simplify(tsl_substitute(e, r->n, r->ts, zeros), NULL);
   int64_t bc;
   tsl_interval iv;
-  if (tsl_expr_is_const_int(b, &bc)) {
+  /* A data-dependent index (a lookup table's or a gather's, T[f(x[i])]) has a base that
+   * reads memory: the region would move with data read where the stage is realized
+   * (and the base be loaded there). Such an index is bounded as a whole instead, by what
+   * the interval analysis knows of it (the loaded values' type range, narrowed by masks
+   * and clamps: (x & 15) is [0, 15]); else the whole dimension. */
+  if (tsl_expr_is_const_int(b, &bc) || reads_memory(b)) {
     iv = tsl_interval_of(tsl_simplify(e, r->ranges), r->ranges);
     if (!iv.has_lo || !iv.has_hi) return false;
     *base = tsl_i64(0);

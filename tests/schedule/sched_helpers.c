@@ -285,6 +285,22 @@ bool st_loops_around_store(const tsl_stmt *s, const char *buf, bool want_const_v
   return find_store(s, buf, want_const_value, path, 0, out, n);
 }
 
+typedef struct alloc_search {
+  const char *name;
+  const tsl_buffer *buf;
+} alloc_search;
+
+static void alloc_in_stmt(const tsl_stmt *s, void *ud) {
+  alloc_search *as = ud;
+  if (!as->buf && s->kind == TSL_S_ALLOCATE && strcmp(s->allocate.buf->name, as->name) == 0) as->buf = s->allocate.buf;
+}
+
+const tsl_buffer *st_find_allocation(const tsl_stmt *s, const char *name) {
+  alloc_search as = {name, NULL};
+  walk_stmt(s, alloc_in_stmt, NULL, &as);
+  return as.buf;
+}
+
 typedef struct name_search {
   const char *name;
   bool found;

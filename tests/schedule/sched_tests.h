@@ -66,6 +66,9 @@ st_counts st_count(const tsl_stmt *s);
  * first, joined with spaces into out (size n). false when no such store exists. */
 bool st_loops_around_store(const tsl_stmt *s, const char *buf, bool want_const_value, char *out, size_t n);
 
+/* The buffer of the first allocation in s of a buffer called `name` (pre-order), or NULL. */
+const tsl_buffer *st_find_allocation(const tsl_stmt *s, const char *name);
+
 /* Does any load/store/allocation in s name a buffer called `name`? */
 bool st_mentions_buffer(const tsl_stmt *s, const char *name);
 /* Every buffer loaded or stored in s is one of f's argument buffers or allocated in s. */

@@ -215,6 +215,57 @@ static void test_root_stage_realizes_only_the_region_read(void) {
   st_arena_end(a);
 }
 
+/* A table read at a data-dependent index, out[p, k] = T[k, f(I[p, k])] (a lookup-table
+ * conv's or a gather's), with T computed at an outer loop of its reader: bound inference
+ * bounds the index by what f leaves of I's values (a mask & 3, a clamp to [0, 3]: 4 of
+ * the table's 8 entries), not by a base loaded from I where T is realized (which did not
+ * compile). I holds values outside [0, 3] for the clamp to act on. */
+static void test_table_at_data_dependent_index_computed_at_outer_loop(void) {
+  for (int form = 0; form < 2; form++) {
+    st_arena a = st_arena_begin();
+    enum { P = 5, K = 8, M = 8 };
+    tsl_te_tensor *W = tsl_te_placeholder("W", TSL_F32, 2, (int64_t[]){K, M});
+    tsl_te_tensor *I = tsl_te_placeholder("I", TSL_I32, 2, (int64_t[]){P, K});
+    tsl_iter_var *tx = tsl_te_axes(2, (int64_t[]){K, M}, (const char *[]){"k", "m"});
+    tsl_expr *w = tsl_te_read(W, 2, (tsl_expr *[]){tx[0].var, tx[1].var});
+    tsl_te_tensor *T = tsl_te_compute("T", 2, tx, tsl_add(tsl_mul(w, tsl_f32(2.0f)), tsl_f32(1.0f)), NULL);
+    tsl_iter_var *ox = tsl_te_axes(2, (int64_t[]){P, K}, (const char *[]){"p", "k"});
+    tsl_expr *v = tsl_te_read(I, 2, (tsl_expr *[]){ox[0].var, ox[1].var});
+    tsl_expr *m = form == 0 ? tsl_call(TSL_CALL_BIT_AND, TSL_I32, 2, (tsl_expr *[]){v, tsl_i32(3)})
+                            : tsl_min(tsl_max(v, tsl_i32(0)), tsl_i32(3));
+    tsl_te_tensor *out = tsl_te_compute("out", 2, ox, tsl_te_read(T, 2, (tsl_expr *[]){ox[1].var, tsl_cast(TSL_I64, m)}), NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(out);
+    tsl_te_program *p = tsl_te_program_new("table", 2, (tsl_te_tensor *[]){W, I}, 1, &out);
+    tsl_schedule *s = NULL;
+    tsl_func *f = NULL;
+    tsl_status st = tsl_schedule_from_text(p, "split(out, k, 4)\nreorder(out, k.outer, p, k.inner)\ncompute_at(T, out, k.outer)\n", &s);
+    if (st == TSL_OK) st = tsl_lower(s, "table", &f);
+    tsl_schedule_free(s);
+    if (st != TSL_OK) fprintf(stderr, "\ntable form %d: %s\n", form, tsl_last_error());
+    CU_ASSERT_EQUAL_FATAL(st, TSL_OK);
+    /* per k.outer: its 4 rows, each over the index's interval [0, 3] (not all 8 entries) */
+    const tsl_buffer *tb = st_find_allocation(f->body, "T");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(tb);
+    CU_ASSERT_EQUAL(tb->ndim, 2);
+    CU_ASSERT_EQUAL(tb->shape[0], 4);
+    CU_ASSERT_EQUAL(tb->shape[1], 4);
+    float *wv = st_alloc_f32(K * M), *y = st_alloc_f32(P * K);
+    int32_t iv[P * K];
+    ref_fill_uniform(wv, K * M, 7, -1.0f, 1.0f);
+    for (int i = 0; i < P * K; i++) iv[i] = (i * 7) % 11 - 3; /* -3 .. 7 */
+    CU_ASSERT_TRUE(st_run(f, (void *[]){wv, iv, y}));
+    for (int pp = 0; pp < P; pp++)
+      for (int k = 0; k < K; k++) {
+        int32_t x = iv[pp * K + k];
+        int idx = form == 0 ? (x & 3) : x < 0 ? 0 : x > 3 ? 3 : x;
+        CU_ASSERT_EQUAL(y[pp * K + k], wv[k * M + idx] * 2.0f + 1.0f);
+      }
+    free(wv);
+    free(y);
+    st_arena_end(a);
+  }
+}
+
 /* The padding stage kept compute_root with stride 2: the last padded rows and columns
  * are never read, and the realized region leaves them out. */
 static void test_conv_root_padding_stage_with_stride(void) {
@@ -321,6 +372,8 @@ void tsl_tests_schedule_numeric(void) {
   CU_add_test(s, "test_elemwise_chain_inlined_root_and_vectorized", test_elemwise_chain_inlined_root_and_vectorized);
   CU_add_test(s, "test_row_center_uses_allocated_intermediate", test_row_center_uses_allocated_intermediate);
   CU_add_test(s, "test_root_stage_realizes_only_the_region_read", test_root_stage_realizes_only_the_region_read);
+  CU_add_test(s, "test_table_at_data_dependent_index_computed_at_outer_loop",
+              test_table_at_data_dependent_index_computed_at_outer_loop);
   CU_add_test(s, "test_conv_root_padding_stage_with_stride", test_conv_root_padding_stage_with_stride);
   CU_add_test(s, "test_reduction_condition_and_axis_min", test_reduction_condition_and_axis_min);
   CU_add_test(s, "test_output_read_by_another_output", test_output_read_by_another_output);
