@@ -17,6 +17,7 @@
 #include "models/node_kernels_binary.h"
 #include "models/passes/binary_channels_last.h"
 #include "models/passes/binary_read_blocked.h"
+#include "models/passes/lut_conv.h"
 #include "models/passes/channel_gather.h"
 #include "models/passes/channel_shuffle.h"
 #include "models/passes/channels_first.h"
@@ -52,8 +53,16 @@ int tsl_compile_fuse_expand_dw_mode(int opt) {
   return 0;
 }
 
-/* tsl_graph_optimize; binary_nchw skips the binary channels-last and blocked-read passes. */
-static tsl_status optimize(tsl_graph *g, int block, bool binary_nchw, tsl_compile_stats *stats) {
+/* Whether the lookup-table conv pass runs: not with the option no_lut_conv, nor with the
+ * environment variable TSL_LUT_CONV=none (for A/B measurements). */
+static bool lut_conv_on(bool no_lut_conv) {
+  const char *e = getenv("TSL_LUT_CONV");
+  return !no_lut_conv && !(e && strcmp(e, "none") == 0);
+}
+
+/* tsl_graph_optimize; binary_nchw skips the binary channels-last and blocked-read passes,
+ * lut = false the lookup-table conv pass. */
+static tsl_status optimize(tsl_graph *g, int block, bool binary_nchw, bool lut, tsl_compile_stats *stats) {
   if (!g) return tsl_error(TSL_ERR_INVALID, "graph optimize: NULL graph");
   tsl_compile_stats local;
   if (!stats) stats = &local;
@@ -95,12 +104,16 @@ static tsl_status optimize(tsl_graph *g, int block, bool binary_nchw, tsl_compil
   /* after the channels-last pass: its quantize_unipolar_i32_nhwc has a blocked twin */
   stats->binary_blocked_reads = 0;
   if (st == TSL_OK && !binary_nchw) st = tsl_pass_binary_read_blocked(g, &stats->binary_blocked_reads);
+  /* after layout selection (the conv's blocked output) and the blocked-read pass (which
+   * makes the unpack write the conv's blocked input) */
+  stats->lut_convs = 0;
+  if (st == TSL_OK && lut && block > 0) st = tsl_pass_lut_conv(g, &stats->lut_convs);
   stats->nodes_after = g->n_nodes;
   return st;
 }
 
 tsl_status tsl_graph_optimize(tsl_graph *g, int block, tsl_compile_stats *stats) {
-  return optimize(g, block, false, stats);
+  return optimize(g, block, false, lut_conv_on(false), stats);
 }
 
 /* ---- the JIT plan as the plan builder's sink (plan_build.h) ---- */
@@ -157,7 +170,7 @@ static tsl_status compile_graph(const tsl_graph *g, const tsl_compile_options *o
     return st;
   }
   int block = o.no_layout ? 0 : tsl_target_f32_lanes(&target);
-  if (!o.no_passes) st = optimize(work, block, o.binary_nchw, stats);
+  if (!o.no_passes) st = optimize(work, block, o.binary_nchw, lut_conv_on(o.no_lut_conv), stats);
   else stats->nodes_before = stats->nodes_after = work->n_nodes;
   stats->pass_seconds = tsl_time_now() - t0;
   if (st == TSL_OK && debug_on()) {

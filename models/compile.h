@@ -88,6 +88,10 @@ typedef struct tsl_compile_options {
                           residual streams NCHW and their f32 inputs plain (skip the passes
                           models/passes/binary_channels_last.h and binary_read_blocked.h;
                           for comparing the two) */
+  bool no_lut_conv;    /* keep 1x1 convs of unpacked unipolar levels dense (skip the pass
+                          models/passes/lut_conv.h, which otherwise runs with binary_nchw
+                          too; TSL_LUT_CONV=none in the environment does the same, for A/B
+                          measurements) */
   const tsl_records *records_db; /* records held in memory, used instead of the `records`
                                     file when non-NULL (not owned, not modified): the
                                     in-situ pass compiles model variants from them */
@@ -137,6 +141,8 @@ typedef struct tsl_compile_stats {
   int binary_blocked_reads;        /* binary nodes switched to read (packs, quantize) or write
                                       (the unpack) a blocked f32 tensor
                                       (passes/binary_read_blocked.h) */
+  int lut_convs;                   /* 1x1 convs of unpacked unipolar levels run as lookup-table
+                                      convs over the bit planes (passes/lut_conv.h) */
   int steps;                       /* kernel calls per run */
   int kernels;                     /* distinct kernels built (<= steps) */
   int records_used;                /* workloads whose schedule came from the records (convs, and
@@ -157,7 +163,9 @@ typedef struct tsl_compile_stats {
  * the packing of few-row fully connected weights into [N/x, K, x],
  * models/passes/pack_dense.h, and layout selection into NCHW[x]c with x = block,
  * models/passes/layout.h, and last the binarized nets' i32 residual streams channels-last,
- * models/passes/binary_channels_last.h) and
+ * models/passes/binary_channels_last.h, their packs and unpack reading and writing blocked
+ * tensors, models/passes/binary_read_blocked.h, and their f32 1x1 convs of unpacked levels
+ * as lookup-table convs, models/passes/lut_conv.h, unless TSL_LUT_CONV=none) and
  * counts what they did in stats (may be NULL). Value and node ids change.
  * Errors: those of the passes (TSL_ERR_INVALID for a malformed graph, TSL_ERR_NOMEM). */
 tsl_status tsl_graph_optimize(tsl_graph *g, int block, tsl_compile_stats *stats);

@@ -8,6 +8,7 @@
 #include "ir/arena.h"
 #include "ops/nn/default_schedule.h"
 #include "ops/binary/bitserial.h"
+#include "ops/binary/lutconv.h"
 #include "models/passes/binary_channels_last.h"
 #include "tuner/dispatch.h"
 
@@ -23,7 +24,7 @@ static tsl_status node_op(const tsl_graph *g, int node, const tsl_op_info **info
     return tsl_error(TSL_ERR_INVALID, "graph: node '%s' (tsl.Binary): no operator '%s'", n->name, k->s);
   if (strncmp((*info)->name, "bit", 3) != 0 && strncmp((*info)->name, "binary", 6) != 0 &&
       strncmp((*info)->name, "quantize_unipolar_i32", 21) != 0 && strncmp((*info)->name, "maxpool_packed", 14) != 0 &&
-      strcmp((*info)->name, "concat_packed64") != 0)
+      strcmp((*info)->name, "concat_packed64") != 0 && strcmp((*info)->name, TSL_LUTCONV_OP) != 0)
     return tsl_error(TSL_ERR_INVALID, "graph: node '%s' (tsl.Binary): '%s' is not a binary-family operator", n->name,
                      k->s);
   *nparams = 0;
@@ -43,6 +44,24 @@ static tsl_status node_op(const tsl_graph *g, int node, const tsl_op_info **info
   }
   return TSL_OK;
 }
+
+/* The shape operator `op` takes argument i (inputs first, then outputs) of node n in:
+ * the value's storage (a blocked NCHW[x]c value as 5-D), except that the lookup-table
+ * conv (ops/binary/lutconv.h) reads its data planes [N, B, CW, H, W] and writes its
+ * blocked output [N, K/x, H, W, x] with the pixels as one axis H * W (the same bytes). */
+static int arg_shape(const tsl_graph *g, const tsl_node *n, const char *op, int i, int64_t *shape) {
+  int v = i < n->n_inputs ? n->inputs[i] : n->outputs[i - n->n_inputs];
+  int nd = tsl_value_storage_shape(&g->values[v], shape);
+  int merge = !op || strcmp(op, TSL_LUTCONV_OP) != 0 || nd != 5 ? -1 : i == 0 ? 3 : i >= n->n_inputs ? 2 : -1;
+  if (merge < 0) return nd;
+  shape[merge] *= shape[merge + 1];
+  for (int d = merge + 1; d + 1 < nd; d++) shape[d] = shape[d + 1];
+  return nd - 1;
+}
+
+/* Whether op writes a blocked NCHW[x]c output: the unpack's blocked twin (its logical
+ * channels the attribute C) and the lookup-table conv (K). */
+static bool writes_blocked(const char *op) { return tsl_binary_is_blocked_unpack(op) || strcmp(op, TSL_LUTCONV_OP) == 0; }
 
 static tsl_dtype dtype_of(tsl_type t) {
   tsl_dtype d = {t.code, (uint8_t)(t.bits < 8 ? 8 : t.bits)};
@@ -68,7 +87,7 @@ tsl_status tsl_binary_infer_node(tsl_graph *g, int node) {
     const tsl_value *v = n->inputs[i] >= 0 ? &g->values[n->inputs[i]] : NULL;
     if (!v || v->ndim < 0)
       return tsl_error(TSL_ERR_INVALID, "graph: node '%s' (tsl.Binary): input %d has no known shape", n->name, i);
-    ndims[i] = tsl_value_storage_shape(v, storage[i]);
+    ndims[i] = arg_shape(g, n, info->name, i, storage[i]);
     shapes[i] = storage[i];
   }
   tsl_arena *arena = tsl_arena_new();
@@ -90,10 +109,17 @@ tsl_status tsl_binary_infer_node(tsl_graph *g, int node) {
       tsl_value *v = &g->values[n->outputs[o]];
       v->dtype = dtype_of(b->dtype);
       memset(v->shape, 0, sizeof v->shape);
-      if (v->layout.kind == TSL_LAYOUT_NCHWC && !tsl_binary_is_blocked_unpack(info->name)) {
+      if (v->layout.kind != TSL_LAYOUT_NCHWC && strcmp(info->name, TSL_LUTCONV_OP) == 0) {
+        st = tsl_error(TSL_ERR_INVALID,
+                       "graph: node '%s' (tsl.Binary %s): output %d must be blocked NCHW[x]c (the operator writes "
+                       "[N, K/x, H*W, x])",
+                       n->name, info->name, o);
+        break;
+      }
+      if (v->layout.kind == TSL_LAYOUT_NCHWC && !writes_blocked(info->name)) {
         st = tsl_error(TSL_ERR_INVALID,
                        "graph: node '%s' (tsl.Binary %s): output %d is blocked, which only the unpack's blocked twin "
-                       "(bitunpack_unipolar64_nchwc) writes",
+                       "(bitunpack_unipolar64_nchwc) and the lookup-table conv (" TSL_LUTCONV_OP ") write",
                        n->name, info->name, o);
         break;
       }
@@ -101,15 +127,25 @@ tsl_status tsl_binary_infer_node(tsl_graph *g, int node) {
         /* a blocked output (an unpack's twin, passes/binary_read_blocked.h): the
          * operator writes the storage [N, C/x, H, W, x]; the value keeps the logical
          * [N, C, H, W] with C the node's attribute */
-        int64_t x = v->layout.block, C = tsl_node_attr_int(n, "C", -1);
-        if (b->ndim != 5 || b->shape[4] != x || C < 1 || C > b->shape[1] * x || C <= (b->shape[1] - 1) * x) {
+        bool lut = strcmp(info->name, TSL_LUTCONV_OP) == 0;
+        int64_t x = v->layout.block, C = tsl_node_attr_int(n, lut ? "K" : "C", -1);
+        /* [N, C/x, H, W, x]; the lookup-table conv's pixels are one axis H * W */
+        int64_t bs[5] = {0, 0, 0, 0, 0};
+        const tsl_value *data = &g->values[n->inputs[0]];
+        if (lut && b->ndim == 4 && data->ndim == 5 && b->shape[2] == data->shape[3] * data->shape[4]) {
+          int64_t unflat[5] = {b->shape[0], b->shape[1], data->shape[3], data->shape[4], b->shape[3]};
+          memcpy(bs, unflat, sizeof bs);
+        } else if (!lut && b->ndim == 5) {
+          memcpy(bs, b->shape, sizeof bs);
+        }
+        if (bs[0] < 1 || bs[4] != x || C < 1 || C > bs[1] * x || C <= (bs[1] - 1) * x) {
           st = tsl_error(TSL_ERR_INVALID,
                          "graph: node '%s' (tsl.Binary %s): output %d is blocked by %lld channels, the operator does "
                          "not write [N, C/%lld, H, W, %lld] for its C = %lld",
                          n->name, info->name, o, (long long)x, (long long)x, (long long)x, (long long)C);
           break;
         }
-        int64_t logical[4] = {b->shape[0], C, b->shape[2], b->shape[3]};
+        int64_t logical[4] = {bs[0], C, bs[2], bs[3]};
         v->ndim = 4;
         for (int d = 0; d < 4; d++) v->shape[d] = logical[d];
         continue;
@@ -141,7 +177,7 @@ tsl_status tsl_nk_make_binary(const tsl_graph *g, int node, tsl_node_kernel *k, 
   for (int i = 0; i < n->n_inputs + n->n_outputs; i++) {
     int v = i < n->n_inputs ? n->inputs[i] : n->outputs[i - n->n_inputs];
     int64_t shape[TSL_MAX_NDIM];
-    int nd = tsl_value_storage_shape(&g->values[v], shape);
+    int nd = arg_shape(g, n, info->name, i, shape);
     tsl_nk_add_arg(k, v, nd, shape);
     tsl_text_put(b, "%s%s[", i ? ", " : "", tsl_dtype_str(g->values[v].dtype));
     for (int d = 0; d < nd; d++) tsl_text_put(b, "%s%lld", d ? "x" : "", (long long)shape[d]);

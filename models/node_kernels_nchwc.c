@@ -129,7 +129,8 @@ tsl_status tsl_nk_check_nchwc(const tsl_graph *g, int node) {
   case TSL_OP_LAYER_NORM:      /* over the channels (ops/nn/layer_norm.c) */
   case TSL_OP_SQUEEZE_EXCITE: /* blocked only (ops/nn/squeeze_excite.c) */
   case TSL_OP_BINARY:         /* its operator writes the value's storage: bitunpack's blocked
-                                 twin only (tsl_binary_infer_node refuses any other) */
+                                 twin and the lookup-table conv only (tsl_binary_infer_node
+                                 refuses any other) */
     return TSL_OK;
   default: return tsl_nk_node_err(g, node, TSL_ERR_UNSUPPORTED, "no blocked (NCHW[x]c) kernel for this operator");
   }

@@ -23,6 +23,7 @@
  *   WORD-long loop whose body is skipped past them (4.7x faster on a 64 -> 16 1x1 conv at
  *   55x55, AVX-512); the `if` stays for the last word's tail of a longer channel axis. */
 #include "ops/families.h"
+#include "ops/nchwc.h"
 
 /* One activation of channel w*WS + i at pixel (y, x) of NCHW data. */
 #define PLAIN_PIXEL(WS) "data[n, w*" WS " + i, y, x]"
@@ -318,6 +319,34 @@ static const char bitunpack64_nchwc_text[] =
     "    where cb < (C + X - 1) / X, cx < X\n"
     "  out[n, cb, y, x, cx] = select(cb*X + cx < C, f32(q[n, cb, y, x, cx]) / f32((1 << B) - 1), 0.0)\n";
 
+/* A 1x1 convolution of unipolar bit planes by table lookup (ops/binary/lutconv.h): the
+ * convolution bitunpack_unipolar64_nchwc + conv2d would compute, out = act(sum over c of
+ * weight[c, k] * q[c] / (2^B - 1) + bias[k]), with q[c] = sum over planes pl of bit c of
+ * plane pl times 2^pl. Each group of 4 input channels indexes a table of the 16 sums of
+ * its 4 weight rows ("Four Russians": Arlazarov, Dinic, Kronrod and Faradzev, 1970), so
+ * an output takes B * CG / 4 lookups and adds instead of CG multiply-adds. Pixels are one
+ * axis P = H * W (data u64[N, B, CW, P], output f32[N, KP / X, P, X], the blocked
+ * NCHW[X]c bytes); weight f32[CG, KP] is the conv's [K, C, 1, 1] transposed, zero past C
+ * and K (CG = C rounded up to 4, KP = K rounded up to X), bias f32[KP] zero past K, so
+ * bits past C add nothing and lanes past K are 0. T2 holds the 4 sums of a pair of rows,
+ * T the 16 of a group as one add of two pair sums. */
+static const char lutconv64_text[] =
+    "op lutconv1x1_unipolar64_nchwc(data: u64[N, B, CW, P], weight: f32[CG, KP], bias: f32[KP], K: int, X: int"
+    TSL_NCHWC_ACT_PARAMS ")\n" TSL_NCHWC_ACT_ASSERT
+    "  assert CG % 4 == 0 && CG <= CW*64, \"weight rows: C rounded up to a group of 4, within the words\"\n"
+    "  assert X >= 1 && KP % X == 0 && K >= 1 && K <= KP && K > KP - X, \"weight columns: K rounded up to X\"\n"
+    "  idx[n, pl, g, p] = i32((data[n, pl, g / 16, p] >> u64(g % 16 * 4)) & u64(15))\n"
+    "    where g < CG / 4\n"
+    "  T2[h, a, k] = select((a & 1) == 1, weight[h*2, k], 0.0) + select((a & 2) == 2, weight[h*2 + 1, k], 0.0)\n"
+    "    where h < CG / 2, a < 4\n"
+    "  T[g, m, k] = T2[g*2, m & 3, k] + T2[g*2 + 1, m >> 2, k]\n"
+    "    where g < CG / 4, m < 16\n"
+    "  acc[n, kb, p, kx] = sum(pl, g: T[g, idx[n, pl, g, p] & 15, kb*X + kx] * f32(1 << pl))\n"
+    "    where kb < KP / X, kx < X\n"
+    "  @tag(\"lutconv\")\n"
+    "  out[n, kb, p, kx] = select(kb*X + kx < K, ("
+    TSL_NCHWC_ACT("acc[n, kb, p, kx] / f32((1 << B) - 1) + bias[kb*X + kx]") "), 0.0)\n";
+
 /* Global average pool of the i32 residual stream, scaled back to float. */
 static const char avgpool_i32_text[] =
     "op binary_global_avgpool_i32(data: i32[N, C, H, W], scale: float = 1.0)\n"
@@ -399,6 +428,10 @@ static const int64_t *const act_nchwc_shapes[] = {act_nchwc};
 static const tsl_dsl_param_value c64_param[] = {{"C", TSL_DSL_PARAM_INT, 64, 0.0}};
 static const tsl_dsl_param_value c64_x_params[] = {{"C", TSL_DSL_PARAM_INT, 64, 0.0}, {"X", TSL_DSL_PARAM_INT, 16, 0.0}};
 static const tsl_dsl_param_value c1_param[] = {{"C1", TSL_DSL_PARAM_INT, 64, 0.0}};
+static const int rank4_2_1[] = {4, 2, 1};
+static const int64_t lut_data[] = {1, 2, 2, 196}, lut_weight[] = {100, 48}, lut_bias[] = {48};
+static const int64_t *const lut_shapes[] = {lut_data, lut_weight, lut_bias};
+static const tsl_dsl_param_value lut_params[] = {{"K", TSL_DSL_PARAM_INT, 40, 0.0}, {"X", TSL_DSL_PARAM_INT, 16, 0.0}};
 
 static const tsl_op_source family[] = {
     {"bitpack_bipolar32", "pack the sign of NCHW f32 into u32 words along C (x < 0 -> bit 1 = -1)",
@@ -475,6 +508,8 @@ static const tsl_op_source family[] = {
      {1, rank5, planes64_shapes, 1, c64_param}},
     {"bitunpack_unipolar64_nchwc", "bitunpack_unipolar64 writing blocked f32 NCHW[x]c (the tail past C zero)",
      bitunpack64_nchwc_text, {1, rank5, planes64_shapes, 2, c64_x_params}},
+    {"lutconv1x1_unipolar64_nchwc", "1x1 conv of unipolar u64 bit planes by 4-bit table lookup, blocked f32 output",
+     lutconv64_text, {3, rank4_2_1, lut_shapes, 2, lut_params}},
     {"binary_global_avgpool_i32", "global average pool of i32 NCHW to f32 [N, C, 1, 1], times scale",
      avgpool_i32_text, {1, rank4, i32_act_shapes, 0, NULL}},
 };

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ops/binary/lutconv.h"
 #include "ops/nn/nn_schedule.h"
 #include "schedule/axis_access.h"
 #include "tessel/tensor.h"
@@ -216,7 +217,15 @@ static bool is_squeeze_excite(const tsl_te_program *p) {
   return p->noutputs == 1 && p->outputs[0]->op->tag && strcmp(p->outputs[0]->op->tag, "squeeze_excite") == 0;
 }
 
-bool tsl_default_schedule_is_hand(const tsl_te_program *p) { return p && (is_dense_packed(p) || is_squeeze_excite(p)); }
+/* The lookup-table 1x1 conv of unipolar bit planes (ops/binary/lutconv.h, output tagged
+ * "lutconv"). */
+static bool is_lutconv(const tsl_te_program *p) {
+  return p->noutputs == 1 && p->outputs[0]->op->tag && strcmp(p->outputs[0]->op->tag, "lutconv") == 0;
+}
+
+bool tsl_default_schedule_is_hand(const tsl_te_program *p) {
+  return p && (is_dense_packed(p) || is_squeeze_excite(p) || is_lutconv(p));
+}
 
 /* At most this many parts of the squeeze-excitation gate's parallel loops (each runs a
  * slice of the blocks or of the hidden units, all of its reduction inside). */
@@ -288,6 +297,7 @@ static tsl_status schedule_squeeze_excite_sum(tsl_schedule *s, int si, bool *don
 
 tsl_status tsl_default_schedule(const tsl_te_program *p, const tsl_target *t, tsl_schedule **out) {
   if (p && is_dense_packed(p)) return tsl_dense_schedule(p, t, NULL, out);
+  if (p && is_lutconv(p)) return tsl_lutconv_schedule(p, t, out);
   tsl_schedule *s = NULL;
   tsl_status st = tsl_schedule_create(p, &s);
   if (st != TSL_OK) return st;

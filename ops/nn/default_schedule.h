@@ -9,7 +9,8 @@
  * guarded by lowering). Operator-specific templates replace it as they exist: a
  * program tagged "dense_packed" (a fully connected layer over a packed weight,
  * models/passes/pack_dense.h) gets the dense template's GEMV schedule
- * (ops/nn/nn_schedule.h, default knobs).
+ * (ops/nn/nn_schedule.h, default knobs); one tagged "lutconv" (the lookup-table 1x1 conv
+ * of unipolar bit planes) gets its schedule (ops/binary/lutconv.h).
  */
 #ifndef TESSEL_OPS_NN_DEFAULT_SCHEDULE_H
 #define TESSEL_OPS_NN_DEFAULT_SCHEDULE_H
@@ -33,7 +34,8 @@ tsl_status tsl_default_schedule(const tsl_te_program *p, const tsl_target *t, ts
  * plan_build.c): a hand-written one (the dense template's GEMV for a "dense_packed"
  * program, or the squeeze-excitation gate's: output tagged "squeeze_excite",
  * ops/nn/squeeze_excite.c, its sums vectorized along the lanes with the reduction loop
- * outside the block loop, the larger ones split in parallel parts). */
+ * outside the block loop, the larger ones split in parallel parts; the lookup-table conv's,
+ * ops/binary/lutconv.h). */
 bool tsl_default_schedule_is_hand(const tsl_te_program *p);
 
 #ifdef __cplusplus

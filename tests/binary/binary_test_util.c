@@ -7,6 +7,7 @@
 
 #include "ir/arena.h"
 #include "models/node_kernels_binary.h"
+#include "ops/binary/lutconv.h"
 #include "runtime/module.h"
 
 uint64_t bin_test_rng(uint64_t *state) {
@@ -23,6 +24,16 @@ void *bin_test_zalloc(size_t bytes) {
   return p;
 }
 
+int bin_test_jit_open(tsl_target *t, tsl_jit **jit) {
+  return tsl_target_parse("host", t) != TSL_OK || tsl_jit_new(t, jit) != TSL_OK;
+}
+
+int bin_test_jit_close(tsl_jit **jit) {
+  tsl_jit_free(*jit);
+  *jit = NULL;
+  return 0;
+}
+
 int bin_test_run_op(tsl_jit *jit, const tsl_target *t, const char *name, int nin, const int64_t *const *shapes,
                     const int *ndims, int nparams, const tsl_dsl_param_value *params, bool tpl,
                     const tsl_bitserial_knobs *k, void **bufs) {
@@ -37,6 +48,7 @@ int bin_test_run_op(tsl_jit *jit, const tsl_target *t, const char *name, int nin
     if (tpl && strncmp(name, "bitserial_conv2d", 16) == 0) st = tsl_bitserial_schedule(prog, t, k, &s);
     else if (tpl && (tsl_binary_is_blocked_pack(name) || tsl_binary_is_blocked_unpack(name)))
       st = tsl_binary_glue_schedule(name, prog, t, &s);
+    else if (tpl && strcmp(name, TSL_LUTCONV_OP) == 0) st = tsl_lutconv_schedule(prog, t, &s);
     else st = tsl_schedule_create(prog, &s);
   }
   if (st == TSL_OK) st = tsl_module_new(&m);

@@ -494,6 +494,7 @@ static void test_maxpool_packed_equals_pool_of_values(void) {
 
 void tsl_tests_binary_net(void);  /* test_binary_net.c */
 void tsl_tests_binary_nhwc(void); /* test_binary_nhwc.c */
+void tsl_tests_binary_lutconv(void); /* test_lutconv.c */
 
 void tsl_tests_binary(void) {
   CU_pSuite s = CU_add_suite("binary", suite_init, suite_clean);
@@ -511,4 +512,5 @@ void tsl_tests_binary(void) {
   CU_add_test(s, "test_fused_glue_agreement_with_float_glue", test_fused_glue_agreement_with_float_glue);
   tsl_tests_binary_net();
   tsl_tests_binary_nhwc();
+  tsl_tests_binary_lutconv();
 }

@@ -29,13 +29,8 @@ static int rnd_int(int n) { return (int)(rnd() % (uint64_t)n); }
 static tsl_jit *jit;
 static tsl_target host;
 
-static int suite_init(void) { return tsl_target_parse("host", &host) != TSL_OK || tsl_jit_new(&host, &jit) != TSL_OK; }
-
-static int suite_clean(void) {
-  tsl_jit_free(jit);
-  jit = NULL;
-  return 0;
-}
+static int suite_init(void) { return bin_test_jit_open(&host, &jit); }
+static int suite_clean(void) { return bin_test_jit_close(&jit); }
 
 /* Builds registry op `name` (bitserial convs with the template's knobs k, NULL: its
  * default) and runs it once on bufs; 0 on success. */
@@ -311,12 +306,13 @@ static void test_C14_bitunpack_blocked_tails_zero(void) {
  * operators on NCHW tensors only), runs both on one seeded input of `image` x `image`
  * and checks that every output is equal bit for bit between the two, with the same
  * shape, and that the logits (output 0) are not a constant; stats[0] and stats[1]
- * receive the two compiles' statistics. */
-static void compile_graph_both_ways(const tsl_graph *g, int64_t image, tsl_compile_stats stats[2]) {
+ * receive the two compiles' statistics; no_lut_conv (compile option) in both compiles. */
+static void compile_graph_both_ways_lut(const tsl_graph *g, int64_t image, bool no_lut_conv,
+                                        tsl_compile_stats stats[2]) {
   tsl_graph_plan *plan[2] = {NULL, NULL};
   tsl_graph_ctx *ctx[2] = {NULL, NULL};
   for (int v = 0; v < 2; v++) {
-    tsl_compile_options co = {.binary_nchw = v == 1};
+    tsl_compile_options co = {.binary_nchw = v == 1, .no_lut_conv = no_lut_conv};
     CU_ASSERT_EQUAL_FATAL(tsl_graph_compile(g, &co, &plan[v], &stats[v]), TSL_OK);
     CU_ASSERT_EQUAL_FATAL(tsl_graph_ctx_new(plan[v], &ctx[v]), TSL_OK);
     float *x = tsl_graph_ctx_input(ctx[v], 0);
@@ -345,11 +341,17 @@ static void compile_graph_both_ways(const tsl_graph *g, int64_t image, tsl_compi
   }
 }
 
-/* compile_graph_both_ways of the zoo model o. */
-static void compile_both_ways(const tsl_zoo_binary_options *o, int64_t image, tsl_compile_stats stats[2]) {
+/* compile_graph_both_ways_lut with the lookup-table conv pass (the default). */
+static void compile_graph_both_ways(const tsl_graph *g, int64_t image, tsl_compile_stats stats[2]) {
+  compile_graph_both_ways_lut(g, image, false, stats);
+}
+
+/* compile_graph_both_ways_lut of the zoo model o. */
+static void compile_both_ways(const tsl_zoo_binary_options *o, int64_t image, bool no_lut_conv,
+                              tsl_compile_stats stats[2]) {
   tsl_graph *g = NULL;
   CU_ASSERT_EQUAL_FATAL(tsl_zoo_binary_build_ex(o, &g), TSL_OK);
-  compile_graph_both_ways(g, image, stats);
+  compile_graph_both_ways_lut(g, image, no_lut_conv, stats);
   tsl_graph_free(g);
 }
 
@@ -359,7 +361,7 @@ static void compile_both_ways(const tsl_zoo_binary_options *o, int64_t image, ts
 static void test_bresnet18_with_stem_nhwc_equals_nchw(void) {
   tsl_zoo_binary_options o = {"bresnet18", 1, 8, 64, false, 5, false};
   tsl_compile_stats st[2];
-  compile_both_ways(&o, 64, st);
+  compile_both_ways(&o, 64, false, st);
   CU_ASSERT_EQUAL(st[0].binary_channels_last, 21);
   CU_ASSERT_EQUAL(st[1].binary_channels_last, 0);
   CU_ASSERT_EQUAL(st[0].binary_blocked_reads, 1);
@@ -369,14 +371,22 @@ static void test_bresnet18_with_stem_nhwc_equals_nchw(void) {
 /* bsqueezenet1_1 with its f32 stem (the max-pool's blocked output) and f32 classifier:
  * the pack reads the blocked stem output and the unpack writes the classifier's blocked
  * input (two steps fewer, both layout transforms gone), and the logits equal those of
- * the plan whose pack reads and unpack writes NCHW, bit for bit. */
+ * the plan whose pack reads and unpack writes NCHW, bit for bit. With the lookup-table
+ * conv (the default) both plans' classifier reads the bit planes themselves, through the
+ * blocked unpack or through the plain unpack and its transform (passes/lut_conv.h): the
+ * unpack is gone from both, one step fewer, the same logits bit for bit. */
 static void test_bsqueezenet1_1_pack_reads_blocked_stem(void) {
   tsl_zoo_binary_options o = {"bsqueezenet1_1", 1, 1, 63, false, 5, false};
   tsl_compile_stats st[2];
-  compile_both_ways(&o, 63, st);
+  compile_both_ways(&o, 63, true, st);
   CU_ASSERT_EQUAL(st[0].binary_blocked_reads, 2);
   CU_ASSERT_EQUAL(st[1].binary_blocked_reads, 0);
+  CU_ASSERT_EQUAL(st[0].lut_convs + st[1].lut_convs, 0);
   CU_ASSERT_EQUAL(st[0].steps, st[1].steps - 2);
+  compile_both_ways(&o, 63, false, st);
+  CU_ASSERT_EQUAL(st[0].lut_convs, 1);
+  CU_ASSERT_EQUAL(st[1].lut_convs, 1);
+  CU_ASSERT_EQUAL(st[0].steps, st[1].steps - 1);
 }
 
 /* The unpack writes the blocked tensor only when a layout transform to blocked NCHW[x]c
