@@ -5,7 +5,7 @@
 # one table with the ratios.
 #
 #   bench/models_vs_ort.sh [--models-dir DIR] [--ort-dir DIR] [--build DIR] [--records FILE]
-#                          [--repeat N] [MODEL...]
+#                          [--repeat N] [--rounds R] [--chrt PRIO] [MODEL...]
 #
 # --models-dir: the folder of ONNX files (default $TSL_SHARED_DIR/models, else
 #   ../shared/models next to the source tree; e.g. ../shared/models_v2). MODEL...: those
@@ -22,6 +22,9 @@
 #   (this shared machine's times drift by 10-20% between runs) hits both alike; every
 #   round's row is printed, then per model the median of the rounds' ratios (and of the
 #   times), and the geometric mean of those medians.
+# --chrt PRIO: run both runtimes under `chrt -f PRIO` (SCHED_FIFO; needs root or
+#   CAP_SYS_NICE; checked before anything runs), as the project's measurements are taken
+#   (e.g. --chrt 50); default: normal priority.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(dirname "$here")
@@ -30,6 +33,7 @@ build="$src/build"
 records=""
 repeat=20
 rounds=1
+rt=""
 models_dir="${TSL_SHARED_DIR:-$src/../shared}/models"
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -39,6 +43,7 @@ while [ $# -gt 0 ]; do
     --records) records=$2; shift 2 ;;
     --repeat) repeat=$2; shift 2 ;;
     --rounds) rounds=$2; shift 2 ;;
+    --chrt) rt="chrt -f $2"; shift 2 ;;
     -*) echo "models_vs_ort.sh: unknown argument '$1'" >&2; exit 2 ;;
     *) break ;;
   esac
@@ -47,6 +52,9 @@ case "$rounds" in '' | *[!0-9]* | 0 | 0*) echo "models_vs_ort.sh: --rounds wants
 [ -d "$models_dir" ] || { echo "models_vs_ort.sh: no models folder $models_dir" >&2; exit 1; }
 models_dir=$(cd "$models_dir" && pwd) # ONNX Runtime runs from $ort_dir
 [ -x "$build/bench/models" ] || { echo "models_vs_ort.sh: build $build/bench/models first (ninja -C $build)" >&2; exit 1; }
+if [ -n "$rt" ]; then
+  $rt true 2>/dev/null || { echo "models_vs_ort.sh: '$rt' does not run here (root or CAP_SYS_NICE needed, PRIO 1-99)" >&2; exit 2; }
+fi
 command -v node >/dev/null || { echo "models_vs_ort.sh: node (nodejs) is needed for ONNX Runtime" >&2; exit 1; }
 if [ ! -d "$ort_dir/node_modules/onnxruntime-node" ]; then
   mkdir -p "$ort_dir"
@@ -66,16 +74,16 @@ set -- --repeat "$repeat" --models "$models_dir" --ort "$ort_file"
 [ -n "$records" ] && set -- "$@" --records "$records"
 if [ "$rounds" -eq 1 ]; then
   echo "ONNX Runtime (onnxruntime-node 1.30.0), $repeat runs per model and thread count..." >&2
-  (cd "$ort_dir" && node ort_models.mjs "$models_dir" 1,2 "$repeat" $models) > "$ort_file"
-  "$build/bench/models" "$@" $models
+  (cd "$ort_dir" && $rt node ort_models.mjs "$models_dir" 1,2 "$repeat" $models) > "$ort_file"
+  $rt "$build/bench/models" "$@" $models
   exit 0
 fi
 r=1
 while [ "$r" -le "$rounds" ]; do
   for m in $models; do
     echo "round $r of $rounds: $m: ONNX Runtime, then tessel..." >&2
-    (cd "$ort_dir" && node ort_models.mjs "$models_dir" 1,2 "$repeat" "$m") > "$ort_file"
-    "$build/bench/models" "$@" "$m" > "$rows_file.one"
+    (cd "$ort_dir" && $rt node ort_models.mjs "$models_dir" 1,2 "$repeat" "$m") > "$ort_file"
+    $rt "$build/bench/models" "$@" "$m" > "$rows_file.one"
     [ "$r" -eq 1 ] && [ "$m" = "${models%% *}" ] && sed -n '1,/^|---/p' "$rows_file.one" | sed 's/^| model |/| round | model |/; s/^|---|/|---|---|/'
     grep "^| $m |" "$rows_file.one" | sed "s/^|/| $r |/" | tee -a "$rows_file"
   done
