@@ -150,7 +150,7 @@ typedef struct {
 
 static tsl_graph *unpack_conv_graph(const graph_case *gc, const float *w, const float *bias) {
   tsl_graph *g = NULL;
-  int x, packed, unpacked, y, wv, bv = -1, node;
+  int x = -1, packed = -1, unpacked = -1, y = -1, wv = -1, bv = -1, node = -1;
   int64_t xs[4] = {gc->N, gc->C, gc->H, gc->W}, ws[4] = {gc->K, gc->C / gc->group, 1, 1}, bs[1] = {gc->K};
   tsl_tensor *tw = NULL, *tb = NULL;
   bool ok = tsl_graph_new("unpack_conv", &g) == TSL_OK &&
@@ -181,7 +181,7 @@ static tsl_graph *unpack_conv_graph(const graph_case *gc, const float *w, const 
        tsl_graph_set_attr_ints(g, node, "pads", 4, pads) == TSL_OK &&
        tsl_graph_set_attr_int(g, node, "group", gc->group) == TSL_OK && tsl_graph_infer_node(g, node) == TSL_OK;
   if (ok && gc->act) {
-    int r;
+    int r = -1;
     ok = tsl_graph_add_value(g, "y", &r) == TSL_OK &&
          tsl_graph_add_node(g, gc->act == 1 ? TSL_OP_RELU : TSL_OP_CLIP, "act", 1, &y, 1, &r, &node) == TSL_OK &&
          (gc->act == 1 || (tsl_graph_set_attr_float(g, node, "min", gc->lo) == TSL_OK &&
