@@ -104,12 +104,13 @@ tsl_status tsl_binary_infer_node(tsl_graph *g, int node) {
     if (st == TSL_OK && p->noutputs != n->n_outputs)
       st = tsl_error(TSL_ERR_INVALID, "graph: node '%s' (tsl.Binary %s): %d outputs, the operator has %d", n->name,
                      info->name, n->n_outputs, p->noutputs);
+    bool lut = strcmp(info->name, TSL_LUTCONV_OP) == 0; /* writes [N, K/x, H*W, x] */
     for (int o = 0; o < n->n_outputs && st == TSL_OK; o++) {
       const tsl_buffer *b = p->outputs[o]->buf;
       tsl_value *v = &g->values[n->outputs[o]];
       v->dtype = dtype_of(b->dtype);
       memset(v->shape, 0, sizeof v->shape);
-      if (v->layout.kind != TSL_LAYOUT_NCHWC && strcmp(info->name, TSL_LUTCONV_OP) == 0) {
+      if (v->layout.kind != TSL_LAYOUT_NCHWC && lut) {
         st = tsl_error(TSL_ERR_INVALID,
                        "graph: node '%s' (tsl.Binary %s): output %d must be blocked NCHW[x]c (the operator writes "
                        "[N, K/x, H*W, x])",
@@ -127,7 +128,6 @@ tsl_status tsl_binary_infer_node(tsl_graph *g, int node) {
         /* a blocked output (an unpack's twin, passes/binary_read_blocked.h): the
          * operator writes the storage [N, C/x, H, W, x]; the value keeps the logical
          * [N, C, H, W] with C the node's attribute */
-        bool lut = strcmp(info->name, TSL_LUTCONV_OP) == 0;
         int64_t x = v->layout.block, C = tsl_node_attr_int(n, lut ? "K" : "C", -1);
         /* [N, C/x, H, W, x]; the lookup-table conv's pixels are one axis H * W */
         int64_t bs[5] = {0, 0, 0, 0, 0};

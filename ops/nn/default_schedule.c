@@ -213,15 +213,16 @@ static tsl_status schedule_channel_gather(tsl_schedule *s, int si, int64_t lanes
 }
 
 /* The squeeze-excitation gate (ops/nn/squeeze_excite.c, output tagged "squeeze_excite"). */
-static bool is_squeeze_excite(const tsl_te_program *p) {
-  return p->noutputs == 1 && p->outputs[0]->op->tag && strcmp(p->outputs[0]->op->tag, "squeeze_excite") == 0;
+/* Whether p has one output and its stage carries tag. */
+static bool output_tagged(const tsl_te_program *p, const char *tag) {
+  return p->noutputs == 1 && p->outputs[0]->op->tag && strcmp(p->outputs[0]->op->tag, tag) == 0;
 }
+
+static bool is_squeeze_excite(const tsl_te_program *p) { return output_tagged(p, "squeeze_excite"); }
 
 /* The lookup-table 1x1 conv of unipolar bit planes (ops/binary/lutconv.h, output tagged
  * "lutconv"). */
-static bool is_lutconv(const tsl_te_program *p) {
-  return p->noutputs == 1 && p->outputs[0]->op->tag && strcmp(p->outputs[0]->op->tag, "lutconv") == 0;
-}
+static bool is_lutconv(const tsl_te_program *p) { return output_tagged(p, "lutconv"); }
 
 bool tsl_default_schedule_is_hand(const tsl_te_program *p) {
   return p && (is_dense_packed(p) || is_squeeze_excite(p) || is_lutconv(p));
