@@ -100,11 +100,15 @@ static int cmp_double(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-/* Median and min over `repeat` runs after two warm-ups, in ms. */
+/* Median and min over `repeat` runs after WARMUP_RUNS warm-ups, in ms: as many as
+ * bench/ort_models.mjs gives ONNX Runtime (with two, the first model of a
+ * bench/models_vs_ort.sh run read 1.01-1.04x ORT where its later rounds read 0.81-0.88x:
+ * sessions 46-47, mobilenet_v2 at 1 thread). */
+enum { WARMUP_RUNS = 10 };
 static int time_runs(tsl_context *ctx, int repeat, double *median, double *min) {
   double *t = malloc((size_t)repeat * sizeof *t);
   if (!t) return 1;
-  for (int w = 0; w < 2; w++)
+  for (int w = 0; w < WARMUP_RUNS; w++)
     if (tsl_context_run(ctx) != TSL_OK) return free(t), 1;
   for (int r = 0; r < repeat; r++) {
     double t0 = tsl_time_now();

@@ -206,7 +206,7 @@ static tsl_status compile_graph(const tsl_graph *g, const tsl_compile_options *o
   stats->auto_kernels = pb.auto_kernels;
   stats->records_missed = pb.convs.missed;
   stats->activation_bytes = pb.activation_bytes;
-  if (st == TSL_OK && records && pb.convs.missed && !o.verbose) {
+  if (st == TSL_OK && records && pb.convs.missed && !o.verbose && !o.no_missed_warning) {
     char tstr[192];
     tsl_target_str(&target, tstr, sizeof tstr);
     /* one line per model (per layer with verbose: tuner/dispatch.h's line) */

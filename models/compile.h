@@ -95,6 +95,9 @@ typedef struct tsl_compile_options {
   const tsl_records *records_db; /* records held in memory, used instead of the `records`
                                     file when non-NULL (not owned, not modified): the
                                     in-situ pass compiles model variants from them */
+  bool no_missed_warning; /* no "no tuning record" line for layers without a record (a
+                             plan that leaves some layers at their default on purpose: the
+                             in-situ pass's final-plan check) */
   bool no_claim_outputs; /* no claimed outputs (runtime/graph_executor.h
                             tsl_graph_plan_claim_output; models/plan_build.h
                             TSL_CLAIM_MAX_FLOPS_PER_BYTE): for comparing */

@@ -23,6 +23,7 @@ tsl_insitu_opts tsl_insitu_opts_default(void) {
   o.per_algo = 8;
   o.rounds = 31;
   o.warmup = 3;
+  o.window = 2;
   return o;
 }
 
@@ -186,23 +187,24 @@ static int assign_variants(tsl_insitu_result *res) {
   return nv;
 }
 
-static tsl_status compile_variant(const tsl_graph *g, const char *target, int k, const tsl_insitu_result *res,
-                                  variant *v) {
+/* Compiles g with, per layer l, its candidate want[l] (0: the default, no record; want
+ * NULL: every layer's default) and maps the conv steps to the layers that run exactly
+ * that candidate (layer_of; -1 elsewhere). `what` names the plan in errors. */
+static tsl_status compile_with(const tsl_graph *g, const char *target, const tsl_insitu_result *res, const int *want,
+                               const char *what, variant *v) {
   tsl_status st = TSL_OK;
-  if (k > 0) {
+  if (want) {
     st = tsl_records_new(&v->db);
-    for (int i = 0; st == TSL_OK && i < res->nlayers; i++) {
-      int c = candidate_in(&res->layers[i], k);
-      if (c > 0) st = tsl_records_add(v->db, &res->layers[i].cand[c].rec);
-    }
+    for (int i = 0; st == TSL_OK && i < res->nlayers; i++)
+      if (want[i] > 0) st = tsl_records_add(v->db, &res->layers[i].cand[want[i]].rec);
   }
-  tsl_compile_options co = {.target = target, .records_db = v->db};
+  tsl_compile_options co = {.target = target, .records_db = v->db, .no_missed_warning = true};
   if (st == TSL_OK) st = tsl_graph_compile_conv_steps(g, &co, &v->plan, NULL, &v->steps, &v->nsteps);
   if (st == TSL_OK) st = tsl_graph_ctx_new(v->plan, &v->ctx);
   if (st != TSL_OK) {
     char why[1024];
     snprintf(why, sizeof why, "%s", tsl_last_error());
-    return tsl_error(st, "in situ: variant %d: %s", k, why);
+    return tsl_error(st, "in situ: %s: %s", what, why);
   }
   v->nplan = tsl_graph_plan_num_steps(v->plan);
   v->layer_of = malloc(sizeof *v->layer_of * (size_t)(v->nsteps > 0 ? v->nsteps : 1));
@@ -211,11 +213,24 @@ static tsl_status compile_variant(const tsl_graph *g, const char *target, int k,
   for (int s = 0; s < v->nsteps; s++) {
     int l = find_layer(res, v->steps[s].info.record.workload, v->steps[s].info.only_algo);
     /* the candidate is measured only where the dispatch chose exactly it */
-    if (l >= 0 && !same_choice(&v->steps[s].info.record, &res->layers[l].cand[candidate_in(&res->layers[l], k)].rec))
-      l = -1;
+    if (l >= 0 && !same_choice(&v->steps[s].info.record, &res->layers[l].cand[want ? want[l] : 0].rec)) l = -1;
     v->layer_of[s] = l;
   }
   return TSL_OK;
+}
+
+/* Variant k of the pass (3.): every layer's candidate_in(L, k). */
+static tsl_status compile_variant(const tsl_graph *g, const char *target, int k, const tsl_insitu_result *res,
+                                  variant *v) {
+  char what[32];
+  snprintf(what, sizeof what, "variant %d", k);
+  if (k == 0) return compile_with(g, target, res, NULL, what, v);
+  int *want = malloc(sizeof *want * (size_t)(res->nlayers > 0 ? res->nlayers : 1));
+  if (!want) return tsl_error(TSL_ERR_NOMEM, "in situ: out of memory");
+  for (int l = 0; l < res->nlayers; l++) want[l] = candidate_in(&res->layers[l], k);
+  tsl_status st = compile_with(g, target, res, want, what, v);
+  free(want);
+  return st;
 }
 
 /* The layers (distinct (conv workload, only_algo) pairs in step order) and their default candidate, from
@@ -302,36 +317,179 @@ static tsl_status run_variants(variant *v, int nv, const tsl_insitu_opts *o, int
   return st;
 }
 
+/* Makes r (costs set) an in-model record of this run and writes it: appended to the
+ * file, added to db. A record tsl_record_check refuses (a sample below the clock's
+ * resolution: no measurement) is skipped. */
+static tsl_status put_record(tsl_records *db, const tsl_target *t, const tsl_insitu_opts *o, tsl_record *r,
+                             double timed_s, int window, tsl_insitu_result *res) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  tsl_device_info_host(t, &r->device);
+  snprintf(r->context, sizeof r->context, "%s", o->context);
+  r->window_steps = window;
+  r->error_no = TSL_MEASURE_OK;
+  r->error_msg[0] = '\0';
+  r->all_cost = timed_s;
+  r->compile_s = 0;
+  r->timestamp = (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+  r->threads = tsl_get_num_threads();
+  tsl_record_stamp(r);
+  if (tsl_record_check(r) != TSL_OK) {
+    tsl_clear_error();
+    return TSL_OK;
+  }
+  tsl_status st = o->records_path ? tsl_record_append(o->records_path, r) : TSL_OK;
+  if (st == TSL_OK) st = tsl_records_add(db, r);
+  if (st == TSL_OK) res->records_written++;
+  return st;
+}
+
 /* Each measured candidate's in-model record: appended, added to db. */
 static tsl_status write_records(tsl_records *db, const tsl_target *t, const tsl_insitu_opts *o, tsl_insitu_result *res,
                                 double timed_s) {
-  tsl_device_info dev;
-  tsl_device_info_host(t, &dev);
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
   tsl_status st = TSL_OK;
   for (int l = 0; l < res->nlayers && st == TSL_OK; l++)
     for (int c = 0; c < res->layers[l].ncand && st == TSL_OK; c++) {
       tsl_insitu_candidate *cd = &res->layers[l].cand[c];
-      if (!cd->measured || res->layers[l].ncand < 2) continue;
-      tsl_record *r = &cd->rec;
-      snprintf(r->context, sizeof r->context, "%s", o->context);
-      r->error_no = TSL_MEASURE_OK;
-      r->error_msg[0] = '\0';
-      r->all_cost = timed_s;
-      r->compile_s = 0;
-      r->timestamp = (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-      r->device = dev;
-      r->threads = tsl_get_num_threads();
-      tsl_record_stamp(r);
-      if (tsl_record_check(r) != TSL_OK) { /* a sample below the clock's resolution: no measurement */
-        tsl_clear_error();
+      if (cd->measured && res->layers[l].ncand >= 2) st = put_record(db, t, o, &cd->rec, timed_s, 0, res);
+    }
+  return st;
+}
+
+/* The plan steps a layer's final-plan cost spans in v: its steps and the `window` steps
+ * after each (marks[0..nplan)); returns how many of its steps v has. */
+static int window_marks(const variant *v, int l, int window, bool *marks) {
+  int hits = 0;
+  memset(marks, 0, sizeof *marks * (size_t)v->nplan);
+  for (int s = 0; s < v->nsteps; s++) {
+    if (v->layer_of[s] != l) continue;
+    hits++;
+    for (int p = v->steps[s].step; p <= v->steps[s].step + window && p < v->nplan; p++) marks[p] = true;
+  }
+  return hits;
+}
+
+static double marked_seconds(const variant *v, const bool *marks) {
+  double sum = 0;
+  for (int p = 0; p < v->nplan; p++)
+    if (marks[p]) sum += v->secs[p];
+  return sum;
+}
+
+/* One batch of the final-plan check (insitu.h, 5.): layers ids[0..n) (n at most
+ * TSL_INSITU_MAX_CANDIDATES - 1), plan F (every layer at its choice) and F - L per layer,
+ * run alternately; sets their `checked`, final_cost and `chosen`, writes the records. */
+static tsl_status check_batch(const tsl_graph *g, const tsl_target *t, const char *target, const tsl_insitu_opts *o,
+                              tsl_records *db, tsl_insitu_result *res, const int *ids, int n) {
+  variant v[TSL_INSITU_MAX_CANDIDATES];
+  memset(v, 0, sizeof v);
+  int nl = res->nlayers, nv = n + 1;
+  int *want = malloc(sizeof *want * (size_t)nl);
+  double *w = calloc((size_t)n * 2 * (size_t)o->rounds, sizeof *w); /* [i][0 default, 1 choice][round] */
+  tsl_status st = want && w ? TSL_OK : tsl_error(TSL_ERR_NOMEM, "in situ: out of memory");
+  for (int k = 0; k < nv && st == TSL_OK; k++) {
+    for (int l = 0; l < nl; l++) want[l] = res->layers[l].chosen;
+    char what[192];
+    if (k == 0) snprintf(what, sizeof what, "the final plan");
+    else {
+      want[ids[k - 1]] = 0;
+      snprintf(what, sizeof what, "the final plan with %s at its default", res->layers[ids[k - 1]].node);
+    }
+    st = compile_with(g, target, res, want, what, &v[k]);
+  }
+  /* which plan steps each layer's cost spans, in F (marks[i]) and in its F - L (marks[n + i]) */
+  bool *marks = NULL;
+  int nplan = 0;
+  for (int k = 0; k < nv && st == TSL_OK; k++)
+    if (v[k].nplan > nplan) nplan = v[k].nplan;
+  if (st == TSL_OK && !(marks = calloc((size_t)(2 * n) * (size_t)(nplan > 0 ? nplan : 1), sizeof *marks)))
+    st = tsl_error(TSL_ERR_NOMEM, "in situ: out of memory");
+  bool ok[TSL_INSITU_MAX_CANDIDATES] = {false};
+  for (int i = 0; i < n && st == TSL_OK; i++) {
+    int l = ids[i], steps = res->layers[l].steps;
+    ok[i] = window_marks(&v[0], l, o->window, &marks[(size_t)i * (size_t)nplan]) == steps &&
+            window_marks(&v[i + 1], l, o->window, &marks[(size_t)(n + i) * (size_t)nplan]) == steps;
+  }
+  for (int k = 0; k < nv && st == TSL_OK; k++) fill_input(v[k].ctx, v[k].plan);
+  double t_run = tsl_time_now();
+  for (int r = 0; r < o->warmup && st == TSL_OK; r++)
+    for (int k = 0; k < nv && st == TSL_OK; k++) st = tsl_graph_run(v[k].ctx, NULL);
+  for (int r = 0; r < o->rounds && st == TSL_OK; r++)
+    for (int j = 0; j < nv && st == TSL_OK; j++) {
+      int k = (r + j) % nv;
+      if ((st = tsl_graph_run(v[k].ctx, v[k].secs)) != TSL_OK) break;
+      if (k > 0) {
+        w[((size_t)(k - 1) * 2) * (size_t)o->rounds + (size_t)r] =
+            marked_seconds(&v[k], &marks[(size_t)(n + k - 1) * (size_t)nplan]);
         continue;
       }
-      if (o->records_path) st = tsl_record_append(o->records_path, r);
-      if (st == TSL_OK) st = tsl_records_add(db, r);
-      if (st == TSL_OK) res->records_written++;
+      for (int i = 0; i < n; i++)
+        w[((size_t)i * 2 + 1) * (size_t)o->rounds + (size_t)r] = marked_seconds(&v[0], &marks[(size_t)i * (size_t)nplan]);
     }
+  t_run = tsl_time_now() - t_run;
+  for (int i = 0; i < n && st == TSL_OK; i++) {
+    if (!ok[i]) continue;
+    tsl_insitu_layer *L = &res->layers[ids[i]];
+    tsl_record rec[2] = {L->cand[0].rec, L->cand[L->mixed_choice].rec};
+    for (int c = 0; c < 2; c++) {
+      rec[c].ncosts = o->rounds;
+      memcpy(rec[c].costs, &w[((size_t)i * 2 + (size_t)c) * (size_t)o->rounds], sizeof rec[c].costs[0] * (size_t)o->rounds);
+      rec[c].error_no = TSL_MEASURE_OK;
+      L->final_cost[c] = tsl_record_cost(&rec[c]);
+      if (!(L->final_cost[c] > 0)) L->final_cost[c] = INFINITY; /* below the clock: no measurement */
+    }
+    if (!isfinite(L->final_cost[0]) || !isfinite(L->final_cost[1])) {
+      L->final_cost[0] = L->final_cost[1] = INFINITY;
+      continue;
+    }
+    L->checked = true;
+    res->checked++;
+    if (!(L->final_cost[1] < L->final_cost[0])) {
+      L->chosen = 0;
+      res->reverted++;
+    }
+    /* the default's first: the lookup gives a tie to the record written first */
+    for (int c = 0; c < 2 && st == TSL_OK; c++) st = put_record(db, t, o, &rec[c], t_run, o->window, res);
+  }
+  res->variants += nv;
+  for (int k = 0; k < nv; k++) variant_free(&v[k]);
+  free(marks);
+  free(want);
+  free(w);
+  return st;
+}
+
+tsl_status tsl_insitu_check_final_plan(const tsl_graph *g, tsl_records *db, const tsl_insitu_opts *o,
+                                       tsl_insitu_result *res) {
+  if (!g || !db || !o || !res) return tsl_error(TSL_ERR_INVALID, "in situ: NULL argument");
+  if (!o->context || !o->context[0] || o->rounds < 1 || o->rounds > TSL_RECORD_MAX_COSTS || o->warmup < 0 ||
+      o->window < 1 || o->window > TSL_INSITU_MAX_WINDOW || o->threads < 0)
+    return tsl_error(TSL_ERR_INVALID, "in situ: final-plan check: context must be non-empty, rounds 1..%d, warmup >= 0, "
+                     "window 1..%d", TSL_RECORD_MAX_COSTS, TSL_INSITU_MAX_WINDOW);
+  for (int l = 0; l < res->nlayers; l++) {
+    const tsl_insitu_layer *L = &res->layers[l];
+    if (L->mixed_choice < 0 || L->mixed_choice >= L->ncand || L->chosen != L->mixed_choice || L->checked)
+      return tsl_error(TSL_ERR_INVALID, "in situ: final-plan check: layer %d (%s): its choice %d is not a candidate of "
+                       "the %d (or it was checked already)", l, L->node, L->mixed_choice, L->ncand);
+  }
+  const char *target = o->target ? o->target : "host";
+  tsl_target t;
+  tsl_status st = tsl_target_parse(target, &t);
+  if (st != TSL_OK) return st;
+  int prev_threads = tsl_get_num_threads();
+  if (o->threads > 0) tsl_set_num_threads(o->threads);
+  int ids[TSL_INSITU_MAX_CANDIDATES - 1], n = 0;
+  for (int l = 0; l <= res->nlayers && st == TSL_OK; l++) {
+    if (l < res->nlayers && res->layers[l].chosen > 0 && !res->layers[l].shares_key) ids[n++] = l;
+    if (n > 0 && (n == TSL_INSITU_MAX_CANDIDATES - 1 || l == res->nlayers)) {
+      if (o->log)
+        fprintf(o->log, "in situ: final-plan check of %d layers: %d plans, %d+%d alternating runs each\n", n, n + 1,
+                o->warmup, o->rounds);
+      st = check_batch(g, &t, target, o, db, res, ids, n);
+      n = 0;
+    }
+  }
+  if (o->threads > 0) tsl_set_num_threads(prev_threads);
   return st;
 }
 
@@ -339,9 +497,11 @@ tsl_status tsl_insitu_verify(const tsl_graph *g, tsl_records *db, const tsl_insi
   if (!g || !db || !o || !res) return tsl_error(TSL_ERR_INVALID, "in situ: NULL argument");
   memset(res, 0, sizeof *res);
   if (!o->context || !o->context[0] || o->top_algos < 1 || o->top_algos >= TSL_INSITU_MAX_CANDIDATES ||
-      o->per_algo < 1 || o->rounds < 1 || o->rounds > TSL_RECORD_MAX_COSTS || o->warmup < 0 || o->threads < 0)
+      o->per_algo < 1 || o->rounds < 1 || o->rounds > TSL_RECORD_MAX_COSTS || o->warmup < 0 || o->threads < 0 ||
+      o->window < 0 || o->window > TSL_INSITU_MAX_WINDOW)
     return tsl_error(TSL_ERR_INVALID, "in situ: context must be non-empty, top_algos 1..%d, per_algo >= 1, rounds 1..%d, "
-                     "warmup >= 0", TSL_INSITU_MAX_CANDIDATES - 1, TSL_RECORD_MAX_COSTS);
+                     "warmup >= 0, window 0..%d", TSL_INSITU_MAX_CANDIDATES - 1, TSL_RECORD_MAX_COSTS,
+                     TSL_INSITU_MAX_WINDOW);
   double t0 = tsl_time_now();
   const char *target = o->target ? o->target : "host";
   tsl_target t;
@@ -403,6 +563,8 @@ tsl_status tsl_insitu_verify(const tsl_graph *g, tsl_records *db, const tsl_insi
     L->chosen = 0;
     for (int c = 1; c < L->ncand; c++)
       if (L->cand[c].model_cost < L->cand[L->chosen].model_cost) L->chosen = c;
+    L->mixed_choice = L->chosen;
+    L->final_cost[0] = L->final_cost[1] = INFINITY;
     /* how well the isolated costs rank the candidates the model measured */
     double iso[TSL_INSITU_MAX_CANDIDATES], mod[TSL_INSITU_MAX_CANDIDATES];
     L->rank_pairs = 0;
@@ -414,6 +576,9 @@ tsl_status tsl_insitu_verify(const tsl_graph *g, tsl_records *db, const tsl_insi
     L->rank_corr = tsl_spearman(iso, mod, L->rank_pairs);
   }
   if (st == TSL_OK) st = write_records(db, &t, o, res, t_run);
+  for (int k = 0; k < nv; k++) variant_free(&v[k]); /* before the check compiles its own */
+  memset(v, 0, sizeof v);
+  if (st == TSL_OK && o->window > 0) st = tsl_insitu_check_final_plan(g, db, o, res);
 done:
   for (int k = 0; k < nv; k++) variant_free(&v[k]);
   free(samples);

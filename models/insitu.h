@@ -32,7 +32,22 @@
  *      choice the candidate of least in-model cost;
  *   4. every measured candidate becomes a record with the input and config of its
  *      isolated record, its in-model samples as costs and `context` set (appended to
- *      records_path and added to db), which the lookup then prefers (tuner/dispatch.h).
+ *      records_path and added to db), which the lookup then prefers (tuner/dispatch.h);
+ *   5. the final-plan check (window > 0). A variant runs each layer's candidate next to
+ *      other layers' candidates, not next to their choices: a conv's output written
+ *      with another parallel split, or left in another core's cache, is read by the
+ *      next steps of the final plan at another speed (squeezenet1_1 at 2 threads: a
+ *      squeeze conv chosen at 37 us in its variant ran 80 us in the final plan, and the
+ *      two expand convs reading it 30 us slower each). So the plan of every layer's
+ *      choice (F) runs alternately with, per layer whose choice is not its default
+ *      (and whose key is its own), F with that layer back at its default (F - L), in
+ *      batches of at most TSL_INSITU_MAX_CANDIDATES - 1 layers. A layer's cost there is
+ *      the seconds of its steps and of the `window` plan steps after each of them (the
+ *      readers of its output come next in plan order), its fastest run; the choice
+ *      stays only when it is cheaper than the default this way, else the layer goes
+ *      back to its default. Both measurements become final-plan records (records.h:
+ *      window_steps = window; the default's first, so that a tie goes to it), which
+ *      the lookup prefers to the variants' in-model records.
  *
  * A workload without isolated records is left alone (it keeps the default). */
 #ifndef TESSEL_MODELS_INSITU_H
@@ -50,6 +65,7 @@ extern "C" {
 #endif
 
 #define TSL_INSITU_MAX_CANDIDATES 32
+#define TSL_INSITU_MAX_WINDOW 16
 
 typedef struct tsl_insitu_opts {
   const char *target;       /* target string; NULL = "host" */
@@ -60,11 +76,14 @@ typedef struct tsl_insitu_opts {
   int rounds;               /* timed runs of every variant, 1 .. TSL_RECORD_MAX_COSTS */
   int warmup;               /* untimed runs of every variant first, >= 0 */
   int threads;              /* thread-pool threads while running; 0 = as set */
+  int window;               /* the final-plan check (5.): plan steps after each of a layer's
+                               steps its cost spans, 1 .. TSL_INSITU_MAX_WINDOW; 0 = no check */
   const char *records_path; /* in-model records are appended here; NULL = nowhere */
   FILE *log;                /* progress lines; NULL = quiet */
 } tsl_insitu_opts;
 
-/* top_algos 3, per_algo 8, rounds 31, warmup 3, threads 0, context "model", no file, quiet. */
+/* top_algos 3, per_algo 8, rounds 31, warmup 3, threads 0, window 2, context "model", no
+ * file, quiet. */
 tsl_insitu_opts tsl_insitu_opts_default(void);
 
 typedef struct tsl_insitu_candidate {
@@ -87,7 +106,14 @@ typedef struct tsl_insitu_layer {
   int first_variant;            /* candidate c >= 1 runs in variant first_variant + c - 1 */
   int ncand;
   tsl_insitu_candidate cand[TSL_INSITU_MAX_CANDIDATES]; /* [0] the default, [1] the isolated best, ... */
-  int chosen;                   /* the candidate of least model_cost */
+  int mixed_choice;             /* the candidate of least model_cost (the variants' choice) */
+  int chosen;                   /* the layer's choice: mixed_choice, or 0 when the final-plan
+                                   check sent it back to its default */
+  bool checked;                 /* the final-plan check measured it (mixed_choice > 0, a key of
+                                   its own, every step of it found in both plans) */
+  double final_cost[2];         /* seconds per run of its steps and the window after them in
+                                   the final plan, fastest run: [0] at its default (F - L),
+                                   [1] at mixed_choice (F); +inf when not checked */
   int isolated_choice;          /* what the isolated records alone choose (0: the default) */
   int rank_pairs;               /* measured candidates with an isolated cost too */
   double rank_corr;             /* Spearman correlation of their isolated and in-model costs
@@ -98,7 +124,8 @@ typedef struct tsl_insitu_layer {
 typedef struct tsl_insitu_result {
   int nlayers;
   tsl_insitu_layer *layers; /* malloc'd: tsl_insitu_result_clear */
-  int variants;             /* models compiled and run */
+  int variants;             /* models compiled and run (the final-plan check's included) */
+  int checked, reverted;    /* layers the final-plan check measured / sent back to their default */
   int records_written;      /* in-model records added */
   double seconds;           /* the whole pass (compiles + runs) */
 } tsl_insitu_result;
@@ -110,6 +137,19 @@ typedef struct tsl_insitu_result {
  * compilation and runs (messages say which variant), TSL_ERR_IO (the records file),
  * TSL_ERR_NOMEM. */
 tsl_status tsl_insitu_verify(const tsl_graph *g, tsl_records *db, const tsl_insitu_opts *o, tsl_insitu_result *res);
+
+/* The final-plan check (5.) alone, on the result of a pass run with window 0 whose
+ * layers' choices (mixed_choice = chosen) may have been set by the caller to any of
+ * their candidates: every layer whose choice is not its default and whose key is its
+ * own is timed in the final plan against its default there; sets checked, final_cost
+ * and chosen, adds to checked, reverted, variants and records_written, and writes the
+ * final-plan records (window_steps = o->window) to db and o->records_path. The
+ * tsl_insitu_verify of a window > 0 runs it last. Errors: TSL_ERR_INVALID (NULL
+ * arguments; window not 1..TSL_INSITU_MAX_WINDOW; rounds, warmup or context as for the
+ * pass; a layer's choice not one of its candidates, or checked already), errors of the
+ * compilation and runs (naming the plan), TSL_ERR_IO, TSL_ERR_NOMEM. */
+tsl_status tsl_insitu_check_final_plan(const tsl_graph *g, tsl_records *db, const tsl_insitu_opts *o,
+                                       tsl_insitu_result *res);
 
 void tsl_insitu_result_clear(tsl_insitu_result *res);
 

@@ -126,7 +126,7 @@ static tsl_status dispatch(const tsl_records *db, const tsl_target *t, const tsl
   }
   /* the best record per algorithm; ranks (tsl_records_best_rank, tsl_record_rank) put the exact
    * target before its family, this thread count before others, in-model records before
-   * isolated ones. An exact tie of rank and cost goes to the record written first, across
+   * isolated ones (the final plan's before the pass's variants'). An exact tie of rank and cost goes to the record written first, across
    * algorithms as within one (tsl_records_best_rank): the order a tuning pass writes its
    * candidates in, so that its choice on a tie (the first least) is the one compiled
    * (models/insitu.c). Records of one db share one array: their addresses are file order. */
@@ -169,7 +169,7 @@ static tsl_status dispatch(const tsl_records *db, const tsl_target *t, const tsl
     if (algos[best].tpl->apply(progs[best], t, &spaces[best], &best_rec->config, &s) == TSL_OK) {
       *program = progs[best];
       *sched = s;
-      info_set(info, &algos[best], &spaces[best], &best_rec->config, best_tier % 8 < 4 ? TSL_MATCH_EXACT : TSL_MATCH_FAMILY,
+      info_set(info, &algos[best], &spaces[best], &best_rec->config, best_tier % 16 < 8 ? TSL_MATCH_EXACT : TSL_MATCH_FAMILY,
                best_rec, target, key);
       st = TSL_OK;
       goto out;

@@ -61,11 +61,12 @@ int tsl_record_rank(const tsl_record *r, const char *target, const char *family,
   char rfam[192];
   int rank;
   if (strcmp(r->target, target) == 0) rank = 0;
-  else if (strcmp(tsl_target_family(r->target, rfam, sizeof rfam), family) == 0) rank = 4;
+  else if (strcmp(tsl_target_family(r->target, rfam, sizeof rfam), family) == 0) rank = 8;
   else return -1;
-  if (r->threads != threads) rank += 2;
-  if (!tsl_record_in_model(r)) rank += 1;
-  if (tsl_record_is_static(r)) rank += 8;
+  if (r->threads != threads) rank += 4;
+  if (!tsl_record_in_model(r)) rank += 2;
+  else if (r->window_steps <= 0) rank += 1;
+  if (tsl_record_is_static(r)) rank += 16;
   return rank;
 }
 
@@ -130,6 +131,8 @@ char *tsl_record_to_json(const tsl_record *r) {
   json_object_object_add(root, "tessel_version", jstr(r->tessel_version));
   json_object_object_add(root, "llvm_version", jstr(r->llvm_version));
   if (tsl_record_in_model(r)) json_object_object_add(root, "context", jstr(r->context));
+  if (tsl_record_in_model(r) && r->window_steps > 0)
+    json_object_object_add(root, "window_steps", json_object_new_int(r->window_steps));
   if (r->cost_source[0]) {
     json_object_object_add(root, "cost_source", jstr(r->cost_source));
     json_object_object_add(root, "cost_model", jstr(r->cost_model));
@@ -145,6 +148,9 @@ tsl_status tsl_record_check(const tsl_record *r) {
   if (!r) return tsl_error(TSL_ERR_INVALID, "records: NULL record");
   if (r->ncosts < 0 || r->ncosts > TSL_RECORD_MAX_COSTS)
     return tsl_error(TSL_ERR_INVALID, "records: %d costs (0..%d)", r->ncosts, TSL_RECORD_MAX_COSTS);
+  if (r->window_steps < 0 || (r->window_steps > 0 && !tsl_record_in_model(r)))
+    return tsl_error(TSL_ERR_INVALID, "records: window_steps %d: must be >= 0, and 0 for a record without a context",
+                     r->window_steps);
   bool ok = r->error_no == TSL_MEASURE_OK;
   if (ok && r->ncosts == 0) return tsl_error(TSL_ERR_INVALID, "records: a successful record without costs");
   for (int i = 0; i < r->ncosts; i++) {
@@ -325,6 +331,11 @@ static tsl_status parse_record(json_object *root, tsl_record *r) {
     return st;
   if ((o = member(root, "context")) && (st = get_str(o, "context", r->context, sizeof r->context)) != TSL_OK)
     return st;
+  int64_t window = 0;
+  if ((o = member(root, "window_steps")) && (st = get_int(o, "window_steps", &window)) != TSL_OK) return st;
+  if (window < 0 || window > 1000000 || (window > 0 && !r->context[0]))
+    return bad("window_steps", "a count >= 0, and 0 unless \"context\" is set");
+  r->window_steps = (int)window;
   if ((o = member(root, "cost_source")) &&
       (st = get_str(o, "cost_source", r->cost_source, sizeof r->cost_source)) != TSL_OK)
     return st;
@@ -515,7 +526,7 @@ tsl_status tsl_records_best(const tsl_records *db, const char *target, const cha
   if (!db || !target || !workload || !out) return tsl_error(TSL_ERR_INVALID, "records best: NULL argument");
   int k = tsl_records_best_rank(db, target, workload, template_name, space_hash, NULL, out);
   if (k >= 0) {
-    if (match) *match = k % 8 < 4 ? TSL_MATCH_EXACT : TSL_MATCH_FAMILY;
+    if (match) *match = k % 16 < 8 ? TSL_MATCH_EXACT : TSL_MATCH_FAMILY;
     return TSL_OK;
   }
   char fam[192];
@@ -550,7 +561,7 @@ static uint64_t fnv(uint64_t h, const void *p, size_t n) {
 static bool same_task(const tsl_record *a, const tsl_record *b) {
   return strcmp(a->workload, b->workload) == 0 && strcmp(a->target, b->target) == 0 &&
          strcmp(a->template_name, b->template_name) == 0 && strcmp(a->context, b->context) == 0 &&
-         strcmp(a->cost_source, b->cost_source) == 0;
+         a->window_steps == b->window_steps && strcmp(a->cost_source, b->cost_source) == 0;
 }
 
 static uint64_t hash_task(const tsl_record *r) {
@@ -558,6 +569,7 @@ static uint64_t hash_task(const tsl_record *r) {
   h = fnv(h, r->workload, strlen(r->workload) + 1);
   h = fnv(h, r->target, strlen(r->target) + 1);
   h = fnv(h, r->context, strlen(r->context) + 1);
+  h = fnv(h, &r->window_steps, sizeof r->window_steps);
   h = fnv(h, r->cost_source, strlen(r->cost_source) + 1);
   return fnv(h, r->template_name, strlen(r->template_name) + 1);
 }

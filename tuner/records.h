@@ -89,6 +89,15 @@ typedef struct tsl_record {
                                         = inside that model's run (the in-situ pass of
                                         models/insitu.h): costs are per-call times of
                                         the layer's steps in whole-model runs */
+  int window_steps;                  /* in-model records only. 0: costs are the seconds per
+                                        call of the layer's own steps, in a plan whose other
+                                        layers ran their candidates too (the in-situ pass's
+                                        variants). > 0: measured in the final plan (the
+                                        pass's final-plan check, models/insitu.h): costs are
+                                        the seconds per run of the layer's steps and of the
+                                        window_steps plan steps after each of them (the
+                                        readers of its output, whose time its choice moves
+                                        too); only records of the same window compare */
   char cost_source[16];              /* "" = measured (on this machine or a --device);
                                         "static" = estimated by the static cost model
                                         (tuner/cost_static.h): costs are estimates */
@@ -113,8 +122,9 @@ double tsl_record_cost(const tsl_record *r);
 
 /* Whether r's result is one a measurement can give: every cost finite and >= 0, and a
  * successful record (error_no TSL_MEASURE_OK) has at least one cost, each > 0 seconds
- * (a 0 s cost would win every comparison). Errors: TSL_ERR_INVALID naming the cost
- * ("costs[2] = 0 s: a successful record's costs must be > 0"). */
+ * (a 0 s cost would win every comparison), and window_steps >= 0, 0 without a context.
+ * Errors: TSL_ERR_INVALID naming the cost ("costs[2] = 0 s: a successful record's costs
+ * must be > 0") or the window. */
 tsl_status tsl_record_check(const tsl_record *r);
 
 /* Appends r as one line to `path` (created when absent) with a single write(), after
@@ -167,25 +177,28 @@ typedef enum tsl_match_kind {
 bool tsl_record_in_model(const tsl_record *r);
 
 /* Ranks of tsl_record_rank: 0..TSL_RECORD_RANKS-1. */
-#define TSL_RECORD_RANKS 16
+#define TSL_RECORD_RANKS 32
 
 /* How well record r matches a lookup on `target` (whose family is `family`,
  * tsl_target_family) by a process running `threads` pool threads: a rank, lower first,
  * or -1 when r is of neither target nor its family. Ranks, most significant first:
- * measured records before static estimates (8..15: tsl_record_is_static; a measurement
+ * measured records before static estimates (16..31: tsl_record_is_static; a measurement
  * of the target or its family always wins, and a static estimate is never compared
- * with a measured cost); the exact target before the family (rank % 8 < 4); records timed with `threads` threads before
+ * with a measured cost); the exact target before the family (rank % 16 < 8); records timed with `threads` threads before
  * those timed with another count (a schedule tuned for 2 threads can lose at 1: its
  * parallel split and its tiles were chosen for another share of the caches); in-model
  * records before isolated ones (their costs are not comparable, and they are the
- * verified choice). 0..15. */
+ * verified choice), and among in-model records those of the final plan (window_steps
+ * > 0, rank % 4 == 0) before those of the pass's variants (rank % 4 == 1; isolated 2).
+ * 0..31. */
 int tsl_record_rank(const tsl_record *r, const char *target, const char *family, int threads);
 
 /* The successful record of `workload` with the least cost (tsl_record_cost) among those
  * of the best rank (tsl_record_rank, with the current tsl_get_num_threads()): measured
  * records before static estimates; on `target` exactly, else on its family; within each, timed with the current thread
  * count first; within that, in-model records first (when any in-model record matches,
- * only in-model records are compared). template_name non-NULL restricts to that
+ * only in-model records are compared), those of the final plan (window_steps > 0)
+ * before the others. template_name non-NULL restricts to that
  * template; space_hash non-zero restricts to records of that space (older spaces are
  * stale). *out points into db (valid until db changes); *match (may be NULL) says how
  * it matched. Errors: TSL_ERR_INVALID (NULL arguments), TSL_ERR_NOT_FOUND (no such
@@ -197,8 +210,8 @@ tsl_status tsl_records_best(const tsl_records *db, const char *target, const cha
 
 /* The search of tsl_records_best, further restricted to records whose config is a point
  * of `space` when space is not NULL (an invalid config must not hide a valid slower
- * one). Returns the rank of the record found (tsl_record_rank: 0..15; rank % 8 below 4
- * the exact target, 8 and above a static estimate) with *out pointing into db (valid until db changes), or -1 with *out NULL
+ * one). Returns the rank of the record found (tsl_record_rank: 0..31; rank % 16 below 8
+ * the exact target, 16 and above a static estimate) with *out pointing into db (valid until db changes), or -1 with *out NULL
  * when no record qualifies or db, target, workload or out is NULL. Sets no error. */
 int tsl_records_best_rank(const tsl_records *db, const char *target, const char *workload, const char *template_name,
                           uint64_t space_hash, const tsl_config_space *space, const tsl_record **out);
@@ -209,8 +222,8 @@ int tsl_records_best_rank(const tsl_records *db, const char *target, const char 
 bool tsl_records_has(const tsl_records *db, const char *target, const char *workload, const char *template_name,
                      uint64_t space_hash, const tsl_config *c);
 
-/* Keeps one record per (target, workload, template, space hash, config, context, cost
- * source): the successful one of least cost, else the first error record (merging
+/* Keeps one record per (target, workload, template, space hash, config, context, window
+ * steps, cost source): the successful one of least cost, else the first error record (merging
  * files). */
 void tsl_records_dedupe(tsl_records *db);
 

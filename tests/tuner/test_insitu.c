@@ -59,7 +59,25 @@ static void test_records_with_and_without_context_round_trip(void) {
   CU_ASSERT_EQUAL(tsl_record_from_json(line, &back), TSL_OK);
   CU_ASSERT_STRING_EQUAL(back.context, "model squeezenet1_1");
   CU_ASSERT_TRUE(tsl_record_in_model(&back));
+  CU_ASSERT_EQUAL(back.window_steps, 0);
+  CU_ASSERT_PTR_NULL(strstr(line, "window_steps"));
   free(line);
+  /* a final-plan record keeps its window; a window without a context is refused */
+  r.window_steps = 3;
+  line = tsl_record_to_json(&r);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(line);
+  CU_ASSERT_PTR_NOT_NULL(strstr(line, "\"window_steps\":3"));
+  CU_ASSERT_EQUAL(tsl_record_from_json(line, &back), TSL_OK);
+  CU_ASSERT_EQUAL(back.window_steps, 3);
+  free(line);
+  r.context[0] = '\0';
+  CU_ASSERT_EQUAL(tsl_record_check(&r), TSL_ERR_INVALID);
+  tsl_clear_error();
+  const char *window_alone = "{\"input\":[\"host\",\"op\",\"w\"],\"config\":{\"algorithm\":\"a\",\"template\":\"t\","
+                             "\"space_hash\":\"0000000000001234\",\"index\":0,\"entity\":[]},\"result\":[[0.001],0,0.1,1.0],"
+                             "\"version\":0.2,\"window_steps\":2}";
+  CU_ASSERT_EQUAL(tsl_record_from_json(window_alone, &back), TSL_ERR_PARSE);
+  tsl_clear_error();
   /* a context of the wrong type loses the line, as every typed field does */
   const char *bad = "{\"input\":[\"host\",\"op\",\"w\"],\"config\":{\"algorithm\":\"a\",\"template\":\"t\","
                     "\"space_hash\":\"0000000000001234\",\"index\":0,\"entity\":[]},\"result\":[[0.001],0,0.1,1.0],"
@@ -107,7 +125,26 @@ static void test_records_best_prefers_in_model_even_when_isolated_is_cheaper(voi
   tsl_records_add(db2, &in_same);
   tsl_records_dedupe(db2);
   CU_ASSERT_EQUAL(db2->n, 3);
+  /* ... and its final-plan record (a window) apart from its variant record */
+  tsl_record in_final = in_same;
+  in_final.window_steps = 2;
+  tsl_records_add(db2, &in_final);
+  tsl_records_dedupe(db2);
+  CU_ASSERT_EQUAL(db2->n, 4);
   tsl_records_free(db2);
+  /* a final-plan record wins over a cheaper in-model record of the variants (its costs
+   * span a window of steps: not comparable); among final-plan records the cheapest */
+  tsl_record fin_slow = plain_record(t, "w", "t.final_slow", 9e-3), fin_fast = plain_record(t, "w", "t.final_fast", 8e-3);
+  snprintf(fin_slow.context, sizeof fin_slow.context, "model m");
+  snprintf(fin_fast.context, sizeof fin_fast.context, "model m");
+  fin_slow.window_steps = fin_fast.window_steps = 2;
+  tsl_records_add(db, &fin_slow);
+  CU_ASSERT_EQUAL(tsl_records_best(db, t, "w", NULL, 0, &best, &m), TSL_OK);
+  CU_ASSERT_STRING_EQUAL(best->template_name, "t.final_slow");
+  tsl_records_add(db, &fin_fast);
+  CU_ASSERT_EQUAL(tsl_records_best(db, t, "w", NULL, 0, &best, &m), TSL_OK);
+  CU_ASSERT_STRING_EQUAL(best->template_name, "t.final_fast");
+  CU_ASSERT_EQUAL(m, TSL_MATCH_EXACT);
   tsl_records_free(db);
 }
 
@@ -149,13 +186,24 @@ static void test_records_best_prefers_this_thread_count(void) {
   tsl_parallel_set_local_threads(own);
   CU_ASSERT_EQUAL(tsl_records_best(db, t, "w", NULL, 0, &best, NULL), TSL_OK);
   CU_ASSERT_STRING_EQUAL(best->template_name, "t.tuned_for_one");
-  /* the rank itself: exact target, then threads, then in-model */
+  /* the rank itself: exact target, then threads, then in-model (the final plan's
+   * first), then static */
   char fam[192];
   tsl_target_family(t, fam, sizeof fam);
-  CU_ASSERT_EQUAL(tsl_record_rank(&two_in, t, fam, 2), 0);
-  CU_ASSERT_EQUAL(tsl_record_rank(&two, t, fam, 2), 1);
-  CU_ASSERT_EQUAL(tsl_record_rank(&two_in, t, fam, 1), 2);
-  CU_ASSERT_EQUAL(tsl_record_rank(&one, t, fam, 2), 3);
+  tsl_record two_final = two_in;
+  two_final.window_steps = 2;
+  tsl_record two_static = two;
+  snprintf(two_static.cost_source, sizeof two_static.cost_source, "static");
+  CU_ASSERT_EQUAL(tsl_record_rank(&two_final, t, fam, 2), 0);
+  CU_ASSERT_EQUAL(tsl_record_rank(&two_in, t, fam, 2), 1);
+  CU_ASSERT_EQUAL(tsl_record_rank(&two, t, fam, 2), 2);
+  CU_ASSERT_EQUAL(tsl_record_rank(&two_final, t, fam, 1), 4);
+  CU_ASSERT_EQUAL(tsl_record_rank(&two_in, t, fam, 1), 5);
+  CU_ASSERT_EQUAL(tsl_record_rank(&one, t, fam, 2), 6);
+  CU_ASSERT_EQUAL(tsl_record_rank(&two_static, t, fam, 2), 18);
+  tsl_record fam_final = two_final;
+  snprintf(fam_final.target, sizeof fam_final.target, "host -mcpu=znver3 -device=tcp://h:1");
+  CU_ASSERT_EQUAL(tsl_record_rank(&fam_final, t, fam, 2), 8);
   tsl_record arm = plain_record("armv8 -mcpu=cortex-a53", "w", "t.arm", 1e-4);
   CU_ASSERT_EQUAL(tsl_record_rank(&arm, t, fam, 2), -1);
   tsl_records_free(db);
@@ -300,43 +348,49 @@ static int count_lines_with(const char *path, const char *needle) {
   return n;
 }
 
-static void test_insitu_small_model_writes_in_model_records_and_compile_uses_the_winner(void) {
-  tsl_conv_layer layers[4];
+/* The small model with its two conv layers (layers[0..2)) tuned in isolation (the first
+ * pass: each algorithm's default config, one thread) into a new file `path`
+ * (/tmp/tsl_insitu_TAG_PID.jsonl), loaded into *db; *io a quick pass at one thread (2
+ * algorithms, 5 rounds, 1 warm-up, context "model small") appending to that file. */
+static tsl_graph *small_model_tuned(const char *tag, char path[128], tsl_conv_layer layers[4], tsl_tune_result tr[2],
+                                    tsl_records **db, tsl_insitu_opts *io) {
   int n = 0;
   tsl_graph *g = small_model_with_layers(layers, &n);
-  char path[128];
-  snprintf(path, sizeof path, "/tmp/tsl_insitu_%ld.jsonl", (long)getpid());
+  snprintf(path, 128, "/tmp/tsl_insitu_%s_%ld.jsonl", tag, (long)getpid());
   unlink(path);
   tsl_target host;
   CU_ASSERT_EQUAL_FATAL(tsl_target_parse("host", &host), TSL_OK);
-  /* isolated tuning: each algorithm's default config (the first pass), one thread */
-  tsl_tune_opts o = tsl_tune_opts_default();
-  o.trials = 1;
-  o.measure.time.repeat = 2;
-  o.measure.time.min_repeat_ms = 1;
-  o.measure.build_timeout_s = 10;
-  o.measure.run_timeout_s = 10;
-  o.measure.threads = 1;
-  o.records_path = path;
-  tsl_tune_result tr[2];
+  tsl_tune_opts o = tt_quick_tune_opts(path);
   for (int l = 0; l < 2; l++) CU_ASSERT_EQUAL_FATAL(tsl_tune_workload(&host, &layers[l].workload, &o, &tr[l]), TSL_OK);
-  tsl_records *db = NULL;
-  tsl_records_new(&db);
-  CU_ASSERT_EQUAL_FATAL(tsl_records_load(db, path, true, NULL), TSL_OK);
-  int isolated_lines = db->n;
+  *db = NULL;
+  tsl_records_new(db);
+  CU_ASSERT_EQUAL_FATAL(tsl_records_load(*db, path, true, NULL), TSL_OK);
+  *io = tsl_insitu_opts_default();
+  io->context = "model small";
+  io->top_algos = 2;
+  io->rounds = 5;
+  io->warmup = 1;
+  io->threads = 1;
+  io->records_path = path;
+  return g;
+}
 
-  tsl_insitu_opts io = tsl_insitu_opts_default();
-  io.context = "model small";
-  io.top_algos = 2;
-  io.rounds = 5;
-  io.warmup = 1;
-  io.threads = 1;
-  io.records_path = path;
+static void test_insitu_small_model_writes_in_model_records_and_compile_uses_the_winner(void) {
+  tsl_conv_layer layers[4];
+  char path[128];
+  tsl_tune_result tr[2];
+  tsl_records *db = NULL;
+  tsl_insitu_opts io;
+  tsl_graph *g = small_model_tuned("winner", path, layers, tr, &db, &io);
+  int isolated_lines = db->n;
+  tsl_target host;
+  CU_ASSERT_EQUAL_FATAL(tsl_target_parse("host", &host), TSL_OK);
+  tsl_tune_opts o = tt_quick_tune_opts(path);
   tsl_insitu_result res;
   CU_ASSERT_EQUAL_FATAL(tsl_insitu_verify(g, db, &io, &res), TSL_OK);
   CU_ASSERT_EQUAL(res.nlayers, 2);
   CU_ASSERT_TRUE(res.variants >= 2);
-  int candidates = 0;
+  int candidates = 0, checked = 0;
   for (int l = 0; l < res.nlayers; l++) {
     const tsl_insitu_layer *L = &res.layers[l];
     CU_ASSERT_EQUAL(L->steps, 1);
@@ -359,11 +413,20 @@ static void test_insitu_small_model_writes_in_model_records_and_compile_uses_the
       }
       candidates++;
     }
-    CU_ASSERT_EQUAL(L->chosen, best);
+    CU_ASSERT_EQUAL(L->mixed_choice, best);
+    /* the final-plan check (window 2 by default) ran where the choice is not the default */
+    CU_ASSERT_EQUAL(L->checked, best > 0);
+    if (L->checked) {
+      CU_ASSERT_EQUAL(L->chosen, L->final_cost[1] < L->final_cost[0] ? best : 0);
+      checked++;
+    } else
+      CU_ASSERT_EQUAL(L->chosen, best);
   }
-  CU_ASSERT_EQUAL(res.records_written, candidates);
-  CU_ASSERT_EQUAL(count_lines_with(path, "\"context\":\"model small\""), candidates);
-  CU_ASSERT_EQUAL(db->n, isolated_lines + candidates);
+  CU_ASSERT_EQUAL(res.checked, checked);
+  CU_ASSERT_EQUAL(res.records_written, candidates + 2 * checked);
+  CU_ASSERT_EQUAL(count_lines_with(path, "\"context\":\"model small\""), candidates + 2 * checked);
+  CU_ASSERT_EQUAL(count_lines_with(path, "\"window_steps\":2"), 2 * checked);
+  CU_ASSERT_EQUAL(db->n, isolated_lines + candidates + 2 * checked);
 
   /* the file as a later compile reads it: every conv runs its layer's in-model winner */
   tsl_compile_options co = {.target = "host", .records = path};
@@ -411,6 +474,107 @@ static void test_insitu_small_model_writes_in_model_records_and_compile_uses_the
   unlink(path);
 }
 
+
+/* Whether record r is candidate c's choice: its template and knob values. */
+static bool record_is_candidate(const tsl_record *r, const tsl_record *c) {
+  if (strcmp(r->template_name, c->template_name) != 0 || r->config.nknobs != c->config.nknobs) return false;
+  for (int i = 0; i < r->config.nknobs; i++)
+    if (r->config.values[i] != c->config.values[i]) return false;
+  return true;
+}
+
+/* The final-plan check on choices the test sets: a pass without the check (window 0)
+ * writes no final-plan record; then every layer's choice is set to its candidate 1 and
+ * the check alone runs: each such layer is timed in the final plan, keeps candidate 1
+ * exactly when its final-plan cost is below its default's, and both costs are in two
+ * records of window 2 (their fastest runs); a later compile from the file runs what the
+ * check decided. */
+static void test_insitu_final_plan_check_keeps_a_choice_only_where_the_final_plan_runs_it_faster(void) {
+  tsl_conv_layer layers[4];
+  char path[128];
+  tsl_tune_result tr[2];
+  tsl_records *db = NULL;
+  tsl_insitu_opts io;
+  tsl_graph *g = small_model_tuned("final", path, layers, tr, &db, &io);
+  io.window = 0;
+  tsl_insitu_result res;
+  CU_ASSERT_EQUAL_FATAL(tsl_insitu_verify(g, db, &io, &res), TSL_OK);
+  CU_ASSERT_EQUAL(res.checked, 0);
+  CU_ASSERT_EQUAL(count_lines_with(path, "window_steps"), 0);
+  int forced = 0, written = res.records_written;
+  for (int l = 0; l < res.nlayers; l++) {
+    tsl_insitu_layer *L = &res.layers[l];
+    CU_ASSERT_FALSE(L->checked);
+    CU_ASSERT_EQUAL(L->chosen, L->mixed_choice);
+    if (L->ncand >= 2 && !L->shares_key) {
+      L->mixed_choice = L->chosen = 1;
+      forced++;
+    }
+  }
+  CU_ASSERT_EQUAL_FATAL(forced, 2); /* both layers have candidates besides the default */
+
+  io.window = 0;
+  CU_ASSERT_EQUAL(tsl_insitu_check_final_plan(g, db, &io, &res), TSL_ERR_INVALID);
+  io.window = TSL_INSITU_MAX_WINDOW + 1;
+  CU_ASSERT_EQUAL(tsl_insitu_check_final_plan(g, db, &io, &res), TSL_ERR_INVALID);
+  tsl_clear_error();
+  io.window = 2;
+  CU_ASSERT_EQUAL_FATAL(tsl_insitu_check_final_plan(g, db, &io, &res), TSL_OK);
+  CU_ASSERT_EQUAL(res.checked, forced);
+  CU_ASSERT_EQUAL(res.records_written, written + 2 * forced);
+  CU_ASSERT_EQUAL(count_lines_with(path, "\"window_steps\":2"), 2 * forced);
+  int reverted = 0;
+  for (int l = 0; l < res.nlayers; l++) {
+    const tsl_insitu_layer *L = &res.layers[l];
+    CU_ASSERT_TRUE(L->checked);
+    CU_ASSERT_TRUE(L->final_cost[0] > 0 && L->final_cost[0] < 1.0);
+    CU_ASSERT_TRUE(L->final_cost[1] > 0 && L->final_cost[1] < 1.0);
+    CU_ASSERT_EQUAL(L->chosen, L->final_cost[1] < L->final_cost[0] ? 1 : 0);
+    reverted += L->chosen == 0;
+    /* its two final-plan records hold the costs: the default's and candidate 1's */
+    int found[2] = {0, 0};
+    for (int i = 0; i < db->n; i++) {
+      const tsl_record *r = &db->recs[i];
+      if (r->window_steps != 2 || strcmp(r->workload, L->key) != 0) continue;
+      CU_ASSERT_STRING_EQUAL(r->context, "model small");
+      CU_ASSERT_EQUAL(r->ncosts, 5);
+      for (int c = 0; c < 2; c++)
+        if (record_is_candidate(r, &L->cand[c].rec)) {
+          found[c]++;
+          CU_ASSERT_DOUBLE_EQUAL(naive_min(r->costs, r->ncosts), L->final_cost[c], 1e-12);
+        }
+    }
+    CU_ASSERT_EQUAL(found[0], 1);
+    CU_ASSERT_EQUAL(found[1], 1);
+  }
+  CU_ASSERT_EQUAL(res.reverted, reverted);
+  /* checked once: not again */
+  CU_ASSERT_EQUAL(tsl_insitu_check_final_plan(g, db, &io, &res), TSL_ERR_INVALID);
+  tsl_clear_error();
+
+  /* a later compile from the file runs each layer's checked choice */
+  tsl_compile_options co = {.target = "host", .records = path};
+  tsl_graph_plan *plan = NULL;
+  tsl_conv_step *steps = NULL;
+  int ns = 0;
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_compile_conv_steps(g, &co, &plan, NULL, &steps, &ns), TSL_OK);
+  CU_ASSERT_EQUAL(ns, 2);
+  for (int s = 0; s < ns; s++) {
+    int l = -1;
+    for (int k = 0; k < res.nlayers; k++)
+      if (strcmp(res.layers[k].key, steps[s].info.record.workload) == 0) l = k;
+    CU_ASSERT_FATAL(l >= 0);
+    CU_ASSERT_TRUE(steps[s].info.in_model);
+    CU_ASSERT_EQUAL(steps[s].info.record.window_steps, 2);
+    CU_ASSERT_TRUE(record_is_candidate(&steps[s].info.record, &res.layers[l].cand[res.layers[l].chosen].rec));
+  }
+  free(steps);
+  tsl_graph_plan_free(plan);
+  tsl_insitu_result_clear(&res);
+  tsl_records_free(db);
+  tsl_graph_free(g);
+  unlink(path);
+}
 
 /* Spearman's rho by the textbook formula 1 - 6 sum d^2 / (n (n^2 - 1)) for values
  * without ties (ranks by counting); NAN when some value repeats. */
@@ -662,6 +826,8 @@ void tsl_tests_tuner_insitu(void) {
               test_insitu_verifies_the_best_configs_of_each_of_the_best_algorithms);
   CU_add_test(s, "test_insitu_small_model_writes_in_model_records_and_compile_uses_the_winner",
               test_insitu_small_model_writes_in_model_records_and_compile_uses_the_winner);
+  CU_add_test(s, "test_insitu_final_plan_check_keeps_a_choice_only_where_the_final_plan_runs_it_faster",
+              test_insitu_final_plan_check_keeps_a_choice_only_where_the_final_plan_runs_it_faster);
   CU_add_test(s, "test_insitu_keys_scaled_and_unscaled_convs_of_one_workload_apart",
               test_insitu_keys_scaled_and_unscaled_convs_of_one_workload_apart);
 }

@@ -88,17 +88,6 @@ static void test_layer_list_carries_the_restriction(void) {
   tsl_graph_free(g);
 }
 
-static tsl_tune_opts quick_opts(const char *path) {
-  tsl_tune_opts o = tsl_tune_opts_default();
-  o.trials = 1; /* the first pass: every allowed algorithm's default config */
-  o.measure.time.repeat = 2;
-  o.measure.time.min_repeat_ms = 1;
-  o.measure.build_timeout_s = 10;
-  o.measure.run_timeout_s = 10;
-  o.measure.threads = 1;
-  o.records_path = path;
-  return o;
-}
 
 /* The tune of each layer measures only what its compiled form can run; compiled with
  * the records, every conv step (the scaled one included) is tuned. */
@@ -117,7 +106,7 @@ static void test_scaled_layer_tunes_gemm1x1_only(void) {
     snprintf(own, sizeof own, "%s.%d", all, l);
     unlink(own);
     bool projection = layers[l].desc.K == K_OUT;
-    tsl_tune_opts o = quick_opts(projection ? own : all);
+    tsl_tune_opts o = tt_quick_tune_opts(projection ? own : all);
     o.only_algo = layers[l].only_algo;
     tsl_tune_result r;
     tsl_status st = tsl_tune_workload(&host, &layers[l].workload, &o, &r);
@@ -181,7 +170,7 @@ static void test_restriction_that_does_not_apply_is_not_found(void) {
   tsl_graph *g = tt_se_graph(layers, &n);
   tsl_target host;
   CU_ASSERT_EQUAL_FATAL(tsl_target_parse("host", &host), TSL_OK);
-  tsl_tune_opts o = quick_opts(NULL);
+  tsl_tune_opts o = tt_quick_tune_opts(NULL);
   o.only_algo = TSL_CONV2D_DEPTHWISE; /* every layer here is dense */
   tsl_tune_result r;
   CU_ASSERT_EQUAL(tsl_tune_workload(&host, &layers[n - 1].workload, &o, &r), TSL_ERR_NOT_FOUND);

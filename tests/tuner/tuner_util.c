@@ -74,3 +74,15 @@ tsl_graph *tt_se_graph(tsl_conv_layer layers[TT_SE_MAX_LAYERS], int *n) {
   CU_ASSERT_FATAL(*n >= 3 && *n <= TT_SE_MAX_LAYERS);
   return g;
 }
+
+tsl_tune_opts tt_quick_tune_opts(const char *path) {
+  tsl_tune_opts o = tsl_tune_opts_default();
+  o.trials = 1; /* the first pass: every allowed algorithm's default config */
+  o.measure.time.repeat = 2;
+  o.measure.time.min_repeat_ms = 1;
+  o.measure.build_timeout_s = 10;
+  o.measure.run_timeout_s = 10;
+  o.measure.threads = 1;
+  o.records_path = path;
+  return o;
+}

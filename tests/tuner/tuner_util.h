@@ -9,6 +9,7 @@
 #include "models/compile.h"
 #include "models/graph.h"
 #include "tuner/records.h"
+#include "tuner/tune.h"
 
 /* tt_se_graph's channels, squeeze, projection outputs and room for its layers. */
 enum { TT_SE_C = 19, TT_SE_SQUEEZE = 5, TT_SE_K_OUT = 13, TT_SE_MAX_LAYERS = 16 };
@@ -26,5 +27,10 @@ bool tt_algo_record_at(const tsl_workload *w, const char *target, int a, int64_t
  * (tsl_graph_conv_layers: conv a, the projection twice, and the gate's convs where the
  * compiler keeps them). Failures are fatal CUnit assertions. */
 tsl_graph *tt_se_graph(tsl_conv_layer layers[TT_SE_MAX_LAYERS], int *n);
+
+/* Tuning options of a quick first pass (1 trial: every allowed algorithm's default
+ * config; 2 repeats of at least 1 ms; 10 s build and run timeouts; one thread), records
+ * appended to `path`. */
+tsl_tune_opts tt_quick_tune_opts(const char *path);
 
 #endif

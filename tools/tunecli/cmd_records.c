@@ -18,7 +18,10 @@ static void print_record(const tsl_record *r) {
   printf("%s | %s | %s | ", r->target, r->algorithm, r->workload);
   for (int k = 0; k < r->nknobs; k++) printf("%s%s=%lld", k ? "," : "", r->knob_names[k], (long long)r->config.values[k]);
   /* a record says where it was measured (records.h: context) */
-  if (r->error_no == TSL_MEASURE_OK && tsl_record_in_model(r))
+  if (r->error_no == TSL_MEASURE_OK && tsl_record_in_model(r) && r->window_steps > 0)
+    printf(" | %.3f us | in %s, final plan, window of %d steps after\n", tsl_record_cost(r) * 1e6, r->context,
+           r->window_steps);
+  else if (r->error_no == TSL_MEASURE_OK && tsl_record_in_model(r))
     printf(" | %.3f us | in %s\n", tsl_record_cost(r) * 1e6, r->context);
   else if (r->error_no == TSL_MEASURE_OK)
     printf(" | %.3f us | isolated\n", tsl_record_cost(r) * 1e6);

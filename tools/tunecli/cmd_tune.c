@@ -11,6 +11,7 @@
 #include "models/compile.h"
 #include "models/graph.h"
 #include "models/insitu.h"
+#include "insitu_print.h"
 #include "models/node_kernels_binary.h"
 #include "models/onnx.h"
 #include "models/zoo.h"
@@ -35,6 +36,7 @@ typedef struct tune_cli {
   bool e2e; /* tune MODEL: end-to-end latency tuned vs default at the end */
   bool insitu; /* tune MODEL: verify the per-layer choice inside the model (models/insitu.h) */
   int insitu_per_algo; /* tune MODEL: isolated configs per algorithm verified in the model; 0 = the pass's default */
+  int insitu_window;   /* tune MODEL: the final-plan check's window; -1 = the pass's default, 0 = no check */
   const char *layers; /* tune MODEL: "I,J,..." 1-based distinct layers to tune; NULL = all */
   const char *cost;   /* --cost static|measured; NULL = static when the target cannot run
                          here and no --device is given, else measured */
@@ -103,6 +105,8 @@ static bool parse_tune_opts(const char *cmd, int argc, char **argv, tune_cli *c)
     else if (strcmp(a, "--layers") == 0 && strcmp(cmd, "tune") == 0) c->layers = v;
     else if (strcmp(a, "--insitu-per-algo") == 0 && strcmp(cmd, "tune") == 0 && (ok = num(v, 1, 31, &x)))
       c->insitu_per_algo = (int)x;
+    else if (strcmp(a, "--insitu-window") == 0 && strcmp(cmd, "tune") == 0 && (ok = num(v, 0, TSL_INSITU_MAX_WINDOW, &x)))
+      c->insitu_window = (int)x;
     else if (strcmp(a, "--search") == 0) ok = tsl_search_kind_parse(v, &c->o.search);
     else ok = false;
     if (!ok) {
@@ -152,6 +156,7 @@ static void tune_cli_init(tune_cli *c) {
   c->peak = true;
   c->e2e = true;
   c->insitu = true;
+  c->insitu_window = -1;
 }
 
 /* Loads the records file into db (warning on bad lines) and points the options at it. */
@@ -335,54 +340,6 @@ static void end_to_end(const char *model, const char *target, const char *record
   tsl_set_num_threads(prev_threads);
 }
 
-static const char *short_algo(const tsl_record *r) {
-  const char *a = strchr(r->algorithm, '.'); /* FAMILY.ALGO: the family is the layer's */
-  return a ? a + 1 : r->algorithm;
-}
-
-/* The in-model cost per layer: the default, the isolated records' choice and the
- * verified choice (us per call; a layer's steps all run its kernel), then sums over
- * the model's conv steps. */
-static void print_insitu(const tsl_insitu_result *res) {
-  printf("\nin situ: per-layer cost measured inside the model (us per call, fastest of the runs; %d variants, "
-         "%.1f s)\n",
-         res->variants, res->seconds);
-  printf("%-4s %-26s %-24s %-24s %-24s %8s\n", "#", "layer", "default", "isolated choice", "in-model choice",
-         "vs dflt");
-  double sum[3] = {0, 0, 0}, *rho = calloc((size_t)(res->nlayers > 0 ? res->nlayers : 1), sizeof *rho);
-  int changed = 0, nrho = 0;
-  for (int l = 0; l < res->nlayers && rho; l++) {
-    const tsl_insitu_layer *L = &res->layers[l];
-    if (L->ncand < 2) continue;
-    const tsl_insitu_candidate *c3[3] = {&L->cand[0], &L->cand[L->isolated_choice], &L->cand[L->chosen]};
-    char col[3][48];
-    for (int k = 0; k < 3; k++) {
-      snprintf(col[k], sizeof col[k], "%-12.12s %9.1f", short_algo(&c3[k]->rec), c3[k]->model_cost * 1e6);
-      sum[k] += c3[k]->model_cost * L->steps;
-    }
-    changed += L->chosen != L->isolated_choice;
-    printf("%-4d %-26.26s %-24s %-24s %-24s %7.2fx%s\n", l, L->node, col[0], col[1], col[2],
-           c3[0]->model_cost / c3[2]->model_cost, L->chosen != L->isolated_choice ? "  (changed)" : "");
-    for (int c = 1; c < L->ncand; c++)
-      if (c != L->isolated_choice && c != L->chosen)
-        printf("     also measured: %s %.1f us (isolated %.1f us)\n", short_algo(&L->cand[c].rec),
-               L->cand[c].model_cost * 1e6, L->cand[c].isolated_cost * 1e6);
-    if (L->rank_pairs >= 3) {
-      printf("     isolated vs in-model rank: Spearman %.2f over %d candidates\n", L->rank_corr, L->rank_pairs);
-      int j = nrho++;
-      for (; j > 0 && rho[j - 1] > L->rank_corr; j--) rho[j] = rho[j - 1];
-      rho[j] = L->rank_corr;
-    }
-  }
-  if (nrho > 0)
-    printf("isolated vs in-model rank: median Spearman %.2f over %d layers with 3+ candidates\n",
-           nrho % 2 ? rho[nrho / 2] : (rho[nrho / 2 - 1] + rho[nrho / 2]) / 2, nrho);
-  printf("sum over the conv steps, in the model: default %.3f ms, isolated choice %.3f ms (%.2fx), in-model choice "
-         "%.3f ms (%.2fx); %d layers changed by the pass, %d in-model records written\n",
-         sum[0] * 1e3, sum[1] * 1e3, sum[0] / sum[1], sum[2] * 1e3, sum[0] / sum[2], changed, res->records_written);
-  free(rho);
-}
-
 /* The in-situ pass over the model (models/insitu.h); on success *isolated_path names a
  * temporary file of the isolated records alone (the choice before the pass, for the
  * end-to-end comparison; the caller unlinks it) when some in-model record was made. */
@@ -400,6 +357,7 @@ static bool insitu_pass(const char *model, bool is_file, const tune_cli *c, tsl_
   io.target = c->target;
   io.threads = c->o.measure.threads;
   if (c->insitu_per_algo > 0) io.per_algo = c->insitu_per_algo;
+  if (c->insitu_window >= 0) io.window = c->insitu_window;
   io.records_path = c->records;
   io.log = stderr;
   tsl_insitu_result res;
@@ -412,7 +370,7 @@ static bool insitu_pass(const char *model, bool is_file, const tune_cli *c, tsl_
     fprintf(stderr, "tunecli tune: in-situ pass failed: %s\n", tsl_last_error());
     return false;
   }
-  if (res.variants > 0) print_insitu(&res);
+  if (res.variants > 0) tunecli_print_insitu(&res, io.window);
   else printf("\nin situ: no tuned conv workload to verify\n");
   warn_busy(&busy, "in-situ pass", "its in-model choices");
   if (res.records_written > 0) {
