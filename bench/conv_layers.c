@@ -49,8 +49,10 @@
  * "-" and counts as its default algorithm in the tuned geometric mean (as the compiler
  * would run the default there); so does a tuned schedule that fails to build or is BAD.
  * "rec" is the record's own GFLOP/s (its fastest sample) and where it was timed: "m2" in
- * a model at 2 threads, "i1" in isolation at 1 thread (dispatch prefers this thread
- * count, then in-model records; another count's record is used when no other matches).
+ * a model at 2 threads, "i1" in isolation at 1 thread, "f2" in the final plan of the
+ * in-situ check (its cost spans the steps after the layer too: no GFLOP/s, 0) (dispatch
+ * prefers this thread count, then final-plan, then in-model records; another count's
+ * record is used when no other matches).
  * The keys are the bench's layers: residual adds are not fused here, so a layer the
  * compiler fuses with an Add is looked up as conv2d_nchwc_bias and may find no record.
  */
@@ -683,8 +685,9 @@ int main(int argc, char **argv) {
          * at how many threads */
         const char *dot = strrchr(info.algorithm, '.');
         printf(" | %-11.11s %7.1f %5.2f %7.1f %c%d%s", dot ? dot + 1 : tsl_conv2d_algo_name(tuned_algo), gf[TUNED],
-               gf[NALGO] > 0 ? gf[TUNED] / gf[NALGO] : 0.0, info.cost > 0 ? flops / info.cost * 1e-9 : 0.0,
-               info.in_model ? 'm' : 'i', info.record.threads, bad ? " BAD" : "");
+               gf[NALGO] > 0 ? gf[TUNED] / gf[NALGO] : 0.0,
+               info.cost > 0 && info.record.window_steps == 0 ? flops / info.cost * 1e-9 : 0.0,
+               info.record.window_steps > 0 ? 'f' : info.in_model ? 'm' : 'i', info.record.threads, bad ? " BAD" : "");
       }
     }
     printf("\n");

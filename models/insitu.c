@@ -320,10 +320,18 @@ static tsl_status run_variants(variant *v, int nv, const tsl_insitu_opts *o, int
 /* Makes r (costs set) an in-model record of this run and writes it: appended to the
  * file, added to db. A record tsl_record_check refuses (a sample below the clock's
  * resolution: no measurement) is skipped. */
-static tsl_status put_record(tsl_records *db, const tsl_target *t, const tsl_insitu_opts *o, tsl_record *r,
-                             double timed_s, int window, tsl_insitu_result *res) {
+static double now_unix(void) {
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
+  return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* (stamp: the record's timestamp, seconds since the epoch; the records of one final-plan
+ * check share one.) Its target is the pass's (a candidate taken from a record of the
+ * target's family is measured here, on the target itself). */
+static tsl_status put_record(tsl_records *db, const tsl_target *t, const tsl_insitu_opts *o, tsl_record *r,
+                             double timed_s, int window, double stamp, tsl_insitu_result *res) {
+  tsl_target_str(t, r->target, sizeof r->target);
   tsl_device_info_host(t, &r->device);
   snprintf(r->context, sizeof r->context, "%s", o->context);
   r->window_steps = window;
@@ -331,7 +339,7 @@ static tsl_status put_record(tsl_records *db, const tsl_target *t, const tsl_ins
   r->error_msg[0] = '\0';
   r->all_cost = timed_s;
   r->compile_s = 0;
-  r->timestamp = (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+  r->timestamp = stamp;
   r->threads = tsl_get_num_threads();
   tsl_record_stamp(r);
   if (tsl_record_check(r) != TSL_OK) {
@@ -351,7 +359,7 @@ static tsl_status write_records(tsl_records *db, const tsl_target *t, const tsl_
   for (int l = 0; l < res->nlayers && st == TSL_OK; l++)
     for (int c = 0; c < res->layers[l].ncand && st == TSL_OK; c++) {
       tsl_insitu_candidate *cd = &res->layers[l].cand[c];
-      if (cd->measured && res->layers[l].ncand >= 2) st = put_record(db, t, o, &cd->rec, timed_s, 0, res);
+      if (cd->measured && res->layers[l].ncand >= 2) st = put_record(db, t, o, &cd->rec, timed_s, 0, now_unix(), res);
     }
   return st;
 }
@@ -395,7 +403,13 @@ static tsl_status check_batch(const tsl_graph *g, const tsl_target *t, const cha
       want[ids[k - 1]] = 0;
       snprintf(what, sizeof what, "the final plan with %s at its default", res->layers[ids[k - 1]].node);
     }
-    st = compile_with(g, target, res, want, what, &v[k]);
+    if (compile_with(g, target, res, want, what, &v[k]) == TSL_OK) continue;
+    /* the check is best-effort: without F no layer of the batch, without F - L not L */
+    if (o->log) fprintf(o->log, "in situ: final-plan check: %s; not checked\n", tsl_last_error());
+    tsl_clear_error();
+    if (k == 0) nv = 0;
+    variant_free(&v[k]);
+    memset(&v[k], 0, sizeof v[k]);
   }
   /* which plan steps each layer's cost spans, in F (marks[i]) and in its F - L (marks[n + i]) */
   bool *marks = NULL;
@@ -405,19 +419,26 @@ static tsl_status check_batch(const tsl_graph *g, const tsl_target *t, const cha
   if (st == TSL_OK && !(marks = calloc((size_t)(2 * n) * (size_t)(nplan > 0 ? nplan : 1), sizeof *marks)))
     st = tsl_error(TSL_ERR_NOMEM, "in situ: out of memory");
   bool ok[TSL_INSITU_MAX_CANDIDATES] = {false};
-  for (int i = 0; i < n && st == TSL_OK; i++) {
+  for (int i = 0; i < n && st == TSL_OK && nv > 0; i++) {
     int l = ids[i], steps = res->layers[l].steps;
-    ok[i] = window_marks(&v[0], l, o->window, &marks[(size_t)i * (size_t)nplan]) == steps &&
+    /* both plans compiled, with the same steps (the choice of a conv's algorithm changes
+     * no step count today; if one did, the windows would not be alike) */
+    ok[i] = v[i + 1].ctx && v[i + 1].nplan == v[0].nplan &&
+            window_marks(&v[0], l, o->window, &marks[(size_t)i * (size_t)nplan]) == steps &&
             window_marks(&v[i + 1], l, o->window, &marks[(size_t)(n + i) * (size_t)nplan]) == steps;
   }
-  for (int k = 0; k < nv && st == TSL_OK; k++) fill_input(v[k].ctx, v[k].plan);
+  for (int k = 0; k < nv && st == TSL_OK; k++)
+    if (v[k].ctx) fill_input(v[k].ctx, v[k].plan);
   double t_run = tsl_time_now();
-  for (int r = 0; r < o->warmup && st == TSL_OK; r++)
-    for (int k = 0; k < nv && st == TSL_OK; k++) st = tsl_graph_run(v[k].ctx, NULL);
-  for (int r = 0; r < o->rounds && st == TSL_OK; r++)
-    for (int j = 0; j < nv && st == TSL_OK; j++) {
+  tsl_status run = TSL_OK; /* a failed run skips the batch's check */
+  for (int r = 0; r < o->warmup && st == TSL_OK && run == TSL_OK; r++)
+    for (int k = 0; k < nv && run == TSL_OK; k++)
+      if (v[k].ctx) run = tsl_graph_run(v[k].ctx, NULL);
+  for (int r = 0; r < o->rounds && st == TSL_OK && run == TSL_OK; r++)
+    for (int j = 0; j < nv && run == TSL_OK; j++) {
       int k = (r + j) % nv;
-      if ((st = tsl_graph_run(v[k].ctx, v[k].secs)) != TSL_OK) break;
+      if (!v[k].ctx) continue;
+      if ((run = tsl_graph_run(v[k].ctx, v[k].secs)) != TSL_OK) break;
       if (k > 0) {
         w[((size_t)(k - 1) * 2) * (size_t)o->rounds + (size_t)r] =
             marked_seconds(&v[k], &marks[(size_t)(n + k - 1) * (size_t)nplan]);
@@ -427,7 +448,13 @@ static tsl_status check_batch(const tsl_graph *g, const tsl_target *t, const cha
         w[((size_t)i * 2 + 1) * (size_t)o->rounds + (size_t)r] = marked_seconds(&v[0], &marks[(size_t)i * (size_t)nplan]);
     }
   t_run = tsl_time_now() - t_run;
-  for (int i = 0; i < n && st == TSL_OK; i++) {
+  if (run != TSL_OK) {
+    if (o->log) fprintf(o->log, "in situ: final-plan check: %s; not checked\n", tsl_last_error());
+    tsl_clear_error();
+    nv = 0;
+  }
+  double stamp = now_unix();
+  for (int i = 0; i < n && st == TSL_OK && nv > 0; i++) {
     if (!ok[i]) continue;
     tsl_insitu_layer *L = &res->layers[ids[i]];
     tsl_record rec[2] = {L->cand[0].rec, L->cand[L->mixed_choice].rec};
@@ -448,11 +475,14 @@ static tsl_status check_batch(const tsl_graph *g, const tsl_target *t, const cha
       L->chosen = 0;
       res->reverted++;
     }
-    /* the default's first: the lookup gives a tie to the record written first */
-    for (int c = 0; c < 2 && st == TSL_OK; c++) st = put_record(db, t, o, &rec[c], t_run, o->window, res);
+    /* the default's first: the lookup gives a tie to the record written first; both share
+     * one timestamp (the pair of one check, tsl_record_final_current) */
+    for (int c = 0; c < 2 && st == TSL_OK; c++) st = put_record(db, t, o, &rec[c], t_run, o->window, stamp, res);
   }
-  res->variants += nv;
-  for (int k = 0; k < nv; k++) variant_free(&v[k]);
+  for (int k = 0; k <= n; k++) {
+    res->variants += v[k].ctx != NULL;
+    variant_free(&v[k]);
+  }
   free(marks);
   free(want);
   free(w);

@@ -134,8 +134,9 @@ typedef struct tsl_insitu_result {
  * in-model records made are added to db and appended to o->records_path). The target
  * must run here. res is cleared first; free it with tsl_insitu_result_clear.
  * Errors: TSL_ERR_INVALID (NULL arguments, options out of range), errors of the
- * compilation and runs (messages say which variant), TSL_ERR_IO (the records file),
- * TSL_ERR_NOMEM. */
+ * compilation and runs of the variants (messages say which variant; the final-plan
+ * check's plans are best-effort: one that fails leaves its layers unchecked, said on
+ * o->log), TSL_ERR_IO (the records file), TSL_ERR_NOMEM. */
 tsl_status tsl_insitu_verify(const tsl_graph *g, tsl_records *db, const tsl_insitu_opts *o, tsl_insitu_result *res);
 
 /* The final-plan check (5.) alone, on the result of a pass run with window 0 whose
@@ -143,11 +144,14 @@ tsl_status tsl_insitu_verify(const tsl_graph *g, tsl_records *db, const tsl_insi
  * their candidates: every layer whose choice is not its default and whose key is its
  * own is timed in the final plan against its default there; sets checked, final_cost
  * and chosen, adds to checked, reverted, variants and records_written, and writes the
- * final-plan records (window_steps = o->window) to db and o->records_path. The
- * tsl_insitu_verify of a window > 0 runs it last. Errors: TSL_ERR_INVALID (NULL
- * arguments; window not 1..TSL_INSITU_MAX_WINDOW; rounds, warmup or context as for the
- * pass; a layer's choice not one of its candidates, or checked already), errors of the
- * compilation and runs (naming the plan), TSL_ERR_IO, TSL_ERR_NOMEM. */
+ * final-plan records (window_steps = o->window; one timestamp per pair) to db and
+ * o->records_path; res->seconds is not changed. The tsl_insitu_verify of a window > 0
+ * runs it last. A plan that fails to compile or run leaves its layers unchecked (said on
+ * o->log; no error). The layers of one batch are decided together and the plan after the
+ * reverts is not measured again. Errors: TSL_ERR_INVALID (NULL arguments; window not
+ * 1..TSL_INSITU_MAX_WINDOW; rounds, warmup or context as for the pass; a layer's choice
+ * not one of its candidates, or checked already), TSL_ERR_IO (the records file: res then
+ * holds the layers decided so far), TSL_ERR_NOMEM. */
 tsl_status tsl_insitu_check_final_plan(const tsl_graph *g, tsl_records *db, const tsl_insitu_opts *o,
                                        tsl_insitu_result *res);
 

@@ -8,7 +8,9 @@
  * all algorithms wins, exact-target matches before family ones. Within each (exact,
  * family), in-model records (records.h: context, written by the in-situ pass of
  * models/insitu.h) come first: when a workload has any valid one, the best in-model
- * record over all algorithms wins and isolated records are not compared with it. Its config is checked
+ * record over all algorithms wins and isolated records are not compared with it; among
+ * them, the current final-plan pair (window_steps > 0, tsl_record_final_current) before
+ * the variants' records. Its config is checked
  * against the space and applied. When nothing matches (an unknown shape, another
  * target only, an invalid or stale config), the family's default algorithm (for the
  * conv families of ops/conv2d/algorithms_conv.h: the one tsl_conv2d_select picks; else the

@@ -493,6 +493,17 @@ const char *tsl_target_family(const char *target, char *buf, size_t n) {
   return buf;
 }
 
+bool tsl_record_final_current(const tsl_records *db, const tsl_record *r) {
+  if (!db || !r || r->window_steps <= 0) return false;
+  for (int i = 0; i < db->n; i++) {
+    const tsl_record *o = &db->recs[i];
+    if (o != r && tsl_record_in_model(o) && o->timestamp > r->timestamp + TSL_RECORD_SAME_CHECK_S &&
+        o->threads == r->threads && strcmp(o->workload, r->workload) == 0 && strcmp(o->target, r->target) == 0)
+      return false;
+  }
+  return true;
+}
+
 int tsl_records_best_rank(const tsl_records *db, const char *target, const char *workload, const char *template_name,
                           uint64_t space_hash, const tsl_config_space *space, const tsl_record **out) {
   if (out) *out = NULL;
@@ -507,6 +518,7 @@ int tsl_records_best_rank(const tsl_records *db, const char *target, const char 
     if (template_name && strcmp(r->template_name, template_name) != 0) continue;
     if (space_hash && r->space_hash != space_hash) continue;
     if (space && tsl_config_check(space, &r->config) != TSL_OK) continue;
+    if (r->window_steps > 0 && !tsl_record_final_current(db, r)) continue; /* an older check's plan */
     int k = tsl_record_rank(r, target, fam, threads);
     if (k >= 0 && (!best[k] || tsl_record_cost(r) < tsl_record_cost(best[k]))) best[k] = r;
   }
@@ -626,7 +638,19 @@ void tsl_records_dedupe(tsl_records *db) {
 }
 
 void tsl_records_pick_best(tsl_records *db) {
-  if (db) keep_best(db, same_task, hash_task, true);
+  if (!db) return;
+  /* a final-plan record of an older check is no choice any more (tsl_record_final_current);
+   * decided on the whole file first, then dropped */
+  char *stale = calloc((size_t)(db->n > 0 ? db->n : 1), 1);
+  if (stale) {
+    for (int i = 0; i < db->n; i++) stale[i] = db->recs[i].window_steps > 0 && !tsl_record_final_current(db, &db->recs[i]);
+    int n = 0;
+    for (int i = 0; i < db->n; i++)
+      if (!stale[i]) db->recs[n++] = db->recs[i];
+    db->n = n;
+    free(stale);
+  }
+  keep_best(db, same_task, hash_task, true);
 }
 
 void tsl_record_stamp(tsl_record *r) {

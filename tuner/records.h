@@ -176,6 +176,19 @@ typedef enum tsl_match_kind {
 /* True for a record measured inside a model (context non-empty). */
 bool tsl_record_in_model(const tsl_record *r);
 
+/* Records of one final-plan check share their timestamp (seconds; this much apart still
+ * counts as the same check). */
+#define TSL_RECORD_SAME_CHECK_S 1e-3
+
+/* Whether final-plan record r (window_steps > 0) of db is current: no in-model record of
+ * db of the same workload, target and thread count is newer (by more than
+ * TSL_RECORD_SAME_CHECK_S). A newer final-plan check measured another plan, and a newer
+ * in-model record of the variants is a later in-situ pass that did not check this layer
+ * (its choice there is the default, or it was not checked): either way the older pair of
+ * costs no longer says which config runs faster in the model. False for a record that
+ * is not a final-plan one. */
+bool tsl_record_final_current(const tsl_records *db, const tsl_record *r);
+
 /* Ranks of tsl_record_rank: 0..TSL_RECORD_RANKS-1. */
 #define TSL_RECORD_RANKS 32
 
@@ -198,7 +211,9 @@ int tsl_record_rank(const tsl_record *r, const char *target, const char *family,
  * records before static estimates; on `target` exactly, else on its family; within each, timed with the current thread
  * count first; within that, in-model records first (when any in-model record matches,
  * only in-model records are compared), those of the final plan (window_steps > 0)
- * before the others. template_name non-NULL restricts to that
+ * before the others; a final-plan record only while current (tsl_record_final_current:
+ * the pair of the newest check, so that records of one check compare only with each
+ * other). template_name non-NULL restricts to that
  * template; space_hash non-zero restricts to records of that space (older spaces are
  * stale). *out points into db (valid until db changes); *match (may be NULL) says how
  * it matched. Errors: TSL_ERR_INVALID (NULL arguments), TSL_ERR_NOT_FOUND (no such
@@ -227,9 +242,11 @@ bool tsl_records_has(const tsl_records *db, const char *target, const char *work
  * files). */
 void tsl_records_dedupe(tsl_records *db);
 
-/* Keeps, per (target, workload, template, context, cost source), only the successful
- * record of least cost (AutoTVM's pick_best) — error records are dropped; an in-model record and
- * the isolated one of the same template both stay. Order: first occurrence. */
+/* Keeps, per (target, workload, template, context, window steps, cost source), only the
+ * successful record of least cost (AutoTVM's pick_best) — error records are dropped, and
+ * final-plan records that are no longer current (tsl_record_final_current) first; an
+ * in-model record and the isolated one of the same template both stay. Order: first
+ * occurrence. */
 void tsl_records_pick_best(tsl_records *db);
 
 #ifdef __cplusplus

@@ -148,6 +148,66 @@ static void test_records_best_prefers_in_model_even_when_isolated_is_cheaper(voi
   tsl_records_free(db);
 }
 
+/* A final-plan record of `tpl` measured by the check at time `stamp`. */
+static tsl_record final_record(const char *t, const char *tpl, double cost, double stamp) {
+  tsl_record r = plain_record(t, "w", tpl, cost);
+  snprintf(r.context, sizeof r.context, "model m");
+  r.window_steps = 2;
+  r.timestamp = stamp;
+  return r;
+}
+
+/* Only the pair of the newest final-plan check counts (its costs were measured in one
+ * plan); a newer in-model record of the variants (a later pass that did not check the
+ * layer) makes the pair stale too; pick_best drops stale pairs. */
+static void test_final_plan_records_count_only_from_the_newest_check(void) {
+  const char *t = "host -mcpu=znver3";
+  tsl_records *db = NULL;
+  CU_ASSERT_EQUAL_FATAL(tsl_records_new(&db), TSL_OK);
+  tsl_record d1 = final_record(t, "t.default", 100e-6, 1000.0), a1 = final_record(t, "t.a", 90e-6, 1000.0);
+  tsl_record d2 = final_record(t, "t.default", 95e-6, 2000.0), b2 = final_record(t, "t.b", 97e-6, 2000.0);
+  tsl_records_add(db, &d1);
+  tsl_records_add(db, &a1);
+  const tsl_record *best = NULL;
+  CU_ASSERT_EQUAL(tsl_records_best(db, t, "w", NULL, 0, &best, NULL), TSL_OK);
+  CU_ASSERT_STRING_EQUAL(best->template_name, "t.a");
+  CU_ASSERT_TRUE(tsl_record_final_current(db, &db->recs[0]));
+  /* a second check kept the default: a1 (cheaper, but of the first check's plan) is out */
+  tsl_records_add(db, &d2);
+  tsl_records_add(db, &b2);
+  CU_ASSERT_FALSE(tsl_record_final_current(db, &db->recs[1]));
+  CU_ASSERT_TRUE(tsl_record_final_current(db, &db->recs[2]));
+  CU_ASSERT_EQUAL(tsl_records_best(db, t, "w", NULL, 0, &best, NULL), TSL_OK);
+  CU_ASSERT_STRING_EQUAL(best->template_name, "t.default");
+  CU_ASSERT_DOUBLE_EQUAL(tsl_record_cost(best), 95e-6, 1e-15);
+  /* records of another workload or thread count do not age it */
+  tsl_record other = final_record(t, "t.c", 1e-6, 3000.0), other_threads = final_record(t, "t.c", 1e-6, 3000.0);
+  snprintf(other.workload, sizeof other.workload, "w2");
+  other_threads.threads = 7;
+  CU_ASSERT_TRUE(tsl_record_final_current(db, &db->recs[2]));
+  tsl_records_add(db, &other);
+  CU_ASSERT_TRUE(tsl_record_final_current(db, &db->recs[2]));
+  tsl_records_add(db, &other_threads);
+  CU_ASSERT_TRUE(tsl_record_final_current(db, &db->recs[2]));
+  db->n--; /* (it would answer at a process thread count of 7 only; not the point here) */
+  /* a later pass's variant record (window 0) of the workload: the pairs are stale, the
+   * variants' in-model records answer */
+  tsl_record later = plain_record(t, "w", "t.later", 300e-6);
+  snprintf(later.context, sizeof later.context, "model m");
+  later.timestamp = 3000.0;
+  tsl_records_add(db, &later);
+  CU_ASSERT_FALSE(tsl_record_final_current(db, &db->recs[2]));
+  CU_ASSERT_EQUAL(tsl_records_best(db, t, "w", NULL, 0, &best, NULL), TSL_OK);
+  CU_ASSERT_STRING_EQUAL(best->template_name, "t.later");
+  /* pick_best keeps the current records only: other (its own workload) and later */
+  tsl_records_pick_best(db);
+  CU_ASSERT_EQUAL(db->n, 2);
+  for (int i = 0; i < db->n; i++)
+    CU_ASSERT_TRUE(db->recs[i].window_steps == 0 || strcmp(db->recs[i].workload, "w2") == 0);
+  CU_ASSERT_FALSE(tsl_record_final_current(db, &later));
+  tsl_records_free(db);
+}
+
 /* Records timed with this process's thread count rank before cheaper ones timed with
  * another count (then in-model before isolated within each); with none at this count,
  * the others answer. */
@@ -820,6 +880,8 @@ void tsl_tests_tuner_insitu(void) {
   CU_add_test(s, "test_records_best_prefers_in_model_even_when_isolated_is_cheaper",
               test_records_best_prefers_in_model_even_when_isolated_is_cheaper);
   CU_add_test(s, "test_records_best_prefers_this_thread_count", test_records_best_prefers_this_thread_count);
+  CU_add_test(s, "test_final_plan_records_count_only_from_the_newest_check",
+              test_final_plan_records_count_only_from_the_newest_check);
   CU_add_test(s, "test_dispatch_prefers_in_model_falls_back_and_ignores_other_target_or_space",
               test_dispatch_prefers_in_model_falls_back_and_ignores_other_target_or_space);
   CU_add_test(s, "test_insitu_verifies_the_best_configs_of_each_of_the_best_algorithms",

@@ -222,6 +222,7 @@ static void write_choice(FILE *f, const tsl_records *db, const report_layer *L) 
   if (tsl_record_in_model(best)) {
     fputs(", measured in ", f);
     report_html_escape(f, best->context);
+    if (best->window_steps > 0) fprintf(f, " (final plan: its steps and the %d after each, per run)", best->window_steps);
   } else {
     fputs(", isolated", f);
   }
@@ -238,7 +239,9 @@ static void write_choice(FILE *f, const tsl_records *db, const report_layer *L) 
     report_html_escape(f, r->template_name);
     fputs("</code></td><td>", f);
     print_config(f, r);
-    if (r->error_no == TSL_MEASURE_OK) fprintf(f, "</td><td>%.1f%s</td></tr>\n", tsl_record_cost(r) * 1e6, r == best ? " (chosen)" : "");
+    if (r->error_no == TSL_MEASURE_OK)
+      fprintf(f, "</td><td>%.1f%s%s</td></tr>\n", tsl_record_cost(r) * 1e6,
+              r->window_steps > 0 ? " (final plan: per run, with the steps after)" : "", r == best ? " (chosen)" : "");
     else fprintf(f, "</td><td>%s</td></tr>\n", tsl_measure_error_name(r->error_no));
   }
   fputs("</table>\n", f);

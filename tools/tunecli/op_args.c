@@ -289,7 +289,10 @@ static void note_record(op_args *a, const tsl_dispatch_info *info, bool family) 
     snprintf(algo, sizeof algo, "algorithm %s (operator %s), ", info->algorithm, info->op_workload.op);
   int n = snprintf(a->record_note, sizeof a->record_note,
                    "from %s: %stemplate %s (%s), %s record, %.4f ms, %s %s%s, %d threads", a->records_file, algo,
-                   info->template_name, info->config_str, info->in_model ? "in-model" : "isolated",
+                   info->template_name, info->config_str,
+                   info->record.window_steps > 0 ? "final-plan (its steps and the ones after, per run)"
+                   : info->in_model              ? "in-model"
+                                                 : "isolated",
                    info->cost * 1e3, how, info->record.target,
                    info->match == TSL_MATCH_FAMILY ? " (same target family)" : "", info->record.threads);
   if (n >= (int)sizeof a->record_note) /* a long records path or config: say the line was cut */

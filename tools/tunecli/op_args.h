@@ -12,7 +12,8 @@
  * want the default inlining); errors name FILE:LINE:COL and the step.
  * --records FILE (show, run-op, compile) takes the schedule of the best record of this
  * operator instance in FILE (tuner/dispatch.h, on --target or its family; records timed
- * with --threads N threads, else the process's count, first; in-model records first):
+ * with --threads N threads, else the process's count, first; in-model records first, the
+ * final plan's before the variants'):
  * for a conv layer's family operator (conv2d_nchwc_bias, conv2d_nchwc_bias_add,
  * conv2d_nchwc_grouped, conv2d_nchwc_grouped_add: the key `tunecli tune MODEL` records a
  * layer under, ops/conv2d/algorithms_conv.h) over EVERY algorithm of the family, as the
