@@ -489,6 +489,36 @@ static tsl_status check_batch(const tsl_graph *g, const tsl_target *t, const cha
   return st;
 }
 
+/* The pass's target (o->target, else "host"), parsed into *t, and the thread pool set to
+ * o->threads (when > 0); *prev_threads the count to restore. */
+static tsl_status begin_runs(const tsl_insitu_opts *o, const char **target, tsl_target *t, int *prev_threads) {
+  *target = o->target ? o->target : "host";
+  tsl_status st = tsl_target_parse(*target, t);
+  if (st != TSL_OK) return st;
+  *prev_threads = tsl_get_num_threads();
+  if (o->threads > 0) tsl_set_num_threads(o->threads);
+  return TSL_OK;
+}
+
+/* The check's batches over every layer whose choice is not its default and whose key is
+ * its own (the pool already set). */
+static tsl_status check_layers(const tsl_graph *g, const tsl_target *t, const char *target, const tsl_insitu_opts *o,
+                               tsl_records *db, tsl_insitu_result *res) {
+  int ids[TSL_INSITU_MAX_CANDIDATES - 1], n = 0;
+  tsl_status st = TSL_OK;
+  for (int l = 0; l <= res->nlayers && st == TSL_OK; l++) {
+    if (l < res->nlayers && res->layers[l].chosen > 0 && !res->layers[l].shares_key) ids[n++] = l;
+    if (n > 0 && (n == TSL_INSITU_MAX_CANDIDATES - 1 || l == res->nlayers)) {
+      if (o->log)
+        fprintf(o->log, "in situ: final-plan check of %d layers: %d plans, %d+%d alternating runs each\n", n, n + 1,
+                o->warmup, o->rounds);
+      st = check_batch(g, t, target, o, db, res, ids, n);
+      n = 0;
+    }
+  }
+  return st;
+}
+
 tsl_status tsl_insitu_check_final_plan(const tsl_graph *g, tsl_records *db, const tsl_insitu_opts *o,
                                        tsl_insitu_result *res) {
   if (!g || !db || !o || !res) return tsl_error(TSL_ERR_INVALID, "in situ: NULL argument");
@@ -502,23 +532,12 @@ tsl_status tsl_insitu_check_final_plan(const tsl_graph *g, tsl_records *db, cons
       return tsl_error(TSL_ERR_INVALID, "in situ: final-plan check: layer %d (%s): its choice %d is not a candidate of "
                        "the %d (or it was checked already)", l, L->node, L->mixed_choice, L->ncand);
   }
-  const char *target = o->target ? o->target : "host";
+  const char *target;
   tsl_target t;
-  tsl_status st = tsl_target_parse(target, &t);
+  int prev_threads;
+  tsl_status st = begin_runs(o, &target, &t, &prev_threads);
   if (st != TSL_OK) return st;
-  int prev_threads = tsl_get_num_threads();
-  if (o->threads > 0) tsl_set_num_threads(o->threads);
-  int ids[TSL_INSITU_MAX_CANDIDATES - 1], n = 0;
-  for (int l = 0; l <= res->nlayers && st == TSL_OK; l++) {
-    if (l < res->nlayers && res->layers[l].chosen > 0 && !res->layers[l].shares_key) ids[n++] = l;
-    if (n > 0 && (n == TSL_INSITU_MAX_CANDIDATES - 1 || l == res->nlayers)) {
-      if (o->log)
-        fprintf(o->log, "in situ: final-plan check of %d layers: %d plans, %d+%d alternating runs each\n", n, n + 1,
-                o->warmup, o->rounds);
-      st = check_batch(g, &t, target, o, db, res, ids, n);
-      n = 0;
-    }
-  }
+  st = check_layers(g, &t, target, o, db, res);
   if (o->threads > 0) tsl_set_num_threads(prev_threads);
   return st;
 }
@@ -533,12 +552,11 @@ tsl_status tsl_insitu_verify(const tsl_graph *g, tsl_records *db, const tsl_insi
                      "warmup >= 0, window 0..%d", TSL_INSITU_MAX_CANDIDATES - 1, TSL_RECORD_MAX_COSTS,
                      TSL_INSITU_MAX_WINDOW);
   double t0 = tsl_time_now();
-  const char *target = o->target ? o->target : "host";
+  const char *target;
   tsl_target t;
-  tsl_status st = tsl_target_parse(target, &t);
+  int prev_threads;
+  tsl_status st = begin_runs(o, &target, &t, &prev_threads);
   if (st != TSL_OK) return st;
-  int prev_threads = tsl_get_num_threads();
-  if (o->threads > 0) tsl_set_num_threads(o->threads);
   variant v[TSL_INSITU_MAX_CANDIDATES];
   memset(v, 0, sizeof v);
   int nv = 1;
@@ -608,7 +626,7 @@ tsl_status tsl_insitu_verify(const tsl_graph *g, tsl_records *db, const tsl_insi
   if (st == TSL_OK) st = write_records(db, &t, o, res, t_run);
   for (int k = 0; k < nv; k++) variant_free(&v[k]); /* before the check compiles its own */
   memset(v, 0, sizeof v);
-  if (st == TSL_OK && o->window > 0) st = tsl_insitu_check_final_plan(g, db, o, res);
+  if (st == TSL_OK && o->window > 0) st = check_layers(g, &t, target, o, db, res);
 done:
   for (int k = 0; k < nv; k++) variant_free(&v[k]);
   free(samples);

@@ -408,6 +408,14 @@ static int count_lines_with(const char *path, const char *needle) {
   return n;
 }
 
+/* The layer of res with workload key `key` (the last one), -1 if none. */
+static int layer_with_key(const tsl_insitu_result *res, const char *key) {
+  int l = -1;
+  for (int k = 0; k < res->nlayers; k++)
+    if (strcmp(res->layers[k].key, key) == 0) l = k;
+  return l;
+}
+
 /* The small model with its two conv layers (layers[0..2)) tuned in isolation (the first
  * pass: each algorithm's default config, one thread) into a new file `path`
  * (/tmp/tsl_insitu_TAG_PID.jsonl), loaded into *db; *io a quick pass at one thread (2
@@ -496,9 +504,7 @@ static void test_insitu_small_model_writes_in_model_records_and_compile_uses_the
   CU_ASSERT_EQUAL_FATAL(tsl_graph_compile_conv_steps(g, &co, &plan, NULL, &steps, &ns), TSL_OK);
   CU_ASSERT_EQUAL(ns, 2);
   for (int s = 0; s < ns; s++) {
-    int l = -1;
-    for (int k = 0; k < res.nlayers; k++)
-      if (strcmp(res.layers[k].key, steps[s].info.record.workload) == 0) l = k;
+    int l = layer_with_key(&res, steps[s].info.record.workload);
     CU_ASSERT_FATAL(l >= 0);
     const tsl_record *want = &res.layers[l].cand[res.layers[l].chosen].rec;
     CU_ASSERT_TRUE(steps[s].info.in_model);
@@ -620,9 +626,7 @@ static void test_insitu_final_plan_check_keeps_a_choice_only_where_the_final_pla
   CU_ASSERT_EQUAL_FATAL(tsl_graph_compile_conv_steps(g, &co, &plan, NULL, &steps, &ns), TSL_OK);
   CU_ASSERT_EQUAL(ns, 2);
   for (int s = 0; s < ns; s++) {
-    int l = -1;
-    for (int k = 0; k < res.nlayers; k++)
-      if (strcmp(res.layers[k].key, steps[s].info.record.workload) == 0) l = k;
+    int l = layer_with_key(&res, steps[s].info.record.workload);
     CU_ASSERT_FATAL(l >= 0);
     CU_ASSERT_TRUE(steps[s].info.in_model);
     CU_ASSERT_EQUAL(steps[s].info.record.window_steps, 2);
@@ -731,9 +735,7 @@ static void test_insitu_verifies_the_best_configs_of_each_of_the_best_algorithms
   tsl_insitu_opts io = quick_insitu_opts("model small");
   tsl_insitu_result res;
   CU_ASSERT_EQUAL_FATAL(tsl_insitu_verify(g, db, &io, &res), TSL_OK);
-  int l = -1;
-  for (int k = 0; k < res.nlayers; k++)
-    if (strcmp(res.layers[k].key, r[0].workload) == 0) l = k;
+  int l = layer_with_key(&res, r[0].workload);
   CU_ASSERT_FATAL(l >= 0);
   const tsl_insitu_layer *L = &res.layers[l];
   /* the default, then A0 B0 A1 B1 (A2: a third config of A; C: a third algorithm) */
