@@ -46,6 +46,37 @@ static double row_cost(int64_t extent, int64_t w, int64_t oc, int64_t chains) {
   return c;
 }
 
+/* The block of oh rows x ow columns of a stride-1 depthwise window (R x S taps) with the
+ * least cycles per output vector, tails included: per tile oh*ow*R*S FMAs at 2 per cycle,
+ * or its loads at 1.5 per cycle when more (the (oh+R-1) x (ow+S-1) input vectors, shared
+ * between the taps and rows of the unrolled window, and the R*S weights), plus 3 cycles
+ * of overhead (rpa registers per output vector). At least 8 accumulator registers (2 FMA
+ * pipes x 4 cycles of latency) and at most 12 or max_acc outputs: more chains add register
+ * pressure, not throughput. oh <= R: a row block reuses each input row for up to R output
+ * rows. */
+static void row_block_tile(const tsl_depthwise_shape *sh, int64_t rpa, int64_t max_acc, int64_t *oh_out,
+                           int64_t *ow_out) {
+  int64_t cap = tpl_max(1, tpl_min(max_acc, 12 / rpa)), min_acc = tpl_max(1, 8 / rpa);
+  int64_t max_oh = tpl_min(sh->R, sh->OH);
+  double best = 0.0;
+  *oh_out = 1;
+  *ow_out = 1;
+  for (int64_t oh = 1; oh <= max_oh; oh++)
+    for (int64_t ow = 1; ow <= sh->OW && oh * ow <= cap; ow++) {
+      bool whole = oh == max_oh && ow == sh->OW; /* the image is smaller than 8 accumulators */
+      if (oh * ow < tpl_min(min_acc, cap) && !whole) continue;
+      double loads = (double)((oh + sh->R - 1) * (ow + sh->S - 1) + sh->R * sh->S);
+      double fma = (double)(oh * ow * sh->R * sh->S) / 2.0;
+      double tile = (fma > loads / 1.5 ? fma : loads / 1.5) + 3.0;
+      double c = (double)(tpl_ceil_div(sh->OH, oh) * tpl_ceil_div(sh->OW, ow)) * tile;
+      if (best == 0.0 || c < best - 1e-9) {
+        best = c;
+        *oh_out = oh;
+        *ow_out = ow;
+      }
+    }
+}
+
 tsl_depthwise_knobs tsl_depthwise_default_knobs(const tsl_target *t, const tsl_depthwise_shape *sh) {
   tsl_depthwise_knobs k;
   memset(&k, 0, sizeof k);
@@ -64,12 +95,19 @@ tsl_depthwise_knobs tsl_depthwise_default_knobs(const tsl_target *t, const tsl_d
       k.ow_block = w;
     }
   }
+  /* a stride-1 depthwise conv over more than 64 pixels: a block of rows (measured in
+   * MobileNetV2 at 1 thread, 16 lanes: features.1 (112 x 112) 0.18-0.25 -> 0.08-0.10 ms with
+   * the guarded loads below; the 14 x 14 ones 0.028 -> 0.017 ms; 8 lanes 0.22-0.24 ->
+   * 0.14-0.19 and 0.030 -> 0.019-0.025 ms); tiny images and stride 2 keep the row tile */
+  bool s1 = sh->stride_h == 1 && sh->stride_w == 1;
+  bool row_block = !sh->grouped && !sh->broadcast_input && sh->CG == 1 && s1 && sh->OH * sh->OW > 64;
+  if (row_block) row_block_tile(sh, rpa, max_acc, &k.oh_block, &k.ow_block);
   tpl_window_dims w = {sh->OH, sh->OW, sh->KB, sh->Y, sh->R, sh->S, sh->padded};
   /* a gathering grouped conv keeps its window loops (at most 3x3 unrolled); the
    * broadcast one (first layers) unrolls up to 7x7: ResNet-18's 7x7 s2 first conv
    * measured 0.78-0.82 -> 0.86-0.88 of oneDNN unrolled */
   int64_t max_taps = sh->grouped && !sh->broadcast_input ? 9 : 49;
-  k.unroll_kernel = sh->R * sh->S <= max_taps && tpl_window_unroll_fits(t, &w, k.ow_block, 1, k.oc_blocks);
+  k.unroll_kernel = sh->R * sh->S <= max_taps && tpl_window_unroll_fits(t, &w, k.ow_block, k.oh_block, k.oc_blocks);
   k.loop_order = 0;
   /* a broadcast conv with a small window (first layers, 3x3) reads the padding through
    * guarded loads: its padded copy holds only the true channels (3 of 8 lanes), copied
@@ -78,12 +116,14 @@ tsl_depthwise_knobs tsl_depthwise_default_knobs(const tsl_target *t, const tsl_d
    * (ResNet-18's conv1 ~80 -> ~40 GFLOP/s) and copies the input.
    * Tiny images: the copy of the rows is cheap and the guards are most of the work;
    * large stride-1 images: one padded copy (read once, written once) beats guards on
-   * every tap; stride 2 and mid sizes: guarded loads (depthwise.h has the figures) */
-  bool s1 = sh->stride_h == 1 && sh->stride_w == 1;
+   * every tap, unless the tile is a row block (its guards cost less than the copy's
+   * pass over the input in a model, where the input comes from L3); stride 2 and mid
+   * sizes: guarded loads (depthwise_schedule.h has the figures) */
   k.pad_mode = !sh->padded                        ? 0
                : sh->broadcast_input && sh->CG <= BCAST_MAX_UNROLLED_CI && sh->R * sh->S <= 9 ? 0
                : sh->grouped                      ? 1
                : sh->OH * sh->OW <= 64            ? 2
+               : row_block                        ? 0
                : s1 && sh->OH * sh->OW >= 28 * 28 ? 1
                                                   : 0;
   k.parallel = true;

@@ -95,7 +95,31 @@ static void test_padding_at_least_kernel_and_kernel_equal_to_padded_input(void) 
   check_layers(layers, sizeof layers / sizeof layers[0], 4300, 3);
 }
 
+/* Stride-1 depthwise convs over more than 64 output pixels take a block of rows by
+ * default (depthwise_schedule.c, row_block_tile) and read the padding through guarded
+ * loads: output rows and columns that leave a tail in both, 3x3 and 5x5 windows, a
+ * dilated window, no padding, a residual, batch 2; the image's own lanes and 16-lane
+ * blocks (two registers per output on an 8-lane target); default and random configs. */
+static void test_depthwise_row_block_default_with_tails(void) {
+  static const conv_case layers[] = {
+      /* N C  H   W  K  R  S sh sw pt pl pb pr dh dw g act lo hi residual */
+      {1, 20, 13, 11, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 20, 2, 0, 6, false},
+      {2, 16, 17, 9, 16, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, 16, 0, 0, 0, true},
+      {1, 24, 12, 14, 24, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 24, 1, 0, 0, false},
+      {1, 8, 11, 12, 8, 3, 3, 1, 1, 0, 0, 0, 0, 1, 1, 8, 1, 0, 0, false},
+      {1, 32, 29, 30, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 32, 2, 0, 6, true},
+  };
+  const int64_t blocks[] = {0, 16};
+  for (size_t b = 0; b < sizeof blocks / sizeof blocks[0]; b++)
+    for (size_t l = 0; l < sizeof layers / sizeof layers[0]; l++) {
+      conv_check_opts o = conv_opts(1, 4400 + 10 * l + b);
+      o.block = blocks[b];
+      CU_ASSERT(conv_check(&layers[l], TSL_CONV2D_DEPTHWISE, &o));
+    }
+}
+
 void ops_tests_conv_classes(CU_pSuite s) {
+  CU_add_test(s, "test_depthwise_row_block_default_with_tails", test_depthwise_row_block_default_with_tails);
   CU_add_test(s, "test_relu6_and_residual_epilogues_on_every_algorithm",
               test_relu6_and_residual_epilogues_on_every_algorithm);
   CU_add_test(s, "test_stride_greater_than_kernel", test_stride_greater_than_kernel);
