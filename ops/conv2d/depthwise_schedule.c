@@ -46,14 +46,16 @@ static double row_cost(int64_t extent, int64_t w, int64_t oc, int64_t chains) {
   return c;
 }
 
-/* The block of oh rows x ow columns of a stride-1 depthwise window (R x S taps) with the
- * least cycles per output vector, tails included: per tile oh*ow*R*S FMAs at 2 per cycle,
- * or its loads at 1.5 per cycle when more (the (oh+R-1) x (ow+S-1) input vectors, shared
- * between the taps and rows of the unrolled window, and the R*S weights), plus 3 cycles
- * of overhead (rpa registers per output vector). At least 8 accumulator registers (2 FMA
- * pipes x 4 cycles of latency) and at most 12 or max_acc outputs: more chains add register
- * pressure, not throughput. oh <= R: a row block reuses each input row for up to R output
- * rows. */
+/* The block of oh rows x ow columns of a stride-1 depthwise window (R x S taps, rpa
+ * registers per output vector) with the least modelled cycles, tails included: per tile
+ * oh*ow*R*S FMAs at 2 per cycle, or its loads at 1.5 per cycle when more (the
+ * (oh+R-1) x (ow+S-1) input vectors, shared between the taps and rows of the unrolled
+ * window, and the R*S weights), plus 3 cycles of overhead. Tiles of at least 8 accumulator
+ * registers (2 FMA pipes x 4 cycles of latency; fewer only when min(R, OH) x OW is all
+ * there is) and at most 12 (max_acc when less): more chains add register pressure, not
+ * throughput. With 3x3 and larger windows such tiles are FMA-bound, so the fewest tiles
+ * (the least tail waste) decide, ties going to fewer rows; blocks of up to R rows take
+ * part so that the tail can be cut in either direction. */
 static void row_block_tile(const tsl_depthwise_shape *sh, int64_t rpa, int64_t max_acc, int64_t *oh_out,
                            int64_t *ow_out) {
   int64_t cap = tpl_max(1, tpl_min(max_acc, 12 / rpa)), min_acc = tpl_max(1, 8 / rpa);
@@ -63,7 +65,7 @@ static void row_block_tile(const tsl_depthwise_shape *sh, int64_t rpa, int64_t m
   *ow_out = 1;
   for (int64_t oh = 1; oh <= max_oh; oh++)
     for (int64_t ow = 1; ow <= sh->OW && oh * ow <= cap; ow++) {
-      bool whole = oh == max_oh && ow == sh->OW; /* the image is smaller than 8 accumulators */
+      bool whole = oh == max_oh && ow == sh->OW; /* all the block there is */
       if (oh * ow < tpl_min(min_acc, cap) && !whole) continue;
       double loads = (double)((oh + sh->R - 1) * (ow + sh->S - 1) + sh->R * sh->S);
       double fma = (double)(oh * ow * sh->R * sh->S) / 2.0;
@@ -95,12 +97,14 @@ tsl_depthwise_knobs tsl_depthwise_default_knobs(const tsl_target *t, const tsl_d
       k.ow_block = w;
     }
   }
-  /* a stride-1 depthwise conv over more than 64 pixels: a block of rows (measured in
-   * MobileNetV2 at 1 thread, 16 lanes: features.1 (112 x 112) 0.18-0.25 -> 0.08-0.10 ms with
-   * the guarded loads below; the 14 x 14 ones 0.028 -> 0.017 ms; 8 lanes 0.22-0.24 ->
-   * 0.14-0.19 and 0.030 -> 0.019-0.025 ms); tiny images and stride 2 keep the row tile */
+  /* a stride-1 depthwise conv over more than 64 pixels in the blocked layout: 8-12
+   * accumulators in a block of rows (measured in MobileNetV2 at 1 thread, 16 lanes, with
+   * the guarded loads below: features.1 (112 x 112) 0.18-0.25 -> 0.08-0.10 ms, its default
+   * was 1 x 28; the 14 x 14 ones 0.028 -> 0.017 ms; 8 lanes 0.22-0.24 -> 0.14-0.19 and
+   * 0.030 -> 0.019-0.025 ms). Tiny images, stride 2, grouped convs and the plain layout
+   * (one channel per block: the tile's columns are the vector) keep the row tile. */
   bool s1 = sh->stride_h == 1 && sh->stride_w == 1;
-  bool row_block = !sh->grouped && !sh->broadcast_input && sh->CG == 1 && s1 && sh->OH * sh->OW > 64;
+  bool row_block = !sh->grouped && sh->Y > 1 && s1 && sh->OH * sh->OW > 64;
   if (row_block) row_block_tile(sh, rpa, max_acc, &k.oh_block, &k.ow_block);
   tpl_window_dims w = {sh->OH, sh->OW, sh->KB, sh->Y, sh->R, sh->S, sh->padded};
   /* a gathering grouped conv keeps its window loops (at most 3x3 unrolled); the
@@ -115,10 +119,10 @@ tsl_depthwise_knobs tsl_depthwise_default_knobs(const tsl_target *t, const tsl_d
    * 3x3 s2 first conv: 0.33 -> 0.28 ms); 7x7 has too many border tiles for guards
    * (ResNet-18's conv1 ~80 -> ~40 GFLOP/s) and copies the input.
    * Tiny images: the copy of the rows is cheap and the guards are most of the work;
-   * large stride-1 images: one padded copy (read once, written once) beats guards on
-   * every tap, unless the tile is a row block (its guards cost less than the copy's
-   * pass over the input in a model, where the input comes from L3); stride 2 and mid
-   * sizes: guarded loads (depthwise_schedule.h has the figures) */
+   * a block of rows: guarded loads (in a model the input comes from L3, and the copy's
+   * extra pass cost more than the guards); large stride-1 images in the plain layout:
+   * one padded copy (read once, written once) beats guards on every tap; stride 2 and
+   * mid sizes: guarded loads (depthwise_schedule.h has the figures) */
   k.pad_mode = !sh->padded                        ? 0
                : sh->broadcast_input && sh->CG <= BCAST_MAX_UNROLLED_CI && sh->R * sh->S <= 9 ? 0
                : sh->grouped                      ? 1

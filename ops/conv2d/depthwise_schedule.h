@@ -77,16 +77,17 @@ tsl_status tsl_depthwise_get_shape(const tsl_te_program *p, tsl_depthwise_shape 
  * the widest row tile whose
  * accumulators plus the weight and one input leave two of the target's vector registers
  * free, chosen to waste the fewest columns on the tail; a stride-1 depthwise conv over
- * more than 64 output pixels instead takes a block of up to R rows of 8-12 accumulator
- * registers with the fewest modelled cycles (each input row serves up to R output rows;
- * MobileNetV2 at 1 thread, in the model: features.1 at 112x112 0.18-0.25 -> 0.08-0.10 ms,
- * the 14x14 ones 0.028 -> 0.017 ms at 16 lanes); the window unrolled (when it has
- * at most 49 taps); when the conv pads: outputs of at most 64 pixels copy the rows per
- * outer iteration (pad_mode 2); the row blocks read the padding through guarded loads
- * (pad_mode 0: in a model the input comes from L3 and a copy's extra pass cost more than
- * the guards); other stride-1 outputs of at least 28x28 pixels copy the whole
- * padded input first (pad_mode 1: measured with bench/conv_layers on MobileNetV2's layers,
- * 0.61-0.79 -> 0.68-1.01 of oneDNN at 112x112, 56x56 and 28x28, one-row tiles); the others
+ * more than 64 output pixels in the blocked layout (more than one channel per block)
+ * instead takes 8-12 accumulators (fewer when the registers or the image allow no more)
+ * in a block of up to R rows, the fewest such tiles (MobileNetV2 at 1 thread, in the
+ * model: features.1 at 112x112 0.18-0.25 -> 0.08-0.10 ms, the 14x14 ones 0.028 -> 0.017 ms
+ * at 16 lanes); the window unrolled (when it has at most 49 taps); when the conv pads:
+ * outputs of at most 64 pixels copy the rows per outer iteration (pad_mode 2); those
+ * blocks of rows read the padding through guarded loads (pad_mode 0: in a model the input
+ * comes from L3 and a copy's extra pass cost more than the guards); stride-1 outputs of at
+ * least 28x28 pixels in the plain layout copy the whole padded input first (pad_mode 1:
+ * measured with bench/conv_layers on MobileNetV2's layers, 0.61-0.79 -> 0.68-1.01 of oneDNN
+ * at 112x112, 56x56 and 28x28 with one-row tiles, before the blocks of rows); the others
  * (stride 2, where a copy moves twice the bytes the conv reads, and 14x14) read the padding
  * through guarded loads (pad_mode 0); parallel. Grouped: the window not unrolled past 9 taps
  * when the lanes gather (49 when they broadcast: first layers, ResNet-18's 7x7 s2 conv

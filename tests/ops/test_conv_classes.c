@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ops/conv2d/depthwise_schedule.h"
 #include "ops/conv_check.h"
 #include "ops/ops_util.h"
 
@@ -95,18 +96,50 @@ static void test_padding_at_least_kernel_and_kernel_equal_to_padded_input(void) 
   check_layers(layers, sizeof layers / sizeof layers[0], 4300, 3);
 }
 
-/* Stride-1 depthwise convs over more than 64 output pixels take a block of rows by
- * default (depthwise_schedule.c, row_block_tile) and read the padding through guarded
- * loads: output rows and columns that leave a tail in both, 3x3 and 5x5 windows, a
- * dilated window, no padding, a residual, batch 2; the image's own lanes and 16-lane
- * blocks (two registers per output on an 8-lane target); default and random configs. */
+/* Stride-1 depthwise convs over more than 64 output pixels in the blocked layout take a
+ * block of rows by default (depthwise_schedule.c, row_block_tile) and read the padding
+ * through guarded loads. First the defaults themselves on each x86 and AArch64 target
+ * (4, 8 and 16 lanes, the target's own block and 16-lane blocks): a 17 x 28 output has a
+ * block of more than one row that leaves a tail in rows, at most 12 and (one register per
+ * output) at least 8 accumulators, pad_mode 0; the plain layout and stride 2 keep one row.
+ * Then those convs against the naive reference, default and random configs: 3x3 and 5x5
+ * windows on 17 x 28 outputs, a dilated window, no padding, a column tail (17 x 29), a
+ * residual, batch 2. */
 static void test_depthwise_row_block_default_with_tails(void) {
+  static const char *const targets[] = {"x86-64-avx2", "x86-64-avx512", "armv8"};
+  for (size_t ti = 0; ti < sizeof targets / sizeof targets[0]; ti++) {
+    tsl_target t;
+    CU_ASSERT_FATAL(tsl_target_parse(targets[ti], &t) == TSL_OK);
+    int64_t lanes = tsl_target_f32_lanes(&t);
+    const int64_t ys[] = {lanes, 16};
+    for (int yi = 0; yi < 2; yi++) {
+      int64_t rpa = (ys[yi] + lanes - 1) / lanes;
+      for (int64_t r = 3; r <= 5; r += 2) {
+        tsl_depthwise_shape sh = {1, 4, 17, 28, ys[yi], r, r, true, false, false, 1, 1, 1};
+        tsl_depthwise_knobs k = tsl_depthwise_default_knobs(&t, &sh);
+        int64_t acc = k.oh_block * k.ow_block * rpa;
+        CU_ASSERT(k.pad_mode == 0);
+        CU_ASSERT(acc <= 12);
+        CU_ASSERT(k.oh_block <= r);
+        if (rpa == 1) {
+          CU_ASSERT(acc >= 8);
+          CU_ASSERT(k.oh_block > 1 && sh.OH % k.oh_block != 0);
+        }
+        sh.stride_h = sh.stride_w = 2;
+        CU_ASSERT(tsl_depthwise_default_knobs(&t, &sh).oh_block == 1);
+        sh.stride_h = sh.stride_w = 1;
+        sh.Y = 1;
+        CU_ASSERT(tsl_depthwise_default_knobs(&t, &sh).oh_block == 1);
+      }
+    }
+  }
   static const conv_case layers[] = {
       /* N C  H   W  K  R  S sh sw pt pl pb pr dh dw g act lo hi residual */
-      {1, 20, 13, 11, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 20, 2, 0, 6, false},
-      {2, 16, 17, 9, 16, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, 16, 0, 0, 0, true},
-      {1, 24, 12, 14, 24, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 24, 1, 0, 0, false},
-      {1, 8, 11, 12, 8, 3, 3, 1, 1, 0, 0, 0, 0, 1, 1, 8, 1, 0, 0, false},
+      {1, 20, 17, 28, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 20, 2, 0, 6, false},
+      {2, 16, 17, 28, 16, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, 16, 0, 0, 0, true},
+      {1, 24, 17, 28, 24, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 24, 1, 0, 0, false},
+      {1, 8, 19, 30, 8, 3, 3, 1, 1, 0, 0, 0, 0, 1, 1, 8, 1, 0, 0, false},
+      {1, 12, 17, 29, 12, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 12, 1, 0, 0, false},
       {1, 32, 29, 30, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 32, 2, 0, 6, true},
   };
   const int64_t blocks[] = {0, 16};
