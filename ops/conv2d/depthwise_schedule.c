@@ -46,6 +46,21 @@ static double row_cost(int64_t extent, int64_t w, int64_t oc, int64_t chains) {
   return c;
 }
 
+/* The width of a one-row tile of oc blocks: at most max_acc columns, the least
+ * row_cost per column. */
+static int64_t row_tile_width(int64_t OW, int64_t max_acc, int64_t oc) {
+  double best = 0.0;
+  int64_t width = 1;
+  for (int64_t w = 1; w <= tpl_min(max_acc, OW); w++) {
+    double c = row_cost(OW, w, oc, 8) / (double)OW;
+    if (best == 0.0 || c < best - 1e-9) {
+      best = c;
+      width = w;
+    }
+  }
+  return width;
+}
+
 /* The block of oh rows x ow columns of a stride-1 depthwise window (R x S taps, rpa
  * registers per output vector) with the least modelled cycles, tails included: per tile
  * oh*ow*R*S FMAs at 2 per cycle, or its loads at 1.5 per cycle when more (the
@@ -87,16 +102,6 @@ tsl_depthwise_knobs tsl_depthwise_default_knobs(const tsl_target *t, const tsl_d
    * the true channels) broadcasts it to two output blocks, like conv2d_nchwc */
   k.oc_blocks = sh->broadcast_input ? tpl_min(2, sh->KB) : 1;
   int64_t max_acc = (tsl_target_vector_registers(t) - (k.oc_blocks + 1) * rpa - 2) / (rpa * k.oc_blocks);
-  k.oh_block = 1;
-  double best = 0.0;
-  k.ow_block = 1;
-  for (int64_t w = 1; w <= tpl_min(max_acc, sh->OW); w++) {
-    double c = row_cost(sh->OW, w, k.oc_blocks, 8) / (double)sh->OW;
-    if (best == 0.0 || c < best - 1e-9) {
-      best = c;
-      k.ow_block = w;
-    }
-  }
   /* a stride-1 depthwise conv over more than 64 pixels in the blocked layout: 8-12
    * accumulators in a block of rows (measured in MobileNetV2 at 1 thread, 16 lanes, with
    * the guarded loads below: features.1 (112 x 112) 0.18-0.25 -> 0.08-0.10 ms, its default
@@ -105,7 +110,9 @@ tsl_depthwise_knobs tsl_depthwise_default_knobs(const tsl_target *t, const tsl_d
    * (one channel per block: the tile's columns are the vector) keep the row tile. */
   bool s1 = sh->stride_h == 1 && sh->stride_w == 1;
   bool row_block = !sh->grouped && sh->Y > 1 && s1 && sh->OH * sh->OW > 64;
+  k.oh_block = 1;
   if (row_block) row_block_tile(sh, rpa, max_acc, &k.oh_block, &k.ow_block);
+  else k.ow_block = row_tile_width(sh->OW, max_acc, k.oc_blocks);
   tpl_window_dims w = {sh->OH, sh->OW, sh->KB, sh->Y, sh->R, sh->S, sh->padded};
   /* a gathering grouped conv keeps its window loops (at most 3x3 unrolled); the
    * broadcast one (first layers) unrolls up to 7x7: ResNet-18's 7x7 s2 first conv
