@@ -17,6 +17,7 @@
 #include "models/node_kernels_binary.h"
 #include "models/passes/binary_channels_last.h"
 #include "models/passes/binary_read_blocked.h"
+#include "models/passes/bit_im2col.h"
 #include "models/passes/lut_conv.h"
 #include "models/passes/channel_gather.h"
 #include "models/passes/channel_shuffle.h"
@@ -104,6 +105,9 @@ static tsl_status optimize(tsl_graph *g, int block, bool binary_nchw, bool lut, 
   /* after the channels-last pass: its quantize_unipolar_i32_nhwc has a blocked twin */
   stats->binary_blocked_reads = 0;
   if (st == TSL_OK && !binary_nchw) st = tsl_pass_binary_read_blocked(g, &stats->binary_blocked_reads);
+  /* after the channels-last pass (its _nhwc convs are rewritten alike) */
+  stats->bit_im2col_convs = 0;
+  if (st == TSL_OK) st = tsl_pass_bit_im2col(g, &stats->bit_im2col_convs);
   /* after layout selection (the conv's blocked output) and the blocked-read pass (which
    * makes the unpack write the conv's blocked input) */
   stats->lut_convs = 0;

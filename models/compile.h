@@ -146,6 +146,9 @@ typedef struct tsl_compile_stats {
                                       (passes/binary_read_blocked.h) */
   int lut_convs;                   /* 1x1 convs of unpacked unipolar levels run as lookup-table
                                       convs over the bit planes (passes/lut_conv.h) */
+  int bit_im2col_convs;            /* bitserial convs of <= 32 channels run as 1x1 convs over
+                                      their window's taps packed into words
+                                      (passes/bit_im2col.h) */
   int steps;                       /* kernel calls per run */
   int kernels;                     /* distinct kernels built (<= steps) */
   int records_used;                /* workloads whose schedule came from the records (convs, and

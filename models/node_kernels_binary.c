@@ -10,6 +10,7 @@
 #include "ops/binary/bitserial.h"
 #include "ops/binary/lutconv.h"
 #include "models/passes/binary_channels_last.h"
+#include "models/passes/bit_im2col.h"
 #include "tuner/dispatch.h"
 
 /* The registry operator of node n and its parameters (names in the registry's static
@@ -210,8 +211,11 @@ bool tsl_binary_is_blocked_pack(const char *op) {
 
 bool tsl_binary_is_blocked_unpack(const char *op) { return op && strcmp(op, "bitunpack_unipolar64_nchwc") == 0; }
 
+static bool is_bit_im2col(const char *op) { return op && strcmp(op, "bit_im2col_unipolar64") == 0; }
+
 bool tsl_binary_has_hand_schedule(const char *op) {
-  return tsl_binary_is_stream_glue(op) || tsl_binary_is_blocked_pack(op) || tsl_binary_is_blocked_unpack(op);
+  return tsl_binary_is_stream_glue(op) || tsl_binary_is_blocked_pack(op) || tsl_binary_is_blocked_unpack(op) ||
+         is_bit_im2col(op);
 }
 
 /* The blocked unpack's schedule (tsl_binary_glue_schedule): q (the level of each lane,
@@ -251,6 +255,34 @@ static tsl_status blocked_pack_schedule(tsl_schedule *s, const tsl_te_program *p
   return st;
 }
 
+/* The bit im2col's schedule (tsl_binary_glue_schedule; passes/bit_im2col.h): rows in
+ * parallel; per row, tiles of two vectors of 64-bit lanes along x, the window's taps
+ * (r, s) unrolled inside each output word j, j unrolled too when the tile's body stays
+ * small (<= 256 taps), so that the test of which word a tap goes to folds away and each
+ * tap is one load, mask, shift and add of the tile's vectors. */
+static tsl_status bit_im2col_schedule(tsl_schedule *s, const tsl_te_program *p, const tsl_target *t) {
+  const char *out = p->outputs[0]->op->name;
+  const tsl_buffer *ob = p->outputs[0]->buf;
+  tsl_stage *os = tsl_schedule_stage(s, out);
+  if (!os || ob->ndim != 5 || tsl_stage_iter_index(os, "j") < 0 || tsl_stage_iter_index(os, "r") < 0 ||
+      tsl_stage_iter_index(os, "s") < 0 || tsl_stage_iter_index(os, "x") < 0)
+    return tsl_error(TSL_ERR_SCHEDULE, "bit im2col schedule: the op has no stage out(n, b, j, y, x; r, s)");
+  int64_t lanes = tsl_target_f32_lanes(t) / 2, words = ob->shape[2], taps = 1;
+  for (int i = 0; i < os->niters; i++)
+    if (strcmp(os->iters[i].name, "r") == 0 || strcmp(os->iters[i].name, "s") == 0) taps *= os->iters[i].extent;
+  int64_t ow = ob->shape[4], tile = 2 * (lanes < 1 ? 1 : lanes);
+  if (tile > ow) tile = ow; /* a narrow output: one tile of the whole row */
+  static const char *const order[] = {"y", "n", "b", "x.outer", "j", "r", "s", "x.inner"};
+  tsl_status st = tsl_schedule_split(s, out, "x", tile);
+  if (st == TSL_OK) st = tsl_schedule_reorder(s, out, 8, order);
+  if (st == TSL_OK && tile >= 2) st = tsl_schedule_vectorize(s, out, "x.inner");
+  if (st == TSL_OK && taps <= 64) st = tsl_schedule_unroll(s, out, "r");
+  if (st == TSL_OK && taps <= 64) st = tsl_schedule_unroll(s, out, "s");
+  if (st == TSL_OK && taps <= 64 && words * taps <= 256) st = tsl_schedule_unroll(s, out, "j");
+  if (st == TSL_OK) st = tsl_schedule_parallel(s, out, "y");
+  return st;
+}
+
 tsl_status tsl_binary_node_schedule(const tsl_records *db, const tsl_target *t, const tsl_node_kernel *nk,
                                     FILE *warn, tsl_te_program **prog, tsl_schedule **s, bool *tuned) {
   *tuned = false;
@@ -274,9 +306,11 @@ tsl_status tsl_binary_node_schedule(const tsl_records *db, const tsl_target *t, 
 
 int tsl_binary_model_workloads(const tsl_graph *g0, tsl_workload *out, int *nodes, int max) {
   int n = 0;
-  /* the operators the compiler runs: the residual streams channels-last (node ids kept) */
+  /* the operators the compiler runs: the residual streams channels-last, narrow convs over
+   * their packed taps (passes/bit_im2col.h); nodes[] are the ids in g0 of the convs' names */
   tsl_graph *copy = NULL;
-  if (g0 && tsl_graph_clone(g0, &copy) == TSL_OK && tsl_pass_binary_channels_last(copy, NULL) != TSL_OK) {
+  if (g0 && tsl_graph_clone(g0, &copy) == TSL_OK &&
+      (tsl_pass_binary_channels_last(copy, NULL) != TSL_OK || tsl_pass_bit_im2col(copy, NULL) != TSL_OK)) {
     tsl_graph_free(copy);
     copy = NULL;
   }
@@ -300,7 +334,11 @@ int tsl_binary_model_workloads(const tsl_graph *g0, tsl_workload *out, int *node
           other = NULL;
         }
       free(key);
-      if (!dup) nodes[n++] = i;
+      /* the node of g0 of that name: the im2col pass re-creates the conv under its name */
+      int at = -1;
+      for (int j = 0; j < g0->n_nodes && at < 0; j++)
+        if (g0->nodes[j].name && g->nodes[i].name && strcmp(g0->nodes[j].name, g->nodes[i].name) == 0) at = j;
+      if (!dup && at >= 0) nodes[n++] = at;
     }
     tsl_node_kernel_clear(&nk);
   }
@@ -311,12 +349,14 @@ int tsl_binary_model_workloads(const tsl_graph *g0, tsl_workload *out, int *node
 tsl_status tsl_binary_glue_schedule(const char *op, const tsl_te_program *p, const tsl_target *t,
                                     tsl_schedule **out) {
   *out = NULL;
-  bool blocked = tsl_binary_is_blocked_pack(op), unpack = tsl_binary_is_blocked_unpack(op);
-  if (!blocked && !unpack && (!op || strcmp(op, "bitpack_unipolar64_i32_nhwc") != 0))
+  bool blocked = tsl_binary_is_blocked_pack(op), unpack = tsl_binary_is_blocked_unpack(op), im2col = is_bit_im2col(op);
+  if (!blocked && !unpack && !im2col && (!op || strcmp(op, "bitpack_unipolar64_i32_nhwc") != 0))
     return tsl_default_schedule(p, t, out);
   tsl_schedule *s = NULL;
   tsl_status st = tsl_schedule_create(p, &s);
-  if (st == TSL_OK && unpack) {
+  if (st == TSL_OK && im2col) {
+    st = bit_im2col_schedule(s, p, t);
+  } else if (st == TSL_OK && unpack) {
     st = blocked_unpack_schedule(s, p);
   } else if (st == TSL_OK && blocked) {
     st = blocked_pack_schedule(s, p);

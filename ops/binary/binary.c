@@ -347,6 +347,26 @@ static const char lutconv64_text[] =
     "  out[n, kb, p, kx] = select(kb*X + kx < K, ("
     TSL_NCHWC_ACT("acc[n, kb, p, kx] / f32((1 << B) - 1) + bias[kb*X + kx]") "), 0.0)\n";
 
+/* The taps of a window packed into words (a bit im2col): for planes of C <= 32 channels
+ * (one u64 word per pixel, 64 - C bits of it zero) word j of output pixel (y, x) holds
+ * the T = floor(64 / C) taps t = j*T .. j*T + T - 1 of the R x S window (tap t = r*S + s,
+ * in row-major order), tap j*T + i at bits i*C .. i*C + C - 1, zero where the tap falls
+ * in the padding or past the window. A bitserial conv of these words with the weight
+ * taps packed the same way (models/passes/bit_im2col.h) is a 1x1 conv over
+ * ceil(R*S / T) words per pixel instead of R*S: the same popcounts in fewer words. */
+static const char bit_im2col64_text[] =
+    "op bit_im2col_unipolar64(data: u64[N, B, CW, H, W], C: int, R: int, S: int, stride_h: int = 1,\n"
+    "    stride_w: int = 1, pad_h: int = 0, pad_w: int = 0)\n"
+    "  assert CW == 1 && C >= 1 && C <= 32, \"one word of at most 32 channels per pixel\"\n"
+    "  assert R >= 1 && S >= 1 && stride_h >= 1 && stride_w >= 1 && pad_h >= 0 && pad_w >= 0, \"window, strides >= 1, pads >= 0\"\n"
+    "  assert H + 2*pad_h >= R && W + 2*pad_w >= S, \"the window inside the padded input\"\n"
+    "  out[n, b, j, y, x] = sum(r, s: shl(data[n, b, 0, y*stride_h + r - pad_h, x*stride_w + s - pad_w]\n"
+    "      & (shl(u64(1), u64(C)) - u64(1)), u64((r*S + s) % (64/C) * C))\n"
+    "      if (r*S + s) / (64/C) == j && y*stride_h + r >= pad_h && y*stride_h + r < H + pad_h\n"
+    "         && x*stride_w + s >= pad_w && x*stride_w + s < W + pad_w)\n"
+    "    where j < (R*S + 64/C - 1) / (64/C), y < (H + 2*pad_h - R) / stride_h + 1,\n"
+    "          x < (W + 2*pad_w - S) / stride_w + 1, r < R, s < S\n";
+
 /* Global average pool of the i32 residual stream, scaled back to float. */
 static const char avgpool_i32_text[] =
     "op binary_global_avgpool_i32(data: i32[N, C, H, W], scale: float = 1.0)\n"
@@ -433,6 +453,12 @@ static const int64_t lut_data[] = {1, 2, 2, 196}, lut_weight[] = {100, 48}, lut_
 static const int64_t *const lut_shapes[] = {lut_data, lut_weight, lut_bias};
 static const tsl_dsl_param_value lut_params[] = {{"K", TSL_DSL_PARAM_INT, 40, 0.0}, {"X", TSL_DSL_PARAM_INT, 16, 0.0}};
 
+static const int64_t im2col_data[] = {1, 2, 1, 13, 11};
+static const int64_t *const im2col_shapes[] = {im2col_data};
+static const tsl_dsl_param_value im2col_params[] = {
+    {"C", TSL_DSL_PARAM_INT, 20, 0.0},     {"R", TSL_DSL_PARAM_INT, 3, 0.0},      {"S", TSL_DSL_PARAM_INT, 3, 0.0},
+    {"stride_h", TSL_DSL_PARAM_INT, 2, 0.0}, {"pad_h", TSL_DSL_PARAM_INT, 1, 0.0}, {"pad_w", TSL_DSL_PARAM_INT, 1, 0.0}};
+
 static const tsl_op_source family[] = {
     {"bitpack_bipolar32", "pack the sign of NCHW f32 into u32 words along C (x < 0 -> bit 1 = -1)",
      bitpack_bipolar32_text, {1, rank4, act_shapes, 0, NULL}},
@@ -508,6 +534,8 @@ static const tsl_op_source family[] = {
      {1, rank5, planes64_shapes, 1, c64_param}},
     {"bitunpack_unipolar64_nchwc", "bitunpack_unipolar64 writing blocked f32 NCHW[x]c (the tail past C zero)",
      bitunpack64_nchwc_text, {1, rank5, planes64_shapes, 2, c64_x_params}},
+    {"bit_im2col_unipolar64", "the R x S window's taps of <= 32-channel u64 bit planes packed floor(64/C) to a word",
+     bit_im2col64_text, {1, rank5, im2col_shapes, 6, im2col_params}},
     {"lutconv1x1_unipolar64_nchwc", "1x1 conv of unipolar u64 bit planes by 4-bit table lookup, blocked f32 output",
      lutconv64_text, {3, rank4_2_1, lut_shapes, 2, lut_params}},
     {"binary_global_avgpool_i32", "global average pool of i32 NCHW to f32 [N, C, 1, 1], times scale",

@@ -494,7 +494,8 @@ static void test_maxpool_packed_equals_pool_of_values(void) {
 
 void tsl_tests_binary_net(void);  /* test_binary_net.c */
 void tsl_tests_binary_nhwc(void); /* test_binary_nhwc.c */
-void tsl_tests_binary_lutconv(void); /* test_lutconv.c */
+void tsl_tests_binary_lutconv(void);    /* test_lutconv.c */
+void tsl_tests_binary_bit_im2col(void); /* test_bit_im2col.c */
 
 void tsl_tests_binary(void) {
   CU_pSuite s = CU_add_suite("binary", suite_init, suite_clean);
@@ -513,4 +514,5 @@ void tsl_tests_binary(void) {
   tsl_tests_binary_net();
   tsl_tests_binary_nhwc();
   tsl_tests_binary_lutconv();
+  tsl_tests_binary_bit_im2col();
 }
