@@ -9,6 +9,7 @@
 #include "runtime/module.h"
 
 #include <dlfcn.h>
+#include <elf.h>
 #include <stdbool.h>
 #include <errno.h>
 #ifndef TSL_NO_FFI
@@ -390,6 +391,27 @@ static tsl_status check_aot_target(const char *where, const char *path, const ch
   return TSL_OK;
 }
 
+/* The name of an ELF file's machine (e_machine) when it is not this build's, else NULL:
+ * a model compiled for another architecture says so instead of dlopen's "cannot open
+ * shared object file". */
+static const char *foreign_elf_machine(const char *path) {
+  unsigned char h[20];
+  FILE *f = fopen(path, "rb");
+  size_t got = f ? fread(h, 1, sizeof h, f) : 0;
+  if (f) fclose(f);
+  if (got != sizeof h || memcmp(h, ELFMAG, SELFMAG) != 0) return NULL;
+  unsigned m = h[EI_DATA] == ELFDATA2MSB ? (unsigned)h[18] << 8 | h[19] : (unsigned)h[19] << 8 | h[18];
+#if defined(__x86_64__)
+  const unsigned self = EM_X86_64;
+#elif defined(__aarch64__)
+  const unsigned self = EM_AARCH64;
+#else
+  const unsigned self = m;
+#endif
+  if (m == self) return NULL;
+  return m == EM_AARCH64 ? "AArch64 (armv8)" : m == EM_X86_64 ? "x86-64" : "another architecture";
+}
+
 tsl_status tsl_module_load_so(const char *path, tsl_module **out) {
   const char *where = "tsl_module_load_so";
   if (!path || !out) return tsl_error(TSL_ERR_INVALID, "%s: NULL argument", where);
@@ -407,7 +429,12 @@ tsl_status tsl_module_load_so(const char *path, tsl_module **out) {
   void *handle = dlopen(local ? local : path, RTLD_NOW | RTLD_LOCAL);
   free(local);
   if (!handle) {
-    const char *why = dlerror();
+    const char *why = dlerror(), *machine = foreign_elf_machine(path);
+    if (machine)
+      return tsl_error(TSL_ERR_UNSUPPORTED,
+                       "%s: %s is a shared object for %s, and this machine is %s: run it on a machine of its "
+                       "architecture (or under qemu-user)",
+                       where, path, machine, TSL_RUNTIME_ARCH);
     return tsl_error(TSL_ERR_IO, "%s: cannot load %s: %s", where, path, why ? why : "unknown dlopen error");
   }
   const tsl_aot_entry *table = dlsym(handle, TSL_AOT_KERNELS_SYMBOL);

@@ -153,8 +153,9 @@ tsl_status tsl_sched_annotate(tsl_stage *st, int iter, tsl_for_kind kind, const 
   if (it->is_reduce && kind == TSL_FOR_VECTORIZED)
     return tsl_error(TSL_ERR_SCHEDULE,
                      "vectorize: axis %s of stage %s is a reduction axis (its iterations update the same "
-                     "outputs; rfactor is not supported, so vectorize a spatial axis instead)",
-                     it->name, st->name);
+                     "outputs): vectorize a spatial axis, or split the reduction and vectorize its inner part "
+                     "in a stage of partial sums: split(%s, %s, 8), rfactor(%s, %s.inner), vectorize(%s.rf, %s.inner)",
+                     it->name, st->name, st->name, it->name, st->name, it->name, st->name, it->name);
   it->annotation = kind;
   return TSL_OK;
 }

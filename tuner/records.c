@@ -3,12 +3,15 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <json-c/json.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "runtime/file_replace.h"
 #include "tessel/runtime.h"
 #include "tsl_config.h"
 
@@ -170,24 +173,37 @@ tsl_status tsl_record_append(const char *path, const tsl_record *r) {
   char *line = tsl_record_to_json(r);
   if (!line) return tsl_error(TSL_ERR_NOMEM, "records: out of memory");
   size_t len = strlen(line);
-  char *buf = realloc(line, len + 2);
+  char *buf = realloc(line, len + 3); /* room for a newline before and after */
   if (!buf) {
     free(line);
     return tsl_error(TSL_ERR_NOMEM, "records: out of memory");
   }
   buf[len] = '\n';
   buf[len + 1] = '\0';
-  int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  int fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644); /* write-only file */
   if (fd < 0) {
     int e = errno;
     free(buf);
     return tsl_error(TSL_ERR_IO, "records: cannot open %s: %s", path, strerror(e));
   }
-  ssize_t w = write(fd, buf, len + 1);
+  /* a last line cut short (a crash mid-write) ends first, or this record would join it
+   * and be lost with it: the newline goes out in the same write */
+  struct stat fs;
+  char last = '\n';
+  if (fstat(fd, &fs) == 0 && S_ISREG(fs.st_mode) && fs.st_size > 0 && pread(fd, &last, 1, fs.st_size - 1) != 1)
+    last = '\n';
+  bool cut = last != '\n';
+  if (cut) {
+    memmove(buf + 1, buf, len + 2);
+    buf[0] = '\n';
+  }
+  size_t total = len + 1 + (cut ? 1 : 0);
+  ssize_t w = write(fd, buf, total);
   int e = errno;
   close(fd);
   free(buf);
-  if (w != (ssize_t)(len + 1))
+  if (w != (ssize_t)total)
     return tsl_error(TSL_ERR_IO, "records: write to %s failed: %s", path, w < 0 ? strerror(e) : "short write");
   return TSL_OK;
 }
@@ -358,6 +374,7 @@ tsl_status tsl_record_from_json(const char *line, tsl_record *out) {
   enum json_tokener_error jerr = json_tokener_get_error(tok);
   size_t used = json_tokener_get_parse_end(tok);
   json_tokener_free(tok);
+  if (!root && jerr == json_tokener_success) return bad("line", "a JSON object"); /* the line is `null` */
   if (!root || jerr != json_tokener_success) {
     if (root) json_object_put(root);
     return tsl_error(TSL_ERR_PARSE, "not JSON (%s)",
@@ -445,10 +462,16 @@ tsl_status tsl_records_load(tsl_records *db, const char *path, bool must_exist, 
 
 tsl_status tsl_records_save(const tsl_records *db, const char *path) {
   if (!db || !path) return tsl_error(TSL_ERR_INVALID, "records: NULL argument");
-  size_t n = strlen(path) + 16;
+  /* through a symlink onto its file; a FIFO or device written in place */
+  char target[PATH_MAX];
+  bool in_place = false;
+  tsl_status ts = tsl_file_replace_target(path, target, sizeof target, &in_place);
+  if (ts != TSL_OK) return ts;
+  size_t n = strlen(target) + 32;
   char *tmp = malloc(n);
   if (!tmp) return tsl_error(TSL_ERR_NOMEM, "records: out of memory");
-  snprintf(tmp, n, "%s.tmp%ld", path, (long)getpid());
+  if (in_place) snprintf(tmp, n, "%s", target);
+  else snprintf(tmp, n, "%s.tmp%ld", target, (long)getpid());
   FILE *f = fopen(tmp, "w");
   if (!f) {
     tsl_status st = tsl_error(TSL_ERR_IO, "records: cannot create %s: %s", tmp, strerror(errno));
@@ -463,9 +486,9 @@ tsl_status tsl_records_save(const tsl_records *db, const char *path) {
     free(line);
   }
   if (fclose(f) != 0 && st == TSL_OK) st = tsl_error(TSL_ERR_IO, "records: write to %s failed", tmp);
-  if (st == TSL_OK && rename(tmp, path) != 0)
-    st = tsl_error(TSL_ERR_IO, "records: cannot rename %s to %s: %s", tmp, path, strerror(errno));
-  if (st != TSL_OK) unlink(tmp);
+  if (st == TSL_OK && !in_place && rename(tmp, target) != 0)
+    st = tsl_error(TSL_ERR_IO, "records: cannot rename %s to %s: %s", tmp, target, strerror(errno));
+  if (st != TSL_OK && !in_place) unlink(tmp);
   free(tmp);
   return st;
 }

@@ -221,6 +221,9 @@ static tsl_status tune_algorithm(task *tk, int new_budget, bool first, double *d
   /* resume: what the records already hold teaches the model (one training for all of
    * them) and, on the first pass, counts */
   if (o->db && st == TSL_OK) {
+    /* a time at another thread count is no trial of this one (records.h: the lookup keeps
+     * a file's 1- and 2-thread tunings apart; so does the resume) */
+    int threads = o->measure.threads > 0 ? o->measure.threads : tsl_get_num_threads();
     tsl_config *held = malloc(sizeof *held * (size_t)(o->db->n > 0 ? o->db->n : 1));
     double *held_cost = malloc(sizeof *held_cost * (size_t)(o->db->n > 0 ? o->db->n : 1));
     int nheld = 0;
@@ -231,6 +234,7 @@ static tsl_status tune_algorithm(task *tk, int new_budget, bool first, double *d
        * runner's and their configs were measured in isolation first */
       if (tsl_record_in_model(r)) continue;
       if (tsl_record_is_static(r) != o->measure.cost_static) continue; /* never mix estimates and measurements */
+      if (!o->measure.cost_static && r->threads > 0 && threads > 0 && r->threads != threads) continue;
       if (r->space_hash != tk->hash || strcmp(r->workload, tk->key) != 0 || strcmp(r->target, tk->target_str) != 0 ||
           strcmp(r->template_name, tk->tpl->name) != 0 || tsl_config_check(&tk->space, &r->config) != TSL_OK)
         continue;

@@ -4,9 +4,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "ir/arena.h"
+#include "runtime/file_replace.h"
 #include "tuner/dispatch.h"
 #include "tuner/records.h"
 #include "ops/conv2d/expand_depthwise.h"
@@ -169,7 +172,7 @@ static void test_records_corrupt_file_loses_no_good_line(void) {
   CU_ASSERT_PTR_NOT_NULL_FATAL(costs);
   costs[11] = '"';
   fprintf(f, "%s\n", wrong);
-  fputs("\n[1,2,3]\n", f);
+  fputs("\n[1,2,3]\nnull\n", f);
   fclose(f);
   make_record(&r, "host", "w2", "t", 1, 4, 2e-3, 0);
   CU_ASSERT_EQUAL(tsl_record_append(path, &r), TSL_OK);
@@ -181,13 +184,23 @@ static void test_records_corrupt_file_loses_no_good_line(void) {
   char *warnbuf = NULL;
   tsl_records *db = load_warning(path, &warnbuf);
   CU_ASSERT_EQUAL(db->n, 2);
-  CU_ASSERT_EQUAL(db->skipped, 6);
+  CU_ASSERT_EQUAL(db->skipped, 7);
   if (db->n == 2) {
     CU_ASSERT_STRING_EQUAL(db->recs[0].workload, "w1");
     CU_ASSERT_STRING_EQUAL(db->recs[1].workload, "w2");
   }
   CU_ASSERT_PTR_NOT_NULL(strstr(warnbuf, ":2: skipped"));
-  CU_ASSERT_PTR_NOT_NULL(strstr(warnbuf, ":9: skipped"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(warnbuf, ":8: skipped (line: expected a JSON object)")); /* null */
+  CU_ASSERT_PTR_NOT_NULL(strstr(warnbuf, ":10: skipped"));
+  free(warnbuf);
+  tsl_records_free(db);
+  /* a record appended after the cut line is a line of its own: nothing more is lost */
+  make_record(&r, "host", "w3", "t", 1, 2, 3e-3, 0);
+  CU_ASSERT_EQUAL(tsl_record_append(path, &r), TSL_OK);
+  db = load_warning(path, &warnbuf);
+  CU_ASSERT_EQUAL(db->n, 3);
+  CU_ASSERT_EQUAL(db->skipped, 7);
+  if (db->n == 3) CU_ASSERT_STRING_EQUAL(db->recs[2].workload, "w3");
   free(warnbuf);
   tsl_records_free(db);
   CU_ASSERT_EQUAL(tsl_records_load(NULL, path, true, NULL), TSL_ERR_INVALID);
@@ -302,6 +315,77 @@ static void test_record_with_zero_or_invalid_cost_never_wins(void) {
   tsl_records_free(db);
   unlink(path);
   free(path);
+}
+
+/* A FIFO's reader (test_records_save_keeps_symlinks_and_fifos): its bytes counted. */
+static void *fifo_reader(void *arg) {
+  const char *path = arg;
+  FILE *f = fopen(path, "r");
+  long n = 0;
+  if (f) {
+    while (fgetc(f) != EOF) n++;
+    fclose(f);
+  }
+  return (void *)n;
+}
+
+/* Saving records (tunecli records merge / pick-best) replaces the file's contents, not
+ * what its name stands for: through a symlink its target gets the records and the link
+ * stays a link; a FIFO stays a FIFO and its reader gets them; the name choice itself
+ * (tsl_file_replace_target) for a new file, a regular one, a link, a dangling link. */
+static void test_records_save_keeps_symlinks_and_fifos(void) {
+  tsl_records *db = NULL;
+  tsl_records_new(&db);
+  tsl_record r;
+  make_record(&r, "host", "w", "t", 1, 1, 3e-3, 0);
+  tsl_records_add(db, &r);
+  char *target = temp_path("save_target"), *link_path = temp_path("save_link"), *fifo = temp_path("save_fifo");
+  FILE *f = fopen(target, "w");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  fputs("old\n", f);
+  fclose(f);
+  unlink(link_path);
+  CU_ASSERT_EQUAL_FATAL(symlink(target, link_path), 0);
+  CU_ASSERT_EQUAL(tsl_records_save(db, link_path), TSL_OK);
+  struct stat st;
+  CU_ASSERT(lstat(link_path, &st) == 0 && S_ISLNK(st.st_mode));
+  tsl_records *back = NULL;
+  tsl_records_new(&back);
+  CU_ASSERT_EQUAL(tsl_records_load(back, target, true, NULL), TSL_OK);
+  CU_ASSERT_EQUAL(back->n, 1);
+  tsl_records_free(back);
+  char out[4096];
+  bool in_place = true;
+  CU_ASSERT_EQUAL(tsl_file_replace_target(link_path, out, sizeof out, &in_place), TSL_OK);
+  CU_ASSERT(!in_place);
+  char *real = realpath(target, NULL);
+  CU_ASSERT(real && strcmp(out, real) == 0);
+  free(real);
+  CU_ASSERT_EQUAL(tsl_file_replace_target(target, out, sizeof out, &in_place), TSL_OK);
+  CU_ASSERT(!in_place && strcmp(out, target) == 0);
+  unlink(target); /* the link dangles: written in place, through the link */
+  CU_ASSERT_EQUAL(tsl_file_replace_target(link_path, out, sizeof out, &in_place), TSL_OK);
+  CU_ASSERT(in_place && strcmp(out, link_path) == 0);
+  CU_ASSERT_EQUAL(tsl_file_replace_target(target, out, sizeof out, &in_place), TSL_OK); /* a new file */
+  CU_ASSERT(!in_place && strcmp(out, target) == 0);
+  CU_ASSERT_EQUAL(tsl_file_replace_target(target, out, 4, &in_place), TSL_ERR_INVALID);
+  unlink(fifo);
+  CU_ASSERT_EQUAL_FATAL(mkfifo(fifo, 0600), 0);
+  pthread_t reader;
+  CU_ASSERT_EQUAL_FATAL(pthread_create(&reader, NULL, fifo_reader, fifo), 0);
+  CU_ASSERT_EQUAL(tsl_records_save(db, fifo), TSL_OK);
+  void *got = NULL;
+  pthread_join(reader, &got);
+  char *line = tsl_record_to_json(&r);
+  CU_ASSERT_EQUAL((long)got, (long)strlen(line) + 1);
+  free(line);
+  CU_ASSERT(lstat(fifo, &st) == 0 && S_ISFIFO(st.st_mode));
+  unlink(fifo);
+  unlink(link_path);
+  tsl_records_free(db);
+  free(target);
+  free(link_path);
+  free(fifo);
 }
 
 static void test_records_merge_keeps_best(void) {
@@ -755,6 +839,7 @@ void tsl_tests_tuner_records(void) {
   CU_add_test(s, "test_record_json_roundtrip", test_record_json_roundtrip);
   CU_add_test(s, "test_records_corrupt_file_loses_no_good_line", test_records_corrupt_file_loses_no_good_line);
   CU_add_test(s, "test_records_merge_keeps_best", test_records_merge_keeps_best);
+  CU_add_test(s, "test_records_save_keeps_symlinks_and_fifos", test_records_save_keeps_symlinks_and_fifos);
   CU_add_test(s, "test_records_roundtrip_stage_epilogue_key", test_records_roundtrip_stage_epilogue_key);
   CU_add_test(s, "test_record_with_zero_or_invalid_cost_never_wins", test_record_with_zero_or_invalid_cost_never_wins);
   CU_add_test(s, "test_records_best_exact_then_family_never_other", test_records_best_exact_then_family_never_other);

@@ -7,6 +7,7 @@
 #include <sys/resource.h>
 
 #include "op_args.h"
+#include "runtime/file_replace.h"
 #include "tessel/runtime.h"
 #include "tessel/tessel.h"
 #include "tunecli.h"
@@ -196,15 +197,21 @@ int tunecli_run(int argc, char **argv) {
   }
   if (output) {
     /* written whole to a temporary name, then renamed: a failed write never leaves a
-     * truncated file under the name asked for */
-    char tmp[4096];
-    int len = snprintf(tmp, sizeof tmp, "%s.tmp", output);
+     * truncated file under the name asked for (through a symlink onto its file; a FIFO
+     * or a device is written in place) */
+    char tmp[4096], target[4096];
+    bool in_place = false;
+    if ((st = tsl_file_replace_target(output, target, sizeof target - 32, &in_place)) != TSL_OK) {
+      rc = fail(st);
+      goto done;
+    }
+    int len = in_place ? snprintf(tmp, sizeof tmp, "%s", target) : snprintf(tmp, sizeof tmp, "%s.tmp", target);
     FILE *f = len > 0 && (size_t)len < sizeof tmp ? fopen(tmp, "wb") : NULL;
     bool ok = f && fwrite(out, 1, out_bytes, f) == out_bytes;
     if (f) ok = fclose(f) == 0 && ok;
-    if (ok) ok = rename(tmp, output) == 0;
+    if (ok && !in_place) ok = rename(tmp, target) == 0;
     if (!ok) {
-      if (f) remove(tmp);
+      if (f && !in_place) remove(tmp);
       rc = fail(tsl_error(TSL_ERR_IO, "run: --output %s: cannot write %zu bytes (%s)", output, out_bytes, strerror(errno)));
       goto done;
     }
