@@ -276,6 +276,16 @@ static void test_resume_does_not_remeasure(void) {
   CU_ASSERT_EQUAL(db->n, 8);
   tsl_records_dedupe(db);
   CU_ASSERT_EQUAL(db->n, 8); /* no config measured twice */
+  /* at another thread count those times are no trials: its budget is measured anew */
+  int held_threads = db->recs[0].threads;
+  CU_ASSERT(held_threads >= 1);
+  o.measure.threads = held_threads == 1 ? 2 : 1;
+  o.trials = 3;
+  CU_ASSERT_EQUAL(tsl_tune_workload(&host, &w, &o, &res), TSL_OK);
+  CU_ASSERT_EQUAL(res.measured, 3);
+  CU_ASSERT_EQUAL(res.trials, 3);
+  CU_ASSERT_EQUAL(db->n, 11);
+  if (db->n == 11) CU_ASSERT_EQUAL(db->recs[10].threads, o.measure.threads);
   tsl_records_free(db);
   unlink(path);
 }
