@@ -180,19 +180,22 @@ tsl_status tsl_record_append(const char *path, const tsl_record *r) {
   }
   buf[len] = '\n';
   buf[len + 1] = '\0';
-  int fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644); /* write-only file */
+  int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) {
     int e = errno;
     free(buf);
     return tsl_error(TSL_ERR_IO, "records: cannot open %s: %s", path, strerror(e));
   }
   /* a last line cut short (a crash mid-write) ends first, or this record would join it
-   * and be lost with it: the newline goes out in the same write */
+   * and be lost with it: the newline goes out in the same write (read through a second
+   * descriptor, for a regular file only: a FIFO is not opened for reading) */
   struct stat fs;
   char last = '\n';
-  if (fstat(fd, &fs) == 0 && S_ISREG(fs.st_mode) && fs.st_size > 0 && pread(fd, &last, 1, fs.st_size - 1) != 1)
-    last = '\n';
+  if (fstat(fd, &fs) == 0 && S_ISREG(fs.st_mode) && fs.st_size > 0) {
+    int rd = open(path, O_RDONLY | O_CLOEXEC);
+    if (rd < 0 || pread(rd, &last, 1, fs.st_size - 1) != 1) last = '\n';
+    if (rd >= 0) close(rd);
+  }
   bool cut = last != '\n';
   if (cut) {
     memmove(buf + 1, buf, len + 2);

@@ -265,8 +265,10 @@ static tsl_status tune_algorithm(task *tk, int new_budget, bool first, double *d
   if (st == TSL_OK && first &&
       tk->tpl->default_config(tsl_runner_program(tk->runner), tk->target, &tk->space, &dflt) == TSL_OK) {
     const tsl_record *prev = NULL;
+    int threads = o->measure.threads > 0 ? o->measure.threads : tsl_get_num_threads();
     for (int i = 0; o->db && i < o->db->n && !prev; i++) {
       const tsl_record *r = &o->db->recs[i];
+      if (!o->measure.cost_static && r->threads > 0 && threads > 0 && r->threads != threads) continue; /* as the resume */
       if (!tsl_record_in_model(r) && tsl_record_is_static(r) == o->measure.cost_static && r->space_hash == tk->hash &&
           strcmp(r->workload, tk->key) == 0 &&
           strcmp(r->target, tk->target_str) == 0 &&

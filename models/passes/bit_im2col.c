@@ -38,7 +38,10 @@ tsl_status tsl_bit_im2col_weight(const uint64_t *w, int64_t C, int64_t R, int64_
 /* Whether node n is a conv to rewrite. */
 static bool rewritable(const tsl_graph *g, const tsl_node *n) {
   const tsl_attr *k = tsl_node_attr(n, "kernel");
-  if (n->op != TSL_OP_BINARY || !k || k->kind != TSL_ATTR_STRING || n->n_outputs != 1 || n->n_inputs < 4) return false;
+  /* (a name the new nodes can extend whole: the tuner finds the conv by it) */
+  if (n->op != TSL_OP_BINARY || !k || k->kind != TSL_ATTR_STRING || n->n_outputs != 1 || n->n_inputs < 4 ||
+      n->n_inputs > 8 || !n->name || strlen(n->name) >= 256)
+    return false;
   bool known = false;
   for (size_t i = 0; i < sizeof kernels / sizeof kernels[0]; i++) known = known || strcmp(k->s, kernels[i]) == 0;
   if (!known) return false;

@@ -54,7 +54,7 @@ static void test_bit_im2col_weight_packs_taps_bit_by_bit(void) {
 
 typedef struct conv_case {
   int C, K, R, S, stride, pad_h, pad_w, B;
-  bool add;      /* requant_add (K == C, same size, the input's levels as residual), else packed */
+  int kind;     /* 0 packed; 1 requant_add (K == C, same size, the input's levels as residual); 2 requant */
   int rewritten; /* the pass's count */
 } conv_case;
 
@@ -118,12 +118,14 @@ static tsl_graph *conv_graph(const conv_case *cc, int H, int W) {
   static const char *const conv_n[6] = {"C", "stride_h", "stride_w", "pad_h", "pad_w", "bits"};
   int64_t conv_v[6] = {cc->C, cc->stride, cc->stride, cc->pad_h, cc->pad_w, cc->B};
   int y;
-  if (cc->add) {
-    int lv = binary_node(g, "levels", "quantize_unipolar_i32", 1, &x, 1, bits_n, bits_v, &ok);
+  if (cc->kind) {
+    int lv = cc->kind == 1 ? binary_node(g, "levels", "quantize_unipolar_i32", 1, &x, 1, bits_n, bits_v, &ok) : -1;
     int in[5] = {packed, wv, sv, bv, lv};
     static const char *const add_n[6] = {"C", "stride_h", "stride_w", "pad_h", "pad_w", "qmax"};
     int64_t add_v[6] = {cc->C, cc->stride, cc->stride, cc->pad_h, cc->pad_w, 2 * L};
-    int s = binary_node(g, "conv", "bitserial_conv2d_unipolar64_requant_add", 5, in, 6, add_n, add_v, &ok);
+    int s = binary_node(g, "conv",
+                        cc->kind == 1 ? "bitserial_conv2d_unipolar64_requant_add" : "bitserial_conv2d_unipolar64_requant",
+                        cc->kind == 1 ? 5 : 4, in, 6, add_n, add_v, &ok);
     static const char *const pk_n[2] = {"bits", "shift"};
     int64_t pk_v[2] = {cc->B, 1};
     y = binary_node(g, "conv.pack", "bitpack_unipolar64_i32", 1, &s, 2, pk_n, pk_v, &ok);
@@ -174,7 +176,8 @@ static void check_case(const conv_case *cc) {
     for (int64_t i = 0; i < nout; i++) {
       if (y[i] != ref[i] && bad++ == 0)
         printf("\n  C=%d K=%d %dx%d s%d p%d,%d B=%d%s%s: y[%lld] = %g, want %g\n", cc->C, cc->K, cc->R, cc->S,
-               cc->stride, cc->pad_h, cc->pad_w, cc->B, cc->add ? " requant_add" : "", nchw ? " binary_nchw" : "",
+               cc->stride, cc->pad_h, cc->pad_w, cc->B, cc->kind == 1 ? " requant_add" : cc->kind == 2 ? " requant" : "",
+               nchw ? " binary_nchw" : "",
                (long long)i, y[i], ref[i]);
       distinct += i > 0 && ref[i] != ref[0];
     }
@@ -190,15 +193,15 @@ static void check_case(const conv_case *cc) {
 
 /* Rewritten: channels that fill a word 64 / C times (16, 8, 32, 1) or leave bits free
  * (20: 3 taps in 60 bits, 24: 2 in 48), windows 3x3, 5x5, 1x3, 7x1, strides 1 and 2,
- * padding on both sides, one side, none, 1 and 2 planes, the packed and the residual
- * (channels-last by default, NCHW with binary_nchw) convs. Kept: 33 and 40 channels
+ * padding on both sides, one side, none, 1 and 2 planes, the packed, the residual and the
+ * plain requantizing convs (the i32 ones channels-last by default, NCHW with binary_nchw). Kept: 33 and 40 channels
  * (one tap per word), a 1x1 window. */
 static void test_bit_im2col_pass_narrow_convs_match_reference(void) {
   static const conv_case cases[] = {
-      {16, 19, 3, 3, 1, 1, 1, 2, false, 1}, {20, 19, 3, 3, 2, 1, 1, 1, false, 1}, {8, 19, 5, 5, 2, 2, 2, 2, false, 1},
-      {1, 19, 3, 3, 1, 0, 0, 1, false, 1},  {32, 19, 1, 3, 1, 0, 1, 2, false, 1}, {12, 19, 7, 1, 1, 3, 0, 2, false, 1},
-      {24, 24, 3, 3, 1, 1, 1, 2, true, 1},  {32, 32, 3, 3, 1, 1, 1, 1, true, 1},  {33, 19, 3, 3, 1, 1, 1, 2, false, 0},
-      {40, 40, 3, 3, 1, 1, 1, 2, true, 0},  {16, 19, 1, 1, 1, 0, 0, 2, false, 0},
+      {16, 19, 3, 3, 1, 1, 1, 2, 0, true}, {20, 19, 3, 3, 2, 1, 1, 1, 0, true}, {8, 19, 5, 5, 2, 2, 2, 2, 0, true},
+      {1, 19, 3, 3, 1, 0, 0, 1, 0, true},  {32, 19, 1, 3, 1, 0, 1, 2, 0, true}, {12, 19, 7, 1, 1, 3, 0, 2, 0, true},
+      {24, 24, 3, 3, 1, 1, 1, 2, 1, true},  {32, 32, 3, 3, 1, 1, 1, 1, 1, true},  {12, 19, 3, 3, 2, 1, 1, 2, 2, true},
+      {33, 19, 3, 3, 1, 1, 1, 2, 0, false}, {40, 40, 3, 3, 1, 1, 1, 2, 1, false}, {16, 19, 1, 1, 1, 0, 0, 2, 0, false},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_case(&cases[i]);
 }

@@ -265,6 +265,7 @@ static void test_resume_does_not_remeasure(void) {
   tsl_records_new(&db);
   CU_ASSERT_EQUAL(tsl_records_load(db, path, true, NULL), TSL_OK);
   CU_ASSERT_EQUAL(db->n, 5);
+  double held_default = tsl_record_cost(&db->recs[0]); /* the default config is measured first */
   o.db = db;
   CU_ASSERT_EQUAL(tsl_tune_workload(&host, &w, &o, &res), TSL_OK);
   CU_ASSERT_EQUAL(res.measured, 0);
@@ -283,6 +284,7 @@ static void test_resume_does_not_remeasure(void) {
   o.trials = 3;
   CU_ASSERT_EQUAL(tsl_tune_workload(&host, &w, &o, &res), TSL_OK);
   CU_ASSERT_EQUAL(res.measured, 3);
+  CU_ASSERT(res.default_cost != held_default); /* the baseline is a time at this thread count too */
   CU_ASSERT_EQUAL(res.trials, 3);
   CU_ASSERT_EQUAL(db->n, 11);
   if (db->n == 11) CU_ASSERT_EQUAL(db->recs[10].threads, o.measure.threads);
