@@ -205,6 +205,21 @@ static void progress(const task *tk, int done, int budget, double t0) {
   fflush(tk->o->log);
 }
 
+/* Whether r is an isolated trial of this task as it measures now (what resuming counts
+ * and where a stored default time is taken from): the same workload, target, template
+ * and space; no in-model record (the in-situ pass's costs are not the runner's); the
+ * same cost source (never estimates for measurements); and a measured record of the
+ * same thread count (records.h: the lookup keeps a file's 1- and 2-thread tunings apart,
+ * and so does this). */
+static bool held_trial(const task *tk, const tsl_record *r) {
+  const tsl_tune_opts *o = tk->o;
+  int threads = o->measure.threads > 0 ? o->measure.threads : tsl_get_num_threads();
+  if (tsl_record_in_model(r) || tsl_record_is_static(r) != o->measure.cost_static) return false;
+  if (!o->measure.cost_static && r->threads > 0 && threads > 0 && r->threads != threads) return false;
+  return r->space_hash == tk->hash && strcmp(r->workload, tk->key) == 0 && strcmp(r->target, tk->target_str) == 0 &&
+         strcmp(r->template_name, tk->tpl->name) == 0;
+}
+
 /* Tunes one algorithm with `budget` trials; updates tk->best. */
 /* Tunes one algorithm. First pass (first): the records already held count as trials
  * and the default config is measured unless held; no search. Later pass: up to
@@ -221,23 +236,13 @@ static tsl_status tune_algorithm(task *tk, int new_budget, bool first, double *d
   /* resume: what the records already hold teaches the model (one training for all of
    * them) and, on the first pass, counts */
   if (o->db && st == TSL_OK) {
-    /* a time at another thread count is no trial of this one (records.h: the lookup keeps
-     * a file's 1- and 2-thread tunings apart; so does the resume) */
-    int threads = o->measure.threads > 0 ? o->measure.threads : tsl_get_num_threads();
     tsl_config *held = malloc(sizeof *held * (size_t)(o->db->n > 0 ? o->db->n : 1));
     double *held_cost = malloc(sizeof *held_cost * (size_t)(o->db->n > 0 ? o->db->n : 1));
     int nheld = 0;
     if (!held || !held_cost) st = tsl_error(TSL_ERR_NOMEM, "tune: out of memory");
     for (int i = 0; st == TSL_OK && i < o->db->n; i++) {
       const tsl_record *r = &o->db->recs[i];
-      /* in-model records (the in-situ pass) are no trials: their costs are not the
-       * runner's and their configs were measured in isolation first */
-      if (tsl_record_in_model(r)) continue;
-      if (tsl_record_is_static(r) != o->measure.cost_static) continue; /* never mix estimates and measurements */
-      if (!o->measure.cost_static && r->threads > 0 && threads > 0 && r->threads != threads) continue;
-      if (r->space_hash != tk->hash || strcmp(r->workload, tk->key) != 0 || strcmp(r->target, tk->target_str) != 0 ||
-          strcmp(r->template_name, tk->tpl->name) != 0 || tsl_config_check(&tk->space, &r->config) != TSL_OK)
-        continue;
+      if (!held_trial(tk, r) || tsl_config_check(&tk->space, &r->config) != TSL_OK) continue;
       tsl_search_mark_visited(search, &r->config);
       if (first && o->shadow_held && o->shadow_static_path && !o->measure.cost_static) {
         tsl_record *scratch = malloc(sizeof *scratch);
@@ -265,16 +270,9 @@ static tsl_status tune_algorithm(task *tk, int new_budget, bool first, double *d
   if (st == TSL_OK && first &&
       tk->tpl->default_config(tsl_runner_program(tk->runner), tk->target, &tk->space, &dflt) == TSL_OK) {
     const tsl_record *prev = NULL;
-    int threads = o->measure.threads > 0 ? o->measure.threads : tsl_get_num_threads();
     for (int i = 0; o->db && i < o->db->n && !prev; i++) {
       const tsl_record *r = &o->db->recs[i];
-      if (!o->measure.cost_static && r->threads > 0 && threads > 0 && r->threads != threads) continue; /* as the resume */
-      if (!tsl_record_in_model(r) && tsl_record_is_static(r) == o->measure.cost_static && r->space_hash == tk->hash &&
-          strcmp(r->workload, tk->key) == 0 &&
-          strcmp(r->target, tk->target_str) == 0 &&
-          strcmp(r->template_name, tk->tpl->name) == 0 && tsl_config_index(&tk->space, &r->config) ==
-                                                              tsl_config_index(&tk->space, &dflt))
-        prev = r;
+      if (held_trial(tk, r) && tsl_config_index(&tk->space, &r->config) == tsl_config_index(&tk->space, &dflt)) prev = r;
     }
     if (prev) {
       *default_cost = tsl_record_cost(prev);
