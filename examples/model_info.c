@@ -9,6 +9,8 @@
  * name, dtype and shape and finds each again by name; then runs once on inputs of
  * zeros, filled by name, and prints each output's sum and its first value.
  */
+#include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +20,20 @@
 static int fail(const char *what) {
   fprintf(stderr, "model_info: %s: %s\n", what, tsl_last_error());
   return 1;
+}
+
+/* A whole decimal number in [lo, hi], nothing else ("--batch 0" or "--batch x" is refused,
+ * not ignored). */
+static bool parse_count(const char *flag, const char *v, long lo, long hi, long *out) {
+  char *end;
+  errno = 0;
+  long n = strtol(v, &end, 10);
+  if (end == v || *end || errno || n < lo || n > hi) {
+    fprintf(stderr, "tessel-model-info: %s wants a whole number from %ld to %ld, got '%s'\n", flag, lo, hi, v);
+    return false;
+  }
+  *out = n;
+  return true;
 }
 
 static void print_shape(int ndim, const int64_t *shape) {
@@ -48,12 +64,19 @@ int main(int argc, char **argv) {
   long batch = 0, threads = 0;
   bool extra = false;
   for (int i = 1; i < argc; i++) {
-    if (strcmp(argv[i], "--batch") == 0 && i + 1 < argc) batch = strtol(argv[++i], NULL, 10);
-    else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) threads = strtol(argv[++i], NULL, 10);
-    else if (!model) model = argv[i];
+    bool is_batch = strcmp(argv[i], "--batch") == 0, is_threads = strcmp(argv[i], "--threads") == 0;
+    if ((is_batch || is_threads) && i + 1 >= argc) {
+      fprintf(stderr, "tessel-model-info: %s needs a value\n", argv[i]);
+      return 2;
+    }
+    if (is_batch) {
+      if (!parse_count("--batch", argv[++i], 1, 1L << 20, &batch)) return 2;
+    } else if (is_threads) {
+      if (!parse_count("--threads", argv[++i], 0, TSL_MAX_THREADS, &threads)) return 2;
+    } else if (!model) model = argv[i];
     else extra = true;
   }
-  if (!model || extra || batch < 0 || threads < 0 || threads > TSL_MAX_THREADS) {
+  if (!model || extra) {
     fprintf(stderr, "usage: tessel-model-info MODEL [--batch N] [--threads N]\n");
     return 2;
   }

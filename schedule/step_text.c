@@ -230,8 +230,10 @@ static tsl_status parse_step(parser *ps, tsl_step *step) {
   return TSL_OK;
 }
 
+/* after_step (optional): run on the schedule after every step applies; its failure is
+ * reported at that step like a step that does not apply. */
 static tsl_status from_text(const tsl_te_program *p, const char *text, const char *source, bool located,
-                            tsl_schedule **out) {
+                            tsl_schedule_check_fn after_step, void *check_ctx, tsl_schedule **out) {
   *out = NULL;
   if (!text) return tsl_error(TSL_ERR_INVALID, "%s: no text", source);
   tsl_schedule *s;
@@ -247,15 +249,19 @@ static tsl_status from_text(const tsl_te_program *p, const char *text, const cha
       if (rc == TSL_OK) {
         skip_blanks(&ps);
         if (*ps.p && *ps.p != '\n' && *ps.p != '#') rc = parse_error(&ps, "unexpected text after the step");
+        bool applied = false;
         if (rc == TSL_OK) {
           rc = tsl_schedule_apply(s, &step);
+          applied = rc == TSL_OK;
+          if (applied && after_step) rc = after_step(s, check_ctx);
           if (rc != TSL_OK) {
-            /* keep the step's own message, prefixed with where it was written (and, in
-             * the file form, the step) */
+            /* keep the step's own message (or the check's), prefixed with where it was
+             * written (and, in the file form, the step) */
             char msg[4096];
             if (located) {
               char *st_text = tsl_step_to_string(&step);
-              snprintf(msg, sizeof msg, "step %s does not apply: %s", st_text ? st_text : "?", tsl_last_error());
+              snprintf(msg, sizeof msg, "step %s %s: %s", st_text ? st_text : "?",
+                       applied ? "applies, but the schedule then fails" : "does not apply", tsl_last_error());
               free(st_text);
             } else {
               snprintf(msg, sizeof msg, "%s", tsl_last_error());
@@ -282,10 +288,29 @@ static tsl_status from_text(const tsl_te_program *p, const char *text, const cha
 }
 
 tsl_status tsl_schedule_from_text(const tsl_te_program *p, const char *text, tsl_schedule **out) {
-  return from_text(p, text, "schedule", false, out);
+  return from_text(p, text, "schedule", false, NULL, NULL, out);
 }
 
 tsl_status tsl_schedule_from_text_file(const tsl_te_program *p, const char *text, const char *filename,
                                        tsl_schedule **out) {
-  return from_text(p, text, filename ? filename : "schedule", filename != NULL, out);
+  return from_text(p, text, filename ? filename : "schedule", filename != NULL, NULL, NULL, out);
+}
+
+tsl_status tsl_schedule_from_text_file_checked(const tsl_te_program *p, const char *text, const char *filename,
+                                               tsl_schedule_check_fn check, void *check_ctx, tsl_schedule **out) {
+  tsl_status rc = tsl_schedule_from_text_file(p, text, filename, out);
+  if (rc != TSL_OK || !check) return rc;
+  rc = check(*out, check_ctx);
+  if (rc == TSL_OK) return TSL_OK;
+  tsl_schedule_free(*out);
+  *out = NULL;
+  /* the whole schedule fails the check: find the first step after which it fails */
+  char whole[4096];
+  snprintf(whole, sizeof whole, "%s", tsl_last_error());
+  tsl_status whole_rc = rc;
+  tsl_schedule *again = NULL;
+  rc = from_text(p, text, filename ? filename : "schedule", filename != NULL, check, check_ctx, &again);
+  if (rc != TSL_OK) return rc; /* located at its step */
+  tsl_schedule_free(again);      /* no step is to blame (the check fails on no step of the text) */
+  return tsl_error(whole_rc, "%s: %s", filename ? filename : "schedule", whole);
 }

@@ -9,6 +9,7 @@
 #include "dsl/sched_block.h"
 #include "ops/registry.h"
 #include "ops/user/user_template.h"
+#include "schedule/lower.h"
 
 enum { MAX_DSL_TEMPLATES = 32 };
 
@@ -213,7 +214,40 @@ static tsl_status dsl_apply(const tsl_te_program *p, const tsl_target *t, const 
   return TSL_OK;
 }
 
-/* The space, refused when its default config does not apply (the error is the step's). */
+/* Lowers s as tsl_build does for t (the IR lives in the current arena). */
+static tsl_status lower_for(const tsl_schedule *s, const tsl_target *t) {
+  tsl_lower_options o = tsl_lower_options_default();
+  if (t) o.vector_bits = t->vector_bits;
+  tsl_func *f = NULL;
+  return tsl_lower_with(s, "check", &o, &f);
+}
+
+/* The default config c applies but does not lower for t: the error at the first step
+ * after which it fails (an unroll of too many copies, a vectorized axis of too many
+ * lanes, a vector_width wider than t's), or st as it was when no step is to blame. */
+static tsl_status locate_lowering_error(const tsl_te_program *p, const tsl_target *t, const tsl_config_space *space,
+                                        const tsl_config *c, const dsl_entry *e, tsl_status st) {
+  const tsl_dsl_schedule *b = tsl_dsl_op_schedule(e->def);
+  char whole[2048], cfg[512], msg[2048];
+  snprintf(whole, sizeof whole, "%s", tsl_last_error());
+  tsl_config_str(space, c, cfg, sizeof cfg);
+  tsl_schedule *sch = NULL;
+  if (tsl_schedule_create(p, &sch) != TSL_OK) return tsl_error(st, "%s", whole);
+  for (int i = 0; i < b->nsteps; i++) {
+    if (apply_step(e->def, &b->steps[i], c->values, sch, cfg) != TSL_OK) break;
+    if (lower_for(sch, t) == TSL_OK) continue;
+    snprintf(msg, sizeof msg, "%s", tsl_last_error());
+    tsl_schedule_free(sch);
+    return tsl_dsl_error_at(e->def, st, b->steps[i].line, b->steps[i].col,
+                            "the default config%s%s%s fails to lower after this step: %s", cfg[0] ? " (" : "", cfg,
+                            cfg[0] ? ")" : "", msg);
+  }
+  tsl_schedule_free(sch);
+  return tsl_error(st, "%s", whole);
+}
+
+/* The space, refused when its default config does not apply (the error is the step's) or
+ * does not lower for t (the error at the step after which it fails). */
 static tsl_status dsl_space(const tsl_te_program *p, const tsl_target *t, tsl_config_space *out) {
   const dsl_entry *e = entry_of(p->name);
   if (!e) return no_entry(p);
@@ -222,6 +256,7 @@ static tsl_status dsl_space(const tsl_te_program *p, const tsl_target *t, tsl_co
   tsl_schedule *s = NULL;
   if (st == TSL_OK) st = dsl_default(p, t, out, &c);
   if (st == TSL_OK) st = dsl_apply(p, t, out, &c, &s);
+  if (st == TSL_OK && (st = lower_for(s, t)) != TSL_OK) st = locate_lowering_error(p, t, out, &c, e, st);
   tsl_schedule_free(s);
   return st;
 }

@@ -81,6 +81,9 @@ static void test_tunecli_show_and_run_op(void) {
   expect("run-op matmul --shape A=100x70 --shape B=70x30", 0, "check: PASS");
   expect("run-op conv2d --shape data=2x5x13x11 --shape weight=7x5x3x3 --param stride_h=2 --param dilation_w=2", 0,
          "check: PASS");
+  /* a shape or param given twice is refused, not silently overridden by the last */
+  expect("run-op matmul --shape A=8x8 --shape A=4x8 --shape B=8x8", 2, "the shape of A is given twice");
+  expect("run-op conv2d --param stride_h=2 --param stride_h=1", 2, "--param stride_h is given twice");
   expect("list", 0, "conv2d_nchw");
   expect("help", 0, "--schedule FILE");
 }
@@ -127,6 +130,20 @@ static void test_tunecli_schedule_and_records_options(void) {
   expectf(1, "bad.txt:3:4: error: step reorder(C, j.inner, q) does not apply",
           "show matmul %s --schedule %s", shape, bad);
   expectf(0, "check: PASS", "run-op matmul %s --schedule %s", shape, sched);
+  /* errors only lowering finds name the step's line too (they named no line) */
+  char late[512];
+  write_file(dir, "late.txt", "split(C, i, 8)\nunroll(C, j)\n# more\n  unroll(C, k)\n", late, sizeof late);
+  expectf(1, "late.txt:4:3: error: step unroll(C, k) applies, but the schedule then fails: unroll: axis k",
+          "run-op matmul --shape A=64x64 --shape B=64x64 --schedule %s", late);
+  expectf(1, "late.txt:4:3: error", "compile matmul --shape A=64x64 --shape B=64x64 --schedule %s -o %s", late, so);
+  write_file(dir, "late.txt", "\nvectorize(C, j)\n", late, sizeof late);
+  expectf(1, "late.txt:2:1: error: step vectorize(C, j) applies, but the schedule then fails: vectorize: axis j",
+          "show matmul --shape A=8x100 --shape B=100x100 --schedule %s", late);
+  write_file(dir, "late.txt", "split(C, j, 16)\nvector_width(512)\nvectorize(C, j.inner)\n", late, sizeof late);
+  expectf(1, "late.txt:2:1: error: step vector_width(512) applies, but the schedule then fails",
+          "show matmul --shape A=8x64 --shape B=64x64 --target x86-64-avx2 --schedule %s", late);
+  expectf(0, "# loop IR", "show matmul --shape A=8x64 --shape B=64x64 --target x86-64-avx512 --schedule %s", late);
+  remove(late);
   expectf(1, "cannot open", "run-op matmul %s --records %s", shape, rec);
   expectf(1, "bad.txt:3:4: error",
           "tune-op matmul %s --trials 4 --no-peak --records %s --schedule %s", shape, rec, bad);

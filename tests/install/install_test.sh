@@ -101,6 +101,11 @@ grep -qF "input 0 'input' f32 [2, 3, 224, 224] (1204224 bytes)" "$tmp/info.out" 
 grep -qF "output 0 'output' f32 [2, 1000] (8000 bytes)" "$tmp/info.out" || fail "model_info: output shape"
 "$build/examples/tessel-model-info" squeezenet1_1 --batch 2 --threads 2 >"$tmp/info.ref" 2>&1 || fail "build/examples/tessel-model-info"
 diff "$tmp/info.ref" "$tmp/info.out" >&2 || fail "installed model_info's output differs from the build folder's"
+# a batch of 0 or a word is refused with the flag named (it was ignored: the model ran at batch 1)
+for bad in "--batch 0" "--batch two" "--threads -1"; do
+  if "$build/examples/tessel-model-info" squeezenet1_1 $bad >"$tmp/bad.out" 2>&1; then fail "model_info accepted $bad"; fi
+  grep -qF -- "${bad%% *} wants a whole number" "$tmp/bad.out" || { cat "$tmp/bad.out" >&2; fail "model_info $bad: no message"; }
+done
 echo "model_info (pkg-config tessel): $(head -n 1 "$tmp/info.out"), batch 2 shapes by name"
 
 # device_app: an AOT model file from the installed tunecli, run by the app linked

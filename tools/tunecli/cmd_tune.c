@@ -190,11 +190,13 @@ static void print_table(const layer_row *rows, int n, double peak_gflops, bool e
          estimated ? "est. (us)" : "time (us)", "GFLOP/s", "% peak", "speedup");
   double sum_best = 0, sum_default = 0;
   int no_default = 0; /* layers whose default was not measured: the sums are not compared */
+  int failed = 0;     /* layers without a successful candidate: not in the sums */
   bool any_effective = false;
   for (int i = 0; i < n; i++) {
     const tsl_tune_result *r = &rows[i].res;
     if (rows[i].failed || !r->found) {
       printf("%-4d %-28.28s %-34.34s %s\n", i, rows[i].label, rows[i].shape, "(no candidate succeeded)");
+      failed++;
       continue;
     }
     double gf = r->flops / r->best_cost * 1e-9;
@@ -229,6 +231,14 @@ static void print_table(const layer_row *rows, int n, double peak_gflops, bool e
   if (peak_gflops > 0)
     printf("%% peak: of %.1f GFLOP/s, this machine's fp32 FMA peak (tunecli peak; the largest measured so far)%s\n",
            peak_gflops, any_effective ? "; eff.: Winograd's effective GFLOP/s (direct FLOPs / time), not a fraction of peak" : "");
+  if (failed == n && n > 0) {
+    printf("\nno layer has a successful candidate (%d trials, %d errors): the errors are in the log above and in the "
+           "records file\n", trials, errors);
+    return;
+  }
+  if (failed)
+    printf("\n%d of %d layers have no successful candidate (their errors are in the log above and in the records "
+           "file) and are not in the sums\n", failed, n);
   char vs[96];
   if (no_default) snprintf(vs, sizeof vs, "default not measured for %d of them", no_default);
   else snprintf(vs, sizeof vs, "default %.3f ms (%.2fx)", sum_default * 1e3, sum_best > 0 ? sum_default / sum_best : NAN);

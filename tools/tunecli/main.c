@@ -34,7 +34,8 @@ static const command commands[] = {
      "                          (TSL_DEBUG=lower prints the IR after every lowering pass)"},
     {"run-op", tunecli_run_op,
      "run-op OP [OPTIONS] [--seed S] [--tolerance E] [--repeat N] [--no-check]\n"
-     "                          JIT-compile OP, run it on seeded random inputs in [-1, 1), check\n"
+     "                          JIT-compile OP, run it on seeded random inputs (floats in [-1, 1),\n"
+     "                          signed integers in {-1, 0, 1}, unsigned and bool in {0, 1}), check\n"
      "                          every output against the direct interpretation of its tensor\n"
      "                          expression (float64; default tolerance 1e-5 of the output's\n"
      "                          magnitude) and time it: median and min of N samples (default 5);\n"

@@ -5,6 +5,7 @@
 #include "ops/algorithm.h"
 #include "ops/conv2d/algorithms_conv.h"
 #include "ops/user/user_template.h"
+#include "schedule/lower.h"
 #include "tessel/runtime.h"
 #include "tuner/dispatch.h"
 
@@ -93,6 +94,11 @@ static bool parse_param(const char *cmd, const char *v, op_args *a) {
   char *name = a->param_names[a->nparams];
   memcpy(name, v, (size_t)(eq - v));
   name[eq - v] = '\0';
+  for (int i = 0; i < a->nparams; i++)
+    if (strcmp(a->params[i].name, name) == 0) {
+      fprintf(stderr, "tunecli %s: error: --param %s is given twice\n", cmd, name);
+      return false;
+    }
   const char *val = eq + 1;
   char *end;
   errno = 0;
@@ -222,6 +228,9 @@ bool op_args_parse(const char *cmd, int argc, char **argv, op_args *a, char **re
         if (!parse_param(cmd, v, a)) return false;
       } else if (nshape < 64) {
         shape_args[nshape++] = v; /* resolved once the op is known */
+      } else {
+        fprintf(stderr, "tunecli %s: error: more than 64 --shape options\n", cmd);
+        return false;
       }
     } else if (arg[0] != '-' && !a->op_name && (i == 0 || strcmp(cmd, "tune-op") != 0)) {
       /* (tune-op: only first, the others may be values of its tuning options) */
@@ -235,6 +244,7 @@ bool op_args_parse(const char *cmd, int argc, char **argv, op_args *a, char **re
     return false;
   }
   if (!resolve_op(cmd, a)) return false;
+  bool shape_set_by_user[OP_ARGS_MAX_INPUTS] = {false};
   for (int s = 0; s < nshape; s++) {
     const char *v = shape_args[s];
     const char *eq = strchr(v, '=');
@@ -249,6 +259,11 @@ bool op_args_parse(const char *cmd, int argc, char **argv, op_args *a, char **re
       fprintf(stderr, "tunecli %s: error: --shape '%s': want 1 to 8 positive extents like 1x64x56x56\n", cmd, v);
       return false;
     }
+    if (shape_set_by_user[idx]) {
+      fprintf(stderr, "tunecli %s: error: --shape '%s': the shape of %s is given twice\n", cmd, v, a->input_names[idx]);
+      return false;
+    }
+    shape_set_by_user[idx] = true;
     a->shape_given[idx] = true;
   }
   for (int i = 0; i < a->ninputs; i++)
@@ -306,6 +321,15 @@ static void note_record(op_args *a, const tsl_dispatch_info *info, bool family) 
  * operator over that algorithm's records of its layer's family key
  * (tsl_dispatch_schedule_conv_algo); any other operator over its own templates
  * (tsl_dispatch_schedule). */
+/* tsl_schedule_check_fn: the schedule lowers as tsl_build lowers it for the target ctx
+ * points to (so a --schedule file's lowering errors name their line). */
+static tsl_status lowers_for_target(const tsl_schedule *s, void *ctx) {
+  tsl_lower_options o = tsl_lower_options_default();
+  o.vector_bits = ((const tsl_target *)ctx)->vector_bits;
+  tsl_func *f = NULL;
+  return tsl_lower_with(s, "check", &o, &f); /* (the IR lives in the current arena) */
+}
+
 static bool schedule_from_records(const char *cmd, op_args *a) {
   tsl_target t;
   tsl_records *db = NULL;
@@ -426,7 +450,14 @@ bool op_args_build(const char *cmd, op_args *a) {
   if (a->schedule_file) {
     char *text = tunecli_read_text_file(cmd, a->schedule_file);
     if (!text) return false;
-    st = tsl_schedule_from_text_file(a->program, text, a->schedule_file, &a->schedule);
+    tsl_target t;
+    st = tsl_target_parse(a->target, &t);
+    if (st != TSL_OK) {
+      free(text);
+      tunecli_fail(cmd, st);
+      return false;
+    }
+    st = tsl_schedule_from_text_file_checked(a->program, text, a->schedule_file, lowers_for_target, &t, &a->schedule);
     free(text);
     if (st != TSL_OK) {
       fprintf(stderr, "tunecli %s: %s\n", cmd, tsl_last_error());
