@@ -16,7 +16,23 @@ typedef struct inst {
   dsl_cval *params;
   tsl_te_tensor **inputs, **stages;
   tsl_expr **vars; /* by dsl_var id */
+  tsl_te_read_origin *origins; /* where each read was written (grown in the arena) */
+  int norigins, cap_origins;
 } inst;
+
+/* Remembers where read `load` (of node e) was written, for tsl_te_check's errors. */
+static void note_read_origin(inst *I, const tsl_expr *load, const dsl_node *e) {
+  if (I->norigins == I->cap_origins) {
+    int cap = I->cap_origins ? 2 * I->cap_origins : 16;
+    tsl_te_read_origin *n = tsl_alloc(sizeof *n * (size_t)cap);
+    if (I->norigins) memcpy(n, I->origins, sizeof *n * (size_t)I->norigins);
+    I->origins = n;
+    I->cap_origins = cap;
+  }
+  dsl_pos *pos = tsl_alloc(sizeof *pos * (size_t)(e->nargs + 1));
+  for (int k = 0; k < e->nargs; k++) pos[k] = dsl_node_start(e->args[k]);
+  I->origins[I->norigins++] = (tsl_te_read_origin){load, pos};
+}
 
 #define FAIL(pos, ...) dsl_fail(I->op->src, TSL_ERR_INVALID, (pos), __VA_ARGS__)
 
@@ -211,6 +227,7 @@ static tsl_status build(inst *I, const dsl_node *e, tsl_expr **out) {
     }
     tsl_te_tensor *t = e->ref == DR_INPUT ? I->inputs[e->ref_index] : I->stages[e->ref_index];
     *out = tsl_te_read(t, e->nargs, idx);
+    if (*out) note_read_origin(I, *out, e);
     return *out ? TSL_OK : TSL_ERR_INVALID;
   }
   case DN_UNARY: {
@@ -430,5 +447,13 @@ tsl_status tsl_dsl_instantiate(const tsl_dsl_op *def, int ninputs, const int64_t
   }
   (*out)->nparams = def->nscalars;
   (*out)->params = pv;
+  /* a copy in the arena: the program may outlive the op's module (the errors quote it) */
+  dsl_src *src = tsl_alloc(sizeof *src);
+  src->text = tsl_memdup(def->src->text, def->src->len + 1);
+  src->len = def->src->len;
+  src->filename = def->src->filename ? tsl_strdup(def->src->filename) : NULL;
+  (*out)->src = src;
+  (*out)->nread_origins = I->norigins;
+  (*out)->read_origins = I->origins;
   return TSL_OK;
 }

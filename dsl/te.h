@@ -107,6 +107,14 @@ static inline tsl_dsl_param_value tsl_dsl_float_param(const char *name, double v
   return p;
 }
 
+/* Where a read of a DSL-made program was written (tsl_dsl_instantiate): the load node and
+ * the source position of each of its index expressions, so that tsl_te_check reports an
+ * out-of-bounds read at the index that causes it, in the DSL's "FILE:L:C: error:" form. */
+typedef struct tsl_te_read_origin {
+  const tsl_expr *load;            /* the TSL_E_LOAD node in a stage body */
+  const struct dsl_pos *index_pos; /* one per dimension (dsl/ast.h) */
+} tsl_te_read_origin;
+
 /* A whole operator ready to schedule: its inputs (kernel arguments, in order) and its
  * outputs (kernel arguments after the inputs). Stages between them are found by
  * walking the outputs' reads. */
@@ -121,6 +129,11 @@ typedef struct tsl_te_program {
    * 0 / NULL for a program not made by tsl_dsl_instantiate (tsl_te_program_new). */
   int nparams;
   const tsl_dsl_param_value *params;
+  /* The DSL source and where each read was written (tsl_dsl_instantiate); NULL / 0 for
+   * programs built with the C API. */
+  const struct dsl_src *src;
+  int nread_origins;
+  const tsl_te_read_origin *read_origins;
 } tsl_te_program;
 
 tsl_te_program *tsl_te_program_new(const char *name, int ninputs, tsl_te_tensor *const *inputs,
@@ -132,7 +145,8 @@ tsl_te_op **tsl_te_program_stages(const tsl_te_program *p, int *n);
 
 /* Checks that every placeholder reached is one of p's inputs and that every read is in
  * bounds (interval analysis). TSL_ERR_INVALID with "stage: read of T[dim d] may reach
- * [lo, hi] outside [0, extent)" on failure. */
+ * [lo, hi] outside [0, extent)" on failure; for a program made from DSL text the message
+ * is located at the index expression ("FILE:L:C: error: ...", the line and a caret). */
 tsl_status tsl_te_check(const tsl_te_program *p);
 
 /* Prints the program as DSL-like text (what `tunecli show` prints). */

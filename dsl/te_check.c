@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dsl/ast.h"
 #include "dsl/te.h"
 #include "ir/analysis.h"
 
@@ -53,7 +54,13 @@ typedef struct ctx {
   constraint *cons;
   int ncons;
   bool dead; /* the facts contradict each other: nothing here is evaluated */
+  struct bad_read *bad; /* set by an out-of-bounds read: which load, which dimension */
 } ctx;
+
+typedef struct bad_read {
+  const tsl_expr *load;
+  int dim;
+} bad_read;
 
 /* ---- 64-bit interval helpers (a missing side is unbounded) ---- */
 
@@ -399,6 +406,7 @@ static tsl_status walk(const char *stage, ctx *c, const tsl_expr *e) {
         char lo[32], hi[32];
         side(lo, sizeof lo, r.has_lo, r.lo, "-inf");
         side(hi, sizeof hi, r.has_hi, r.hi, "+inf");
+        if (c->bad) *c->bad = (bad_read){e, d};
         return tsl_error(TSL_ERR_INVALID, "%s: read of %s[dim %d] may reach [%s, %s] outside [0, %" PRId64 ")", stage,
                          b->name, d, lo, hi, b->shape[d]);
       }
@@ -466,6 +474,19 @@ static tsl_status check_size(const tsl_te_program *p, const tsl_buffer *b) {
   return TSL_OK;
 }
 
+/* The error of an out-of-bounds read, placed at its index expression when the program
+ * was made from DSL text (the message stays as walk() wrote it). */
+static tsl_status locate_read(const tsl_te_program *p, const bad_read *bad, tsl_status st) {
+  if (!p->src) return st;
+  for (int i = 0; i < p->nread_origins; i++) {
+    if (p->read_origins[i].load != bad->load) continue;
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s", tsl_last_error());
+    return dsl_fail(p->src, st, p->read_origins[i].index_pos[bad->dim], "%s", msg);
+  }
+  return st;
+}
+
 tsl_status tsl_te_check(const tsl_te_program *p) {
   if (!p) return tsl_error(TSL_ERR_INVALID, "tsl_te_check: NULL program");
   int n;
@@ -487,11 +508,12 @@ tsl_status tsl_te_check(const tsl_te_program *p) {
         return tsl_error(TSL_ERR_INVALID, "%s: %s reads placeholder %s, which is not an input of the program", p->name,
                          op->name, t->buf->name);
     }
-    ctx c = {tsl_var_ranges_new(), NULL, 0, NULL, 0, false};
+    bad_read bad = {NULL, -1};
+    ctx c = {tsl_var_ranges_new(), NULL, 0, NULL, 0, false, &bad};
     for (int i = 0; i < op->naxis; i++)
       ctx_add_var(&c, op->axis[i].var, tsl_interval_range(op->axis[i].min, op->axis[i].min + op->axis[i].extent - 1));
     tsl_status st = walk(op->name, &c, op->body);
-    if (st != TSL_OK) return st;
+    if (st != TSL_OK) return bad.load ? locate_read(p, &bad, st) : st;
   }
   return TSL_OK;
 }

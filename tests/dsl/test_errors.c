@@ -231,10 +231,43 @@ static void test_instantiate_errors_report_position_and_reason(void) {
   }
 }
 
+/* Reads that may leave their tensor (tsl_te_check's interval analysis, after instantiation
+ * succeeded) are located at the index expression of the dimension that leaves. */
+static const bad_inst check_errors[] = {
+    {"op g(a: f32[N]) out[i] = a[i] + a[i + 1]", 1, {1}, {{10}}, 0, {{0}}, 1, 35,
+     "out: read of a[dim 0] may reach [1, 10] outside [0, 10)"},
+    {"op g(a: f32[N, M]) out[i, j] = a[i, j] * a[i,  j - 1]", 1, {2}, {{3, 5}}, 0, {{0}}, 1, 48,
+     "out: read of a[dim 1] may reach [-1, 3] outside [0, 5)"},
+    {"op g(x: f32[N, H], w: f32[R])\n  y[n, h] = sum(r: x[n, h + r] * w[r]) where h < H", 2, {2, 1}, {{1, 8}, {3}}, 0, {{0}}, 2,
+     25, "y: read of x[dim 1] may reach [0, 9] outside [0, 8)"},
+    {"op g(a: f32[N], k: int)\n  out[i] = select(i < 3, a[i * k], 0.0) where i < N", 1, {1}, {{6}}, 1,
+     {{"k", TSL_DSL_PARAM_INT, 3, 0}}, 2, 28, "out: read of a[dim 0] may reach [0, 6] outside [0, 6)"},
+    {"op g(a: f32[N])\n  t[i] = a[i] * 2.0\n  out[i] = t[i + 2] where i < N", 1, {1}, {{4}}, 0, {{0}}, 3, 14,
+     "out: read of t[dim 0] may reach [2, 5] outside [0, 4)"},
+};
+
+static void test_te_check_errors_are_located(void) {
+  for (size_t i = 0; i < sizeof check_errors / sizeof check_errors[0]; i++) {
+    const bad_inst *b = &check_errors[i];
+    tsl_dsl_module *m = dsl_parse_ok(b->text);
+    if (!m) continue;
+    const tsl_dsl_op *def = tsl_dsl_module_op(m, 0);
+    const int64_t *shapes[2] = {b->shapes[0], b->shapes[1]};
+    tsl_te_program *p = NULL;
+    tsl_status st = tsl_dsl_instantiate(def, b->ninputs, shapes, b->ndims, b->nparams, b->params, &p);
+    if (st != TSL_OK) fprintf(stderr, "\ncase %zu: %s\n", i, tsl_last_error());
+    CU_ASSERT_EQUAL_FATAL(st, TSL_OK);
+    CU_ASSERT_EQUAL(tsl_te_check(p), TSL_ERR_INVALID);
+    dsl_check_message(tsl_last_error(), b->text, b->line, b->col, b->message);
+    tsl_dsl_module_free(m);
+  }
+}
+
 void tsl_tests_dsl_errors(void) {
   CU_pSuite s = dsl_suite("dsl_errors");
   CU_add_test(s, "malformed_texts_report_position_and_reason", test_malformed_texts_report_position_and_reason);
   CU_add_test(s, "deep_nesting_is_an_error_not_a_crash", test_deep_nesting_is_an_error_not_a_crash);
   CU_add_test(s, "docs_error_example_is_exact", test_docs_error_example_is_exact);
   CU_add_test(s, "instantiate_errors_report_position_and_reason", test_instantiate_errors_report_position_and_reason);
+  CU_add_test(s, "te_check_errors_are_located", test_te_check_errors_are_located);
 }
