@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "dsl/ast.h"
+#include "dsl/source_error.h"
 
 struct dsl_pool_block {
   dsl_pool_block *next;
@@ -66,23 +67,16 @@ void dsl_vec_push(dsl_pool *p, dsl_vec *v, void *item) {
  * a message stays readable (and within tsl_error's 4 KiB) on very long lines. */
 enum { SHOW_BEFORE = 100, SHOW_AFTER = 60 };
 
-tsl_status dsl_vfail(const dsl_src *src, tsl_status st, dsl_pos pos, const char *fmt, va_list ap) {
-  char what[1024];
-  vsnprintf(what, sizeof what, fmt, ap);
-  const char *file = src && src->filename ? src->filename : "<dsl>";
-  if (!src || !src->text || pos.line < 1) return tsl_error(st, "%s: error: %s", file, what);
-
-  /* find the line */
-  const char *t = src->text, *end = src->text + src->len;
-  for (int l = 1; l < pos.line && t < end; t++)
-    if (*t == '\n') l++;
-  const char *line_end = t;
-  while (line_end < end && *line_end != '\n') line_end++;
+tsl_status tsl_source_error_at(tsl_status st, const char *filename, int line, int col, const char *line_start,
+                               const char *end, const char *why) {
+  const char *file = filename ? filename : "<dsl>";
+  const char *t = line_start, *line_end = t;
+  while (line_end < end && *line_end != '\n' && *line_end != '\r') line_end++;
   size_t line_len = (size_t)(line_end - t);
-  size_t col = pos.col > 0 ? (size_t)pos.col - 1 : 0;
-  if (col > line_len) col = line_len;
-  size_t from = col > SHOW_BEFORE ? col - SHOW_BEFORE : 0;
-  size_t to = line_len - col > SHOW_AFTER ? col + SHOW_AFTER : line_len;
+  size_t c0 = col > 0 ? (size_t)col - 1 : 0;
+  if (c0 > line_len) c0 = line_len;
+  size_t from = c0 > SHOW_BEFORE ? c0 - SHOW_BEFORE : 0;
+  size_t to = line_len - c0 > SHOW_AFTER ? c0 + SHOW_AFTER : line_len;
 
   char shown[SHOW_BEFORE + SHOW_AFTER + 8], caret[SHOW_BEFORE + 8];
   size_t n = 0, c = 0;
@@ -90,14 +84,25 @@ tsl_status dsl_vfail(const dsl_src *src, tsl_status st, dsl_pos pos, const char 
     unsigned char ch = (unsigned char)t[i];
     /* keep tabs so that the caret lines up; hide other control bytes and non-ASCII */
     char shown_ch = ch == '\t' ? '\t' : (ch < 32 || ch >= 127) ? '?' : (char)ch;
-    if (shown_ch == '\r') shown_ch = '?';
     shown[n++] = shown_ch;
-    if (i < col) caret[c++] = shown_ch == '\t' ? '\t' : ' ';
+    if (i < c0) caret[c++] = shown_ch == '\t' ? '\t' : ' ';
   }
   shown[n] = '\0';
   caret[c] = '\0';
-  return tsl_error(st, "%s:%d:%d: error: %s\n  %s%s\n  %s%s^", file, pos.line, pos.col, what,
-                   from ? "..." : "", shown, from ? "   " : "", caret);
+  return tsl_error(st, "%s:%d:%d: error: %s\n  %s%s\n  %s%s^", file, line, col, why, from ? "..." : "", shown,
+                   from ? "   " : "", caret);
+}
+
+tsl_status dsl_vfail(const dsl_src *src, tsl_status st, dsl_pos pos, const char *fmt, va_list ap) {
+  char what[1024];
+  vsnprintf(what, sizeof what, fmt, ap);
+  const char *file = src && src->filename ? src->filename : "<dsl>";
+  if (!src || !src->text || pos.line < 1) return tsl_error(st, "%s: error: %s", file, what);
+  /* find the line */
+  const char *t = src->text, *end = src->text + src->len;
+  for (int l = 1; l < pos.line && t < end; t++)
+    if (*t == '\n') l++;
+  return tsl_source_error_at(st, file, pos.line, pos.col, t, end, what);
 }
 
 tsl_status dsl_fail(const dsl_src *src, tsl_status st, dsl_pos pos, const char *fmt, ...) {

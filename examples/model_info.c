@@ -18,7 +18,7 @@
 #include "tessel/tessel.h"
 
 static int fail(const char *what) {
-  fprintf(stderr, "model_info: %s: %s\n", what, tsl_last_error());
+  fprintf(stderr, "tessel-model-info: %s: %s\n", what, tsl_last_error());
   return 1;
 }
 
@@ -28,7 +28,9 @@ static bool parse_count(const char *flag, const char *v, long lo, long hi, long 
   char *end;
   errno = 0;
   long n = strtol(v, &end, 10);
-  if (end == v || *end || errno || n < lo || n > hi) {
+  bool digits = v[0] >= '0' && v[0] <= '9'; /* no sign, no blank: "+3", " 3" are refused too */
+  if (v[0] == '-' && lo < 0) digits = v[1] >= '0' && v[1] <= '9';
+  if (!digits || end == v || *end || errno || n < lo || n > hi) {
     fprintf(stderr, "tessel-model-info: %s wants a whole number from %ld to %ld, got '%s'\n", flag, lo, hi, v);
     return false;
   }
@@ -63,16 +65,31 @@ int main(int argc, char **argv) {
   const char *model = NULL;
   long batch = 0, threads = 0;
   bool extra = false;
+  bool seen_batch = false, seen_threads = false;
   for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+      printf("usage: tessel-model-info MODEL [--batch N] [--threads N]\n");
+      return 0;
+    }
     bool is_batch = strcmp(argv[i], "--batch") == 0, is_threads = strcmp(argv[i], "--threads") == 0;
     if ((is_batch || is_threads) && i + 1 >= argc) {
       fprintf(stderr, "tessel-model-info: %s needs a value\n", argv[i]);
       return 2;
     }
+    if ((is_batch && seen_batch) || (is_threads && seen_threads)) {
+      fprintf(stderr, "tessel-model-info: %s is given twice\n", argv[i]);
+      return 2;
+    }
     if (is_batch) {
+      seen_batch = true;
       if (!parse_count("--batch", argv[++i], 1, 1L << 20, &batch)) return 2;
     } else if (is_threads) {
+      seen_threads = true;
       if (!parse_count("--threads", argv[++i], 0, TSL_MAX_THREADS, &threads)) return 2;
+    } else if (argv[i][0] == '-') {
+      fprintf(stderr, "tessel-model-info: unknown option '%s' (usage: tessel-model-info MODEL [--batch N] [--threads N])\n",
+              argv[i]);
+      return 2;
     } else if (!model) model = argv[i];
     else extra = true;
   }
@@ -86,7 +103,7 @@ int main(int argc, char **argv) {
   snprintf(numbers, sizeof numbers, "%d.%d.%d", major, minor, patch);
   printf("tessel %s (libtessel.so.%s, model files v%d)\n", numbers, TSL_SOVERSION, tsl_model_file_format_version());
   if (strcmp(numbers, tsl_version_string()) != 0) {
-    fprintf(stderr, "model_info: version numbers %s, version string %s\n", numbers, tsl_version_string());
+    fprintf(stderr, "tessel-model-info: version numbers %s, version string %s\n", numbers, tsl_version_string());
     return 1;
   }
   if (strcmp(tsl_version_string(), TSL_VERSION_STRING) != 0)

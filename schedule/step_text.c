@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dsl/source_error.h"
 #include "schedule/schedule.h"
 
 static bool is_ident(const char *s) {
@@ -84,10 +85,8 @@ static void skip_blanks(parser *ps) {
  * the column, as the DSL's messages (docs/dsl.md section 9). */
 static tsl_status error_at(const parser *ps, tsl_status st, int col, const char *why) {
   if (!ps->located) return tsl_error(st, "%s:%d:%d: %s", ps->source, ps->line, col, why);
-  int len = 0;
-  while (ps->line_start[len] && ps->line_start[len] != '\n' && ps->line_start[len] != '\r') len++;
-  return tsl_error(st, "%s:%d:%d: error: %s\n  %.*s\n  %*s^", ps->source, ps->line, col, why, len > 400 ? 400 : len,
-                   ps->line_start, col - 1, "");
+  return tsl_source_error_at(st, ps->source, ps->line, col, ps->line_start, ps->line_start + strlen(ps->line_start),
+                             why);
 }
 
 static tsl_status parse_error(const parser *ps, const char *why) {
@@ -296,6 +295,22 @@ tsl_status tsl_schedule_from_text_file(const tsl_te_program *p, const char *text
   return from_text(p, text, filename ? filename : "schedule", filename != NULL, NULL, NULL, out);
 }
 
+/* The replay's check: a prefix fails only with the whole schedule's own error (a prefix
+ * may fail otherwise where a later step mends it, e.g. an axis unrolled before it is split). */
+typedef struct same_failure {
+  tsl_schedule_check_fn check;
+  void *ctx;
+  const char *whole; /* the whole schedule's error message */
+} same_failure;
+
+static tsl_status fails_the_same(const tsl_schedule *s, void *ctx) {
+  const same_failure *sf = ctx;
+  tsl_status rc = sf->check(s, sf->ctx);
+  if (rc == TSL_OK || strcmp(tsl_last_error(), sf->whole) == 0) return rc;
+  tsl_clear_error();
+  return TSL_OK;
+}
+
 tsl_status tsl_schedule_from_text_file_checked(const tsl_te_program *p, const char *text, const char *filename,
                                                tsl_schedule_check_fn check, void *check_ctx, tsl_schedule **out) {
   tsl_status rc = tsl_schedule_from_text_file(p, text, filename, out);
@@ -304,13 +319,14 @@ tsl_status tsl_schedule_from_text_file_checked(const tsl_te_program *p, const ch
   if (rc == TSL_OK) return TSL_OK;
   tsl_schedule_free(*out);
   *out = NULL;
-  /* the whole schedule fails the check: find the first step after which it fails */
+  /* the whole schedule fails the check: find the first step after which it fails so */
   char whole[4096];
   snprintf(whole, sizeof whole, "%s", tsl_last_error());
   tsl_status whole_rc = rc;
+  same_failure sf = {check, check_ctx, whole};
   tsl_schedule *again = NULL;
-  rc = from_text(p, text, filename ? filename : "schedule", filename != NULL, check, check_ctx, &again);
+  rc = from_text(p, text, filename ? filename : "schedule", filename != NULL, fails_the_same, &sf, &again);
   if (rc != TSL_OK) return rc; /* located at its step */
-  tsl_schedule_free(again);      /* no step is to blame (the check fails on no step of the text) */
+  tsl_schedule_free(again);      /* no step is to blame (the check fails on no prefix the same way) */
   return tsl_error(whole_rc, "%s: %s", filename ? filename : "schedule", whole);
 }

@@ -10,6 +10,7 @@
 #include "ops/registry.h"
 #include "ops/user/user_template.h"
 #include "schedule/lower.h"
+#include "target/target.h"
 
 enum { MAX_DSL_TEMPLATES = 32 };
 
@@ -219,12 +220,16 @@ static tsl_status lower_for(const tsl_schedule *s, const tsl_target *t) {
   tsl_lower_options o = tsl_lower_options_default();
   if (t) o.vector_bits = t->vector_bits;
   tsl_func *f = NULL;
-  return tsl_lower_with(s, "check", &o, &f);
+  tsl_status st = tsl_lower_with(s, "check", &o, &f);
+  tsl_target narrowed; /* a vector_width step narrower than t's: one t offers */
+  if (st == TSL_OK && t && f->vector_bits) st = tsl_target_with_vector_bits(t, f->vector_bits, &narrowed);
+  return st;
 }
 
 /* The default config c applies but does not lower for t: the error at the first step
- * after which it fails (an unroll of too many copies, a vectorized axis of too many
- * lanes, a vector_width wider than t's), or st as it was when no step is to blame. */
+ * after which it fails with the same message (an unroll of too many copies, a vectorized
+ * axis of too many lanes, a vector_width wider than t's), or st as it was when no step is
+ * to blame. */
 static tsl_status locate_lowering_error(const tsl_te_program *p, const tsl_target *t, const tsl_config_space *space,
                                         const tsl_config *c, const dsl_entry *e, tsl_status st) {
   const tsl_dsl_schedule *b = tsl_dsl_op_schedule(e->def);
@@ -236,6 +241,10 @@ static tsl_status locate_lowering_error(const tsl_te_program *p, const tsl_targe
   for (int i = 0; i < b->nsteps; i++) {
     if (apply_step(e->def, &b->steps[i], c->values, sch, cfg) != TSL_OK) break;
     if (lower_for(sch, t) == TSL_OK) continue;
+    if (strcmp(tsl_last_error(), whole) != 0) { /* fails otherwise here: a later step may mend it */
+      tsl_clear_error();
+      continue;
+    }
     snprintf(msg, sizeof msg, "%s", tsl_last_error());
     tsl_schedule_free(sch);
     return tsl_dsl_error_at(e->def, st, b->steps[i].line, b->steps[i].col,

@@ -103,6 +103,14 @@ static void test_tunecli_user_dsl_file_and_schedule_file(void) {
   expect(args, 0, "check: PASS");
   snprintf(args, sizeof args, "run-op --file %s", op);
   expect(args, 2, "give the shape of input X");
+  /* the values of run-op's and compile's own options are not the OP (they were: "no op '3'") */
+  snprintf(args, sizeof args, "run-op --file %s --repeat 3 --shape X=7x9 --seed 5", op);
+  expect(args, 0, "check: PASS");
+  char so[600];
+  snprintf(so, sizeof so, "%s/k.so", dir);
+  snprintf(args, sizeof args, "compile --file %s --shape X=7x9 -o %s", op, so);
+  expect(args, 0, "softplus");
+  remove(so);
   snprintf(args, sizeof args, "show --file %s", bad);
   expect(args, 2, "bad.tsl:3:1: error");
   snprintf(args, sizeof args, "show matmul --schedule %s", dir);
@@ -143,6 +151,23 @@ static void test_tunecli_schedule_and_records_options(void) {
   expectf(1, "late.txt:2:1: error: step vector_width(512) applies, but the schedule then fails",
           "show matmul --shape A=8x64 --shape B=64x64 --target x86-64-avx2 --schedule %s", late);
   expectf(0, "# loop IR", "show matmul --shape A=8x64 --shape B=64x64 --target x86-64-avx512 --schedule %s", late);
+  /* a width the target does not offer, narrower than its own: located, not a codegen error */
+  write_file(dir, "late.txt", "# narrow\nvector_width(128)\n", late, sizeof late);
+  expectf(1, "late.txt:2:1: error: step vector_width(128) applies, but the schedule then fails: target host: no 128-bit",
+          "run-op matmul --shape A=8x64 --shape B=64x64 --schedule %s", late);
+  expectf(1, "late.txt:2:1: error", "show matmul --shape A=8x64 --shape B=64x64 --target x86-64-avx2 --schedule %s",
+          late);
+  expectf(0, "# loop IR", "show matmul --shape A=8x64 --shape B=64x64 --target armv8 --schedule %s", late);
+  /* a prefix failing otherwise than the whole (the unroll is split away later) is not blamed */
+  write_file(dir, "late.txt", "unroll(C, k)\nunroll(C, j)\nsplit(C, j, 128)\nvectorize(C, j.inner)\n", late,
+             sizeof late);
+  expectf(1, "late.txt:4:1: error: step vectorize(C, j.inner) applies, but the schedule then fails: vectorize",
+          "show matmul --shape A=64x64 --shape B=64x256 --schedule %s", late);
+  /* a tab before the step: the caret line keeps it, so the caret lines up */
+  write_file(dir, "late.txt", "split(C, j, 8)\n\treorder(C, j.inner, q)\n", late, sizeof late);
+  expectf(1, "late.txt:2:2: error: step reorder(C, j.inner, q) does not apply", "show matmul %s --schedule %s", shape,
+          late);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "\n  \treorder(C, j.inner, q)\n  \t^"));
   remove(late);
   expectf(1, "cannot open", "run-op matmul %s --records %s", shape, rec);
   expectf(1, "bad.txt:3:4: error",

@@ -102,10 +102,14 @@ grep -qF "output 0 'output' f32 [2, 1000] (8000 bytes)" "$tmp/info.out" || fail 
 "$build/examples/tessel-model-info" squeezenet1_1 --batch 2 --threads 2 >"$tmp/info.ref" 2>&1 || fail "build/examples/tessel-model-info"
 diff "$tmp/info.ref" "$tmp/info.out" >&2 || fail "installed model_info's output differs from the build folder's"
 # a batch of 0 or a word is refused with the flag named (it was ignored: the model ran at batch 1)
-for bad in "--batch 0" "--batch two" "--threads -1"; do
+for bad in "--batch 0" "--batch two" "--threads -1" "--batch +3"; do
   if "$build/examples/tessel-model-info" squeezenet1_1 $bad >"$tmp/bad.out" 2>&1; then fail "model_info accepted $bad"; fi
   grep -qF -- "${bad%% *} wants a whole number" "$tmp/bad.out" || { cat "$tmp/bad.out" >&2; fail "model_info $bad: no message"; }
 done
+if "$build/examples/tessel-model-info" squeezenet1_1 --batch 2 --batch 3 >"$tmp/bad.out" 2>&1 ||
+  ! grep -qF -- "--batch is given twice" "$tmp/bad.out"; then fail "model_info accepted --batch twice"; fi
+if "$build/examples/tessel-model-info" squeezenet1_1 --bogus >"$tmp/bad.out" 2>&1 ||
+  ! grep -qF -- "unknown option '--bogus'" "$tmp/bad.out"; then fail "model_info: --bogus not named"; fi
 echo "model_info (pkg-config tessel): $(head -n 1 "$tmp/info.out"), batch 2 shapes by name"
 
 # device_app: an AOT model file from the installed tunecli, run by the app linked

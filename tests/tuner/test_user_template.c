@@ -241,6 +241,10 @@ static void test_shape_dependent_errors_are_located(void) {
        4000, "bad.tsl:6:5: error: the default config (tj=2000) fails to lower after this step: unroll: axis j.inner"},
       {"op utt_bad6(X: f32[M, N])\n  out[i, j] = X[i, j] * 2.0\n  schedule\n    vectorize(out, j)\n",
        100, "bad.tsl:4:5: error: the default config fails to lower after this step: vectorize: axis j of stage out"},
+      /* a prefix that fails otherwise (an unroll the split below moves away) is not blamed */
+      {"op utt_bad7(X: f32[M, N])\n  out[i, j] = X[i, j] * 2.0\n  schedule\n    knob tj = split(out, j, [128, 16])\n"
+       "    unroll(out, j)\n    split(out, j, tj)\n    vectorize(out, j.inner)\n",
+       4096, "bad.tsl:7:5: error: the default config (tj=128) fails to lower after this step: vectorize: axis j.inner"},
   };
   tsl_arena *arena = tsl_arena_new(), *prev = tsl_arena_set_current(arena);
   tsl_target host;

@@ -6,6 +6,7 @@
 #include "ops/conv2d/algorithms_conv.h"
 #include "ops/user/user_template.h"
 #include "schedule/lower.h"
+#include "target/target.h"
 #include "tessel/runtime.h"
 #include "tuner/dispatch.h"
 
@@ -190,6 +191,17 @@ static bool resolve_op(const char *cmd, op_args *a) {
   return true;
 }
 
+/* The options of show, run-op and compile themselves that take a value (parsed by the
+ * command from rest): their values must not be taken for the OP ("run-op --file f.tsl
+ * --repeat 5" names no op '5'). tune-op takes its OP first only. */
+static bool takes_own_value(const char *cmd, const char *arg) {
+  static const char *const with_value[] = {"--seed", "--tolerance", "--repeat", "-o", "--output", "--name"};
+  if (strcmp(cmd, "tune-op") == 0) return false;
+  for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++)
+    if (strcmp(arg, with_value[k]) == 0) return true;
+  return false;
+}
+
 bool op_args_parse(const char *cmd, int argc, char **argv, op_args *a, char **rest, int *nrest) {
   memset(a, 0, sizeof *a);
   a->target = "host";
@@ -232,6 +244,10 @@ bool op_args_parse(const char *cmd, int argc, char **argv, op_args *a, char **re
         fprintf(stderr, "tunecli %s: error: more than 64 --shape options\n", cmd);
         return false;
       }
+    } else if (takes_own_value(cmd, arg) && i + 1 < argc) {
+      /* the command's own option and its value: the value is not the OP */
+      rest[(*nrest)++] = argv[i];
+      rest[(*nrest)++] = argv[++i];
     } else if (arg[0] != '-' && !a->op_name && (i == 0 || strcmp(cmd, "tune-op") != 0)) {
       /* (tune-op: only first, the others may be values of its tuning options) */
       a->op_name = arg;
@@ -327,7 +343,10 @@ static tsl_status lowers_for_target(const tsl_schedule *s, void *ctx) {
   tsl_lower_options o = tsl_lower_options_default();
   o.vector_bits = ((const tsl_target *)ctx)->vector_bits;
   tsl_func *f = NULL;
-  return tsl_lower_with(s, "check", &o, &f); /* (the IR lives in the current arena) */
+  tsl_status st = tsl_lower_with(s, "check", &o, &f); /* (the IR lives in the current arena) */
+  tsl_target narrowed; /* a vector_width step narrower than the target's: one it offers */
+  if (st == TSL_OK && f->vector_bits) st = tsl_target_with_vector_bits(ctx, f->vector_bits, &narrowed);
+  return st;
 }
 
 static bool schedule_from_records(const char *cmd, op_args *a) {
