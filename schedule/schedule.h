@@ -369,14 +369,14 @@ typedef tsl_status (*tsl_schedule_check_fn)(const tsl_schedule *s, void *ctx);
 
 /* tsl_schedule_from_text_file, then check(s, check_ctx) on the schedule built, so that
  * errors only lowering finds (an unroll making too many copies of a body, a vectorized
- * axis of more than TSL_VECTORIZE_MAX_LANES iterations, a vector_width wider than the
- * target's) name the line that caused them: when the check fails, the steps are applied
- * again one by one with the check after each, and the error is located at the first step
- * after which it fails: "FILE:LINE:COL: error: step unroll(C, i) applies, but the schedule
- * then fails: <the check's message>", the line and a caret. When it fails already before
- * the first step: "FILE: <the check's message>". Costs one check on success and up to one
- * per step on failure. check NULL: exactly tsl_schedule_from_text_file. *out is NULL on
- * error. */
+ * axis of more than TSL_VECTORIZE_MAX_LANES iterations, a vector_width the target lacks)
+ * name the line that caused them: when the check fails, the steps are applied again one
+ * by one with the check after each, and the error (the whole schedule's message) is
+ * placed at the step after the last prefix that passes: "FILE:LINE:COL: error: step
+ * unroll(C, i) applies, but the schedule then fails: <the check's message>", the line
+ * and a caret. When the program fails the check with no step applied: "FILE: <the
+ * check's message>". Costs one check on success and up to two per step, plus one, on
+ * failure. check NULL: exactly tsl_schedule_from_text_file. *out is NULL on error. */
 tsl_status tsl_schedule_from_text_file_checked(const tsl_te_program *p, const char *text, const char *filename,
                                                tsl_schedule_check_fn check, void *check_ctx, tsl_schedule **out);
 

@@ -295,20 +295,33 @@ tsl_status tsl_schedule_from_text_file(const tsl_te_program *p, const char *text
   return from_text(p, text, filename ? filename : "schedule", filename != NULL, NULL, NULL, out);
 }
 
-/* The replay's check: a prefix fails only with the whole schedule's own error (a prefix
- * may fail otherwise where a later step mends it, e.g. an axis unrolled before it is split). */
-typedef struct same_failure {
+/* The replays' checks. The step blamed is the first of the last run of steps after which
+ * the schedule fails: the step after the last prefix that passes. (Not the first prefix
+ * that fails: a later step may mend it, e.g. an axis unrolled before it is split. Not the
+ * first prefix that fails with the whole schedule's message either: a count in it, such
+ * as the copies an unroll makes, grows with later steps.) */
+typedef struct replay {
   tsl_schedule_check_fn check;
   void *ctx;
+  int steps;       /* steps applied so far */
+  int last_passed; /* the number of steps of the last prefix that passed (0: none did) */
+  int blame;       /* second replay: fail after this many steps */
+  tsl_status whole_rc;
   const char *whole; /* the whole schedule's error message */
-} same_failure;
+} replay;
 
-static tsl_status fails_the_same(const tsl_schedule *s, void *ctx) {
-  const same_failure *sf = ctx;
-  tsl_status rc = sf->check(s, sf->ctx);
-  if (rc == TSL_OK || strcmp(tsl_last_error(), sf->whole) == 0) return rc;
+static tsl_status record_prefix(const tsl_schedule *s, void *ctx) {
+  replay *r = ctx;
+  r->steps++;
+  if (r->check(s, r->ctx) == TSL_OK) r->last_passed = r->steps;
   tsl_clear_error();
   return TSL_OK;
+}
+
+static tsl_status fail_at_blamed_step(const tsl_schedule *s, void *ctx) {
+  (void)s;
+  replay *r = ctx;
+  return ++r->steps == r->blame ? tsl_error(r->whole_rc, "%s", r->whole) : TSL_OK;
 }
 
 tsl_status tsl_schedule_from_text_file_checked(const tsl_te_program *p, const char *text, const char *filename,
@@ -319,14 +332,27 @@ tsl_status tsl_schedule_from_text_file_checked(const tsl_te_program *p, const ch
   if (rc == TSL_OK) return TSL_OK;
   tsl_schedule_free(*out);
   *out = NULL;
-  /* the whole schedule fails the check: find the first step after which it fails so */
   char whole[4096];
   snprintf(whole, sizeof whole, "%s", tsl_last_error());
-  tsl_status whole_rc = rc;
-  same_failure sf = {check, check_ctx, whole};
+  const char *source = filename ? filename : "schedule";
+  replay r = {check, check_ctx, 0, 0, 0, rc, whole};
+  /* the program unscheduled fails already: no step is to blame */
+  tsl_schedule *empty = NULL;
+  if (tsl_schedule_new(p, &empty) != TSL_OK || check(empty, check_ctx) != TSL_OK) {
+    tsl_schedule_free(empty);
+    return tsl_error(r.whole_rc, "%s: %s", source, whole);
+  }
+  tsl_schedule_free(empty);
   tsl_schedule *again = NULL;
-  rc = from_text(p, text, filename ? filename : "schedule", filename != NULL, fails_the_same, &sf, &again);
-  if (rc != TSL_OK) return rc; /* located at its step */
-  tsl_schedule_free(again);      /* no step is to blame (the check fails on no prefix the same way) */
-  return tsl_error(whole_rc, "%s: %s", filename ? filename : "schedule", whole);
+  if (from_text(p, text, source, filename != NULL, record_prefix, &r, &again) != TSL_OK) {
+    tsl_schedule_free(again);
+    return tsl_error(r.whole_rc, "%s: %s", source, whole);
+  }
+  tsl_schedule_free(again);
+  r.blame = r.last_passed + 1;
+  r.steps = 0;
+  rc = from_text(p, text, source, filename != NULL, fail_at_blamed_step, &r, &again);
+  if (rc != TSL_OK) return rc; /* located at the blamed step */
+  tsl_schedule_free(again);
+  return tsl_error(r.whole_rc, "%s: %s", source, whole);
 }

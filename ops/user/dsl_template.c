@@ -226,33 +226,35 @@ static tsl_status lower_for(const tsl_schedule *s, const tsl_target *t) {
   return st;
 }
 
-/* The default config c applies but does not lower for t: the error at the first step
- * after which it fails with the same message (an unroll of too many copies, a vectorized
- * axis of too many lanes, a vector_width wider than t's), or st as it was when no step is
- * to blame. */
+/* The default config c applies but does not lower for t (st, its message set): the error
+ * placed at the step after the last prefix of the block that lowers (an unroll of too
+ * many copies, a vectorized axis of too many lanes; not the first prefix that fails: a
+ * later step may mend it), or unplaced when the program fails unscheduled already. */
 static tsl_status locate_lowering_error(const tsl_te_program *p, const tsl_target *t, const tsl_config_space *space,
                                         const tsl_config *c, const dsl_entry *e, tsl_status st) {
   const tsl_dsl_schedule *b = tsl_dsl_op_schedule(e->def);
-  char whole[2048], cfg[512], msg[2048];
+  char whole[4096], cfg[512];
   snprintf(whole, sizeof whole, "%s", tsl_last_error());
   tsl_config_str(space, c, cfg, sizeof cfg);
   tsl_schedule *sch = NULL;
-  if (tsl_schedule_create(p, &sch) != TSL_OK) return tsl_error(st, "%s", whole);
+  if (tsl_schedule_create(p, &sch) != TSL_OK || lower_for(sch, t) != TSL_OK) {
+    tsl_schedule_free(sch);
+    return tsl_error(st, "%s", whole);
+  }
+  int blame = -1; /* the step after the last prefix that lowers */
+  bool passing = true;
   for (int i = 0; i < b->nsteps; i++) {
     if (apply_step(e->def, &b->steps[i], c->values, sch, cfg) != TSL_OK) break;
-    if (lower_for(sch, t) == TSL_OK) continue;
-    if (strcmp(tsl_last_error(), whole) != 0) { /* fails otherwise here: a later step may mend it */
-      tsl_clear_error();
-      continue;
-    }
-    snprintf(msg, sizeof msg, "%s", tsl_last_error());
-    tsl_schedule_free(sch);
-    return tsl_dsl_error_at(e->def, st, b->steps[i].line, b->steps[i].col,
-                            "the default config%s%s%s fails to lower after this step: %s", cfg[0] ? " (" : "", cfg,
-                            cfg[0] ? ")" : "", msg);
+    bool ok = lower_for(sch, t) == TSL_OK;
+    tsl_clear_error();
+    if (!ok && passing) blame = i;
+    passing = ok;
   }
   tsl_schedule_free(sch);
-  return tsl_error(st, "%s", whole);
+  if (blame < 0 || passing) return tsl_error(st, "%s", whole);
+  return tsl_dsl_error_at(e->def, st, b->steps[blame].line, b->steps[blame].col,
+                          "the default config%s%s%s fails to lower after this step: %s", cfg[0] ? " (" : "", cfg,
+                          cfg[0] ? ")" : "", whole);
 }
 
 /* The space, refused when its default config does not apply (the error is the step's) or

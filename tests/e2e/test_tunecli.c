@@ -153,9 +153,9 @@ static void test_tunecli_schedule_and_records_options(void) {
   expectf(0, "# loop IR", "show matmul --shape A=8x64 --shape B=64x64 --target x86-64-avx512 --schedule %s", late);
   /* a width the target does not offer, narrower than its own: located, not a codegen error */
   write_file(dir, "late.txt", "# narrow\nvector_width(128)\n", late, sizeof late);
-  expectf(1, "late.txt:2:1: error: step vector_width(128) applies, but the schedule then fails: target ",
-          "run-op matmul --shape A=8x64 --shape B=64x64 --schedule %s", late);
-  CU_ASSERT_PTR_NOT_NULL(strstr(out, ": no 128-bit vectors (widths: "));
+  expectf(1, "late.txt:2:1: error: step vector_width(128) applies, but the schedule then fails: target x86-64-avx512",
+          "show matmul --shape A=8x64 --shape B=64x64 --target x86-64-avx512 --schedule %s", late);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, ": no 128-bit vectors (widths: 512, 256)"));
   expectf(1, "late.txt:2:1: error", "show matmul --shape A=8x64 --shape B=64x64 --target x86-64-avx2 --schedule %s",
           late);
   expectf(0, "# loop IR", "show matmul --shape A=8x64 --shape B=64x64 --target armv8 --schedule %s", late);
@@ -164,6 +164,12 @@ static void test_tunecli_schedule_and_records_options(void) {
              sizeof late);
   expectf(1, "late.txt:4:1: error: step vectorize(C, j.inner) applies, but the schedule then fails: vectorize",
           "show matmul --shape A=64x64 --shape B=64x256 --schedule %s", late);
+  /* the step blamed is the one after the last prefix that passes, though the message (the
+   * whole schedule's) counts the copies the later unroll adds */
+  write_file(dir, "late.txt", "unroll(C, j)\nunroll(C, k)\nsplit(C, i, 2)\nunroll(C, i.inner)\n", late, sizeof late);
+  expectf(1, "late.txt:2:1: error: step unroll(C, k) applies, but the schedule then fails: unroll: axis k",
+          "show matmul --shape A=64x64 --shape B=64x64 --schedule %s", late);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "8192 copies"));
   /* a tab before the step: the caret line keeps it, so the caret lines up */
   write_file(dir, "late.txt", "split(C, j, 8)\n\treorder(C, j.inner, q)\n", late, sizeof late);
   expectf(1, "late.txt:2:2: error: step reorder(C, j.inner, q) does not apply", "show matmul %s --schedule %s", shape,

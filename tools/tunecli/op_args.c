@@ -330,13 +330,6 @@ static void note_record(op_args *a, const tsl_dispatch_info *info, bool family) 
     memcpy(a->record_note + sizeof a->record_note - 4, "...", 4);
 }
 
-/* --records: the best record's schedule of this instance. A conv layer's family workload
- * (ops/conv2d/algorithms_conv.h: the key `tunecli tune MODEL` writes) resolves as the graph
- * compiler resolves it: the best record over every algorithm of the family
- * (tsl_dispatch_schedule_any), whose operator then gives the program; an algorithm's own
- * operator over that algorithm's records of its layer's family key
- * (tsl_dispatch_schedule_conv_algo); any other operator over its own templates
- * (tsl_dispatch_schedule). */
 /* tsl_schedule_check_fn: the schedule lowers as tsl_build lowers it for the target ctx
  * points to (so a --schedule file's lowering errors name their line). */
 static tsl_status lowers_for_target(const tsl_schedule *s, void *ctx) {
@@ -349,6 +342,13 @@ static tsl_status lowers_for_target(const tsl_schedule *s, void *ctx) {
   return st;
 }
 
+/* --records: the best record's schedule of this instance. A conv layer's family workload
+ * (ops/conv2d/algorithms_conv.h: the key `tunecli tune MODEL` writes) resolves as the graph
+ * compiler resolves it: the best record over every algorithm of the family
+ * (tsl_dispatch_schedule_any), whose operator then gives the program; an algorithm's own
+ * operator over that algorithm's records of its layer's family key
+ * (tsl_dispatch_schedule_conv_algo); any other operator over its own templates
+ * (tsl_dispatch_schedule). */
 static bool schedule_from_records(const char *cmd, op_args *a) {
   tsl_target t;
   tsl_records *db = NULL;
