@@ -215,16 +215,16 @@ static tsl_status dsl_apply(const tsl_te_program *p, const tsl_target *t, const 
   return TSL_OK;
 }
 
-/* Lowers s as tsl_build does for t (the IR lives in the current arena). */
-static tsl_status lower_for(const tsl_schedule *s, const tsl_target *t) {
+tsl_status tsl_user_schedule_lowers(const tsl_schedule *s, const tsl_target *t) {
   tsl_lower_options o = tsl_lower_options_default();
   if (t) o.vector_bits = t->vector_bits;
   tsl_func *f = NULL;
-  tsl_status st = tsl_lower_with(s, "check", &o, &f);
+  tsl_status st = tsl_lower_with(s, "check", &o, &f); /* (the IR lives in the current arena) */
   tsl_target narrowed; /* a vector_width step narrower than t's: one t offers */
   if (st == TSL_OK && t && f->vector_bits) st = tsl_target_with_vector_bits(t, f->vector_bits, &narrowed);
   return st;
 }
+
 
 /* The default config c applies but does not lower for t (st, its message set): the error
  * placed at the step after the last prefix of the block that lowers (an unroll of too
@@ -237,7 +237,7 @@ static tsl_status locate_lowering_error(const tsl_te_program *p, const tsl_targe
   snprintf(whole, sizeof whole, "%s", tsl_last_error());
   tsl_config_str(space, c, cfg, sizeof cfg);
   tsl_schedule *sch = NULL;
-  if (tsl_schedule_create(p, &sch) != TSL_OK || lower_for(sch, t) != TSL_OK) {
+  if (tsl_schedule_create(p, &sch) != TSL_OK || tsl_user_schedule_lowers(sch, t) != TSL_OK) {
     tsl_schedule_free(sch);
     return tsl_error(st, "%s", whole);
   }
@@ -245,7 +245,7 @@ static tsl_status locate_lowering_error(const tsl_te_program *p, const tsl_targe
   bool passing = true;
   for (int i = 0; i < b->nsteps; i++) {
     if (apply_step(e->def, &b->steps[i], c->values, sch, cfg) != TSL_OK) break;
-    bool ok = lower_for(sch, t) == TSL_OK;
+    bool ok = tsl_user_schedule_lowers(sch, t) == TSL_OK;
     tsl_clear_error();
     if (!ok && passing) blame = i;
     passing = ok;
@@ -267,7 +267,7 @@ static tsl_status dsl_space(const tsl_te_program *p, const tsl_target *t, tsl_co
   tsl_schedule *s = NULL;
   if (st == TSL_OK) st = dsl_default(p, t, out, &c);
   if (st == TSL_OK) st = dsl_apply(p, t, out, &c, &s);
-  if (st == TSL_OK && (st = lower_for(s, t)) != TSL_OK) st = locate_lowering_error(p, t, out, &c, e, st);
+  if (st == TSL_OK && (st = tsl_user_schedule_lowers(s, t)) != TSL_OK) st = locate_lowering_error(p, t, out, &c, e, st);
   tsl_schedule_free(s);
   return st;
 }

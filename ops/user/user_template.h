@@ -22,6 +22,13 @@
 extern "C" {
 #endif
 
+/* TSL_OK when s lowers as tsl_build lowers it for t (t->vector_bits; a vector_width step
+ * must be a width t offers), else the lowering's error (TSL_ERR_SCHEDULE: unroll or
+ * vectorize limits, a width wider than t's; TSL_ERR_UNSUPPORTED: a width t lacks). The
+ * check of user schedules (schedule files, schedule blocks) before they are built; the IR
+ * lives in the current arena. t NULL: the default lowering options. */
+tsl_status tsl_user_schedule_lowers(const tsl_schedule *s, const tsl_target *t);
+
 /* The version of a user's template made from `text` (its schedule text, or its op's DSL
  * text): FNV-1a (64-bit) of the bytes, masked to a non-negative int. The space hash
  * covers it (schedule/template.h), so records of another text never apply. */

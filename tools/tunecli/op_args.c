@@ -5,8 +5,6 @@
 #include "ops/algorithm.h"
 #include "ops/conv2d/algorithms_conv.h"
 #include "ops/user/user_template.h"
-#include "schedule/lower.h"
-#include "target/target.h"
 #include "tessel/runtime.h"
 #include "tuner/dispatch.h"
 
@@ -330,17 +328,9 @@ static void note_record(op_args *a, const tsl_dispatch_info *info, bool family) 
     memcpy(a->record_note + sizeof a->record_note - 4, "...", 4);
 }
 
-/* tsl_schedule_check_fn: the schedule lowers as tsl_build lowers it for the target ctx
- * points to (so a --schedule file's lowering errors name their line). */
-static tsl_status lowers_for_target(const tsl_schedule *s, void *ctx) {
-  tsl_lower_options o = tsl_lower_options_default();
-  o.vector_bits = ((const tsl_target *)ctx)->vector_bits;
-  tsl_func *f = NULL;
-  tsl_status st = tsl_lower_with(s, "check", &o, &f); /* (the IR lives in the current arena) */
-  tsl_target narrowed; /* a vector_width step narrower than the target's: one it offers */
-  if (st == TSL_OK && f->vector_bits) st = tsl_target_with_vector_bits(ctx, f->vector_bits, &narrowed);
-  return st;
-}
+/* tsl_schedule_check_fn over the target ctx points to (so a --schedule file's lowering
+ * errors name their line). */
+static tsl_status lowers_for_target(const tsl_schedule *s, void *ctx) { return tsl_user_schedule_lowers(s, ctx); }
 
 /* --records: the best record's schedule of this instance. A conv layer's family workload
  * (ops/conv2d/algorithms_conv.h: the key `tunecli tune MODEL` writes) resolves as the graph
