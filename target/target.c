@@ -53,6 +53,8 @@ const char *tsl_target_cpu_features(const char *cpu) {
       {"neoverse-v1", "+v8.2a,+dotprod,+fullfp16,+sve"},
       {"neoverse-v2", "+v8.2a,+dotprod,+fullfp16,+sve,+sve2"},
       {"btver2", "+avx"},
+      {"sandybridge", "+avx"},
+      {"ivybridge", "+avx"},
       {"x86-64-v3", "+avx2,+fma"},
       {"haswell", "+avx2,+fma"},
       {"broadwell", "+avx2,+fma"},
@@ -60,6 +62,13 @@ const char *tsl_target_cpu_features(const char *cpu) {
       {"alderlake", "+avx2,+fma"},
       {"raptorlake", "+avx2,+fma"},
       {"meteorlake", "+avx2,+fma"},
+      {"arrowlake", "+avx2,+fma"},
+      {"arrowlake-s", "+avx2,+fma"},
+      {"lunarlake", "+avx2,+fma"},
+      {"pantherlake", "+avx2,+fma"},
+      {"sierraforest", "+avx2,+fma"},
+      {"grandridge", "+avx2,+fma"},
+      {"clearwaterforest", "+avx2,+fma"},
       {"znver1", "+avx2,+fma"},
       {"znver2", "+avx2,+fma"},
       {"znver3", "+avx2,+fma"},
@@ -73,7 +82,10 @@ const char *tsl_target_cpu_features(const char *cpu) {
       {"icelake-server", "+avx2,+fma,+avx512f,+avx512bw,+avx512dq,+avx512vl,+avx512vnni"},
       {"tigerlake", "+avx2,+fma,+avx512f,+avx512bw,+avx512dq,+avx512vl,+avx512vnni"},
       {"sapphirerapids", "+avx2,+fma,+avx512f,+avx512bw,+avx512dq,+avx512vl,+avx512vnni"},
+      {"emeraldrapids", "+avx2,+fma,+avx512f,+avx512bw,+avx512dq,+avx512vl,+avx512vnni"},
       {"graniterapids", "+avx2,+fma,+avx512f,+avx512bw,+avx512dq,+avx512vl,+avx512vnni"},
+      {"graniterapids-d", "+avx2,+fma,+avx512f,+avx512bw,+avx512dq,+avx512vl,+avx512vnni"},
+      {"rocketlake", "+avx2,+fma,+avx512f,+avx512bw,+avx512dq,+avx512vl,+avx512vnni"},
       {"znver4", "+avx2,+fma,+avx512f,+avx512bw,+avx512dq,+avx512vl,+avx512vnni"},
       {"znver5", "+avx2,+fma,+avx512f,+avx512bw,+avx512dq,+avx512vl,+avx512vnni"},
   };
@@ -247,15 +259,25 @@ static bool valid_cpu_name(const char *s) {
  * abort the process ("64-bit code requested on a subtarget that doesn't support it"),
  * so only these pass. */
 static const char *const x86_cpus[] = {
-    "x86-64", "x86-64-v2", "x86-64-v3", "x86-64-v4", "haswell", "broadwell", "skylake",
-    "skylake-avx512", "cascadelake", "cooperlake", "cannonlake", "icelake-client", "icelake-server",
-    "tigerlake", "sapphirerapids", "alderlake", "raptorlake", "meteorlake", "graniterapids",
-    "znver1", "znver2", "znver3", "znver4", "znver5", "btver2", "bdver4", NULL};
+    "x86-64", "x86-64-v2", "x86-64-v3", "x86-64-v4", "sandybridge", "ivybridge", "haswell",
+    "broadwell", "skylake", "skylake-avx512", "cascadelake", "cooperlake", "cannonlake",
+    "icelake-client", "icelake-server", "tigerlake", "rocketlake", "sapphirerapids",
+    "emeraldrapids", "graniterapids", "graniterapids-d", "alderlake", "raptorlake", "meteorlake",
+    "arrowlake", "arrowlake-s", "lunarlake", "pantherlake", "sierraforest", "grandridge",
+    "clearwaterforest", "znver1", "znver2", "znver3", "znver4", "znver5", "btver2", "bdver4", NULL};
 static const char *const aarch64_cpus[] = {
     "generic", "cortex-a53", "cortex-a55", "cortex-a57", "cortex-a72", "cortex-a73", "cortex-a75",
     "cortex-a76", "cortex-a77", "cortex-a78", "cortex-a510", "cortex-a710", "cortex-x1", "cortex-x2",
     "neoverse-n1", "neoverse-n2", "neoverse-v1", "neoverse-v2", "apple-m1", "apple-m2", "carmel",
     "thunderx2t99", "ampere1", NULL};
+
+/* The CPU LLVM detected on this machine is valid for it even when the list above lacks
+ * it (a CPU newer than the list): a record the host wrote ("host -mcpu=<its CPU>") must
+ * parse back on the host that wrote it. */
+static bool is_host_cpu(tsl_arch arch, const char *cpu) {
+  tsl_target h;
+  return get_host(&h) == TSL_OK && h.arch == arch && strcmp(h.cpu, cpu) == 0;
+}
 
 static bool known_cpu(tsl_arch arch, const char *cpu, char *list, size_t n) {
   const char *const *names = arch == TSL_ARCH_X86_64 ? x86_cpus : aarch64_cpus;
@@ -375,7 +397,7 @@ tsl_status tsl_target_parse(const char *s, tsl_target *out) {
       if (!valid_cpu_name(cpu) || strlen(cpu) >= sizeof t.cpu)
         return tsl_error(TSL_ERR_INVALID, "target '%s': bad -mcpu value '%s'", s, cpu);
       char list[1024];
-      if (!known_cpu(t.arch, cpu, list, sizeof list))
+      if (!known_cpu(t.arch, cpu, list, sizeof list) && !is_host_cpu(t.arch, cpu))
         return tsl_error(TSL_ERR_UNSUPPORTED, "target '%s': -mcpu=%s is not a known %s CPU (known: %s)", s, cpu,
                          t.arch == TSL_ARCH_X86_64 ? "x86-64" : "AArch64", list);
       copy_str(t.cpu, sizeof t.cpu, cpu);
