@@ -52,9 +52,14 @@ typedef struct tsl_lower_options {
   /* Most copies of one body that nested unrolled loops may make (class 20); <= 0 means
    * TSL_UNROLL_MAX_ITERATIONS. */
   int64_t max_unroll;
+  /* true: no TSL_DEBUG=lower trace of this lowering (for lowerings made only to learn
+   * whether a schedule lowers, e.g. tsl_user_schedule_lowers, so the trace shows the
+   * kernels that are built). */
+  bool quiet;
 } tsl_lower_options;
 
-/* The defaults: TSL_TAIL_PARTITION, vector_bits 0, max_unroll TSL_UNROLL_MAX_ITERATIONS.
+/* The defaults: TSL_TAIL_PARTITION, vector_bits 0, max_unroll TSL_UNROLL_MAX_ITERATIONS,
+ * quiet false.
  * Partitioning is the faster tail strategy, measured through the JIT on this project's
  * x86-64 host (Zen 3, AVX2; best of 15 runs, one thread), where guarded tails put masked
  * loads and stores (microcoded vmaskmov on Zen) on every access of the main body and keep

@@ -218,6 +218,7 @@ static tsl_status dsl_apply(const tsl_te_program *p, const tsl_target *t, const 
 tsl_status tsl_user_schedule_lowers(const tsl_schedule *s, const tsl_target *t) {
   tsl_lower_options o = tsl_lower_options_default();
   if (t) o.vector_bits = t->vector_bits;
+  o.quiet = true; /* a check: TSL_DEBUG=lower traces the kernels that are built */
   tsl_func *f = NULL;
   tsl_status st = tsl_lower_with(s, "check", &o, &f); /* (the IR lives in the current arena) */
   tsl_target narrowed; /* a vector_width step narrower than t's: one t offers */

@@ -274,7 +274,7 @@ static void test_lower_same_text_gives_same_ir(void) {
 
 /* Runs a lowering with stderr sent to a temporary file; returns what was printed
  * (malloc'd). */
-static char *lower_capturing_stderr(tsl_te_program *p, const char *debug) {
+static char *lower_capturing_stderr(tsl_te_program *p, const char *debug, bool quiet_option) {
   if (debug) setenv("TSL_DEBUG", debug, 1);
   else unsetenv("TSL_DEBUG");
   fflush(stderr);
@@ -282,7 +282,16 @@ static char *lower_capturing_stderr(tsl_te_program *p, const char *debug) {
   int saved = dup(2);
   if (!tmp || saved < 0) return NULL;
   dup2(fileno(tmp), 2);
-  tsl_func *f = lower_default(p, "traced");
+  tsl_func *f = NULL;
+  if (quiet_option) {
+    tsl_schedule *s = NULL;
+    tsl_lower_options o = tsl_lower_options_default();
+    o.quiet = true;
+    if (tsl_schedule_create(p, &s) == TSL_OK && tsl_lower_with(s, "traced", &o, &f) != TSL_OK) f = NULL;
+    tsl_schedule_free(s);
+  } else {
+    f = lower_default(p, "traced");
+  }
   fflush(stderr);
   dup2(saved, 2);
   close(saved);
@@ -302,15 +311,15 @@ static char *lower_capturing_stderr(tsl_te_program *p, const char *debug) {
 static void test_lower_debug_prints_each_pass(void) {
   st_arena a = st_arena_begin();
   tsl_te_program *p = st_matmul(3, 4, 5);
-  char *quiet = lower_capturing_stderr(p, NULL);
+  char *quiet = lower_capturing_stderr(p, NULL, false);
   CU_ASSERT_PTR_NOT_NULL_FATAL(quiet);
   CU_ASSERT_STRING_EQUAL(quiet, "");
   free(quiet);
-  char *other = lower_capturing_stderr(p, "codegen");
+  char *other = lower_capturing_stderr(p, "codegen", false);
   CU_ASSERT_PTR_NOT_NULL_FATAL(other);
   CU_ASSERT_STRING_EQUAL(other, "");
   free(other);
-  char *trace = lower_capturing_stderr(p, "codegen,lower");
+  char *trace = lower_capturing_stderr(p, "codegen,lower", false);
   CU_ASSERT_PTR_NOT_NULL_FATAL(trace);
   const char *steps[] = {"schedule_ops", "guard_loads", "storage_flatten", "simplify", "unroll", "vectorize", "simplify"};
   const char *at = trace;
@@ -325,6 +334,11 @@ static void test_lower_debug_prints_each_pass(void) {
     CU_ASSERT_PTR_NOT_NULL(strstr(at, "for"));
   }
   free(trace);
+  /* a lowering made only as a check (options.quiet) prints no trace */
+  char *check = lower_capturing_stderr(p, "lower", true);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(check);
+  CU_ASSERT_STRING_EQUAL(check, "");
+  free(check);
   st_arena_end(a);
 }
 
