@@ -54,21 +54,31 @@ const char *tsl_target_cpu_features(const char *cpu) {
       {"neoverse-v2", "+v8.2a,+dotprod,+fullfp16,+sve,+sve2"},
       {"btver2", "+avx"},
       {"sandybridge", "+avx"},
+      {"corei7-avx", "+avx"},
+      {"core-avx-i", "+avx"},
+      {"bdver1", "+avx"},
+      {"bdver2", "+avx,+fma"},
+      {"bdver3", "+avx,+fma"},
+      {"core-avx2", "+avx2,+fma"},
+      {"gracemont", "+avx2,+fma,+avxvnni"},
+      {"knl", "+avx2,+fma,+avx512f"},
+      {"knm", "+avx2,+fma,+avx512f"},
+      {"skx", "+avx2,+fma,+avx512f,+avx512bw,+avx512dq,+avx512vl"},
       {"ivybridge", "+avx"},
       {"x86-64-v3", "+avx2,+fma"},
       {"haswell", "+avx2,+fma"},
       {"broadwell", "+avx2,+fma"},
       {"skylake", "+avx2,+fma"},
-      {"alderlake", "+avx2,+fma"},
-      {"raptorlake", "+avx2,+fma"},
-      {"meteorlake", "+avx2,+fma"},
-      {"arrowlake", "+avx2,+fma"},
-      {"arrowlake-s", "+avx2,+fma"},
-      {"lunarlake", "+avx2,+fma"},
-      {"pantherlake", "+avx2,+fma"},
-      {"sierraforest", "+avx2,+fma"},
-      {"grandridge", "+avx2,+fma"},
-      {"clearwaterforest", "+avx2,+fma"},
+      {"alderlake", "+avx2,+fma,+avxvnni"},
+      {"raptorlake", "+avx2,+fma,+avxvnni"},
+      {"meteorlake", "+avx2,+fma,+avxvnni"},
+      {"arrowlake", "+avx2,+fma,+avxvnni"},
+      {"arrowlake-s", "+avx2,+fma,+avxvnni"},
+      {"lunarlake", "+avx2,+fma,+avxvnni"},
+      {"pantherlake", "+avx2,+fma,+avxvnni"},
+      {"sierraforest", "+avx2,+fma,+avxvnni"},
+      {"grandridge", "+avx2,+fma,+avxvnni"},
+      {"clearwaterforest", "+avx2,+fma,+avxvnni"},
       {"znver1", "+avx2,+fma"},
       {"znver2", "+avx2,+fma"},
       {"znver3", "+avx2,+fma"},
@@ -81,10 +91,10 @@ const char *tsl_target_cpu_features(const char *cpu) {
       {"icelake-client", "+avx2,+fma,+avx512f,+avx512bw,+avx512dq,+avx512vl,+avx512vnni"},
       {"icelake-server", "+avx2,+fma,+avx512f,+avx512bw,+avx512dq,+avx512vl,+avx512vnni"},
       {"tigerlake", "+avx2,+fma,+avx512f,+avx512bw,+avx512dq,+avx512vl,+avx512vnni"},
-      {"sapphirerapids", "+avx2,+fma,+avx512f,+avx512bw,+avx512dq,+avx512vl,+avx512vnni"},
-      {"emeraldrapids", "+avx2,+fma,+avx512f,+avx512bw,+avx512dq,+avx512vl,+avx512vnni"},
-      {"graniterapids", "+avx2,+fma,+avx512f,+avx512bw,+avx512dq,+avx512vl,+avx512vnni"},
-      {"graniterapids-d", "+avx2,+fma,+avx512f,+avx512bw,+avx512dq,+avx512vl,+avx512vnni"},
+      {"sapphirerapids", "+avx2,+fma,+avx512f,+avx512bw,+avx512dq,+avx512vl,+avx512vnni,+avxvnni"},
+      {"emeraldrapids", "+avx2,+fma,+avx512f,+avx512bw,+avx512dq,+avx512vl,+avx512vnni,+avxvnni"},
+      {"graniterapids", "+avx2,+fma,+avx512f,+avx512bw,+avx512dq,+avx512vl,+avx512vnni,+avxvnni"},
+      {"graniterapids-d", "+avx2,+fma,+avx512f,+avx512bw,+avx512dq,+avx512vl,+avx512vnni,+avxvnni"},
       {"rocketlake", "+avx2,+fma,+avx512f,+avx512bw,+avx512dq,+avx512vl,+avx512vnni"},
       {"znver4", "+avx2,+fma,+avx512f,+avx512bw,+avx512dq,+avx512vl,+avx512vnni"},
       {"znver5", "+avx2,+fma,+avx512f,+avx512bw,+avx512dq,+avx512vl,+avx512vnni"},
@@ -180,8 +190,9 @@ static tsl_status get_host(tsl_target *out) {
   return TSL_OK;
 }
 
-/* The first "+x" of `features` that `have` (and `have_cpu`'s implied features) lack,
- * copied into missing (64 bytes); false when there is none. */
+/* The first "+x" of `features` that `have` (and `have_cpu`'s implied features, unless
+ * `have` disables it: "-x") lack, copied into missing (64 bytes); false when there is
+ * none. */
 static bool first_missing(const char *features, const char *have, const char *have_cpu, char *missing) {
   for (const char *p = features; *p;) {
     const char *end = strchr(p, ',');
@@ -189,7 +200,9 @@ static bool first_missing(const char *features, const char *have, const char *ha
     if (len > 1 && len < 64 && p[0] == '+') {
       memcpy(missing, p + 1, len - 1);
       missing[len - 1] = '\0';
-      if (!tsl_feature_string_has(have, missing) && !tsl_feature_string_has(tsl_target_cpu_features(have_cpu), missing))
+      if (!tsl_feature_string_has(have, missing) &&
+          (tsl_feature_string_disables(have, missing) ||
+           !tsl_feature_string_has(tsl_target_cpu_features(have_cpu), missing)))
         return true;
     }
     p = end ? end + 1 : p + len;
@@ -215,6 +228,13 @@ static bool runs_on(const tsl_target *t, const tsl_target *host, char *reason, s
     return false;
   }
   return true;
+}
+
+bool tsl_target_runs_on(const tsl_target *t, const tsl_target *machine, char *why, size_t n) {
+  char reason[192];
+  bool ok = t && machine && runs_on(t, machine, reason, sizeof reason);
+  if (!ok && why && n) snprintf(why, n, "%s", t && machine ? reason : "NULL argument");
+  return ok;
 }
 
 static tsl_status forced_host(const char *forced, tsl_target *t);
@@ -254,12 +274,18 @@ static bool valid_cpu_name(const char *s) {
   return true;
 }
 
-/* CPU names LLVM 19 knows for each architecture that tessel accepts for -mcpu=. LLVM's
+/* CPU names LLVM 19 knows for each architecture that tessel accepts for -mcpu= (x86:
+ * every 64-bit CPU of `llc-19 -mtriple=x86_64 -mcpu=help`, without the underscore
+ * spellings). LLVM's
  * C API cannot list or validate them, and a CPU of the wrong architecture makes LLVM
  * abort the process ("64-bit code requested on a subtarget that doesn't support it"),
  * so only these pass. */
 static const char *const x86_cpus[] = {
-    "x86-64", "x86-64-v2", "x86-64-v3", "x86-64-v4", "sandybridge", "ivybridge", "haswell",
+    "x86-64", "x86-64-v2", "x86-64-v3", "x86-64-v4", "k8", "k8-sse3", "opteron", "opteron-sse3",
+    "athlon64", "athlon64-sse3", "athlon-fx", "amdfam10", "barcelona", "bdver1", "bdver2", "bdver3",
+    "btver1", "nocona", "core2", "penryn", "nehalem", "corei7", "westmere", "bonnell", "atom",
+    "silvermont", "slm", "goldmont", "goldmont-plus", "tremont", "gracemont", "corei7-avx",
+    "core-avx-i", "core-avx2", "skx", "knl", "knm", "sandybridge", "ivybridge", "haswell",
     "broadwell", "skylake", "skylake-avx512", "cascadelake", "cooperlake", "cannonlake",
     "icelake-client", "icelake-server", "tigerlake", "rocketlake", "sapphirerapids",
     "emeraldrapids", "graniterapids", "graniterapids-d", "alderlake", "raptorlake", "meteorlake",
@@ -270,14 +296,6 @@ static const char *const aarch64_cpus[] = {
     "cortex-a76", "cortex-a77", "cortex-a78", "cortex-a510", "cortex-a710", "cortex-x1", "cortex-x2",
     "neoverse-n1", "neoverse-n2", "neoverse-v1", "neoverse-v2", "apple-m1", "apple-m2", "carmel",
     "thunderx2t99", "ampere1", NULL};
-
-/* The CPU LLVM detected on this machine is valid for it even when the list above lacks
- * it (a CPU newer than the list): a record the host wrote ("host -mcpu=<its CPU>") must
- * parse back on the host that wrote it. */
-static bool is_host_cpu(tsl_arch arch, const char *cpu) {
-  tsl_target h;
-  return get_host(&h) == TSL_OK && h.arch == arch && strcmp(h.cpu, cpu) == 0;
-}
 
 static bool known_cpu(tsl_arch arch, const char *cpu, char *list, size_t n) {
   const char *const *names = arch == TSL_ARCH_X86_64 ? x86_cpus : aarch64_cpus;
@@ -381,6 +399,7 @@ tsl_status tsl_target_parse(const char *s, tsl_target *out) {
   char *name = strtok_r(buf, " \t\n", &save);
   if (!name) return tsl_error(TSL_ERR_INVALID, "target: empty target string");
   tsl_target t;
+  bool real_host = false; /* t is the detected machine */
   const char *forced = getenv(TSL_HOST_TARGET_ENV);
   if (strcmp(name, "host") == 0 && forced && *forced) {
     tsl_status st = forced_host(forced, &t);
@@ -388,6 +407,7 @@ tsl_status tsl_target_parse(const char *s, tsl_target *out) {
   } else if (strcmp(name, "host") == 0) {
     tsl_status st = get_host(&t);
     if (st != TSL_OK) return st;
+    real_host = true;
   } else if (set_preset(name, &t) != TSL_OK) {
     return unknown_target(s);
   }
@@ -397,7 +417,12 @@ tsl_status tsl_target_parse(const char *s, tsl_target *out) {
       if (!valid_cpu_name(cpu) || strlen(cpu) >= sizeof t.cpu)
         return tsl_error(TSL_ERR_INVALID, "target '%s': bad -mcpu value '%s'", s, cpu);
       char list[1024];
-      if (!known_cpu(t.arch, cpu, list, sizeof list) && !is_host_cpu(t.arch, cpu))
+      /* the detected host's own CPU is valid after "host" even when the list lacks it
+       * (a CPU newer than the list): a record the host wrote ("host -mcpu=<its CPU>")
+       * parses back on that host; never after a preset, whose check of the features a
+       * CPU implies needs the CPU's row (tsl_target_cpu_features) */
+      bool own_cpu = real_host && strcmp(cpu, t.cpu) == 0;
+      if (!known_cpu(t.arch, cpu, list, sizeof list) && !own_cpu)
         return tsl_error(TSL_ERR_UNSUPPORTED, "target '%s': -mcpu=%s is not a known %s CPU (known: %s)", s, cpu,
                          t.arch == TSL_ARCH_X86_64 ? "x86-64" : "AArch64", list);
       copy_str(t.cpu, sizeof t.cpu, cpu);

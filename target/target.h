@@ -112,6 +112,15 @@ const char *tsl_target_cpu_features(const char *cpu);
  * call on the same thread. */
 bool tsl_target_runs_on_host(const tsl_target *t, const char **why);
 
+/* Can code compiled for t run on a machine described as `machine` (its arch, feature
+ * string and CPU; e.g. a detected host)? The rule of tsl_target_runs_on_host: every
+ * feature t and its CPU enable must be enabled by the machine's feature string or
+ * implied by the machine's CPU (tsl_target_cpu_features), except that a feature the
+ * machine's string disables ("-avx512f": a VM or an OS hiding AVX-512 on a CPU that has
+ * it) is missing whatever its CPU implies. On false, why (n bytes, may be NULL) says
+ * what is missing ("feature avx512f"). */
+bool tsl_target_runs_on(const tsl_target *t, const tsl_target *machine, char *why, size_t n);
+
 /* Most vector widths one target offers (tsl_target_vector_widths). */
 #define TSL_TARGET_MAX_VECTOR_WIDTHS 4
 

@@ -188,6 +188,63 @@ static void test_target_mcpu_override_and_string_round_trip(void) {
   CU_ASSERT_STRING_EQUAL(tsl_target_str(&t, s, sizeof s), "armv8 -device=tcp://10.0.0.2:9090");
 }
 
+/* A machine described by its CPU and LLVM feature string (as a detected host is). */
+static tsl_target machine(const char *cpu, const char *features) {
+  tsl_target m;
+  memset(&m, 0, sizeof m);
+  snprintf(m.name, sizeof m.name, "host");
+  m.arch = TSL_ARCH_X86_64;
+  snprintf(m.cpu, sizeof m.cpu, "%s", cpu);
+  snprintf(m.features, sizeof m.features, "%s", features);
+  return m;
+}
+
+/* The CPU rows against Intel's and AMD's ISA lists: Rocket Lake, Emerald Rapids, Knights
+ * Landing have AVX-512 F; Sierra Forest, Arrow Lake, Gracemont and Bulldozer do not
+ * (Piledriver adds FMA, Bulldozer has AVX only); every name parses after a preset of its
+ * class. A machine whose feature string disables AVX-512 (a VM hiding it on a CPU that
+ * has it) does not run AVX-512 code whatever its CPU is; one whose string only omits it
+ * gets it from its CPU's row. */
+static void test_target_new_cpus_and_disabled_features(void) {
+  const char *wide[] = {"rocketlake", "emeraldrapids", "graniterapids-d", "skx", "knl"};
+  const char *narrow[] = {"sierraforest", "arrowlake", "lunarlake", "gracemont", "bdver2", "core-avx2"};
+  tsl_target t;
+  for (size_t i = 0; i < sizeof wide / sizeof wide[0]; i++) {
+    CU_ASSERT(strstr(tsl_target_cpu_features(wide[i]), "+avx512f") != NULL);
+    char s[96];
+    snprintf(s, sizeof s, "x86-64-avx512 -mcpu=%s", wide[i]);
+    CU_ASSERT_EQUAL(tsl_target_parse(s, &t), TSL_OK);
+  }
+  for (size_t i = 0; i < sizeof narrow / sizeof narrow[0]; i++) {
+    CU_ASSERT(strstr(tsl_target_cpu_features(narrow[i]), "avx512") == NULL);
+    CU_ASSERT(strstr(tsl_target_cpu_features(narrow[i]), "+fma") != NULL);
+    char s[96];
+    snprintf(s, sizeof s, "x86-64-avx2 -mcpu=%s", narrow[i]);
+    CU_ASSERT_EQUAL(tsl_target_parse(s, &t), TSL_OK);
+  }
+  CU_ASSERT_STRING_EQUAL(tsl_target_cpu_features("bdver1"), "+avx");
+  CU_ASSERT_EQUAL(tsl_target_parse("x86-64-avx2 -mcpu=pentium4", &t), TSL_ERR_UNSUPPORTED); /* 32-bit only */
+
+  /* the machines: the AVX2 level's features, with AVX-512 disabled, or with only the
+   * AVX-512 feature the CPU rows do not list (cd) spelled out */
+  CU_ASSERT_EQUAL_FATAL(tsl_target_parse("x86-64-avx2", &t), TSL_OK);
+  char base[512], feats[1024];
+  snprintf(base, sizeof base, "%.511s", t.features);
+  snprintf(feats, sizeof feats, "%s,-avx512f,-avx512bw,-avx512cd,-avx512dq,-avx512vl,-avx512vnni", base);
+  tsl_target hidden = machine("rocketlake", feats);
+  snprintf(feats, sizeof feats, "%s,+avx512cd", base);
+  tsl_target implied = machine("rocketlake", feats), client = machine("sierraforest", feats);
+  CU_ASSERT_EQUAL_FATAL(tsl_target_parse("x86-64-avx512", &t), TSL_OK);
+  char why[192] = "";
+  CU_ASSERT_FALSE(tsl_target_runs_on(&t, &hidden, why, sizeof why));
+  CU_ASSERT_PTR_NOT_NULL(strstr(why, "avx512f"));
+  CU_ASSERT_TRUE(tsl_target_runs_on(&t, &implied, why, sizeof why));
+  CU_ASSERT_FALSE(tsl_target_runs_on(&t, &client, why, sizeof why));
+  CU_ASSERT_EQUAL_FATAL(tsl_target_parse("x86-64-avx2", &t), TSL_OK);
+  CU_ASSERT_TRUE(tsl_target_runs_on(&t, &hidden, why, sizeof why));
+  CU_ASSERT_FALSE(tsl_target_runs_on(&t, NULL, why, sizeof why));
+}
+
 static void test_target_unknown_string_is_unsupported_and_lists_known(void) {
   tsl_target t;
   CU_ASSERT_EQUAL(tsl_target_parse("riscv64", &t), TSL_ERR_UNSUPPORTED);
@@ -505,6 +562,7 @@ void cg_add_target_tests(void) {
   CU_add_test(s, "test_target_host_forced_by_environment", test_target_host_forced_by_environment);
   CU_add_test(s, "test_target_mcpu_of_wrong_arch_refused", test_target_mcpu_of_wrong_arch_refused);
   CU_add_test(s, "test_target_mcpu_override_and_string_round_trip", test_target_mcpu_override_and_string_round_trip);
+  CU_add_test(s, "test_target_new_cpus_and_disabled_features", test_target_new_cpus_and_disabled_features);
   CU_add_test(s, "test_target_unknown_string_is_unsupported_and_lists_known",
               test_target_unknown_string_is_unsupported_and_lists_known);
   CU_add_test(s, "test_asm_fma_v16f32_and_popcount_per_target", test_asm_fma_v16f32_and_popcount_per_target);
