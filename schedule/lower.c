@@ -20,8 +20,8 @@ static bool debug_lower(void) {
   return d && strstr(d, "lower") != NULL;
 }
 
-static void debug_print(bool quiet, const char *kernel, const char *step, const tsl_stmt *s) {
-  if (quiet || !debug_lower()) return;
+static void debug_print(bool trace, const char *kernel, const char *step, const tsl_stmt *s) {
+  if (!trace) return;
   fprintf(stderr, "--- lower %s: %s ---\n", kernel, step);
   tsl_print_stmt(stderr, s);
   fputc('\n', stderr);
@@ -233,29 +233,30 @@ tsl_status tsl_lower_with(const tsl_schedule *s, const char *kernel_name, const 
   tsl_stmt *body = NULL;
   rc = schedule_ops(&ctx, &body);
   if (rc != TSL_OK) return rc;
-  debug_print(ctx.opts.quiet, kernel_name, "schedule_ops", body);
+  const bool trace = !ctx.opts.quiet && debug_lower(); /* TSL_DEBUG read once a lowering */
+  debug_print(trace, kernel_name, "schedule_ops", body);
   body = tsl_pass_guard_loads(body);
-  debug_print(ctx.opts.quiet, kernel_name, "guard_loads", body);
+  debug_print(trace, kernel_name, "guard_loads", body);
   body = tsl_pass_storage_flatten(body);
-  debug_print(ctx.opts.quiet, kernel_name, "storage_flatten", body);
+  debug_print(trace, kernel_name, "storage_flatten", body);
   body = tsl_pass_simplify(body);
-  debug_print(ctx.opts.quiet, kernel_name, "simplify", body);
+  debug_print(trace, kernel_name, "simplify", body);
   body = tsl_pass_native_vectors(body, ctx.opts.vector_bits);
-  debug_print(ctx.opts.quiet, kernel_name, "native_vectors", body);
+  debug_print(trace, kernel_name, "native_vectors", body);
   body = tsl_pass_loop_partition(body, ctx.opts.tail == TSL_TAIL_PARTITION);
-  debug_print(ctx.opts.quiet, kernel_name, "loop_partition", body);
+  debug_print(trace, kernel_name, "loop_partition", body);
   body = tsl_pass_simplify(body);
-  debug_print(ctx.opts.quiet, kernel_name, "simplify", body);
+  debug_print(trace, kernel_name, "simplify", body);
   rc = tsl_pass_unroll(body, ctx.opts.max_unroll, &body);
   if (rc != TSL_OK) return rc;
-  debug_print(ctx.opts.quiet, kernel_name, "unroll", body);
+  debug_print(trace, kernel_name, "unroll", body);
   body = tsl_pass_simplify(body);
-  debug_print(ctx.opts.quiet, kernel_name, "simplify", body);
+  debug_print(trace, kernel_name, "simplify", body);
   rc = tsl_pass_vectorize(body, &body);
   if (rc != TSL_OK) return rc;
-  debug_print(ctx.opts.quiet, kernel_name, "vectorize", body);
+  debug_print(trace, kernel_name, "vectorize", body);
   body = tsl_pass_simplify(body);
-  debug_print(ctx.opts.quiet, kernel_name, "simplify", body);
+  debug_print(trace, kernel_name, "simplify", body);
   *out = tsl_func_new(kernel_name, nargs, args, body);
   (*out)->vector_bits = s->vector_bits;
   return TSL_OK;

@@ -226,7 +226,6 @@ tsl_status tsl_user_schedule_lowers(const tsl_schedule *s, const tsl_target *t) 
   return st;
 }
 
-
 /* The default config c applies but does not lower for t (st, its message set): the error
  * placed at the step after the last prefix of the block that lowers (an unroll of too
  * many copies, a vectorized axis of too many lanes; not the first prefix that fails: a
