@@ -621,6 +621,75 @@ static void test_default_knobs_follow_the_target(void) {
   CU_ASSERT_EQUAL(tsl_winograd_default_m(&avx2, &small), 4);
 }
 
+/* gemm_at_tiles by default at 16 lanes where the block's V and M exceed L2 and U stays
+ * within half of it, with a register block whose M group (alpha^2 x mr x nr floats) is
+ * within 3/4 of L1 and holds at least 8 accumulators, mr a divisor of the row's tiles
+ * where one exists. Expected values worked out by hand from those sizes (L1d 48 KiB,
+ * L2 2 MiB, an Intel Xeon's); then each default config is run against the float64
+ * reference at the host's lanes. */
+static void test_default_gemm_at_tiles_where_m_leaves_l2(void) {
+  tsl_target avx2, avx512;
+  CU_ASSERT_EQUAL_FATAL(tsl_target_parse("x86-64-avx2", &avx2), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(tsl_target_parse("x86-64-avx512", &avx512), TSL_OK);
+  avx2.l1d_bytes = avx512.l1d_bytes = 48 * 1024;
+  avx2.l2_bytes = avx512.l2_bytes = 2 * 1024 * 1024;
+  /* ResNet-18's phase stem, F(4x4, 4x4): 28 x 28 tiles; a block of 7 rows holds 196
+   * tiles x 49 x 80 floats = 3.1 MB > 2 MiB; U 49 x 16 x 64 floats = 200 KB. M group
+   * 49 x mr x 32 floats within 36 KiB: mr <= 5; 8 accumulators of 2 vectors: mr >= 4;
+   * 4 divides 28 */
+  tsl_winograd_shape stem = {.m = 4, .alpha = 7, .N = 1, .CB = 1, .H = 115, .W = 115, .X = 16, .CP = 16, .C = 12,
+                             .KP = 64, .OH = 112, .OW = 112, .TH = 28, .TW = 28};
+  tsl_winograd_knobs k = tsl_winograd_default_knobs(&avx512, &stem);
+  CU_ASSERT_EQUAL(k.nr_tiles, 196);
+  CU_ASSERT(k.gemm_at_tiles);
+  CU_ASSERT_EQUAL(k.mr, 4);
+  CU_ASSERT_EQUAL(k.nr, 32);
+  CU_ASSERT_EQUAL(tsl_winograd_knobs_check(&k), TSL_OK);
+  /* at 8 lanes the FMAs hide M's round trip (measured): the default stays */
+  tsl_winograd_shape stem8 = stem;
+  stem8.X = 8;
+  stem8.CB = 2;
+  CU_ASSERT_FALSE(tsl_winograd_default_knobs(&avx2, &stem8).gemm_at_tiles);
+  /* an L1 too small for 4 tiles x 32 channels x 49 points: no such register block */
+  avx512.l1d_bytes = 16 * 1024;
+  CU_ASSERT_FALSE(tsl_winograd_default_knobs(&avx512, &stem).gemm_at_tiles);
+  avx512.l1d_bytes = 48 * 1024;
+  /* SqueezeNet 1.1's 55x55 16 -> 64 F(4x4): the whole image, 196 tiles x 36 x 80 floats
+   * = 2.26 MB > 2 MiB; M group 36 x mr x 32 floats within 36 KiB: mr <= 8; 7 divides
+   * the 14 tiles of a row */
+  tsl_winograd_shape fire = {.m = 4, .alpha = 6, .N = 1, .CB = 1, .H = 57, .W = 57, .X = 16, .CP = 16, .C = 16,
+                             .KP = 64, .OH = 55, .OW = 55, .TH = 14, .TW = 14};
+  tsl_winograd_knobs kf = tsl_winograd_default_knobs(&avx512, &fire);
+  CU_ASSERT(kf.gemm_at_tiles);
+  CU_ASSERT_EQUAL(kf.mr, 7);
+  /* the same layer at 27x27 (49 tiles, 1.1 MB, within L2) and a deep one (256 -> 256,
+   * U 9.4 MB): the GEMM per block */
+  tsl_winograd_shape f27 = fire;
+  f27.OH = f27.OW = 27;
+  f27.TH = f27.TW = 7;
+  CU_ASSERT_FALSE(tsl_winograd_default_knobs(&avx512, &f27).gemm_at_tiles);
+  tsl_winograd_shape deep = {.m = 4, .alpha = 6, .N = 1, .CB = 16, .H = 16, .W = 16, .X = 16, .CP = 256, .C = 256,
+                             .KP = 256, .OH = 14, .OW = 14, .TH = 4, .TW = 4};
+  CU_ASSERT_FALSE(tsl_winograd_default_knobs(&avx512, &deep).gemm_at_tiles);
+  /* the chosen configs compute the convolution: the fire layer (mr 7 of a 14-tile row)
+   * and the stem's knobs on a smaller image whose 10-tile rows leave a tail of 2 */
+  int64_t lanes = tsl_target_f32_lanes(tsl_jit_target(jit));
+  const wino_case cases[] = {{1, 16, 55, 55, 64, 1, 1, 1, 1, 4, 1, false, 0, 0},
+                             {1, 12, 40, 40, 64, 2, 2, 1, 1, 4, 1, false, 0, 4}};
+  const tsl_winograd_knobs *knobs[] = {&kf, &k};
+  for (int i = 0; i < 2; i++) {
+    tsl_winograd_knobs kk = *knobs[i];
+    kk.nr = kk.nr / 16 * lanes; /* the same vectors of output channels at the host's lanes */
+    wino_data d;
+    wino_data_make(&cases[i], 1.0, 700 + (uint64_t)i, &d);
+    wino_result r = wino_run(jit, &cases[i], &d, NULL, &kk, 1, NULL);
+    wino_data_free(&d);
+    CU_ASSERT(r.ok);
+    CU_ASSERT(r.max_err <= tsl_winograd_error_bound_r(cases[i].m, wino_r(&cases[i])));
+    CU_ASSERT(r.pad_channels_zero);
+  }
+}
+
 /* The default m per layer against the layers' measured winners in models (docs/winograd.md
  * "m"): F(4) from 20x20 outputs; below, F(4) where its U streams under the FMAs (16
  * tiles in one register block of 32 registers) or stays small, F(2) where F(4)'s U comes
@@ -738,6 +807,7 @@ void tsl_tests_winograd_conv(void) {
   CU_add_test(s, "test_weight_transform_kernel_matches_interpreter", test_weight_transform_kernel_matches_interpreter);
   CU_add_test(s, "test_registry_ops_and_template_interface", test_registry_ops_and_template_interface);
   CU_add_test(s, "test_default_knobs_follow_the_target", test_default_knobs_follow_the_target);
+  CU_add_test(s, "test_default_gemm_at_tiles_where_m_leaves_l2", test_default_gemm_at_tiles_where_m_leaves_l2);
   CU_add_test(s, "test_prefetch_u_streaming_gemm_matches_reference", test_prefetch_u_streaming_gemm_matches_reference);
   CU_add_test(s, "test_partial_block_reduces_only_its_real_channels", test_partial_block_reduces_only_its_real_channels);
 }
