@@ -128,7 +128,7 @@ tsl_status tsl_winograd_program_shape(const tsl_te_program *p, tsl_winograd_shap
 
 /* ---- knobs ---------------------------------------------------------------- */
 
-/* Fewest accumulator vectors (mr x nr / X) of a register block: two FMA pipes of about
+/* Fewest accumulator vectors (mr x nr / lanes) of a register block: two FMA pipes of about
  * four cycles' latency each need 8 independent chains. */
 enum { MIN_ACCUMULATORS = 8 };
 
@@ -138,23 +138,29 @@ enum { MIN_ACCUMULATORS = 8 };
  * floats, read once per group of mr tiles in this form) is within half of it. That is a
  * short reduction into many output channels over a large image: the phase stems (12
  * channels -> 64 or 96) and the 16- to 64-channel 3x3 layers at 54x54 and above. Each
- * group's M (alpha^2 x mr x nr floats) is kept within 3/4 of L1 (75 KiB groups, the
- * default register block's, gained nothing), with at least MIN_ACCUMULATORS
+ * group's M (alpha^2 x mr x nr floats) is kept within 3/4 of L1 (the stem ran as fast
+ * with groups of up to 55 KiB at 48 KiB of L1, but slow at 73.5 KiB, the default
+ * register block's; the margin is for U's stream), with at least MIN_ACCUMULATORS
  * accumulators, and mr divides the group loop where some such mr does. Measured with
  * bench/conv_layers (--models squeezenet1_0,squeezenet1_1,resnet18 and --layer) at 1
  * thread on an Intel Xeon (sapphirerapids, L1d 48 KiB, L2 2 MiB), GFLOP/s before ->
  * after: ResNet-18's phase stem 176 -> 364, SqueezeNet 1.0's 183 -> 398; 16 -> 64 at
  * 55x55 304 -> 384 and 54x54 293 -> 375; 32 -> 128 at 54x54 300 -> 420; 64 -> 64 at 56x56
  * 350 -> 385; the other Winograd layers of the three models (config unchanged) -1% to
- * +6%, the run-to-run noise. At 8 lanes the same rule lost 3-10% (16 -> 64 at 55x55:
- * 190 -> 171): the narrower FMAs hide M's round trip, so the rule keeps to 16 lanes. */
-static void gemm_at_tiles_default(const tsl_target *t, const tsl_winograd_shape *s, tsl_winograd_knobs *k,
-                                  int64_t X) {
+ * +6%, the run-to-run noise. With the x86-64-avx512 preset's 1 MiB of L2 on the same
+ * machine (smaller blocks: ResNet-18's stem then fits and keeps the GEMM per block),
+ * SqueezeNet 1.0's stem 1.35-1.41 -> 1.13 ms and its 16 -> 64 layers 0.20 -> 0.17 ms in
+ * the model. At 8 lanes the same rule lost 3-10% (16 -> 64 at 55x55: 190 -> 171): the
+ * narrower FMAs hide M's round trip, so the rule keeps to 16 lanes. */
+static void gemm_at_tiles_default(const tsl_target *t, const tsl_winograd_shape *s, tsl_winograd_knobs *k) {
   int64_t a2 = (int64_t)s->alpha * s->alpha, l2 = l2_of(t);
   int64_t u_bytes = a2 * s->CP * s->KP * 4, block_bytes = a2 * k->nr_tiles * (s->CP + s->KP) * 4;
   if (tsl_target_f32_lanes(t) < 16 || u_bytes * 2 > l2 || block_bytes <= l2) return;
-  int64_t vecs = max64(1, k->nr / max64(X, 1)), lo = ceil_div(MIN_ACCUMULATORS, vecs);
-  int64_t hi = min64(k->mr, tpl_l1_bytes(t) * 3 / 4 / max64(a2 * k->nr * 4, 1));
+  /* the channels a register block holds (the schedule's nkb blocks of X: at most KP) in
+   * native vectors of the target's lanes */
+  int64_t nr = min64(k->nr, s->KP), vecs = max64(1, nr / max64(tsl_target_f32_lanes(t), 1));
+  int64_t lo = ceil_div(MIN_ACCUMULATORS, vecs);
+  int64_t hi = min64(k->mr, tpl_l1_bytes(t) * 3 / 4 / max64(a2 * nr * 4, 1));
   if (hi < lo) return;
   int64_t extent = k->nr_tiles >= s->TW ? s->TW : k->nr_tiles, mr = hi;
   for (int64_t m = hi; m >= lo; m--)
@@ -210,7 +216,7 @@ tsl_winograd_knobs tsl_winograd_default_knobs(const tsl_target *t, const tsl_win
     k.nr = X;
     k.prefetch_u = STREAM_PREFETCH_STEPS;
   } else if (s && s->TW > 0 && s->TH > 0) {
-    gemm_at_tiles_default(t, s, &k, X);
+    gemm_at_tiles_default(t, s, &k);
   }
   if (s && s->TW > 0 && s->TH > 0) {
     /* output channels in parallel when the blocks over all images are too few to share

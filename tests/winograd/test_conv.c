@@ -662,8 +662,8 @@ static void test_default_gemm_at_tiles_where_m_leaves_l2(void) {
   tsl_winograd_knobs kf = tsl_winograd_default_knobs(&avx512, &fire);
   CU_ASSERT(kf.gemm_at_tiles);
   CU_ASSERT_EQUAL(kf.mr, 7);
-  /* the same layer at 27x27 (49 tiles, 1.1 MB, within L2) and a deep one (256 -> 256,
-   * U 9.4 MB): the GEMM per block */
+  /* the same layer at 27x27 (49 tiles x 36 x 80 floats = 0.56 MB, within L2) and a deep
+   * one (256 -> 256, U 9.4 MB, streamed): the GEMM per block */
   tsl_winograd_shape f27 = fire;
   f27.OH = f27.OW = 27;
   f27.TH = f27.TW = 7;
@@ -671,6 +671,16 @@ static void test_default_gemm_at_tiles_where_m_leaves_l2(void) {
   tsl_winograd_shape deep = {.m = 4, .alpha = 6, .N = 1, .CB = 16, .H = 16, .W = 16, .X = 16, .CP = 256, .C = 256,
                              .KP = 256, .OH = 14, .OW = 14, .TH = 4, .TW = 4};
   CU_ASSERT_FALSE(tsl_winograd_default_knobs(&avx512, &deep).gemm_at_tiles);
+  /* U between half of L2 and L2 (32 -> 128 at 54x54 with 1 MiB: U 36 x 32 x 128 floats =
+   * 590 KB, blocks of 98 tiles x 36 x 160 floats = 2.3 MB): read once per group of mr
+   * tiles it would leave L2, so the GEMM stays per block; with 2 MiB (U within half)
+   * blocks of 7 rows (98 tiles, 2.26 MB, over L2) take the knob */
+  tsl_winograd_shape s54 = {.m = 4, .alpha = 6, .N = 1, .CB = 2, .H = 56, .W = 56, .X = 16, .CP = 32, .C = 32,
+                            .KP = 128, .OH = 54, .OW = 54, .TH = 14, .TW = 14};
+  avx512.l2_bytes = 1024 * 1024;
+  CU_ASSERT_FALSE(tsl_winograd_default_knobs(&avx512, &s54).gemm_at_tiles);
+  avx512.l2_bytes = 2 * 1024 * 1024;
+  CU_ASSERT(tsl_winograd_default_knobs(&avx512, &s54).gemm_at_tiles);
   /* the chosen configs compute the convolution: the fire layer (mr 7 of a 14-tile row)
    * and the stem's knobs on a smaller image whose 10-tile rows leave a tail of 2 */
   int64_t lanes = tsl_target_f32_lanes(tsl_jit_target(jit));
