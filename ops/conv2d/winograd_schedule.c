@@ -9,12 +9,8 @@
 enum { NAME_LEN = 160 };
 typedef char name_t[NAME_LEN];
 
-static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
-static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
-static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 static bool wide_register_file(const tsl_target *t) { return tsl_target_vector_registers(t) >= 32; }
-static int64_t l2_of(const tsl_target *t) { return t && t->l2_bytes > 0 ? t->l2_bytes : 512 * 1024; }
 
 /* Fewest tiles per block before re-streaming U costs more than it saves (see
  * tsl_winograd_default_knobs). */
@@ -47,7 +43,7 @@ enum { MAX_MR = 16 };
 static bool weight_streaming(const tsl_target *t, const tsl_winograd_shape *s, int64_t tiles, int64_t X) {
   int64_t u_bytes = (int64_t)s->alpha * s->alpha * s->CP * s->KP * 4;
   int64_t regs = tsl_target_vector_registers(t), lanes = tsl_target_f32_lanes(t);
-  return u_bytes > l2_of(t) && X == lanes && tiles > 1 && tiles <= min64(MAX_MR, regs - 2);
+  return u_bytes > tpl_l2_bytes(t) && X == lanes && tiles > 1 && tiles <= tpl_min(MAX_MR, regs - 2);
 }
 
 /* The parts the output channels split into with parallel = channels: CHANNEL_PARTS when
@@ -67,10 +63,10 @@ static int64_t channel_parts(int64_t KB, int64_t nkb) {
  * fewest blocks that hold them (14 rows in 7 + 7, not 13 + 1). */
 static int64_t block_rows(int64_t N, int64_t TH, int64_t rows, bool channels_ok) {
   for (int pass = 0; pass < 2; pass++)
-    for (int64_t d = min64(TH - 1, rows + rows / 2); d >= 1 && 2 * d >= rows; d--)
+    for (int64_t d = tpl_min(TH - 1, rows + rows / 2); d >= 1 && 2 * d >= rows; d--)
       if (TH % d == 0 && (pass == 1 || (N * (TH / d)) % 2 == 0)) return d;
   if (channels_ok && TH <= 2 * rows) return TH;
-  return ceil_div(TH, ceil_div(TH, rows));
+  return tpl_ceil_div(TH, tpl_ceil_div(TH, rows));
 }
 
 /* ---- the program ---------------------------------------------------------- */
@@ -121,8 +117,8 @@ tsl_status tsl_winograd_program_shape(const tsl_te_program *p, tsl_winograd_shap
   out->KP = u->shape[2] * u->shape[4];
   out->OH = ob->shape[2];
   out->OW = ob->shape[3];
-  out->TH = ceil_div(out->OH, out->m);
-  out->TW = ceil_div(out->OW, out->m);
+  out->TH = tpl_ceil_div(out->OH, out->m);
+  out->TW = tpl_ceil_div(out->OW, out->m);
   return TSL_OK;
 }
 
@@ -152,15 +148,16 @@ enum { MIN_ACCUMULATORS = 8 };
  * SqueezeNet 1.0's stem 1.35-1.41 -> 1.13 ms and its 16 -> 64 layers 0.20 -> 0.17 ms in
  * the model. At 8 lanes the same rule lost 3-10% (16 -> 64 at 55x55: 190 -> 171): the
  * narrower FMAs hide M's round trip, so the rule keeps to 16 lanes. */
-static void gemm_at_tiles_default(const tsl_target *t, const tsl_winograd_shape *s, tsl_winograd_knobs *k) {
-  int64_t a2 = (int64_t)s->alpha * s->alpha, l2 = l2_of(t);
+static void gemm_at_tiles_default(const tsl_target *t, int64_t lanes, const tsl_winograd_shape *s,
+                                  tsl_winograd_knobs *k) {
+  int64_t a2 = (int64_t)s->alpha * s->alpha, l2 = tpl_l2_bytes(t);
   int64_t u_bytes = a2 * s->CP * s->KP * 4, block_bytes = a2 * k->nr_tiles * (s->CP + s->KP) * 4;
-  if (tsl_target_f32_lanes(t) < 16 || u_bytes * 2 > l2 || block_bytes <= l2) return;
+  if (lanes < 16 || u_bytes * 2 > l2 || block_bytes <= l2) return;
   /* the channels a register block holds (the schedule's nkb blocks of X: at most KP) in
    * native vectors of the target's lanes */
-  int64_t nr = min64(k->nr, s->KP), vecs = max64(1, nr / max64(tsl_target_f32_lanes(t), 1));
-  int64_t lo = ceil_div(MIN_ACCUMULATORS, vecs);
-  int64_t hi = min64(k->mr, tpl_l1_bytes(t) * 3 / 4 / max64(a2 * nr * 4, 1));
+  int64_t nr = tpl_min(k->nr, s->KP), vecs = tpl_max(1, nr / tpl_max(lanes, 1));
+  int64_t lo = tpl_ceil_div(MIN_ACCUMULATORS, vecs);
+  int64_t hi = tpl_min(k->mr, tpl_l1_bytes(t) * 3 / 4 / tpl_max(a2 * nr * 4, 1));
   if (hi < lo) return;
   int64_t extent = k->nr_tiles >= s->TW ? s->TW : k->nr_tiles, mr = hi;
   for (int64_t m = hi; m >= lo; m--)
@@ -178,7 +175,7 @@ tsl_winograd_knobs tsl_winograd_default_knobs(const tsl_target *t, const tsl_win
   /* 16 registers: 6 x 2 accumulators + 2 U vectors + 1 broadcast; 32: 12 x 2. Two
    * native vectors of output channels: nr / X blocks of the layout's x lanes. */
   k.mr = wide_register_file(t) ? 12 : 6;
-  k.nr = X >= lanes ? X * max64(1, 2 * lanes / X) : 2 * X;
+  k.nr = X >= lanes ? X * tpl_max(1, 2 * lanes / X) : 2 * X;
   k.gemm_order = TSL_WINOGRAD_GEMM_K_OUTER;
   k.unroll_cx = false;
   k.pad_at = TSL_WINOGRAD_PAD_BLOCK;
@@ -196,16 +193,16 @@ tsl_winograd_knobs tsl_winograd_default_knobs(const tsl_target *t, const tsl_win
    * 55x55 F(4x4) layers ran 13 + 1 rows, no faster on 2 threads than on 1). */
   int64_t tiles = 32;
   int64_t KB = s && s->X > 0 ? s->KP / s->X : 0;
-  bool channels_ok = KB > 0 && channel_parts(KB, max64(1, min64(k.nr / X, KB))) > 1;
+  bool channels_ok = KB > 0 && channel_parts(KB, tpl_max(1, tpl_min(k.nr / X, KB))) > 1;
   if (s && s->TW > 0 && s->TH > 0) {
     int64_t per_tile = (int64_t)s->alpha * s->alpha * (s->CP + s->KP) * 4;
     int64_t total = s->TH * s->TW;
-    tiles = max64(l2_of(t) * 2 / max64(per_tile, 1), min64(total, MIN_BLOCK_TILES));
-    tiles = max64(1, min64(tiles, total));
+    tiles = tpl_max(tpl_l2_bytes(t) * 2 / tpl_max(per_tile, 1), tpl_min(total, MIN_BLOCK_TILES));
+    tiles = tpl_max(1, tpl_min(tiles, total));
     if (tiles >= s->TW) {
       int64_t rows = tiles / s->TW;
       tiles = (rows >= s->TH ? s->TH : block_rows(s->N, s->TH, rows, channels_ok)) * s->TW;
-    } else tiles = ceil_div(s->TW, ceil_div(s->TW, tiles));
+    } else tiles = tpl_ceil_div(s->TW, tpl_ceil_div(s->TW, tiles));
   }
   k.nr_tiles = tiles;
   if (s && weight_streaming(t, s, tiles, X)) {
@@ -216,14 +213,14 @@ tsl_winograd_knobs tsl_winograd_default_knobs(const tsl_target *t, const tsl_win
     k.nr = X;
     k.prefetch_u = STREAM_PREFETCH_STEPS;
   } else if (s && s->TW > 0 && s->TH > 0) {
-    gemm_at_tiles_default(t, s, &k);
+    gemm_at_tiles_default(t, lanes, s, &k);
   }
   if (s && s->TW > 0 && s->TH > 0) {
     /* output channels in parallel when the blocks over all images are too few to share
      * evenly: one, or an odd number below MIN_PAR_BLOCKS */
-    int64_t blocks = tiles >= s->TW ? ceil_div(s->TH, tiles / s->TW) : s->TH * ceil_div(s->TW, tiles);
+    int64_t blocks = tiles >= s->TW ? tpl_ceil_div(s->TH, tiles / s->TW) : s->TH * tpl_ceil_div(s->TW, tiles);
     int64_t nb = s->N * blocks;
-    bool parts_ok = KB > 0 && channel_parts(KB, max64(1, min64(k.nr / X, KB))) > 1; /* k.nr as set above */
+    bool parts_ok = KB > 0 && channel_parts(KB, tpl_max(1, tpl_min(k.nr / X, KB))) > 1; /* k.nr as set above */
     if (nb < MIN_PAR_BLOCKS && nb % 2 == 1 && parts_ok) k.parallel = TSL_WINOGRAD_PAR_CHANNELS;
   }
   return k;
@@ -268,17 +265,17 @@ tsl_winograd_shape tsl_winograd_layer_shape(const tsl_conv2d_layer *l, int m) {
   s.alpha = m + (int)l->R - 1;
   s.N = l->N;
   s.X = X;
-  s.CB = ceil_div(l->C, X);
+  s.CB = tpl_ceil_div(l->C, X);
   s.H = l->H;
   s.W = l->W;
   s.CP = s.CB * X;
   int64_t in = tsl_winograd_in_channels(l);
   s.C = in > 0 ? in : s.CP;
-  s.KP = ceil_div(l->K, X) * X;
+  s.KP = tpl_ceil_div(l->K, X) * X;
   s.OH = tsl_conv2d_layer_out_h(l);
   s.OW = tsl_conv2d_layer_out_w(l);
-  s.TH = ceil_div(s.OH, m);
-  s.TW = ceil_div(s.OW, m);
+  s.TH = tpl_ceil_div(s.OH, m);
+  s.TW = tpl_ceil_div(s.OW, m);
   return s;
 }
 
@@ -308,7 +305,7 @@ int tsl_winograd_default_m(const tsl_target *t, const tsl_conv2d_layer *l) {
   int64_t mul2 = 16 * s2.N * s2.TH * s2.TW, mul4 = 36 * s4.N * s4.TH * s4.TW;
   if (mul4 >= mul2) return 2;
   int64_t u4 = 36 * s4.CP * s4.KP * 4;
-  if (u4 <= STREAM_U_L2S * l2_of(t)) return 4;
+  if (u4 <= STREAM_U_L2S * tpl_l2_bytes(t)) return 4;
   /* the stream form (prefetch_u set) puts every tile of the block in one register block
    * (mr = nr_tiles <= MAX_MR = 16): at least 16 tiles means exactly 16 */
   tsl_winograd_knobs k4 = tsl_winograd_default_knobs(t, &s4);
@@ -384,8 +381,8 @@ static bool split_channels(builder *b, int64_t C, int64_t X, name_t cb, name_t c
 static void schedule_gemm(builder *b, const tsl_winograd_knobs *k, int64_t block_tiles, const tsl_winograd_shape *sh,
                           const char *u_name) {
   int64_t X = sh->X, KP = sh->KP;
-  int64_t nkb = max64(1, min64(k->nr / X, KP / X));
-  int64_t mr = min64(k->mr, block_tiles);
+  int64_t nkb = tpl_max(1, tpl_min(k->nr / X, KP / X));
+  int64_t mr = tpl_min(k->mr, block_tiles);
   name_t to, ti, ko, ki, cb, cx;
   b_split(b, "M", "t", mr, to, ti);
   b_split(b, "M", "kb", nkb, ko, ki);
@@ -432,7 +429,7 @@ tsl_status tsl_winograd_schedule(const tsl_te_program *p, const tsl_target *t, c
   /* out[n, kb, oh, ow, kx]: tiles of m x m outputs, blocks of tiles */
   name_t oho, ohi, owo, owi, blk, rows_o, rows_i, cols_o, cols_i, kbo, kbi, go, gi;
   int m = sh.m;
-  int64_t nkb = max64(1, min64(k.nr / sh.X, sh.KP / sh.X));
+  int64_t nkb = tpl_max(1, tpl_min(k.nr / sh.X, sh.KP / sh.X));
   b_split(&b, "out", "oh", m, oho, ohi);
   b_split(&b, "out", "ow", m, owo, owi);
   /* The block loop is not fused with n: bound inference then realizes exactly the
@@ -455,7 +452,7 @@ tsl_status tsl_winograd_schedule(const tsl_te_program *p, const tsl_target *t, c
   bool rows_mode = k.nr_tiles >= sh.TW;
   const char *row_loop = rows_mode ? owo : cols_i; /* the tiles of one row in a block */
   if (rows_mode) {
-    int64_t rows = min64(k.nr_tiles / sh.TW, sh.TH);
+    int64_t rows = tpl_min(k.nr_tiles / sh.TW, sh.TH);
     block_tiles = rows * sh.TW;
     b_split(&b, "out", oho, rows, rows_o, rows_i);
     cat(blk, rows_o, "");
@@ -474,7 +471,7 @@ tsl_status tsl_winograd_schedule(const tsl_te_program *p, const tsl_target *t, c
   if (k.gemm_at_tiles) {
     /* the GEMM per group of mr tiles of a row and nr channels, right before their
      * output transform: M is a register-block-sized buffer (alpha^2 x mr x nr) */
-    int64_t mr = min64(k.mr, rows_mode ? sh.TW : k.nr_tiles);
+    int64_t mr = tpl_min(k.mr, rows_mode ? sh.TW : k.nr_tiles);
     b_split(&b, "out", kb, nkb, kbo, kbi);
     b_split(&b, "out", row_loop, mr, go, gi);
     const char *rest_rows[] = {rows_o, kbo, rows_i, go, kbi, gi, ohi, owi, "kx"};
@@ -601,8 +598,8 @@ static tsl_status space_fn(const tsl_te_program *p, const tsl_target *t, tsl_con
   int n = 0;
   /* parts of a row (TW / 4, TW / 2), then 1, 2, 4, ... rows up to the whole image */
   push(v, &n, d.nr_tiles);
-  if (sh.TW >= 4) push(v, &n, ceil_div(sh.TW, 4));
-  if (sh.TW >= 2) push(v, &n, ceil_div(sh.TW, 2));
+  if (sh.TW >= 4) push(v, &n, tpl_ceil_div(sh.TW, 4));
+  if (sh.TW >= 2) push(v, &n, tpl_ceil_div(sh.TW, 2));
   for (int64_t r = 1; r < sh.TH; r *= 2) push(v, &n, r * sh.TW);
   push(v, &n, sh.TH * sh.TW);
   if ((st = tsl_space_add_knob(out, "nr_tiles", TSL_KNOB_SPLIT, n, v)) != TSL_OK) return st;
