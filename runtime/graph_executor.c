@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/host_memory.h"
 #include "runtime/parallel.h"
 #include "tessel/runtime.h"
 
@@ -354,7 +355,7 @@ tsl_status tsl_graph_ctx_new(const tsl_graph_plan *p, tsl_graph_ctx **out) {
   if (!c) return tsl_error(TSL_ERR_NOMEM, "graph context: out of memory");
   c->plan = p;
   size_t arena = (size_t)(p->arena_bytes + TSL_TENSOR_ALIGN - 1) / TSL_TENSOR_ALIGN * TSL_TENSOR_ALIGN;
-  c->arena = aligned_alloc(TSL_TENSOR_ALIGN, arena ? arena : TSL_TENSOR_ALIGN);
+  c->arena = tsl_host_alloc(arena, TSL_TENSOR_ALIGN); /* huge pages when large */
   c->ptrs = calloc((size_t)(p->nbufs ? p->nbufs : 1), sizeof *c->ptrs);
   c->args = calloc((size_t)(p->nsteps ? p->nsteps : 1), sizeof *c->args);
   if (!c->arena || !c->ptrs || !c->args) {

@@ -1,6 +1,8 @@
 /* Runtime tensors behind include/tessel/tensor.h. */
 #include "tessel/tensor.h"
 
+#include "runtime/host_memory.h"
+
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -160,8 +162,9 @@ tsl_status tsl_tensor_new(tsl_dtype dt, int ndim, const int64_t *shape, tsl_tens
   /* Rounded up to whole cache lines so vector tails may read to the line's end. */
   size_t alloc = (nbytes + TSL_TENSOR_ALIGN - 1) / TSL_TENSOR_ALIGN * TSL_TENSOR_ALIGN;
   if (alloc == 0) alloc = TSL_TENSOR_ALIGN;
-  void *data = NULL;
-  if (posix_memalign(&data, TSL_TENSOR_ALIGN, alloc) != 0) {
+  /* large tensors (a model's weights) on huge pages: runtime/host_memory.h */
+  void *data = tsl_host_alloc(alloc, TSL_TENSOR_ALIGN);
+  if (!data) {
     free(t);
     return tsl_error(TSL_ERR_NOMEM, "%s: out of memory for %zu bytes of %s", where, nbytes,
                      tsl_dtype_str(dt));

@@ -8,5 +8,6 @@ void tsl_tests_runtime_module(void);
 void tsl_tests_runtime_aot(void);
 void tsl_tests_runtime_parallel(void);
 void tsl_tests_runtime_timer(void);
+void tsl_tests_runtime_host_memory(void);
 
 #endif

@@ -10,4 +10,5 @@ void tsl_tests_runtime(void) {
   tsl_tests_runtime_aot();
   tsl_tests_runtime_parallel();
   tsl_tests_runtime_timer();
+  tsl_tests_runtime_host_memory();
 }
