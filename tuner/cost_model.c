@@ -126,6 +126,7 @@ static void ir_features_of(const tsl_cost_model *m, const tsl_config *c, float *
   tsl_func *fn = NULL;
   tsl_lower_options lo = tsl_lower_options_default();
   lo.vector_bits = m->target.vector_bits;
+  lo.quiet = true; /* a measurement of the candidate, not a kernel built: no TSL_DEBUG=lower trace */
   if (m->tpl->apply(m->program, &m->target, &m->space, c, &sch) == TSL_OK &&
       tsl_lower_with(sch, "features", &lo, &fn) == TSL_OK && tsl_ir_features(fn, f) != TSL_OK)
     for (int i = 0; i < TSL_IR_NFEATURES; i++) f[i] = NAN;

@@ -4,8 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "capture_stderr.h"
 #include "sched_tests.h"
 
 static tsl_func *lower_text(tsl_te_program *p, const char *text, const char *name) {
@@ -272,36 +272,32 @@ static void test_lower_same_text_gives_same_ir(void) {
   st_arena_end(a);
 }
 
-/* Runs a lowering with stderr sent to a temporary file; returns what was printed
- * (malloc'd). */
-static char *lower_capturing_stderr(tsl_te_program *p, const char *debug, bool quiet_option) {
-  if (debug) setenv("TSL_DEBUG", debug, 1);
-  else unsetenv("TSL_DEBUG");
-  fflush(stderr);
-  FILE *tmp = tmpfile();
-  int saved = dup(2);
-  if (!tmp || saved < 0) return NULL;
-  dup2(fileno(tmp), 2);
-  tsl_func *f = NULL;
-  if (quiet_option) {
+typedef struct traced_lowering {
+  tsl_te_program *p;
+  bool quiet_option;
+  tsl_func *f;
+} traced_lowering;
+
+static void run_lowering(void *arg) {
+  traced_lowering *l = arg;
+  l->f = NULL;
+  if (l->quiet_option) {
     tsl_schedule *s = NULL;
     tsl_lower_options o = tsl_lower_options_default();
     o.quiet = true;
-    if (tsl_schedule_create(p, &s) == TSL_OK && tsl_lower_with(s, "traced", &o, &f) != TSL_OK) f = NULL;
+    if (tsl_schedule_create(l->p, &s) == TSL_OK && tsl_lower_with(s, "traced", &o, &l->f) != TSL_OK) l->f = NULL;
     tsl_schedule_free(s);
   } else {
-    f = lower_default(p, "traced");
+    l->f = lower_default(l->p, "traced");
   }
-  fflush(stderr);
-  dup2(saved, 2);
-  close(saved);
-  unsetenv("TSL_DEBUG");
-  long n = ftell(tmp);
-  char *text = calloc((size_t)(n > 0 ? n : 0) + 1, 1);
-  rewind(tmp);
-  if (n > 0 && fread(text, 1, (size_t)n, tmp) != (size_t)n) text[0] = '\0';
-  fclose(tmp);
-  if (!f) {
+}
+
+/* Runs a lowering with TSL_DEBUG = debug and stderr captured; returns what was printed
+ * (malloc'd), NULL when the lowering failed. */
+static char *lower_capturing_stderr(tsl_te_program *p, const char *debug, bool quiet_option) {
+  traced_lowering l = {p, quiet_option, NULL};
+  char *text = tsl_test_capture_stderr(debug, run_lowering, &l);
+  if (!l.f) {
     free(text);
     return NULL;
   }

@@ -15,7 +15,12 @@
 #include "schedule/schedule.h"
 #include "ref/ref_ops.h"
 #include "tessel/runtime.h"
+#include "capture_stderr.h"
 #include "test_cache_dir.h"
+#include "schedule/lower.h"
+#include "schedule/template.h"
+#include "target/target.h"
+#include "tuner/cost_model.h"
 #include "tuner/ir_features.h"
 #include "tuner/peak.h"
 #include "tuner_tests.h"
@@ -335,6 +340,76 @@ static void test_ir_features_vector_nest_dominates(void) {
   tsl_arena_free(a);
 }
 
+typedef struct features_call {
+  tsl_cost_model *model;
+  const tsl_config *config;
+  float *features;
+  tsl_status st;
+  const tsl_template *tpl;
+  const tsl_te_program *program;
+  const tsl_target *target;
+  const tsl_config_space *space;
+} features_call;
+
+static void call_features(void *arg) {
+  features_call *c = arg;
+  c->st = tsl_cost_model_features(c->model, c->config, c->features);
+}
+
+/* the control: the same config applied and lowered the way a kernel is built (traced) */
+static void call_lower(void *arg) {
+  features_call *c = arg;
+  tsl_schedule *s = NULL;
+  tsl_func *f = NULL;
+  c->st = c->tpl->apply(c->program, c->target, c->space, c->config, &s);
+  if (c->st == TSL_OK) c->st = tsl_lower_with(s, "traced", NULL, &f);
+  tsl_schedule_free(s);
+}
+
+/* The cost model's IR features lower each candidate to read its loop nest; under
+ * TSL_DEBUG=lower that lowering prints nothing (the trace shows the kernels that are
+ * built), while the same config lowered as a build is traced. */
+static void test_cost_model_ir_features_lower_without_trace(void) {
+  tsl_arena *a = tsl_arena_new(), *prev = tsl_arena_set_current(a);
+  tsl_target host;
+  CU_ASSERT_EQUAL_FATAL(tsl_target_parse("host", &host), TSL_OK);
+  const tsl_template *tpl = tsl_template_find("conv2d_nchw.tile");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(tpl);
+  const int64_t d[] = {1, 8, 10, 10}, wt[] = {8, 8, 3, 3};
+  const int64_t *shapes[] = {d, wt};
+  const int nd[] = {4, 4};
+  tsl_te_program *p = NULL;
+  CU_ASSERT_EQUAL_FATAL(tsl_op_instantiate("conv2d_nchw", 2, shapes, nd, 0, NULL, &p), TSL_OK);
+  tsl_config_space s;
+  CU_ASSERT_EQUAL_FATAL(tpl->space(p, &host, &s), TSL_OK);
+  tsl_config c;
+  CU_ASSERT_EQUAL_FATAL(tpl->default_config(p, &host, &s, &c), TSL_OK);
+  tsl_cost_model *m = NULL;
+  CU_ASSERT_EQUAL_FATAL(tsl_cost_model_new(&s, &m), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(tsl_cost_model_set_program(m, p, tpl, &host), TSL_OK);
+  int nf = tsl_cost_model_nfeatures(m);
+  CU_ASSERT_EQUAL_FATAL(nf, tsl_config_nfeatures(&s) + TSL_IR_NFEATURES);
+  float *f = calloc((size_t)nf, sizeof *f);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  features_call call = {m, &c, f, TSL_ERR_INVALID, tpl, p, &host, &s};
+  char *quiet = tsl_test_capture_stderr("lower", call_features, &call);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(quiet);
+  CU_ASSERT_EQUAL(call.st, TSL_OK);
+  CU_ASSERT_STRING_EQUAL(quiet, "");
+  /* it did lower: the loop nest's flop count (the first IR feature) is known */
+  CU_ASSERT(isfinite(f[tsl_config_nfeatures(&s)]) && f[tsl_config_nfeatures(&s)] > 0);
+  char *traced = tsl_test_capture_stderr("lower", call_lower, &call);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(traced);
+  CU_ASSERT_EQUAL(call.st, TSL_OK);
+  CU_ASSERT_PTR_NOT_NULL(strstr(traced, "--- lower traced"));
+  free(quiet);
+  free(traced);
+  free(f);
+  tsl_cost_model_free(m);
+  tsl_arena_set_current(prev);
+  tsl_arena_free(a);
+}
+
 void tsl_tests_tuner_cache_features(void) {
   CU_pSuite s = CU_add_suite("tuner_jit_cache", cache_suite_init, cache_suite_clean);
   CU_add_test(s, "test_jit_cache_second_compile_hits", test_jit_cache_second_compile_hits);
@@ -345,4 +420,5 @@ void tsl_tests_tuner_cache_features(void) {
   CU_pSuite f = CU_add_suite("tuner_ir_features", NULL, NULL);
   CU_add_test(f, "test_ir_features_of_hand_loop_nest", test_ir_features_of_hand_loop_nest);
   CU_add_test(f, "test_ir_features_vector_nest_dominates", test_ir_features_vector_nest_dominates);
+  CU_add_test(f, "test_cost_model_ir_features_lower_without_trace", test_cost_model_ir_features_lower_without_trace);
 }
