@@ -387,7 +387,7 @@ void tsl_graph_ctx_free(tsl_graph_ctx *c) {
   for (int s = 0; c->args && s < c->plan->nsteps; s++) free(c->args[s]);
   free(c->args);
   free(c->ptrs);
-  free(c->arena);
+  tsl_host_free(c->arena);
   free(c);
 }
 

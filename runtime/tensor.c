@@ -207,7 +207,7 @@ tsl_status tsl_tensor_wrap(tsl_dtype dt, int ndim, const int64_t *shape, const i
 
 void tsl_tensor_free(tsl_tensor *t) {
   if (!t) return;
-  if (t->owns_data) free(t->data);
+  if (t->owns_data) tsl_host_free(t->data);
   free(t);
 }
 

@@ -53,8 +53,9 @@ typedef struct tsl_lower_options {
    * TSL_UNROLL_MAX_ITERATIONS. */
   int64_t max_unroll;
   /* true: no TSL_DEBUG=lower trace of this lowering (for lowerings made only to learn
-   * whether a schedule lowers, e.g. tsl_user_schedule_lowers, so the trace shows the
-   * kernels that are built). */
+   * whether a schedule lowers, e.g. tsl_user_schedule_lowers, or to read a candidate's
+   * loop nest, the cost model's IR features; so the trace shows the kernels that are
+   * built). */
   bool quiet;
 } tsl_lower_options;
 

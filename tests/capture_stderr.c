@@ -1,8 +1,10 @@
 /* tests/capture_stderr.h */
 #include "capture_stderr.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 char *tsl_test_capture_stderr(const char *debug, void (*fn)(void *), void *arg) {
@@ -14,14 +16,23 @@ char *tsl_test_capture_stderr(const char *debug, void (*fn)(void *), void *arg) 
     if (saved >= 0) close(saved);
     return NULL;
   }
+  /* the caller's TSL_DEBUG comes back afterwards */
+  const char *before = getenv("TSL_DEBUG");
+  char *prev = before ? strdup(before) : NULL;
   if (debug) setenv("TSL_DEBUG", debug, 1);
   else unsetenv("TSL_DEBUG");
-  dup2(fileno(tmp), 2);
-  fn(arg);
+  bool redirected = dup2(fileno(tmp), 2) >= 0;
+  if (redirected) fn(arg);
   fflush(stderr);
   dup2(saved, 2);
   close(saved);
-  unsetenv("TSL_DEBUG");
+  if (prev) setenv("TSL_DEBUG", prev, 1);
+  else unsetenv("TSL_DEBUG");
+  free(prev);
+  if (!redirected) {
+    fclose(tmp);
+    return NULL;
+  }
   long n = ftell(tmp);
   char *text = calloc((size_t)(n > 0 ? n : 0) + 1, 1);
   rewind(tmp);

@@ -3,9 +3,9 @@
 #define TESSEL_TESTS_CAPTURE_STDERR_H
 
 /* Runs fn(arg) with TSL_DEBUG set to `debug` (NULL: unset) and file descriptor 2 sent to
- * a temporary file; afterwards TSL_DEBUG is unset and stderr restored. Returns what was
- * printed (malloc'd, "" when nothing), or NULL when stderr could not be redirected (fn
- * not run). */
+ * a temporary file; afterwards the caller's TSL_DEBUG and stderr are restored. Returns
+ * what was printed (malloc'd, "" when nothing), or NULL when stderr could not be
+ * redirected (fn not run). */
 char *tsl_test_capture_stderr(const char *debug, void (*fn)(void *), void *arg);
 
 #endif

@@ -8,18 +8,18 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "capture_stderr.h"
 #include "codegen/build.h"
 #include "codegen/jit_cache.h"
-#include "ops/registry.h"
 #include "ir/arena.h"
-#include "schedule/schedule.h"
+#include "ops/registry.h"
 #include "ref/ref_ops.h"
-#include "tessel/runtime.h"
-#include "capture_stderr.h"
-#include "test_cache_dir.h"
 #include "schedule/lower.h"
+#include "schedule/schedule.h"
 #include "schedule/template.h"
 #include "target/target.h"
+#include "tessel/runtime.h"
+#include "test_cache_dir.h"
 #include "tuner/cost_model.h"
 #include "tuner/ir_features.h"
 #include "tuner/peak.h"
