@@ -355,14 +355,13 @@ tsl_status tsl_graph_ctx_new(const tsl_graph_plan *p, tsl_graph_ctx **out) {
   if (!c) return tsl_error(TSL_ERR_NOMEM, "graph context: out of memory");
   c->plan = p;
   size_t arena = (size_t)(p->arena_bytes + TSL_TENSOR_ALIGN - 1) / TSL_TENSOR_ALIGN * TSL_TENSOR_ALIGN;
-  c->arena = tsl_host_alloc(arena, TSL_TENSOR_ALIGN); /* huge pages when large */
+  c->arena = tsl_host_alloc_zeroed(arena, TSL_TENSOR_ALIGN); /* huge pages when large */
   c->ptrs = calloc((size_t)(p->nbufs ? p->nbufs : 1), sizeof *c->ptrs);
   c->args = calloc((size_t)(p->nsteps ? p->nsteps : 1), sizeof *c->args);
   if (!c->arena || !c->ptrs || !c->args) {
     tsl_graph_ctx_free(c);
     return tsl_error(TSL_ERR_NOMEM, "graph context: out of memory (arena of %lld bytes)", (long long)p->arena_bytes);
   }
-  memset(c->arena, 0, arena ? arena : TSL_TENSOR_ALIGN);
   /* views always follow their base (add_view checks the id exists), so one pass fills all */
   for (int i = 0; i < p->nbufs; i++) {
     const plan_buf *b = &p->bufs[i];

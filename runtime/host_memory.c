@@ -57,6 +57,12 @@ void *tsl_host_alloc(size_t bytes, size_t align) {
   return p;
 }
 
+void *tsl_host_alloc_zeroed(size_t bytes, size_t align) {
+  void *p = tsl_host_alloc(bytes, align);
+  if (p && header_of(p)->len == 0) memset(p, 0, bytes ? bytes : align); /* not a fresh mapping */
+  return p;
+}
+
 void tsl_host_free(void *p) {
   if (!p) return;
   block_header h = *header_of(p);

@@ -28,7 +28,11 @@
  * bad `align` or size. */
 void *tsl_host_alloc(size_t bytes, size_t align);
 
-/* Releases a buffer of tsl_host_alloc; NULL is a no-op. */
+/* tsl_host_alloc with every byte zero: a large buffer's fresh pages already are (no
+ * memset touches them), a small one is cleared. */
+void *tsl_host_alloc_zeroed(size_t bytes, size_t align);
+
+/* Releases a buffer of tsl_host_alloc or tsl_host_alloc_zeroed; NULL is a no-op. */
 void tsl_host_free(void *p);
 
 /* Whether this process can advise huge pages at all: Linux with transparent huge pages

@@ -1,13 +1,13 @@
 /* Runtime tensors behind include/tessel/tensor.h. */
 #include "tessel/tensor.h"
 
-#include "runtime/host_memory.h"
-
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "runtime/host_memory.h"
 
 bool tsl_dtype_valid(tsl_dtype dt) {
   switch (dt.code) {
@@ -163,13 +163,12 @@ tsl_status tsl_tensor_new(tsl_dtype dt, int ndim, const int64_t *shape, tsl_tens
   size_t alloc = (nbytes + TSL_TENSOR_ALIGN - 1) / TSL_TENSOR_ALIGN * TSL_TENSOR_ALIGN;
   if (alloc == 0) alloc = TSL_TENSOR_ALIGN;
   /* large tensors (a model's weights) on huge pages: runtime/host_memory.h */
-  void *data = tsl_host_alloc(alloc, TSL_TENSOR_ALIGN);
+  void *data = tsl_host_alloc_zeroed(alloc, TSL_TENSOR_ALIGN);
   if (!data) {
     free(t);
     return tsl_error(TSL_ERR_NOMEM, "%s: out of memory for %zu bytes of %s", where, nbytes,
                      tsl_dtype_str(dt));
   }
-  memset(data, 0, alloc);
   t->dtype = dt;
   t->ndim = ndim;
   for (int i = 0; i < ndim; i++) t->shape[i] = shape[i];

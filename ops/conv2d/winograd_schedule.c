@@ -9,7 +9,6 @@
 enum { NAME_LEN = 160 };
 typedef char name_t[NAME_LEN];
 
-
 static bool wide_register_file(const tsl_target *t) { return tsl_target_vector_registers(t) >= 32; }
 
 /* Fewest tiles per block before re-streaming U costs more than it saves (see

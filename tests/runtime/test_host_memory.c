@@ -94,6 +94,24 @@ static void test_host_alloc_large_is_2mib_aligned_zero_and_advised_huge(void) {
   }
 }
 
+/* tsl_host_alloc_zeroed reads as zeros at both sizes, also where the heap has just held
+ * other bytes (a small block of the same size freed dirty right before) */
+static void test_host_alloc_zeroed_small_and_large(void) {
+  size_t sizes[2] = {3000, ((size_t)3 << 20) + 100};
+  for (int i = 0; i < 2; i++) {
+    unsigned char *dirty = tsl_host_alloc(sizes[i], 64);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(dirty);
+    memset(dirty, 0xff, sizes[i]);
+    tsl_host_free(dirty);
+    unsigned char *p = tsl_host_alloc_zeroed(sizes[i], 64);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    size_t nonzero = 0;
+    for (size_t k = 0; k < sizes[i]; k++) nonzero += p[k] != 0;
+    CU_ASSERT_EQUAL(nonzero, 0);
+    tsl_host_free(p);
+  }
+}
+
 static void test_host_alloc_rejects_bad_alignment_and_overflow(void) {
   CU_ASSERT_PTR_NULL(tsl_host_alloc(100, 0));
   CU_ASSERT_PTR_NULL(tsl_host_alloc(100, 3));
@@ -121,6 +139,7 @@ void tsl_tests_runtime_host_memory(void) {
   CU_add_test(s, "test_host_alloc_small_keeps_requested_alignment", test_host_alloc_small_keeps_requested_alignment);
   CU_add_test(s, "test_host_alloc_large_is_2mib_aligned_zero_and_advised_huge",
               test_host_alloc_large_is_2mib_aligned_zero_and_advised_huge);
+  CU_add_test(s, "test_host_alloc_zeroed_small_and_large", test_host_alloc_zeroed_small_and_large);
   CU_add_test(s, "test_host_alloc_rejects_bad_alignment_and_overflow",
               test_host_alloc_rejects_bad_alignment_and_overflow);
   CU_add_test(s, "test_tensor_new_large_on_huge_pages_zeroed", test_tensor_new_large_on_huge_pages_zeroed);
