@@ -134,16 +134,44 @@ static tsl_status dispatch(const tsl_records *db, const tsl_target *t, const tsl
   const tsl_record *best_rec = NULL;
   bool ok[MAX_ALGOS] = {false}, tried[MAX_ALGOS] = {false};
   for (int a = 0; a < na && db; a++) {
+    /* the algorithm's operator instance under its own key (what `tunecli tune-op` writes,
+     * e.g. conv2d_winograd_f2 with U's shape), when that is not the family key */
+    char *op_key = NULL;
+    tsl_workload ow = algos[a].op_workload;
+    tsl_workload_fix(&ow);
+    if (tsl_workload_key_of(&ow, &op_key) != TSL_OK) {
+      tsl_clear_error();
+      op_key = NULL;
+    }
+    if (op_key && strcmp(op_key, key) == 0) {
+      free(op_key);
+      op_key = NULL;
+    }
     /* instantiating a program and its space costs milliseconds: only for a template
      * with a successful record of this workload */
-    if (!any_record(db, key, algos[a].tpl->name)) continue;
+    bool own = op_key && any_record(db, op_key, algos[a].tpl->name);
+    if (!any_record(db, key, algos[a].tpl->name) && !own) {
+      free(op_key);
+      continue;
+    }
     tried[a] = true;
-    if (tsl_workload_instantiate(&algos[a].op_workload, &progs[a]) != TSL_OK) continue;
-    if (algos[a].tpl->space(progs[a], t, &spaces[a]) != TSL_OK) continue;
+    if (tsl_workload_instantiate(&algos[a].op_workload, &progs[a]) != TSL_OK ||
+        algos[a].tpl->space(progs[a], t, &spaces[a]) != TSL_OK) {
+      free(op_key);
+      continue;
+    }
     ok[a] = true;
     uint64_t h = tsl_space_hash(algos[a].tpl->name, algos[a].tpl->version, algos[a].tpl->op, &spaces[a]);
-    const tsl_record *r = NULL;
+    const tsl_record *r = NULL, *ro = NULL;
     int tier = tsl_records_best_rank(db, target, key, algos[a].tpl->name, h, &spaces[a], &r);
+    int tier_o = own ? tsl_records_best_rank(db, target, op_key, algos[a].tpl->name, h, &spaces[a], &ro) : -1;
+    free(op_key);
+    if (tier_o >= 0 && (tier < 0 || tier_o < tier ||
+                        (tier_o == tier && (tsl_record_cost(ro) < tsl_record_cost(r) ||
+                                            (tsl_record_cost(ro) == tsl_record_cost(r) && ro < r))))) {
+      r = ro;
+      tier = tier_o;
+    }
     if (tier < 0) continue;
     bool better =
         !best_rec || tier < best_tier ||

@@ -4,7 +4,12 @@
  * For family workload w on target t, every applicable algorithm (ops/algorithm.h)
  * builds its current config space; tsl_records_best finds its best record with that
  * space's hash (records of another space — a changed template, a stale file — are
- * ignored) on the exact target, else the target family; the fastest such record over
+ * ignored) on the exact target, else the target family. An algorithm's records are
+ * those keyed by w (what `tunecli tune MODEL` writes) and those keyed by the operator
+ * instance it runs, its op_workload (what `tunecli tune-op` writes for that operator:
+ * e.g. conv2d_winograd_f2 with the layer's data and U shapes, params and epilogue), the
+ * better of the two by the same ranks and cost; so tuning one layer's operator on its
+ * own tunes every layer that runs that instance. The fastest such record over
  * all algorithms wins, exact-target matches before family ones. Within each (exact,
  * family), in-model records (records.h: context, written by the in-situ pass of
  * models/insitu.h) come first: when a workload has any valid one, the best in-model

@@ -252,6 +252,32 @@ static void set_record_costs(const char *path, const char *fast_tpl, double fast
   fclose(f);
 }
 
+/* tune-op of an algorithm's own operator (Winograd F(2x2), keyed by its own shapes: U,
+ * not the weights) serves that operator in run-op and show, and the conv layer it computes
+ * (show of the family operator: the graph compiler's lookup); another instance of the
+ * operator has no record. Before, run-op and show looked only under the layer's family key
+ * and refused the records tune-op had just written. */
+static void test_tunecli_tune_op_records_serve_the_algorithms_layer(void) {
+  char dir[] = "/tmp/tessel-tunecli-opkey-XXXXXX";
+  CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+  char rec[512];
+  snprintf(rec, sizeof rec, "%s/r.jsonl", dir);
+  const char *op = "conv2d_winograd_f2 --shape data=1x2x8x8x8 --shape U=4x4x2x16x8 --shape bias=2x8";
+  expectf(0, "records: ", "tune-op %s --trials 2 --no-peak --records %s", op, rec);
+  expectf(0, "check: PASS", "run-op %s --records %s --repeat 2", op, rec);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "schedule from "));
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "template conv2d_winograd_f2.blocked"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "isolated record"));
+  expectf(0, "algorithm conv2d_nchwc_bias.winograd_f2 (operator conv2d_winograd_f2)",
+          "show conv2d_nchwc_bias --shape data=1x2x8x8x8 --shape weight=2x2x3x3x8x8 --shape bias=2x8 --records %s", rec);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "op conv2d_winograd_f2(data: f32[1, 2, 8, 8, 8], U: f32[4, 4, 2, 16, 8]"));
+  /* 10x10 images: another instance */
+  expectf(1, "holds no usable record",
+          "run-op conv2d_winograd_f2 --shape data=1x2x10x10x8 --shape U=4x4x2x16x8 --shape bias=2x8 --records %s", rec);
+  unlink(rec);
+  rmdir(dir);
+}
+
 /* --records of a conv layer's family operator resolves as the graph compiler does: the
  * best record over every algorithm of the family (here direct and im2col), whose operator
  * then runs; an algorithm's own operator (im2col, whose key holds pack_rows) takes that
@@ -510,6 +536,8 @@ void tsl_tests_e2e_tunecli(void) {
               test_tunecli_records_of_conv_layer_pick_the_family_best);
   CU_add_test(s, "test_tunecli_template_option_and_run_op_repeat", test_tunecli_template_option_and_run_op_repeat);
   CU_add_test(s, "test_custom_op_example_prints_scaled_add", test_custom_op_example_prints_scaled_add);
+  CU_add_test(s, "test_tunecli_tune_op_records_serve_the_algorithms_layer",
+              test_tunecli_tune_op_records_serve_the_algorithms_layer);
   CU_add_test(s, "test_C12_tunecli_on_every_x86_target_runs_as_host_or_is_refused",
               test_C12_tunecli_on_every_x86_target_runs_as_host_or_is_refused);
 }

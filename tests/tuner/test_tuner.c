@@ -18,4 +18,5 @@ void tsl_tests_tuner(void) {
   tsl_tests_tuner_tune_restricted();
   tsl_tests_tuner_register_tile();
   tsl_tests_tuner_sketch_width();
+  tsl_tests_tuner_dispatch_op_key();
 }

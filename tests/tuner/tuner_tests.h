@@ -16,5 +16,6 @@ void tsl_tests_tuner_mca(void);
 void tsl_tests_tuner_tune_restricted(void);
 void tsl_tests_tuner_register_tile(void);
 void tsl_tests_tuner_sketch_width(void);
+void tsl_tests_tuner_dispatch_op_key(void);
 
 #endif

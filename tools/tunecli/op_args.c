@@ -360,8 +360,9 @@ static bool schedule_from_records(const char *cmd, op_args *a) {
   }
   tsl_tuner_register_templates();
   bool family = tsl_conv2d_is_family(&w);
-  /* an algorithm's own operator (im2col, Winograd, ...): its records are under the layer's
-   * family key; that algorithm's best record of the layer it computes */
+  /* an algorithm's own operator (im2col, Winograd, ...): that algorithm's best record of
+   * the layer it computes, under the layer's family key (tune MODEL) or the operator's own
+   * (tune-op of this operator; tuner/dispatch.h) */
   tsl_conv2d_algo algo = TSL_CONV2D_DIRECT;
   tsl_conv2d_layer layer;
   bool algo_op = !family && tsl_conv2d_algo_of_op(a->name, NULL);
@@ -392,7 +393,7 @@ static bool schedule_from_records(const char *cmd, op_args *a) {
             cmd, a->records_file, key ? key : a->name, tsl_target_str(&t, tbuf, sizeof tbuf),
             family ? "an algorithm of the conv family " : algo_op ? "the conv layer's algorithm of " : "a template of ",
             a->name, no_template ? "(it has no template: give its op a schedule block, docs/dsl.md section 11) " : "",
-            algo_op ? w.op : a->name, a->file ? " --file " : "", a->file ? a->file : "",
+            a->name, a->file ? " --file " : "", a->file ? a->file : "",
             a->records_file);
     free(key);
     return false;
