@@ -8,6 +8,7 @@
 
 #include "ir/arena.h"
 #include "models/compile.h"
+#include "ops/algorithm.h"
 #include "runtime/graph_executor.h"
 #include "tessel/runtime.h"
 #include "tuner/cost_static.h"
@@ -82,10 +83,24 @@ static tsl_status isolated_candidates(const tsl_records *db, const tsl_target *t
                                       int per_algo, tsl_insitu_layer *L, tsl_dispatch_info *info) {
   tsl_records *sub = NULL;
   tsl_status st = tsl_records_new(&sub);
+  /* the layer's records: under its family key, and under the operator instance each of
+   * its algorithms runs (tune-op's key), as the dispatch reads them (tuner/dispatch.h) */
+  enum { MAX_OPS = 16 };
+  tsl_algo_choice *algos = calloc(MAX_OPS, sizeof *algos);
+  char *op_keys[MAX_OPS] = {NULL};
+  int nops = algos ? tsl_algorithms_for(w, algos, MAX_OPS, NULL) : 0;
+  if (nops > MAX_OPS) nops = MAX_OPS;
+  for (int a = 0; a < nops; a++)
+    if (tsl_workload_key_of(&algos[a].op_workload, &op_keys[a]) != TSL_OK) {
+      tsl_clear_error();
+      op_keys[a] = NULL;
+    }
+  free(algos);
   for (int i = 0; st == TSL_OK && i < db->n; i++) {
     const tsl_record *r = &db->recs[i];
-    if (!tsl_record_in_model(r) && !tsl_record_is_static(r) && r->error_no == TSL_MEASURE_OK &&
-        strcmp(r->workload, L->key) == 0) {
+    bool layer = strcmp(r->workload, L->key) == 0;
+    for (int a = 0; a < nops && !layer; a++) layer = op_keys[a] && strcmp(r->workload, op_keys[a]) == 0;
+    if (!tsl_record_in_model(r) && !tsl_record_is_static(r) && r->error_no == TSL_MEASURE_OK && layer) {
       st = tsl_records_add(sub, r);
       /* the default's isolated cost (tune.c measures every algorithm's default) */
       if (st == TSL_OK && same_choice(r, &L->cand[0].rec) && tsl_record_cost(r) < L->cand[0].isolated_cost)
@@ -119,6 +134,7 @@ static tsl_status isolated_candidates(const tsl_records *db, const tsl_target *t
     drop_like(sub, &info->record, ++taken[k] >= per_algo);
   }
   tsl_records_free(sub);
+  for (int a = 0; a < nops; a++) free(op_keys[a]);
   return st;
 }
 

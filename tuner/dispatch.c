@@ -51,10 +51,28 @@ static bool any_record(const tsl_records *db, const char *key, const char *tpl) 
   return false;
 }
 
-/* The static estimate, of the same target and workload as static record `like`, of
- * algorithm a's default config (space s of program p); NULL when there is none. */
-static const tsl_record *default_estimate(const tsl_records *db, const tsl_record *like, const tsl_algo_choice *a,
-                                          const tsl_te_program *p, const tsl_target *t, const tsl_config_space *s) {
+/* Algorithm a's operator instance under its own key (what `tunecli tune-op` writes, e.g.
+ * conv2d_winograd_f2 with U's shape) when that is not the family key `key`; NULL
+ * otherwise (caller frees). */
+static char *own_op_key(const tsl_algo_choice *a, const char *key) {
+  char *op_key = NULL;
+  if (tsl_workload_key_of(&a->op_workload, &op_key) != TSL_OK) {
+    tsl_clear_error();
+    return NULL;
+  }
+  if (op_key && strcmp(op_key, key) == 0) {
+    free(op_key);
+    op_key = NULL;
+  }
+  return op_key;
+}
+
+/* The static estimate, of the same target as static record `like` and of the layer
+ * (family key `key`, or a's own operator key), of algorithm a's default config (space s
+ * of program p); NULL when there is none. */
+static const tsl_record *default_estimate(const tsl_records *db, const tsl_record *like, const char *key,
+                                          const tsl_algo_choice *a, const tsl_te_program *p, const tsl_target *t,
+                                          const tsl_config_space *s) {
   tsl_config c;
   if (a->tpl->default_config(p, t, s, &c) != TSL_OK) {
     tsl_clear_error();
@@ -62,14 +80,18 @@ static const tsl_record *default_estimate(const tsl_records *db, const tsl_recor
   }
   int64_t idx = tsl_config_index(s, &c);
   uint64_t h = tsl_space_hash(a->tpl->name, a->tpl->version, a->tpl->op, s);
-  for (int i = 0; i < db->n; i++) {
+  char *op_key = own_op_key(a, key);
+  const tsl_record *found = NULL;
+  for (int i = 0; i < db->n && !found; i++) {
     const tsl_record *r = &db->recs[i];
     if (r->error_no == TSL_MEASURE_OK && tsl_record_is_static(r) && !tsl_record_in_model(r) && r->space_hash == h &&
-        r->config_index == idx && strcmp(r->template_name, a->tpl->name) == 0 && strcmp(r->workload, like->workload) == 0 &&
+        r->config_index == idx && strcmp(r->template_name, a->tpl->name) == 0 &&
+        (strcmp(r->workload, key) == 0 || (op_key && strcmp(r->workload, op_key) == 0)) &&
         strcmp(r->target, like->target) == 0 && strcmp(r->cost_model, like->cost_model) == 0)
-      return r;
+      found = r;
   }
-  return NULL;
+  free(op_key);
+  return found;
 }
 
 /* The index of the family's default algorithm among algos, -1 when it has none. */
@@ -134,19 +156,7 @@ static tsl_status dispatch(const tsl_records *db, const tsl_target *t, const tsl
   const tsl_record *best_rec = NULL;
   bool ok[MAX_ALGOS] = {false}, tried[MAX_ALGOS] = {false};
   for (int a = 0; a < na && db; a++) {
-    /* the algorithm's operator instance under its own key (what `tunecli tune-op` writes,
-     * e.g. conv2d_winograd_f2 with U's shape), when that is not the family key */
-    char *op_key = NULL;
-    tsl_workload ow = algos[a].op_workload;
-    tsl_workload_fix(&ow);
-    if (tsl_workload_key_of(&ow, &op_key) != TSL_OK) {
-      tsl_clear_error();
-      op_key = NULL;
-    }
-    if (op_key && strcmp(op_key, key) == 0) {
-      free(op_key);
-      op_key = NULL;
-    }
+    char *op_key = own_op_key(&algos[a], key);
     /* instantiating a program and its space costs milliseconds: only for a template
      * with a successful record of this workload */
     bool own = op_key && any_record(db, op_key, algos[a].tpl->name);
@@ -185,7 +195,7 @@ static tsl_status dispatch(const tsl_records *db, const tsl_target *t, const tsl
   }
   if (best_rec && tsl_record_is_static(best_rec)) { /* a static pick: only a clear win over the default */
     int pref = preferred(t, w, algos, na);
-    const tsl_record *d = pref >= 0 && ok[pref] ? default_estimate(db, best_rec, &algos[pref], progs[pref], t, &spaces[pref])
+    const tsl_record *d = pref >= 0 && ok[pref] ? default_estimate(db, best_rec, key, &algos[pref], progs[pref], t, &spaces[pref])
                                                 : NULL;
     if (d && d != best_rec && !(tsl_record_cost(best_rec) < (1 - TSL_COST_STATIC_PICK_MARGIN) * tsl_record_cost(d))) {
       best = pref;

@@ -129,6 +129,47 @@ static void test_dispatch_uses_tune_op_records_of_the_layers_operator(void) {
   tsl_schedule_free(s);
   s = NULL;
 
+  /* the same algorithm's record under the layer's family key (tune MODEL's), of the same
+   * rank: the faster of the two keys' records is compiled, both ways */
+  int64_t idx_f = idx + 2;
+  tsl_record famr;
+  CU_ASSERT_FATAL(tt_algo_record_at(&w, target, a, idx_f, tsl_record_cost(&r) / 2, NULL, &famr));
+  CU_ASSERT_STRING_EQUAL(famr.workload, fam_key);
+  snprintf(famr.template_name, sizeof famr.template_name, "%s", best->template_name);
+  famr.threads = best->threads;
+  tsl_records *db2 = NULL;
+  CU_ASSERT_EQUAL_FATAL(tsl_records_new(&db2), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(tsl_records_add(db2, &r), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(tsl_records_add(db2, &famr), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(tsl_dispatch_schedule_any(db2, &host, &w, NULL, &prog, &s, &info), TSL_OK);
+  CU_ASSERT_EQUAL(info.record.config_index, idx_f);
+  tsl_schedule_free(s);
+  s = NULL;
+  db2->recs[1].costs[0] = tsl_record_cost(&r) * 2;
+  CU_ASSERT_EQUAL_FATAL(tsl_dispatch_schedule_any(db2, &host, &w, NULL, &prog, &s, &info), TSL_OK);
+  CU_ASSERT_EQUAL(info.record.config_index, idx);
+  tsl_schedule_free(s);
+  s = NULL;
+  /* an exact tie: the record written first (here the operator's) */
+  db2->recs[1].costs[0] = tsl_record_cost(&r);
+  CU_ASSERT_EQUAL_FATAL(tsl_dispatch_schedule_any(db2, &host, &w, NULL, &prog, &s, &info), TSL_OK);
+  CU_ASSERT_EQUAL(info.record.config_index, idx);
+  tsl_schedule_free(s);
+  s = NULL;
+  /* an in-model record of the layer outranks the faster isolated one of the operator */
+  tsl_record inm;
+  CU_ASSERT_FATAL(tt_algo_record_at(&w, target, a, idx_f, tsl_record_cost(&r) * 10, "model m step 3", &inm));
+  snprintf(inm.template_name, sizeof inm.template_name, "%s", best->template_name);
+  inm.threads = best->threads;
+  CU_ASSERT_TRUE(tsl_record_in_model(&inm));
+  CU_ASSERT_EQUAL_FATAL(tsl_records_add(db2, &inm), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(tsl_dispatch_schedule_any(db2, &host, &w, NULL, &prog, &s, &info), TSL_OK);
+  CU_ASSERT_EQUAL(info.record.config_index, idx_f);
+  CU_ASSERT_TRUE(info.in_model);
+  tsl_schedule_free(s);
+  s = NULL;
+  tsl_records_free(db2);
+
   /* a record of the layer's own key for another algorithm, of the same rank: the faster
    * of the two keys' records wins, both ways */
   int d = algo_index(&w, "conv2d_nchwc_bias.direct", &(tsl_workload){0});
