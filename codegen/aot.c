@@ -171,8 +171,9 @@ static tsl_status build_module(const tsl_func *const *funcs, int n, const tsl_ta
   free(dl);
   if (st == TSL_OK) {
     /* Feature strings may name a feature twice; the loader checks each mention. */
-    const char *implied = tsl_target_cpu_features(t->cpu);
-    char rec[sizeof t->features + 256];
+    char implied[512]; /* not those t's string turns off: the code does not use them */
+    tsl_target_implied_features(t, implied, sizeof implied);
+    char rec[sizeof t->features + sizeof implied + 64];
     snprintf(rec, sizeof rec, "%s %s%s%s", tsl_arch_info_of(t->arch)->name, t->features,
              t->features[0] && implied[0] ? "," : "", implied);
     add_tables(dest, ctx, funcs, n, syms, sigs, rec);

@@ -268,7 +268,7 @@ static int x86_has(const char *f, int *known) {
       CPU_ROW("avx512vl"),    CPU_ROW("avx512bw"),     CPU_ROW("avx512dq"),     CPU_ROW("avx512cd"),
       CPU_ROW("avx512vbmi"),  CPU_ROW("avx512ifma"),   CPU_ROW("avx512vpopcntdq"), CPU_ROW("avx512vbmi2"),
       CPU_ROW("gfni"),        CPU_ROW("vpclmulqdq"),   CPU_ROW("avx512vnni"),   CPU_ROW("avx512bitalg"),
-      CPU_ROW("avx512bf16"),
+      CPU_ROW("avx512bf16"),  CPU_ROW("f16c"),         CPU_ROW("avx512fp16"),   CPU_ROW("avxvnni"),
   };
   for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
     if (strcmp(rows[i].name, f) == 0) return rows[i].has;
@@ -357,7 +357,10 @@ int tsl_cpu_has_feature(const char *feature, int *known) {
 
 /* Checks the object's TSL_AOT_TARGET_SYMBOL record (if any) against this machine. */
 static tsl_status check_aot_target(const char *where, const char *path, const char *rec) {
-  char buf[4200];
+  char buf[4800]; /* codegen/aot.c writes at most the arch, a 4096-byte feature string and 512 of implied ones */
+  if (strlen(rec) >= sizeof buf) /* never check a cut list: a cut name would pass as unknown */
+    return tsl_error(TSL_ERR_INVALID, "%s: %s has a target record of %zu bytes (at most %zu): not a tessel object", where,
+                     path, strlen(rec), sizeof buf - 1);
   snprintf(buf, sizeof buf, "%s", rec);
   char *sp = strchr(buf, ' ');
   const char *features = "";

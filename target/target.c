@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "target/arch.h"
+#include "target/cpus.h"
 #include "target/host_probe.h"
 
 static const char *const known_names[] = {"host", "x86-64-avx2", "x86-64-avx512", "armv8",
@@ -29,81 +30,6 @@ int tsl_target_vector_registers(const tsl_target *t) {
 bool tsl_target_has_feature(const tsl_target *t, const char *feature) {
   return tsl_feature_string_has(t->features, feature);
 }
-
-/* The vector ISA features of the CPU models tessel accepts for -mcpu= (target.h). */
-const char *tsl_target_cpu_features(const char *cpu) {
-  static const struct {
-    const char *cpu, *features;
-  } rows[] = {
-      {"cortex-a55", "+v8.2a,+dotprod,+fullfp16"},
-      {"cortex-a75", "+v8.2a,+dotprod,+fullfp16"},
-      {"cortex-a76", "+v8.2a,+dotprod,+fullfp16"},
-      {"cortex-a77", "+v8.2a,+dotprod,+fullfp16"},
-      {"cortex-a78", "+v8.2a,+dotprod,+fullfp16"},
-      {"cortex-x1", "+v8.2a,+dotprod,+fullfp16"},
-      {"neoverse-n1", "+v8.2a,+dotprod,+fullfp16"},
-      {"carmel", "+v8.2a,+fullfp16"},
-      {"apple-m1", "+v8.2a,+dotprod,+fullfp16"},
-      {"apple-m2", "+v8.2a,+dotprod,+fullfp16"},
-      {"ampere1", "+v8.2a,+dotprod,+fullfp16"},
-      {"cortex-a510", "+v8.2a,+dotprod,+fullfp16,+sve,+sve2"},
-      {"cortex-a710", "+v8.2a,+dotprod,+fullfp16,+sve,+sve2"},
-      {"cortex-x2", "+v8.2a,+dotprod,+fullfp16,+sve,+sve2"},
-      {"neoverse-n2", "+v8.2a,+dotprod,+fullfp16,+sve,+sve2"},
-      {"neoverse-v1", "+v8.2a,+dotprod,+fullfp16,+sve"},
-      {"neoverse-v2", "+v8.2a,+dotprod,+fullfp16,+sve,+sve2"},
-      {"btver2", "+avx"},
-      {"sandybridge", "+avx"},
-      {"corei7-avx", "+avx"},
-      {"core-avx-i", "+avx"},
-      {"bdver1", "+avx"},
-      {"bdver2", "+avx,+fma"},
-      {"bdver3", "+avx,+fma"},
-      {"core-avx2", "+avx2,+fma"},
-      {"gracemont", "+avx2,+fma,+avxvnni"},
-      {"knl", "+avx2,+fma,+avx512f"},
-      {"knm", "+avx2,+fma,+avx512f"},
-      {"skx", "+avx2,+fma,+avx512f,+avx512bw,+avx512dq,+avx512vl"},
-      {"ivybridge", "+avx"},
-      {"x86-64-v3", "+avx2,+fma"},
-      {"haswell", "+avx2,+fma"},
-      {"broadwell", "+avx2,+fma"},
-      {"skylake", "+avx2,+fma"},
-      {"alderlake", "+avx2,+fma,+avxvnni"},
-      {"raptorlake", "+avx2,+fma,+avxvnni"},
-      {"meteorlake", "+avx2,+fma,+avxvnni"},
-      {"arrowlake", "+avx2,+fma,+avxvnni"},
-      {"arrowlake-s", "+avx2,+fma,+avxvnni"},
-      {"lunarlake", "+avx2,+fma,+avxvnni"},
-      {"pantherlake", "+avx2,+fma,+avxvnni"},
-      {"sierraforest", "+avx2,+fma,+avxvnni"},
-      {"grandridge", "+avx2,+fma,+avxvnni"},
-      {"clearwaterforest", "+avx2,+fma,+avxvnni"},
-      {"znver1", "+avx2,+fma"},
-      {"znver2", "+avx2,+fma"},
-      {"znver3", "+avx2,+fma"},
-      {"bdver4", "+avx2,+fma"},
-      {"x86-64-v4", "+avx2,+fma,+avx512f,+avx512bw,+avx512dq,+avx512vl"},
-      {"skylake-avx512", "+avx2,+fma,+avx512f,+avx512bw,+avx512dq,+avx512vl"},
-      {"cascadelake", "+avx2,+fma,+avx512f,+avx512bw,+avx512dq,+avx512vl,+avx512vnni"},
-      {"cooperlake", "+avx2,+fma,+avx512f,+avx512bw,+avx512dq,+avx512vl,+avx512vnni"},
-      {"cannonlake", "+avx2,+fma,+avx512f,+avx512bw,+avx512dq,+avx512vl"},
-      {"icelake-client", "+avx2,+fma,+avx512f,+avx512bw,+avx512dq,+avx512vl,+avx512vnni"},
-      {"icelake-server", "+avx2,+fma,+avx512f,+avx512bw,+avx512dq,+avx512vl,+avx512vnni"},
-      {"tigerlake", "+avx2,+fma,+avx512f,+avx512bw,+avx512dq,+avx512vl,+avx512vnni"},
-      {"sapphirerapids", "+avx2,+fma,+avx512f,+avx512bw,+avx512dq,+avx512vl,+avx512vnni,+avxvnni"},
-      {"emeraldrapids", "+avx2,+fma,+avx512f,+avx512bw,+avx512dq,+avx512vl,+avx512vnni,+avxvnni"},
-      {"graniterapids", "+avx2,+fma,+avx512f,+avx512bw,+avx512dq,+avx512vl,+avx512vnni,+avxvnni"},
-      {"graniterapids-d", "+avx2,+fma,+avx512f,+avx512bw,+avx512dq,+avx512vl,+avx512vnni,+avxvnni"},
-      {"rocketlake", "+avx2,+fma,+avx512f,+avx512bw,+avx512dq,+avx512vl,+avx512vnni"},
-      {"znver4", "+avx2,+fma,+avx512f,+avx512bw,+avx512dq,+avx512vl,+avx512vnni"},
-      {"znver5", "+avx2,+fma,+avx512f,+avx512bw,+avx512dq,+avx512vl,+avx512vnni"},
-  };
-  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
-    if (cpu && strcmp(rows[i].cpu, cpu) == 0) return rows[i].features;
-  return "";
-}
-
 
 /* ---- host detection ---- */
 
@@ -210,6 +136,33 @@ static bool first_missing(const char *features, const char *have, const char *ha
   return false;
 }
 
+size_t tsl_target_implied_features(const tsl_target *t, char *out, size_t n) {
+  size_t len = 0;
+  if (!out || n == 0) return 0;
+  out[0] = '\0';
+  if (!t) return 0;
+  const char *implied = tsl_target_cpu_features(t->cpu);
+  for (const char *p = implied; *p;) {
+    const char *end = strchr(p, ',');
+    size_t k = end ? (size_t)(end - p) : strlen(p);
+    char name[64];
+    if (k > 1 && k < sizeof name && p[0] == '+') {
+      memcpy(name, p + 1, k - 1);
+      name[k - 1] = '\0';
+      if (!tsl_feature_string_disables(t->features, name)) {
+        int w = snprintf(out + len, n - len, "%s+%s", len ? "," : "", name);
+        if (w < 0 || (size_t)w >= n - len) { /* never a cut name: drop the partial one */
+          out[len] = '\0';
+          return len;
+        }
+        len += (size_t)w;
+      }
+    }
+    p = end ? end + 1 : p + k;
+  }
+  return len;
+}
+
 /* Can code for t run on a machine whose target is host? Its features and those its CPU
  * implies must be the host's (or its CPU's). *reason (n bytes) says why not. */
 static bool runs_on(const tsl_target *t, const tsl_target *host, char *reason, size_t n) {
@@ -223,7 +176,11 @@ static bool runs_on(const tsl_target *t, const tsl_target *host, char *reason, s
     snprintf(reason, n, "feature %s", feature);
     return false;
   }
-  if (first_missing(tsl_target_cpu_features(t->cpu), host->features, host->cpu, feature)) {
+  /* those the CPU implies, except what t's own string turns off (a host target on a VM
+   * that hides a feature of its CPU: "-avx512fp16") */
+  char implied[512];
+  tsl_target_implied_features(t, implied, sizeof implied);
+  if (first_missing(implied, host->features, host->cpu, feature)) {
     snprintf(reason, n, "feature %s (enabled by -mcpu=%s)", feature, t->cpu);
     return false;
   }
@@ -272,42 +229,6 @@ static bool valid_cpu_name(const char *s) {
   for (; *s; s++)
     if (!isalnum((unsigned char)*s) && *s != '-' && *s != '_' && *s != '.') return false;
   return true;
-}
-
-/* CPU names LLVM 19 knows for each architecture that tessel accepts for -mcpu= (x86:
- * every 64-bit CPU of `llc-19 -mtriple=x86_64 -mcpu=help`, without the underscore
- * spellings). LLVM's
- * C API cannot list or validate them, and a CPU of the wrong architecture makes LLVM
- * abort the process ("64-bit code requested on a subtarget that doesn't support it"),
- * so only these pass. */
-static const char *const x86_cpus[] = {
-    "x86-64", "x86-64-v2", "x86-64-v3", "x86-64-v4", "k8", "k8-sse3", "opteron", "opteron-sse3",
-    "athlon64", "athlon64-sse3", "athlon-fx", "amdfam10", "barcelona", "bdver1", "bdver2", "bdver3",
-    "btver1", "nocona", "core2", "penryn", "nehalem", "corei7", "westmere", "bonnell", "atom",
-    "silvermont", "slm", "goldmont", "goldmont-plus", "tremont", "gracemont", "corei7-avx",
-    "core-avx-i", "core-avx2", "skx", "knl", "knm", "sandybridge", "ivybridge", "haswell",
-    "broadwell", "skylake", "skylake-avx512", "cascadelake", "cooperlake", "cannonlake",
-    "icelake-client", "icelake-server", "tigerlake", "rocketlake", "sapphirerapids",
-    "emeraldrapids", "graniterapids", "graniterapids-d", "alderlake", "raptorlake", "meteorlake",
-    "arrowlake", "arrowlake-s", "lunarlake", "pantherlake", "sierraforest", "grandridge",
-    "clearwaterforest", "znver1", "znver2", "znver3", "znver4", "znver5", "btver2", "bdver4", NULL};
-static const char *const aarch64_cpus[] = {
-    "generic", "cortex-a53", "cortex-a55", "cortex-a57", "cortex-a72", "cortex-a73", "cortex-a75",
-    "cortex-a76", "cortex-a77", "cortex-a78", "cortex-a510", "cortex-a710", "cortex-x1", "cortex-x2",
-    "neoverse-n1", "neoverse-n2", "neoverse-v1", "neoverse-v2", "apple-m1", "apple-m2", "carmel",
-    "thunderx2t99", "ampere1", NULL};
-
-static bool known_cpu(tsl_arch arch, const char *cpu, char *list, size_t n) {
-  const char *const *names = arch == TSL_ARCH_X86_64 ? x86_cpus : aarch64_cpus;
-  size_t len = 0;
-  list[0] = '\0';
-  for (int i = 0; names[i]; i++) {
-    if (strcmp(names[i], cpu) == 0) return true;
-    int w = snprintf(list + len, n - len, "%s%s", i ? ", " : "", names[i]);
-    if (w < 0 || (size_t)w >= n - len) break;
-    len += (size_t)w;
-  }
-  return false;
 }
 
 /* "tcp://HOST:PORT" with a non-empty host and a port in 1..65535. */
@@ -422,7 +343,7 @@ tsl_status tsl_target_parse(const char *s, tsl_target *out) {
        * parses back on that host; never after a preset, whose check of the features a
        * CPU implies needs the CPU's row (tsl_target_cpu_features) */
       bool own_cpu = real_host && strcmp(cpu, t.cpu) == 0;
-      if (!known_cpu(t.arch, cpu, list, sizeof list) && !own_cpu)
+      if (!tsl_target_cpu_known(t.arch, cpu, list, sizeof list) && !own_cpu)
         return tsl_error(TSL_ERR_UNSUPPORTED, "target '%s': -mcpu=%s is not a known %s CPU (known: %s)", s, cpu,
                          t.arch == TSL_ARCH_X86_64 ? "x86-64" : "AArch64", list);
       copy_str(t.cpu, sizeof t.cpu, cpu);

@@ -96,12 +96,21 @@ int tsl_target_vector_registers(const tsl_target *t);
 bool tsl_target_has_feature(const tsl_target *t, const char *feature);
 
 /* The vector ISA features ("+x,+y") LLVM's model of CPU `cpu` enables on its own, for
- * the CPU names -mcpu= accepts ("+avx2,+fma" for znver3, "+v8.2a,+dotprod,+fullfp16"
+ * the CPU names -mcpu= accepts ("+avx,+avx2,+fma,+f16c" for znver3, "+v8.2a,+dotprod,+fullfp16"
  * for cortex-a76, ... ; "" for an unknown name): limited to those generated code can use
- * without intrinsics (what the vectorizer and instruction selection pick). A target's
- * code may use them besides its feature string, so they count wherever code is checked
- * against a machine (tsl_target_runs_on_host, the AOT loader's record). */
+ * without intrinsics (what the vectorizer and instruction selection pick: vector
+ * popcount is avx512vpopcntdq, f16 casts f16c; the rows and how they were read from
+ * LLVM: target/cpus.c). A target's code may use them besides its feature string, so they
+ * count wherever code is checked against a machine (tsl_target_runs_on_host, the AOT
+ * loader's record), except those the target's own string disables ("-avx512fp16": the
+ * code was built without it). */
 const char *tsl_target_cpu_features(const char *cpu);
+
+/* The features t's CPU implies (tsl_target_cpu_features) that t's own feature string
+ * does not turn off ("-x"), as "+x,+y" in out (n bytes; a name that does not fit is left
+ * out whole): what t's code may use besides its string. Returns the length written; 0
+ * for NULL arguments. */
+size_t tsl_target_implied_features(const tsl_target *t, char *out, size_t n);
 
 /* Can code compiled for t run on this machine? True when t has the host's
  * architecture and every feature t enables ("+x", and those its CPU implies:

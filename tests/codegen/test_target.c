@@ -10,6 +10,8 @@
 #include "codegen/kernel_abi.h"
 #include "codegen/llvm.h"
 #include "codegen/machine.h"
+#include "target/arch.h"
+#include "target/cpus.h"
 #include "target/host_probe.h"
 #include "tests/codegen/cg_util.h"
 #include "tests/x86_level.h"
@@ -132,6 +134,14 @@ static void test_target_host_forced_by_environment(void) {
     setenv(TSL_HOST_TARGET_ENV, "x86-64-avx2 -mcpu=znver4", 1);
     CU_ASSERT_EQUAL(tsl_target_parse("host", &t), TSL_ERR_INVALID);
     CU_ASSERT_PTR_NOT_NULL(strstr(tsl_last_error(), "-mcpu=znver4 enables avx512"));
+    /* nor one whose CPU would emit XOP and FMA4 (Piledriver), nor an AVX-512 one whose
+     * CPU would emit vpopcntq (Knights Mill) */
+    setenv(TSL_HOST_TARGET_ENV, "x86-64-avx2 -mcpu=bdver2", 1);
+    CU_ASSERT_EQUAL(tsl_target_parse("host", &t), TSL_ERR_INVALID);
+    CU_ASSERT_PTR_NOT_NULL(strstr(tsl_last_error(), "-mcpu=bdver2 enables fma4"));
+    setenv(TSL_HOST_TARGET_ENV, "x86-64-avx512 -mcpu=knm", 1);
+    CU_ASSERT_EQUAL(tsl_target_parse("host", &t), TSL_ERR_INVALID);
+    CU_ASSERT_PTR_NOT_NULL(strstr(tsl_last_error(), "-mcpu=knm enables avx512vpopcntdq"));
     /* AVX-512: taken where the machine has it, refused naming the feature where not */
     setenv(TSL_HOST_TARGET_ENV, "x86-64-avx512", 1);
     st = tsl_target_parse("host", &t);
@@ -222,11 +232,11 @@ static void test_target_new_cpus_and_disabled_features(void) {
     snprintf(s, sizeof s, "x86-64-avx2 -mcpu=%s", narrow[i]);
     CU_ASSERT_EQUAL(tsl_target_parse(s, &t), TSL_OK);
   }
-  CU_ASSERT_STRING_EQUAL(tsl_target_cpu_features("bdver1"), "+avx");
+  CU_ASSERT_STRING_EQUAL(tsl_target_cpu_features("bdver1"), "+avx,+fma4,+xop"); /* AMD: FMA4 and XOP, no FMA3 */
   CU_ASSERT_EQUAL(tsl_target_parse("x86-64-avx2 -mcpu=pentium4", &t), TSL_ERR_UNSUPPORTED); /* 32-bit only */
 
-  /* the machines: the AVX2 level's features, with AVX-512 disabled, or with only the
-   * AVX-512 feature the CPU rows do not list (cd) spelled out */
+  /* the machines: the AVX2 level's features, with AVX-512 disabled, or with one AVX-512
+   * feature (cd) spelled out and the others left to the CPU's row */
   CU_ASSERT_EQUAL_FATAL(tsl_target_parse("x86-64-avx2", &t), TSL_OK);
   char base[512], feats[1024];
   snprintf(base, sizeof base, "%.511s", t.features);
@@ -457,6 +467,79 @@ static void test_C12_jit_refuses_targets_the_host_cannot_run(void) {
   }
 }
 
+/* C12, the class of a CPU's implied features: for every x86 CPU -mcpu= accepts, the
+ * instructions LLVM emits for it (a popcount of 8 x u64, a 16-wide FMA) need only
+ * features its row lists (tsl_target_cpu_features), so the runs-on check sees them: a
+ * Zen 4 or Ice Lake build uses vpopcntq, which a Cascade Lake lacks (the rows listed no
+ * avx512vpopcntdq before). A host target on a VM that hides one of its CPU's features
+ * ("-avx512fp16" in its string) still runs on that machine. */
+static void test_C12_cpu_rows_cover_the_instructions_llvm_emits(void) {
+  char list[4096];
+  CU_ASSERT_FALSE_FATAL(tsl_target_cpu_known(TSL_ARCH_X86_64, NULL, list, sizeof list));
+  CU_ASSERT_PTR_NOT_NULL_FATAL(strstr(list, "znver5"));
+  tsl_func *pop = popcount8_kernel(), *fma = fma16_kernel("fma16c", 64);
+  static const struct {
+    const char *insn, *feature;
+  } needs[] = {{"vpopcntq", "avx512vpopcntdq"}, {"vpopcntd", "avx512vpopcntdq"}, {"vpopcntb", "avx512bitalg"},
+               {"vpopcntw", "avx512bitalg"},    {"zmm", "avx512f"},                {"vfmadd1", "fma"},
+               {"vfmadd2", "fma"},              {"vfmadd3", "fma"},                {"vfmaddps", "fma4"}};
+  int n = 0, with_vpopcnt = 0;
+  for (char *save = NULL, *cpu = strtok_r(list, ", ", &save); cpu; cpu = strtok_r(NULL, ", ", &save), n++) {
+    char target[96];
+    snprintf(target, sizeof target, "x86-64-avx2 -mcpu=%s", cpu);
+    char *texts[2] = {asm_for(pop, target), asm_for(fma, target)};
+    CU_ASSERT_PTR_NOT_NULL(texts[0]);
+    CU_ASSERT_PTR_NOT_NULL(texts[1]);
+    /* what the code may use: the target's own string (the AVX2 level) and the CPU's row */
+    tsl_target tt;
+    CU_ASSERT_EQUAL_FATAL(tsl_target_parse(target, &tt), TSL_OK);
+    const char *row = tsl_target_cpu_features(cpu);
+    for (int k = 0; k < 2; k++)
+      for (size_t i = 0; texts[k] && i < sizeof needs / sizeof needs[0]; i++)
+        if (strstr(texts[k], needs[i].insn) && !tsl_feature_string_has(row, needs[i].feature) &&
+            !tsl_feature_string_has(tt.features, needs[i].feature)) {
+          printf("\n    -mcpu=%s emits %s, its row (%s) lacks %s", cpu, needs[i].insn, row, needs[i].feature);
+          CU_FAIL("a CPU row misses a feature its code uses");
+        }
+    with_vpopcnt += texts[0] && strstr(texts[0], "vpopcntq") != NULL;
+    free(texts[0]);
+    free(texts[1]);
+  }
+  CU_ASSERT(n > 60);
+  CU_ASSERT(with_vpopcnt >= 10); /* knm, Ice Lake and later Xeons and clients, Zen 4 and 5 */
+
+  /* the Zen 4 AVX-512 build on a Cascade Lake: refused, naming the popcount feature */
+  tsl_target t, cascade;
+  CU_ASSERT_EQUAL_FATAL(tsl_target_parse("x86-64-avx512", &t), TSL_OK);
+  char feats[sizeof t.features + 160];
+  snprintf(feats, sizeof feats, "%s,+avx512vnni,-avx512vpopcntdq", t.features);
+  cascade = machine("cascadelake", feats);
+  CU_ASSERT_EQUAL_FATAL(tsl_target_parse("x86-64-avx512 -mcpu=znver4", &t), TSL_OK);
+  char why[192] = "";
+  CU_ASSERT_FALSE(tsl_target_runs_on(&t, &cascade, why, sizeof why));
+  CU_ASSERT_PTR_NOT_NULL(strstr(why, "avx512vpopcntdq"));
+  CU_ASSERT_EQUAL_FATAL(tsl_target_parse("x86-64-avx512 -mcpu=cascadelake", &t), TSL_OK);
+  CU_ASSERT_TRUE(tsl_target_runs_on(&t, &cascade, why, sizeof why));
+  /* a Sapphire Rapids VM hiding avx512fp16: its own host target runs on it */
+  CU_ASSERT_EQUAL_FATAL(tsl_target_parse("x86-64-avx512", &t), TSL_OK);
+  snprintf(feats, sizeof feats, "%s,+avx512vnni,+avx512vpopcntdq,+avx512bitalg,+avx512vbmi,+avx512vbmi2,+gfni,+avxvnni,-avx512fp16",
+           t.features);
+  tsl_target vm = machine("sapphirerapids", feats);
+  CU_ASSERT_TRUE(tsl_target_runs_on(&vm, &vm, why, sizeof why));
+  char implied[512]; /* what an AOT object's record lists besides the string */
+  CU_ASSERT(tsl_target_implied_features(&vm, implied, sizeof implied) > 0);
+  CU_ASSERT_PTR_NULL(strstr(implied, "avx512fp16"));
+  CU_ASSERT_TRUE(tsl_feature_string_has(implied, "avx512vpopcntdq"));
+  CU_ASSERT_TRUE(tsl_feature_string_has(tsl_target_cpu_features("sapphirerapids"), "avx512fp16"));
+  CU_ASSERT_EQUAL(tsl_target_implied_features(&vm, implied, 12), 10); /* no cut names */
+  CU_ASSERT_STRING_EQUAL(implied, "+avx,+avx2");
+  /* but code built with the feature does not */
+  snprintf(feats, sizeof feats, "%s,+avx512fp16", t.features);
+  tsl_target fp16 = machine("sapphirerapids", feats);
+  CU_ASSERT_FALSE(tsl_target_runs_on(&fp16, &vm, why, sizeof why));
+  CU_ASSERT_PTR_NOT_NULL(strstr(why, "avx512fp16"));
+}
+
 /* C12: one kernel compiled for two targets that differ in features runs on both
  * with identical results. */
 static void test_C12_same_kernel_identical_on_host_and_avx2_target(void) {
@@ -573,6 +656,7 @@ void cg_add_target_tests(void) {
   CU_add_test(s, "test_C12_jit_refuses_targets_the_host_cannot_run", test_C12_jit_refuses_targets_the_host_cannot_run);
   CU_add_test(s, "test_C12_same_kernel_identical_on_host_and_avx2_target",
               test_C12_same_kernel_identical_on_host_and_avx2_target);
+  CU_add_test(s, "test_C12_cpu_rows_cover_the_instructions_llvm_emits", test_C12_cpu_rows_cover_the_instructions_llvm_emits);
   CU_add_test(s, "test_compile_time_and_module_keeps_jit_alive", test_compile_time_and_module_keeps_jit_alive);
   CU_add_test(s, "test_kernel_symbols_sanitized_and_unique", test_kernel_symbols_sanitized_and_unique);
 }

@@ -1,0 +1,25 @@
+/* The CPU models tessel accepts for -mcpu=, per architecture, in ONE table with the
+ * vector features each implies (tsl_target_cpu_features, target.h, reads the same rows).
+ * LLVM's C API can neither list nor validate CPU names, and a CPU of the wrong
+ * architecture makes LLVM abort the process ("64-bit code requested on a subtarget that
+ * doesn't support it"), so only these pass. */
+#ifndef TESSEL_TARGET_CPUS_H
+#define TESSEL_TARGET_CPUS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "target/target.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* True when `cpu` is a CPU name of architecture `arch`. Otherwise list (n bytes, may be
+ * NULL) holds that architecture's names, ", "-separated, cut at n - 1 bytes. */
+bool tsl_target_cpu_known(tsl_arch arch, const char *cpu, char *list, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
