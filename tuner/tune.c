@@ -34,6 +34,8 @@ typedef struct task {
   const tsl_target *target;
   char target_str[192];
   const char *key;
+  char *op_key; /* the algorithm's operator instance under its own key (tune-op's), when
+                   not key; NULL otherwise */
   const tsl_algo_choice *algo;
   const tsl_template *tpl;
   tsl_config_space space;
@@ -206,8 +208,9 @@ static void progress(const task *tk, int done, int budget, double t0) {
 }
 
 /* Whether r is an isolated trial of this task as it measures now (what resuming counts
- * and where a stored default time is taken from): the same workload, target, template
- * and space; no in-model record (the in-situ pass's costs are not the runner's); the
+ * and where a stored default time is taken from): the same workload (the layer's key,
+ * or the operator instance its algorithm runs: what tune-op of that operator wrote),
+ * target, template and space; no in-model record (the in-situ pass's costs are not the runner's); the
  * same cost source (never estimates for measurements); and a measured record of the
  * same thread count (records.h: the lookup keeps a file's 1- and 2-thread tunings apart,
  * and so does this). */
@@ -216,8 +219,9 @@ static bool held_trial(const task *tk, const tsl_record *r) {
   int threads = o->measure.threads > 0 ? o->measure.threads : tsl_get_num_threads();
   if (tsl_record_in_model(r) || tsl_record_is_static(r) != o->measure.cost_static) return false;
   if (!o->measure.cost_static && r->threads > 0 && threads > 0 && r->threads != threads) return false;
-  return r->space_hash == tk->hash && strcmp(r->workload, tk->key) == 0 && strcmp(r->target, tk->target_str) == 0 &&
-         strcmp(r->template_name, tk->tpl->name) == 0;
+  return r->space_hash == tk->hash &&
+         (strcmp(r->workload, tk->key) == 0 || (tk->op_key && strcmp(r->workload, tk->op_key) == 0)) &&
+         strcmp(r->target, tk->target_str) == 0 && strcmp(r->template_name, tk->tpl->name) == 0;
 }
 
 /* Tunes one algorithm with `budget` trials; updates tk->best. */
@@ -446,6 +450,13 @@ static tsl_status tune_workload(const tsl_target *t, const tsl_workload *w, cons
       if (pass == 1 && share < 1) continue;
       tk->algo = &algos[a];
       tk->tpl = algos[a].tpl;
+      free(tk->op_key);
+      tk->op_key = NULL;
+      if (tsl_workload_key_of(&algos[a].op_workload, &tk->op_key) != TSL_OK) tsl_clear_error();
+      if (tk->op_key && strcmp(tk->op_key, key) == 0) {
+        free(tk->op_key);
+        tk->op_key = NULL;
+      }
       tk->best = INFINITY;
       tk->runner = runners[a];
       tk->space = spaces[a];
@@ -470,6 +481,7 @@ static tsl_status tune_workload(const tsl_target *t, const tsl_workload *w, cons
   res->static_spearman = tsl_spearman(tk->pair_measured, tk->pair_static, tk->npairs);
   free(tk->pair_measured);
   free(tk->pair_static);
+  free(tk->op_key);
   {
     tsl_arena *ar = tsl_arena_new(), *prev = tsl_arena_set_current(ar);
     tsl_te_program *fp = NULL;

@@ -274,6 +274,14 @@ static void test_tunecli_tune_op_records_serve_the_algorithms_layer(void) {
   /* 10x10 images: another instance */
   expectf(1, "holds no usable record",
           "run-op conv2d_winograd_f2 --shape data=1x2x10x10x8 --shape U=4x4x2x16x8 --shape bias=2x8 --records %s", rec);
+  /* an im2col instance at a pack_rows the compiler does not use (its example's): its own
+   * records, its own pack_rows */
+  const char *im2col = "conv2d_nchwc_im2col --param pack_rows=4";
+  expectf(0, "records: ", "tune-op %s --trials 2 --no-peak --records %s", im2col, rec);
+  expectf(0, "check: PASS", "run-op %s --records %s --repeat 2", im2col, rec);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "template conv2d_nchwc_im2col.blocked"));
+  expectf(0, "pack_rows=4", "show %s --records %s", im2col, rec);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "po * 4 + pi")); /* the program of pack_rows 4, not 6 */
   unlink(rec);
   rmdir(dir);
 }

@@ -48,6 +48,17 @@ static char *key_of(const tsl_workload *w) {
   return k;
 }
 
+/* tune-op of operator instance op (one trial: its default config), records into a new
+ * file named from template path (mkstemp's XXXXXX); the options used into *o. */
+static void tune_op_alone(const tsl_target *host, const tsl_workload *op, char *path, tsl_tune_opts *o,
+                          tsl_tune_result *res) {
+  int fd = mkstemp(path);
+  CU_ASSERT_FATAL(fd >= 0);
+  close(fd);
+  *o = tt_quick_tune_opts(path);
+  CU_ASSERT_EQUAL_FATAL(tsl_tune_workload(host, op, o, res), TSL_OK);
+}
+
 /* The operator's own key differs from the layer's, so the only way the layer finds a
  * record written under it is the lookup by the algorithm's operator. */
 static void test_dispatch_uses_tune_op_records_of_the_layers_operator(void) {
@@ -71,12 +82,9 @@ static void test_dispatch_uses_tune_op_records_of_the_layers_operator(void) {
 
   /* the operator tuned on its own, as tune-op does: its records are keyed by op_key */
   char path[] = "/tmp/tessel_dispatch_op_XXXXXX";
-  int fd = mkstemp(path);
-  CU_ASSERT_FATAL(fd >= 0);
-  close(fd);
-  tsl_tune_opts o = tt_quick_tune_opts(path);
+  tsl_tune_opts o;
   tsl_tune_result res;
-  CU_ASSERT_EQUAL_FATAL(tsl_tune_workload(&host, &op, &o, &res), TSL_OK);
+  tune_op_alone(&host, &op, path, &o, &res);
   tsl_records *db = NULL;
   CU_ASSERT_EQUAL_FATAL(tsl_records_new(&db), TSL_OK);
   CU_ASSERT_EQUAL_FATAL(tsl_records_load(db, path, true, NULL), TSL_OK);
@@ -208,8 +216,43 @@ static void test_dispatch_uses_tune_op_records_of_the_layers_operator(void) {
   tsl_arena_free(ar);
 }
 
+/* tune MODEL after tune-op of a layer's operator resumes from those records: the
+ * operator's default config that tune-op measured counts as the layer's trial of that
+ * algorithm and is not measured again. */
+static void test_tune_resumes_from_tune_op_records_of_its_algorithm(void) {
+  tsl_arena *ar = tsl_arena_new();
+  tsl_arena *prev = tsl_arena_set_current(ar);
+  tsl_target host;
+  CU_ASSERT_EQUAL_FATAL(tsl_target_parse("host", &host), TSL_OK);
+  tsl_workload w, op;
+  layer3x3(14, &w);
+  CU_ASSERT_FATAL(algo_index(&w, "conv2d_nchwc_bias.winograd_f2", &op) >= 0);
+  char path[] = "/tmp/tessel_dispatch_op_XXXXXX";
+  tsl_tune_opts o;
+  tsl_tune_result res;
+  tune_op_alone(&host, &op, path, &o, &res);
+  CU_ASSERT_EQUAL(res.measured, 1); /* the operator's default config */
+  /* the layer, its Winograd F(2) algorithm only, resuming from the file as tunecli
+   * does: the same config, held */
+  tsl_records *db = NULL;
+  CU_ASSERT_EQUAL_FATAL(tsl_records_new(&db), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(tsl_records_load(db, path, true, NULL), TSL_OK);
+  o.db = db;
+  o.only_algo = TSL_CONV2D_WINOGRAD_F2;
+  CU_ASSERT_EQUAL_FATAL(tsl_tune_workload(&host, &w, &o, &res), TSL_OK);
+  CU_ASSERT_EQUAL(res.trials, 1);
+  CU_ASSERT_EQUAL(res.measured, 0);
+  CU_ASSERT_TRUE(res.found);
+  tsl_records_free(db);
+  unlink(path);
+  tsl_arena_set_current(prev);
+  tsl_arena_free(ar);
+}
+
 void tsl_tests_tuner_dispatch_op_key(void) {
   CU_pSuite s = CU_add_suite("tuner_dispatch_op_key", NULL, NULL);
   CU_add_test(s, "test_dispatch_uses_tune_op_records_of_the_layers_operator",
               test_dispatch_uses_tune_op_records_of_the_layers_operator);
+  CU_add_test(s, "test_tune_resumes_from_tune_op_records_of_its_algorithm",
+              test_tune_resumes_from_tune_op_records_of_its_algorithm);
 }

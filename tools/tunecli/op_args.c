@@ -336,9 +336,9 @@ static tsl_status lowers_for_target(const tsl_schedule *s, void *ctx) { return t
  * (ops/conv2d/algorithms_conv.h: the key `tunecli tune MODEL` writes) resolves as the graph
  * compiler resolves it: the best record over every algorithm of the family
  * (tsl_dispatch_schedule_any), whose operator then gives the program; an algorithm's own
- * operator over that algorithm's records of its layer's family key
- * (tsl_dispatch_schedule_conv_algo); any other operator over its own templates
- * (tsl_dispatch_schedule). */
+ * operator over its own records of this instance (tsl_dispatch_schedule), else over that
+ * algorithm's records of its layer (tsl_dispatch_schedule_conv_algo); any other operator
+ * over its own templates (tsl_dispatch_schedule). */
 static bool schedule_from_records(const char *cmd, op_args *a) {
   tsl_target t;
   tsl_records *db = NULL;
@@ -360,25 +360,40 @@ static bool schedule_from_records(const char *cmd, op_args *a) {
   }
   tsl_tuner_register_templates();
   bool family = tsl_conv2d_is_family(&w);
-  /* an algorithm's own operator (im2col, Winograd, ...): that algorithm's best record of
-   * the layer it computes, under the layer's family key (tune MODEL) or the operator's own
-   * (tune-op of this operator; tuner/dispatch.h) */
+  /* an algorithm's own operator (im2col, Winograd, ...): this instance's own best record
+   * (tune-op of it), else that algorithm's best record of the layer it computes, under
+   * the layer's family key (tune MODEL) or the operator key the layer's algorithm runs
+   * (tuner/dispatch.h) */
   tsl_conv2d_algo algo = TSL_CONV2D_DIRECT;
   tsl_conv2d_layer layer;
   bool algo_op = !family && tsl_conv2d_algo_of_op(a->name, NULL);
-  if (algo_op && (st = tsl_conv2d_layer_of_algo_workload(&w, &layer, &algo)) == TSL_OK)
+  tsl_te_program *p = NULL;
+  tsl_schedule *s = NULL;
+  tsl_dispatch_info info;
+  /* this very instance's own records first (tune-op of it: e.g. im2col with its own
+   * pack_rows, which the layer's algorithm, at the compiler's pack_rows, would not run) */
+  bool own = false;
+  if (algo_op) {
+    tsl_status so = tsl_dispatch_schedule(db, &t, &w, NULL, &p, &s, &info);
+    own = so == TSL_OK && info.tuned;
+    if (!own) {
+      tsl_schedule_free(s);
+      s = NULL;
+      p = NULL;
+      tsl_clear_error();
+    }
+  }
+  if (!own && algo_op && (st = tsl_conv2d_layer_of_algo_workload(&w, &layer, &algo)) == TSL_OK)
     st = tsl_conv2d_family_workload(&layer, &w);
   if (st != TSL_OK) {
     tsl_records_free(db);
     tunecli_fail(cmd, st);
     return false;
   }
-  tsl_te_program *p = NULL;
-  tsl_schedule *s = NULL;
-  tsl_dispatch_info info;
-  st = algo_op  ? tsl_dispatch_schedule_conv_algo(db, &t, &w, algo, NULL, &p, &s, &info)
-       : family ? tsl_dispatch_schedule_any(db, &t, &w, NULL, &p, &s, &info)
-                : tsl_dispatch_schedule(db, &t, &w, NULL, &p, &s, &info);
+  if (!own)
+    st = algo_op  ? tsl_dispatch_schedule_conv_algo(db, &t, &w, algo, NULL, &p, &s, &info)
+         : family ? tsl_dispatch_schedule_any(db, &t, &w, NULL, &p, &s, &info)
+                  : tsl_dispatch_schedule(db, &t, &w, NULL, &p, &s, &info);
   tsl_records_free(db);
   bool no_template = st == TSL_ERR_NOT_FOUND; /* the op has no template: it has no records either */
   if (no_template) tsl_clear_error();
