@@ -90,11 +90,7 @@ static tsl_status isolated_candidates(const tsl_records *db, const tsl_target *t
   char *op_keys[MAX_OPS] = {NULL};
   int nops = algos ? tsl_algorithms_for(w, algos, MAX_OPS, NULL) : 0;
   if (nops > MAX_OPS) nops = MAX_OPS;
-  for (int a = 0; a < nops; a++)
-    if (tsl_workload_key_of(&algos[a].op_workload, &op_keys[a]) != TSL_OK) {
-      tsl_clear_error();
-      op_keys[a] = NULL;
-    }
+  for (int a = 0; a < nops; a++) op_keys[a] = tsl_dispatch_op_key(&algos[a], L->key);
   free(algos);
   for (int i = 0; st == TSL_OK && i < db->n; i++) {
     const tsl_record *r = &db->recs[i];

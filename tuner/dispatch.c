@@ -51,10 +51,7 @@ static bool any_record(const tsl_records *db, const char *key, const char *tpl) 
   return false;
 }
 
-/* Algorithm a's operator instance under its own key (what `tunecli tune-op` writes, e.g.
- * conv2d_winograd_f2 with U's shape) when that is not the family key `key`; NULL
- * otherwise (caller frees). */
-static char *own_op_key(const tsl_algo_choice *a, const char *key) {
+char *tsl_dispatch_op_key(const tsl_algo_choice *a, const char *key) {
   char *op_key = NULL;
   if (tsl_workload_key_of(&a->op_workload, &op_key) != TSL_OK) {
     tsl_clear_error();
@@ -80,7 +77,7 @@ static const tsl_record *default_estimate(const tsl_records *db, const tsl_recor
   }
   int64_t idx = tsl_config_index(s, &c);
   uint64_t h = tsl_space_hash(a->tpl->name, a->tpl->version, a->tpl->op, s);
-  char *op_key = own_op_key(a, key);
+  char *op_key = tsl_dispatch_op_key(a, key);
   const tsl_record *found = NULL;
   for (int i = 0; i < db->n && !found; i++) {
     const tsl_record *r = &db->recs[i];
@@ -156,7 +153,7 @@ static tsl_status dispatch(const tsl_records *db, const tsl_target *t, const tsl
   const tsl_record *best_rec = NULL;
   bool ok[MAX_ALGOS] = {false}, tried[MAX_ALGOS] = {false};
   for (int a = 0; a < na && db; a++) {
-    char *op_key = own_op_key(&algos[a], key);
+    char *op_key = tsl_dispatch_op_key(&algos[a], key);
     /* instantiating a program and its space costs milliseconds: only for a template
      * with a successful record of this workload */
     bool own = op_key && any_record(db, op_key, algos[a].tpl->name);

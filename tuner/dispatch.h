@@ -67,6 +67,13 @@ typedef struct tsl_dispatch_info {
                                and context; for the default no costs (ncosts 0) */
 } tsl_dispatch_info;
 
+/* The key of the operator instance algorithm a runs (tsl_workload_key_of of its
+ * op_workload: what `tunecli tune-op` of that operator writes, e.g. conv2d_winograd_f2
+ * with the layer's data, U and bias shapes) when it differs from the layer's family key
+ * `key`; NULL when it is the same or cannot be formed. The caller frees it. Records under
+ * either key are the layer's (above). */
+char *tsl_dispatch_op_key(const tsl_algo_choice *a, const char *key);
+
 /* The program (instantiated in the current arena) and its schedule (caller frees with
  * tsl_schedule_free) for workload w, considering only the templates of w's OWN operator:
  * the program has w's inputs and outputs exactly, so a caller can run it on the layer's

@@ -240,13 +240,32 @@ static tsl_status tune_algorithm(task *tk, int new_budget, bool first, double *d
   /* resume: what the records already hold teaches the model (one training for all of
    * them) and, on the first pass, counts */
   if (o->db && st == TSL_OK) {
-    tsl_config *held = malloc(sizeof *held * (size_t)(o->db->n > 0 ? o->db->n : 1));
-    double *held_cost = malloc(sizeof *held_cost * (size_t)(o->db->n > 0 ? o->db->n : 1));
+    size_t cap = (size_t)(o->db->n > 0 ? o->db->n : 1);
+    tsl_config *held = malloc(sizeof *held * cap);
+    double *held_cost = malloc(sizeof *held_cost * cap);
+    const tsl_record **held_rec = malloc(sizeof *held_rec * cap);
     int nheld = 0;
-    if (!held || !held_cost) st = tsl_error(TSL_ERR_NOMEM, "tune: out of memory");
+    if (!held || !held_cost || !held_rec) st = tsl_error(TSL_ERR_NOMEM, "tune: out of memory");
     for (int i = 0; st == TSL_OK && i < o->db->n; i++) {
       const tsl_record *r = &o->db->recs[i];
       if (!held_trial(tk, r) || tsl_config_check(&tk->space, &r->config) != TSL_OK) continue;
+      /* a config held under the other key (the layer's and its operator's: tune MODEL and
+       * tune-op of one instance both measured it) is one trial, at its lower cost */
+      int dup = -1;
+      for (int j = 0; j < nheld && dup < 0 && tk->op_key; j++)
+        if (strcmp(held_rec[j]->workload, r->workload) != 0 && held_rec[j]->config_index == r->config_index &&
+            tsl_config_index(&tk->space, &held[j]) == tsl_config_index(&tk->space, &r->config))
+          dup = j;
+      if (dup >= 0) {
+        double c = tsl_record_cost(r);
+        if (c < held_cost[dup]) held_cost[dup] = c;
+        if (c < tk->best) {
+          tk->best = c;
+          tk->best_config = r->config;
+        }
+        continue;
+      }
+      held_rec[nheld] = r;
       tsl_search_mark_visited(search, &r->config);
       if (first && o->shadow_held && o->shadow_static_path && !o->measure.cost_static) {
         tsl_record *scratch = malloc(sizeof *scratch);
@@ -266,6 +285,7 @@ static tsl_status tune_algorithm(task *tk, int new_budget, bool first, double *d
     if (st == TSL_OK && nheld > 0) st = tsl_search_update(search, held, held_cost, nheld);
     free(held);
     free(held_cost);
+    free(held_rec);
   }
   int budget = first ? done + 1 : done + new_budget;
   /* the default config first: the baseline (and usually a good start) */
@@ -451,12 +471,7 @@ static tsl_status tune_workload(const tsl_target *t, const tsl_workload *w, cons
       tk->algo = &algos[a];
       tk->tpl = algos[a].tpl;
       free(tk->op_key);
-      tk->op_key = NULL;
-      if (tsl_workload_key_of(&algos[a].op_workload, &tk->op_key) != TSL_OK) tsl_clear_error();
-      if (tk->op_key && strcmp(tk->op_key, key) == 0) {
-        free(tk->op_key);
-        tk->op_key = NULL;
-      }
+      tk->op_key = tsl_dispatch_op_key(&algos[a], key);
       tk->best = INFINITY;
       tk->runner = runners[a];
       tk->space = spaces[a];

@@ -218,7 +218,7 @@ static void test_dispatch_uses_tune_op_records_of_the_layers_operator(void) {
 
 /* tune MODEL after tune-op of a layer's operator resumes from those records: the
  * operator's default config that tune-op measured counts as the layer's trial of that
- * algorithm and is not measured again. */
+ * algorithm and is not measured again; held under both keys, it counts once. */
 static void test_tune_resumes_from_tune_op_records_of_its_algorithm(void) {
   tsl_arena *ar = tsl_arena_new();
   tsl_arena *prev = tsl_arena_set_current(ar);
@@ -243,6 +243,19 @@ static void test_tune_resumes_from_tune_op_records_of_its_algorithm(void) {
   CU_ASSERT_EQUAL(res.trials, 1);
   CU_ASSERT_EQUAL(res.measured, 0);
   CU_ASSERT_TRUE(res.found);
+  tsl_records_free(db);
+  /* the layer's own record of the same config appended (a tune without resuming), then
+   * resumed from both: one trial, not two */
+  o.db = NULL;
+  CU_ASSERT_EQUAL_FATAL(tsl_tune_workload(&host, &w, &o, &res), TSL_OK);
+  CU_ASSERT_EQUAL(res.measured, 1);
+  CU_ASSERT_EQUAL_FATAL(tsl_records_new(&db), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(tsl_records_load(db, path, true, NULL), TSL_OK);
+  CU_ASSERT_EQUAL(db->n, 2);
+  o.db = db;
+  CU_ASSERT_EQUAL_FATAL(tsl_tune_workload(&host, &w, &o, &res), TSL_OK);
+  CU_ASSERT_EQUAL(res.trials, 1);
+  CU_ASSERT_EQUAL(res.measured, 0);
   tsl_records_free(db);
   unlink(path);
   tsl_arena_set_current(prev);

@@ -360,40 +360,61 @@ static bool schedule_from_records(const char *cmd, op_args *a) {
   }
   tsl_tuner_register_templates();
   bool family = tsl_conv2d_is_family(&w);
-  /* an algorithm's own operator (im2col, Winograd, ...): this instance's own best record
-   * (tune-op of it), else that algorithm's best record of the layer it computes, under
-   * the layer's family key (tune MODEL) or the operator key the layer's algorithm runs
-   * (tuner/dispatch.h) */
+  /* an algorithm's own operator (im2col, Winograd, ...): that algorithm's best record of
+   * the layer it computes, under the layer's family key (tune MODEL) or the operator key
+   * the layer's algorithm runs (tune-op of it), ranked as the graph compiler ranks them
+   * (tuner/dispatch.h); an instance the compiler would not run (im2col at another
+   * pack_rows) takes its own records first */
   tsl_conv2d_algo algo = TSL_CONV2D_DIRECT;
   tsl_conv2d_layer layer;
   bool algo_op = !family && tsl_conv2d_algo_of_op(a->name, NULL);
+  tsl_workload inst = w;
+  char *inst_key = NULL;
+  if (algo_op && tsl_workload_key_of(&inst, &inst_key) != TSL_OK) tsl_clear_error();
+  if (algo_op && (st = tsl_conv2d_layer_of_algo_workload(&w, &layer, &algo)) == TSL_OK)
+    st = tsl_conv2d_family_workload(&layer, &w);
+  tsl_status layer_st = st;
+  char layer_why[512] = "";
+  if (layer_st != TSL_OK) snprintf(layer_why, sizeof layer_why, "%s", tsl_last_error());
   tsl_te_program *p = NULL;
   tsl_schedule *s = NULL;
   tsl_dispatch_info info;
-  /* this very instance's own records first (tune-op of it: e.g. im2col with its own
-   * pack_rows, which the layer's algorithm, at the compiler's pack_rows, would not run) */
-  bool own = false;
-  if (algo_op) {
-    tsl_status so = tsl_dispatch_schedule(db, &t, &w, NULL, &p, &s, &info);
-    own = so == TSL_OK && info.tuned;
-    if (!own) {
-      tsl_schedule_free(s);
-      s = NULL;
-      p = NULL;
-      tsl_clear_error();
-    }
-  }
-  if (!own && algo_op && (st = tsl_conv2d_layer_of_algo_workload(&w, &layer, &algo)) == TSL_OK)
-    st = tsl_conv2d_family_workload(&layer, &w);
-  if (st != TSL_OK) {
-    tsl_records_free(db);
-    tunecli_fail(cmd, st);
-    return false;
-  }
-  if (!own)
+  memset(&info, 0, sizeof info);
+  if (st == TSL_OK)
     st = algo_op  ? tsl_dispatch_schedule_conv_algo(db, &t, &w, algo, NULL, &p, &s, &info)
          : family ? tsl_dispatch_schedule_any(db, &t, &w, NULL, &p, &s, &info)
                   : tsl_dispatch_schedule(db, &t, &w, NULL, &p, &s, &info);
+  char *ran_key = NULL;
+  if (algo_op && st == TSL_OK && tsl_workload_key_of(&info.op_workload, &ran_key) != TSL_OK) tsl_clear_error();
+  bool other_instance = algo_op && (layer_st != TSL_OK || !ran_key || !inst_key || strcmp(ran_key, inst_key) != 0);
+  free(ran_key);
+  free(inst_key);
+  if (other_instance && (layer_st != TSL_OK || st == TSL_OK)) {
+    tsl_te_program *p2 = NULL;
+    tsl_schedule *s2 = NULL;
+    tsl_dispatch_info info2;
+    tsl_status so = tsl_dispatch_schedule(db, &t, &inst, NULL, &p2, &s2, &info2);
+    if (so == TSL_OK && info2.tuned) {
+      tsl_schedule_free(s);
+      p = p2;
+      s = s2;
+      info = info2;
+      st = TSL_OK;
+    } else if (so != TSL_OK && so != TSL_ERR_NOT_FOUND) {
+      tsl_schedule_free(s);
+      tsl_records_free(db);
+      tunecli_fail(cmd, so);
+      return false;
+    } else {
+      tsl_schedule_free(s2);
+      if (so != TSL_OK) tsl_clear_error();
+    }
+  }
+  if (layer_st != TSL_OK && !(st == TSL_OK && info.tuned)) { /* no layer, and no record of the instance */
+    tsl_records_free(db);
+    tunecli_fail(cmd, tsl_error(layer_st, "%s", layer_why));
+    return false;
+  }
   tsl_records_free(db);
   bool no_template = st == TSL_ERR_NOT_FOUND; /* the op has no template: it has no records either */
   if (no_template) tsl_clear_error();

@@ -20,7 +20,10 @@
  * graph compiler picks, and the program is then the winning algorithm's operator (e.g.
  * conv2d_nchwc_im2col); for an algorithm's own operator (conv2d_nchwc_im2col,
  * conv2d_winograd_f4, ...) over that algorithm's records of the layer it computes
- * (tsl_conv2d_layer_of_algo_workload); for any other operator over its own templates.
+ * (tsl_conv2d_layer_of_algo_workload), under the layer's key or the operator key of the
+ * instance the layer's algorithm runs, ranked alike; an instance the compiler would not
+ * run (im2col at another pack_rows) over its own records first; for any other operator
+ * over its own templates.
  * None is an error.
  * record_note names the algorithm, template, config, record kind (in-model or isolated),
  * cost and threads. tune-op reads --records as its records file.
