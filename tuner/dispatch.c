@@ -64,6 +64,15 @@ char *tsl_dispatch_op_key(const tsl_algo_choice *a, const char *key) {
   return op_key;
 }
 
+/* Whether record a of rank tier ta comes before record b of rank tb: the lower rank,
+ * then the lower cost, then (an exact tie) the one written first (records of one db
+ * share one array: their addresses are file order). */
+static bool ranks_before(int ta, const tsl_record *a, int tb, const tsl_record *b) {
+  if (ta != tb) return ta < tb;
+  double ca = tsl_record_cost(a), cb = tsl_record_cost(b);
+  return ca < cb || (ca == cb && a < b);
+}
+
 /* The static estimate, of the same target as static record `like` and of the layer
  * (family key `key`, or a's own operator key), of algorithm a's default config (space s
  * of program p); NULL when there is none. */
@@ -173,18 +182,12 @@ static tsl_status dispatch(const tsl_records *db, const tsl_target *t, const tsl
     int tier = tsl_records_best_rank(db, target, key, algos[a].tpl->name, h, &spaces[a], &r);
     int tier_o = own ? tsl_records_best_rank(db, target, op_key, algos[a].tpl->name, h, &spaces[a], &ro) : -1;
     free(op_key);
-    if (tier_o >= 0 && (tier < 0 || tier_o < tier ||
-                        (tier_o == tier && (tsl_record_cost(ro) < tsl_record_cost(r) ||
-                                            (tsl_record_cost(ro) == tsl_record_cost(r) && ro < r))))) {
+    if (tier_o >= 0 && (tier < 0 || ranks_before(tier_o, ro, tier, r))) {
       r = ro;
       tier = tier_o;
     }
     if (tier < 0) continue;
-    bool better =
-        !best_rec || tier < best_tier ||
-        (tier == best_tier && (tsl_record_cost(r) < tsl_record_cost(best_rec) ||
-                               (tsl_record_cost(r) == tsl_record_cost(best_rec) && r < best_rec)));
-    if (better) {
+    if (!best_rec || ranks_before(tier, r, best_tier, best_rec)) {
       best = a;
       best_rec = r;
       best_tier = tier;

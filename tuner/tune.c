@@ -253,9 +253,7 @@ static tsl_status tune_algorithm(task *tk, int new_budget, bool first, double *d
        * tune-op of one instance both measured it) is one trial, at its lower cost */
       int dup = -1;
       for (int j = 0; j < nheld && dup < 0 && tk->op_key; j++)
-        if (strcmp(held_rec[j]->workload, r->workload) != 0 && held_rec[j]->config_index == r->config_index &&
-            tsl_config_index(&tk->space, &held[j]) == tsl_config_index(&tk->space, &r->config))
-          dup = j;
+        if (held_rec[j]->config_index == r->config_index && strcmp(held_rec[j]->workload, r->workload) != 0) dup = j;
       if (dup >= 0) {
         double c = tsl_record_cost(r);
         if (c < held_cost[dup]) held_cost[dup] = c;
