@@ -19,8 +19,40 @@ bool tsl_feature_string_has(const char *features, const char *feature) {
   return feature_entry(features, '+', feature);
 }
 
+bool tsl_feature_string_next(const char **p, char *name, size_t n) {
+  while (*p && **p) {
+    const char *q = *p, *end = strchr(q, ',');
+    size_t len = end ? (size_t)(end - q) : strlen(q);
+    *p = end ? end + 1 : q + len;
+    if (len > 1 && len <= n && q[0] == '+') {
+      memcpy(name, q + 1, len - 1);
+      name[len - 1] = '\0';
+      return true;
+    }
+  }
+  return false;
+}
+
+/* Features LLVM turns off with another: "-avx512f" turns off every AVX-512 feature (and
+ * AVX10, built on it), as LLVM's X86 feature tree derives them all from avx512f. */
+static const struct {
+  const char *prefix; /* a feature whose name starts so ... */
+  const char *parent; /* ... is off when this one is */
+} derived_features[] = {
+    {"avx512", "avx512f"},
+    {"evex512", "avx512f"},
+    {"avx10", "avx512f"},
+};
+
 bool tsl_feature_string_disables(const char *features, const char *feature) {
-  return feature_entry(features, '-', feature);
+  if (feature_entry(features, '-', feature)) return true;
+  for (size_t i = 0; i < sizeof derived_features / sizeof derived_features[0]; i++) {
+    size_t k = strlen(derived_features[i].prefix);
+    if (strncmp(feature, derived_features[i].prefix, k) == 0 && strcmp(feature, derived_features[i].parent) != 0 &&
+        feature_entry(features, '-', derived_features[i].parent))
+      return true;
+  }
+  return false;
 }
 
 /* ---- x86-64 ---- */

@@ -10,6 +10,7 @@
 #define TESSEL_TARGET_ARCH_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "target/target.h"
@@ -50,8 +51,21 @@ const tsl_arch_info *tsl_arch_info_for_triple(const char *triple);
 /* Is `feature` (without '+') enabled ("+feature") in a comma-separated LLVM
  * feature string? */
 bool tsl_feature_string_has(const char *features, const char *feature);
-/* Is `feature` (without '-') disabled ("-feature") in it? */
+/* The next enabled feature ("+x") of a feature string at or after *p, copied without its
+ * '+' into name (n bytes; a longer one is skipped); *p moves past it. false at the end.
+ * Walk a string: for (const char *p = s; tsl_feature_string_next(&p, name, sizeof name);) */
+bool tsl_feature_string_next(const char **p, char *name, size_t n);
+/* Is `feature` (without '-') disabled in it: "-feature", or "-parent" of a feature LLVM
+ * derives from parent ("-avx512f" disables avx512vpopcntdq, avx512vl, ...)? */
 bool tsl_feature_string_disables(const char *features, const char *feature);
+
+/* Keep t (a named target after "-mcpu=") at its own vector width: when t's CPU would
+ * enable a wider vector ISA than t's features (x86-64-avx2 -mcpu=znver4: AVX-512), that
+ * ISA is turned off in t->features ("-avx512f"), so the code is the target's class
+ * scheduled for that CPU (what -march=x86-64-v3 -mtune=znver4 gives in GCC). The CPU's
+ * other features stay (they count where code is checked against a machine).
+ * Errors: TSL_ERR_UNSUPPORTED when the feature string has no room. */
+tsl_status tsl_target_keep_vector_bits(tsl_target *t);
 
 #ifdef __cplusplus
 }

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "target/arch.h"
 #include "target/target.h"
 
 /* One row per CPU: its architecture, LLVM 19's name and the features of LLVM's model of
@@ -136,4 +137,30 @@ bool tsl_target_cpu_known(tsl_arch arch, const char *cpu, char *list, size_t n) 
     else len += (size_t)w;
   }
   return false;
+}
+
+/* Does every "+x" of `row` appear in `features`? */
+static bool row_within(const char *row, const char *features) {
+  char name[64];
+  for (const char *p = row; tsl_feature_string_next(&p, name, sizeof name);)
+    if (!tsl_feature_string_has(features, name)) return false;
+  return true;
+}
+
+size_t tsl_target_cpus_within(tsl_arch arch, const char *features, char *list, size_t n) {
+  size_t len = 0, count = 0;
+  if (!list || n == 0) return 0;
+  list[0] = '\0';
+  for (size_t i = 0; i < sizeof cpus / sizeof cpus[0]; i++) {
+    if (cpus[i].arch != arch || !cpus[i].features[0] || !row_within(cpus[i].features, features ? features : ""))
+      continue;
+    int w = snprintf(list + len, n - len, "%s%s", count ? ", " : "", cpus[i].cpu);
+    if (w < 0 || (size_t)w >= n - len) { /* never a cut name */
+      list[len] = '\0';
+      break;
+    }
+    len += (size_t)w;
+    count++;
+  }
+  return count;
 }

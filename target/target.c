@@ -120,19 +120,11 @@ static tsl_status get_host(tsl_target *out) {
  * `have` disables it: "-x") lack, copied into missing (64 bytes); false when there is
  * none. */
 static bool first_missing(const char *features, const char *have, const char *have_cpu, char *missing) {
-  for (const char *p = features; *p;) {
-    const char *end = strchr(p, ',');
-    size_t len = end ? (size_t)(end - p) : strlen(p);
-    if (len > 1 && len < 64 && p[0] == '+') {
-      memcpy(missing, p + 1, len - 1);
-      missing[len - 1] = '\0';
-      if (!tsl_feature_string_has(have, missing) &&
-          (tsl_feature_string_disables(have, missing) ||
-           !tsl_feature_string_has(tsl_target_cpu_features(have_cpu), missing)))
-        return true;
-    }
-    p = end ? end + 1 : p + len;
-  }
+  for (const char *p = features; tsl_feature_string_next(&p, missing, 64);)
+    if (!tsl_feature_string_has(have, missing) &&
+        (tsl_feature_string_disables(have, missing) ||
+         !tsl_feature_string_has(tsl_target_cpu_features(have_cpu), missing)))
+      return true;
   return false;
 }
 
@@ -141,24 +133,15 @@ size_t tsl_target_implied_features(const tsl_target *t, char *out, size_t n) {
   if (!out || n == 0) return 0;
   out[0] = '\0';
   if (!t) return 0;
-  const char *implied = tsl_target_cpu_features(t->cpu);
-  for (const char *p = implied; *p;) {
-    const char *end = strchr(p, ',');
-    size_t k = end ? (size_t)(end - p) : strlen(p);
-    char name[64];
-    if (k > 1 && k < sizeof name && p[0] == '+') {
-      memcpy(name, p + 1, k - 1);
-      name[k - 1] = '\0';
-      if (!tsl_feature_string_disables(t->features, name)) {
-        int w = snprintf(out + len, n - len, "%s+%s", len ? "," : "", name);
-        if (w < 0 || (size_t)w >= n - len) { /* never a cut name: drop the partial one */
-          out[len] = '\0';
-          return len;
-        }
-        len += (size_t)w;
-      }
+  char name[64];
+  for (const char *p = tsl_target_cpu_features(t->cpu); tsl_feature_string_next(&p, name, sizeof name);) {
+    if (tsl_feature_string_disables(t->features, name)) continue;
+    int w = snprintf(out + len, n - len, "%s+%s", len ? "," : "", name);
+    if (w < 0 || (size_t)w >= n - len) { /* never a cut name: drop the partial one */
+      out[len] = '\0';
+      return len;
     }
-    p = end ? end + 1 : p + k;
+    len += (size_t)w;
   }
   return len;
 }
@@ -288,14 +271,20 @@ static tsl_status forced_host(const char *forced, tsl_target *t) {
   }
   if (t->device[0])
     return tsl_error(TSL_ERR_INVALID, "%s=%s: the host target takes no -device=", TSL_HOST_TARGET_ENV, forced);
-  /* the forced host is that target's ISA: a CPU that enables more (x86-64-avx2
-   * -mcpu=znver4: AVX-512) would make its code something else */
-  char extra[64];
-  if (first_missing(tsl_target_cpu_features(t->cpu), t->features, NULL, extra))
+  /* the forced host is that target's ISA: a CPU that enables more (x86-64-avx512
+   * -mcpu=znver4: VNNI, VPOPCNTDQ; a wider vector ISA is already off, see
+   * tsl_target_keep_vector_bits) would make its code something else */
+  char extra[64], implied[512];
+  tsl_target_implied_features(t, implied, sizeof implied);
+  if (first_missing(implied, t->features, NULL, extra)) {
+    char within[160];
+    if (tsl_target_cpus_within(t->arch, t->features, within, sizeof within) == 0)
+      snprintf(within, sizeof within, "none is known");
     return tsl_error(TSL_ERR_INVALID,
-                     "%s=%s: -mcpu=%s enables %s, which %s does not have: name a CPU of that class or a target "
-                     "with %s",
-                     TSL_HOST_TARGET_ENV, forced, t->cpu, extra, t->name, extra);
+                     "%s=%s: -mcpu=%s enables %s, which %s does not have: name a CPU with no feature beyond "
+                     "%s's (%s)",
+                     TSL_HOST_TARGET_ENV, forced, t->cpu, extra, t->name, t->name, within);
+  }
   tsl_target real;
   char why[192];
   st = get_host(&real);
@@ -357,6 +346,11 @@ tsl_status tsl_target_parse(const char *s, tsl_target *out) {
       return tsl_error(TSL_ERR_INVALID, "target '%s': unknown option '%s' (known: -mcpu=, -device=)",
                        s, opt);
     }
+  }
+  /* a named target keeps its class's vector width whatever CPU it is scheduled for */
+  if (t.cpu_overridden && !real_host) {
+    tsl_status st = tsl_target_keep_vector_bits(&t);
+    if (st != TSL_OK) return st;
   }
   *out = t;
   return TSL_OK;

@@ -18,6 +18,12 @@
  *   armv8               AArch64 + NEON, Cortex-A53 class, 128-bit vectors
  *   armv8.2-a+dotprod   AArch64 v8.2 + NEON + dot product (Cortex-A76 class)
  *
+ * "-mcpu=NAME" after a named target schedules the code for that CPU and lets it use the
+ * features the CPU implies (tsl_target_cpu_features: VPOPCNTDQ for x86-64-avx512
+ * -mcpu=znver4), but never a wider vector ISA than the target's class: x86-64-avx2
+ * -mcpu=znver4 is 256-bit code with the Zen 4's AVX-512 turned off ("-avx512f", as
+ * GCC's -march=x86-64-v3 -mtune=znver4), tsl_target_keep_vector_bits (arch.h).
+ *
  * A tsl_target is a plain value (fixed-size strings, no heap): copy it freely.
  *
  * target/ is a leaf: schedules, operators, the tuner and codegen/ read it, and it
@@ -66,7 +72,8 @@ typedef struct tsl_target {
  * string and lists the known ones), or for "host" when TSL_HOST_TARGET names a target
  * this machine cannot run (the message names the variable and the missing feature);
  * TSL_ERR_INVALID for a malformed option (unknown "-flag", empty or over-long -mcpu
- * value) or a TSL_HOST_TARGET that names host or a -device. */
+ * value) or a TSL_HOST_TARGET that names host or a -device, or whose -mcpu= adds a
+ * feature to its target's (the message names CPUs that add none). */
 tsl_status tsl_target_parse(const char *s, tsl_target *out);
 
 /* The machine's own target as detected (LLVM's host CPU and features, caches from

@@ -68,3 +68,25 @@ tsl_status tsl_target_with_vector_bits(const tsl_target *t, int bits, tsl_target
   *out = narrowed;
   return TSL_OK;
 }
+
+tsl_status tsl_target_keep_vector_bits(tsl_target *t) {
+  if (!t) return tsl_error(TSL_ERR_INVALID, "target: NULL argument");
+  /* the width t would have with what its CPU implies added to its string */
+  tsl_target widened = *t;
+  size_t len = strlen(widened.features);
+  if (len + 1 < sizeof widened.features) {
+    if (len) widened.features[len++] = ',';
+    widened.features[len] = '\0';
+    tsl_target_implied_features(t, widened.features + len, sizeof widened.features - len);
+  }
+  const tsl_arch_info *arch = tsl_arch_info_of(t->arch);
+  if (arch->vector_bits(&widened) <= t->vector_bits) return TSL_OK;
+  /* the only wider ISA a CPU can add to a narrower class: AVX-512 to x86-64 at 256 */
+  char narrowed[sizeof t->features];
+  if (t->arch != TSL_ARCH_X86_64 || t->vector_bits != 256 ||
+      !x86_features_at_256(t, narrowed, sizeof narrowed))
+    return tsl_error(TSL_ERR_UNSUPPORTED, "target %s -mcpu=%s: cannot keep %d-bit vectors", t->name, t->cpu,
+                     t->vector_bits);
+  memcpy(t->features, narrowed, sizeof narrowed);
+  return TSL_OK;
+}

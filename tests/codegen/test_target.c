@@ -121,19 +121,23 @@ static void test_target_host_forced_by_environment(void) {
       tsl_jit *j = NULL;
       CU_ASSERT_EQUAL(tsl_jit_new(&wide, &j), TSL_ERR_UNSUPPORTED);
       CU_ASSERT_PTR_NULL(j);
+      /* AVX2 code for a Zen 4 has its AVX-512 off but may use the Zen 4's GFNI */
       CU_ASSERT_EQUAL_FATAL(tsl_target_parse("x86-64-avx2 -mcpu=znver4", &wide), TSL_OK);
       CU_ASSERT(!tsl_target_runs_on_host(&wide, &why));
-      CU_ASSERT(why && strstr(why, "feature avx512") && strstr(why, "-mcpu=znver4"));
+      CU_ASSERT(why && strstr(why, "feature gfni") && strstr(why, "-mcpu=znver4") && !strstr(why, "avx512"));
       /* options of the forced target and of the "host" string both apply */
       setenv(TSL_HOST_TARGET_ENV, "x86-64-avx2 -mcpu=znver3", 1);
       CU_ASSERT_EQUAL(tsl_target_parse("host -device=tcp://127.0.0.1:9190", &t), TSL_OK);
       CU_ASSERT_STRING_EQUAL(t.cpu, "znver3");
       CU_ASSERT_STRING_EQUAL(t.device, "tcp://127.0.0.1:9190");
     }
-    /* a forced AVX2 host whose CPU would enable AVX-512 is no AVX2 host */
+    /* a forced AVX2 host whose CPU would add a feature (Zen 4: GFNI; its AVX-512 is off)
+     * is no AVX2 host; the message names CPUs that add none */
     setenv(TSL_HOST_TARGET_ENV, "x86-64-avx2 -mcpu=znver4", 1);
     CU_ASSERT_EQUAL(tsl_target_parse("host", &t), TSL_ERR_INVALID);
-    CU_ASSERT_PTR_NOT_NULL(strstr(tsl_last_error(), "-mcpu=znver4 enables avx512"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(tsl_last_error(), "-mcpu=znver4 enables gfni"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(tsl_last_error(), "znver3"));
+    CU_ASSERT_PTR_NULL(strstr(tsl_last_error(), "znver4,"));
     /* nor one whose CPU would emit XOP and FMA4 (Piledriver), nor an AVX-512 one whose
      * CPU would emit vpopcntq (Knights Mill) */
     setenv(TSL_HOST_TARGET_ENV, "x86-64-avx2 -mcpu=bdver2", 1);
@@ -142,6 +146,8 @@ static void test_target_host_forced_by_environment(void) {
     setenv(TSL_HOST_TARGET_ENV, "x86-64-avx512 -mcpu=knm", 1);
     CU_ASSERT_EQUAL(tsl_target_parse("host", &t), TSL_ERR_INVALID);
     CU_ASSERT_PTR_NOT_NULL(strstr(tsl_last_error(), "-mcpu=knm enables avx512vpopcntdq"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(tsl_last_error(), "skylake-avx512"));
+    CU_ASSERT_PTR_NULL(strstr(tsl_last_error(), "icelake-server"));
     /* AVX-512: taken where the machine has it, refused naming the feature where not */
     setenv(TSL_HOST_TARGET_ENV, "x86-64-avx512", 1);
     st = tsl_target_parse("host", &t);
@@ -298,6 +304,77 @@ static char *asm_for(tsl_func *f, const char *target) {
     return NULL;
   }
   return text;
+}
+
+/* A named target keeps its class's vector width whatever -mcpu= names: x86-64-avx2 for a
+ * Zen 4 is 256-bit code with the Zen 4's AVX-512 off (every AVX-512 feature with it, as in
+ * LLVM), so it runs on a Zen 4 and, but for the Zen 4's GFNI, on a Zen 3; its string round
+ * trips; x86-64-avx512 keeps what its CPU adds (VPOPCNTDQ); narrowing to 256 bits drops
+ * the CPU's AVX-512 features from what the code may use. */
+static void test_target_keeps_its_vector_width_under_any_cpu(void) {
+  tsl_target t, back;
+  char buf[256], implied[512];
+  CU_ASSERT_TRUE(tsl_feature_string_disables("+avx2,-avx512f", "avx512vpopcntdq"));
+  CU_ASSERT_TRUE(tsl_feature_string_disables("+avx2,-avx512f", "avx512f"));
+  CU_ASSERT_FALSE(tsl_feature_string_disables("+avx2,-avx512f", "avxvnni")); /* VEX: not AVX-512 */
+  CU_ASSERT_FALSE(tsl_feature_string_disables("+avx2,-avx512vl", "avx512f"));
+  CU_ASSERT_EQUAL_FATAL(tsl_target_parse("x86-64-avx2 -mcpu=znver4", &t), TSL_OK);
+  CU_ASSERT_EQUAL(t.vector_bits, 256);
+  CU_ASSERT_EQUAL(tsl_target_f32_lanes(&t), 8);
+  CU_ASSERT_STRING_EQUAL(t.cpu, "znver4");
+  CU_ASSERT_TRUE(tsl_feature_string_disables(t.features, "avx512f"));
+  tsl_target_implied_features(&t, implied, sizeof implied);
+  CU_ASSERT_PTR_NULL(strstr(implied, "avx512"));
+  CU_ASSERT_TRUE(tsl_feature_string_has(implied, "gfni"));
+  CU_ASSERT_STRING_EQUAL(tsl_target_str(&t, buf, sizeof buf), "x86-64-avx2 -mcpu=znver4");
+  CU_ASSERT_EQUAL_FATAL(tsl_target_parse(buf, &back), TSL_OK);
+  CU_ASSERT_STRING_EQUAL(back.features, t.features);
+  /* where it runs: a Zen 4 (its features, AVX-512 among them) and a Zen 3 with GFNI; not
+   * a Zen 3 without */
+  CU_ASSERT_EQUAL_FATAL(tsl_target_parse("x86-64-avx2", &back), TSL_OK);
+  char feats[1024], why[192] = "";
+  snprintf(feats, sizeof feats, "%.700s,+avx512f,+avx512bw,+avx512vl,+gfni", back.features);
+  tsl_target zen4 = machine("znver4", feats);
+  CU_ASSERT_TRUE(tsl_target_runs_on(&t, &zen4, why, sizeof why));
+  snprintf(feats, sizeof feats, "%.700s,+gfni", back.features);
+  tsl_target zen3_gfni = machine("znver3", feats);
+  CU_ASSERT_TRUE(tsl_target_runs_on(&t, &zen3_gfni, why, sizeof why));
+  tsl_target zen3 = machine("znver3", back.features);
+  CU_ASSERT_FALSE(tsl_target_runs_on(&t, &zen3, why, sizeof why));
+  CU_ASSERT_PTR_NOT_NULL(strstr(why, "gfni"));
+  /* the code itself: no zmm register, no vector popcount (AVX-512 VPOPCNTDQ) */
+  tsl_func *pop = popcount8_kernel();
+  char *text = asm_for(pop, "x86-64-avx2 -mcpu=znver4");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+  CU_ASSERT_PTR_NULL(strstr(text, "zmm"));
+  CU_ASSERT_PTR_NULL(strstr(text, "vpopcnt"));
+  free(text);
+  text = asm_for(pop, "x86-64-avx512 -mcpu=znver4");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+  CU_ASSERT_PTR_NOT_NULL(strstr(text, "vpopcntq"));
+  free(text);
+  /* AVX-512 keeps what its CPU adds; narrowed to 256 bits it drops the CPU's AVX-512 */
+  CU_ASSERT_EQUAL_FATAL(tsl_target_parse("x86-64-avx512 -mcpu=znver4", &t), TSL_OK);
+  CU_ASSERT_EQUAL(t.vector_bits, 512);
+  tsl_target_implied_features(&t, implied, sizeof implied);
+  CU_ASSERT_TRUE(tsl_feature_string_has(implied, "avx512vpopcntdq"));
+  CU_ASSERT_EQUAL_FATAL(tsl_target_with_vector_bits(&t, 256, &back), TSL_OK);
+  tsl_target_implied_features(&back, implied, sizeof implied);
+  CU_ASSERT_PTR_NULL(strstr(implied, "avx512"));
+  /* AArch64 and x86 CPUs within the class are left as they are */
+  CU_ASSERT_EQUAL_FATAL(tsl_target_parse("armv8 -mcpu=cortex-a76", &t), TSL_OK);
+  CU_ASSERT_EQUAL(t.vector_bits, 128);
+  CU_ASSERT_EQUAL_FATAL(tsl_target_parse("x86-64-avx2 -mcpu=znver3", &t), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(tsl_target_parse("x86-64-avx2", &back), TSL_OK);
+  CU_ASSERT_STRING_EQUAL(t.features, back.features);
+  /* the CPUs a class can name without gaining a feature */
+  char within[1024];
+  CU_ASSERT(tsl_target_cpus_within(TSL_ARCH_X86_64, back.features, within, sizeof within) > 5);
+  CU_ASSERT_PTR_NOT_NULL(strstr(within, "haswell"));
+  CU_ASSERT_PTR_NULL(strstr(within, "znver4"));
+  CU_ASSERT_PTR_NULL(strstr(within, "bdver2"));
+  CU_ASSERT_EQUAL(tsl_target_cpus_within(TSL_ARCH_X86_64, back.features, within, 4), 0); /* no cut names */
+  CU_ASSERT_STRING_EQUAL(within, "");
 }
 
 /* shared/cases class 18: a CPU of another architecture (or an unknown one) is refused
@@ -483,30 +560,41 @@ static void test_C12_cpu_rows_cover_the_instructions_llvm_emits(void) {
   } needs[] = {{"vpopcntq", "avx512vpopcntdq"}, {"vpopcntd", "avx512vpopcntdq"}, {"vpopcntb", "avx512bitalg"},
                {"vpopcntw", "avx512bitalg"},    {"zmm", "avx512f"},                {"vfmadd1", "fma"},
                {"vfmadd2", "fma"},              {"vfmadd3", "fma"},                {"vfmaddps", "fma4"}};
-  int n = 0, with_vpopcnt = 0;
-  for (char *save = NULL, *cpu = strtok_r(list, ", ", &save); cpu; cpu = strtok_r(NULL, ", ", &save), n++) {
-    char target[96];
-    snprintf(target, sizeof target, "x86-64-avx2 -mcpu=%s", cpu);
-    char *texts[2] = {asm_for(pop, target), asm_for(fma, target)};
-    CU_ASSERT_PTR_NOT_NULL(texts[0]);
-    CU_ASSERT_PTR_NOT_NULL(texts[1]);
-    /* what the code may use: the target's own string (the AVX2 level) and the CPU's row */
-    tsl_target tt;
-    CU_ASSERT_EQUAL_FATAL(tsl_target_parse(target, &tt), TSL_OK);
-    const char *row = tsl_target_cpu_features(cpu);
-    for (int k = 0; k < 2; k++)
-      for (size_t i = 0; texts[k] && i < sizeof needs / sizeof needs[0]; i++)
-        if (strstr(texts[k], needs[i].insn) && !tsl_feature_string_has(row, needs[i].feature) &&
-            !tsl_feature_string_has(tt.features, needs[i].feature)) {
-          printf("\n    -mcpu=%s emits %s, its row (%s) lacks %s", cpu, needs[i].insn, row, needs[i].feature);
-          CU_FAIL("a CPU row misses a feature its code uses");
-        }
-    with_vpopcnt += texts[0] && strstr(texts[0], "vpopcntq") != NULL;
-    free(texts[0]);
-    free(texts[1]);
-  }
+  int n = 0, with_vpopcnt = 0, wide_in_avx2 = 0;
+  char *names = strdup(list);
+  for (char *save = NULL, *cpu = strtok_r(names, ", ", &save); cpu; cpu = strtok_r(NULL, ", ", &save), n++)
+    for (int level = 0; level < 2; level++) {
+      /* at each level: AVX2 keeps 256-bit vectors whatever the CPU (its AVX-512 off) */
+      char target[96];
+      snprintf(target, sizeof target, "%s -mcpu=%s", level ? "x86-64-avx512" : "x86-64-avx2", cpu);
+      char *texts[2] = {asm_for(pop, target), asm_for(fma, target)};
+      CU_ASSERT_PTR_NOT_NULL(texts[0]);
+      CU_ASSERT_PTR_NOT_NULL(texts[1]);
+      /* what the code may use: the target's own string and what its CPU implies */
+      tsl_target tt;
+      CU_ASSERT_EQUAL_FATAL(tsl_target_parse(target, &tt), TSL_OK);
+      CU_ASSERT_EQUAL(tt.vector_bits, level ? 512 : 256);
+      char implied[512];
+      tsl_target_implied_features(&tt, implied, sizeof implied);
+      for (int k = 0; k < 2; k++)
+        for (size_t i = 0; texts[k] && i < sizeof needs / sizeof needs[0]; i++)
+          if (strstr(texts[k], needs[i].insn) && !tsl_feature_string_has(implied, needs[i].feature) &&
+              !tsl_feature_string_has(tt.features, needs[i].feature)) {
+            printf("\n    %s emits %s; neither its string nor its implied features (%s) have %s", target,
+                   needs[i].insn, implied, needs[i].feature);
+            CU_FAIL("code uses a feature the runs-on check does not see");
+          }
+      if (level) with_vpopcnt += texts[0] && strstr(texts[0], "vpopcntq") != NULL;
+      if (!level)
+        wide_in_avx2 += (texts[0] && (strstr(texts[0], "zmm") || strstr(texts[0], "vpopcnt"))) ||
+                        (texts[1] && strstr(texts[1], "zmm"));
+      free(texts[0]);
+      free(texts[1]);
+    }
+  free(names);
   CU_ASSERT(n > 60);
   CU_ASSERT(with_vpopcnt >= 10); /* knm, Ice Lake and later Xeons and clients, Zen 4 and 5 */
+  CU_ASSERT_EQUAL(wide_in_avx2, 0);
 
   /* the Zen 4 AVX-512 build on a Cascade Lake: refused, naming the popcount feature */
   tsl_target t, cascade;
@@ -646,6 +734,7 @@ void cg_add_target_tests(void) {
   CU_add_test(s, "test_target_mcpu_of_wrong_arch_refused", test_target_mcpu_of_wrong_arch_refused);
   CU_add_test(s, "test_target_mcpu_override_and_string_round_trip", test_target_mcpu_override_and_string_round_trip);
   CU_add_test(s, "test_target_new_cpus_and_disabled_features", test_target_new_cpus_and_disabled_features);
+  CU_add_test(s, "test_target_keeps_its_vector_width_under_any_cpu", test_target_keeps_its_vector_width_under_any_cpu);
   CU_add_test(s, "test_target_unknown_string_is_unsupported_and_lists_known",
               test_target_unknown_string_is_unsupported_and_lists_known);
   CU_add_test(s, "test_asm_fma_v16f32_and_popcount_per_target", test_asm_fma_v16f32_and_popcount_per_target);
