@@ -177,7 +177,9 @@ int main(int argc, char **argv) {
     times[r] = tsl_time_now() - t0;
   }
   qsort(times, (size_t)repeat, sizeof *times, cmp_double);
-  printf("threads %d, %ld run(s): median %.3f ms wall (under an emulator, emulation time)\n", tsl_graph_ctx_num_threads(ctx),
+  /* the program cannot tell an emulator from the board: the header says what qemu's
+   * time is */
+  printf("threads %d, %ld run(s): median %.3f ms wall\n", tsl_graph_ctx_num_threads(ctx),
          repeat, times[repeat / 2] * 1e3);
   for (int k = 0; profile && k < nsteps; k++)
     printf("  step %3d %9.3f ms  %s\n", k, steps[k] * 1e3, tsl_graph_plan_step_label(plan, k));
