@@ -473,10 +473,11 @@ tsl_status tsl_graph_run(tsl_graph_ctx *c, double *step_seconds) {
   bool warm = tsl_parallel_warm_begin();
   /* claims match the kernels' shares only when their loops split statically over all
    * the threads: not nested in a parallel task (warm is false there), not under a
-   * dynamic schedule */
+   * dynamic schedule (the balanced one runs each thread's static share first: only the
+   * pieces another thread takes over at the end move) */
   tsl_sched kind;
   tsl_get_parallel_schedule(&kind, NULL);
-  bool claim = warm && threads > 1 && kind == TSL_SCHED_STATIC;
+  bool claim = warm && threads > 1 && (kind == TSL_SCHED_STATIC || kind == TSL_SCHED_BALANCED);
   tsl_status st = TSL_OK;
   for (int s = 0; s < c->plan->nsteps && st == TSL_OK; s++) {
     double t0 = step_seconds ? tsl_time_now() : 0.0;

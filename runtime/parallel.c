@@ -10,6 +10,7 @@
  */
 #include "runtime/parallel.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -59,6 +60,9 @@ typedef struct pool {
   bool dynamic;
   int64_t chunk;
   atomic_int_fast64_t next;
+  bool balanced;
+  /* balanced: the next iteration of participant i's share not yet taken */
+  atomic_int_fast64_t share_next[TSL_MAX_THREADS];
   atomic_bool failed;
   pthread_mutex_t err_mu;
   int64_t err_begin;
@@ -78,7 +82,7 @@ static _Thread_local bool tl_in_parallel;
 static _Thread_local int tl_num_threads;
 
 static atomic_int g_num_threads;
-static atomic_int g_sched_kind = TSL_SCHED_STATIC;
+static atomic_int g_sched_kind = TSL_SCHED_BALANCED;
 static atomic_int_fast64_t g_sched_chunk = 1;
 static pthread_once_t g_init_once = PTHREAD_ONCE_INIT;
 
@@ -115,8 +119,42 @@ static int default_num_threads(void) {
   return (int)n;
 }
 
+bool tsl_parallel_schedule_parse(const char *s, tsl_sched *kind, int64_t *chunk) {
+  if (!s || !kind || !chunk) return false;
+  if (strcmp(s, "static") == 0 || strcmp(s, "balanced") == 0) {
+    *kind = s[0] == 's' ? TSL_SCHED_STATIC : TSL_SCHED_BALANCED;
+    *chunk = 1;
+    return true;
+  }
+  if (strncmp(s, "dynamic,", 8) != 0 || s[8] < '0' || s[8] > '9') return false;
+  char *end = NULL;
+  errno = 0;
+  long long v = strtoll(s + 8, &end, 10);
+  if (*end != '\0' || errno == ERANGE || v < 1) return false;
+  *kind = TSL_SCHED_DYNAMIC;
+  *chunk = (int64_t)v;
+  return true;
+}
+
+/* TSL_PARALLEL_SCHEDULE (tsl_parallel_schedule_parse); anything else is ignored with a
+ * warning, once. */
+static void schedule_from_environment(void) {
+  const char *env = getenv("TSL_PARALLEL_SCHEDULE");
+  if (!env || !env[0]) return;
+  tsl_sched kind;
+  int64_t chunk;
+  if (!tsl_parallel_schedule_parse(env, &kind, &chunk)) {
+    fprintf(stderr, "tessel: TSL_PARALLEL_SCHEDULE='%s' ignored (want static, balanced or dynamic,CHUNK with CHUNK >= 1)\n",
+            env);
+    return;
+  }
+  atomic_store(&g_sched_chunk, (int_fast64_t)chunk);
+  atomic_store(&g_sched_kind, (int)kind);
+}
+
 static void init_once(void) {
   atomic_store(&g_num_threads, default_num_threads());
+  schedule_from_environment();
   pthread_atfork(NULL, NULL, pool_after_fork_child);
 }
 
@@ -141,7 +179,8 @@ int tsl_parallel_set_local_threads(int n) {
 }
 
 tsl_status tsl_set_parallel_schedule(tsl_sched kind, int64_t chunk) {
-  if (kind != TSL_SCHED_STATIC && kind != TSL_SCHED_DYNAMIC)
+  pthread_once(&g_init_once, init_once); /* the environment's choice first, this call over it */
+  if (kind != TSL_SCHED_STATIC && kind != TSL_SCHED_DYNAMIC && kind != TSL_SCHED_BALANCED)
     return tsl_error(TSL_ERR_INVALID, "tsl_set_parallel_schedule: unknown schedule %d", (int)kind);
   if (kind == TSL_SCHED_DYNAMIC && chunk < 1)
     return tsl_error(TSL_ERR_INVALID, "tsl_set_parallel_schedule: dynamic chunk %lld (must be >= 1)", (long long)chunk);
@@ -151,6 +190,7 @@ tsl_status tsl_set_parallel_schedule(tsl_sched kind, int64_t chunk) {
 }
 
 void tsl_get_parallel_schedule(tsl_sched *kind, int64_t *chunk) {
+  pthread_once(&g_init_once, init_once);
   if (kind) *kind = (tsl_sched)atomic_load(&g_sched_kind);
   if (chunk) *chunk = atomic_load(&g_sched_chunk);
 }
@@ -177,13 +217,44 @@ static bool claim_part(int id, uint64_t gen) {
   return false;
 }
 
+/* Participant i's contiguous share [*begin, *end) of the current job (static split). */
+static void share_of(const pool *p, int i, int64_t *begin, int64_t *end) {
+  int64_t q = p->extent / p->nparts, r = p->extent % p->nparts;
+  *begin = i * q + (i < r ? i : r);
+  *end = *begin + q + (i < r ? 1 : 0);
+}
+
+/* Runs pieces of participant i's share until none is left; false when the job failed. */
+static bool run_pieces(pool *p, int i) {
+  int64_t begin, end;
+  share_of(p, i, &begin, &end);
+  int64_t piece = (end - begin + TSL_SCHED_BALANCED_PIECES - 1) / TSL_SCHED_BALANCED_PIECES;
+  if (piece < 1) piece = 1;
+  for (;;) {
+    if (atomic_load(&p->failed)) return false;
+    int64_t b = atomic_fetch_add(&p->share_next[i], piece);
+    if (b >= end) return true;
+    int64_t e = end - b > piece ? b + piece : end;
+    int32_t rc = p->task(b, e, p->closure);
+    if (rc != 0) {
+      record_error(b, rc);
+      atomic_store(&p->failed, true);
+      return false;
+    }
+  }
+}
+
 /* Participant `id`'s part of the current job. */
 static void run_share(int id) {
   pool *p = &g_pool;
+  if (p->balanced) { /* its own share, then what is left of the others' */
+    for (int k = 0; k < p->nparts; k++)
+      if (!run_pieces(p, (id + k) % p->nparts)) return;
+    return;
+  }
   if (!p->dynamic) {
-    int64_t q = p->extent / p->nparts, r = p->extent % p->nparts;
-    int64_t begin = id * q + (id < r ? id : r);
-    int64_t end = begin + q + (id < r ? 1 : 0);
+    int64_t begin, end;
+    share_of(p, id, &begin, &end);
     int32_t rc = p->task(begin, end, p->closure);
     if (rc != 0) record_error(begin, rc);
     return;
@@ -282,7 +353,8 @@ int32_t tsl_parallel_for(tsl_parallel_task task, void *closure, int64_t extent) 
   if (extent <= 0) return 0;
   if (tl_in_parallel) return task(0, extent, closure);
   int nthreads = tsl_get_num_threads();
-  bool dynamic = atomic_load(&g_sched_kind) == TSL_SCHED_DYNAMIC;
+  int kind = atomic_load(&g_sched_kind);
+  bool dynamic = kind == TSL_SCHED_DYNAMIC;
   int64_t chunk = atomic_load(&g_sched_chunk);
   if (chunk > extent) chunk = extent;
   int64_t pieces = dynamic ? (extent - 1) / chunk + 1 : extent;
@@ -301,8 +373,14 @@ int32_t tsl_parallel_for(tsl_parallel_task task, void *closure, int64_t extent) 
   p->extent = extent;
   p->nparts = nparts;
   p->dynamic = dynamic;
+  p->balanced = kind == TSL_SCHED_BALANCED;
   p->chunk = chunk;
   atomic_store(&p->next, 0);
+  for (int i = 0; p->balanced && i < nparts; i++) {
+    int64_t begin, end;
+    share_of(p, i, &begin, &end);
+    atomic_store(&p->share_next[i], begin);
+  }
   atomic_store(&p->failed, false);
   p->err_begin = INT64_MAX;
   p->err = 0;

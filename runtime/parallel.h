@@ -7,10 +7,11 @@
  *
  * The pool: persistent worker threads, created on first need, sized by
  * tsl_set_num_threads (include/tessel/runtime.h; default TSL_NUM_THREADS from the
- * environment, else the CPUs this process may run on). The calling thread runs chunk 0
- * itself, then every chunk whose worker has not started it yet (a worker asleep, or
- * descheduled by another process): a launch never waits for a thread to wake up, and each
- * chunk still runs exactly once with the same bounds. Idle workers spin for a few microseconds after a job (back-to-back launches
+ * environment, else the CPUs this process may run on). The calling thread runs share 0
+ * itself, then every share whose worker has not started it yet (a worker asleep, or
+ * descheduled by another process): a launch never waits for a thread to wake up. Under
+ * the balanced schedule (the default) a thread done with its share also takes the pieces
+ * of the others' shares that have not started, so a slow thread does not hold the loop up. Idle workers spin for a few microseconds after a job (back-to-back launches
  * from one graph are common), then block on a condition variable; inside a warm section
  * (tsl_parallel_warm_begin, opened by every graph run) they keep spinning.
  *
@@ -29,6 +30,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "tessel/runtime.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -38,16 +41,24 @@ extern "C" {
 typedef int32_t (*tsl_parallel_task)(int64_t begin, int64_t end, void *closure);
 
 /* Runs `task` over [0, extent), split into contiguous chunks, and returns when all are
- * done. Static schedule (the default): at most one chunk per thread, min(threads,
- * extent) chunks whose sizes differ by at most 1, chunk i going to thread i (the
- * caller is thread 0). Dynamic schedule (tsl_set_parallel_schedule): chunks of the
- * configured size handed out in order to whichever thread is free; after a failure no
- * new chunk starts. With one thread, nested, or concurrent with another launch: one
- * call task(0, extent, closure) on the calling thread.
+ * done (tsl_set_parallel_schedule chooses the split). Balanced schedule (the default):
+ * min(threads, extent) shares whose sizes differ by at most 1, share i going to thread i
+ * (the caller is thread 0), each run front to back in up to TSL_SCHED_BALANCED_PIECES
+ * pieces; a thread done with its own share takes the next pieces of the others'; after
+ * a failure no new piece starts. Static schedule: the same shares, one call each.
+ * Dynamic schedule: chunks of the configured size handed out in order to whichever
+ * thread is free; after a failure no new chunk starts. With one thread, nested, or
+ * concurrent with another launch: one call task(0, extent, closure) on the calling thread.
  * Returns 0 when every call returned 0; otherwise the code of the failing call with the
- * lowest `begin` (so a static launch reports the same error however threads interleave).
+ * lowest `begin` among those that ran (a static launch runs them all, so it reports the
+ * same error however threads interleave).
  * extent <= 0: returns 0 without calling the task. A NULL task returns -1. */
 int32_t tsl_parallel_for(tsl_parallel_task task, void *closure, int64_t extent);
+
+/* Reads a schedule as TSL_PARALLEL_SCHEDULE spells it (include/tessel/runtime.h):
+ * "static", "balanced" (chunk 1) or "dynamic,CHUNK" (decimal, 1..INT64_MAX). false, and
+ * *kind and *chunk untouched, for anything else (NULL included). */
+bool tsl_parallel_schedule_parse(const char *s, tsl_sched *kind, int64_t *chunk);
 
 /* A warm section: between tsl_parallel_warm_begin and the matching
  * tsl_parallel_warm_end the pool's idle workers spin instead of going to sleep, and

@@ -42,12 +42,27 @@ tsl_status tsl_set_num_threads(int n);
 int tsl_get_num_threads(void);
 
 typedef enum {
-  TSL_SCHED_STATIC,  /* one contiguous chunk per thread, sizes differing by <= 1 */
-  TSL_SCHED_DYNAMIC  /* chunks of a fixed size, handed out to whichever thread is free */
+  TSL_SCHED_STATIC,   /* one contiguous chunk per thread, sizes differing by <= 1 */
+  TSL_SCHED_DYNAMIC,  /* chunks of a fixed size, handed out to whichever thread is free */
+  TSL_SCHED_BALANCED  /* the default: STATIC's contiguous share per thread, each run front
+                         to back in TSL_SCHED_BALANCED_PIECES pieces; a thread done with its
+                         share takes the pieces not yet started of the others' (work
+                         stealing, as TBB's and ONNX Runtime's pools balance a loop), so a
+                         thread slowed by the machine (a busy SMT sibling, a preempted
+                         vCPU) no longer holds the whole loop up */
 } tsl_sched;
 
-/* Chooses how tsl_parallel_for splits its range. `chunk` is the dynamic chunk size in
- * iterations (>= 1) and is ignored for TSL_SCHED_STATIC.
+/* The pieces each thread's share is cut into under TSL_SCHED_BALANCED (fewer when the
+ * share has fewer iterations). */
+#define TSL_SCHED_BALANCED_PIECES 8
+
+/* Chooses how tsl_parallel_for splits its range. The default is TSL_SCHED_BALANCED, or
+ * what the environment variable TSL_PARALLEL_SCHEDULE says: "static", "balanced" or
+ * "dynamic,CHUNK" (as OpenMP's OMP_SCHEDULE; another value is ignored with a warning on
+ * stderr, once); this call overrides it.
+ * `chunk` is the dynamic chunk size in iterations (>= 1), ignored for the other kinds.
+ * Whatever the kind, every iteration runs exactly once and a task sees contiguous
+ * [begin, end) ranges only.
  * Errors: TSL_ERR_INVALID (unknown kind, dynamic chunk < 1). */
 tsl_status tsl_set_parallel_schedule(tsl_sched kind, int64_t chunk);
 

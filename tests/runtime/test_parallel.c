@@ -3,6 +3,7 @@
  * warm sections. */
 #include <CUnit/Basic.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,15 +54,17 @@ static int32_t cover_task(int64_t begin, int64_t end, void *closure) {
 }
 
 static int initial_threads;
+static tsl_sched initial_kind;
 
 static int suite_init(void) {
   initial_threads = tsl_get_num_threads();
+  tsl_get_parallel_schedule(&initial_kind, NULL);
   return 0;
 }
 
 static int suite_cleanup(void) {
   tsl_set_num_threads(initial_threads);
-  tsl_set_parallel_schedule(TSL_SCHED_STATIC, 1);
+  tsl_set_parallel_schedule(TSL_SCHED_BALANCED, 1);
   return 0;
 }
 
@@ -70,6 +73,7 @@ static int suite_cleanup(void) {
  * when that worker had not started it by the time the caller finished its own part, on the
  * calling thread (runtime/parallel.h). Class 16: more threads than work. */
 static void test_class16_parallel_for_covers_each_index_once(void) {
+  CU_ASSERT_EQUAL_FATAL(tsl_set_parallel_schedule(TSL_SCHED_STATIC, 1), TSL_OK);
   static const int64_t extents[] = {0, 1, 2, 3, 7, 1000};
   static const int threads[] = {1, 2, 3, 8};
   for (size_t ti = 0; ti < sizeof threads / sizeof threads[0]; ti++) {
@@ -100,6 +104,7 @@ static void test_class16_parallel_for_covers_each_index_once(void) {
 
 static void test_parallel_for_calling_thread_runs_first_chunk(void) {
   CU_ASSERT_EQUAL_FATAL(tsl_set_num_threads(2), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(tsl_set_parallel_schedule(TSL_SCHED_STATIC, 1), TSL_OK);
   cover *c = cover_new(10);
   CU_ASSERT_EQUAL(tsl_parallel_for(cover_task, c, 10), 0);
   CU_ASSERT_EQUAL_FATAL(c->ncalls, 2);
@@ -108,6 +113,7 @@ static void test_parallel_for_calling_thread_runs_first_chunk(void) {
     if (c->begin[k] == 0) CU_ASSERT(pthread_equal(c->thread[k], pthread_self()) != 0);
   }
   cover_free(c);
+  CU_ASSERT_EQUAL(tsl_set_parallel_schedule(TSL_SCHED_BALANCED, 1), TSL_OK);
 }
 
 static void test_parallel_for_nonpositive_extent_makes_no_call(void) {
@@ -180,6 +186,7 @@ static int32_t failing_task(int64_t begin, int64_t end, void *closure) {
 }
 
 static void test_parallel_for_returns_lowest_failing_chunk_code(void) {
+  CU_ASSERT_EQUAL_FATAL(tsl_set_parallel_schedule(TSL_SCHED_STATIC, 1), TSL_OK);
   static const int threads[] = {1, 2, 3, 8};
   for (size_t ti = 0; ti < sizeof threads / sizeof threads[0]; ti++) {
     CU_ASSERT_EQUAL_FATAL(tsl_set_num_threads(threads[ti]), TSL_OK);
@@ -216,6 +223,138 @@ static void test_parallel_for_dynamic_chunks(void) {
   CU_ASSERT_EQUAL(tsl_set_parallel_schedule(TSL_SCHED_DYNAMIC, 0), TSL_ERR_INVALID);
   CU_ASSERT_EQUAL(tsl_set_parallel_schedule((tsl_sched)5, 1), TSL_ERR_INVALID);
   CU_ASSERT_EQUAL(tsl_set_parallel_schedule(TSL_SCHED_STATIC, 0), TSL_OK);
+  CU_ASSERT_EQUAL(tsl_set_parallel_schedule(TSL_SCHED_BALANCED, 0), TSL_OK); /* the default, for the tests below */
+}
+
+/* The balanced schedule (the default): each index once; every call a contiguous range
+ * inside one thread's static share (sizes differing by <= 1), at most ceil(share /
+ * TSL_SCHED_BALANCED_PIECES) long; no more calls than pieces (a worker done with its
+ * share may take share 0's first piece too, before a preempted caller starts: no thread
+ * is promised a piece). Class 16: more threads than work. */
+static void test_class16_balanced_schedule_covers_each_index_once_in_pieces(void) {
+  CU_ASSERT_EQUAL(initial_kind, TSL_SCHED_BALANCED); /* the default */
+  CU_ASSERT_EQUAL_FATAL(tsl_set_parallel_schedule(TSL_SCHED_BALANCED, 1), TSL_OK);
+  static const int64_t extents[] = {0, 1, 2, 3, 7, 17, 1000};
+  static const int threads[] = {1, 2, 3, 8};
+  for (size_t ti = 0; ti < sizeof threads / sizeof threads[0]; ti++) {
+    CU_ASSERT_EQUAL_FATAL(tsl_set_num_threads(threads[ti]), TSL_OK);
+    for (size_t ei = 0; ei < sizeof extents / sizeof extents[0]; ei++) {
+      int64_t n = extents[ei];
+      int parts = n < threads[ti] ? (int)n : threads[ti];
+      bool inline_call = parts <= 1; /* one call over the whole range */
+      cover *c = cover_new(n);
+      CU_ASSERT_EQUAL(tsl_parallel_for(cover_task, c, n), 0);
+      int wrong = 0, straddles = 0, too_long = 0;
+      for (int64_t i = 0; i < n; i++) wrong += atomic_load(&c->count[i]) != 1;
+      int64_t max_calls = 0;
+      for (int k = 0; k < parts; k++) { /* the shares, computed here: sizes n/parts or one more */
+        int64_t size = n / parts + (k < n % parts ? 1 : 0), piece = (size + TSL_SCHED_BALANCED_PIECES - 1) / TSL_SCHED_BALANCED_PIECES;
+        max_calls += inline_call ? 1 : (size + piece - 1) / piece;
+      }
+      for (int k = 0; k < c->ncalls && k < MAX_CALLS; k++) {
+        int64_t b = c->begin[k], e = c->end[k], lo = 0;
+        int share = 0;
+        for (; share < parts; share++) {
+          int64_t size = n / parts + (share < n % parts ? 1 : 0);
+          if (b < lo + size) break;
+          lo += size;
+        }
+        int64_t size = n / parts + (share < n % parts ? 1 : 0);
+        straddles += share >= parts || e > lo + size || e <= b;
+        too_long += share < parts && e - b > (inline_call ? size : (size + TSL_SCHED_BALANCED_PIECES - 1) / TSL_SCHED_BALANCED_PIECES);
+      }
+      CU_ASSERT_EQUAL(wrong, 0);
+      CU_ASSERT_EQUAL(straddles, 0);
+      CU_ASSERT_EQUAL(too_long, 0);
+      CU_ASSERT(c->ncalls <= max_calls);
+      if (n > 0) CU_ASSERT(c->ncalls >= parts);
+      cover_free(c);
+    }
+  }
+  /* a failure: its code comes back, and no piece starts after it on its thread */
+  CU_ASSERT_EQUAL_FATAL(tsl_set_num_threads(2), TSL_OK);
+  failing f = {.first_bad = 0, .second_bad = -1};
+  CU_ASSERT_EQUAL(tsl_parallel_for(failing_task, &f, 1000), 7);
+  CU_ASSERT(atomic_load(&f.calls) < 16);
+}
+
+/* A thread that is slow on its share does not hold the loop up: with two threads and a
+ * worker stuck in the first piece of share 1 until the rest of share 1 has run, the
+ * calling thread runs that rest (under the static schedule the loop would wait for the
+ * worker, which waits forever: here a 5 s deadline says so). Launched until the worker
+ * took share 1 at least once (a late worker's share is run by the caller instead). */
+typedef struct slow_share {
+  pthread_t caller;
+  atomic_int done[16];
+  atomic_int worker_stuck, timed_out, rest_by_caller;
+} slow_share;
+
+static int32_t slow_share_task(int64_t begin, int64_t end, void *closure) {
+  slow_share *s = closure;
+  bool on_worker = pthread_equal(pthread_self(), s->caller) == 0;
+  for (int64_t i = begin; i < end; i++) {
+    if (i < 8 && !on_worker) /* the caller's own share takes a while: the worker starts share 1 first */
+      for (double t0 = tsl_time_now(); tsl_time_now() - t0 < 50e-6;) {
+      }
+    if (i == 8 && on_worker) {
+      atomic_fetch_add(&s->worker_stuck, 1);
+      double t0 = tsl_time_now();
+      for (;;) {
+        int rest = 0;
+        for (int k = 9; k < 16; k++) rest += atomic_load(&s->done[k]);
+        if (rest == 7) break;
+        if (tsl_time_now() - t0 > 5.0) {
+          atomic_fetch_add(&s->timed_out, 1);
+          break;
+        }
+        sched_yield();
+      }
+    }
+    if (i > 8 && !on_worker) atomic_fetch_add(&s->rest_by_caller, 1);
+    atomic_store(&s->done[i], 1);
+  }
+  return 0;
+}
+
+static void test_balanced_schedule_helps_a_slow_thread(void) {
+  CU_ASSERT_EQUAL_FATAL(tsl_set_num_threads(2), TSL_OK);
+  bool warm = tsl_parallel_warm_begin(); /* the worker spins: it takes its share in time */
+  int stuck = 0, timed_out = 0, launches = 0;
+  for (; launches < 2000 && stuck == 0; launches++) {
+    slow_share s = {.caller = pthread_self()};
+    CU_ASSERT_EQUAL(tsl_parallel_for(slow_share_task, &s, 16), 0);
+    int all = 0;
+    for (int k = 0; k < 16; k++) all += atomic_load(&s.done[k]);
+    CU_ASSERT_EQUAL(all, 16);
+    stuck += atomic_load(&s.worker_stuck);
+    timed_out += atomic_load(&s.timed_out);
+    if (atomic_load(&s.worker_stuck)) CU_ASSERT_EQUAL(atomic_load(&s.rest_by_caller), 7);
+  }
+  tsl_parallel_warm_end(warm);
+  CU_ASSERT(stuck > 0);
+  CU_ASSERT_EQUAL(timed_out, 0);
+}
+
+/* TSL_PARALLEL_SCHEDULE's spelling, checked against the values written out here. */
+static void test_parallel_schedule_parse_accepts_the_documented_spellings(void) {
+  tsl_sched kind = TSL_SCHED_DYNAMIC;
+  int64_t chunk = 99;
+  CU_ASSERT_TRUE(tsl_parallel_schedule_parse("static", &kind, &chunk));
+  CU_ASSERT_EQUAL(kind, TSL_SCHED_STATIC);
+  CU_ASSERT_TRUE(tsl_parallel_schedule_parse("balanced", &kind, &chunk));
+  CU_ASSERT_EQUAL(kind, TSL_SCHED_BALANCED);
+  CU_ASSERT_TRUE(tsl_parallel_schedule_parse("dynamic,16", &kind, &chunk));
+  CU_ASSERT_EQUAL(kind, TSL_SCHED_DYNAMIC);
+  CU_ASSERT_EQUAL(chunk, 16);
+  static const char *const bad[] = {"", "Static", "dynamic", "dynamic,", "dynamic,0", "dynamic,-3", "dynamic,+4",
+                                    "dynamic,4x", "dynamic, 4", "dynamic,99999999999999999999", "guided", "static "};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    kind = TSL_SCHED_STATIC;
+    chunk = 7;
+    CU_ASSERT_FALSE(tsl_parallel_schedule_parse(bad[i], &kind, &chunk));
+    CU_ASSERT(kind == TSL_SCHED_STATIC && chunk == 7);
+  }
+  CU_ASSERT_FALSE(tsl_parallel_schedule_parse(NULL, &kind, &chunk));
 }
 
 static void test_set_num_threads_validates_range(void) {
@@ -288,9 +427,14 @@ static void test_parallel_for_works_in_forked_child(void) {
   CU_ASSERT_FATAL(pid >= 0);
   if (pid == 0) {
     alarm(20); /* a deadlock becomes a failure, not a hang */
-    cover *cc = cover_new(30);
-    int ok = tsl_parallel_for(cover_task, cc, 30) == 0 && cc->ncalls == 3;
-    for (int i = 0; i < 30; i++) ok &= atomic_load(&cc->count[i]) == 1;
+    int ok = 1;
+    for (int kind = 0; kind < 2; kind++) { /* the default (balanced), then static: 3 calls */
+      if (kind) tsl_set_parallel_schedule(TSL_SCHED_STATIC, 1);
+      cover *cc = cover_new(30);
+      ok &= tsl_parallel_for(cover_task, cc, 30) == 0 && (!kind || cc->ncalls == 3);
+      for (int i = 0; i < 30; i++) ok &= atomic_load(&cc->count[i]) == 1;
+      cover_free(cc);
+    }
     _exit(ok ? 0 : 1);
   }
   int status = 0;
@@ -300,15 +444,18 @@ static void test_parallel_for_works_in_forked_child(void) {
 
 static void test_thread_pool_shutdown_then_relaunch(void) {
   CU_ASSERT_EQUAL_FATAL(tsl_set_num_threads(4), TSL_OK);
-  cover *c = cover_new(40);
-  CU_ASSERT_EQUAL(tsl_parallel_for(cover_task, c, 40), 0);
-  tsl_thread_pool_shutdown();
-  CU_ASSERT_EQUAL(tsl_parallel_for(cover_task, c, 40), 0);
-  int wrong = 0;
-  for (int i = 0; i < 40; i++) wrong += atomic_load(&c->count[i]) != 2;
-  CU_ASSERT_EQUAL(wrong, 0);
-  CU_ASSERT_EQUAL(c->ncalls, 8);
-  cover_free(c);
+  for (int kind = 0; kind < 2; kind++) { /* static (4 calls a launch), then the default */
+    CU_ASSERT_EQUAL_FATAL(tsl_set_parallel_schedule(kind ? TSL_SCHED_BALANCED : TSL_SCHED_STATIC, 1), TSL_OK);
+    cover *c = cover_new(40);
+    CU_ASSERT_EQUAL(tsl_parallel_for(cover_task, c, 40), 0);
+    tsl_thread_pool_shutdown();
+    CU_ASSERT_EQUAL(tsl_parallel_for(cover_task, c, 40), 0);
+    int wrong = 0;
+    for (int i = 0; i < 40; i++) wrong += atomic_load(&c->count[i]) != 2;
+    CU_ASSERT_EQUAL(wrong, 0);
+    if (!kind) CU_ASSERT_EQUAL(c->ncalls, 8);
+    cover_free(c);
+  }
 }
 
 static double process_cpu_seconds(void) {
@@ -328,15 +475,19 @@ static void test_parallel_for_late_workers_never_run_a_part_twice(void) {
   CU_ASSERT_EQUAL_FATAL(tsl_set_num_threads(3), TSL_OK);
   struct timespec nap = {0, 300 * 1000};
   int wrong = 0, wrong_calls = 0;
+  /* static: one call per part; balanced (every 4th launch): pieces, each index once */
   for (int rep = 0; rep < 600; rep++) {
+    bool balanced = rep % 4 == 3;
+    CU_ASSERT_EQUAL_FATAL(tsl_set_parallel_schedule(balanced ? TSL_SCHED_BALANCED : TSL_SCHED_STATIC, 1), TSL_OK);
     int64_t n = rep % 2 ? 2 : 3 + rep % 5;
     cover *c = cover_new(n);
     if (tsl_parallel_for(cover_task, c, n) != 0) wrong++;
     for (int64_t i = 0; i < n; i++) wrong += atomic_load(&c->count[i]) != 1;
-    wrong_calls += c->ncalls != (n < 3 ? n : 3);
+    if (!balanced) wrong_calls += c->ncalls != (n < 3 ? n : 3);
     cover_free(c);
     if (rep % 3 == 0) nanosleep(&nap, NULL);
   }
+  CU_ASSERT_EQUAL(tsl_set_parallel_schedule(TSL_SCHED_BALANCED, 1), TSL_OK);
   CU_ASSERT_EQUAL(wrong, 0);
   CU_ASSERT_EQUAL(wrong_calls, 0);
 }
@@ -461,6 +612,9 @@ void tsl_tests_runtime_parallel(void) {
   CU_add_test(s, "test_kernel_alloc_reuses_freed_blocks_without_overlap",
               test_kernel_alloc_reuses_freed_blocks_without_overlap);
   CU_add_test(s, "test_parallel_for_calling_thread_runs_first_chunk", test_parallel_for_calling_thread_runs_first_chunk);
+  CU_add_test(s, "test_class16_balanced_schedule_covers_each_index_once_in_pieces",
+              test_class16_balanced_schedule_covers_each_index_once_in_pieces);
+  CU_add_test(s, "test_balanced_schedule_helps_a_slow_thread", test_balanced_schedule_helps_a_slow_thread);
   CU_add_test(s, "test_parallel_for_nonpositive_extent_makes_no_call",
               test_parallel_for_nonpositive_extent_makes_no_call);
   CU_add_test(s, "test_parallel_for_nested_runs_inline_serially", test_parallel_for_nested_runs_inline_serially);
@@ -468,6 +622,8 @@ void tsl_tests_runtime_parallel(void) {
               test_parallel_for_returns_lowest_failing_chunk_code);
   CU_add_test(s, "test_parallel_for_dynamic_chunks", test_parallel_for_dynamic_chunks);
   CU_add_test(s, "test_set_num_threads_validates_range", test_set_num_threads_validates_range);
+  CU_add_test(s, "test_parallel_schedule_parse_accepts_the_documented_spellings",
+              test_parallel_schedule_parse_accepts_the_documented_spellings);
   CU_add_test(s, "test_class16_one_and_many_threads_identical", test_class16_one_and_many_threads_identical);
   CU_add_test(s, "test_parallel_for_concurrent_launches_from_two_threads",
               test_parallel_for_concurrent_launches_from_two_threads);
