@@ -6,7 +6,7 @@
  *
  * For each thread count: back-to-back launches (workers still spinning from the
  * previous one: the common case inside one kernel or graph), the same with the
- * dynamic schedule (chunk 1), and launches 2 ms apart (workers asleep on their
+ * balanced schedule (the default) and the dynamic one (chunk 1), and launches 2 ms apart (workers asleep on their
  * condition variable: the wake-up cost; then the same inside a warm section, where they
  * keep spinning). Times are per launch in microseconds: the
  * median of N samples of tsl_time_callback (each at least MS milliseconds; the
@@ -102,8 +102,8 @@ int main(int argc, char **argv) {
   }
   printf("empty parallel region (tsl_parallel_for, task does nothing), microseconds per launch, median of %d\n",
          repeat);
-  printf("%7s | %14s | %16s | %22s | %22s\n", "threads", "static, hot", "dynamic(1), hot", "static, after 2 ms idle",
-         "same, in a warm section");
+  printf("%7s | %14s | %14s | %16s | %22s | %22s\n", "threads", "static, hot", "balanced, hot", "dynamic(1), hot",
+         "static, after 2 ms idle", "same, in a warm section");
   for (int t = 0; t < nthreads; t++) {
     if (tsl_set_num_threads(threads[t]) != TSL_OK) {
       fprintf(stderr, "parallel_overhead: %s\n", tsl_last_error());
@@ -113,11 +113,13 @@ int main(int argc, char **argv) {
     tsl_set_parallel_schedule(TSL_SCHED_STATIC, 1);
     tsl_parallel_for(empty_task, NULL, extent); /* start the workers */
     double h = hot(extent, repeat, min_ms);
+    tsl_set_parallel_schedule(TSL_SCHED_BALANCED, 1);
+    double bal = hot(extent, repeat, min_ms);
     tsl_set_parallel_schedule(TSL_SCHED_DYNAMIC, 1);
     double d = hot(extent, repeat, min_ms);
     tsl_set_parallel_schedule(TSL_SCHED_STATIC, 1);
     double c = cold(extent, repeat, false), w = cold(extent, repeat, true);
-    printf("%7d | %14.3f | %16.3f | %22.3f | %22.3f\n", threads[t], h, d, c, w);
+    printf("%7d | %14.3f | %14.3f | %16.3f | %22.3f | %22.3f\n", threads[t], h, bal, d, c, w);
   }
   tsl_thread_pool_shutdown();
   return 0;

@@ -473,8 +473,8 @@ tsl_status tsl_graph_run(tsl_graph_ctx *c, double *step_seconds) {
   bool warm = tsl_parallel_warm_begin();
   /* claims match the kernels' shares only when their loops split statically over all
    * the threads: not nested in a parallel task (warm is false there), not under a
-   * dynamic schedule (the balanced one runs each thread's static share first: only the
-   * pieces another thread takes over at the end move) */
+   * dynamic schedule (the balanced one runs each thread's static share front to back;
+   * only the last pieces of a share that another thread takes from its back move) */
   tsl_sched kind;
   tsl_get_parallel_schedule(&kind, NULL);
   bool claim = warm && threads > 1 && (kind == TSL_SCHED_STATIC || kind == TSL_SCHED_BALANCED);

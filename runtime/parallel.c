@@ -61,8 +61,13 @@ typedef struct pool {
   int64_t chunk;
   atomic_int_fast64_t next;
   bool balanced;
-  /* balanced: the next iteration of participant i's share not yet taken */
-  atomic_int_fast64_t share_next[TSL_MAX_THREADS];
+  /* balanced: participant i's pieces not yet taken, [front, back) as front << 32 | back
+   * (at most TSL_SCHED_BALANCED_PIECES of them): its owner takes the front one, a thief
+   * the back one; one cache line each (the owner's updates would otherwise take the line
+   * from its neighbours) */
+  struct {
+    _Alignas(64) atomic_uint_fast64_t pieces;
+  } share[TSL_MAX_THREADS];
   atomic_bool failed;
   pthread_mutex_t err_mu;
   int64_t err_begin;
@@ -224,17 +229,35 @@ static void share_of(const pool *p, int i, int64_t *begin, int64_t *end) {
   *end = *begin + q + (i < r ? 1 : 0);
 }
 
-/* Runs pieces of participant i's share until none is left; false when the job failed. */
-static bool run_pieces(pool *p, int i) {
+/* The size of the pieces of a share of `len` iterations (the last may be shorter). */
+static int64_t piece_size(int64_t len) {
+  int64_t piece = (len + TSL_SCHED_BALANCED_PIECES - 1) / TSL_SCHED_BALANCED_PIECES;
+  return piece < 1 ? 1 : piece;
+}
+
+/* Takes one piece of participant i's share: the front one for its owner, else the back
+ * one (a thief leaves the owner its next iterations, in order); -1 when none is left. */
+static int take_piece(pool *p, int i, bool owner) {
+  uint_fast64_t v = atomic_load(&p->share[i].pieces), w;
+  do {
+    uint_fast64_t front = v >> 32, back = v & 0xffffffffu;
+    if (front >= back) return -1;
+    w = owner ? (front + 1) << 32 | back : front << 32 | (back - 1);
+  } while (!atomic_compare_exchange_weak(&p->share[i].pieces, &v, w));
+  return owner ? (int)(v >> 32) : (int)(w & 0xffffffffu);
+}
+
+/* Runs pieces of participant i's share (as its owner or a thief) until none is left;
+ * false when the job failed. */
+static bool run_pieces(pool *p, int i, bool owner) {
   int64_t begin, end;
   share_of(p, i, &begin, &end);
-  int64_t piece = (end - begin + TSL_SCHED_BALANCED_PIECES - 1) / TSL_SCHED_BALANCED_PIECES;
-  if (piece < 1) piece = 1;
+  int64_t piece = piece_size(end - begin);
   for (;;) {
     if (atomic_load(&p->failed)) return false;
-    int64_t b = atomic_fetch_add(&p->share_next[i], piece);
-    if (b >= end) return true;
-    int64_t e = end - b > piece ? b + piece : end;
+    int k = take_piece(p, i, owner);
+    if (k < 0) return true;
+    int64_t b = begin + k * piece, e = end - b > piece ? b + piece : end;
     int32_t rc = p->task(b, e, p->closure);
     if (rc != 0) {
       record_error(b, rc);
@@ -249,7 +272,7 @@ static void run_share(int id) {
   pool *p = &g_pool;
   if (p->balanced) { /* its own share, then what is left of the others' */
     for (int k = 0; k < p->nparts; k++)
-      if (!run_pieces(p, (id + k) % p->nparts)) return;
+      if (!run_pieces(p, (id + k) % p->nparts, k == 0)) return;
     return;
   }
   if (!p->dynamic) {
@@ -352,6 +375,9 @@ int32_t tsl_parallel_for(tsl_parallel_task task, void *closure, int64_t extent) 
   if (!task) return -1;
   if (extent <= 0) return 0;
   if (tl_in_parallel) return task(0, extent, closure);
+  /* the environment's schedule and the fork handler, even when a thread-local count
+   * lets tsl_get_num_threads skip them */
+  pthread_once(&g_init_once, init_once);
   int nthreads = tsl_get_num_threads();
   int kind = atomic_load(&g_sched_kind);
   bool dynamic = kind == TSL_SCHED_DYNAMIC;
@@ -379,7 +405,7 @@ int32_t tsl_parallel_for(tsl_parallel_task task, void *closure, int64_t extent) 
   for (int i = 0; p->balanced && i < nparts; i++) {
     int64_t begin, end;
     share_of(p, i, &begin, &end);
-    atomic_store(&p->share_next[i], begin);
+    atomic_store(&p->share[i].pieces, (uint_fast64_t)((end - begin + piece_size(end - begin) - 1) / piece_size(end - begin)));
   }
   atomic_store(&p->failed, false);
   p->err_begin = INT64_MAX;

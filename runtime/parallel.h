@@ -44,8 +44,8 @@ typedef int32_t (*tsl_parallel_task)(int64_t begin, int64_t end, void *closure);
  * done (tsl_set_parallel_schedule chooses the split). Balanced schedule (the default):
  * min(threads, extent) shares whose sizes differ by at most 1, share i going to thread i
  * (the caller is thread 0), each run front to back in up to TSL_SCHED_BALANCED_PIECES
- * pieces; a thread done with its own share takes the next pieces of the others'; after
- * a failure no new piece starts. Static schedule: the same shares, one call each.
+ * pieces; a thread done with its own share takes the others' last pieces not yet
+ * started (from the back); after a failure no new piece starts. Static schedule: the same shares, one call each.
  * Dynamic schedule: chunks of the configured size handed out in order to whichever
  * thread is free; after a failure no new chunk starts. With one thread, nested, or
  * concurrent with another launch: one call task(0, extent, closure) on the calling thread.

@@ -33,8 +33,9 @@ bool tsl_feature_string_next(const char **p, char *name, size_t n) {
   return false;
 }
 
-/* Features LLVM turns off with another: "-avx512f" turns off every AVX-512 feature (and
- * AVX10, built on it), as LLVM's X86 feature tree derives them all from avx512f. */
+/* Features LLVM turns off with another: "-avx512f" turns off every AVX-512 feature and
+ * AVX10 (LLVM's X86 feature tree builds them on avx512f); evex512, the 512-bit
+ * encodings, means nothing without it. */
 static const struct {
   const char *prefix; /* a feature whose name starts so ... */
   const char *parent; /* ... is off when this one is */

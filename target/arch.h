@@ -63,8 +63,11 @@ bool tsl_feature_string_disables(const char *features, const char *feature);
  * enable a wider vector ISA than t's features (x86-64-avx2 -mcpu=znver4: AVX-512), that
  * ISA is turned off in t->features ("-avx512f"), so the code is the target's class
  * scheduled for that CPU (what -march=x86-64-v3 -mtune=znver4 gives in GCC). The CPU's
- * other features stay (they count where code is checked against a machine).
- * Errors: TSL_ERR_UNSUPPORTED when the feature string has no room. */
+ * other features stay (they count where code is checked against a machine). AArch64
+ * targets are left as they are: their code is NEON's 128 bits whatever the CPU (an SVE a
+ * CPU implies counts as one of its features).
+ * Errors: TSL_ERR_INVALID (NULL t); TSL_ERR_UNSUPPORTED when the feature string has no
+ * room for the check or the change. */
 tsl_status tsl_target_keep_vector_bits(tsl_target *t);
 
 #ifdef __cplusplus

@@ -277,7 +277,7 @@ static tsl_status forced_host(const char *forced, tsl_target *t) {
   char extra[64], implied[512];
   tsl_target_implied_features(t, implied, sizeof implied);
   if (first_missing(implied, t->features, NULL, extra)) {
-    char within[160];
+    char within[512];
     if (tsl_target_cpus_within(t->arch, t->features, within, sizeof within) == 0)
       snprintf(within, sizeof within, "none is known");
     return tsl_error(TSL_ERR_INVALID,

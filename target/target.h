@@ -20,9 +20,10 @@
  *
  * "-mcpu=NAME" after a named target schedules the code for that CPU and lets it use the
  * features the CPU implies (tsl_target_cpu_features: VPOPCNTDQ for x86-64-avx512
- * -mcpu=znver4), but never a wider vector ISA than the target's class: x86-64-avx2
- * -mcpu=znver4 is 256-bit code with the Zen 4's AVX-512 turned off ("-avx512f", as
- * GCC's -march=x86-64-v3 -mtune=znver4), tsl_target_keep_vector_bits (arch.h).
+ * -mcpu=znver4), but on x86 never a wider vector ISA than the target's class:
+ * x86-64-avx2 -mcpu=znver4 is 256-bit code with the Zen 4's AVX-512 turned off
+ * ("-avx512f", as GCC's -march=x86-64-v3 -mtune=znver4), tsl_target_keep_vector_bits
+ * (arch.h). AArch64 code is NEON's 128 bits whatever the CPU.
  *
  * A tsl_target is a plain value (fixed-size strings, no heap): copy it freely.
  *
@@ -73,7 +74,9 @@ typedef struct tsl_target {
  * this machine cannot run (the message names the variable and the missing feature);
  * TSL_ERR_INVALID for a malformed option (unknown "-flag", empty or over-long -mcpu
  * value) or a TSL_HOST_TARGET that names host or a -device, or whose -mcpu= adds a
- * feature to its target's (the message names CPUs that add none). */
+ * feature to its target's (the message names CPUs that add none); TSL_ERR_UNSUPPORTED
+ * also when a feature string has no room to keep the target's vector width
+ * (tsl_target_keep_vector_bits). */
 tsl_status tsl_target_parse(const char *s, tsl_target *out);
 
 /* The machine's own target as detected (LLVM's host CPU and features, caches from

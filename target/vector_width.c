@@ -72,13 +72,13 @@ tsl_status tsl_target_with_vector_bits(const tsl_target *t, int bits, tsl_target
 tsl_status tsl_target_keep_vector_bits(tsl_target *t) {
   if (!t) return tsl_error(TSL_ERR_INVALID, "target: NULL argument");
   /* the width t would have with what its CPU implies added to its string */
+  char implied[512];
   tsl_target widened = *t;
-  size_t len = strlen(widened.features);
-  if (len + 1 < sizeof widened.features) {
-    if (len) widened.features[len++] = ',';
-    widened.features[len] = '\0';
-    tsl_target_implied_features(t, widened.features + len, sizeof widened.features - len);
-  }
+  size_t len = strlen(widened.features), k = tsl_target_implied_features(t, implied, sizeof implied);
+  if (k + 1 >= sizeof implied || len + k + 2 > sizeof widened.features)
+    return tsl_error(TSL_ERR_UNSUPPORTED, "target %s -mcpu=%s: feature string too long to check its vector width",
+                     t->name, t->cpu);
+  snprintf(widened.features + len, sizeof widened.features - len, "%s%s", len && k ? "," : "", implied);
   const tsl_arch_info *arch = tsl_arch_info_of(t->arch);
   if (arch->vector_bits(&widened) <= t->vector_bits) return TSL_OK;
   /* the only wider ISA a CPU can add to a narrower class: AVX-512 to x86-64 at 256 */

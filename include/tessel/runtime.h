@@ -46,10 +46,11 @@ typedef enum {
   TSL_SCHED_DYNAMIC,  /* chunks of a fixed size, handed out to whichever thread is free */
   TSL_SCHED_BALANCED  /* the default: STATIC's contiguous share per thread, each run front
                          to back in TSL_SCHED_BALANCED_PIECES pieces; a thread done with its
-                         share takes the pieces not yet started of the others' (work
-                         stealing, as TBB's and ONNX Runtime's pools balance a loop), so a
-                         thread slowed by the machine (a busy SMT sibling, a preempted
-                         vCPU) no longer holds the whole loop up */
+                         share takes the others' pieces not yet started from their back
+                         (work stealing, as TBB's and ONNX Runtime's pools balance a loop),
+                         so a thread slowed by the machine (a busy SMT sibling, a preempted
+                         vCPU) no longer holds the whole loop up. Which call fails first,
+                         and so the error code returned, may vary from run to run */
 } tsl_sched;
 
 /* The pieces each thread's share is cut into under TSL_SCHED_BALANCED (fewer when the

@@ -166,7 +166,7 @@ int tsl_compiled_num_kernels(const tsl_compiled *c);
 /* Kernels whose schedule came from the records file given to tsl_model_compile. */
 int tsl_compiled_num_tuned_kernels(const tsl_compiled *c);
 /* Step outputs c claims (docs/capi.md "Claimed outputs"): on runs of 2+ threads under
- * the static schedule each thread zeroes its piece of such an output just before the
+ * the balanced (default) or static schedule each thread zeroes its piece of such an output just before the
  * step's kernel. 0 with tsl_compile_opts.no_claim_outputs and for NULL. */
 int tsl_compiled_num_claimed_outputs(const tsl_compiled *c);
 
