@@ -73,8 +73,8 @@ tsl_status tsl_graph_plan_add_step(tsl_graph_plan *p, const tsl_kernel *k, const
                                    const int *bufs);
 
 /* Marks argument `arg` of step `step` as claimed: when a run has two or more threads
- * under the balanced (default) or static schedule and is not nested in a parallel task, its buffer (if at
- * least 4 KiB a thread) is zeroed just before the call, each thread zeroing the piece
+ * under the balanced (default) or static schedule and is not nested in a parallel task,
+ * its buffer (if at least 4 KiB a thread) is zeroed just before the call, each thread zeroing the piece
  * (the i-th of as many equal, 64-byte aligned pieces as threads) that the kernel's
  * static split of its outermost parallel loop gives that thread when the loop runs over
  * the buffer's memory in order (runtime/parallel.h). The kernel then writes lines its

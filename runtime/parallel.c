@@ -235,6 +235,12 @@ static int64_t piece_size(int64_t len) {
   return piece < 1 ? 1 : piece;
 }
 
+/* How many pieces a share of `len` iterations has (at most TSL_SCHED_BALANCED_PIECES). */
+static int64_t piece_count(int64_t len) {
+  int64_t piece = piece_size(len);
+  return (len + piece - 1) / piece;
+}
+
 /* Takes one piece of participant i's share: the front one for its owner, else the back
  * one (a thief leaves the owner its next iterations, in order); -1 when none is left. */
 static int take_piece(pool *p, int i, bool owner) {
@@ -405,7 +411,7 @@ int32_t tsl_parallel_for(tsl_parallel_task task, void *closure, int64_t extent) 
   for (int i = 0; p->balanced && i < nparts; i++) {
     int64_t begin, end;
     share_of(p, i, &begin, &end);
-    atomic_store(&p->share[i].pieces, (uint_fast64_t)((end - begin + piece_size(end - begin) - 1) / piece_size(end - begin)));
+    atomic_store(&p->share[i].pieces, (uint_fast64_t)piece_count(end - begin)); /* front 0, back the count */
   }
   atomic_store(&p->failed, false);
   p->err_begin = INT64_MAX;

@@ -11,7 +11,8 @@
  * itself, then every share whose worker has not started it yet (a worker asleep, or
  * descheduled by another process): a launch never waits for a thread to wake up. Under
  * the balanced schedule (the default) a thread done with its share also takes the pieces
- * of the others' shares that have not started, so a slow thread does not hold the loop up. Idle workers spin for a few microseconds after a job (back-to-back launches
+ * of the others' shares that have not started, so a slow thread does not hold the loop
+ * up. Idle workers spin for a few microseconds after a job (back-to-back launches
  * from one graph are common), then block on a condition variable; inside a warm section
  * (tsl_parallel_warm_begin, opened by every graph run) they keep spinning.
  *
@@ -45,7 +46,8 @@ typedef int32_t (*tsl_parallel_task)(int64_t begin, int64_t end, void *closure);
  * min(threads, extent) shares whose sizes differ by at most 1, share i going to thread i
  * (the caller is thread 0), each run front to back in up to TSL_SCHED_BALANCED_PIECES
  * pieces; a thread done with its own share takes the others' last pieces not yet
- * started (from the back); after a failure no new piece starts. Static schedule: the same shares, one call each.
+ * started (from the back); after a failure no new piece starts. Static schedule: the
+ * same shares, one call each.
  * Dynamic schedule: chunks of the configured size handed out in order to whichever
  * thread is free; after a failure no new chunk starts. With one thread, nested, or
  * concurrent with another launch: one call task(0, extent, closure) on the calling thread.

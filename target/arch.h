@@ -67,7 +67,7 @@ bool tsl_feature_string_disables(const char *features, const char *feature);
  * targets are left as they are: their code is NEON's 128 bits whatever the CPU (an SVE a
  * CPU implies counts as one of its features).
  * Errors: TSL_ERR_INVALID (NULL t); TSL_ERR_UNSUPPORTED when the feature string has no
- * room for the check or the change. */
+ * room for the change. */
 tsl_status tsl_target_keep_vector_bits(tsl_target *t);
 
 #ifdef __cplusplus

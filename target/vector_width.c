@@ -71,22 +71,15 @@ tsl_status tsl_target_with_vector_bits(const tsl_target *t, int bits, tsl_target
 
 tsl_status tsl_target_keep_vector_bits(tsl_target *t) {
   if (!t) return tsl_error(TSL_ERR_INVALID, "target: NULL argument");
-  /* the width t would have with what its CPU implies added to its string */
-  char implied[512];
-  tsl_target widened = *t;
-  size_t len = strlen(widened.features), k = tsl_target_implied_features(t, implied, sizeof implied);
-  if (k + 1 >= sizeof implied || len + k + 2 > sizeof widened.features)
-    return tsl_error(TSL_ERR_UNSUPPORTED, "target %s -mcpu=%s: feature string too long to check its vector width",
-                     t->name, t->cpu);
-  snprintf(widened.features + len, sizeof widened.features - len, "%s%s", len && k ? "," : "", implied);
-  const tsl_arch_info *arch = tsl_arch_info_of(t->arch);
-  if (arch->vector_bits(&widened) <= t->vector_bits) return TSL_OK;
+  /* the width of what t's CPU implies (its features not turned off by t's string) */
+  tsl_target implied = *t;
+  tsl_target_implied_features(t, implied.features, sizeof implied.features);
+  if (tsl_arch_info_of(t->arch)->vector_bits(&implied) <= t->vector_bits) return TSL_OK;
   /* the only wider ISA a CPU can add to a narrower class: AVX-512 to x86-64 at 256 */
-  char narrowed[sizeof t->features];
   if (t->arch != TSL_ARCH_X86_64 || t->vector_bits != 256 ||
-      !x86_features_at_256(t, narrowed, sizeof narrowed))
+      !x86_features_at_256(t, implied.features, sizeof implied.features))
     return tsl_error(TSL_ERR_UNSUPPORTED, "target %s -mcpu=%s: cannot keep %d-bit vectors", t->name, t->cpu,
                      t->vector_bits);
-  memcpy(t->features, narrowed, sizeof narrowed);
+  memcpy(t->features, implied.features, sizeof t->features);
   return TSL_OK;
 }
