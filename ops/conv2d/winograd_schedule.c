@@ -68,6 +68,25 @@ static int64_t block_rows(int64_t N, int64_t TH, int64_t rows, bool channels_ok)
   return tpl_ceil_div(TH, tpl_ceil_div(TH, rows));
 }
 
+/* Rows of tiles per block that give the threads blocks to share, for a layer whose
+ * cache budget made one block of a whole image (N odd: parallel = channels would follow,
+ * or one thread would idle where the channels do not split): the most rows dividing TH
+ * with at least MIN_BLOCK_TILES tiles per block and an even block count over the images,
+ * when U (u_bytes) is within L2 (every thread then reads all of U from its own L2).
+ * 0 when there is none. Splitting the output channels instead makes each thread
+ * transform the whole input again, which weighs most where K is small. resnet18's 56x56
+ * 64 -> 64 F(4x4) (bench/winograd_layers --layers 56, Xeon, 2 MiB L2, 16 lanes, session
+ * 56): one block with parallel = channels 322-364 GFLOP/s on 1 thread and 332-422 on 2;
+ * 2 blocks of 7 rows 358-368 and 643-686; the same with the whole image's GEMM form
+ * (gemm_at_tiles, mr 7) 400-414 and 735-818; at 8 lanes 188-216 -> 190-234 and 263-283
+ * -> 400-406. At 28x28 128 -> 128 (U 2.4 MB, over L2) the channels stayed faster. */
+static int64_t rows_for_threads(const tsl_target *t, const tsl_winograd_shape *s, int64_t u_bytes) {
+  if (u_bytes > tpl_l2_bytes(t) || s->N % 2 == 0) return 0;
+  for (int64_t d = s->TH - 1; d >= 1 && d * s->TW >= MIN_BLOCK_TILES; d--)
+    if (s->TH % d == 0 && (s->N * (s->TH / d)) % 2 == 0) return d;
+  return 0;
+}
+
 /* ---- the program ---------------------------------------------------------- */
 
 static const tsl_te_op *find_stage(const tsl_te_program *p, const char *name) {
@@ -213,6 +232,12 @@ tsl_winograd_knobs tsl_winograd_default_knobs(const tsl_target *t, const tsl_win
     k.prefetch_u = STREAM_PREFETCH_STEPS;
   } else if (s && s->TW > 0 && s->TH > 0) {
     gemm_at_tiles_default(t, lanes, s, &k);
+  }
+  if (s && s->TW > 0 && s->TH > 0 && tiles == s->TH * s->TW) {
+    /* a whole image that the threads could not share: split it in rows, keeping the GEMM
+     * form chosen for the whole image (gemm_at_tiles with its mr, a divisor of a row) */
+    int64_t rows = rows_for_threads(t, s, (int64_t)s->alpha * s->alpha * s->CP * s->KP * 4);
+    if (rows > 0) tiles = k.nr_tiles = rows * s->TW;
   }
   if (s && s->TW > 0 && s->TH > 0) {
     /* output channels in parallel when the blocks over all images are too few to share

@@ -521,6 +521,13 @@ static void test_partial_block_reduces_only_its_real_channels(void) {
     }
 }
 
+/* The shape at hw x hw outputs (input hw x hw too, as the tests' 3x3 pad-1 layers). */
+static tsl_winograd_shape at_size(tsl_winograd_shape s, int64_t hw) {
+  s.H = s.W = s.OH = s.OW = hw;
+  s.TH = s.TW = (hw + s.m - 1) / s.m;
+  return s;
+}
+
 /* the default heuristic sizes blocks from the target's L1 and keeps register blocks in
  * the register file */
 static void test_default_knobs_follow_the_target(void) {
@@ -578,9 +585,7 @@ static void test_default_knobs_follow_the_target(void) {
    * (8 blocks of 16 lanes = 4 register blocks, in 2 parts); with 64 -> 256 channels a
    * block may hold 6 rows: no divisor of 7 fits, so the whole image (4 + 3 would leave a
    * tail) with the channels in parallel */
-  tsl_winograd_shape s27 = s54;
-  s27.H = s27.W = s27.OH = s27.OW = 27;
-  s27.TH = s27.TW = 7;
+  tsl_winograd_shape s27 = at_size(s54, 27);
   tsl_winograd_knobs k27 = tsl_winograd_default_knobs(&avx512, &s27);
   CU_ASSERT_EQUAL(k27.nr_tiles, 49);
   CU_ASSERT_EQUAL(k27.parallel, TSL_WINOGRAD_PAR_CHANNELS);
@@ -621,6 +626,33 @@ static void test_default_knobs_follow_the_target(void) {
   CU_ASSERT_EQUAL(tsl_winograd_default_m(&avx2, &small), 4);
 }
 
+/* x86-64-avx2 and x86-64-avx512 with an Intel Xeon's caches (L1d 48 KiB, L2 2 MiB), for
+ * expected default knobs worked out by hand from those sizes. */
+static void xeon_cache_targets(tsl_target *avx2, tsl_target *avx512) {
+  CU_ASSERT_EQUAL_FATAL(tsl_target_parse("x86-64-avx2", avx2), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(tsl_target_parse("x86-64-avx512", avx512), TSL_OK);
+  avx2->l1d_bytes = avx512->l1d_bytes = 48 * 1024;
+  avx2->l2_bytes = avx512->l2_bytes = 2 * 1024 * 1024;
+}
+
+/* Runs 16-lane default configs (the same vectors of output channels at the host's lanes)
+ * on `threads` threads against the float64 reference of each case. */
+static void check_default_configs(const wino_case *cases, const tsl_winograd_knobs *const *knobs, int n, int threads,
+                                  uint64_t seed) {
+  int64_t lanes = tsl_target_f32_lanes(tsl_jit_target(jit));
+  for (int i = 0; i < n; i++) {
+    tsl_winograd_knobs kk = *knobs[i];
+    kk.nr = kk.nr / 16 * lanes > lanes ? kk.nr / 16 * lanes : lanes;
+    wino_data d;
+    wino_data_make(&cases[i], 1.0, seed + (uint64_t)i, &d);
+    wino_result r = wino_run(jit, &cases[i], &d, NULL, &kk, threads, NULL);
+    wino_data_free(&d);
+    CU_ASSERT(r.ok);
+    CU_ASSERT(r.max_err <= tsl_winograd_error_bound_r(cases[i].m, wino_r(&cases[i])));
+    CU_ASSERT(r.pad_channels_zero);
+  }
+}
+
 /* gemm_at_tiles by default at 16 lanes where the block's V and M exceed L2 and U stays
  * within half of it, with a register block whose M group (alpha^2 x mr x nr floats) is
  * within 3/4 of L1 and holds at least 8 accumulators, mr a divisor of the row's tiles
@@ -629,10 +661,7 @@ static void test_default_knobs_follow_the_target(void) {
  * reference at the host's lanes. */
 static void test_default_gemm_at_tiles_where_m_leaves_l2(void) {
   tsl_target avx2, avx512;
-  CU_ASSERT_EQUAL_FATAL(tsl_target_parse("x86-64-avx2", &avx2), TSL_OK);
-  CU_ASSERT_EQUAL_FATAL(tsl_target_parse("x86-64-avx512", &avx512), TSL_OK);
-  avx2.l1d_bytes = avx512.l1d_bytes = 48 * 1024;
-  avx2.l2_bytes = avx512.l2_bytes = 2 * 1024 * 1024;
+  xeon_cache_targets(&avx2, &avx512);
   /* ResNet-18's phase stem, F(4x4, 4x4): 28 x 28 tiles; a block of 7 rows holds 196
    * tiles x 49 x 80 floats = 3.1 MB > 2 MiB; U 49 x 16 x 64 floats = 200 KB. M group
    * 49 x mr x 32 floats within 36 KiB: mr <= 5; 8 accumulators of 2 vectors: mr >= 4;
@@ -656,12 +685,13 @@ static void test_default_gemm_at_tiles_where_m_leaves_l2(void) {
   avx512.l1d_bytes = 48 * 1024;
   /* SqueezeNet 1.1's 55x55 16 -> 64 F(4x4): the whole image, 196 tiles x 36 x 80 floats
    * = 2.26 MB > 2 MiB; M group 36 x mr x 32 floats within 36 KiB: mr <= 8; 7 divides
-   * the 14 tiles of a row */
+   * the 14 tiles of a row (then 2 blocks of 7 rows for the threads, in that form) */
   tsl_winograd_shape fire = {.m = 4, .alpha = 6, .N = 1, .CB = 1, .H = 57, .W = 57, .X = 16, .CP = 16, .C = 16,
                              .KP = 64, .OH = 55, .OW = 55, .TH = 14, .TW = 14};
   tsl_winograd_knobs kf = tsl_winograd_default_knobs(&avx512, &fire);
   CU_ASSERT(kf.gemm_at_tiles);
   CU_ASSERT_EQUAL(kf.mr, 7);
+  CU_ASSERT_EQUAL(kf.nr_tiles, 98);
   /* the same layer at 27x27 (49 tiles x 36 x 80 floats = 0.56 MB, within L2) and a deep
    * one (256 -> 256, U 9.4 MB, streamed): the GEMM per block */
   tsl_winograd_shape f27 = fire;
@@ -683,21 +713,74 @@ static void test_default_gemm_at_tiles_where_m_leaves_l2(void) {
   CU_ASSERT(tsl_winograd_default_knobs(&avx512, &s54).gemm_at_tiles);
   /* the chosen configs compute the convolution: the fire layer (mr 7 of a 14-tile row)
    * and the stem's knobs on a smaller image whose 10-tile rows leave a tail of 2 */
-  int64_t lanes = tsl_target_f32_lanes(tsl_jit_target(jit));
   const wino_case cases[] = {{1, 16, 55, 55, 64, 1, 1, 1, 1, 4, 1, false, 0, 0},
                              {1, 12, 40, 40, 64, 2, 2, 1, 1, 4, 1, false, 0, 4}};
-  const tsl_winograd_knobs *knobs[] = {&kf, &k};
-  for (int i = 0; i < 2; i++) {
-    tsl_winograd_knobs kk = *knobs[i];
-    kk.nr = kk.nr / 16 * lanes; /* the same vectors of output channels at the host's lanes */
-    wino_data d;
-    wino_data_make(&cases[i], 1.0, 700 + (uint64_t)i, &d);
-    wino_result r = wino_run(jit, &cases[i], &d, NULL, &kk, 1, NULL);
-    wino_data_free(&d);
-    CU_ASSERT(r.ok);
-    CU_ASSERT(r.max_err <= tsl_winograd_error_bound_r(cases[i].m, wino_r(&cases[i])));
-    CU_ASSERT(r.pad_channels_zero);
-  }
+  const tsl_winograd_knobs *const knobs[] = {&kf, &k};
+  check_default_configs(cases, knobs, 2, 1, 700);
+}
+
+/* A whole image that the cache rule made one block (N odd) goes to the threads as an even
+ * number of blocks of whole rows, each of at least 32 tiles, when U is within L2: not as
+ * output channels in 2 parts, each transforming the whole input again (docs/winograd.md,
+ * "Blocks for the threads"). Expected values worked out by hand from the sizes (L1d 48
+ * KiB, L2 2 MiB); then the split configs are run on 2 threads against the float64
+ * reference at the host's lanes, one thread per block. */
+static void test_default_splits_a_whole_image_for_the_threads(void) {
+  tsl_target avx2, avx512;
+  xeon_cache_targets(&avx2, &avx512);
+  /* resnet18's 56x56 64 -> 64 F(4x4): a block may hold 4 MiB / (36 x 128 x 4 B) = 227
+   * tiles, so the whole image (196); U 36 x 64 x 64 floats = 590 KB within L2: 14 rows
+   * split as 7 + 7 (98 tiles each), the blocks in parallel; at 16 lanes the whole image's
+   * V and M (3.6 MB) exceed L2, so the GEMM per group of mr = 7 tiles stays */
+  tsl_winograd_shape r56 = {.m = 4, .alpha = 6, .N = 1, .CB = 4, .H = 56, .W = 56, .X = 16, .CP = 64, .KP = 64,
+                            .OH = 56, .OW = 56, .TH = 14, .TW = 14};
+  tsl_winograd_knobs k16 = tsl_winograd_default_knobs(&avx512, &r56);
+  CU_ASSERT_EQUAL(k16.nr_tiles, 98);
+  CU_ASSERT_EQUAL(k16.parallel, TSL_WINOGRAD_PAR_BLOCKS);
+  CU_ASSERT(k16.gemm_at_tiles);
+  CU_ASSERT_EQUAL(k16.mr, 7);
+  CU_ASSERT_EQUAL(tsl_winograd_knobs_check(&k16), TSL_OK);
+  tsl_winograd_shape r56x8 = r56;
+  r56x8.X = 8;
+  r56x8.CB = 8;
+  tsl_winograd_knobs k8 = tsl_winograd_default_knobs(&avx2, &r56x8);
+  CU_ASSERT_EQUAL(k8.nr_tiles, 98);
+  CU_ASSERT_EQUAL(k8.parallel, TSL_WINOGRAD_PAR_BLOCKS);
+  CU_ASSERT_FALSE(k8.gemm_at_tiles);
+  /* two images: one block each is already even; three: 7-row blocks (6 in all) */
+  tsl_winograd_shape two = r56;
+  two.N = 2;
+  tsl_winograd_knobs k2 = tsl_winograd_default_knobs(&avx512, &two);
+  CU_ASSERT_EQUAL(k2.nr_tiles, 196);
+  CU_ASSERT_EQUAL(k2.parallel, TSL_WINOGRAD_PAR_BLOCKS);
+  two.N = 3;
+  CU_ASSERT_EQUAL(tsl_winograd_default_knobs(&avx512, &two).nr_tiles, 98);
+  /* U over L2 (28x28 128 -> 128: U 2.4 MB): every thread would read all of it from L3;
+   * 7 rows of tiles are prime anyway: the whole image, channels in 2 parts */
+  tsl_winograd_shape r28 = {.m = 4, .alpha = 6, .N = 1, .CB = 8, .H = 28, .W = 28, .X = 16, .CP = 128, .KP = 128,
+                            .OH = 28, .OW = 28, .TH = 7, .TW = 7};
+  tsl_winograd_knobs kc = tsl_winograd_default_knobs(&avx512, &r28);
+  CU_ASSERT_EQUAL(kc.nr_tiles, 49);
+  CU_ASSERT_EQUAL(kc.parallel, TSL_WINOGRAD_PAR_CHANNELS);
+  /* the same 56x56 layer with 256 -> 256 channels (U 9.4 MB): no split for the threads;
+   * 32x32 64 -> 64 (8 x 8 tiles): 4 + 4 rows of 32 tiles; 24x24 (6 x 6 tiles): 3 rows
+   * would be 18 tiles, fewer than 32: the whole image */
+  tsl_winograd_shape big = r56;
+  big.CB = 16;
+  big.CP = big.KP = 256;
+  CU_ASSERT(tsl_winograd_default_knobs(&avx512, &big).nr_tiles != 98);
+  tsl_winograd_shape s32 = at_size(r56, 32);
+  tsl_winograd_knobs k32 = tsl_winograd_default_knobs(&avx512, &s32);
+  CU_ASSERT_EQUAL(k32.nr_tiles, 32);
+  CU_ASSERT_EQUAL(k32.parallel, TSL_WINOGRAD_PAR_BLOCKS);
+  tsl_winograd_shape s24 = at_size(r56, 24);
+  CU_ASSERT_EQUAL(tsl_winograd_default_knobs(&avx512, &s24).nr_tiles, 36);
+  /* the split configs compute the convolution on 2 threads (a block each); the 16-lane
+   * one's register block at the host's lanes */
+  const wino_case cases[] = {{1, 64, 56, 56, 64, 1, 1, 1, 1, 4, 1, true, 0, 0},
+                             {3, 20, 32, 32, 32, 1, 1, 1, 1, 4, 2, false, 0, 0}};
+  const tsl_winograd_knobs *const knobs[] = {&k16, &k32};
+  check_default_configs(cases, knobs, 2, 2, 760);
 }
 
 /* The default m per layer against the layers' measured winners in models (docs/winograd.md
@@ -818,6 +901,8 @@ void tsl_tests_winograd_conv(void) {
   CU_add_test(s, "test_registry_ops_and_template_interface", test_registry_ops_and_template_interface);
   CU_add_test(s, "test_default_knobs_follow_the_target", test_default_knobs_follow_the_target);
   CU_add_test(s, "test_default_gemm_at_tiles_where_m_leaves_l2", test_default_gemm_at_tiles_where_m_leaves_l2);
+  CU_add_test(s, "test_default_splits_a_whole_image_for_the_threads",
+              test_default_splits_a_whole_image_for_the_threads);
   CU_add_test(s, "test_prefetch_u_streaming_gemm_matches_reference", test_prefetch_u_streaming_gemm_matches_reference);
   CU_add_test(s, "test_partial_block_reduces_only_its_real_channels", test_partial_block_reduces_only_its_real_channels);
 }
