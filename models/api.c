@@ -227,6 +227,18 @@ tsl_status tsl_context_set_num_threads(tsl_context *ctx, int n) {
 
 int tsl_context_num_threads(const tsl_context *ctx) { return ctx ? tsl_graph_ctx_num_threads(ctx->ctx) : 0; }
 
+tsl_status tsl_context_set_claims(tsl_context *ctx, tsl_claims_mode m) {
+  if (!ctx) return tsl_error(TSL_ERR_INVALID, "tsl_context_set_claims: NULL context");
+  if (m != TSL_CLAIMS_AUTO && m != TSL_CLAIMS_ALWAYS && m != TSL_CLAIMS_NEVER)
+    return tsl_error(TSL_ERR_INVALID, "tsl_context_set_claims: mode %d (allowed: TSL_CLAIMS_AUTO 0, "
+                     "TSL_CLAIMS_ALWAYS 1, TSL_CLAIMS_NEVER 2)", (int)m);
+  return tsl_graph_ctx_set_claims(ctx->ctx, m);
+}
+
+bool tsl_context_claims_next(const tsl_context *ctx) { return ctx && tsl_graph_ctx_claims_next(ctx->ctx); }
+
+int tsl_context_claims_kept(const tsl_context *ctx) { return ctx ? tsl_graph_ctx_claims_kept(ctx->ctx) : 0; }
+
 void tsl_context_free(tsl_context *ctx) {
   if (!ctx) return;
   tsl_graph_ctx_free(ctx->ctx);

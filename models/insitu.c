@@ -213,6 +213,9 @@ static tsl_status compile_with(const tsl_graph *g, const char *target, const tsl
   tsl_compile_options co = {.target = target, .records_db = v->db, .no_missed_warning = true};
   if (st == TSL_OK) st = tsl_graph_compile_conv_steps(g, &co, &v->plan, NULL, &v->steps, &v->nsteps);
   if (st == TSL_OK) st = tsl_graph_ctx_new(v->plan, &v->ctx);
+  /* every run of every variant claims alike: the automatic choice would alternate in its
+   * first runs and recheck later, giving the variants' samples different claims */
+  if (st == TSL_OK) st = tsl_graph_ctx_set_claims(v->ctx, TSL_CLAIMS_ALWAYS);
   if (st != TSL_OK) {
     char why[1024];
     snprintf(why, sizeof why, "%s", tsl_last_error());

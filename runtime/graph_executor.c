@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/claim_policy.h"
 #include "runtime/host_memory.h"
 #include "runtime/parallel.h"
 #include "tessel/runtime.h"
@@ -44,6 +45,7 @@ struct tsl_graph_plan {
   int ninputs, noutputs;
   plan_io *inputs, *outputs;
   int64_t arena_bytes;
+  int claiming_steps; /* steps with a claimed argument */
 };
 
 struct tsl_graph_ctx {
@@ -52,6 +54,7 @@ struct tsl_graph_ctx {
   void **ptrs;  /* data pointer of every buffer */
   void ***args; /* per step: pointers to the entries of ptrs (tsl_kernel_call's form) */
   int num_threads; /* this context's own thread count; 0: the process-wide setting */
+  tsl_claim_policy claims;
 };
 
 tsl_status tsl_graph_plan_new(tsl_graph_plan **out) {
@@ -236,6 +239,7 @@ tsl_status tsl_graph_plan_claim_output(tsl_graph_plan *p, int step, int arg) {
       return tsl_error(TSL_ERR_INVALID, "graph plan: claim_output: step %s argument %d overlaps its argument %d",
                        st->label, arg, a);
   st->claimed[arg] = true;
+  if (!st->any_claimed) p->claiming_steps++;
   st->any_claimed = true;
   return TSL_OK;
 }
@@ -354,6 +358,7 @@ tsl_status tsl_graph_ctx_new(const tsl_graph_plan *p, tsl_graph_ctx **out) {
   tsl_graph_ctx *c = calloc(1, sizeof *c);
   if (!c) return tsl_error(TSL_ERR_NOMEM, "graph context: out of memory");
   c->plan = p;
+  tsl_claim_policy_init(&c->claims, TSL_CLAIMS_AUTO);
   size_t arena = (size_t)(p->arena_bytes + TSL_TENSOR_ALIGN - 1) / TSL_TENSOR_ALIGN * TSL_TENSOR_ALIGN;
   c->arena = tsl_host_alloc_zeroed(arena, TSL_TENSOR_ALIGN); /* huge pages when large */
   c->ptrs = calloc((size_t)(p->nbufs ? p->nbufs : 1), sizeof *c->ptrs);
@@ -477,7 +482,13 @@ tsl_status tsl_graph_run(tsl_graph_ctx *c, double *step_seconds) {
    * only the last pieces of a share that another thread takes from its back move) */
   tsl_sched kind;
   tsl_get_parallel_schedule(&kind, NULL);
-  bool claim = warm && threads > 1 && (kind == TSL_SCHED_STATIC || kind == TSL_SCHED_BALANCED);
+  bool can_claim = warm && threads > 1 && (kind == TSL_SCHED_STATIC || kind == TSL_SCHED_BALANCED) &&
+                   c->plan->claiming_steps > 0;
+  /* claims or not by the context's mode (under TSL_CLAIMS_AUTO the kind of run timed
+   * faster here, runtime/claim_policy.h) */
+  bool claim = can_claim && tsl_claim_policy_next(&c->claims);
+  bool timed = can_claim && c->claims.mode == TSL_CLAIMS_AUTO;
+  double run_t0 = timed ? tsl_time_now() : 0.0;
   tsl_status st = TSL_OK;
   for (int s = 0; s < c->plan->nsteps && st == TSL_OK; s++) {
     double t0 = step_seconds ? tsl_time_now() : 0.0;
@@ -485,6 +496,9 @@ tsl_status tsl_graph_run(tsl_graph_ctx *c, double *step_seconds) {
     st = call_step(c, s);
     if (st == TSL_OK && step_seconds) step_seconds[s] = tsl_time_now() - t0;
   }
+  if (timed)
+    tsl_claim_policy_record(&c->claims, claim, st == TSL_OK ? tsl_time_now() - run_t0 : 0.0,
+                            (int64_t)threads * 4 + (int64_t)kind);
   tsl_parallel_warm_end(warm);
   if (c->num_threads) tsl_parallel_set_local_threads(prev_threads);
   return st;
@@ -497,6 +511,24 @@ tsl_status tsl_graph_ctx_set_num_threads(tsl_graph_ctx *c, int n) {
                      "process-wide setting)", n, TSL_MAX_THREADS);
   c->num_threads = n;
   return TSL_OK;
+}
+
+tsl_status tsl_graph_ctx_set_claims(tsl_graph_ctx *c, tsl_claims_mode m) {
+  if (!c) return tsl_error(TSL_ERR_INVALID, "tsl_graph_ctx_set_claims: NULL context");
+  if (m != TSL_CLAIMS_AUTO && m != TSL_CLAIMS_ALWAYS && m != TSL_CLAIMS_NEVER)
+    return tsl_error(TSL_ERR_INVALID, "tsl_graph_ctx_set_claims: mode %d (allowed: TSL_CLAIMS_AUTO 0, "
+                     "TSL_CLAIMS_ALWAYS 1, TSL_CLAIMS_NEVER 2)", (int)m);
+  tsl_claim_policy_init(&c->claims, m);
+  return TSL_OK;
+}
+
+bool tsl_graph_ctx_claims_next(const tsl_graph_ctx *c) {
+  return c && c->plan->claiming_steps > 0 && tsl_claim_policy_next(&c->claims);
+}
+
+int tsl_graph_ctx_claims_kept(const tsl_graph_ctx *c) {
+  if (!c || c->plan->claiming_steps == 0) return 0;
+  return tsl_claim_policy_kept(&c->claims);
 }
 
 int tsl_graph_ctx_num_threads(const tsl_graph_ctx *c) {

@@ -27,6 +27,7 @@
 
 #include <stdint.h>
 
+#include "tessel/runtime.h"
 #include "tessel/status.h"
 #include "tessel/tensor.h"
 
@@ -108,6 +109,21 @@ tsl_status tsl_graph_ctx_set_num_threads(tsl_graph_ctx *c, int n);
 /* The number of threads the context's next run uses (its own count, else the
  * process-wide one); 0 for a NULL context. */
 int tsl_graph_ctx_num_threads(const tsl_graph_ctx *c);
+
+/* Sets when this context's runs claim outputs (tsl_claims_mode, tessel/runtime.h;
+ * starting a new trial for
+ * TSL_CLAIMS_AUTO). Runs on one thread, nested in a parallel task or under the dynamic
+ * schedule never claim, whatever the mode. Errors: TSL_ERR_INVALID (NULL context, a
+ * mode not listed). */
+tsl_status tsl_graph_ctx_set_claims(tsl_graph_ctx *c, tsl_claims_mode m);
+/* Whether the context's next run claims its outputs if it can (2+ threads, not nested,
+ * not under the dynamic schedule; under TSL_CLAIMS_AUTO the choice as of now); false for
+ * NULL and for a plan that claims nothing. */
+bool tsl_graph_ctx_claims_next(const tsl_graph_ctx *c);
+/* The kind of run the context keeps: 1 claiming, 0 not (also for NULL and a plan that
+ * claims nothing), -1 while TSL_CLAIMS_AUTO is in its trial (the first 8 runs of 2+
+ * threads; runs that cannot claim do not count). */
+int tsl_graph_ctx_claims_kept(const tsl_graph_ctx *c);
 
 /* The data of input / output i in this context (compact, the described shape), or NULL
  * for a bad index. Inputs are read by the next run; outputs hold the last run's

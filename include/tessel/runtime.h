@@ -70,6 +70,21 @@ tsl_status tsl_set_parallel_schedule(tsl_sched kind, int64_t chunk);
 /* The current schedule and dynamic chunk size (either pointer may be NULL). */
 void tsl_get_parallel_schedule(tsl_sched *kind, int64_t *chunk);
 
+/* When a context's runs of 2+ threads claim the outputs the plan marks (docs/capi.md
+ * "Claimed outputs"; tessel/plan.h tsl_graph_ctx_set_claims, tessel/tessel.h
+ * tsl_context_set_claims). */
+typedef enum tsl_claims_mode {
+  TSL_CLAIMS_AUTO = 0,   /* the default: the first 8 runs that could claim go claimed,
+                            unclaimed, unclaimed, claimed, claimed, ... (ABBA), then runs
+                            claim if the median of claimed / unclaimed wall times of
+                            neighbouring runs is below 1, the other kind checked again on
+                            two runs in 32 (runtime/claim_policy.h). A run that overlaps
+                            another thread's run (its loops then run on its own thread)
+                            is timed as any other */
+  TSL_CLAIMS_ALWAYS = 1, /* every run that can */
+  TSL_CLAIMS_NEVER = 2
+} tsl_claims_mode;
+
 /* Stops and joins the pool's worker threads (they are recreated by the next launch).
  * For leak checkers and orderly shutdown; must not run concurrently with a launch
  * from another thread, and is a no-op when called from inside a parallel task. */

@@ -185,6 +185,24 @@ tsl_status tsl_context_set_num_threads(tsl_context *ctx, int n);
 /* The number of threads the context's next run uses. 0 for a NULL ctx. */
 int tsl_context_num_threads(const tsl_context *ctx);
 
+/* Sets when this context's runs of 2+ threads claim the outputs of its compiled model
+ * (tsl_compiled_num_claimed_outputs; docs/capi.md "Claimed outputs"): TSL_CLAIMS_AUTO (the
+ * default) times runs with and without claims on this machine and keeps the faster kind
+ * (tessel/runtime.h tsl_claims_mode), TSL_CLAIMS_ALWAYS, TSL_CLAIMS_NEVER. Setting it
+ * starts a new trial under TSL_CLAIMS_AUTO. No effect on a model compiled with
+ * no_claim_outputs. Errors: TSL_ERR_INVALID (NULL ctx, a mode not listed). */
+tsl_status tsl_context_set_claims(tsl_context *ctx, tsl_claims_mode m);
+
+/* Whether the context's next run of 2+ threads claims its outputs (under
+ * TSL_CLAIMS_AUTO the choice of the runs timed so far). false for a NULL ctx and for a
+ * model that claims nothing. */
+bool tsl_context_claims_next(const tsl_context *ctx);
+
+/* The kind of run the context keeps: 1 claiming, 0 not (also for a NULL ctx and a model
+ * that claims nothing), -1 while TSL_CLAIMS_AUTO is in its trial (its first 8 runs of
+ * 2+ threads). */
+int tsl_context_claims_kept(const tsl_context *ctx);
+
 /* Copies `bytes` bytes (exactly the input's size: compact row-major elements of its
  * dtype) into input i. The value stays for every later run until set again.
  * Errors: TSL_ERR_INVALID (NULL arguments, i out of range, a size mismatch). */

@@ -242,7 +242,9 @@ static void check_shared_model_batch2(const char *model) {
 /* tsl_compiled_num_claimed_outputs: the built-in MobileNetV2 claims outputs by default
  * (its stride-1 depthwise convs and layout transforms are below the claim threshold),
  * none with no_claim_outputs; at 2 threads both compiled models give the same output bit
- * for bit (a claim only zeroes bytes the kernel then writes). */
+ * for bit (a claim only zeroes bytes the kernel then writes), the claimed one with its
+ * context set to TSL_CLAIMS_ALWAYS (tsl_context_set_claims), the plain one under the
+ * default TSL_CLAIMS_AUTO (nothing to claim: its next run claims nothing). */
 static void test_capi_claimed_outputs_count_and_switch(void) {
   tsl_model *m = NULL;
   CU_ASSERT_EQUAL_FATAL(tsl_model_load("mobilenet_v2", &m), TSL_OK);
@@ -264,12 +266,24 @@ static void test_capi_claimed_outputs_count_and_switch(void) {
   for (int k = 0; k < 2; k++) {
     tsl_context *x = NULL;
     CU_ASSERT_EQUAL_FATAL(tsl_context_new(cs[k], &x), TSL_OK);
+    /* the claimed model's context claims on every run (the default times both kinds) */
+    CU_ASSERT_EQUAL(tsl_context_set_claims(x, k == 0 ? TSL_CLAIMS_ALWAYS : TSL_CLAIMS_AUTO), TSL_OK);
+    CU_ASSERT_EQUAL(tsl_context_claims_next(x), k == 0);
     CU_ASSERT_EQUAL(tsl_context_set_input(x, 0, in, NIN * sizeof *in), TSL_OK);
-    CU_ASSERT_EQUAL(tsl_context_run(x), TSL_OK);
+    for (int run = 0; run < 2; run++) CU_ASSERT_EQUAL(tsl_context_run(x), TSL_OK);
     CU_ASSERT_EQUAL(tsl_context_get_output(x, 0, out[k], sizeof out[k]), TSL_OK);
     tsl_context_free(x);
   }
   CU_ASSERT(memcmp(out[0], out[1], sizeof out[0]) == 0);
+  CU_ASSERT_EQUAL(tsl_context_set_claims(NULL, TSL_CLAIMS_NEVER), TSL_ERR_INVALID);
+  CU_ASSERT_FALSE(tsl_context_claims_next(NULL));
+  CU_ASSERT_EQUAL(tsl_context_claims_kept(NULL), 0);
+  tsl_context *x = NULL;
+  CU_ASSERT_EQUAL_FATAL(tsl_context_new(claimed, &x), TSL_OK);
+  CU_ASSERT_EQUAL(tsl_context_claims_kept(x), -1); /* AUTO, before its trial */
+  CU_ASSERT_EQUAL(tsl_context_set_claims(x, (tsl_claims_mode)3), TSL_ERR_INVALID);
+  CU_ASSERT_PTR_NOT_NULL(strstr(tsl_last_error(), "tsl_context_set_claims: mode 3"));
+  tsl_context_free(x);
   tsl_compiled_free(claimed);
   tsl_compiled_free(plain);
   free(in);

@@ -121,8 +121,8 @@ static void test_claimed_outputs_match_reference_at_1_2_3_threads(void) {
 #define ADD_N 1024
 #define ADD_BYTES (ADD_N * 4)
 
-static const tsl_kernel *add_kernel(tsl_graph_plan *p) {
-  const int64_t shape[4] = {1, 4, 16, 16};
+/* The "add" kernel of a module for tensors of `shape`, the module given to p. */
+static const tsl_kernel *add_kernel_of(tsl_graph_plan *p, const int64_t shape[4]) {
   tsl_module *mod = gt_add_module(shape);
   CU_ASSERT_PTR_NOT_NULL_FATAL(mod);
   const tsl_kernel *k;
@@ -131,22 +131,24 @@ static const tsl_kernel *add_kernel(tsl_graph_plan *p) {
   return k;
 }
 
+static const tsl_kernel *add_kernel(tsl_graph_plan *p) {
+  const int64_t shape[4] = {1, 4, 16, 16};
+  return add_kernel_of(p, shape);
+}
+
 /* y = x + x and t = y + x, both outputs claimed, and a probe p = x + z whose input z
  * (no step writes it) is claimed too, on tensors of 1 x 3 x 41 x 43 (21156 bytes: three
  * uneven pieces at 3 threads), each buffer between canaries. At 1, 2 and 3 threads, two
  * runs each, the inputs set once and the outputs filled with NaN before each run: y and
- * t are those of plain C; p is x where a claim ran (2 and 3 threads: z zeroed) and NaN
- * at 1 thread (no claims); x and the canaries are untouched. */
+ * t are those of plain C; p is x where a claim ran (2 and 3 threads under
+ * TSL_CLAIMS_ALWAYS: z zeroed) and NaN at 1 thread (no claims); x and the canaries are
+ * untouched. */
 static void test_claimed_plan_steps_compute_their_outputs(void) {
   const int64_t shape[4] = {1, 3, 41, 43};
   const int64_t n = 3 * 41 * 43, bytes = n * 4, slot = (bytes + 63) / 64 * 64;
   tsl_graph_plan *p;
   CU_ASSERT_EQUAL_FATAL(tsl_graph_plan_new(&p), TSL_OK);
-  tsl_module *mod = gt_add_module(shape);
-  CU_ASSERT_PTR_NOT_NULL_FATAL(mod);
-  const tsl_kernel *k;
-  CU_ASSERT_EQUAL_FATAL(tsl_module_get_kernel(mod, "add", &k), TSL_OK);
-  tsl_graph_plan_set_module(p, mod);
+  const tsl_kernel *k = add_kernel_of(p, shape);
   /* x c0 y c1 z c2 t c3 pr: buffers 0..8 at slots 0..8 */
   int b[9];
   for (int i = 0; i < 9; i++) CU_ASSERT_EQUAL_FATAL(tsl_graph_plan_add_activation(p, i * slot, bytes, &b[i]), TSL_OK);
@@ -165,6 +167,7 @@ static void test_claimed_plan_steps_compute_their_outputs(void) {
     tsl_graph_ctx *ctx;
     CU_ASSERT_EQUAL_FATAL(tsl_graph_ctx_new(p, &ctx), TSL_OK);
     CU_ASSERT_EQUAL(tsl_graph_ctx_set_num_threads(ctx, threads), TSL_OK);
+    CU_ASSERT_EQUAL(tsl_graph_ctx_set_claims(ctx, TSL_CLAIMS_ALWAYS), TSL_OK);
     float *v[9];
     v[0] = tsl_graph_ctx_input(ctx, 0);
     for (int i = 1; i < 9; i++) v[i] = (float *)tsl_graph_ctx_output(ctx, i - 1);
@@ -192,6 +195,74 @@ static void test_claimed_plan_steps_compute_their_outputs(void) {
     }
     tsl_graph_ctx_free(ctx);
   }
+  tsl_graph_plan_free(p);
+}
+
+/* A probe p = x + z with z claimed (no step writes z; z and p are outputs, so the test
+ * can set z to NaN before each run): p is x after a run that claimed (z zeroed) and NaN
+ * after one that did not. Under TSL_CLAIMS_AUTO at 2 threads the first runs follow the
+ * trial's ABBA order and every later run does what tsl_graph_ctx_claims_next said before
+ * it (also in a new context, whose default is TSL_CLAIMS_AUTO); TSL_CLAIMS_NEVER never
+ * claims, TSL_CLAIMS_ALWAYS always, and at 1 thread nothing claims in any mode. A mode
+ * not listed is refused. */
+static void test_claims_mode_chooses_which_runs_claim(void) {
+  const int64_t shape[4] = {1, 3, 41, 43};
+  const int64_t n = 3 * 41 * 43, bytes = n * 4, slot = (bytes + 63) / 64 * 64;
+  tsl_graph_plan *p;
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_plan_new(&p), TSL_OK);
+  const tsl_kernel *k = add_kernel_of(p, shape);
+  int bx, bz, bp;
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_plan_add_activation(p, 0, bytes, &bx), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_plan_add_activation(p, slot, bytes, &bz), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_plan_add_activation(p, 2 * slot, bytes, &bp), TSL_OK);
+  int step_p[3] = {bx, bz, bp};
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_plan_add_step(p, k, "p", 3, step_p), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_plan_claim_output(p, 0, 1), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_plan_add_input(p, "x", bx, TSL_DTYPE_F32, 4, shape), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_plan_add_output(p, "z", bz, TSL_DTYPE_F32, 4, shape), TSL_OK);
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_plan_add_output(p, "p", bp, TSL_DTYPE_F32, 4, shape), TSL_OK);
+  static const bool trial[8] = {true, false, false, true, true, false, false, true};
+  /* the last: a new context's default, not set */
+  const tsl_claims_mode modes[4] = {TSL_CLAIMS_AUTO, TSL_CLAIMS_NEVER, TSL_CLAIMS_ALWAYS, TSL_CLAIMS_AUTO};
+  for (int threads = 1; threads <= 2; threads++)
+    for (int mi = 0; mi < 4; mi++) {
+      tsl_graph_ctx *ctx;
+      CU_ASSERT_EQUAL_FATAL(tsl_graph_ctx_new(p, &ctx), TSL_OK);
+      CU_ASSERT_EQUAL(tsl_graph_ctx_set_num_threads(ctx, threads), TSL_OK);
+      if (mi < 3) CU_ASSERT_EQUAL(tsl_graph_ctx_set_claims(ctx, modes[mi]), TSL_OK);
+      float *x = tsl_graph_ctx_input(ctx, 0), *z = (float *)tsl_graph_ctx_output(ctx, 0);
+      const float *pr = tsl_graph_ctx_output(ctx, 1);
+      for (int64_t i = 0; i < n; i++) x[i] = (float)(i % 89) - 44.0f;
+      int wrong = 0;
+      for (int run = 0; run < 80; run++) {
+        bool said = tsl_graph_ctx_claims_next(ctx), want;
+        /* AUTO keeps nothing until its trial's 8 runs of 2 threads (none at 1 thread) */
+        int kept = tsl_graph_ctx_claims_kept(ctx);
+        bool kept_ok = modes[mi] != TSL_CLAIMS_AUTO ? kept == (modes[mi] == TSL_CLAIMS_ALWAYS)
+                       : threads == 1 || run < 8     ? kept == -1
+                                                     : kept == 0 || kept == 1;
+        CU_ASSERT(kept_ok);
+        if (threads == 1 || modes[mi] == TSL_CLAIMS_NEVER) want = false;
+        else if (modes[mi] == TSL_CLAIMS_ALWAYS) want = true;
+        else want = run < 8 ? trial[run] : said;
+        for (int64_t i = 0; i < n; i++) z[i] = NAN;
+        CU_ASSERT_EQUAL_FATAL(tsl_graph_run(ctx, NULL), TSL_OK);
+        int bad = 0;
+        for (int64_t i = 0; i < n; i++) bad += want ? pr[i] != x[i] : !isnan(pr[i]);
+        if (bad && wrong++ == 0)
+          printf("\n  %d threads, mode %d, run %d: %s claimed by the probe", threads, (int)modes[mi], run,
+                 want ? "not" : "");
+        CU_ASSERT_EQUAL(bad, 0);
+      }
+      tsl_graph_ctx_free(ctx);
+    }
+  tsl_graph_ctx *ctx;
+  CU_ASSERT_EQUAL_FATAL(tsl_graph_ctx_new(p, &ctx), TSL_OK);
+  CU_ASSERT_EQUAL(tsl_graph_ctx_set_claims(ctx, (tsl_claims_mode)7), TSL_ERR_INVALID);
+  CU_ASSERT_PTR_NOT_NULL(strstr(tsl_last_error(), "mode 7"));
+  CU_ASSERT_EQUAL(tsl_graph_ctx_set_claims(NULL, TSL_CLAIMS_AUTO), TSL_ERR_INVALID);
+  CU_ASSERT_FALSE(tsl_graph_ctx_claims_next(NULL));
+  tsl_graph_ctx_free(ctx);
   tsl_graph_plan_free(p);
 }
 
@@ -258,4 +329,5 @@ void tsl_tests_graph_claim(void) {
               test_claimed_outputs_match_reference_at_1_2_3_threads);
   CU_add_test(s, "claimed_plan_steps_compute_their_outputs", test_claimed_plan_steps_compute_their_outputs);
   CU_add_test(s, "plan_refuses_claims_that_could_lose_bytes", test_plan_refuses_claims_that_could_lose_bytes);
+  CU_add_test(s, "claims_mode_chooses_which_runs_claim", test_claims_mode_chooses_which_runs_claim);
 }

@@ -65,10 +65,28 @@ static void test_tunecli_run_refuses_bad_arguments(void) {
   expect("run a b", 2, "one model please");
   expect("run no_such_net", 1, "no_such_net");
   expect("run /nonexistent/model.onnx", 1, "/nonexistent/model.onnx");
+  expect("run squeezenet1_1 --claims sometimes", 2, "--claims wants auto, always or never");
+}
+
+/* --claims on a model that claims outputs (MobileNetV2's stride-1 depthwise convs) at 2
+ * threads: auto runs its trial as warm-ups and says what it keeps; the fixed modes say
+ * themselves (the same top-5 either way: a claim only zeroes bytes the kernel writes). */
+static void test_tunecli_run_claims_modes(void) {
+  expect("run mobilenet_v2 --repeat 2 --threads 2", 0, "--claims auto, timed faster here: ");
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "claimed outputs: "));
+  char top_auto[128];
+  const char *t = strstr(out, "top-5 of output 0:");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+  snprintf(top_auto, sizeof top_auto, "%.60s", t);
+  expect("run mobilenet_v2 --repeat 2 --threads 2 --claims always", 0, "--claims always)");
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, top_auto));
+  expect("run mobilenet_v2 --repeat 2 --threads 2 --claims never", 0, "--claims never)");
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, top_auto));
 }
 
 void tsl_tests_graph_tools(void) {
   CU_pSuite s = CU_add_suite("graph_tools", NULL, NULL);
   CU_add_test(s, "tunecli_run_reports_latency_memory_and_top5", test_tunecli_run_reports_latency_memory_and_top5);
   CU_add_test(s, "tunecli_run_refuses_bad_arguments", test_tunecli_run_refuses_bad_arguments);
+  CU_add_test(s, "tunecli_run_claims_modes", test_tunecli_run_claims_modes);
 }

@@ -9,5 +9,6 @@ void tsl_tests_runtime_aot(void);
 void tsl_tests_runtime_parallel(void);
 void tsl_tests_runtime_timer(void);
 void tsl_tests_runtime_host_memory(void);
+void tsl_tests_runtime_claim_policy(void);
 
 #endif

@@ -11,4 +11,5 @@ void tsl_tests_runtime(void) {
   tsl_tests_runtime_parallel();
   tsl_tests_runtime_timer();
   tsl_tests_runtime_host_memory();
+  tsl_tests_runtime_claim_policy();
 }

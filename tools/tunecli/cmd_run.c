@@ -81,6 +81,7 @@ int tunecli_run(int argc, char **argv) {
   const char *model = NULL, *records = NULL, *input = NULL, *output = NULL, *target = "host";
   long threads = 0, repeat = 10;
   bool profile = false, verbose = false, no_auto = false, no_claim = false;
+  tsl_claims_mode claims = TSL_CLAIMS_AUTO;
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i];
     bool has_value = i + 1 < argc;
@@ -106,6 +107,15 @@ int tunecli_run(int argc, char **argv) {
       no_auto = true;
     } else if (strcmp(a, "--no-claim-outputs") == 0) {
       no_claim = true;
+    } else if (strcmp(a, "--claims") == 0 && has_value) {
+      const char *v = argv[++i];
+      if (strcmp(v, "auto") == 0) claims = TSL_CLAIMS_AUTO;
+      else if (strcmp(v, "always") == 0) claims = TSL_CLAIMS_ALWAYS;
+      else if (strcmp(v, "never") == 0) claims = TSL_CLAIMS_NEVER;
+      else {
+        fprintf(stderr, "tunecli run: error: --claims wants auto, always or never, got '%s'\n", v);
+        return 2;
+      }
     } else if (a[0] == '-' ) {
       fprintf(stderr, "tunecli run: error: unknown option or missing value '%s' (see tunecli help)\n", a);
       return 2;
@@ -142,7 +152,7 @@ int tunecli_run(int argc, char **argv) {
     goto done;
   }
   double t2 = tsl_time_now();
-  if ((st = tsl_context_new(c, &ctx)) != TSL_OK) {
+  if ((st = tsl_context_new(c, &ctx)) != TSL_OK || (st = tsl_context_set_claims(ctx, claims)) != TSL_OK) {
     rc = fail(st);
     goto done;
   }
@@ -183,6 +193,12 @@ int tunecli_run(int argc, char **argv) {
     rc = fail(st);
     goto done;
   }
+  /* --claims auto: the trial's runs (tsl_claims_mode) as warm-ups, not timed */
+  for (int w = 0; w < 16 && tsl_context_claims_kept(ctx) < 0 && tsl_context_num_threads(ctx) > 1; w++)
+    if ((st = tsl_context_run(ctx)) != TSL_OK) {
+      rc = fail(st);
+      goto done;
+    }
   for (long r = 0; r < repeat; r++) {
     double s = tsl_time_now();
     if ((st = tsl_context_run(ctx)) != TSL_OK) {
@@ -224,8 +240,14 @@ int tunecli_run(int argc, char **argv) {
          (t2 - t1) * 1e3, tsl_compiled_num_steps(c), tsl_compiled_num_kernels(c));
   if (records) printf("records %s: %d kernels tuned, the others default\n", records, tsl_compiled_num_tuned_kernels(c));
   if (tsl_compiled_num_claimed_outputs(c) > 0)
-    printf("claimed outputs: %d steps (zeroed per thread just before their kernel on runs of 2+ threads)\n",
-           tsl_compiled_num_claimed_outputs(c));
+    printf("claimed outputs: %d steps (zeroed per thread just before their kernel on runs of 2+ threads that "
+           "claim; --claims %s%s)\n",
+           tsl_compiled_num_claimed_outputs(c),
+           claims == TSL_CLAIMS_AUTO ? "auto" : claims == TSL_CLAIMS_ALWAYS ? "always" : "never",
+           claims != TSL_CLAIMS_AUTO || tsl_context_num_threads(ctx) < 2 ? ""
+           : tsl_context_claims_kept(ctx) == 1 ? ", timed faster here: claiming"
+           : tsl_context_claims_kept(ctx) == 0 ? ", timed faster here: not claiming"
+                                               : ", still in its trial");
   printf("threads %d, %ld runs: median %.3f ms, min %.3f ms\n", tsl_get_num_threads(), repeat, median * 1e3,
          times[0] * 1e3);
   printf("memory: planned peak activations %.2f MiB, weights %.2f MiB, process max RSS %.1f MiB\n",

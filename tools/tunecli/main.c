@@ -43,7 +43,7 @@ static const command commands[] = {
      "                          float64 interpretation takes minutes)"},
     {"run", tunecli_run,
      "run MODEL [--records FILE] [--threads N] [--input FILE] [--output FILE] [--repeat N] [--target T] [--profile]\n"
-     "          [--verbose] [--no-auto-schedule] [--no-claim-outputs]\n"
+     "          [--verbose] [--no-auto-schedule] [--no-claim-outputs] [--claims auto|always|never]\n"
      "                          compile a whole model (a built-in name: squeezenet1_0/1_1, resnet18/50,\n"
      "                          mobilenet_v2, shufflenet_v2_x1_0; or an .onnx file) and run it: median\n"
      "                          and min latency over N runs (default 10), planned peak memory, top-5\n"
@@ -55,7 +55,9 @@ static const command commands[] = {
      "                          --no-auto-schedule: kernels with a reduction and no template keep the\n"
      "                          generic default schedule (default: the auto-scheduler's);\n"
      "                          --no-claim-outputs: at 2+ threads, low-intensity kernels write their\n"
-     "                          outputs without first claiming them (docs/capi.md, Claimed outputs)"},
+     "                          outputs without first claiming them (docs/capi.md, Claimed outputs);\n"
+     "                          --claims: when runs claim them: auto (default: runs with and without\n"
+     "                          claims timed here, the faster kept), always, never"},
     {"peak", tunecli_peak,
      "peak [--target T] [--threads N] [--repeat R] [--min-ms MS] [--triad-mib MIB] [--no-bandwidth]\n"
      "                          measure fp32 FMA peak (GFLOP/s) and STREAM triad bandwidth (GB/s),\n"
