@@ -53,6 +53,9 @@ void tsl_claim_policy_record(tsl_claim_policy *p, bool claimed, double seconds, 
   p->last_seconds = seconds;
   p->last_key = key;
   p->runs++;
+  /* the first run after the trial pairs with nothing (its kind follows the trial's
+   * outcome, not its order) */
+  if (p->runs == TSL_CLAIM_TRIAL_RUNS) p->have_last = false;
   if (p->runs < TSL_CLAIM_TRIAL_RUNS || p->nratio == 0) return;
   /* the next run's place in its recheck period: choose again at the trial's end and
    * after a recheck's second ratio is in (the run after the recheck), never inside */
@@ -60,6 +63,6 @@ void tsl_claim_policy_record(tsl_claim_policy *p, bool claimed, double seconds, 
   if (p->runs != TSL_CLAIM_TRIAL_RUNS && (pos < 1 || pos >= TSL_CLAIM_RECHECK_RUNS - 2)) return;
   /* ties go to no claims: a claim costs its stores */
   bool use = median_ratio(p) < 1.0;
-  if (p->runs == TSL_CLAIM_TRIAL_RUNS || use != p->use) p->have_last = false;
+  if (use != p->use) p->have_last = false;
   p->use = use;
 }

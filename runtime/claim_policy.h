@@ -2,9 +2,9 @@
  * tsl_graph_plan_claim_output): always, never, or chosen by timing runs of both kinds on
  * this machine (TSL_CLAIMS_AUTO). Whether a claim pays depends on how the cores share
  * their caches, and that differs between machines and over time on one VM: on a Zen 5 VM
- * in its slow cross-core state claims made MobileNetV2 5-8% faster at 2 threads; on an
- * Intel Xeon VM (session 56) 1-8% slower on every model that claims. So the default
- * measures. The policy itself holds no clock: the executor passes each run's wall time. */
+ * claims made MobileNetV2 5-8% faster at 2 threads (12-17% in its slow cross-core
+ * state, docs/capi.md); on an Intel Xeon VM (session 56) models that claim ran 2-9%
+ * slower with them. So the default measures. The policy itself holds no clock: the executor passes each run's wall time. */
 #ifndef TSL_RUNTIME_CLAIM_POLICY_H
 #define TSL_RUNTIME_CLAIM_POLICY_H
 

@@ -122,7 +122,7 @@ tsl_status tsl_graph_ctx_set_claims(tsl_graph_ctx *c, tsl_claims_mode m);
 bool tsl_graph_ctx_claims_next(const tsl_graph_ctx *c);
 /* The kind of run the context keeps: 1 claiming, 0 not (also for NULL and a plan that
  * claims nothing), -1 while TSL_CLAIMS_AUTO is in its trial (the first 8 runs of 2+
- * threads; runs that cannot claim do not count). */
+ * threads; runs that cannot claim and failed runs do not count). */
 int tsl_graph_ctx_claims_kept(const tsl_graph_ctx *c);
 
 /* The data of input / output i in this context (compact, the described shape), or NULL

@@ -199,8 +199,9 @@ tsl_status tsl_context_set_claims(tsl_context *ctx, tsl_claims_mode m);
 bool tsl_context_claims_next(const tsl_context *ctx);
 
 /* The kind of run the context keeps: 1 claiming, 0 not (also for a NULL ctx and a model
- * that claims nothing), -1 while TSL_CLAIMS_AUTO is in its trial (its first 8 runs of
- * 2+ threads). */
+ * that claims nothing), -1 while TSL_CLAIMS_AUTO is in its trial (its first 8 runs that
+ * could claim: 2+ threads, not nested in a parallel task, not under the dynamic
+ * schedule; failed runs do not count). */
 int tsl_context_claims_kept(const tsl_context *ctx);
 
 /* Copies `bytes` bytes (exactly the input's size: compact row-major elements of its

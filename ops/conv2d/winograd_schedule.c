@@ -69,9 +69,10 @@ static int64_t block_rows(int64_t N, int64_t TH, int64_t rows, bool channels_ok)
 }
 
 /* Rows of tiles per block that give the threads blocks to share, for a layer whose
- * cache budget made one block of a whole image (N odd: parallel = channels would follow,
- * or one thread would idle where the channels do not split): the most rows dividing TH
- * with at least MIN_BLOCK_TILES tiles per block and an even block count over the images,
+ * cache budget made one block of a whole image in an odd batch below MIN_PAR_BLOCKS
+ * images (parallel = channels would follow, or one thread would idle where the channels
+ * do not split; from 5 images the blocks are on the thread pool): the most rows
+ * dividing TH with at least MIN_BLOCK_TILES tiles per block and an even block count,
  * when U (u_bytes) is within L2 (every thread then reads all of U from its own L2).
  * 0 when there is none. Splitting the output channels instead makes each thread
  * transform the whole input again, which weighs most where K is small. resnet18's 56x56
@@ -81,7 +82,7 @@ static int64_t block_rows(int64_t N, int64_t TH, int64_t rows, bool channels_ok)
  * (gemm_at_tiles, mr 7) 400-414 and 735-818; at 8 lanes 188-216 -> 190-234 and 263-283
  * -> 400-406. At 28x28 128 -> 128 (U 2.4 MB, over L2) the channels stayed faster. */
 static int64_t rows_for_threads(const tsl_target *t, const tsl_winograd_shape *s, int64_t u_bytes) {
-  if (u_bytes > tpl_l2_bytes(t) || s->N % 2 == 0) return 0;
+  if (u_bytes > tpl_l2_bytes(t) || s->N % 2 == 0 || s->N >= MIN_PAR_BLOCKS) return 0;
   for (int64_t d = s->TH - 1; d >= 1 && d * s->TW >= MIN_BLOCK_TILES; d--)
     if (s->TH % d == 0 && (s->N * (s->TH / d)) % 2 == 0) return d;
   return 0;
@@ -148,7 +149,9 @@ enum { MIN_ACCUMULATORS = 8 };
 
 /* gemm_at_tiles by default at 16 lanes where the block's GEMM output M would leave L2
  * before the output transform reads it back, and U would not: the block's transformed
- * input and M (alpha^2 x tiles x (CP + KP) floats) exceed L2 while U (alpha^2 x CP x KP
+ * input and M (alpha^2 x tiles x (CP + KP) floats; the block the cache rule sized, before
+ * any split of a whole image for the threads, rows_for_threads, which keeps this form:
+ * measured faster so) exceed L2 while U (alpha^2 x CP x KP
  * floats, read once per group of mr tiles in this form) is within half of it. That is a
  * short reduction into many output channels over a large image: the phase stems (12
  * channels -> 64 or 96) and the 16- to 64-channel 3x3 layers at 54x54 and above. Each

@@ -72,7 +72,9 @@ static void test_tunecli_run_refuses_bad_arguments(void) {
  * threads: auto runs its trial as warm-ups and says what it keeps; the fixed modes say
  * themselves (the same top-5 either way: a claim only zeroes bytes the kernel writes). */
 static void test_tunecli_run_claims_modes(void) {
-  expect("run mobilenet_v2 --repeat 2 --threads 2", 0, "--claims auto, timed faster here: ");
+  expect("run mobilenet_v2 --repeat 2 --threads 2", 0, "--claims auto, ");
+  /* what the trial kept (under TSL_PARALLEL_SCHEDULE=dynamic nothing can claim: no trial) */
+  CU_ASSERT(strstr(out, "--claims auto, timed faster here: ") || strstr(out, "--claims auto, still in its trial"));
   CU_ASSERT_PTR_NOT_NULL(strstr(out, "claimed outputs: "));
   char top_auto[128];
   const char *t = strstr(out, "top-5 of output 0:");

@@ -142,6 +142,32 @@ static void test_auto_recheck_is_two_runs_whatever_its_first_ratio(void) {
   feed(&p, 1, 0.8, 1.0, 1.0, &s);
   CU_ASSERT_EQUAL(tsl_claim_policy_kept(&p), 1);
   CU_ASSERT_TRUE(tsl_claim_policy_next(&p));
+  /* the first claimed run after the flip pairs with nothing (no ratio in one order only) */
+  int next = p.next;
+  feed(&p, 1, 0.8, 1.0, 1.0, &s);
+  CU_ASSERT_EQUAL(p.next, next);
+}
+
+/* The first run after the trial (its kind the trial's outcome) pairs with nothing, even
+ * when the trial made no ratio at all (each of its pairs broken by a failed run). */
+static void test_auto_pairs_nothing_across_the_trial_end(void) {
+  tsl_claim_policy p;
+  tsl_claim_policy_init(&p, TSL_CLAIMS_AUTO);
+  double s = 1.0;
+  feed(&p, TSL_CLAIM_TRIAL_RUNS, 1.1, 1.0, 1.0, &s);
+  CU_ASSERT_EQUAL(p.nratio, 4);
+  CU_ASSERT_FALSE(tsl_claim_policy_next(&p));
+  feed(&p, 1, 1.1, 1.0, 1.0, &s); /* unclaimed, after the trial's last (claimed) run */
+  CU_ASSERT_EQUAL(p.nratio, 4);
+  tsl_claim_policy_init(&p, TSL_CLAIMS_AUTO);
+  for (int i = 0; i < TSL_CLAIM_TRIAL_RUNS; i++) {
+    tsl_claim_policy_record(&p, false, 0.0, 2);
+    feed(&p, 1, 1.1, 1.0, 1.0, &s);
+  }
+  CU_ASSERT_EQUAL(p.nratio, 0);
+  CU_ASSERT_EQUAL(tsl_claim_policy_kept(&p), 0);
+  feed(&p, 1, 1.1, 1.0, 1.0, &s);
+  CU_ASSERT_EQUAL(p.nratio, 0);
 }
 
 static void test_kept_is_undecided_in_the_trial(void) {
@@ -171,4 +197,5 @@ void tsl_tests_runtime_claim_policy(void) {
   CU_add_test(s, "test_auto_recheck_is_two_runs_whatever_its_first_ratio",
               test_auto_recheck_is_two_runs_whatever_its_first_ratio);
   CU_add_test(s, "test_kept_is_undecided_in_the_trial", test_kept_is_undecided_in_the_trial);
+  CU_add_test(s, "test_auto_pairs_nothing_across_the_trial_end", test_auto_pairs_nothing_across_the_trial_end);
 }

@@ -17,17 +17,9 @@
 
 static tsl_jit *jit;
 
-static int suite_init(void) {
-  tsl_target t;
-  if (tsl_target_parse("host", &t) != TSL_OK) return 1;
-  return tsl_jit_new(&t, &jit) != TSL_OK;
-}
+static int suite_init(void) { return wino_host_jit_new(&jit); }
 
-static int suite_clean(void) {
-  tsl_jit_free(jit);
-  jit = NULL;
-  return 0;
-}
+static int suite_clean(void) { return wino_jit_free(&jit); }
 
 enum { NSCALES = 4, NM = 3 };
 static const double scales[NSCALES] = {1.0, 10.0, 100.0, 1000.0};

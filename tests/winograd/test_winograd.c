@@ -6,5 +6,6 @@ void tsl_tests_winograd(void);
 void tsl_tests_winograd(void) {
   tsl_tests_winograd_transform();
   tsl_tests_winograd_conv();
+  tsl_tests_winograd_defaults();
   tsl_tests_winograd_accuracy();
 }

@@ -221,3 +221,15 @@ wino_result wino_check(tsl_jit *jit, const wino_case *c, const tsl_winograd_knob
   }
   return r;
 }
+
+int wino_host_jit_new(tsl_jit **jit) {
+  tsl_target t;
+  if (tsl_target_parse("host", &t) != TSL_OK) return 1;
+  return tsl_jit_new(&t, jit) != TSL_OK;
+}
+
+int wino_jit_free(tsl_jit **jit) {
+  tsl_jit_free(*jit);
+  *jit = NULL;
+  return 0;
+}

@@ -75,6 +75,11 @@ void wino_kernel_free(wino_kernel *wk);
 wino_result wino_run(tsl_jit *jit, const wino_case *c, const wino_data *d, const tsl_winograd_transform *T,
                      const tsl_winograd_knobs *knobs, int threads, float **out);
 
+/* A JIT for the host target into *jit (the suites' init): 0, or 1 when it cannot be made. */
+int wino_host_jit_new(tsl_jit **jit);
+/* Frees *jit and clears it (the suites' cleanup); 0. */
+int wino_jit_free(tsl_jit **jit);
+
 /* wino_data_make + wino_run + wino_data_free, printing the case when the error exceeds
  * the documented bound; returns the result. */
 wino_result wino_check(tsl_jit *jit, const wino_case *c, const tsl_winograd_knobs *knobs, uint64_t seed);

@@ -6,6 +6,7 @@
 
 void tsl_tests_winograd_transform(void);
 void tsl_tests_winograd_conv(void);
+void tsl_tests_winograd_defaults(void);
 void tsl_tests_winograd_accuracy(void);
 
 #endif
