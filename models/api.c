@@ -10,6 +10,7 @@
 #include "models/graph.h"
 #include "models/onnx.h"
 #include "models/zoo.h"
+#include "runtime/claim_policy.h"
 #include "runtime/graph_executor.h"
 #include "runtime/parallel.h"
 
@@ -229,10 +230,8 @@ int tsl_context_num_threads(const tsl_context *ctx) { return ctx ? tsl_graph_ctx
 
 tsl_status tsl_context_set_claims(tsl_context *ctx, tsl_claims_mode m) {
   if (!ctx) return tsl_error(TSL_ERR_INVALID, "tsl_context_set_claims: NULL context");
-  if (m != TSL_CLAIMS_AUTO && m != TSL_CLAIMS_ALWAYS && m != TSL_CLAIMS_NEVER)
-    return tsl_error(TSL_ERR_INVALID, "tsl_context_set_claims: mode %d (allowed: TSL_CLAIMS_AUTO 0, "
-                     "TSL_CLAIMS_ALWAYS 1, TSL_CLAIMS_NEVER 2)", (int)m);
-  return tsl_graph_ctx_set_claims(ctx->ctx, m);
+  tsl_status st = tsl_claims_mode_check("tsl_context_set_claims", m);
+  return st == TSL_OK ? tsl_graph_ctx_set_claims(ctx->ctx, m) : st;
 }
 
 bool tsl_context_claims_next(const tsl_context *ctx) { return ctx && tsl_graph_ctx_claims_next(ctx->ctx); }

@@ -4,6 +4,14 @@
 #include <math.h>
 #include <string.h>
 
+#include "tessel/status.h"
+
+tsl_status tsl_claims_mode_check(const char *who, tsl_claims_mode m) {
+  if (m == TSL_CLAIMS_AUTO || m == TSL_CLAIMS_ALWAYS || m == TSL_CLAIMS_NEVER) return TSL_OK;
+  return tsl_error(TSL_ERR_INVALID, "%s: mode %d (allowed: TSL_CLAIMS_AUTO 0, TSL_CLAIMS_ALWAYS 1, TSL_CLAIMS_NEVER 2)",
+                   who, (int)m);
+}
+
 void tsl_claim_policy_init(tsl_claim_policy *p, tsl_claims_mode m) {
   memset(p, 0, sizeof *p);
   p->mode = m;

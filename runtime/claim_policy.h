@@ -4,7 +4,8 @@
  * their caches, and that differs between machines and over time on one VM: on a Zen 5 VM
  * claims made MobileNetV2 5-8% faster at 2 threads (12-17% in its slow cross-core
  * state, docs/capi.md); on an Intel Xeon VM (session 56) models that claim ran 2-9%
- * slower with them. So the default measures. The policy itself holds no clock: the executor passes each run's wall time. */
+ * slower with them. So the default measures. The policy itself holds no clock: the
+ * executor passes each run's wall time. */
 #ifndef TSL_RUNTIME_CLAIM_POLICY_H
 #define TSL_RUNTIME_CLAIM_POLICY_H
 
@@ -40,6 +41,10 @@ typedef struct tsl_claim_policy {
   double ratio[TSL_CLAIM_WINDOW];  /* a ring of the last ratios */
   int nratio, next;
 } tsl_claim_policy;
+
+/* TSL_OK for a listed mode, else TSL_ERR_INVALID with a message naming `who` (the
+ * public function called) and the allowed modes. */
+tsl_status tsl_claims_mode_check(const char *who, tsl_claims_mode m);
 
 /* A policy in mode m (TSL_CLAIMS_AUTO: the trial first). */
 void tsl_claim_policy_init(tsl_claim_policy *p, tsl_claims_mode m);

@@ -515,11 +515,9 @@ tsl_status tsl_graph_ctx_set_num_threads(tsl_graph_ctx *c, int n) {
 
 tsl_status tsl_graph_ctx_set_claims(tsl_graph_ctx *c, tsl_claims_mode m) {
   if (!c) return tsl_error(TSL_ERR_INVALID, "tsl_graph_ctx_set_claims: NULL context");
-  if (m != TSL_CLAIMS_AUTO && m != TSL_CLAIMS_ALWAYS && m != TSL_CLAIMS_NEVER)
-    return tsl_error(TSL_ERR_INVALID, "tsl_graph_ctx_set_claims: mode %d (allowed: TSL_CLAIMS_AUTO 0, "
-                     "TSL_CLAIMS_ALWAYS 1, TSL_CLAIMS_NEVER 2)", (int)m);
-  tsl_claim_policy_init(&c->claims, m);
-  return TSL_OK;
+  tsl_status st = tsl_claims_mode_check("tsl_graph_ctx_set_claims", m);
+  if (st == TSL_OK) tsl_claim_policy_init(&c->claims, m);
+  return st;
 }
 
 bool tsl_graph_ctx_claims_next(const tsl_graph_ctx *c) {

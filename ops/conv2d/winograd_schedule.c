@@ -34,13 +34,16 @@ enum { STREAM_U_L2S = 4 };
 /* Most tiles one GEMM register block holds (the template's mr knob range). */
 enum { MAX_MR = 16 };
 
+/* Bytes of U, the transformed weights: alpha^2 x CP x KP floats. */
+static int64_t u_bytes_of(const tsl_winograd_shape *s) { return (int64_t)s->alpha * s->alpha * s->CP * s->KP * 4; }
+
 /* Whether the layer streams its weights: U (alpha^2 x CP x KP floats) larger than L2,
  * so every call reads it from L3 or memory, and a block of `tiles` tiles fits one
  * register block of one vector of output channels (the accumulators, one U vector and
  * one broadcast within the vector registers), so each U value is loaded once for all
  * tiles. */
 static bool weight_streaming(const tsl_target *t, const tsl_winograd_shape *s, int64_t tiles, int64_t X) {
-  int64_t u_bytes = (int64_t)s->alpha * s->alpha * s->CP * s->KP * 4;
+  int64_t u_bytes = u_bytes_of(s);
   int64_t regs = tsl_target_vector_registers(t), lanes = tsl_target_f32_lanes(t);
   return u_bytes > tpl_l2_bytes(t) && X == lanes && tiles > 1 && tiles <= tpl_min(MAX_MR, regs - 2);
 }
@@ -73,7 +76,7 @@ static int64_t block_rows(int64_t N, int64_t TH, int64_t rows, bool channels_ok)
  * images (parallel = channels would follow, or one thread would idle where the channels
  * do not split; from 5 images the blocks are on the thread pool): the most rows
  * dividing TH with at least MIN_BLOCK_TILES tiles per block and an even block count,
- * when U (u_bytes) is within L2 (every thread then reads all of U from its own L2).
+ * when U is within L2 (every thread then reads all of U from its own L2).
  * 0 when there is none. Splitting the output channels instead makes each thread
  * transform the whole input again, which weighs most where K is small. resnet18's 56x56
  * 64 -> 64 F(4x4) (bench/winograd_layers --layers 56, Xeon, 2 MiB L2, 16 lanes, session
@@ -81,8 +84,8 @@ static int64_t block_rows(int64_t N, int64_t TH, int64_t rows, bool channels_ok)
  * 2 blocks of 7 rows 358-368 and 643-686; the same with the whole image's GEMM form
  * (gemm_at_tiles, mr 7) 400-414 and 735-818; at 8 lanes 188-216 -> 190-234 and 263-283
  * -> 400-406. At 28x28 128 -> 128 (U 2.4 MB, over L2) the channels stayed faster. */
-static int64_t rows_for_threads(const tsl_target *t, const tsl_winograd_shape *s, int64_t u_bytes) {
-  if (u_bytes > tpl_l2_bytes(t) || s->N % 2 == 0 || s->N >= MIN_PAR_BLOCKS) return 0;
+static int64_t rows_for_threads(const tsl_target *t, const tsl_winograd_shape *s) {
+  if (u_bytes_of(s) > tpl_l2_bytes(t) || s->N % 2 == 0 || s->N >= MIN_PAR_BLOCKS) return 0;
   for (int64_t d = s->TH - 1; d >= 1 && d * s->TW >= MIN_BLOCK_TILES; d--)
     if (s->TH % d == 0 && (s->N * (s->TH / d)) % 2 == 0) return d;
   return 0;
@@ -172,7 +175,7 @@ enum { MIN_ACCUMULATORS = 8 };
 static void gemm_at_tiles_default(const tsl_target *t, int64_t lanes, const tsl_winograd_shape *s,
                                   tsl_winograd_knobs *k) {
   int64_t a2 = (int64_t)s->alpha * s->alpha, l2 = tpl_l2_bytes(t);
-  int64_t u_bytes = a2 * s->CP * s->KP * 4, block_bytes = a2 * k->nr_tiles * (s->CP + s->KP) * 4;
+  int64_t u_bytes = u_bytes_of(s), block_bytes = a2 * k->nr_tiles * (s->CP + s->KP) * 4;
   if (lanes < 16 || u_bytes * 2 > l2 || block_bytes <= l2) return;
   /* the channels a register block holds (the schedule's nkb blocks of X: at most KP) in
    * native vectors of the target's lanes */
@@ -239,7 +242,7 @@ tsl_winograd_knobs tsl_winograd_default_knobs(const tsl_target *t, const tsl_win
   if (s && s->TW > 0 && s->TH > 0 && tiles == s->TH * s->TW) {
     /* a whole image that the threads could not share: split it in rows, keeping the GEMM
      * form chosen for the whole image (gemm_at_tiles with its mr, a divisor of a row) */
-    int64_t rows = rows_for_threads(t, s, (int64_t)s->alpha * s->alpha * s->CP * s->KP * 4);
+    int64_t rows = rows_for_threads(t, s);
     if (rows > 0) tiles = k.nr_tiles = rows * s->TW;
   }
   if (s && s->TW > 0 && s->TH > 0) {
